@@ -1,0 +1,102 @@
+"""Tensor constructors: tensor, zeros, ones, rand, randn (seedable), from_numpy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .tensor import DTypeLike, Tensor, _backend_for, resolve_dtype
+from .tensor_data import SUPPORTED_DTYPES, TensorData
+
+_generator = np.random.default_rng()
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the generator behind ``rand`` and ``randn``."""
+    global _generator
+    _generator = np.random.default_rng(seed)
+
+
+def _shape(shape: tuple) -> tuple[int, ...]:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    if any(not isinstance(s, (int, np.integer)) or s < 0 for s in shape):
+        raise ValueError(f"invalid shape {shape}: sizes must be non-negative integers")
+    return tuple(int(s) for s in shape)
+
+
+def _make(array: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
+    return Tensor._wrap(TensorData.from_array(array), _backend_for(device), bool(requires_grad))
+
+
+def tensor(data: Any, dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested lists, numbers or an array)."""
+    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def zeros(*shape: int, dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros."""
+    return _make(np.zeros(_shape(shape), resolve_dtype(dtype)), device, requires_grad)
+
+
+def ones(*shape: int, dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones."""
+    return _make(np.ones(_shape(shape), resolve_dtype(dtype)), device, requires_grad)
+
+
+def rand(
+    *shape: int,
+    dtype: DTypeLike = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    generator: np.random.Generator | None = None,
+) -> Tensor:
+    """Uniform samples in [0, 1); seed with ``manual_seed`` or pass a numpy ``generator``."""
+    rng = generator or _generator
+    return _make(rng.random(_shape(shape), dtype=resolve_dtype(dtype)), device, requires_grad)
+
+
+def randn(
+    *shape: int,
+    dtype: DTypeLike = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    generator: np.random.Generator | None = None,
+) -> Tensor:
+    """Standard normal samples; seed with ``manual_seed`` or pass a numpy ``generator``."""
+    rng = generator or _generator
+    return _make(rng.standard_normal(_shape(shape), dtype=resolve_dtype(dtype)), device, requires_grad)
+
+
+def from_numpy(array: np.ndarray, device: Any = None) -> Tensor:
+    """A CPU tensor sharing memory with a float32/float64 numpy array."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(array).__name__}")
+    if array.dtype not in SUPPORTED_DTYPES:
+        raise TypeError(
+            f"from_numpy got dtype {array.dtype}; torchlight holds float32 or float64: "
+            f"convert first with array.astype(numpy.float32)"
+        )
+    if array.flags.c_contiguous:
+        data = TensorData.from_array(array)
+    else:
+        # Keep sharing memory: describe the existing strides over the array's base buffer.
+        item = array.itemsize
+        if any(s % item or s < 0 for s in array.strides):
+            raise ValueError(
+                f"from_numpy cannot share an array with strides {array.strides}: "
+                f"pass numpy.ascontiguousarray(array) instead"
+            )
+        data = _strided_view(array)
+    return Tensor._wrap(data, _backend_for(device))
+
+
+def _strided_view(array: np.ndarray) -> TensorData:
+    item = array.itemsize
+    strides = tuple(s // item for s in array.strides)
+    span = 1 + sum((n - 1) * s for n, s in zip(array.shape, strides)) if array.size else 0
+    flat = np.lib.stride_tricks.as_strided(array, shape=(span,), strides=(item,))
+    data = TensorData(flat, array.shape, strides, 0)
+    data._array = array
+    return data

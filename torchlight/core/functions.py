@@ -1,0 +1,354 @@
+"""The differentiable ops. Forward and backward use only the backend's bound op names.
+
+Every Function here works on TensorData; Tensor methods (tensor.py) call ``apply``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .autograd import Function
+from .tensor_data import TensorData
+
+
+def scalar_data(value: float, dtype: np.dtype) -> TensorData:
+    """A 0-d TensorData holding ``value`` in ``dtype`` (broadcasts against anything)."""
+    return TensorData.from_array(np.asarray(value, dtype=dtype))
+
+
+# --- unary ------------------------------------------------------------------------------
+
+
+class Neg(Function):
+    @staticmethod
+    def forward(ctx, backend, a):
+        return backend.neg_map(a)
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        return backend.neg_map(grad)
+
+
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, backend, a):
+        out = backend.exp_map(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        return backend.mul(grad, ctx.saved[0])
+
+
+class Log(Function):
+    @staticmethod
+    def forward(ctx, backend, a):
+        ctx.save_for_backward(a)
+        return backend.log_map(a)
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        return backend.log_back(ctx.saved[0], grad)
+
+
+class Sigmoid(Function):
+    @staticmethod
+    def forward(ctx, backend, a):
+        out = backend.sigmoid_map(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        return backend.sigmoid_back(ctx.saved[0], grad)
+
+
+class Tanh(Function):
+    @staticmethod
+    def forward(ctx, backend, a):
+        out = backend.tanh_map(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        return backend.tanh_back(ctx.saved[0], grad)
+
+
+class Relu(Function):
+    @staticmethod
+    def forward(ctx, backend, a):
+        ctx.save_for_backward(a)
+        return backend.relu_map(a)
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        return backend.relu_back(ctx.saved[0], grad)
+
+
+class Pow(Function):
+    """``a ** exponent`` for a Python scalar exponent."""
+
+    @staticmethod
+    def forward(ctx, backend, a, exponent):
+        ctx.save_for_backward(a)
+        return backend.pow(a, scalar_data(exponent, a.dtype))
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        (a,) = ctx.saved
+        p = ctx.params["exponent"]
+        slope = backend.mul(backend.pow(a, scalar_data(p - 1, a.dtype)), scalar_data(p, a.dtype))
+        return backend.mul(grad, slope)
+
+
+# --- binary -----------------------------------------------------------------------------
+
+
+class Add(Function):
+    @staticmethod
+    def forward(ctx, backend, a, b):
+        return backend.add(a, b)
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        return grad, grad
+
+
+class Sub(Function):
+    @staticmethod
+    def forward(ctx, backend, a, b):
+        return backend.sub(a, b)
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        return grad, backend.neg_map(grad)
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(ctx, backend, a, b):
+        ctx.save_for_backward(a, b)
+        return backend.mul(a, b)
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        a, b = ctx.saved
+        need_a, need_b = ctx.needs_input_grad
+        return (
+            backend.mul(grad, b) if need_a else None,
+            backend.mul(grad, a) if need_b else None,
+        )
+
+
+class Div(Function):
+    @staticmethod
+    def forward(ctx, backend, a, b):
+        out = backend.div(a, b)
+        ctx.save_for_backward(b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        b, out = ctx.saved
+        grad_a = backend.div(grad, b)
+        return grad_a, backend.neg_map(backend.mul(grad_a, out))
+
+
+class Comparison(Function):
+    """Elementwise comparison: 1.0 where true, 0.0 where false; no gradient."""
+
+    differentiable = False
+    op = "eq"
+
+    @classmethod
+    def forward(cls, ctx, backend, a, b):
+        return getattr(backend, cls.op)(a, b)
+
+
+class Lt(Comparison):
+    op = "lt"
+
+
+class Eq(Comparison):
+    op = "eq"
+
+
+class Gt(Comparison):
+    op = "gt"
+
+
+# --- reductions ---------------------------------------------------------------------------
+
+
+class Sum(Function):
+    """Sum over one dim, kept with size 1."""
+
+    @staticmethod
+    def forward(ctx, backend, a, dim):
+        ctx.save_for_backward(a.shape)
+        return backend.add_reduce(a, dim)
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        return grad.expand(ctx.saved[0])
+
+
+class Max(Function):
+    """Max over one dim, kept with size 1; ties share the gradient equally."""
+
+    @staticmethod
+    def forward(ctx, backend, a, dim):
+        out = backend.max_reduce(a, dim)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        a, out = ctx.saved
+        hits = backend.eq(a, out)
+        count = backend.add_reduce(hits, ctx.params["dim"])
+        return backend.mul(hits, backend.div(grad, count))
+
+
+# --- linear algebra and views -----------------------------------------------------------------
+
+
+class MatMul(Function):
+    @staticmethod
+    def forward(ctx, backend, a, b):
+        ctx.save_for_backward(a, b)
+        return backend.matmul(a, b)
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        a, b = ctx.saved
+        need_a, need_b = ctx.needs_input_grad
+        return (
+            backend.matmul(grad, b.transpose(-1, -2)) if need_a else None,
+            backend.matmul(a.transpose(-1, -2), grad) if need_b else None,
+        )
+
+
+class Permute(Function):
+    @staticmethod
+    def forward(ctx, backend, a, order):
+        return a.permute(*order)
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        inverse = np.argsort(ctx.params["order"]).tolist()
+        return grad.permute(*inverse)
+
+
+class View(Function):
+    """Reshape; shares storage when the input is contiguous, copies otherwise."""
+
+    @staticmethod
+    def forward(ctx, backend, a, shape):
+        ctx.save_for_backward(a.shape)
+        return a.view(shape)
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        return grad.view(ctx.saved[0])
+
+
+class Contiguous(Function):
+    @staticmethod
+    def forward(ctx, backend, a):
+        return a.contiguous()
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        return grad
+
+
+class Cast(Function):
+    """Convert to another floating dtype; the gradient converts back."""
+
+    @staticmethod
+    def forward(ctx, backend, a, dtype):
+        ctx.save_for_backward(a.dtype)
+        return TensorData.from_array(a.array.astype(dtype))
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        return TensorData.from_array(grad.array.astype(ctx.saved[0]))
+
+
+class MoveTo(Function):
+    """Move to another backend (``Function.apply(..., backend=target)``)."""
+
+    @staticmethod
+    def forward(ctx, backend, a):
+        return a.copy()
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        return grad
+
+
+# --- softmax family and the fused ops ------------------------------------------------------------
+
+
+class Softmax(Function):
+    @staticmethod
+    def forward(ctx, backend, a, dim):
+        shifted = backend.sub(a, backend.max_reduce(a, dim))
+        e = backend.exp_map(shifted)
+        out = backend.div(e, backend.add_reduce(e, dim))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        (y,) = ctx.saved
+        dot = backend.add_reduce(backend.mul(grad, y), ctx.params["dim"])
+        return backend.mul(y, backend.sub(grad, dot))
+
+
+class LogSoftmax(Function):
+    @staticmethod
+    def forward(ctx, backend, a, dim):
+        shifted = backend.sub(a, backend.max_reduce(a, dim))
+        lse = backend.log_map(backend.add_reduce(backend.exp_map(shifted), dim))
+        out = backend.sub(shifted, lse)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        (y,) = ctx.saved
+        total = backend.add_reduce(grad, ctx.params["dim"])
+        return backend.sub(grad, backend.mul(backend.exp_map(y), total))
+
+
+class LayerNorm(Function):
+    """Fused layer norm over the last dim: inputs ``x, gamma, beta``."""
+
+    @staticmethod
+    def forward(ctx, backend, x, gamma, beta, eps):
+        y, mean, rstd = backend.layernorm_fw(x, gamma, beta, eps)
+        ctx.save_for_backward(x, gamma, mean, rstd)
+        return y
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        return backend.layernorm_bw(grad, *ctx.saved)
+
+
+class AttnSoftmax(Function):
+    """Fused attention softmax; inputs ``scores`` and, optionally, an additive ``mask``."""
+
+    @staticmethod
+    def forward(ctx, backend, x, mask=None, causal=False):
+        out = backend.attn_softmax_fw(x, mask, causal)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        # The mask is a constant of the attention pattern: it receives no gradient.
+        return backend.attn_softmax_bw(ctx.saved[0], grad), None

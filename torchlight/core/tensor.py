@@ -1,0 +1,422 @@
+"""Tensor: TensorData + a backend + autograd history, with the user-facing operators.
+
+Dtypes: float32 by default, float64 on request. Mixing them promotes like numpy
+(float32 with float64 gives float64); a Python scalar takes the tensor's dtype.
+Comparisons return 1.0/0.0 in the operands' dtype and carry no gradient.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import functions as F
+from .autograd import backward as _run_backward
+from .device import Device
+from .tensor_data import DEFAULT_DTYPE, SUPPORTED_DTYPES, TensorData, normalize_dim
+
+if TYPE_CHECKING:
+    from ..backends.base import Backend
+
+DTypeLike = Any
+_DTYPE_NAMES = {"float32": np.float32, "float64": np.float64, "float": np.float32, "double": np.float64}
+
+
+def resolve_dtype(dtype: DTypeLike) -> np.dtype:
+    """float32 for None; float32/float64 by numpy type, dtype or name; TypeError otherwise."""
+    if dtype is None:
+        return DEFAULT_DTYPE
+    try:
+        resolved = np.dtype(_DTYPE_NAMES.get(dtype, dtype) if isinstance(dtype, str) else dtype)
+    except TypeError:
+        resolved = None
+    if resolved not in SUPPORTED_DTYPES:
+        raise TypeError(f"unsupported dtype {dtype!r}: torchlight tensors are float32 (default) or float64")
+    return resolved
+
+
+def _backend_for(device: Any) -> Backend:
+    from ..backends import get_backend
+
+    return get_backend(device)
+
+
+def common_backend(tensors: Sequence[Tensor]) -> Backend:
+    """The backend all ``tensors`` share, or ValueError naming the devices that differ."""
+    backend = tensors[0].backend
+    for t in tensors[1:]:
+        other = t.backend
+        if other is not backend and other.device != backend.device:
+            raise ValueError(
+                f"tensors are on different devices ({backend.device} and {other.device}): "
+                f"move one with .to({str(backend.device)!r}) first"
+            )
+    return backend
+
+
+class Tensor:
+    """An n-dimensional array on a backend, with reverse-mode autograd."""
+
+    __slots__ = ("_data", "backend", "requires_grad", "grad", "_node", "__weakref__")
+    __array_priority__ = 1000  # numpy scalars on the left defer to Tensor's reflected ops
+
+    def __init__(self, data: Any, dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False):
+        if isinstance(data, Tensor):
+            data = data._data.array
+        if isinstance(data, np.ndarray) and dtype is None and data.dtype in SUPPORTED_DTYPES:
+            dtype = data.dtype
+        array = np.array(data, dtype=resolve_dtype(dtype), copy=True, order="C")
+        self._data = TensorData.from_array(array)
+        self.backend = _backend_for(device)
+        self.requires_grad = bool(requires_grad)
+        self.grad: Tensor | None = None
+        self._node = None
+
+    @classmethod
+    def _wrap(cls, data: TensorData, backend: Backend, requires_grad: bool = False) -> Tensor:
+        out = cls.__new__(cls)
+        out._data = data
+        out.backend = backend
+        out.requires_grad = requires_grad
+        out.grad = None
+        out._node = None
+        return out
+
+    # --- properties ---------------------------------------------------------------------
+
+    @property
+    def data(self) -> TensorData:
+        """The underlying TensorData (storage, shape, strides)."""
+        return self._data
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return self._data.size
+
+    @property
+    def device(self) -> Device:
+        return self.backend.device
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # --- conversion ---------------------------------------------------------------------
+
+    def numpy(self) -> np.ndarray:
+        """A numpy copy of the values."""
+        return np.array(self._data.array, copy=True)
+
+    def item(self) -> float:
+        """The single value of a one-element tensor as a Python float."""
+        if self.size != 1:
+            raise ValueError(f"item() needs a tensor with one element, got shape {self.shape}")
+        return float(self._data.array.reshape(-1)[0])
+
+    def tolist(self) -> Any:
+        return self._data.array.tolist()
+
+    def to(self, target: Any) -> Tensor:
+        """A copy on another device/backend, or in another dtype (float32/float64)."""
+        if isinstance(target, str) and target in _DTYPE_NAMES or isinstance(target, (type, np.dtype)):
+            dtype = resolve_dtype(target)
+            return self if dtype == self.dtype else F.Cast.apply(self, dtype=dtype)
+        backend = _backend_for(target)
+        if backend is self.backend:
+            return self
+        return F.MoveTo.apply(self, backend=backend)
+
+    def float(self) -> Tensor:
+        return self.to(np.float32)
+
+    def double(self) -> Tensor:
+        return self.to(np.float64)
+
+    def detach(self) -> Tensor:
+        """The same values, cut from the history (shares storage)."""
+        return Tensor._wrap(self._data, self.backend)
+
+    def requires_grad_(self, flag: bool = True) -> Tensor:
+        self.requires_grad = bool(flag)
+        return self
+
+    def zero_grad(self) -> None:
+        """Drop the accumulated gradient."""
+        self.grad = None
+
+    def backward(self, grad: Tensor | None = None) -> None:
+        """Accumulate gradients into every leaf this tensor depends on."""
+        _run_backward(self, grad)
+
+    def _accumulate(self, grad: TensorData) -> None:
+        if self.grad is None:
+            self.grad = Tensor._wrap(grad.copy(), self.backend)
+        else:
+            self.grad = Tensor._wrap(self.backend.add(self.grad._data, grad), self.backend)
+
+    # --- operand lifting ------------------------------------------------------------------
+
+    def _lift(self, other: Any) -> Tensor:
+        if isinstance(other, Tensor):
+            return other
+        if isinstance(other, (numbers.Real, np.ndarray, np.generic)) and not isinstance(other, bool):
+            array = np.asarray(other)
+            dtype = array.dtype if array.ndim and array.dtype in SUPPORTED_DTYPES else self.dtype
+            return Tensor._wrap(TensorData.from_array(np.asarray(array, dtype=dtype)), self.backend)
+        if isinstance(other, bool):
+            return self._lift(float(other))
+        raise TypeError(f"cannot combine a Tensor with {type(other).__name__} {other!r}")
+
+    # --- arithmetic -----------------------------------------------------------------------
+
+    def __add__(self, other):
+        return F.Add.apply(self, self._lift(other))
+
+    def __radd__(self, other):
+        return F.Add.apply(self._lift(other), self)
+
+    def __sub__(self, other):
+        return F.Sub.apply(self, self._lift(other))
+
+    def __rsub__(self, other):
+        return F.Sub.apply(self._lift(other), self)
+
+    def __mul__(self, other):
+        return F.Mul.apply(self, self._lift(other))
+
+    def __rmul__(self, other):
+        return F.Mul.apply(self._lift(other), self)
+
+    def __truediv__(self, other):
+        return F.Div.apply(self, self._lift(other))
+
+    def __rtruediv__(self, other):
+        return F.Div.apply(self._lift(other), self)
+
+    def __neg__(self):
+        return F.Neg.apply(self)
+
+    def __pos__(self):
+        return self
+
+    def __pow__(self, exponent):
+        if isinstance(exponent, Tensor) or not isinstance(exponent, numbers.Real):
+            raise TypeError(
+                f"** needs a Python number exponent, got {type(exponent).__name__}; "
+                f"for a tensor exponent use (y * x.log()).exp()"
+            )
+        return F.Pow.apply(self, exponent=float(exponent))
+
+    def __matmul__(self, other):
+        return self.matmul(other)
+
+    def __rmatmul__(self, other):
+        return self._lift(other).matmul(self)
+
+    # --- comparisons ------------------------------------------------------------------------
+
+    def __lt__(self, other):
+        return F.Lt.apply(self, self._lift(other))
+
+    def __gt__(self, other):
+        return F.Gt.apply(self, self._lift(other))
+
+    def __eq__(self, other):  # type: ignore[override]
+        return F.Eq.apply(self, self._lift(other))
+
+    def __le__(self, other):
+        return 1.0 - F.Gt.apply(self, self._lift(other))
+
+    def __ge__(self, other):
+        return 1.0 - F.Lt.apply(self, self._lift(other))
+
+    def __ne__(self, other):  # type: ignore[override]
+        return 1.0 - F.Eq.apply(self, self._lift(other))
+
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of a tensor of shape {self.shape} is ambiguous: "
+                f"reduce it first (e.g. .sum() or .max())"
+            )
+        return bool(self.item())
+
+    # --- elementwise functions ------------------------------------------------------------------
+
+    def exp(self) -> Tensor:
+        return F.Exp.apply(self)
+
+    def log(self) -> Tensor:
+        return F.Log.apply(self)
+
+    def sigmoid(self) -> Tensor:
+        return F.Sigmoid.apply(self)
+
+    def relu(self) -> Tensor:
+        return F.Relu.apply(self)
+
+    def tanh(self) -> Tensor:
+        return F.Tanh.apply(self)
+
+    # --- reductions ---------------------------------------------------------------------------
+
+    def _reduce(self, function: type, dim: int | None, keepdim: bool) -> Tensor:
+        if dim is None:
+            flat = self.view(-1) if self.ndim != 1 else self
+            out = function.apply(flat, dim=0)
+            return out.view(*([1] * self.ndim)) if keepdim else out.view(())
+        dim = normalize_dim(dim, self.ndim)
+        if self.ndim == 0:
+            return function.apply(self.view(1), dim=0).view(())
+        out = function.apply(self, dim=dim)
+        return out if keepdim else out.view(self.shape[:dim] + self.shape[dim + 1 :])
+
+    def sum(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        """Sum over ``dim`` (all elements when None)."""
+        return self._reduce(F.Sum, dim, keepdim)
+
+    def mean(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        """Mean over ``dim`` (all elements when None)."""
+        count = self.size if dim is None else self.shape[normalize_dim(dim, self.ndim)] if self.ndim else 1
+        total = self.sum(dim, keepdim)
+        return total * (1.0 / count) if count else total / 0.0
+
+    def max(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        """Max over ``dim`` (all elements when None); ties share the gradient equally."""
+        if self.size == 0 and (dim is None or self.shape[normalize_dim(dim, self.ndim)] == 0):
+            raise ValueError(f"max() of an empty tensor (shape {self.shape}) has no value")
+        return self._reduce(F.Max, dim, keepdim)
+
+    # --- linear algebra -----------------------------------------------------------------------------
+
+    def matmul(self, other: Tensor) -> Tensor:
+        """Matrix product; batch dims broadcast; 1-D operands act as a row / column vector."""
+        other = self._lift(other)
+        a, b = self, other
+        if a.ndim == 0 or b.ndim == 0:
+            raise ValueError(f"matmul needs at least 1-D operands, got shapes {a.shape} and {b.shape}")
+        squeeze = []
+        if a.ndim == 1:
+            a = a.view(1, a.shape[0])
+            squeeze.append(-2)
+        if b.ndim == 1:
+            b = b.view(b.shape[0], 1)
+            squeeze.append(-1)
+        out = F.MatMul.apply(a, b)
+        if squeeze:
+            shape = list(out.shape)
+            for axis in sorted(squeeze):
+                shape.pop(len(shape) + axis)
+            out = out.view(*shape)
+        return out
+
+    # --- views ------------------------------------------------------------------------------------
+
+    def permute(self, *order: int) -> Tensor:
+        """Reorder dimensions (a view)."""
+        if len(order) == 1 and isinstance(order[0], (tuple, list)):
+            order = tuple(order[0])
+        order = tuple(normalize_dim(d, self.ndim, "permute dim") for d in order)
+        self._data.permute(*order)  # validates the order before recording
+        return F.Permute.apply(self, order=order)
+
+    def transpose(self, dim0: int = -2, dim1: int = -1) -> Tensor:
+        """Swap two dimensions (a view)."""
+        order = list(range(self.ndim))
+        a, b = normalize_dim(dim0, self.ndim), normalize_dim(dim1, self.ndim)
+        order[a], order[b] = order[b], order[a]
+        return self.permute(*order)
+
+    @property
+    def T(self) -> Tensor:
+        """The last two dimensions swapped."""
+        return self.transpose(-2, -1)
+
+    def view(self, *shape: int) -> Tensor:
+        """Same elements in a new shape (one -1 allowed); copies only non-contiguous data."""
+        from .tensor_data import infer_shape
+
+        shape = infer_shape(shape, self.size, self.shape)
+        if shape == self.shape:
+            return self
+        return F.View.apply(self, shape=shape)
+
+    reshape = view
+
+    def contiguous(self) -> Tensor:
+        return self if self._data.is_contiguous() else F.Contiguous.apply(self)
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        """Insert a size-1 dimension at ``dim``."""
+        dim = normalize_dim(dim, self.ndim + 1)
+        return self.view(*self.shape[:dim], 1, *self.shape[dim:])
+
+    def squeeze(self, dim: int) -> Tensor:
+        """Remove dimension ``dim`` (it must have size 1)."""
+        dim = normalize_dim(dim, self.ndim)
+        if self.shape[dim] != 1:
+            raise ValueError(f"cannot squeeze dim {dim} of shape {self.shape}: its size is not 1")
+        return self.view(*self.shape[:dim], *self.shape[dim + 1 :])
+
+    # --- softmax family and fused ops ---------------------------------------------------------------
+
+    def softmax(self, dim: int = -1) -> Tensor:
+        """Softmax along ``dim`` (max-subtracted, stable for large logits)."""
+        return F.Softmax.apply(self, dim=self._softmax_dim(dim))
+
+    def log_softmax(self, dim: int = -1) -> Tensor:
+        """Log-softmax along ``dim`` (stable log-sum-exp)."""
+        return F.LogSoftmax.apply(self, dim=self._softmax_dim(dim))
+
+    def _softmax_dim(self, dim: int) -> int:
+        if self.ndim == 0:
+            raise ValueError("softmax of a 0-d tensor: view it as shape (1,) first")
+        return normalize_dim(dim, self.ndim)
+
+    def layer_norm(self, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
+        """Fused layer norm over the last dim with scale ``gamma`` and shift ``beta``."""
+        return F.LayerNorm.apply(self, self._lift(gamma), self._lift(beta), eps=float(eps))
+
+    def attn_softmax(self, mask: Tensor | None = None, causal: bool = False) -> Tensor:
+        """Fused softmax over the last dim of ``[batch, heads, q_len, k_len]`` scores.
+
+        ``mask`` is additive, shaped ``[batch, k_len]`` (use ``-inf`` to exclude a key);
+        ``causal`` excludes keys after the query position. Fully excluded rows give zeros.
+        """
+        if mask is None:
+            return F.AttnSoftmax.apply(self, causal=bool(causal))
+        return F.AttnSoftmax.apply(self, self._lift(mask), causal=bool(causal))
+
+    # --- display ----------------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._data.array, separator=", ", prefix="tensor(")
+        extras = [f"device='{self.device}'"]
+        if self.dtype != DEFAULT_DTYPE:
+            extras.append(f"dtype={self.dtype}")
+        if self.requires_grad:
+            extras.append("requires_grad=True")
+        return f"tensor({body}, {', '.join(extras)})"
