@@ -64,9 +64,11 @@ class CPUBackend(Backend):
 
     def zip(self, fn: Callable) -> Callable:
         def run(a: TensorData, b: TensorData) -> TensorData:
-            if a.shape != b.shape:
-                broadcast_shapes(a.shape, b.shape)  # raises with both shapes named
-            return TensorData.from_array(fn(a.array, b.array))
+            try:
+                return TensorData.from_array(fn(a.array, b.array))
+            except ValueError:
+                broadcast_shapes(a.shape, b.shape)  # raises naming both shapes
+                raise
 
         run.__name__ = f"zip_{getattr(fn, '__name__', 'fn')}"
         return run

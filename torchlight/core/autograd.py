@@ -40,6 +40,11 @@ class no_grad(contextlib.ContextDecorator):
         _state.enabled = self._previous
 
 
+# Bound by tensor.py once Tensor exists (tensor.py imports this module first).
+_wrap: Any = None
+_common_backend: Any = None
+
+
 class Context:
     """Per-call scratch space a Function's forward fills for its backward."""
 
@@ -85,16 +90,15 @@ class Function:
     @classmethod
     def apply(cls, *inputs: Tensor, backend: Backend | None = None, **params: Any) -> Tensor:
         """Run ``forward`` on the inputs' backend and record history if a gradient is wanted."""
-        from .tensor import Tensor, common_backend
-
         if backend is None:
-            backend = common_backend(inputs)
+            backend = _common_backend(inputs)
         ctx = Context()
         ctx.params = params
-        track = cls.differentiable and is_grad_enabled() and any(t.requires_grad for t in inputs)
+        needs = tuple(t.requires_grad for t in inputs)
+        track = cls.differentiable and True in needs and is_grad_enabled()
         if track:
-            ctx.needs_input_grad = tuple(t.requires_grad for t in inputs)
-        out = Tensor._wrap(cls.forward(ctx, backend, *(t._data for t in inputs), **params), backend)
+            ctx.needs_input_grad = needs
+        out = _wrap(cls.forward(ctx, backend, *[t._data for t in inputs], **params), backend)
         if track:
             out.requires_grad = True
             out._node = Node(cls, ctx, inputs, backend)

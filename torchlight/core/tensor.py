@@ -180,6 +180,8 @@ class Tensor:
     def _lift(self, other: Any) -> Tensor:
         if isinstance(other, Tensor):
             return other
+        if type(other) is float or type(other) is int:  # the hot case: a Python scalar
+            return Tensor._wrap(TensorData.from_array(np.array(other, dtype=self.dtype)), self.backend)
         if isinstance(other, (numbers.Real, np.ndarray, np.generic)) and not isinstance(other, bool):
             array = np.asarray(other)
             dtype = array.dtype if array.ndim and array.dtype in SUPPORTED_DTYPES else self.dtype
@@ -420,3 +422,13 @@ class Tensor:
         if self.requires_grad:
             extras.append("requires_grad=True")
         return f"tensor({body}, {', '.join(extras)})"
+
+
+def _bind_autograd() -> None:
+    from . import autograd
+
+    autograd._wrap = Tensor._wrap
+    autograd._common_backend = common_backend
+
+
+_bind_autograd()

@@ -7,7 +7,9 @@ its raw parts (``storage``, ``shape``, ``strides``, ``offset``) for kernel index
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -15,14 +17,19 @@ SUPPORTED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 DEFAULT_DTYPE = np.dtype(np.float32)
 
 
-def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    """Row-major element strides for ``shape``."""
+@lru_cache(maxsize=1024)
+def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     strides = []
     step = 1
     for size in reversed(shape):
         strides.append(step)
         step *= max(size, 1)
     return tuple(reversed(strides))
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """Row-major element strides for ``shape``."""
+    return _contiguous_strides(tuple(shape))
 
 
 def normalize_dim(dim: int, ndim: int, what: str = "dim") -> int:
@@ -85,7 +92,12 @@ class TensorData:
             array = np.asarray(array)
         if not array.flags.c_contiguous:
             array = np.ascontiguousarray(array)
-        data = cls(array.reshape(-1), array.shape)
+        # Direct slot writes: this is the hot path of every op's result.
+        data = cls.__new__(cls)
+        data.storage = array.reshape(-1)
+        data.shape = array.shape
+        data.strides = _contiguous_strides(array.shape)
+        data.offset = 0
         data._array = array
         return data
 
@@ -106,7 +118,7 @@ class TensorData:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def array(self) -> np.ndarray:
@@ -205,14 +217,14 @@ def infer_shape(shape: Sequence, size: int, old_shape: Sequence[int]) -> tuple[i
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1 or any(s < -1 for s in shape):
         raise ValueError(f"invalid shape {shape}: sizes must be >= 0 with at most one -1")
-    known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+    known = math.prod(s for s in shape if s != -1)
     if unknown:
         if known == 0 or size % known:
             raise ValueError(
                 f"shape {shape} is invalid for a tensor of shape {tuple(old_shape)} ({size} elements)"
             )
         shape = shape[: unknown[0]] + (size // known,) + shape[unknown[0] + 1 :]
-    if int(np.prod(shape, dtype=np.int64)) != size:
+    if math.prod(shape) != size:
         raise ValueError(
             f"shape {shape} is invalid for a tensor of shape {tuple(old_shape)} ({size} elements)"
         )
