@@ -18,6 +18,11 @@ def manual_seed(seed: int) -> None:
     _generator = np.random.default_rng(seed)
 
 
+def default_generator() -> np.random.Generator:
+    """The generator ``manual_seed`` reseeds (used by rand, randn, layer init and dropout)."""
+    return _generator
+
+
 def _shape(shape: tuple) -> tuple[int, ...]:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
@@ -53,7 +58,7 @@ def rand(
     generator: np.random.Generator | None = None,
 ) -> Tensor:
     """Uniform samples in [0, 1); seed with ``manual_seed`` or pass a numpy ``generator``."""
-    rng = generator or _generator
+    rng = generator if generator is not None else _generator
     return _make(rng.random(_shape(shape), dtype=resolve_dtype(dtype)), device, requires_grad)
 
 
@@ -65,7 +70,7 @@ def randn(
     generator: np.random.Generator | None = None,
 ) -> Tensor:
     """Standard normal samples; seed with ``manual_seed`` or pass a numpy ``generator``."""
-    rng = generator or _generator
+    rng = generator if generator is not None else _generator
     return _make(rng.standard_normal(_shape(shape), dtype=resolve_dtype(dtype)), device, requires_grad)
 
 

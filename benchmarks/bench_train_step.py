@@ -1,0 +1,144 @@
+"""One training step (forward, backward, AdamW) of the example's decoder LM: fused vs unfused,
+and against the same model in PyTorch on the CPU when torch is importable.
+
+    python benchmarks/bench_train_step.py [--backend cpu] [--repeat 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+
+import torchlight as tl
+from torchlight import nn
+from torchlight.nn import functional as F
+from torchlight.optim import AdamW
+
+VOCAB, LENGTH = 11, 6
+
+
+def batch(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
+    digits = rng.integers(0, 10, (size, LENGTH))
+    rows = np.concatenate([digits, np.full((size, 1), 10), np.sort(digits, 1)], 1)
+    targets = rows[:, 1:].copy()
+    targets[:, :LENGTH] = -100
+    return rows[:, :-1], targets
+
+
+def best_of(step, repeat: int) -> float:
+    step()  # warm-up (numba compiles, caches fill)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def torchlight_step(backend, fused: bool, args, ids, targets):
+    tl.manual_seed(0)
+    model = nn.DecoderLM(VOCAB, args.dim, args.heads, args.layers, 2 * LENGTH + 1, fused=fused).to(backend)
+    opt = AdamW(model.parameters(), lr=1e-3)
+
+    def step():
+        loss = F.cross_entropy(model(ids), targets)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def torch_step(args, ids, targets):
+    import torch
+
+    torch.manual_seed(0)
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    dim, heads = args.dim, args.heads
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = torch.nn.LayerNorm(dim), torch.nn.LayerNorm(dim)
+            self.q, self.k, self.v, self.o = (torch.nn.Linear(dim, dim) for _ in range(4))
+            self.fc1, self.fc2 = torch.nn.Linear(dim, 4 * dim), torch.nn.Linear(4 * dim, dim)
+
+        def forward(self, x):
+            b, t, _ = x.shape
+            h = self.ln1(x)
+            q, k, v = (p(h).view(b, t, heads, dim // heads).transpose(1, 2) for p in (self.q, self.k, self.v))
+            scores = q @ k.transpose(-1, -2) / math.sqrt(dim // heads)
+            causal = torch.ones(t, t, dtype=torch.bool).triu(1)
+            att = scores.masked_fill(causal, float("-inf")).softmax(-1) @ v
+            x = x + self.o(att.transpose(1, 2).reshape(b, t, dim))
+            return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+
+    class LM(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok, self.pos = torch.nn.Embedding(VOCAB, dim), torch.nn.Embedding(2 * LENGTH + 1, dim)
+            self.blocks = torch.nn.ModuleList(Block() for _ in range(args.layers))
+            self.ln, self.head = torch.nn.LayerNorm(dim), torch.nn.Linear(dim, VOCAB)
+
+        def forward(self, idx):
+            x = self.tok(idx) + self.pos(torch.arange(idx.shape[1]))
+            for block in self.blocks:
+                x = block(x)
+            return self.head(self.ln(x))
+
+    model = LM()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    tids, ttargets = torch.tensor(ids), torch.tensor(targets)
+
+    def step():
+        logits = model(tids)
+        loss = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, VOCAB), ttargets.reshape(-1), ignore_index=-100
+        )
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backend", default="cpu")
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--dim", type=int, default=64)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args()
+    backend = (
+        tl.get_backend(args.backend)
+        if args.backend != "numba"
+        else __import__("torchlight.backends.cuda", fromlist=["numba_backend"]).numba_backend()
+    )
+    ids, targets = batch(np.random.default_rng(0), args.batch)
+    results = {
+        "torchlight fused": best_of(torchlight_step(backend, True, args, ids, targets), args.repeat),
+        "torchlight unfused": best_of(torchlight_step(backend, False, args, ids, targets), args.repeat),
+    }
+    try:
+        results["pytorch"] = best_of(torch_step(args, ids, targets), args.repeat)
+    except ImportError:
+        print("PyTorch not importable: no torch column")
+    print(
+        f"one training step, batch {args.batch}, seq {2 * LENGTH}, dim {args.dim}, layers {args.layers}, "
+        f"backend {args.backend} (best of {args.repeat})"
+    )
+    for name, seconds in results.items():
+        line = f"  {name:20s} {seconds * 1e3:8.2f} ms"
+        if "pytorch" in results and name != "pytorch":
+            line += f"   {seconds / results['pytorch']:5.2f}x pytorch"
+        print(line)
+    print(f"  fused / unfused      {results['torchlight fused'] / results['torchlight unfused']:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()

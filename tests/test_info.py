@@ -1,0 +1,35 @@
+"""``python -m torchlight info`` reports versions and backends without raising."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _info(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "torchlight", *args], capture_output=True, text=True, env=env, timeout=300
+    )
+
+
+def test_info_reports_versions_and_backends():
+    run = _info("info")
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert f"python                   {sys.version.split()[0]}" in out
+    assert "numpy" in out and "numba-cuda" in out
+    assert "cpu      usable" in out
+    for name in ("numba", "cuda", "cuda-c"):
+        assert f"  {name}" in out
+    assert "kernel libraries" in out
+
+
+def test_unknown_subcommand_is_a_usage_error():
+    run = _info("bogus")
+    assert run.returncode == 2
+    assert "usage: python -m torchlight info" in run.stderr

@@ -1,0 +1,135 @@
+"""``python -m torchlight info``: versions, usable backends and tiers, GPU and kernel libraries."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import shutil
+import sys
+from collections.abc import Callable
+
+import numpy as np
+
+PACKAGES = ("numpy", "numba", "numba-cuda", "llvmlite", "nvidia-cuda-nvrtc", "nvidia-cuda-nvrtc-cu12")
+
+
+def package_versions() -> dict[str, str]:
+    """Installed versions of Python and the packages torchlight can use."""
+    versions = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def _probe(build: Callable[[], object]) -> tuple[bool, str]:
+    """Build a backend and run one tiny op; (usable, why not)."""
+    try:
+        backend = build()
+        from . import tensor
+
+        (tensor([1.0, 2.0], device=backend) * 2.0).sum().item()
+    except Exception as err:  # a probe reports every failure instead of raising it
+        return False, f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+    return True, "ok"
+
+
+def backend_status() -> dict[str, tuple[bool, str]]:
+    """Which backends work on this machine, and why not where they do not."""
+    from .backends.cpu import cpu_backend
+
+    def numba():
+        from .backends.cuda import numba_backend
+
+        return numba_backend()
+
+    def cuda():
+        from .backends.cuda import CudaBackend, CudaProvider
+
+        return CudaBackend(provider=CudaProvider())
+
+    def cuda_c():
+        from .backends.cuda import CudaBackend, CudaCKernelProvider
+
+        return CudaBackend(provider=CudaCKernelProvider())
+
+    return {
+        "cpu": _probe(cpu_backend),
+        "numba": _probe(numba),
+        "cuda": _probe(cuda),
+        "cuda-c": _probe(cuda_c),
+    }
+
+
+def gpu_status() -> list[str]:
+    """GPU name, compute capability and driver version when a GPU answers."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return ["NUMBA_ENABLE_CUDASIM=1: numba-cuda runs its simulator, no GPU is used"]
+    try:
+        from numba import cuda
+
+        if not cuda.is_available():
+            return ["no usable GPU: numba-cuda reports none (no NVIDIA driver or device)"]
+        lines = []
+        for device in cuda.list_devices():
+            with device:
+                dev = cuda.get_current_device()
+                major, minor = dev.compute_capability
+                name = dev.name.decode() if isinstance(dev.name, bytes) else dev.name
+                lines.append(f"GPU {device.id}: {name}, compute capability {major}.{minor}")
+        version = cuda.cudadrv.driver.driver.get_version()
+        lines.append(f"CUDA driver API version {version[0]}.{version[1]}")
+        return lines
+    except Exception as err:  # report, never raise, from an info command
+        return [f"no GPU information: {type(err).__name__}: {err}"]
+
+
+def kernel_library_status() -> list[str]:
+    """Where the CUDA C kernel libraries were found and whether they load."""
+    try:
+        from .backends import cuda_c
+
+        directory = cuda_c.find_kernel_dir()
+    except Exception as err:
+        return [f"kernel libraries: {type(err).__name__}: {err}"]
+    if directory is None:
+        return ["kernel libraries: none found (build them with `bash ci/build-kernels.sh`)"]
+    lines = [f"kernel libraries: {directory}"]
+    try:
+        cuda_c.KernelLibrary(directory)
+        lines.append("  they load and export the expected launchers")
+    except Exception as err:
+        lines.append(f"  they do not load: {type(err).__name__}: {err}")
+    return lines
+
+
+def report() -> str:
+    """The whole info text."""
+    lines = ["torchlight " + __import__("torchlight").__version__, ""]
+    lines += [f"{name:24s} {version}" for name, version in package_versions().items()]
+    lines += ["", f"{'platform':24s} {platform.platform()}", f"{'cpus':24s} {os.cpu_count()}"]
+    lines += ["", "backends:"]
+    for name, (ok, why) in backend_status().items():
+        lines.append(f"  {name:8s} {'usable' if ok else 'unavailable'}" + ("" if ok else f"  ({why})"))
+    lines += ["", "tiers:"]
+    lines.append(
+        f"  nvcc     {shutil.which('nvcc') or 'not on PATH (compile tier and .so build unavailable)'}"
+    )
+    lines.append(f"  ptxas    {shutil.which('ptxas') or 'not on PATH'}")
+    lines.append(f"  g++      {shutil.which('g++') or 'not on PATH (simulator unavailable)'}")
+    lines += ["", *gpu_status(), "", *kernel_library_status()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m torchlight``."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] != ["info"]:
+        print("usage: python -m torchlight info", file=sys.stderr)
+        return 2
+    np.set_printoptions(precision=4)
+    print(report())
+    return 0

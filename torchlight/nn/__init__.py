@@ -1,0 +1,20 @@
+"""Neural-network layers built from torchlight Tensors."""
+
+from . import functional
+from .layers import GELU, Dropout, Embedding, LayerNorm, Linear
+from .module import Module, Parameter
+from .transformer import DecoderLM, MultiHeadAttention, TransformerBlock
+
+__all__ = [
+    "GELU",
+    "DecoderLM",
+    "Dropout",
+    "Embedding",
+    "LayerNorm",
+    "Linear",
+    "Module",
+    "MultiHeadAttention",
+    "Parameter",
+    "TransformerBlock",
+    "functional",
+]

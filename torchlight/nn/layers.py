@@ -1,0 +1,102 @@
+"""Layers: Linear, Embedding, LayerNorm, Dropout, and the transformer pieces built on them."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..core.creation import default_generator
+from ..core.tensor import Tensor, resolve_dtype
+from . import functional as F
+from .module import Module, Parameter
+
+
+def _uniform(shape: tuple[int, ...], bound: float, dtype: Any, device: Any) -> Parameter:
+    values = default_generator().uniform(-bound, bound, size=shape)
+    return Parameter(values.astype(resolve_dtype(dtype)), device=device)
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias`` with ``weight [out_features, in_features]``."""
+
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, dtype: Any = None, device: Any = None
+    ):
+        super().__init__()
+        bound = 1.0 / math.sqrt(in_features) if in_features else 0.0
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = _uniform((out_features, in_features), bound, dtype, device)
+        self.bias = _uniform((out_features,), bound, dtype, device) if bias else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.shape[-1] != self.in_features:
+            raise ValueError(
+                f"Linear({self.in_features}, {self.out_features}) got input with last dim "
+                f"{x.shape[-1]} (shape {x.shape})"
+            )
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"{self.in_features}, {self.out_features}, bias={self.bias is not None}"
+
+
+class Embedding(Module):
+    """A lookup table of ``num_embeddings`` rows of size ``embedding_dim``."""
+
+    def __init__(
+        self, num_embeddings: int, embedding_dim: int, std: float = 1.0, dtype: Any = None, device: Any = None
+    ):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        values = default_generator().normal(0.0, std, (num_embeddings, embedding_dim))
+        self.weight = Parameter(values.astype(resolve_dtype(dtype)), device=device)
+
+    def forward(self, indices: Any) -> Tensor:
+        return F.embedding(indices, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class LayerNorm(Module):
+    """Layer norm over the last dim; ``fused`` picks the fused kernel or the composition."""
+
+    def __init__(
+        self, dim: int, eps: float = 1e-5, fused: bool = True, dtype: Any = None, device: Any = None
+    ):
+        super().__init__()
+        self.dim, self.eps, self.fused = dim, eps, fused
+        dt = resolve_dtype(dtype)
+        self.weight = Parameter(np.ones(dim, dtype=dt), device=device)
+        self.bias = Parameter(np.zeros(dim, dtype=dt), device=device)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.layer_norm(x, self.weight, self.bias, self.eps, fused=self.fused)
+
+    def extra_repr(self) -> str:
+        return f"{self.dim}, eps={self.eps}, fused={self.fused}"
+
+
+class Dropout(Module):
+    """Randomly zero elements while training; seed with ``generator`` or ``manual_seed``."""
+
+    def __init__(self, p: float = 0.1, generator: np.random.Generator | None = None):
+        super().__init__()
+        if not 0.0 <= p < 1.0:
+            raise ValueError(f"dropout probability must be in [0, 1), got {p!r}")
+        self.p, self.generator = p, generator
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout(x, self.p, self.training, self.generator)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class GELU(Module):
+    """GELU activation (tanh approximation)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.gelu(x)
