@@ -99,7 +99,7 @@ def kernel_library_status() -> list[str]:
         return ["kernel libraries: none found (build them with `bash ci/build-kernels.sh`)"]
     lines = [f"kernel libraries: {directory}"]
     try:
-        cuda_c.KernelLibrary(directory)
+        cuda_c.load_kernels(directory)
         lines.append("  they load and export the expected launchers")
     except Exception as err:
         lines.append(f"  they do not load: {type(err).__name__}: {err}")

@@ -64,8 +64,14 @@ class CPUBackend(Backend):
 
     def zip(self, fn: Callable) -> Callable:
         def run(a: TensorData, b: TensorData) -> TensorData:
+            x, y = a.array, b.array
+            if x.dtype != y.dtype:
+                # Promote first: composite bodies such as -g / (x * x) would otherwise round
+                # their float32-only sub-expressions in float32.
+                common = np.result_type(x.dtype, y.dtype)
+                x, y = x.astype(common), y.astype(common)
             try:
-                return TensorData.from_array(fn(a.array, b.array))
+                return TensorData.from_array(fn(x, y))
             except ValueError:
                 broadcast_shapes(a.shape, b.shape)  # raises naming both shapes
                 raise

@@ -99,7 +99,8 @@ def _pow(x, y):
 
 
 def _max(x, y):
-    return x if x > y else y
+    # NaN wins from either side, as with np.maximum.
+    return x if x > y or x != x else y
 
 
 def _lt(x, y):

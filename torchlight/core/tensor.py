@@ -33,7 +33,8 @@ def resolve_dtype(dtype: DTypeLike) -> np.dtype:
         resolved = np.dtype(_DTYPE_NAMES.get(dtype, dtype) if isinstance(dtype, str) else dtype)
     except TypeError:
         resolved = None
-    if resolved not in SUPPORTED_DTYPES:
+    # ``None in SUPPORTED_DTYPES`` is True (numpy reads None as float64): test it explicitly.
+    if resolved is None or resolved not in SUPPORTED_DTYPES:
         raise TypeError(f"unsupported dtype {dtype!r}: torchlight tensors are float32 (default) or float64")
     return resolved
 

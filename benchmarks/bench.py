@@ -1,0 +1,264 @@
+"""Speed of torchlight backends as ratios to raw numpy, and to PyTorch eager when it is importable.
+
+Usage: ``python benchmarks/bench.py [--backends cpu,numba] [--repeat 7] [--quick]``
+
+Each number is the minimum over ``--repeat`` timed rounds after a warm-up call (which also
+pays any JIT compilation); a round loops enough calls to last ~20 ms. Ratios above 1 mean
+slower than the reference. Backend names: ``cpu``, ``numba`` (the numba CPU twin), or any
+device ``torchlight.get_backend`` accepts (``cuda``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# PyTorch's OpenMP workers spin after each parallel region and starve numpy's BLAS threads on a
+# small machine; passive waiting lets every contender run at its own speed.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import torchlight as tl  # noqa: E402
+
+try:
+    import torch
+except ImportError:  # PyTorch is optional: its columns are left out without it
+    torch = None
+
+ROUND_SECONDS = 0.02
+EPS = 1e-5
+
+
+def make_backend(name: str):
+    """The backend a column of the table stands for."""
+    if name == "numba":
+        from torchlight.backends.cuda import numba_backend
+
+        return numba_backend()
+    return tl.get_backend(name)
+
+
+def _calibrate(fn: Callable[[], object]) -> int:
+    fn()  # warm-up: pays JIT compilation and first-touch allocation
+    start = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - start, 1e-7)
+    return max(1, int(ROUND_SECONDS / once))
+
+
+def best_times(fns: list[Callable[[], object]], repeat: int) -> list[float]:
+    """Seconds per call of each fn: minimum over ``repeat`` rounds, the fns interleaved per round.
+
+    Interleaving makes load from other processes hit every contender alike, so the ratios
+    stay meaningful on a busy machine.
+    """
+    numbers = [_calibrate(fn) for fn in fns]
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, (fn, number) in enumerate(zip(fns, numbers)):
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - start) / number)
+    return best
+
+
+# --- the op cases: each builds (numpy call, torchlight call, torch call) from numpy inputs ----------
+
+
+@dataclass
+class Case:
+    op: str
+    size: str
+    shapes: list[tuple[int, ...]]
+    numpy_fn: Callable[..., object]
+    tl_fn: Callable[..., object]
+    torch_fn: Callable[..., object] | None
+
+
+def _np_softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _np_layernorm(x, g, b):
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    rstd = 1.0 / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + EPS)
+    return centred * rstd * g + b
+
+
+def _torch_layernorm(x, g, b):
+    return torch.nn.functional.layer_norm(x, x.shape[-1:], g, b, EPS)
+
+
+def cases(quick: bool) -> list[Case]:
+    """Every (op, size) row of the table."""
+    small, large = (64, 64), (1024, 1024) if quick else (2048, 2048)
+    rows = []
+    for label, shape in (("small", small), ("large", large)):
+        tag = f"{label} {shape[0]}x{shape[1]}"
+        rows += [
+            Case("add", tag, [shape, shape], np.add, lambda a, b: a + b, lambda a, b: a + b),
+            Case("mul", tag, [shape, shape], np.multiply, lambda a, b: a * b, lambda a, b: a * b),
+            Case("exp", tag, [shape], np.exp, lambda a: a.exp(), lambda a: a.exp()),
+            Case("sum(dim=1)", tag, [shape], lambda a: a.sum(axis=1), lambda a: a.sum(1), lambda a: a.sum(1)),
+        ]
+    for n in (256, 512) if quick else (256, 512, 1024):
+        rows.append(
+            Case("matmul", f"{n}x{n}", [(n, n), (n, n)], np.matmul, lambda a, b: a @ b, lambda a, b: a @ b)
+        )
+    for label, shape in (("small", small), ("large", large)):
+        tag = f"{label} {shape[0]}x{shape[1]}"
+        h = shape[-1]
+        rows += [
+            Case("softmax(-1)", tag, [shape], _np_softmax, lambda a: a.softmax(-1), lambda a: a.softmax(-1)),
+            Case(
+                "layernorm",
+                tag,
+                [shape, (h,), (h,)],
+                _np_layernorm,
+                lambda x, g, b: x.layer_norm(g, b, EPS),
+                _torch_layernorm,
+            ),
+        ]
+    return rows
+
+
+def run_cases(backends: dict, repeat: int, quick: bool) -> list[list[str]]:
+    """One table row per case: numpy time, then each backend's (and torch's) ratio to it."""
+    rng = np.random.default_rng(0)
+    table = []
+    for case in cases(quick):
+        arrays = [rng.standard_normal(s).astype(np.float32) for s in case.shapes]
+        fns = [lambda: case.numpy_fn(*arrays)]  # noqa: B023
+        for backend in backends.values():
+            tensors = [tl.tensor(a, device=backend) for a in arrays]
+            fns.append(lambda t=tensors: case.tl_fn(*t))  # noqa: B023
+        if torch is not None:
+            tts = [torch.from_numpy(a) for a in arrays]
+            fns.append(lambda t=tts: case.torch_fn(*t))  # noqa: B023
+        base, *others = best_times(fns, repeat)
+        row = [case.op, case.size, f"{base * 1e3:.3f}", *(f"{t / base:.2f}" for t in others)]
+        table.append(row)
+    return table
+
+
+def run_overhead(backends: dict, repeat: int) -> list[list[str]]:
+    """Per-op cost on a 4-element tensor: microseconds, and ratio to PyTorch eager."""
+    a_np = np.arange(4, dtype=np.float32)
+    labels = ["numpy a + b", "numpy np.exp(a)"]
+    fns: list[Callable[[], object]] = [lambda: a_np + a_np, lambda: np.exp(a_np)]
+    if torch is not None:
+        a_t = torch.from_numpy(a_np)
+        labels += ["torch a + b", "torch a.exp()"]
+        fns += [lambda: a_t + a_t, lambda: a_t.exp()]
+    for name, backend in backends.items():
+        a = tl.tensor(a_np, device=backend)
+        labels += [f"{name} a + b", f"{name} a.exp()"]
+        fns += [lambda a=a: a + a, lambda a=a: a.exp()]
+    times = dict(zip(labels, best_times(fns, repeat)))
+    rows = []
+    for label, seconds in times.items():
+        op = label.split(" ", 1)[1]
+        ref = times.get("torch a + b" if "+" in op else "torch a.exp()") if torch is not None else None
+        ratio = "" if label.startswith("numpy") else (f"{seconds / ref:.2f}" if ref else "n/a")
+        rows.append([label, f"{seconds * 1e6:.2f}", ratio])
+    return rows
+
+
+def run_mlp(
+    backends: dict, repeat: int, batch: int = 64, d_in: int = 256, hidden: int = 512, d_out: int = 10
+):
+    """One forward+backward step of a 2-layer MLP (matmul, add, relu, matmul, squared-mean loss)."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((batch, d_in)).astype(np.float32)
+    w1 = (rng.standard_normal((d_in, hidden)) / np.sqrt(d_in)).astype(np.float32)
+    b1 = np.zeros(hidden, np.float32)
+    w2 = (rng.standard_normal((hidden, d_out)) / np.sqrt(hidden)).astype(np.float32)
+    labels: list[str] = []
+    fns: list[Callable[[], object]] = []
+    if torch is not None:
+        tx = torch.from_numpy(x)
+        tparams = [torch.from_numpy(p.copy()).requires_grad_() for p in (w1, b1, w2)]
+
+        def torch_step():
+            for p in tparams:
+                p.grad = None
+            loss = ((tx @ tparams[0] + tparams[1]).relu() @ tparams[2]).pow(2).mean()
+            loss.backward()
+
+        labels.append("torch")
+        fns.append(torch_step)
+    for name, backend in backends.items():
+        lx = tl.tensor(x, device=backend)
+        params = [tl.tensor(p, device=backend, requires_grad=True) for p in (w1, b1, w2)]
+
+        def step(lx=lx, params=params):
+            for p in params:
+                p.zero_grad()
+            loss = (((lx @ params[0] + params[1]).relu() @ params[2]) ** 2).mean()
+            loss.backward()
+
+        labels.append(name)
+        fns.append(step)
+    times = dict(zip(labels, best_times(fns, repeat)))
+    ref = times.get("torch")
+    return [[k, f"{v * 1e3:.3f}", f"{v / ref:.2f}" if ref else "n/a"] for k, v in times.items()]
+
+
+def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    """A Markdown table, columns padded to their widest cell."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every benchmark for the chosen backends and print the tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backends", default="cpu", help="comma list, e.g. cpu,numba (default: cpu)")
+    parser.add_argument("--repeat", type=int, default=7, help="timed rounds per number (min is kept)")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a fast look")
+    args = parser.parse_args(argv)
+    names = [n.strip() for n in args.backends.split(",") if n.strip()]
+    try:
+        backends = {name: make_backend(name) for name in names}
+    except Exception as err:
+        print(f"bench: cannot build backend: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2
+    versions = f"numpy {np.__version__}" + (
+        f", torch {torch.__version__}" if torch else ", torch not installed"
+    )
+    print(f"torchlight {tl.__version__}; python {platform.python_version()}; {versions}; float32")
+    print(f"min of {args.repeat} rounds of >= {ROUND_SECONDS * 1e3:.0f} ms after a warm-up call")
+
+    header = ["op", "size", "numpy ms", *(f"{n} / numpy" for n in backends)]
+    header += ["torch / numpy"] if torch else []
+    print_table("Time ratio to raw numpy", header, run_cases(backends, args.repeat, args.quick))
+    print_table(
+        "Per-op overhead on a 4-element tensor",
+        ["call", "µs per call", "ratio to torch"],
+        run_overhead(backends, args.repeat),
+    )
+    print_table(
+        "2-layer MLP forward+backward (batch 64, 256 -> 512 -> 10)",
+        ["implementation", "ms per step", "ratio to torch"],
+        run_mlp(backends, args.repeat),
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,210 @@
+"""The CPU simulator against numba's CUDA simulator, per simulated CUDA thread.
+
+Usage: ``python benchmarks/bench_simulator.py [--k-len 512] [--numba-rows 4] [--sim-rows 4096]``
+
+Both run the same softmax-shaped kernel: one block of 256 threads per row, a strided pass
+for the row max, a shared-memory tree reduction with a barrier per level, a strided pass for
+the sum of exponentials, a second tree reduction, and a strided write of the result. Numba's
+simulator runs a Python thread per CUDA thread, so it gets a few rows; this simulator gets
+many. Each side reports seconds per simulated thread (the minimum over ``--repeat`` rounds,
+after a warm-up that pays compilation); the ratio is numba's over this simulator's. Numba's
+side runs in a child process because ``NUMBA_ENABLE_CUDASIM`` must be set before import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+BLOCK = 256
+
+KERNEL_CU = r"""
+#include <cuda_runtime.h>
+#include <math.h>
+#define BLOCK 256
+
+__global__ void softmax_rows(const float* x, float* y, int k_len) {
+    __shared__ float sm[BLOCK];
+    const int row = blockIdx.x;
+    const int t = threadIdx.x;
+    const float* xr = x + (size_t)row * k_len;
+    float m = -INFINITY;
+    for (int k = t; k < k_len; k += BLOCK) m = fmaxf(m, xr[k]);
+    sm[t] = m;
+    __syncthreads();
+    for (int s = BLOCK / 2; s > 0; s >>= 1) {
+        if (t < s) sm[t] = fmaxf(sm[t], sm[t + s]);
+        __syncthreads();
+    }
+    m = sm[0];
+    __syncthreads();
+    float acc = 0.0f;
+    for (int k = t; k < k_len; k += BLOCK) acc += expf(xr[k] - m);
+    sm[t] = acc;
+    __syncthreads();
+    for (int s = BLOCK / 2; s > 0; s >>= 1) {
+        if (t < s) sm[t] += sm[t + s];
+        __syncthreads();
+    }
+    const float total = sm[0];
+    for (int k = t; k < k_len; k += BLOCK) y[(size_t)row * k_len + k] = expf(xr[k] - m) / total;
+}
+
+extern "C" int bench_softmax(const float* x, float* y, int rows, int k_len) {
+    float *dx = NULL, *dy = NULL;
+    size_t bytes = (size_t)rows * k_len * sizeof(float);
+    if (cudaMalloc(&dx, bytes) != cudaSuccess || cudaMalloc(&dy, bytes) != cudaSuccess) return 1;
+    cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice);
+    softmax_rows<<<rows, BLOCK>>>(dx, dy, k_len);
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) err = cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost);
+    cudaFree(dx);
+    cudaFree(dy);
+    return (int)err;
+}
+"""
+
+NUMBA_SIDE = r"""
+import json, math, sys, time
+import numpy as np
+from numba import cuda, float32
+
+BLOCK = 256
+
+@cuda.jit
+def softmax_rows(x, y, k_len):
+    sm = cuda.shared.array(BLOCK, float32)
+    row = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    m = -math.inf
+    for k in range(t, k_len, BLOCK):
+        m = max(m, x[row, k])
+    sm[t] = m
+    cuda.syncthreads()
+    s = BLOCK // 2
+    while s > 0:
+        if t < s:
+            sm[t] = max(sm[t], sm[t + s])
+        cuda.syncthreads()
+        s //= 2
+    m = sm[0]
+    cuda.syncthreads()
+    acc = 0.0
+    for k in range(t, k_len, BLOCK):
+        acc += math.exp(x[row, k] - m)
+    sm[t] = acc
+    cuda.syncthreads()
+    s = BLOCK // 2
+    while s > 0:
+        if t < s:
+            sm[t] += sm[t + s]
+        cuda.syncthreads()
+        s //= 2
+    total = sm[0]
+    for k in range(t, k_len, BLOCK):
+        y[row, k] = math.exp(x[row, k] - m) / total
+
+rows, k_len, repeat = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+x = np.random.default_rng(0).standard_normal((rows, k_len)).astype(np.float32)
+y = np.zeros_like(x)
+softmax_rows[1, BLOCK](x[:1], y[:1], k_len)  # warm-up
+best = math.inf
+for _ in range(repeat):
+    t0 = time.perf_counter()
+    softmax_rows[rows, BLOCK](x, y, k_len)
+    best = min(best, time.perf_counter() - t0)
+e = np.exp(x - x.max(axis=1, keepdims=True))
+err = float(np.abs(y - e / e.sum(axis=1, keepdims=True)).max())
+print(json.dumps({"seconds": best, "max_error": err}))
+"""
+
+
+def time_numba(rows: int, k_len: int, repeat: int) -> dict:
+    """Seconds for ``rows`` rows under numba's CUDA simulator (child process)."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    proc = subprocess.run(
+        [sys.executable, "-c", NUMBA_SIDE, str(rows), str(k_len), str(repeat)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"numba's simulator run failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def time_simulator(rows: int, k_len: int, repeat: int) -> dict:
+    """Seconds for ``rows`` rows under this simulator's fast build, called through ctypes."""
+    from simulator import build_shared
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "bench_softmax.cu"
+        src.write_text(KERNEL_CU)
+        lib = ctypes.CDLL(str(build_shared(src, Path(tmp) / "out", "fast")))
+    x = np.random.default_rng(0).standard_normal((rows, k_len)).astype(np.float32)
+    y = np.zeros_like(x)
+    px, py = ctypes.c_void_p(x.ctypes.data), ctypes.c_void_p(y.ctypes.data)
+    if lib.bench_softmax(px, py, 1, k_len) != 0:
+        raise SystemExit("the simulated kernel failed")
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        rc = lib.bench_softmax(px, py, rows, k_len)
+        best = min(best, time.perf_counter() - t0)
+        if rc != 0:
+            raise SystemExit(f"the simulated kernel returned {rc}")
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return {"seconds": best, "max_error": float(np.abs(y - e / e.sum(axis=1, keepdims=True)).max())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run both sides and print seconds per simulated thread and their ratio."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--k-len", type=int, default=512, help="row length (default 512: two strides per thread)")
+    p.add_argument("--numba-rows", type=int, default=4)
+    p.add_argument("--sim-rows", type=int, default=4096)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--json", type=Path, help="also write the results here")
+    a = p.parse_args(argv)
+    nb = time_numba(a.numba_rows, a.k_len, a.repeat)
+    sm = time_simulator(a.sim_rows, a.k_len, a.repeat)
+    per_nb = nb["seconds"] / (a.numba_rows * BLOCK)
+    per_sm = sm["seconds"] / (a.sim_rows * BLOCK)
+    ratio = per_nb / per_sm
+    threads = os.environ.get("SIMULATOR_THREADS", str(os.cpu_count()))
+    print(f"softmax rows x {BLOCK} threads, k_len {a.k_len}, {2 * 8 + 3} barriers per thread")
+    print(f"{'side':<28}{'rows':>7}{'seconds':>11}{'us/thread':>12}{'max err':>10}")
+    print(
+        f"{'numba CUDA simulator':<28}{a.numba_rows:>7}{nb['seconds']:>11.3f}{per_nb * 1e6:>12.3f}"
+        f"{nb['max_error']:>10.1e}"
+    )
+    print(
+        f"{'this simulator (fast)':<28}{a.sim_rows:>7}{sm['seconds']:>11.3f}{per_sm * 1e6:>12.3f}"
+        f"{sm['max_error']:>10.1e}"
+    )
+    print(
+        f"ratio: this simulator is {ratio:.0f}x faster per simulated thread "
+        f"(target >= 50x; SIMULATOR_THREADS={threads})"
+    )
+    if a.json:
+        a.json.write_text(
+            json.dumps({"numba": nb, "simulator": sm, "ratio": ratio, "k_len": a.k_len}, indent=2)
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

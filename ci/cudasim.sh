@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# CI job for the cudasim tier: `nox -s tests-cudasim`, on this runner's shard ($SHARD, e.g. "1/2").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=ci/lib.sh
+source ci/lib.sh
+
+ensure_nox
+mapfile -t args < <(pytest_job_args cudasim)
+nox -s tests-cudasim -- "${args[@]}"

@@ -1,0 +1,530 @@
+// Runtime header of the CPU simulator: the CUDA device and host API that the simulator's
+// build force-includes into every translated .cu source. Each CUDA thread runs as a fiber;
+// everything that needs scheduler state (barriers, shuffles, votes, shared memory, the
+// cuda* memory calls) lives in sim_runtime.cpp, compiled once per mode.
+#ifndef CUDA_CPU_SIMULATOR_H
+#define CUDA_CPU_SIMULATOR_H
+
+#include <math.h>
+
+#include <cfloat>
+#include <climits>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#define CUDA_CPU_SIMULATOR 1
+#ifndef __CUDACC__
+#define __CUDACC__ 1
+#endif
+#define CUDART_VERSION 12000
+
+#define SIM_API __attribute__((visibility("hidden")))
+
+// ---- qualifiers ----------------------------------------------------------------------------
+#define __global__
+#define __device__
+#define __host__
+#define __constant__
+#define __managed__
+#define __grid_constant__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+#define __builtin_align__(n) __attribute__((aligned(n)))
+// Declarations the build's transform did not rewrite (e.g. inside a macro) become per-OS-thread
+// storage, which is per block because one worker runs one block at a time.
+#define __shared__ static thread_local
+
+// ---- vector types ------------------------------------------------------------------------------
+struct uint3 {
+    unsigned int x, y, z;
+};
+struct dim3 {
+    unsigned int x, y, z;
+    constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1) : x(vx), y(vy), z(vz) {}
+    constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+    constexpr operator uint3() const { return uint3{x, y, z}; }
+};
+
+#define SIM_VEC2(T, N, A)                                                           \
+    struct __attribute__((aligned(A))) N##2 {                                          \
+        T x, y;                                                                     \
+    };                                                                              \
+    static inline N##2 make_##N##2(T x, T y) { return N##2{x, y}; }
+#define SIM_VEC3(T, N)                                                              \
+    struct N##3 {                                                                   \
+        T x, y, z;                                                                  \
+    };                                                                              \
+    static inline N##3 make_##N##3(T x, T y, T z) { return N##3{x, y, z}; }
+#define SIM_VEC4(T, N, A)                                                           \
+    struct __attribute__((aligned(A))) N##4 {                                          \
+        T x, y, z, w;                                                               \
+    };                                                                              \
+    static inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
+SIM_VEC2(float, float, 8)
+SIM_VEC3(float, float)
+SIM_VEC4(float, float, 16)
+SIM_VEC2(int, int, 8)
+SIM_VEC3(int, int)
+SIM_VEC4(int, int, 16)
+SIM_VEC2(unsigned int, uint, 8)
+SIM_VEC4(unsigned int, uint, 16)
+SIM_VEC2(double, double, 16)
+SIM_VEC2(long long, longlong, 16)
+static inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return uint3{x, y, z}; }
+#undef SIM_VEC2
+#undef SIM_VEC3
+#undef SIM_VEC4
+
+// ---- host API types ------------------------------------------------------------------------
+enum cudaError {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorInitializationError = 3,
+    cudaErrorInvalidConfiguration = 9,
+    cudaErrorInvalidDevicePointer = 17,
+    cudaErrorInvalidMemcpyDirection = 21,
+    cudaErrorInsufficientDriver = 35,
+    cudaErrorInvalidDevice = 101,
+    cudaErrorNoDevice = 100,
+    cudaErrorInvalidDeviceFunction = 98,
+    cudaErrorIllegalAddress = 700,
+    cudaErrorLaunchOutOfResources = 701,
+    cudaErrorAssert = 710,
+    cudaErrorLaunchFailure = 719,
+    cudaErrorNotSupported = 801,
+    cudaErrorUnknown = 999,
+};
+typedef enum cudaError cudaError_t;
+
+enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+    cudaMemcpyDefault = 4,
+};
+
+enum cudaFuncAttribute {
+    cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+    cudaFuncAttributePreferredSharedMemoryCarveout = 9,
+};
+
+enum cudaDeviceAttr {
+    cudaDevAttrMaxThreadsPerBlock = 1,
+    cudaDevAttrMaxBlockDimX = 2,
+    cudaDevAttrMaxBlockDimY = 3,
+    cudaDevAttrMaxBlockDimZ = 4,
+    cudaDevAttrMaxGridDimX = 5,
+    cudaDevAttrMaxGridDimY = 6,
+    cudaDevAttrMaxGridDimZ = 7,
+    cudaDevAttrMaxSharedMemoryPerBlock = 8,
+    cudaDevAttrWarpSize = 10,
+    cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrComputeCapabilityMajor = 75,
+    cudaDevAttrComputeCapabilityMinor = 76,
+    cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+};
+
+struct CUstream_st;
+typedef struct CUstream_st* cudaStream_t;
+
+extern "C" {
+SIM_API cudaError_t cudaMalloc(void** ptr, size_t size);
+SIM_API cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int flags = 1);
+SIM_API cudaError_t cudaMallocHost(void** ptr, size_t size);
+SIM_API cudaError_t cudaFree(void* ptr);
+SIM_API cudaError_t cudaFreeHost(void* ptr);
+SIM_API cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind);
+SIM_API cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind,
+                                    cudaStream_t stream = 0);
+SIM_API cudaError_t cudaMemset(void* ptr, int value, size_t count);
+SIM_API cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream = 0);
+SIM_API cudaError_t cudaGetLastError(void);
+SIM_API cudaError_t cudaPeekAtLastError(void);
+SIM_API cudaError_t cudaDeviceSynchronize(void);
+SIM_API cudaError_t cudaDeviceReset(void);
+SIM_API cudaError_t cudaStreamCreate(cudaStream_t* stream);
+SIM_API cudaError_t cudaStreamDestroy(cudaStream_t stream);
+SIM_API cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+SIM_API cudaError_t cudaGetDeviceCount(int* count);
+SIM_API cudaError_t cudaGetDevice(int* device);
+SIM_API cudaError_t cudaSetDevice(int device);
+SIM_API cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device);
+SIM_API const char* cudaGetErrorString(cudaError_t error);
+SIM_API const char* cudaGetErrorName(cudaError_t error);
+}
+
+template <class T>
+__attribute__((always_inline)) static inline cudaError_t cudaMalloc(T** ptr, size_t size) {
+    return cudaMalloc(reinterpret_cast<void**>(ptr), size);
+}
+template <class T>
+__attribute__((always_inline)) static inline cudaError_t cudaMallocHost(T** ptr, size_t size) {
+    return cudaMallocHost(reinterpret_cast<void**>(ptr), size);
+}
+template <class T>
+__attribute__((always_inline)) static inline cudaError_t cudaMallocManaged(T** ptr, size_t size, unsigned int flags = 1) {
+    return cudaMallocManaged(reinterpret_cast<void**>(ptr), size, flags);
+}
+
+namespace sim {
+SIM_API cudaError_t func_set_attribute(const void* kernel, int attr, int value);
+SIM_API cudaError_t symbol_copy(void* dst, const void* src, size_t count);
+}  // namespace sim
+
+template <class K>
+static inline cudaError_t cudaFuncSetAttribute(K* kernel, enum cudaFuncAttribute attr, int value) {
+    return sim::func_set_attribute(reinterpret_cast<const void*>(kernel), (int)attr, value);
+}
+template <class T>
+static inline cudaError_t cudaMemcpyToSymbol(T& symbol, const void* src, size_t count, size_t offset = 0,
+                                             enum cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
+    (void)kind;
+    if (offset + count > sizeof(T)) return cudaErrorInvalidValue;
+    return sim::symbol_copy(reinterpret_cast<char*>(&symbol) + offset, src, count);
+}
+template <class T>
+static inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t count, size_t offset = 0,
+                                               enum cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
+    (void)kind;
+    if (offset + count > sizeof(T)) return cudaErrorInvalidValue;
+    return sim::symbol_copy(dst, reinterpret_cast<const char*>(&symbol) + offset, count);
+}
+
+// ---- device-side state -------------------------------------------------------------------
+namespace sim {
+
+// What a CUDA thread sees; the scheduler points tl_thread at the running fiber's copy.
+struct ThreadState {
+    uint3 thread_idx;
+    uint3 block_idx;
+    dim3 block_dim;
+    dim3 grid_dim;
+};
+extern __thread ThreadState* tl_thread SIM_API;
+
+enum WarpKind {
+    kShflIdx = 0,
+    kShflUp = 1,
+    kShflDown = 2,
+    kShflXor = 3,
+    kBallot = 4,
+    kAny = 5,
+    kAll = 6,
+    kSyncWarp = 7,
+};
+
+SIM_API void syncthreads(const char* file, int line);
+SIM_API int syncthreads_reduce(int kind, int predicate, const char* file, int line);
+SIM_API unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value, int param, int width,
+                                   const char* file, int line);
+SIM_API unsigned int active_mask();
+SIM_API void* shared_static(const void* site, size_t size, size_t align);
+SIM_API void* dynamic_shared();
+SIM_API void thread_fence();
+
+template <class T>
+static inline T shfl(int kind, const char* file, int line, unsigned int mask, T value, int param,
+                     int width = 32) {
+    static_assert(std::is_trivially_copyable<T>::value && sizeof(T) <= 8,
+                  "warp shuffles take a value of at most 8 bytes");
+    unsigned long long bits = 0;
+    std::memcpy(&bits, &value, sizeof(T));
+    bits = warp_op(kind, mask, bits, param, width, file, line);
+    T out;
+    std::memcpy(&out, &bits, sizeof(T));
+    return out;
+}
+
+template <class T>
+static inline T& shared_var(const void* site) {
+    return *static_cast<T*>(shared_static(site, sizeof(T), alignof(T)));
+}
+
+template <class T>
+struct nondeduced {
+    using type = T;
+};
+
+struct LaunchSpec {
+    dim3 grid;
+    dim3 block;
+    size_t smem;
+    cudaStream_t stream;
+};
+
+SIM_API void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
+                        void (*invoke)(void*), void* pack);
+
+// A <<<grid, block, smem, stream>>> launch, as the build rewrites it: the arguments convert
+// to the kernel's parameter types once, on the host, like a real launch.
+template <class... P>
+static inline void launch(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
+                          cudaStream_t stream, void (*kernel)(P...),
+                          typename nondeduced<std::decay_t<P>>::type... args) {
+    struct Pack {
+        void (*kernel)(P...);
+        std::tuple<std::decay_t<P>...> args;
+    };
+    Pack pack{kernel, std::tuple<std::decay_t<P>...>(args...)};
+    LaunchSpec spec{grid, block, smem, stream};
+    launch_raw(spec, name, file, line, reinterpret_cast<const void*>(kernel),
+               [](void* p) {
+                   Pack* pk = static_cast<Pack*>(p);
+                   std::apply(pk->kernel, pk->args);
+               },
+               &pack);
+}
+
+// A launch of a kernel template whose arguments are deduced from the call, as the build
+// rewrites it: ``call`` is a generic lambda that calls the kernel by name.
+template <class F, class... A>
+static inline void launch_deduced(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
+                                  cudaStream_t stream, F call, A&&... args) {
+    struct Pack {
+        F call;
+        std::tuple<std::decay_t<A>...> args;
+    };
+    Pack pack{call, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...)};
+    LaunchSpec spec{grid, block, smem, stream};
+    launch_raw(spec, name, file, line, nullptr,
+               [](void* p) {
+                   Pack* pk = static_cast<Pack*>(p);
+                   std::apply(pk->call, pk->args);
+               },
+               &pack);
+}
+
+}  // namespace sim
+
+#define threadIdx (::sim::tl_thread->thread_idx)
+#define blockIdx (::sim::tl_thread->block_idx)
+#define blockDim (::sim::tl_thread->block_dim)
+#define gridDim (::sim::tl_thread->grid_dim)
+#define warpSize 32
+
+// ---- synchronisation, shuffles, votes ------------------------------------------------------
+#define __syncthreads() ::sim::syncthreads(__FILE__, __LINE__)
+#define __syncthreads_count(p) ::sim::syncthreads_reduce(0, (p) ? 1 : 0, __FILE__, __LINE__)
+#define __syncthreads_and(p) ::sim::syncthreads_reduce(1, (p) ? 1 : 0, __FILE__, __LINE__)
+#define __syncthreads_or(p) ::sim::syncthreads_reduce(2, (p) ? 1 : 0, __FILE__, __LINE__)
+#define __syncwarp(...) ::sim::syncwarp_at(__FILE__, __LINE__, ##__VA_ARGS__)
+#define __shfl_sync(...) ::sim::shfl(::sim::kShflIdx, __FILE__, __LINE__, __VA_ARGS__)
+#define __shfl_up_sync(...) ::sim::shfl(::sim::kShflUp, __FILE__, __LINE__, __VA_ARGS__)
+#define __shfl_down_sync(...) ::sim::shfl(::sim::kShflDown, __FILE__, __LINE__, __VA_ARGS__)
+#define __shfl_xor_sync(...) ::sim::shfl(::sim::kShflXor, __FILE__, __LINE__, __VA_ARGS__)
+#define __ballot_sync(mask, p) \
+    ((unsigned int)::sim::warp_op(::sim::kBallot, (mask), (p) ? 1 : 0, 0, 32, __FILE__, __LINE__))
+#define __any_sync(mask, p) ((int)::sim::warp_op(::sim::kAny, (mask), (p) ? 1 : 0, 0, 32, __FILE__, __LINE__))
+#define __all_sync(mask, p) ((int)::sim::warp_op(::sim::kAll, (mask), (p) ? 1 : 0, 0, 32, __FILE__, __LINE__))
+#define __activemask() ::sim::active_mask()
+#define __threadfence() ::sim::thread_fence()
+#define __threadfence_block() ::sim::thread_fence()
+#define __threadfence_system() ::sim::thread_fence()
+
+namespace sim {
+static inline void syncwarp_at(const char* file, int line, unsigned int mask = 0xffffffffu) {
+    (void)warp_op(kSyncWarp, mask, 0, 0, 32, file, line);
+}
+}  // namespace sim
+
+// ---- atomics (GCC builtins: safe across blocks running on parallel workers) -----------------
+#define SIM_ATOMIC_INT(T)                                                                                  \
+    static inline T atomicAdd(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }            \
+    static inline T atomicSub(T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }            \
+    static inline T atomicAnd(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); }            \
+    static inline T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }              \
+    static inline T atomicXor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); }            \
+    static inline T atomicExch(T* p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }          \
+    static inline T atomicCAS(T* p, T expected, T desired) {                                               \
+        __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);     \
+        return expected;                                                                                   \
+    }                                                                                                      \
+    static inline T atomicMax(T* p, T v) {                                                                 \
+        T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                      \
+        while (old < v &&                                                                                  \
+               !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {       \
+        }                                                                                                  \
+        return old;                                                                                        \
+    }                                                                                                      \
+    static inline T atomicMin(T* p, T v) {                                                                 \
+        T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                      \
+        while (old > v &&                                                                                  \
+               !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {       \
+        }                                                                                                  \
+        return old;                                                                                        \
+    }
+SIM_ATOMIC_INT(int)
+SIM_ATOMIC_INT(unsigned int)
+SIM_ATOMIC_INT(unsigned long long)
+SIM_ATOMIC_INT(long long)
+#undef SIM_ATOMIC_INT
+
+#define SIM_ATOMIC_FLOAT(T, I)                                                                             \
+    static inline T atomicAdd(T* p, T v) {                                                                 \
+        I* ip = reinterpret_cast<I*>(p);                                                                   \
+        I old = __atomic_load_n(ip, __ATOMIC_SEQ_CST);                                                     \
+        for (;;) {                                                                                         \
+            T cur;                                                                                         \
+            std::memcpy(&cur, &old, sizeof(T));                                                            \
+            T next = cur + v;                                                                              \
+            I nbits;                                                                                       \
+            std::memcpy(&nbits, &next, sizeof(T));                                                         \
+            if (__atomic_compare_exchange_n(ip, &old, nbits, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {  \
+                return cur;                                                                                \
+            }                                                                                              \
+        }                                                                                                  \
+    }                                                                                                      \
+    static inline T atomicExch(T* p, T v) {                                                                \
+        I bits;                                                                                            \
+        std::memcpy(&bits, &v, sizeof(T));                                                                 \
+        I old = __atomic_exchange_n(reinterpret_cast<I*>(p), bits, __ATOMIC_SEQ_CST);                      \
+        T out;                                                                                             \
+        std::memcpy(&out, &old, sizeof(T));                                                                \
+        return out;                                                                                        \
+    }
+SIM_ATOMIC_FLOAT(float, unsigned int)
+SIM_ATOMIC_FLOAT(double, unsigned long long)
+#undef SIM_ATOMIC_FLOAT
+
+static inline unsigned int atomicInc(unsigned int* p, unsigned int limit) {
+    unsigned int old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+    while (!__atomic_compare_exchange_n(p, &old, old >= limit ? 0u : old + 1u, true, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST)) {
+    }
+    return old;
+}
+static inline unsigned int atomicDec(unsigned int* p, unsigned int limit) {
+    unsigned int old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+    while (!__atomic_compare_exchange_n(p, &old, (old == 0u || old > limit) ? limit : old - 1u, true,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    }
+    return old;
+}
+
+// ---- math and bit intrinsics ---------------------------------------------------------------
+// glibc declares some of these names itself, so they map to sim-prefixed functions.
+#define __expf sim__expf
+#define __exp10f sim__exp10f
+#define __logf sim__logf
+#define __log2f sim__log2f
+#define __log10f sim__log10f
+#define __powf sim__powf
+#define __sinf sim__sinf
+#define __cosf sim__cosf
+#define __tanf sim__tanf
+#define __sincosf sim__sincosf
+static inline float sim__expf(float x) { return expf(x); }
+static inline float sim__exp10f(float x) { return powf(10.0f, x); }
+static inline float sim__logf(float x) { return logf(x); }
+static inline float sim__log2f(float x) { return log2f(x); }
+static inline float sim__log10f(float x) { return log10f(x); }
+static inline float sim__powf(float x, float y) { return powf(x, y); }
+static inline float sim__sinf(float x) { return sinf(x); }
+static inline float sim__cosf(float x) { return cosf(x); }
+static inline float sim__tanf(float x) { return tanf(x); }
+static inline void sim__sincosf(float x, float* s, float* c) {
+    *s = sinf(x);
+    *c = cosf(x);
+}
+static inline float __fdividef(float a, float b) { return a / b; }
+static inline float fdividef(float a, float b) { return a / b; }
+static inline float __frcp_rn(float x) { return 1.0f / x; }
+static inline float __fsqrt_rn(float x) { return sqrtf(x); }
+static inline float __frsqrt_rn(float x) { return 1.0f / sqrtf(x); }
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+static inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
+static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fsub_rn(float a, float b) { return a - b; }
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
+static inline int __float2int_rn(float x) { return (int)nearbyintf(x); }
+static inline int __float2int_rz(float x) { return (int)x; }
+static inline int __float2int_rd(float x) { return (int)floorf(x); }
+static inline int __float2int_ru(float x) { return (int)ceilf(x); }
+static inline float __int2float_rn(int x) { return (float)x; }
+static inline float __uint2float_rn(unsigned int x) { return (float)x; }
+static inline int __float_as_int(float x) {
+    int i;
+    std::memcpy(&i, &x, 4);
+    return i;
+}
+static inline unsigned int __float_as_uint(float x) {
+    unsigned int i;
+    std::memcpy(&i, &x, 4);
+    return i;
+}
+static inline float __int_as_float(int i) {
+    float x;
+    std::memcpy(&x, &i, 4);
+    return x;
+}
+static inline float __uint_as_float(unsigned int i) {
+    float x;
+    std::memcpy(&x, &i, 4);
+    return x;
+}
+static inline long long __double_as_longlong(double x) {
+    long long i;
+    std::memcpy(&i, &x, 8);
+    return i;
+}
+static inline double __longlong_as_double(long long i) {
+    double x;
+    std::memcpy(&x, &i, 8);
+    return x;
+}
+static inline int __popc(unsigned int x) { return __builtin_popcount(x); }
+static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
+static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+static inline unsigned int __brev(unsigned int x) {
+    x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+    x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+    x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+    x = ((x >> 8) & 0x00ff00ffu) | ((x & 0x00ff00ffu) << 8);
+    return (x >> 16) | (x << 16);
+}
+static inline int __mul24(int a, int b) { return a * b; }
+static inline unsigned int __umul24(unsigned int a, unsigned int b) { return a * b; }
+static inline int __mulhi(int a, int b) { return (int)(((long long)a * (long long)b) >> 32); }
+static inline unsigned int __umulhi(unsigned int a, unsigned int b) {
+    return (unsigned int)(((unsigned long long)a * (unsigned long long)b) >> 32);
+}
+template <class T>
+static inline T __ldg(const T* p) {
+    return *p;
+}
+
+// CUDA's global min/max accept any mix of arithmetic types.
+template <class A, class B>
+static inline typename std::enable_if<std::is_arithmetic<A>::value && std::is_arithmetic<B>::value,
+                                      typename std::common_type<A, B>::type>::type
+min(A a, B b) {
+    typedef typename std::common_type<A, B>::type C;
+    return (C)a < (C)b ? (C)a : (C)b;
+}
+template <class A, class B>
+static inline typename std::enable_if<std::is_arithmetic<A>::value && std::is_arithmetic<B>::value,
+                                      typename std::common_type<A, B>::type>::type
+max(A a, B b) {
+    typedef typename std::common_type<A, B>::type C;
+    return (C)a > (C)b ? (C)a : (C)b;
+}
+
+#endif  // CUDA_CPU_SIMULATOR_H

@@ -1,0 +1,58 @@
+"""Shared fixtures: paths, a CLI runner and cached fast builds of the test kernels."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+KERNELS = TESTS / "kernels"
+REPO = TESTS.parent.parent
+SHIPPED = REPO / "torchlight" / "cuda_kernels"
+
+
+def run_cli(*args: str, timeout: float = 280.0) -> subprocess.CompletedProcess:
+    """Run ``python -m simulator ARGS`` from the repository root."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run(
+        [sys.executable, "-m", "simulator", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+
+
+def shipped_sources() -> list[Path]:
+    """The shipped kernel sources, or a skip when they are not in this checkout."""
+    names = ["softmax_kernel.cu", "layernorm_kernel.cu"]
+    missing = [n for n in names if not (SHIPPED / n).is_file()]
+    if missing:
+        pytest.skip(f"shipped kernel sources missing from torchlight/cuda_kernels: {', '.join(missing)}")
+    return [SHIPPED / n for n in names]
+
+
+@pytest.fixture(scope="session")
+def sim_lib_dir(tmp_path_factory) -> Path:
+    """Fast-mode builds of the semantics kernels and of the shipped kernels (when present)."""
+    from simulator import build_shared
+
+    out = tmp_path_factory.mktemp("sim-libs")
+    build_shared(KERNELS / "semantics.cu", out, "fast")
+    for name in ("softmax_kernel.cu", "layernorm_kernel.cu"):
+        if (SHIPPED / name).is_file():
+            build_shared(SHIPPED / name, out, "fast")
+    return out
+
+
+@pytest.fixture(scope="session")
+def sem(sim_lib_dir) -> ctypes.CDLL:
+    """The semantics kernels, loaded with ctypes."""
+    return ctypes.CDLL(str(sim_lib_dir / "semantics.so"))

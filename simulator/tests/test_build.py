@@ -1,0 +1,268 @@
+"""The build: refused constructs, the exported launchers (against nvcc's build), and the
+shipped kernels' results through ctypes against numpy."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import subprocess
+import textwrap
+
+import numpy as np
+import pytest
+
+from .conftest import SHIPPED, run_cli, shipped_sources
+
+UNSUPPORTED = [
+    ('asm volatile("membar.gl;");', "inline assembly"),
+    ("float v = tex1Dfetch<float>(tex, 0);", "textures"),
+    ("cooperative_groups::this_thread_block().sync();", "cooperative groups"),
+    ("int v = __shfl(1, 0);", "without _sync"),
+    ("unsigned m = __match_any_sync(0xffffffffu, 1);", "__match_*_sync"),
+    ("child<<<1, 1>>>(p);", "dynamic parallelism"),
+]
+
+
+@pytest.mark.parametrize("stmt,what", UNSUPPORTED, ids=[w for _, w in UNSUPPORTED])
+def test_unsupported_construct_fails_the_build_naming_it_and_the_line(tmp_path, stmt, what):
+    src = tmp_path / "bad.cu"
+    src.write_text(
+        textwrap.dedent(
+            """\
+            #include <cuda_runtime.h>
+            __global__ void child(float* p) { p[0] = 1.0f; }
+            __global__ void parent(float* p) {
+                {stmt}
+            }
+            """
+        ).replace("{stmt}", stmt)
+    )
+    proc = run_cli("build", str(src), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2
+    assert f"{src}:4:" in proc.stderr
+    assert what in proc.stderr
+    assert not (tmp_path / "out" / "bad.so").exists()
+
+
+def test_unknown_cuda_api_is_named(tmp_path):
+    src = tmp_path / "api.cu"
+    src.write_text('#include <cuda_runtime.h>\nextern "C" int f(void) { return (int)cudaFrobnicate(); }\n')
+    proc = run_cli("build", str(src), "--out", str(tmp_path))
+    assert proc.returncode == 2
+    assert "'cudaFrobnicate' is not provided by the simulator" in proc.stderr
+
+
+def test_unsupported_header_is_named(tmp_path):
+    src = tmp_path / "hdr.cu"
+    src.write_text("#include <cuda_fp16.h>\n__global__ void k() {}\n")
+    proc = run_cli("build", str(src), "--out", str(tmp_path))
+    assert proc.returncode == 2
+    assert f"{src}:1: unsupported header <cuda_fp16.h>" in proc.stderr
+
+
+def test_constructs_in_inactive_preprocessor_branches_do_not_count(tmp_path):
+    src = tmp_path / "arch.cu"
+    src.write_text(
+        textwrap.dedent(
+            """\
+            #include <cuda_runtime.h>
+            __global__ void k(float* p) {
+            #if defined(__CUDA_ARCH__)
+                asm volatile("membar.gl;");
+            #else
+                __threadfence();
+            #endif
+                p[threadIdx.x] = 1.0f;
+            }
+            """
+        )
+    )
+    proc = run_cli("build", str(src), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_launch_forms_templates_deduction_streams_and_multiline(tmp_path):
+    src = tmp_path / "forms.cu"
+    src.write_text(
+        textwrap.dedent(
+            """\
+            #include <cuda_runtime.h>
+            namespace ns {
+            template <typename T, int K>
+            __global__ void fill(T* out, T value) {
+                __shared__ T tile[K][2];
+                tile[threadIdx.x % K][threadIdx.x % 2] = value;
+                __syncthreads();
+                out[blockIdx.x * blockDim.x + threadIdx.x] = tile[0][0] + (T)K;
+            }
+            template <typename T>
+            __global__ void add_one(T* out, int n) {
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                if (i < n) out[i] += (T)1;
+            }
+            }  // namespace ns
+            extern "C" int forms(double* host) {
+                double* d = NULL;
+                cudaStream_t stream;
+                cudaStreamCreate(&stream);
+                if (cudaMalloc(&d, 64 * sizeof(double)) != cudaSuccess) return 1;
+                ns::fill<double, 4><<<dim3(2), dim3(32, 1, 1),
+                                      0, stream>>>(d,
+                                                   2.5);
+                int line = __LINE__;
+                ns::add_one<<<2, 32>>>(d, 64);
+                cudaMemcpy(host, d, 64 * sizeof(double), cudaMemcpyDeviceToHost);
+                cudaFree(d);
+                cudaStreamDestroy(stream);
+                return line;
+            }
+            """
+        )
+    )
+    proc = run_cli("build", str(src), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    lib = ctypes.CDLL(str(tmp_path / "out" / "forms.so"))
+    host = np.zeros(64)
+    # __LINE__ after a three-line launch still matches the source: line numbers are preserved.
+    assert lib.forms(ctypes.c_void_p(host.ctypes.data)) == 24
+    np.testing.assert_array_equal(host, np.full(64, 7.5))
+
+
+def _launchers(path) -> set[str]:
+    out = subprocess.run(
+        ["nm", "-D", "--defined-only", str(path)], capture_output=True, text=True, check=True
+    )
+    names = set()
+    for line in out.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "T" and not parts[2].startswith("_"):
+            names.add(parts[2])
+    return names
+
+
+@pytest.mark.parametrize("name", ["softmax_kernel", "layernorm_kernel"])
+def test_exports_match_the_nvcc_build(sim_lib_dir, tmp_path, name):
+    shipped_sources()
+    if shutil.which("nm") is None:
+        pytest.skip("nm (binutils) is not installed")
+    nvcc = shutil.which("nvcc") or (
+        "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None
+    )
+    if nvcc is None:
+        pytest.skip("nvcc is not installed: no reference build to compare the exported symbols with")
+    ref = tmp_path / f"{name}.so"
+    subprocess.run(
+        [
+            nvcc,
+            "-shared",
+            "-Xcompiler",
+            "-fPIC",
+            "-Xcompiler",
+            "-fvisibility=hidden",
+            "-cudart",
+            "static",
+            "-arch=sm_80",
+            "-o",
+            str(ref),
+            str(SHIPPED / f"{name}.cu"),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=240,
+    )
+    want = _launchers(ref)
+    assert want, "the nvcc build exports no launcher"
+    assert _launchers(sim_lib_dir / f"{name}.so") == want
+
+
+def _softmax_ref(x, mask, causal):
+    s = x.astype(np.float64)
+    if mask is not None:
+        s = s + mask[:, None, None, :]
+    if causal:
+        q, k = s.shape[-2:]
+        s = np.where(np.arange(k)[None, :] > np.arange(q)[:, None], -np.inf, s)
+    m = s.max(axis=-1, keepdims=True)
+    e = np.where(np.isfinite(s), np.exp(s - np.where(np.isfinite(m), m, 0)), 0.0)
+    tot = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, tot, out=np.zeros_like(e), where=tot > 0)
+
+
+def _p(a):
+    return ctypes.c_void_p(a.ctypes.data) if a is not None else None
+
+
+@pytest.mark.parametrize(
+    "shape,use_mask,causal",
+    [
+        ((1, 1, 1, 1), False, False),
+        ((2, 3, 4, 5), True, False),
+        ((1, 2, 7, 33), False, True),
+        ((2, 1, 3, 300), True, True),
+        ((1, 1, 2, 1000), False, False),
+    ],
+)
+def test_shipped_softmax_matches_numpy(sim_lib_dir, shape, use_mask, causal):
+    shipped_sources()
+    lib = ctypes.CDLL(str(sim_lib_dir / "softmax_kernel.so"))
+    rng = np.random.default_rng(sum(shape))
+    b, h, q, k = shape
+    x = rng.standard_normal(shape).astype(np.float32)
+    mask = rng.standard_normal((b, k)).astype(np.float32) if use_mask else None
+    y = np.zeros_like(x)
+    i64 = ctypes.c_int64
+    rc = lib.tl_attn_softmax_fw(_p(x), _p(mask), _p(y), i64(b), i64(h), i64(q), i64(k), ctypes.c_int(causal))
+    assert rc == 0
+    want = _softmax_ref(x, mask, causal)
+    # float32 kernel against a float64 reference: exp and the sums round at ~1e-7 relative.
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+    dy = rng.standard_normal(shape).astype(np.float32)
+    dx = np.zeros_like(x)
+    assert lib.tl_attn_softmax_bw(_p(y), _p(dy), _p(dx), i64(b * h * q), i64(k)) == 0
+    yd = y.astype(np.float64)
+    want_dx = yd * (dy - (dy * yd).sum(axis=-1, keepdims=True))
+    np.testing.assert_allclose(dx, want_dx, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("rows,hidden", [(1, 1), (3, 7), (4, 256), (70, 40), (2, 600)])
+def test_shipped_layernorm_matches_numpy(sim_lib_dir, rows, hidden):
+    shipped_sources()
+    lib = ctypes.CDLL(str(sim_lib_dir / "layernorm_kernel.so"))
+    rng = np.random.default_rng(rows * 1000 + hidden)
+    x = rng.standard_normal((rows, hidden)).astype(np.float32)
+    g = rng.standard_normal(hidden).astype(np.float32)
+    be = rng.standard_normal(hidden).astype(np.float32)
+    y = np.zeros_like(x)
+    mean = np.zeros(rows, np.float32)
+    rstd = np.zeros(rows, np.float32)
+    i64 = ctypes.c_int64
+    eps = 1e-5
+    rc = lib.tl_layernorm_fw(
+        _p(x), _p(g), _p(be), _p(y), _p(mean), _p(rstd), i64(rows), i64(hidden), ctypes.c_float(eps)
+    )
+    assert rc == 0
+    xd = x.astype(np.float64)
+    mu = xd.mean(axis=1)
+    var = ((xd - mu[:, None]) ** 2).mean(axis=1)
+    rs = 1.0 / np.sqrt(var + eps)
+    xhat = (xd - mu[:, None]) * rs[:, None]
+    # float32 sums over up to 600 terms: a few ulp of the row's magnitude.
+    np.testing.assert_allclose(mean, mu, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rstd, rs, rtol=1e-4)
+    np.testing.assert_allclose(y, xhat * g + be, rtol=1e-4, atol=1e-4)
+    dy = rng.standard_normal((rows, hidden)).astype(np.float32)
+    dx = np.zeros_like(x)
+    dg = np.zeros(hidden, np.float32)
+    db = np.zeros(hidden, np.float32)
+    rc = lib.tl_layernorm_bw(
+        _p(dy), _p(x), _p(g), _p(mean), _p(rstd), _p(dx), _p(dg), _p(db), i64(rows), i64(hidden)
+    )
+    assert rc == 0
+    gg = dy * g
+    want_dx = rs[:, None] * (
+        gg - gg.mean(axis=1, keepdims=True) - xhat * (gg * xhat).mean(axis=1, keepdims=True)
+    )
+    np.testing.assert_allclose(dx, want_dx, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(dg, (dy * xhat).sum(axis=0), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(db, dy.sum(axis=0), rtol=1e-4, atol=1e-4)

@@ -1,0 +1,244 @@
+"""The real kernel libraries from ``TORCHLIGHT_CUDA_KERNEL_DIR`` (or torchlight/cuda_kernels/).
+
+* ``kernels``-marked tests need only a built library, not a GPU: the launchers' own argument
+  checks (which return before any CUDA call) and, for an nvcc build on a machine without an
+  NVIDIA driver, the translated "no NVIDIA driver" error.
+* The numerics tests need a library that can run: the simulator's CPU build or an nvcc build on
+  a GPU. They cover what the device-generic suite's small shapes cannot: rows longer than a
+  block, many rows, masks with excluded keys, large score magnitudes.
+
+Tolerances (float32 against the numpy float32 reference): softmax rtol 2e-5, atol 1e-6 (outputs
+lie in [0, 1]; the launchers and numpy sum the exponentials in different orders and the device
+expf may be 2 ulp off); layer norm elementwise outputs rtol 1e-4, atol 1e-5 (mean and variance
+are sums over the row in a different order, and a rounding error in the mean is multiplied by
+rstd * gamma); dgamma/dbeta atol 8 * eps32 * sum over rows of |term| (they sum over rows in a
+different association, and the error of a float32 sum scales with the sum of magnitudes).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+
+import numpy as np
+import pytest
+
+from torchlight.backends import cuda_c
+from torchlight.backends.cpu import cpu_backend
+from torchlight.backends.cuda_c import CudaCKernelError, CudaCKernels, find_kernel_dir, load_kernels
+from torchlight.core.tensor_data import TensorData
+
+F32 = np.float32
+NO_GPU_CODES = (34, 35, 100)
+
+
+@pytest.fixture(scope="module")
+def kernels() -> CudaCKernels:
+    """The loaded libraries; skips (saying why) when none are configured or built."""
+    directory = find_kernel_dir()  # a bad TORCHLIGHT_CUDA_KERNEL_DIR raises here, loudly
+    if directory is None:
+        pytest.skip(
+            f"no kernel libraries: {cuda_c.KERNEL_DIR_ENV} is unset and torchlight/cuda_kernels/ holds no "
+            "built .so (build with ci/build-kernels.sh or python -m simulator build)"
+        )
+    return load_kernels(directory)
+
+
+def _is_nvcc_build(kernels: CudaCKernels) -> bool:
+    path = cuda_c.library_paths(kernels.origin)["softmax_kernel"]
+    return b".nv_fatbin" in path.read_bytes()
+
+
+def _driver_present() -> bool:
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def runnable(kernels: CudaCKernels) -> CudaCKernels:
+    """Libraries that can actually run a kernel here; skips an nvcc build without a GPU."""
+    try:
+        kernels.attn_softmax_bw(td(np.ones((1, 1), F32)), td(np.ones((1, 1), F32)))
+    except CudaCKernelError as err:
+        if err.code in NO_GPU_CODES:
+            pytest.skip(f"the libraries in {kernels.origin} need an NVIDIA GPU here ({err.error_name})")
+        raise
+    return kernels
+
+
+def td(array) -> TensorData:
+    return TensorData.from_array(np.asarray(array))
+
+
+def rand(*shape, scale=1.0, seed=0) -> np.ndarray:
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(F32)
+
+
+# --- the launchers' own checks (no GPU needed: they return before any CUDA call) ----------------
+
+
+@pytest.mark.kernels
+def test_abi_symbols(kernels):
+    for lib, (abi, table) in cuda_c.LIBRARIES.items():
+        handle = ctypes.CDLL(str(cuda_c.library_paths(kernels.origin)[lib]))
+        assert getattr(handle, abi)() == cuda_c.ABI_VERSION
+        for symbol in table:
+            assert callable(kernels.launcher(symbol))
+
+
+@pytest.mark.kernels
+@pytest.mark.parametrize(
+    "symbol, args, code",
+    [
+        ("tl_attn_softmax_fw", (None, None, None, -1, 1, 1, 1, 0), 20001),
+        ("tl_attn_softmax_fw", (None, None, None, 1, 1, 1, -5, 1), 20001),
+        ("tl_attn_softmax_fw", (None, None, None, 1, 1, 1, 4, 0), 20002),
+        ("tl_attn_softmax_fw", (None, None, None, 2**40, 2**40, 1, 1, 0), 20003),
+        ("tl_attn_softmax_fw", (None, None, None, 1, 1, 2**31, 2**31, 0), 20003),
+        ("tl_attn_softmax_fw", (None, None, None, 3, 0, 2, 4, 1), 0),
+        ("tl_attn_softmax_bw", (None, None, None, -2, 4), 20001),
+        ("tl_attn_softmax_bw", (None, None, None, 2, 4), 20002),
+        ("tl_attn_softmax_bw", (None, None, None, 5, 0), 0),
+        ("tl_layernorm_fw", (None,) * 6 + (-1, 4, 1e-5), 20001),
+        ("tl_layernorm_fw", (None,) * 6 + (2, 4, 0.0), 20004),
+        ("tl_layernorm_fw", (None,) * 6 + (2, 4, -1.0), 20004),
+        ("tl_layernorm_fw", (None,) * 6 + (2, 0, 1e-5), 20004),
+        ("tl_layernorm_fw", (None,) * 6 + (2, 4, 1e-5), 20002),
+        ("tl_layernorm_fw", (None,) * 6 + (0, 4, 1e-5), 0),
+        ("tl_layernorm_bw", (None,) * 8 + (3, -1), 20001),
+        ("tl_layernorm_bw", (None,) * 8 + (3, 0), 20004),
+        ("tl_layernorm_bw", (None,) * 8 + (0, 0), 0),
+        ("tl_layernorm_bw", (None,) * 8 + (2, 4), 20002),
+        ("tl_layernorm_bw", (None,) * 8 + (2**62, 4), 20003),
+    ],
+)
+def test_launchers_refuse_bad_arguments_themselves(kernels, symbol, args, code):
+    assert kernels.launcher(symbol)(*args) == code
+
+
+@pytest.mark.kernels
+def test_layernorm_bw_over_no_rows_gives_zero_parameter_gradients(kernels):
+    dx, dgamma, dbeta = kernels.layernorm_bw(
+        *(td(np.zeros((0, 3), F32)) for _ in range(2)),
+        td(np.ones(3, F32)),
+        td(np.zeros(0, F32)),
+        td(np.zeros(0, F32)),
+    )
+    assert dx.shape == (0, 3)
+    np.testing.assert_array_equal(dgamma.array, np.zeros(3, F32))
+    np.testing.assert_array_equal(dbeta.array, np.zeros(3, F32))
+
+
+@pytest.mark.kernels
+def test_nvcc_build_without_a_driver_says_no_nvidia_driver(kernels):
+    if not _is_nvcc_build(kernels):
+        pytest.skip(
+            f"{kernels.origin} holds a CPU (simulator) build; the no-driver path needs the nvcc build"
+        )
+    if _driver_present():
+        pytest.skip("an NVIDIA driver (libcuda.so.1) is present, so the no-driver error cannot occur here")
+    x = td(rand(1, 1, 2, 3))
+    with pytest.raises(CudaCKernelError) as info:
+        kernels.attn_softmax_fw(x)
+    err = info.value
+    assert err.error_name in ("cudaErrorInsufficientDriver", "cudaErrorNoDevice", "cudaErrorStubLibrary")
+    message = str(err)
+    assert "no NVIDIA driver" in message and "python -m simulator build" in message
+    assert message.startswith(f"tl_attn_softmax_fw failed with {err.error_name} (code {err.code})")
+    with pytest.raises(CudaCKernelError, match="no NVIDIA driver"):
+        kernels.layernorm_fw(td(rand(2, 3)), td(np.ones(3, F32)), td(np.zeros(3, F32)), 1e-5)
+
+
+# --- numerics through a runnable library ---------------------------------------------------------
+
+SOFTMAX_TOL = {"rtol": 2e-5, "atol": 1e-6}
+LN_TOL = {"rtol": 1e-4, "atol": 1e-5}
+EPS32 = float(np.finfo(F32).eps)
+
+
+def _softmax_case(shape, with_mask, scale, seed):
+    x = rand(*shape, scale=scale, seed=seed)
+    mask = None
+    if with_mask:
+        rng = np.random.default_rng(seed + 1)
+        m = rng.standard_normal((shape[0], shape[3])).astype(F32)
+        m[rng.random(m.shape) < 0.3] = -np.inf
+        m[0] = -np.inf  # every key of batch 0 excluded: rows of zeros
+        mask = td(m)
+    return td(x), mask
+
+
+@pytest.mark.parametrize(
+    "shape", [(1, 1, 1, 1), (2, 3, 4, 33), (1, 2, 5, 300), (2, 1, 3, 1000), (1, 1, 40, 7), (1, 1, 2, 4099)]
+)
+@pytest.mark.parametrize("with_mask, causal", list(itertools.product([False, True], [False, True])))
+def test_softmax_matches_the_reference(runnable, shape, with_mask, causal):
+    cpu = cpu_backend()
+    x, mask = _softmax_case(shape, with_mask, scale=4.0, seed=sum(shape))
+    want = cpu.attn_softmax_fw(x, mask, causal)
+    got = runnable.attn_softmax_fw(x, mask, causal)
+    np.testing.assert_allclose(got.array, want.array, **SOFTMAX_TOL)
+    dy = td(rand(*shape, seed=7))
+    np.testing.assert_allclose(
+        runnable.attn_softmax_bw(want, dy).array, cpu.attn_softmax_bw(want, dy).array, **SOFTMAX_TOL
+    )
+
+
+def test_softmax_is_stable_for_large_scores(runnable):
+    x = td(rand(2, 2, 3, 50, scale=1e4, seed=3))
+    got = runnable.attn_softmax_fw(x, None, True).array
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, cpu_backend().attn_softmax_fw(x, None, True).array, **SOFTMAX_TOL)
+    np.testing.assert_allclose(got.sum(axis=-1), 1.0, rtol=1e-5)
+
+
+def test_fully_excluded_rows_are_zero_with_zero_gradient(runnable):
+    mask = td(np.full((2, 6), -np.inf, F32))
+    y = runnable.attn_softmax_fw(td(rand(2, 3, 4, 6)), mask, False)
+    np.testing.assert_array_equal(y.array, 0.0)
+    np.testing.assert_array_equal(runnable.attn_softmax_bw(y, td(rand(2, 3, 4, 6))).array, 0.0)
+
+
+def _sum_tol(terms: np.ndarray) -> np.ndarray:
+    return 8 * EPS32 * np.abs(terms).reshape(-1, terms.shape[-1]).sum(axis=0) + LN_TOL["atol"]
+
+
+@pytest.mark.parametrize(
+    "shape", [(1,), (5,), (3, 33), (2, 3, 300), (2, 1000), (70, 33), (300, 5), (1, 2049)]
+)
+@pytest.mark.parametrize("offset", [0.0, 100.0])
+def test_layernorm_matches_the_reference(runnable, shape, offset):
+    cpu = cpu_backend()
+    x = td(rand(*shape, scale=3.0, seed=len(shape)) + F32(offset))
+    gamma, beta = td(rand(shape[-1], seed=1)), td(rand(shape[-1], seed=2))
+    want = cpu.layernorm_fw(x, gamma, beta, 1e-5)
+    got = runnable.layernorm_fw(x, gamma, beta, 1e-5)
+    for name, g, w in zip(("y", "mean", "rstd"), got, want):
+        assert g.shape == w.shape, name
+        np.testing.assert_allclose(g.array, w.array, err_msg=name, **LN_TOL)
+    dy = td(rand(*shape, seed=5))
+    dx, dgamma, dbeta = runnable.layernorm_bw(dy, x, gamma, want[1], want[2])
+    rdx, rdgamma, rdbeta = cpu.layernorm_bw(dy, x, gamma, want[1], want[2])
+    np.testing.assert_allclose(dx.array, rdx.array, **LN_TOL)
+    xhat = (x.array - want[1].array[..., None]) * want[2].array[..., None]
+    assert np.all(np.abs(dgamma.array - rdgamma.array) <= _sum_tol(dy.array * xhat))
+    assert np.all(np.abs(dbeta.array - rdbeta.array) <= _sum_tol(dy.array))
+
+
+def test_layernorm_variance_is_never_negative(runnable):
+    x = td(np.full((3, 257), 1e4, F32) + np.arange(257, dtype=F32) * 1e-3)
+    _, _, rstd = runnable.layernorm_fw(x, td(np.ones(257, F32)), td(np.zeros(257, F32)), 1e-5)
+    assert np.isfinite(rstd.array).all() and (rstd.array <= 1 / np.sqrt(F32(1e-5)) * (1 + 1e-6)).all()
+
+
+def test_layernorm_parameter_gradients_are_deterministic(runnable):
+    x, dy = td(rand(600, 40, seed=1)), td(rand(600, 40, seed=2))
+    gamma = td(rand(40, seed=3))
+    _, mean, rstd = runnable.layernorm_fw(x, gamma, td(np.zeros(40, F32)), 1e-5)
+    first = runnable.layernorm_bw(dy, x, gamma, mean, rstd)
+    second = runnable.layernorm_bw(dy, x, gamma, mean, rstd)
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a.array, b.array)

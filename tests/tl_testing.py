@@ -1,0 +1,314 @@
+"""Shared pieces of the device-generic suite: the tier knob, shape limits, strategies, gradcheck.
+
+The tier (env ``TORCHLIGHT_TEST_TIER``) scales hypothesis example counts and shape sizes: the
+numba CUDA simulator costs ~0.2 ms per simulated thread, so its shapes must stay tiny. Tests
+take every size from ``LIMITS`` rather than from literals.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+import torchlight as tl
+from torchlight.core.tensor_data import TensorData
+
+TIER_ENV = "TORCHLIGHT_TEST_TIER"
+DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Sizes one tier may use; every property test draws its shapes within these."""
+
+    tier: str
+    max_examples: int
+    max_ndim: int  # rank of generic elementwise/reduce inputs
+    max_side: int  # largest size of one dim in property tests
+    max_matmul: int  # largest n, k, m of a matmul
+    max_batch_dims: int  # batch dims of a batched matmul
+    attn_side: int  # largest batch/heads/q_len/k_len of attention scores
+    max_hidden: int  # largest layer-norm hidden size
+    grad_side: int  # base size of the shapes in the gradient checks
+
+
+TIERS: dict[str, Limits] = {
+    "cpu": Limits("cpu", 30, 4, 5, 8, 2, 4, 16, 4),
+    "cudasim": Limits("cudasim", 4, 3, 4, 4, 1, 3, 8, 2),
+    "gpu": Limits("gpu", 50, 4, 6, 32, 2, 8, 64, 4),
+}
+
+
+def resolve_tier(environ: dict | None = None) -> Limits:
+    """The Limits for ``TORCHLIGHT_TEST_TIER`` (default cpu); ValueError naming an unknown tier."""
+    env = os.environ if environ is None else environ
+    name = env.get(TIER_ENV, "").strip() or "cpu"
+    if name not in TIERS:
+        raise ValueError(
+            f"{TIER_ENV}={name!r} is not a test tier: expected one of {', '.join(sorted(TIERS))}"
+        )
+    return TIERS[name]
+
+
+def register_profiles() -> None:
+    """One hypothesis profile per tier: example counts scale, no deadlines anywhere."""
+    common = {"deadline": None, "print_blob": True}
+    settings.register_profile("cpu", max_examples=TIERS["cpu"].max_examples, **common)
+    settings.register_profile(
+        "cudasim",
+        max_examples=TIERS["cudasim"].max_examples,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow],
+        **common,
+    )
+    settings.register_profile(
+        "gpu",
+        max_examples=TIERS["gpu"].max_examples,
+        suppress_health_check=[HealthCheck.too_slow],
+        **common,
+    )
+
+
+LIMITS = resolve_tier()
+
+
+# --- tolerances -----------------------------------------------------------------------------
+
+# float32 results are compared with float64 references; float64 results allow for a different
+# summation order or fused multiply-add on other backends.
+TOLERANCE = {DTYPES[0]: (1e-5, 1e-6), DTYPES[1]: (1e-10, 1e-12)}
+
+
+def assert_close(actual, expected, dtype=None, scale: float = 1.0, what: str = "") -> None:
+    """Compare with the tolerance of ``dtype``; ``scale`` widens atol for sums of ``scale`` terms."""
+    actual = actual.numpy() if isinstance(actual, tl.Tensor) else actual
+    actual = actual.array if isinstance(actual, TensorData) else np.asarray(actual)
+    dtype = np.dtype(dtype) if dtype is not None else actual.dtype
+    rtol, atol = TOLERANCE[dtype]
+    expected = np.asarray(expected, dtype=np.float64)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != expected {expected.shape}"
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol * max(scale, 1.0), err_msg=what)
+
+
+# --- value samplers (numpy, float64; cast by the caller) --------------------------------------
+
+Sampler = Callable[[np.random.Generator, tuple], np.ndarray]
+
+
+def uniform(low: float = -3.0, high: float = 3.0) -> Sampler:
+    """Uniform values in [low, high)."""
+    return lambda rng, shape: rng.uniform(low, high, shape)
+
+
+def away_from_zero(low: float = 0.25, high: float = 3.0) -> Sampler:
+    """Magnitudes in [low, high) with a random sign (safe denominators)."""
+    return lambda rng, shape: rng.uniform(low, high, shape) * rng.choice([-1.0, 1.0], shape)
+
+
+def grid(values: Sequence[float] = (-1.0, -0.5, 0.0, 0.5, 1.0)) -> Sampler:
+    """Values from a small set, so that ties and exact equalities happen."""
+    pool = np.asarray(values, dtype=np.float64)
+    return lambda rng, shape: rng.choice(pool, shape)
+
+
+# --- strategies --------------------------------------------------------------------------------
+
+
+@st.composite
+def shapes(
+    draw, min_dims: int = 0, max_dims: int | None = None, min_side: int = 0, max_side: int | None = None
+):
+    """Array shapes within the tier limits; size-1 dims are common and, unless ``min_side`` > 0,
+    about one shape in eight has a size-0 dim (empty tensors would otherwise crowd out the rest)."""
+    max_dims = LIMITS.max_ndim if max_dims is None else max_dims
+    max_side = LIMITS.max_side if max_side is None else max_side
+    low = max(min_side, 1)
+    ndim = draw(st.integers(min_dims, max(min_dims, max_dims)))
+    shape = [draw(st.integers(low, max(low, max_side))) for _ in range(ndim)]
+    if min_side == 0 and shape and draw(st.integers(0, 7)) == 0:
+        shape[draw(st.integers(0, len(shape) - 1))] = 0
+    return tuple(shape)
+
+
+dtypes = st.sampled_from(DTYPES)
+
+
+LAYOUTS = ("contiguous", "offset", "permuted", "expanded", "expanded+permuted")
+
+
+@st.composite
+def laid_out(draw, shape: tuple, dtype, sampler: Sampler | None = None, layouts: bool = True):
+    """``(TensorData, expected float64 array)`` of ``shape`` in a drawn memory layout.
+
+    Layouts (``LAYOUTS``): contiguous; or a storage offset (with NaN filler before it, so an
+    ignored offset shows) plus optionally stride-0 dims from ``expand`` (with or without
+    dropped leading dims) and/or a real ``permute`` of the dims. The logical values are the
+    expected array.
+    """
+    sampler = sampler or uniform()
+    shape = tuple(shape)
+    ndim = len(shape)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    kind = draw(st.sampled_from(LAYOUTS)) if layouts else "contiguous"
+    permuted = "permuted" in kind and ndim >= 2
+    order = tuple(draw(st.permutations(range(ndim)))) if permuted else tuple(range(ndim))
+    if permuted and order == tuple(range(ndim)):
+        order = order[1:] + order[:1]  # a drawn permutation is a real one
+    pre = [0] * ndim
+    for i, d in enumerate(order):
+        pre[d] = shape[i]
+    expanded = "expanded" in kind and ndim >= 1
+    base_shape = list(pre)
+    if expanded:
+        keep = draw(st.lists(st.booleans(), min_size=ndim, max_size=ndim))
+        base_shape = [s if k else 1 for s, k in zip(pre, keep)]
+        base_shape = base_shape[draw(st.integers(0, ndim)) :]
+    offset = draw(st.integers(1, 3)) if kind != "contiguous" else 0
+    values = np.asarray(sampler(rng, tuple(base_shape)), dtype=np.float64).astype(dtype)
+    storage = np.concatenate([np.full(offset, np.nan, dtype=dtype), values.reshape(-1)])
+    data = TensorData(storage, tuple(base_shape), None, offset)
+    if expanded:
+        data = data.expand(tuple(pre))
+    data = data.permute(*order) if ndim else data
+    expected = np.broadcast_to(values, tuple(pre)).transpose(order).astype(np.float64)
+    assert data.shape == shape
+    return data, expected
+
+
+@st.composite
+def broadcast_pair(draw, max_dims: int | None = None, min_side: int = 0):
+    """Two shapes that broadcast together (rank and size-1 differences)."""
+    max_dims = LIMITS.max_ndim if max_dims is None else max_dims
+    result = draw(shapes(0, max_dims, min_side=min_side))
+    pair = []
+    for _ in range(2):
+        drop = draw(st.integers(0, len(result)))
+        own = [1 if draw(st.booleans()) and draw(st.booleans()) else s for s in result[drop:]]
+        pair.append(tuple(own))
+    return pair[0], pair[1], np.broadcast_shapes(*pair)
+
+
+def on(backend, data: TensorData, requires_grad: bool = False) -> tl.Tensor:
+    """A Tensor on ``backend`` over exactly this TensorData (keeps its strides and offset)."""
+    return tl.Tensor._wrap(data, backend, requires_grad)
+
+
+# --- numpy references ---------------------------------------------------------------------------
+
+
+def ref_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """Max-shifted softmax in float64."""
+    if x.size == 0:
+        return x.astype(np.float64)
+    z = x - x.max(axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def ref_log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """Log-sum-exp shifted log-softmax in float64."""
+    if x.size == 0:
+        return x.astype(np.float64)
+    z = x - x.max(axis=axis, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
+
+
+def ref_attn_softmax(x: np.ndarray, mask: np.ndarray | None, causal: bool) -> np.ndarray:
+    """Row-by-row attention softmax; a row with no live key is all zeros."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.zeros_like(x)
+    b_n, h_n, q_n, k_n = x.shape
+    for b in range(b_n):
+        for h in range(h_n):
+            for q in range(q_n):
+                row = x[b, h, q].copy()
+                if mask is not None:
+                    row = row + mask[b]
+                if causal:
+                    row[q + 1 :] = -np.inf
+                live = np.isfinite(row)
+                if live.any():
+                    e = np.where(live, np.exp(row - row[live].max()), 0.0)
+                    out[b, h, q] = e / e.sum()
+    return out
+
+
+def ref_layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
+    """Two-pass layer norm over the last dim in float64."""
+    x = np.asarray(x, dtype=np.float64)
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * gamma + beta
+
+
+# --- gradient check -------------------------------------------------------------------------------
+
+
+def graph_functions(out: tl.Tensor) -> set[str]:
+    """Names of the Functions recorded in the history behind ``out``."""
+    seen, names, stack = set(), set(), [out]
+    while stack:
+        t = stack.pop()
+        if id(t) in seen or t._node is None:
+            continue
+        seen.add(id(t))
+        names.add(t._node.function.__name__)
+        stack.extend(t._node.inputs)
+    return names
+
+
+def gradcheck(
+    fn: Callable[..., tl.Tensor],
+    inputs: Sequence[np.ndarray],
+    backend,
+    requires: Sequence[bool] | None = None,
+    h: float = 1e-6,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    seed: int = 0,
+) -> tl.Tensor:
+    """Compare autograd gradients of ``fn`` with float64 central differences on ``backend``.
+
+    The output is weighted by a random upstream gradient so every output element counts.
+    Returns the graph output (for callers that inspect it).
+    """
+    requires = [True] * len(inputs) if requires is None else list(requires)
+    inputs = [np.asarray(x, dtype=np.float64) for x in inputs]
+    leaves = [
+        tl.tensor(x, dtype=np.float64, device=backend, requires_grad=r) for x, r in zip(inputs, requires)
+    ]
+    out = fn(*leaves)
+    assert out.requires_grad, "output of a differentiable op does not require grad"
+    rng = np.random.default_rng(seed)
+    weight = rng.uniform(0.5, 1.5, out.shape) * rng.choice([-1.0, 1.0], out.shape)
+    out.backward(tl.tensor(weight, dtype=out.dtype, device=out.backend))
+
+    def objective(arrays: list[np.ndarray]) -> float:
+        with tl.no_grad():
+            y = fn(*[tl.tensor(a, dtype=np.float64, device=backend) for a in arrays])
+        return float((y.numpy().astype(np.float64) * weight).sum())
+
+    for i, (x, leaf) in enumerate(zip(inputs, leaves)):
+        if not requires[i]:
+            assert leaf.grad is None, f"input {i} does not require grad but received one"
+            continue
+        numeric = np.zeros_like(x)
+        for idx in np.ndindex(x.shape):
+            shifted = [a.copy() for a in inputs]
+            shifted[i][idx] = x[idx] + h
+            up = objective(shifted)
+            shifted[i][idx] = x[idx] - h
+            down = objective(shifted)
+            numeric[idx] = (up - down) / (2 * h)
+        assert leaf.grad is not None, f"input {i} of shape {x.shape} received no gradient"
+        assert leaf.grad.shape == x.shape, f"input {i}: grad shape {leaf.grad.shape} != {x.shape}"
+        assert leaf.grad.dtype == np.float64, f"input {i}: grad dtype {leaf.grad.dtype}"
+        np.testing.assert_allclose(
+            leaf.grad.numpy(), numeric, rtol=rtol, atol=atol, err_msg=f"gradient of input {i}"
+        )
+    return out
