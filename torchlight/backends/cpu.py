@@ -23,6 +23,7 @@ from .base import Backend
 from .checks import (
     check_attn_softmax,
     check_layernorm,
+    check_layernorm_bw,
     check_reduce_dim,
     check_same_shape,
     matmul_shape,
@@ -137,10 +138,7 @@ class CPUBackend(Backend):
     def layernorm_bw(
         self, dy: TensorData, x: TensorData, gamma: TensorData, mean: TensorData, rstd: TensorData
     ) -> tuple[TensorData, TensorData, TensorData]:
-        check_same_shape("layernorm_bw", dy, x)
-        rows = x.shape[:-1]
-        if mean.shape != rows or rstd.shape != rows:
-            raise ValueError(f"layernorm_bw: mean {mean.shape} and rstd {rstd.shape} must have shape {rows}")
+        check_layernorm_bw(dy, x, gamma, mean, rstd)
         dyv = dy.array
         r = rstd.array[..., None]
         xhat = (x.array - mean.array[..., None]) * r

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..core.tensor_data import TensorData
-from .checks import check_attn_softmax, check_layernorm, check_same_shape
+from .checks import check_attn_softmax, check_layernorm, check_layernorm_bw, check_same_shape
 
 KERNEL_DIR_ENV = "TORCHLIGHT_CUDA_KERNEL_DIR"
 DEFAULT_KERNEL_DIR = Path(__file__).resolve().parent.parent / "cuda_kernels"
@@ -331,20 +331,8 @@ class CudaCKernels:
         self, dy: TensorData, x: TensorData, gamma: TensorData, mean: TensorData, rstd: TensorData
     ) -> tuple[TensorData, TensorData, TensorData]:
         """Layer norm backward: ``(dx, dgamma, dbeta)``."""
-        check_same_shape("layernorm_bw", dy, x)
-        if x.ndim < 1 or x.shape[-1] == 0:
-            raise ValueError(
-                f"layernorm_bw needs a non-empty last dim to normalise over, got shape {x.shape}"
-            )
+        check_layernorm_bw(dy, x, gamma, mean, rstd)
         hidden = x.shape[-1]
-        if gamma.shape != (hidden,):
-            raise ValueError(
-                f"layernorm_bw gamma has shape {gamma.shape}, expected ({hidden},) to match the last dim "
-                f"of input shape {x.shape}"
-            )
-        lead = x.shape[:-1]
-        if mean.shape != lead or rstd.shape != lead:
-            raise ValueError(f"layernorm_bw: mean {mean.shape} and rstd {rstd.shape} must have shape {lead}")
         dys = _host_float32("layernorm_bw", "dy", dy)
         xs = _host_float32("layernorm_bw", "x", x)
         gs = _host_float32("layernorm_bw", "gamma", gamma)

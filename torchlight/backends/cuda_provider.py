@@ -51,6 +51,7 @@ from .base import Backend
 from .checks import (
     check_attn_softmax,
     check_layernorm,
+    check_layernorm_bw,
     check_reduce_dim,
     check_same_shape,
     matmul_shape,
@@ -1121,10 +1122,7 @@ class CudaBackend(Backend):
     def layernorm_bw(
         self, dy: TensorData, x: TensorData, gamma: TensorData, mean: TensorData, rstd: TensorData
     ) -> tuple[TensorData, TensorData, TensorData]:
-        check_same_shape("layernorm_bw", dy, x)
-        rows = x.shape[:-1]
-        if mean.shape != rows or rstd.shape != rows:
-            raise ValueError(f"layernorm_bw: mean {mean.shape} and rstd {rstd.shape} must have shape {rows}")
+        check_layernorm_bw(dy, x, gamma, mean, rstd)
         return self.provider.layernorm_bw(dy, x, gamma, mean, rstd)
 
     def __repr__(self) -> str:

@@ -10,7 +10,7 @@ Interface
 Compile the whole set once per target with the decorator of that target::
 
     bodies = make_bodies(numba.njit)                       # CPU twin
-    bodies = make_bodies(numba.cuda.jit(device=True))      # CUDA device functions
+    bodies = make_bodies(numba.cuda.jit(device=True, inline="always"))  # CUDA (inlined: compiles without a GPU)
     bodies.zip_positions(i, out_shape, a_shape, a_strides, a_offset, b_shape, b_strides, b_offset)
 
 ``make_bodies(jit)`` returns a ``types.SimpleNamespace`` whose attributes are the names in

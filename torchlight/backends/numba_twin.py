@@ -46,6 +46,7 @@ from .base import Backend
 from .checks import (
     check_attn_softmax,
     check_layernorm,
+    check_layernorm_bw,
     check_reduce_dim,
     check_same_shape,
     matmul_shape,
@@ -677,10 +678,7 @@ class NumbaBackend(Backend):
     def layernorm_bw(
         self, dy: TensorData, x: TensorData, gamma: TensorData, mean: TensorData, rstd: TensorData
     ) -> tuple[TensorData, TensorData, TensorData]:
-        check_same_shape("layernorm_bw", dy, x)
-        lead = x.shape[:-1]
-        if mean.shape != lead or rstd.shape != lead:
-            raise ValueError(f"layernorm_bw: mean {mean.shape} and rstd {rstd.shape} must have shape {lead}")
+        check_layernorm_bw(dy, x, gamma, mean, rstd)
         dtype = x.dtype
         hidden = x.shape[-1]
         rows = x.size // hidden if hidden else 0

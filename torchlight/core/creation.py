@@ -58,8 +58,7 @@ def rand(
     generator: np.random.Generator | None = None,
 ) -> Tensor:
     """Uniform samples in [0, 1); seed with ``manual_seed`` or pass a numpy ``generator``."""
-    rng = generator if generator is not None else _generator
-    return _make(rng.random(_shape(shape), dtype=resolve_dtype(dtype)), device, requires_grad)
+    return _sample("random", shape, dtype, device, requires_grad, generator)
 
 
 def randn(
@@ -70,8 +69,12 @@ def randn(
     generator: np.random.Generator | None = None,
 ) -> Tensor:
     """Standard normal samples; seed with ``manual_seed`` or pass a numpy ``generator``."""
+    return _sample("standard_normal", shape, dtype, device, requires_grad, generator)
+
+
+def _sample(method: str, shape: tuple, dtype: DTypeLike, device: Any, requires_grad: bool, generator):
     rng = generator if generator is not None else _generator
-    return _make(rng.standard_normal(_shape(shape), dtype=resolve_dtype(dtype)), device, requires_grad)
+    return _make(getattr(rng, method)(_shape(shape), dtype=resolve_dtype(dtype)), device, requires_grad)
 
 
 def from_numpy(array: np.ndarray, device: Any = None) -> Tensor:

@@ -29,62 +29,30 @@ class Neg(Function):
         return backend.neg_map(grad)
 
 
-class Exp(Function):
-    @staticmethod
-    def forward(ctx, backend, a):
-        out = backend.exp_map(a)
-        ctx.save_for_backward(out)
+def _pointwise(name: str, forward: str, backward: str, save: str) -> type[Function]:
+    """A unary Function: ``forward`` is a ``*_map``; ``backward(saved, grad)`` is one bound name.
+
+    ``save`` says which value the backward needs: the op's ``"input"`` or its ``"output"``.
+    """
+
+    def fw(ctx, backend, a):
+        out = getattr(backend, forward)(a)
+        ctx.save_for_backward(out if save == "output" else a)
         return out
 
-    @staticmethod
-    def backward(ctx, backend, grad):
-        return backend.mul(grad, ctx.saved[0])
+    def bw(ctx, backend, grad):
+        return getattr(backend, backward)(ctx.saved[0], grad)
+
+    namespace = {"forward": staticmethod(fw), "backward": staticmethod(bw), "__module__": __name__}
+    return type(name, (Function,), namespace)
 
 
-class Log(Function):
-    @staticmethod
-    def forward(ctx, backend, a):
-        ctx.save_for_backward(a)
-        return backend.log_map(a)
-
-    @staticmethod
-    def backward(ctx, backend, grad):
-        return backend.log_back(ctx.saved[0], grad)
-
-
-class Sigmoid(Function):
-    @staticmethod
-    def forward(ctx, backend, a):
-        out = backend.sigmoid_map(a)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, backend, grad):
-        return backend.sigmoid_back(ctx.saved[0], grad)
-
-
-class Tanh(Function):
-    @staticmethod
-    def forward(ctx, backend, a):
-        out = backend.tanh_map(a)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, backend, grad):
-        return backend.tanh_back(ctx.saved[0], grad)
-
-
-class Relu(Function):
-    @staticmethod
-    def forward(ctx, backend, a):
-        ctx.save_for_backward(a)
-        return backend.relu_map(a)
-
-    @staticmethod
-    def backward(ctx, backend, grad):
-        return backend.relu_back(ctx.saved[0], grad)
+# d/dx exp = exp(x): mul(output, grad); the others use their ``*_back`` helper.
+Exp = _pointwise("Exp", "exp_map", "mul", save="output")
+Log = _pointwise("Log", "log_map", "log_back", save="input")
+Sigmoid = _pointwise("Sigmoid", "sigmoid_map", "sigmoid_back", save="output")
+Tanh = _pointwise("Tanh", "tanh_map", "tanh_back", save="output")
+Relu = _pointwise("Relu", "relu_map", "relu_back", save="input")
 
 
 class Pow(Function):

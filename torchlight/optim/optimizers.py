@@ -116,9 +116,10 @@ class SGD(Optimizer):
 
 
 class Adam(Optimizer):
-    """Adam; ``weight_decay`` adds an L2 term to the gradient."""
+    """Adam; ``weight_decay`` (default 0) adds an L2 term to the gradient."""
 
     decoupled = False
+    default_weight_decay = 0.0
 
     def __init__(
         self,
@@ -126,8 +127,10 @@ class Adam(Optimizer):
         lr: float = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
+        weight_decay: float | None = None,
     ):
+        if weight_decay is None:
+            weight_decay = self.default_weight_decay
         super().__init__(params, lr=lr, beta1=betas[0], beta2=betas[1], eps=eps, weight_decay=weight_decay)
         for name in ("beta1", "beta2"):
             if not self.hyper[name] < 1.0:
@@ -153,16 +156,7 @@ class AdamW(Adam):
     """Adam with decoupled weight decay (default 0.01)."""
 
     decoupled = True
-
-    def __init__(
-        self,
-        params: Iterable[Parameter],
-        lr: float = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 0.01,
-    ):
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+    default_weight_decay = 0.01
 
 
 def clip_grad_norm_(params: Iterable[Parameter], max_norm: float) -> float:
