@@ -9,8 +9,9 @@ Interface
 ---------
 Compile the whole set once per target with the decorator of that target::
 
-    bodies = make_bodies(numba.njit)                       # CPU twin
-    bodies = make_bodies(numba.cuda.jit(device=True, inline="always"))  # CUDA (inlined: compiles without a GPU)
+    bodies = make_bodies(numba.njit)                                  # CPU twin
+    bodies = make_bodies(numba.cuda.jit(device=True, inline="always"))  # CUDA, inlined
+    # (inlined device functions compile for any target, so the compile tier needs no GPU)
     bodies.zip_positions(i, out_shape, a_shape, a_strides, a_offset, b_shape, b_strides, b_offset)
 
 ``make_bodies(jit)`` returns a ``types.SimpleNamespace`` whose attributes are the names in
