@@ -178,7 +178,7 @@ def _lock_simulator_shared_arrays() -> None:
 
 
 def _unavailable(reason: str) -> CudaUnavailableError:
-    reason = " ".join(reason.split()) or "no CUDA driver"
+    reason = " ".join(reason.split()).rstrip(".") or "no CUDA driver"
     return CudaUnavailableError(
         f"CudaBackend needs an NVIDIA GPU and driver, and numba-cuda found none: {reason}. "
         f"Without a GPU, run the same kernels in numba-cuda's simulator by setting {SIM_ENV}=1 "
