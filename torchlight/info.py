@@ -9,8 +9,6 @@ import shutil
 import sys
 from collections.abc import Callable
 
-import numpy as np
-
 PACKAGES = ("numpy", "numba", "numba-cuda", "llvmlite", "nvidia-cuda-nvrtc", "nvidia-cuda-nvrtc-cu12")
 
 
@@ -130,6 +128,5 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] != ["info"]:
         print("usage: python -m torchlight info", file=sys.stderr)
         return 2
-    np.set_printoptions(precision=4)
     print(report())
     return 0

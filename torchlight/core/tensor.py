@@ -303,7 +303,10 @@ class Tensor:
 
     def mean(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
         """Mean over ``dim`` (all elements when None)."""
-        count = self.size if dim is None else self.shape[normalize_dim(dim, self.ndim)] if self.ndim else 1
+        if dim is None or self.ndim == 0:
+            count = self.size
+        else:
+            count = self.shape[normalize_dim(dim, self.ndim)]
         total = self.sum(dim, keepdim)
         return total * (1.0 / count) if count else total / 0.0
 
