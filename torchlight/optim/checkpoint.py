@@ -67,23 +67,37 @@ def read_checkpoint(path: str | os.PathLike) -> dict[str, np.ndarray]:
     try:
         with np.load(name, allow_pickle=False) as data:
             return {key: data[key] for key in data.files}
-    except (zipfile.BadZipFile, zlib.error, EOFError, struct.error, ValueError, NotImplementedError) as err:
+    except ValueError as err:
+        if "allow_pickle" not in str(err):
+            raise _damaged(name, err) from None
         raise CheckpointError(
-            f"{name!r} is damaged or truncated and cannot be read ({type(err).__name__}: {err}); "
-            f"load an earlier checkpoint or save again"
+            f"{name!r} holds pickled Python objects (object arrays), which are never loaded: "
+            f"a checkpoint holds numeric arrays only; write it with torchlight.optim.save_checkpoint"
         ) from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, struct.error, NotImplementedError) as err:
+        raise _damaged(name, err) from None
+
+
+def _damaged(name: str, err: Exception) -> CheckpointError:
+    return CheckpointError(
+        f"{name!r} is damaged or truncated and cannot be read ({type(err).__name__}: {err}); "
+        f"load an earlier checkpoint or save again"
+    )
 
 
 def load_checkpoint(path: str | os.PathLike, model: Module, optimizer: Optimizer | None = None) -> None:
     """Restore ``model`` (and ``optimizer``) from ``save_checkpoint``'s file; all of it or nothing."""
     _check_targets(model, optimizer, "load_checkpoint")
     name = os.fspath(path)
-    arrays = read_checkpoint(path)
+    try:
+        arrays = read_checkpoint(path)
+    except CheckpointError as err:
+        raise CheckpointError(f"{err}; nothing was loaded") from None
     unknown = sorted(k for k in arrays if not k.startswith((MODEL_PREFIX, OPTIM_PREFIX)))
     if unknown:
         raise CheckpointError(
             f"checkpoint {name!r} holds unknown entries {unknown}: expected only "
-            f"'{MODEL_PREFIX}...' and '{OPTIM_PREFIX}...' (is it a save_checkpoint file?)"
+            f"'{MODEL_PREFIX}...' and '{OPTIM_PREFIX}...' (is it a save_checkpoint file?); nothing was loaded"
         )
     model_state = {k[len(MODEL_PREFIX) :]: v for k, v in arrays.items() if k.startswith(MODEL_PREFIX)}
     optim_state = {k[len(OPTIM_PREFIX) :]: v for k, v in arrays.items() if k.startswith(OPTIM_PREFIX)}

@@ -75,6 +75,8 @@ class Optimizer:
     def check_hyper(self, name: str, value: Any) -> float:
         """``value`` as a float if it is a valid ``name``, else TypeError/ValueError naming it."""
         where = f"{type(self).__name__} {name}"
+        if isinstance(value, np.generic):
+            value = value.item()  # shown as 0.5, not np.float64(0.5)
         number = _hyper_value(value, where)
         low, high = self.HYPER.get(name, (0.0, None))
         if not math.isfinite(number) or number < low or (high is not None and number >= high):
