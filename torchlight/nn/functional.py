@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..core.autograd import Function
 from ..core.creation import default_generator
 from ..core.tensor import Tensor
 from ..core.tensor_data import TensorData
@@ -89,6 +90,22 @@ def embedding(indices: Tensor | np.ndarray | Sequence, weight: Tensor) -> Tensor
     return one_hot(ids, weight.shape[0], weight) @ weight
 
 
+class Pick(Function):
+    """``x[rows, cols]`` of a 2-d input as a 1-d result; the backward scatters the gradient back."""
+
+    @staticmethod
+    def forward(ctx, backend, x: TensorData, rows: np.ndarray, cols: np.ndarray) -> TensorData:
+        ctx.save_for_backward(x.shape, x.dtype, rows, cols)
+        return TensorData.from_array(np.ascontiguousarray(x.array[rows, cols]))
+
+    @staticmethod
+    def backward(ctx, backend, grad: TensorData) -> TensorData:
+        shape, dtype, rows, cols = ctx.saved
+        out = np.zeros(shape, dtype)
+        np.add.at(out, (rows, cols), grad.array)
+        return TensorData.from_array(out)
+
+
 def cross_entropy(
     logits: Tensor, targets: Tensor | np.ndarray | Sequence, ignore_index: int = IGNORE_INDEX
 ) -> Tensor:
@@ -126,13 +143,13 @@ def cross_entropy(
             f"cross_entropy targets have shape {raw.shape}, expected {logits.shape[:-1]} "
             f"to match logits of shape {logits.shape}"
         )
-    keep = raw != ignore_index
-    ids = as_index_array(np.where(keep, raw, 0), classes, "cross_entropy target")
-    flat = logits.view(-1, classes)
-    picked = (flat.log_softmax(-1) * one_hot(ids.reshape(-1), classes, logits)).sum(-1)
-    weight = keep.reshape(-1).astype(logits.dtype)
-    count = max(float(weight.sum()), 1.0)
-    return -(picked * weight).sum() * (1.0 / count)
+    keep = (raw != ignore_index).reshape(-1)
+    ids = as_index_array(np.where(keep, raw.reshape(-1), 0), classes, "cross_entropy target")
+    rows = np.flatnonzero(keep)
+    # Select each kept row's target log-probability (a product with a one-hot row would turn a
+    # -inf log-probability of another class into NaN; ignored rows are never read).
+    picked = Pick.apply(logits.view(-1, classes).log_softmax(-1), rows=rows, cols=ids[rows])
+    return (0.0 - picked.sum()) * (1.0 / max(rows.size, 1))
 
 
 def dropout(
