@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 import torchlight as tl
@@ -180,6 +180,7 @@ def test_layers_refuse_inputs_with_too_few_dims(ndim, which):
         st.lists(st.booleans(), min_size=1, max_size=1).map(np.array),
     ),
 )
+@example(size=2, ids=np.array([2**64 - 1], dtype=np.uint64))
 def test_embedding_refuses_ids_that_are_not_valid_indices(size, ids):
     emb = nn.Embedding(6, size)
     err = _refused(lambda: emb(ids))
