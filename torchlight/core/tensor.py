@@ -103,7 +103,7 @@ def as_float_array(data: Any, dtype: np.dtype, what: str) -> np.ndarray:
             array = np.array(source, dtype=dtype, copy=True, order="C")
     except (OverflowError, ValueError, TypeError) as err:
         raise ValueError(f"{what} got {_short(data)}, which does not fit {dtype} ({err})") from None
-    if source.dtype.kind in "fO" and array.size:
+    if array.size and (source.dtype.kind == "O" or source.dtype.itemsize > dtype.itemsize):
         overflow = np.isinf(array) & ~np.isinf(np.asarray(source, dtype=np.float64))
         if overflow.any():
             first = source.reshape(-1)[int(np.flatnonzero(overflow.reshape(-1))[0])]
