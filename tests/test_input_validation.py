@@ -12,7 +12,7 @@ import pytest
 import torchlight as tl
 from torchlight import nn
 from torchlight.nn import functional as F
-from torchlight.optim import SGD, Adam, AdamW
+from torchlight.optim import SGD, Adam, AdamW, clip_grad_norm_
 
 
 def _raises(exc: type[BaseException], call, *fragments: str) -> str:
@@ -244,3 +244,13 @@ def test_step_refuses_a_gradient_of_another_shape_before_changing_anything():
     _raises(ValueError, opt.step, "parameter 1", "(1,)", "(3,)")
     np.testing.assert_array_equal(a.numpy(), [1.0, 1.0])
     assert opt.steps == 0
+
+
+def test_clip_grad_norm_checks_max_norm_and_counts_a_repeated_parameter_once():
+    w = nn.Parameter(np.zeros(2), dtype="float64")
+    w.grad = tl.tensor([3.0, 4.0], dtype="float64")
+    _raises(TypeError, lambda: clip_grad_norm_([w], "1.0"), "'1.0'")
+    _raises(ValueError, lambda: clip_grad_norm_([w], float("nan")), "nan")
+    _raises(ValueError, lambda: clip_grad_norm_([w], float("inf")), "inf")
+    assert clip_grad_norm_([w, w], 1.0) == 5.0
+    np.testing.assert_allclose(np.linalg.norm(w.grad.numpy()), 1.0, rtol=1e-5)

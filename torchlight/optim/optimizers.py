@@ -332,13 +332,17 @@ class AdamW(Adam):
 
 def clip_grad_norm_(params: Iterable[Parameter], max_norm: float) -> float:
     """Scale gradients so their global L2 norm is at most ``max_norm``; returns the norm before."""
-    if not max_norm > 0:
-        raise ValueError(f"max_norm must be > 0, got {max_norm!r}")
-    grads = [p for p in params if p.grad is not None]
+    norm = _hyper_value(max_norm, "clip_grad_norm_ max_norm")
+    if not (math.isfinite(norm) and norm > 0):
+        raise ValueError(f"max_norm must be > 0 and finite, got {max_norm!r}")
+    if isinstance(params, Tensor):
+        params = [params]
+    unique = {id(p): p for p in params}  # a parameter listed twice is counted and scaled once
+    grads = [p for p in unique.values() if getattr(p, "grad", None) is not None]
     with no_grad():
         total = math.sqrt(sum((p.grad * p.grad).sum().item() for p in grads))
-        if total > max_norm:
-            scale = max_norm / (total + 1e-6)
+        if total > norm:
+            scale = norm / (total + 1e-6)
             for p in grads:
                 p.grad = p.grad * scale
     return total
