@@ -15,7 +15,9 @@ import pytest
 from torchlight.backends import cuda_c
 from torchlight.backends import cuda_provider as cp
 from torchlight.backends.cpu import cpu_backend
+from torchlight.backends.cuda_backend import CudaBackend
 from torchlight.backends.cuda_c import KERNEL_DIR_ENV, KernelLibraryError
+from torchlight.backends.cuda_kernels import CudaUnavailableError
 from torchlight.core.tensor_data import TensorData
 
 FUSED = ("attn_softmax_fw", "attn_softmax_bw", "layernorm_fw", "layernorm_bw")
@@ -162,9 +164,9 @@ def test_real_cuda_provider_keeps_float64_and_primitives_on_numba_cuda():
     try:
         kernels = RecordingKernels()
         instance = cuda_c.CudaCKernelProvider(kernels=kernels)
-    except (ImportError, cp.CudaUnavailableError) as err:
+    except (ImportError, CudaUnavailableError) as err:
         pytest.skip(f"CudaProvider cannot be built here (set NUMBA_ENABLE_CUDASIM=1 or use a GPU): {err}")
-    backend = cp.CudaBackend(provider=instance)
+    backend = CudaBackend(provider=instance)
     cpu = cpu_backend()
     x64 = td((1, 1, 2, 3), F64)
     np.testing.assert_allclose(backend.attn_softmax_fw(x64).array, cpu.attn_softmax_fw(x64).array, rtol=1e-12)

@@ -23,7 +23,8 @@ PLANTED = """
 import numba
 from numba import cuda
 
-from torchlight.backends.cuda_provider import CudaProvider, KernelSpec
+from torchlight.backends.cuda_kernels import KernelSpec
+from torchlight.backends.cuda_provider import CudaProvider
 
 
 def planted_list_append(out, a, n):

@@ -61,7 +61,8 @@ def provider():
     """A CudaProvider on the GPU or the simulator; skips with the reason when neither exists."""
     if not HAS_NUMBA_CUDA:
         pytest.skip('numba-cuda is not installed (pip install "torchlight[cuda]")')
-    from torchlight.backends.cuda_provider import CudaProvider, CudaUnavailableError
+    from torchlight.backends.cuda_kernels import CudaUnavailableError
+    from torchlight.backends.cuda_provider import CudaProvider
 
     try:
         return CudaProvider()
@@ -73,7 +74,8 @@ def provider():
 
 def small_provider(launch_fields: dict):
     """A provider with an explicit (small) launch configuration, on whatever device exists."""
-    from torchlight.backends.cuda_provider import CudaProvider, LaunchConfig
+    from torchlight.backends.cuda_kernels import LaunchConfig
+    from torchlight.backends.cuda_provider import CudaProvider
 
     return CudaProvider(launch=LaunchConfig(**launch_fields))
 
@@ -177,7 +179,7 @@ print("NUMBA_CUDA_LOADED", "numba_cuda" in sys.modules and sys.modules["numba_cu
 
 
 def test_unknown_fallback_value_is_refused():
-    from torchlight.backends.cuda_provider import fallback_choice
+    from torchlight.backends.cuda_backend import fallback_choice
 
     assert fallback_choice({}) is None
     assert fallback_choice({"TORCHLIGHT_CUDA_FALLBACK": "Numba"}) == "numba"
@@ -315,7 +317,7 @@ def test_cuda_backend_is_a_cached_singleton_on_the_cuda_device(provider):
 def test_default_provider_follows_the_kernel_libraries(provider, monkeypatch, tmp_path):
     """No libraries: the numba-cuda kernels; a configured directory that is missing: an error."""
     from torchlight.backends import cuda_c
-    from torchlight.backends.cuda_provider import CudaBackend
+    from torchlight.backends.cuda_backend import CudaBackend
 
     monkeypatch.delenv("TORCHLIGHT_CUDA_KERNEL_DIR", raising=False)
     expected = "CudaProvider" if cuda_c.find_kernel_dir() is None else "CudaCKernelProvider"
@@ -326,7 +328,7 @@ def test_default_provider_follows_the_kernel_libraries(provider, monkeypatch, tm
 
 
 def test_backend_checks_inputs_before_launching(provider):
-    from torchlight.backends.cuda_provider import CudaBackend
+    from torchlight.backends.cuda_backend import CudaBackend
 
     backend = CudaBackend(provider=provider)
     a = data(np.zeros((2, 3), np.float32))
@@ -383,7 +385,7 @@ def test_matmul_with_shapes_that_are_not_multiples_of_the_tile(provider, dtype):
 def test_grids_smaller_than_the_work_cover_every_element():
     """Two blocks of four threads (and 2x2 tiles) still reach every element and row."""
     pytest.importorskip("numba_cuda", reason='numba-cuda is not installed (pip install "torchlight[cuda]")')
-    from torchlight.backends.cuda_provider import CudaUnavailableError
+    from torchlight.backends.cuda_kernels import CudaUnavailableError
 
     try:
         p = small_provider(dict(threads=4, max_blocks=2, row_threads=4, min_row_threads=1, tile=2))
@@ -440,7 +442,7 @@ def test_fused_rows_longer_than_the_block(provider, dtype):
 def test_scalar_ops_give_ieee_results_at_the_edges(provider):
     """log(0) = -inf, exp overflow = inf, 1/0 = inf, 0/0 = nan: as numpy and a GPU give them."""
     from torchlight.backends.cpu import cpu_backend
-    from torchlight.backends.cuda_provider import CudaBackend
+    from torchlight.backends.cuda_backend import CudaBackend
 
     backend, cpu = CudaBackend(provider=provider), cpu_backend()
     for dtype in (np.float32, np.float64):
