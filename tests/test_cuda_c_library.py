@@ -39,8 +39,7 @@ def kernels() -> CudaCKernels:
     if directory is None:
         pytest.skip(
             f"no kernel libraries: {cuda_c_loader.KERNEL_DIR_ENV} is unset and torchlight/cuda_kernels/ "
-            "holds no "
-            "built .so (build with ci/build-kernels.sh or python -m simulator build)"
+            "holds no built .so (build with ci/build-kernels.sh or python -m simulator build)"
         )
     return load_kernels(directory)
 
