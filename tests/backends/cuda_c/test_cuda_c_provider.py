@@ -17,7 +17,6 @@ from torchlight.backends import cuda_provider as cp
 from torchlight.backends.cpu import cpu_backend
 from torchlight.backends.cuda_backend import CudaBackend
 from torchlight.backends.cuda_c import KERNEL_DIR_ENV, KernelLibraryError
-from torchlight.backends.cuda_kernels import CudaUnavailableError
 from torchlight.core.tensor_data import TensorData
 
 FUSED = ("attn_softmax_fw", "attn_softmax_bw", "layernorm_fw", "layernorm_bw")
@@ -160,12 +159,10 @@ def test_default_provider_follows_the_libraries(monkeypatch, tmp_path):
     assert type(cuda_c.default_cuda_provider()) is cuda_c.CudaCKernelProvider
 
 
+@pytest.mark.requires_backend("cuda", reason="runs the numba-cuda kernels beside recorded CUDA C calls")
 def test_real_cuda_provider_keeps_float64_and_primitives_on_numba_cuda():
-    try:
-        kernels = RecordingKernels()
-        instance = cuda_c.CudaCKernelProvider(kernels=kernels)
-    except (ImportError, CudaUnavailableError) as err:
-        pytest.skip(f"CudaProvider cannot be built here (set NUMBA_ENABLE_CUDASIM=1 or use a GPU): {err}")
+    kernels = RecordingKernels()
+    instance = cuda_c.CudaCKernelProvider(kernels=kernels)
     backend = CudaBackend(provider=instance)
     cpu = cpu_backend()
     x64 = td((1, 1, 2, 3), F64)

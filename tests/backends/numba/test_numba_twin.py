@@ -14,14 +14,13 @@ import numpy as np
 import pytest
 
 import torchlight
+from torchlight.backends import kernel_bodies, numba_kernels, numba_twin
+from torchlight.backends.base import Backend
 from torchlight.backends.ops import ScalarOp
 from torchlight.core.device import Device
 from torchlight.core.tensor_data import TensorData
 
-numba = pytest.importorskip("numba", reason='numba is not installed (pip install "torchlight[numba]")')
-
-from torchlight.backends import kernel_bodies, numba_kernels, numba_twin  # noqa: E402
-from torchlight.backends.base import Backend  # noqa: E402
+pytestmark = pytest.mark.requires_backend("numba", reason="these are the numba twin's own tests")
 
 ROOT = Path(torchlight.__file__).resolve().parent.parent
 LOGGER = "torchlight.backends.numba_twin"
@@ -145,6 +144,8 @@ def test_table_ops_run_compiled_kernels_without_a_fallback(caplog):
 
 @pytest.fixture(scope="module")
 def bodies():
+    import numba
+
     return kernel_bodies.make_bodies(numba.njit)
 
 

@@ -30,7 +30,7 @@ from torchlight.backends.cuda_c_loader import (
 )
 from torchlight.core.tensor_data import TensorData
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 F32 = np.float32
 
 
