@@ -30,7 +30,7 @@ try:
 except ValueError as err:  # an unknown TORCHLIGHT_TEST_TIER: stop before collecting anything
     raise pytest.UsageError(str(err)) from None
 
-from torchlight.backends.registry import BACKENDS, describe_error
+from torchlight.backends.registry import BACKENDS
 
 BACKENDS_ENV = "TORCHLIGHT_TEST_BACKENDS"
 MARKER = "requires_backend"
@@ -114,11 +114,7 @@ def why_not(name: str, installed: bool = False) -> str | None:
         elif installed:
             _WHY_NOT[key] = entry.missing_packages()
         else:
-            try:
-                entry.build()
-                _WHY_NOT[key] = None
-            except Exception as err:  # the skip reason names whatever stopped it
-                _WHY_NOT[key] = describe_error(err)
+            _WHY_NOT[key] = entry.unavailable_reason()
     return _WHY_NOT[key]
 
 

@@ -129,16 +129,6 @@ def backend_names() -> list[str]:
     return list(BACKENDS)
 
 
-def get_entry(name: str) -> BackendEntry:
-    """The registry entry of ``name``; ValueError listing the accepted names."""
-    try:
-        return BACKENDS[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown backend {name!r}: the registered backends are {', '.join(BACKENDS)}"
-        ) from None
-
-
 def device_entry(device_type: str) -> BackendEntry:
     """The entry ``get_backend`` uses for a device type ("cpu", "cuda")."""
     for entry in BACKENDS.values():
