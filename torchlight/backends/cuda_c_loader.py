@@ -24,7 +24,6 @@ import numpy as np
 
 from ..core.tensor_data import TensorData
 from .checks import check_attn_softmax, check_layernorm, check_layernorm_bw, check_same_shape
-from .shared_object import SharedObjectError, check_shared_object
 
 KERNEL_DIR_ENV = "TORCHLIGHT_CUDA_KERNEL_DIR"
 DEFAULT_KERNEL_DIR = Path(__file__).resolve().parent.parent / "cuda_kernels"
@@ -198,6 +197,8 @@ def find_kernel_dir() -> Path | None:
 def _open_library(path: Path) -> ctypes.CDLL:
     # dlopen of a truncated file dies with SIGBUS, and one for another machine reports a
     # misleading "No such file": check the ELF header and tables first.
+    from .shared_object import SharedObjectError, check_shared_object
+
     try:
         check_shared_object(path, fix=f"rebuild it: {BUILD_HINT}")
     except SharedObjectError as err:
