@@ -60,7 +60,8 @@ class Optimizer:
     """Base: holds parameters, per-parameter state buffers and a step counter.
 
     ``HYPER`` maps each hyper-parameter to its accepted range ``(low, high)``: finite, at
-    least ``low`` and, when ``high`` is set, below it. ``STATE`` names the per-parameter buffers.
+    least ``low`` and, when ``high`` is set, below it (a name missing from the table must be
+    finite and >= 0). ``STATE`` names the per-parameter buffers.
     """
 
     HYPER: dict[str, tuple[float, float | None]] = {"lr": (0.0, None)}
