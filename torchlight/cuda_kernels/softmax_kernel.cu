@@ -20,11 +20,13 @@
 //   int tl_softmax_abi_version(void);
 //       returns TL_ABI_VERSION, so a loader can tell this library from any other .so.
 //
-// Return codes: 0 success; a cudaError_t value when a CUDA call failed (all device memory is
-// freed first); TL_ERR_NEGATIVE_SIZE (20001) for a size < 0, TL_ERR_NULL_POINTER (20002) for
-// a NULL required pointer, TL_ERR_SIZE_OVERFLOW (20003) when the element or byte count
-// overflows. When the element count is 0 nothing is launched and 0 is returned. Launchers
-// never print, exit or throw.
+// Return codes: 0 success; a cudaError_t value when a CUDA call failed (the first failure; all
+// device memory is freed and the pending error cleared, so the next call is unaffected; a
+// sticky error left by an earlier kernel fault is returned at entry, see tl_common.cuh);
+// TL_ERR_NEGATIVE_SIZE (20001) for a size < 0, TL_ERR_NULL_POINTER (20002) for a NULL
+// required pointer, TL_ERR_SIZE_OVERFLOW (20003) when the element or byte count overflows.
+// When the element count is 0 nothing is launched and 0 is returned. Launchers never print,
+// exit or throw.
 //
 // Kernels: one block per row, blocks grid-stride over rows; threads stride over the row by
 // blockDim.x, so any k_len works. The forward finds the row max and the sum of exponentials in
@@ -152,6 +154,8 @@ TL_EXPORT int tl_attn_softmax_fw(const float* x, const float* mask, float* y, in
 
     tl_buffers bufs;
     tl_buffers_init(&bufs);
+    rc = tl_begin();
+    if (rc != 0) return rc;
     float* d_x = NULL;
     float* d_mask = NULL;
     float* d_y = NULL;
@@ -167,7 +171,7 @@ TL_EXPORT int tl_attn_softmax_fw(const float* x, const float* mask, float* y, in
     TL_CHECK(&bufs, cudaGetLastError());
     TL_CHECK(&bufs, cudaDeviceSynchronize());
     TL_CHECK(&bufs, cudaMemcpy(y, d_y, bytes, cudaMemcpyDeviceToHost));
-    return tl_buffers_release(&bufs);
+    return tl_finish(&bufs, 0);
 }
 
 TL_EXPORT int tl_attn_softmax_bw(const float* y, const float* dy, float* dx, int64_t rows,
@@ -183,6 +187,8 @@ TL_EXPORT int tl_attn_softmax_bw(const float* y, const float* dy, float* dx, int
 
     tl_buffers bufs;
     tl_buffers_init(&bufs);
+    rc = tl_begin();
+    if (rc != 0) return rc;
     float* d_y = NULL;
     float* d_dy = NULL;
     float* d_dx = NULL;
@@ -197,5 +203,5 @@ TL_EXPORT int tl_attn_softmax_bw(const float* y, const float* dy, float* dx, int
     TL_CHECK(&bufs, cudaGetLastError());
     TL_CHECK(&bufs, cudaDeviceSynchronize());
     TL_CHECK(&bufs, cudaMemcpy(dx, d_dx, bytes, cudaMemcpyDeviceToHost));
-    return tl_buffers_release(&bufs);
+    return tl_finish(&bufs, 0);
 }
