@@ -4,7 +4,9 @@
 // Maths (matches torchlight.backends.cpu.CPUBackend):
 //   forward   s[k] = x[b,h,q,k] + mask[b,k] (when a mask is given); with causal, keys k > q
 //             are excluded (s[k] = -inf); y = exp(s - max s) / sum exp(s - max s). A row whose
-//             every key is excluded (max s = -inf) is all zeros.
+//             every key is excluded (max s = -inf) is all zeros. A row with a NaN or +inf
+//             score among its keys (after the mask) is all NaN, as in PyTorch; an excluded
+//             key's own score is never read.
 //   backward  dx = y * (dy - sum_k(dy * y)); an all-zero row of y gives an all-zero dx.
 //
 // Launchers (host pointers; each copies in, launches, copies out and frees its device memory):
@@ -43,8 +45,14 @@ static __device__ __forceinline__ float tl_score(const float* xrow, const float*
     return s;
 }
 
-// Merge running pair (m, s) with (om, os), where s is a sum of exp(v - m).
+// Merge running pair (m, s) with (om, os), where s is a sum of exp(v - m). A NaN m marks a
+// side that saw a NaN or +inf score; it wins (fmaxf alone would drop it).
 static __device__ __forceinline__ void tl_online_merge(float* m, float* s, float om, float os) {
+    if (*m != *m || om != om) {
+        *m = NAN;
+        *s = NAN;
+        return;
+    }
     const float nm = fmaxf(*m, om);
     if (nm == -INFINITY) {
         // Both sides saw only excluded keys: exp(-inf - -inf) would be NaN.
@@ -103,6 +111,11 @@ __global__ void tl_attn_softmax_fw_kernel(const float* __restrict__ x, const flo
         for (int64_t k = threadIdx.x; k < k_len; k += blockDim.x) {
             const float v = tl_score(xrow, mrow, k, q, causal);
             if (v == -INFINITY) continue;  // excluded key: contributes exp(-inf) = 0
+            if (!(v < INFINITY)) {
+                m = NAN;  // NaN or +inf: the whole row is NaN
+                s = NAN;
+            }
+            if (m != m) continue;
             if (v > m) {
                 s = s * expf(m - v) + 1.0f;
                 m = v;
@@ -112,7 +125,7 @@ __global__ void tl_attn_softmax_fw_kernel(const float* __restrict__ x, const flo
         }
         tl_block_online(&m, &s, tl_smem);
 
-        const bool live = m != -INFINITY;
+        const bool live = m != -INFINITY;  // a NaN m (a NaN row) is live: every output is NaN
         for (int64_t k = threadIdx.x; k < k_len; k += blockDim.x) {
             yrow[k] = live ? expf(tl_score(xrow, mrow, k, q, causal) - m) / s : 0.0f;
         }
