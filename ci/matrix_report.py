@@ -12,14 +12,28 @@ skip reasons are listed below the table.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+REGISTRY = Path(__file__).resolve().parent.parent / "torchlight" / "backends" / "registry.py"
+
+
+def registered_backends() -> list[str]:
+    """Backend names in the order of torchlight's backend registry (read without importing torchlight)."""
+    spec = importlib.util.spec_from_file_location("torchlight_backend_registry", REGISTRY)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
+    spec.loader.exec_module(module)
+    return module.backend_names()
+
+
 TIER_ORDER = ["cpu", "cudasim", "kernels", "sanitize", "gpu"]
-BACKEND_ORDER = ["cpu", "numba", "cuda", "cuda-c", "-"]
+# Columns: the registered backends, then "-" for tests that take no backend.
+BACKEND_ORDER = [*registered_backends(), "-"]
 OUTCOMES = ["passed", "failed", "error", "skipped"]
 
 
