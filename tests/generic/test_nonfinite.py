@@ -107,6 +107,7 @@ BINARY_RULES = {
 UNSIGNED_ZERO = {"max", "pow", "sigmoid_back", "tanh_back", "relu_back"}
 
 
+@pytest.mark.op("nonfinite rules")
 def test_every_table_op_has_a_rule():
     assert {op.name for op in UNARY_OPS} == set(UNARY_RULES)
     assert {op.name for op in BINARY_OPS} == set(BINARY_RULES)
