@@ -1,7 +1,8 @@
 // Runtime header of the CPU simulator: the CUDA device and host API that the simulator's
 // build force-includes into every translated .cu source. Each CUDA thread runs as a fiber;
 // everything that needs scheduler state (barriers, shuffles, votes, shared memory, the
-// cuda* memory calls) lives in sim_runtime.cpp, compiled once per mode.
+// cuda* memory calls) lives in the runtime's .cpp files (see sim_internal.h), compiled once per
+// mode.
 #ifndef CUDA_CPU_SIMULATOR_H
 #define CUDA_CPU_SIMULATOR_H
 

@@ -1,0 +1,430 @@
+// The scheduler: every CUDA thread of a block is a fiber with its own stack, switched by hand
+// (a small x86-64 context switch; ucontext elsewhere). A worker thread runs one block at a
+// time; fibers switch only at __syncthreads, warp shuffles/votes/__syncwarp and thread exit, so
+// barriers and shuffles mean what they mean on a GPU. When no fiber of a block can make
+// progress the block fails with a deadlock report instead of hanging. The blocks of a launch
+// are shared out between SIMULATOR_THREADS workers (the calling thread is one of them).
+#include "sim_internal.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <thread>
+
+#if defined(SIM_MEMCHECK)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+namespace sim {
+
+// What threadIdx & co. read: the running fiber's ThreadState.
+__thread ThreadState* tl_thread = nullptr;
+__thread Block* tl_block = nullptr;
+__thread Fiber* tl_fiber = nullptr;
+#if defined(SIM_RACECHECK)
+__thread void* tl_sched_tsan = nullptr;
+#endif
+
+namespace {
+
+// ---- context switching ---------------------------------------------------------------------
+#if defined(__x86_64__)
+extern "C" void sim_ctx_swap(void** save_sp, void* next_sp);
+asm(R"(
+.text
+.p2align 4
+.globl sim_ctx_swap
+.hidden sim_ctx_swap
+.type sim_ctx_swap,@function
+sim_ctx_swap:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    subq $8, %rsp
+    stmxcsr (%rsp)
+    fnstcw 4(%rsp)
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    ldmxcsr (%rsp)
+    fldcw 4(%rsp)
+    addq $8, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+.size sim_ctx_swap, .-sim_ctx_swap
+)");
+#endif
+
+#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
+const size_t kDefaultStackKiB = 256;
+#else
+const size_t kDefaultStackKiB = 128;
+#endif
+
+// Per-CUDA-thread stack: SIMULATOR_STACK_KB (16..65536) or the mode's default.
+size_t stack_size() {
+    static const size_t size = [] {
+        const char* env = std::getenv("SIMULATOR_STACK_KB");
+        long kib = env != nullptr ? std::atol(env) : 0;
+        if (kib < 16 || kib > 65536) kib = (long)kDefaultStackKiB;
+        return (size_t)kib * 1024;
+    }();
+    return size;
+}
+const size_t kGuard = 4096;
+
+__thread Worker* tl_worker = nullptr;
+#if defined(__x86_64__)
+__thread void* tl_sched_sp = nullptr;
+#else
+__thread ucontext_t* tl_sched_uc = nullptr;
+#endif
+#if defined(SIM_MEMCHECK)
+__thread const void* tl_sched_stack_bottom = nullptr;
+__thread size_t tl_sched_stack_size = 0;
+#endif
+
+// ---- fiber switching -----------------------------------------------------------------------
+void fiber_main();
+
+#if defined(__x86_64__)
+extern "C" SIM_API void sim_fiber_entry() { fiber_main(); }
+#endif
+
+void switch_to_fiber(Fiber* f) {
+    tl_fiber = f;
+    tl_thread = f;
+#if defined(SIM_RACECHECK)
+    __tsan_switch_to_fiber(f->tsan_fiber, 1);
+#endif
+#if defined(SIM_MEMCHECK)
+    void* fake = nullptr;
+    __sanitizer_start_switch_fiber(&fake, f->stack, f->stack_size);
+#endif
+#if defined(__x86_64__)
+    sim_ctx_swap(&tl_sched_sp, f->sp);
+#else
+    swapcontext(tl_sched_uc, &f->uc);
+#endif
+#if defined(SIM_MEMCHECK)
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#endif
+    tl_fiber = nullptr;
+    tl_thread = nullptr;
+}
+
+}  // namespace
+
+// Back to the scheduler; returns when the scheduler resumes this fiber.
+void yield_to_scheduler(bool final_exit) {
+    Fiber* f = tl_fiber;
+#if defined(SIM_RACECHECK)
+    __tsan_switch_to_fiber(tl_sched_tsan, 1);
+#endif
+#if defined(SIM_MEMCHECK)
+    __sanitizer_start_switch_fiber(final_exit ? nullptr : &f->asan_fake, tl_sched_stack_bottom,
+                                   tl_sched_stack_size);
+#else
+    (void)final_exit;
+#endif
+#if defined(__x86_64__)
+    sim_ctx_swap(&f->sp, tl_sched_sp);
+#else
+    swapcontext(&f->uc, tl_sched_uc);
+#endif
+#if defined(SIM_MEMCHECK)
+    __sanitizer_finish_switch_fiber(f->asan_fake, nullptr, nullptr);
+#endif
+}
+
+void fail_block(Block* b) {
+    b->failed = true;
+    b->launch->failed.store(true);
+}
+
+Worker::~Worker() {
+    if (stacks != nullptr) munmap(stacks, stacks_bytes);
+    std::free(arena);
+}
+
+Worker* worker() {
+    if (tl_worker == nullptr) {
+        static thread_local Worker w;
+        tl_worker = &w;
+    }
+    return tl_worker;
+}
+
+namespace {
+
+void fiber_main() {
+    Fiber* f = tl_fiber;
+    Block* b = tl_block;
+#if defined(SIM_MEMCHECK)
+    __sanitizer_finish_switch_fiber(nullptr, &tl_sched_stack_bottom, &tl_sched_stack_size);
+#endif
+#if defined(SIM_RACECHECK)
+    // Everything before this block on this worker (earlier blocks, the host) happens before it.
+    __tsan_acquire(tl_worker->tsan_start);
+#endif
+    b->launch->invoke(b->launch->pack);
+    f->state = FState::kDone;
+    b->live--;
+    b->warp_exited[f->warp] |= 1u << f->lane;
+#if defined(SIM_RACECHECK)
+    __tsan_release(b->tsan_done);
+#endif
+    if (!b->failed) {
+        if (b->bar_arrived > 0 && b->bar_arrived == b->live) release_barrier(b);
+        check_pending_warps(b, f->warp);
+    }
+    yield_to_scheduler(true);
+    std::abort();  // a finished fiber is never resumed
+}
+
+// Makes room for ``count`` stacks (all remapped at once, before any fiber of a block starts).
+bool reserve_stacks(Worker* wk, int count) {
+    if (count > wk->stack_slots) {
+        if (wk->stacks != nullptr) munmap(wk->stacks, wk->stacks_bytes);
+        wk->stacks = nullptr;
+        wk->stack_slots = 0;
+        const int slots = std::max(count, 32);
+        const size_t bytes = (stack_size() + kGuard) * (size_t)slots;
+        void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) return false;
+        wk->stacks = static_cast<char*>(p);
+        wk->stacks_bytes = bytes;
+        wk->stack_slots = slots;
+        // A guard page under each stack turns an overflow into a fault instead of corruption.
+        for (int i = 0; i < slots; ++i) mprotect(wk->stacks + (stack_size() + kGuard) * i, kGuard, PROT_NONE);
+    }
+    return true;
+}
+
+char* fiber_stack(Worker* wk, int slot) { return wk->stacks + (stack_size() + kGuard) * (size_t)slot + kGuard; }
+
+void init_fiber(Fiber* f) {
+#if defined(__x86_64__)
+    uintptr_t top = (reinterpret_cast<uintptr_t>(f->stack) + f->stack_size) & ~uintptr_t(15);
+    void** sp = reinterpret_cast<void**>(top);
+    *--sp = nullptr;  // keeps the entry's stack 16-byte aligned, as after a call
+    *--sp = reinterpret_cast<void*>(&sim_fiber_entry);
+    for (int i = 0; i < 6; ++i) *--sp = nullptr;  // rbp rbx r12 r13 r14 r15
+    --sp;
+    unsigned int csr;
+    unsigned short cw;
+    asm volatile("stmxcsr %0" : "=m"(csr));
+    asm volatile("fnstcw %0" : "=m"(cw));
+    std::memcpy(reinterpret_cast<char*>(sp), &csr, 4);
+    std::memcpy(reinterpret_cast<char*>(sp) + 4, &cw, 2);
+    f->sp = sp;
+#else
+    getcontext(&f->uc);
+    f->uc.uc_stack.ss_sp = f->stack;
+    f->uc.uc_stack.ss_size = f->stack_size;
+    f->uc.uc_link = nullptr;
+    makecontext(&f->uc, fiber_main, 0);
+#endif
+}
+
+void free_block_memory(Block* b) {
+#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
+    for (auto& s : b->statics) std::free(s.second);
+    std::free(b->dyn);
+#endif
+    b->statics.clear();
+    b->dyn = nullptr;
+}
+
+void run_block(Launch* L, unsigned long long id) {
+    Worker* wk = worker();
+    const LaunchSpec& s = L->spec;
+    Block b;
+    b.launch = L;
+    b.idx = uint3{(unsigned)(id % s.grid.x), (unsigned)((id / s.grid.x) % s.grid.y),
+                  (unsigned)(id / ((unsigned long long)s.grid.x * s.grid.y))};
+    b.nthreads = (int)(s.block.x * s.block.y * s.block.z);
+    b.nwarps = (b.nthreads + 31) / 32;
+    b.warp_present.assign(b.nwarps, 0);
+    b.warp_exited.assign(b.nwarps, 0);
+    b.warp_arrived.assign(b.nwarps, 0);
+    wk->arena_used = 0;
+#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
+    b.dyn = static_cast<char*>(std::malloc(s.smem == 0 ? 1 : s.smem));
+    if (s.smem == 0) {
+        // Zero bytes of dynamic shared memory: any access is out of bounds.
+        std::free(b.dyn);
+        b.dyn = static_cast<char*>(std::malloc(0));
+    }
+#else
+    if (wk->arena == nullptr) wk->arena = static_cast<char*>(std::aligned_alloc(256, kArenaBytes));
+    b.dyn = wk->arena;
+    wk->arena_used = (s.smem + 255) & ~size_t(255);
+#endif
+    if (s.smem > 0) std::memset(b.dyn, 0xff, s.smem);  // shared memory starts as garbage, as on a GPU
+    if ((int)wk->fibers.size() < b.nthreads) wk->fibers.resize(b.nthreads);
+    b.fibers = wk->fibers.data();
+    if (!reserve_stacks(wk, b.nthreads)) {
+        report("cannot map %d fiber stacks for %s", b.nthreads, where(&b).c_str());
+        fail_block(&b);
+        free_block_memory(&b);
+        return;
+    }
+    for (int i = 0; i < b.nthreads; ++i) {
+        Fiber& f = b.fibers[i];
+        f.thread_idx = uint3{(unsigned)(i % s.block.x), (unsigned)((i / s.block.x) % s.block.y),
+                             (unsigned)(i / (s.block.x * s.block.y))};
+        f.block_idx = b.idx;
+        f.block_dim = s.block;
+        f.grid_dim = s.grid;
+        f.linear = i;
+        f.warp = i / 32;
+        f.lane = i % 32;
+        f.state = FState::kReady;
+        f.stack = fiber_stack(wk, i);
+        f.stack_size = stack_size();
+        f.asan_fake = nullptr;
+        b.warp_present[f.warp] |= 1u << f.lane;
+#if defined(SIM_MEMCHECK)
+        // Frames of fibers that never returned leave poisoned redzones behind.
+        __asan_unpoison_memory_region(f.stack, f.stack_size);
+#endif
+#if defined(SIM_RACECHECK)
+        if ((int)wk->tsan_fibers.size() <= i) wk->tsan_fibers.push_back(__tsan_create_fiber(0));
+        f.tsan_fiber = wk->tsan_fibers[i];
+        char nb[160];
+        std::snprintf(nb, sizeof nb, "kernel %s block (%u,%u,%u) thread (%u,%u,%u)", L->name, b.idx.x, b.idx.y,
+                      b.idx.z, f.thread_idx.x, f.thread_idx.y, f.thread_idx.z);
+        f.name = nb;
+        __tsan_set_fiber_name(f.tsan_fiber, f.name.c_str());
+#endif
+        init_fiber(&f);
+    }
+    b.live = b.nthreads;
+    tl_block = &b;
+#if defined(SIM_RACECHECK)
+    tl_sched_tsan = __tsan_get_current_fiber();
+    __tsan_release(wk->tsan_start);
+#endif
+#if !defined(__x86_64__)
+    ucontext_t sched;
+    tl_sched_uc = &sched;
+#endif
+    while (b.live > 0 && !b.failed) {
+        bool ran = false;
+        for (int i = 0; i < b.nthreads && !b.failed; ++i) {
+            if (b.fibers[i].state == FState::kReady) {
+                switch_to_fiber(&b.fibers[i]);
+                ran = true;
+            }
+        }
+        if (!ran && b.live > 0 && !b.failed) report_deadlock(&b);
+    }
+#if defined(SIM_RACECHECK)
+    __tsan_acquire(b.tsan_done);
+#endif
+    tl_block = nullptr;
+    free_block_memory(&b);
+}
+
+void run_blocks(Launch* L) {
+    for (;;) {
+        const unsigned long long id = L->next.fetch_add(1);
+        if (id >= L->nblocks || L->failed.load()) return;
+        run_block(L, id);
+    }
+}
+
+// Workers beyond the calling thread; blocks of one launch are shared out between them.
+class Pool {
+public:
+    ~Pool() {
+        if (pid_ != getpid()) return;  // a forked child does not own its parent's workers
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            stop_ = true;
+        }
+        cv_.notify_all();
+        for (auto* t : threads_) {
+            t->join();
+            delete t;
+        }
+    }
+    void run(Launch* L) {
+        unsigned want = workers_for(L->nblocks);
+        if (want <= 1) {
+            run_blocks(L);
+            return;
+        }
+        std::unique_lock<std::mutex> lock(mu_);
+        if (pid_ != getpid()) {
+            // After fork() the workers did not come along: forget them (their objects leak).
+            threads_.clear();
+            pid_ = getpid();
+        }
+        while (threads_.size() + 1 < want) threads_.push_back(new std::thread([this] { loop(); }));
+        job_ = L;
+        ++generation_;
+        pending_ = (int)threads_.size();
+        lock.unlock();
+        cv_.notify_all();
+        run_blocks(L);
+        lock.lock();
+        done_cv_.wait(lock, [this] { return pending_ == 0; });
+        job_ = nullptr;
+    }
+
+private:
+    static unsigned workers_for(unsigned long long nblocks) {
+        unsigned n = std::thread::hardware_concurrency();
+        const char* env = std::getenv("SIMULATOR_THREADS");
+        if (env != nullptr && std::atoi(env) > 0) n = (unsigned)std::atoi(env);
+        if (n == 0) n = 1;
+        if (n > 64) n = 64;
+        if (nblocks < n) n = (unsigned)nblocks;
+        return n;
+    }
+    void loop() {
+        unsigned long long seen = 0;
+        std::unique_lock<std::mutex> lock(mu_);
+        for (;;) {
+            cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+            if (stop_) return;
+            seen = generation_;
+            Launch* L = job_;
+            lock.unlock();
+            run_blocks(L);
+            lock.lock();
+            if (--pending_ == 0) done_cv_.notify_all();
+        }
+    }
+    std::mutex mu_;
+    std::condition_variable cv_, done_cv_;
+    std::vector<std::thread*> threads_;
+    pid_t pid_ = getpid();
+    Launch* job_ = nullptr;
+    unsigned long long generation_ = 0;
+    int pending_ = 0;
+    bool stop_ = false;
+};
+
+Pool& pool() {
+    static Pool p;
+    return p;
+}
+
+}  // namespace
+
+void run_launch(Launch* L) { pool().run(L); }
+
+}  // namespace sim
