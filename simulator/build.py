@@ -178,7 +178,8 @@ def runtime_object(mode: str) -> Path:
                 part = tmp.with_name(f"{tmp.name}.{src.stem}.o")
                 parts.append(part)
                 _compile([cxx, *flags, "-c", str(src), "-o", str(part)], f"the runtime ({mode}, {src.name})")
-            _compile([cxx, "-r", "-nostdlib", *map(str, parts), "-o", str(tmp)], f"the runtime ({mode}, link)")
+            joined = [cxx, "-r", "-nostdlib", *map(str, parts), "-o", str(tmp)]
+            _compile(joined, f"the runtime ({mode}, link)")
         finally:
             for part in parts:
                 part.unlink(missing_ok=True)
