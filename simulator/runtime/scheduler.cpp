@@ -464,10 +464,27 @@ uintptr_t interrupted_pc(void* uc) {
 #endif
 }
 
-void on_timeout_signal(int, siginfo_t*, void* uc) {
+// The handler installed before ours: every simulated library loaded into a process has its
+// own copy of the runtime, each with its handler; a signal for another copy's fiber goes on.
+struct sigaction g_previous_handler;
+
+void chain_timeout_signal(int sig, siginfo_t* info, void* uc) {
+    const struct sigaction& prev = g_previous_handler;
+    if (prev.sa_flags & SA_SIGINFO) {
+        if (prev.sa_sigaction != nullptr) prev.sa_sigaction(sig, info, uc);
+    } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN && prev.sa_handler != nullptr) {
+        prev.sa_handler(sig);
+    }
+}
+
+void on_timeout_signal(int sig, siginfo_t* info, void* uc) {
     Fiber* f = tl_fiber;
     Block* b = tl_block;
-    if (f == nullptr || b == nullptr || !tl_in_kernel || !b->launch->timed_out.load()) return;
+    if (f == nullptr || b == nullptr) {
+        chain_timeout_signal(sig, info, uc);  // not this copy's fiber
+        return;
+    }
+    if (!tl_in_kernel || !b->launch->timed_out.load()) return;
     const uintptr_t pc = interrupted_pc(uc);
     if (pc != 0 && (pc < b->launch->code_lo || pc >= b->launch->code_hi)) return;
     // The fiber is abandoned where it stands (its stack is reused by the next block); nothing
@@ -485,7 +502,7 @@ bool install_timeout_handler() {
     struct sigaction old;
     if (sigaction(timeout_signal(), nullptr, &old) != 0) return false;
     if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_timeout_signal) return true;
-    if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) return false;  // the program's own
+    g_previous_handler = old;
     struct sigaction sa;
     std::memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_timeout_signal;

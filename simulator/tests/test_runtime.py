@@ -4,9 +4,10 @@ multi-dimensional launches, grid-stride loops and the launch/memory error paths.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import subprocess
-import time
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -480,20 +481,47 @@ CUDA_ERROR_LAUNCH_TIMEOUT = 702
 _TIMEOUT_CODES = [CUDA_ERROR_LAUNCH_TIMEOUT] * 5 + [CUDA_SUCCESS, CUDA_SUCCESS, 0]
 
 
+_TIMEOUT_CHILD = """
+import ctypes, json, sys, time
+import numpy as np
+sem, lib, other = (ctypes.CDLL(p) for p in sys.argv[1:4])
+kind = int(sys.argv[4])
+# A launch in another library first: its copy of the runtime installs its own timeout handler.
+out = np.zeros(3, dtype=np.int32)
+assert sem.sem_sync_count(ctypes.c_void_p(out.ctypes.data), 32, 5) == 0
+codes = np.full(8, -1, dtype=np.int32)
+start = time.monotonic()
+rc = lib.timeout_run(kind, 6, ctypes.c_void_p(codes.ctypes.data))
+elapsed = time.monotonic() - start
+data = np.arange(10.0)
+copies = np.zeros((10, 6))
+ok = other.cache_hints(ctypes.c_void_p(data.ctypes.data), ctypes.c_void_p(copies.ctypes.data), 10)
+print(json.dumps({"rc": rc, "codes": codes.tolist(), "elapsed": elapsed,
+                  "other": ok == 0 and bool((copies == data[:, None]).all())}))
+"""
+
+
 @pytest.mark.parametrize("kind", ["spin without barriers", "loop over barriers"])
-def test_endless_launch_times_out_from_python(feature_lib, monkeypatch, capfd, kind):
-    lib = feature_lib("timeout")
-    monkeypatch.setenv("SIMULATOR_TIMEOUT", "0.5")
-    codes = np.full(8, -1, dtype=np.int32)
-    start = time.monotonic()
-    assert lib.timeout_run(0 if kind.startswith("spin") else 1, 6, ptr(codes)) == CUDA_SUCCESS
-    elapsed = time.monotonic() - start
-    assert codes.tolist() == _TIMEOUT_CODES
-    assert 0.4 < elapsed < 20, elapsed
-    err = capfd.readouterr().err
-    assert "launch timeout: kernel '" in err and "SIMULATOR_TIMEOUT=0.5 s" in err, err
-    # The process stays usable: other launches (here another library's) still run.
-    test_cache_hint_loads_and_stores(feature_lib)
+def test_endless_launch_times_out_from_python(feature_lib, sim_lib_dir, kind):
+    # In a child Python process, so that a launch that is not stopped fails the test, not hangs it.
+    paths = [str(sim_lib_dir / "semantics.so"), feature_lib("timeout")._name, feature_lib("fp16")._name]
+    env = dict(os.environ, SIMULATOR_TIMEOUT="0.5")
+    env.pop("SIMULATOR_QUIET", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", _TIMEOUT_CHILD, *paths, "0" if kind.startswith("spin") else "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["rc"] == CUDA_SUCCESS
+    assert result["codes"] == _TIMEOUT_CODES
+    assert 0.4 < result["elapsed"] < 20, result
+    assert "launch timeout: kernel '" in proc.stderr and "SIMULATOR_TIMEOUT=0.5 s" in proc.stderr
+    # The process stays usable: another library's launches still run.
+    assert result["other"]
 
 
 @pytest.mark.parametrize("mode", ["fast", "memcheck"])
