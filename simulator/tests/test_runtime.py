@@ -581,3 +581,29 @@ def test_sticky_error_fails_every_later_call_until_reset(feature_lib, capfd):
     want = [fail] * 7 + [5, CUDA_SUCCESS, fail, fail, CUDA_SUCCESS, CUDA_SUCCESS, 1]
     assert codes.tolist() == want
     assert "deadlock in kernel 'stuck_kernel'" in capfd.readouterr().err
+
+
+# ---- reports name the right launch -------------------------------------------------------------
+
+
+def test_each_race_report_names_its_own_kernel_when_several_launch():
+    from .conftest import KERNELS, run_cli
+
+    src = KERNELS / "planted_two_kernel_races.cu"
+    lines = src.read_text().splitlines()
+
+    def line_of(marker: str) -> str:
+        return f"{src}:{next(i for i, ln in enumerate(lines, 1) if marker in ln)}"
+
+    proc = run_cli("check", str(src), "--entry", "planted_two_kernel_races", "--mode", "racecheck")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    races = [ln for ln in proc.stdout.splitlines() if ln.startswith("  racecheck: data race")]
+    assert len(races) == 2, proc.stdout
+    for race, name, which in zip(
+        races, ("first_racy_kernel", "second_racy_kernel"), ("first", "second"), strict=True
+    ):
+        other = "second_racy_kernel" if which == "first" else "first_racy_kernel"
+        assert f"write by kernel {name} block (0,0,0) thread (1,0,0)" in race, race
+        assert f"read by kernel {name} block (0,0,0) thread (0,0,0)" in race, race
+        assert line_of(f"PLANT: {which} write") in race and line_of(f"PLANT: {which} read") in race, race
+        assert other not in race, race
