@@ -607,3 +607,13 @@ def test_each_race_report_names_its_own_kernel_when_several_launch():
         assert f"read by kernel {name} block (0,0,0) thread (0,0,0)" in race, race
         assert line_of(f"PLANT: {which} write") in race and line_of(f"PLANT: {which} read") in race, race
         assert other not in race, race
+
+
+@pytest.mark.parametrize("mode", ["memcheck", "racecheck", "synccheck"])
+def test_new_device_features_run_clean_under_every_checker(mode):
+    from .conftest import KERNELS, run_cli
+
+    sources = [str(KERNELS / n) for n in ("features_entry.cu", "coop_groups.cu", "fp16.cu")]
+    proc = run_cli("check", *sources, "--entry", "features_selfcheck", "--mode", mode)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{mode}: clean" in proc.stdout
