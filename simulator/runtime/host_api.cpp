@@ -121,6 +121,8 @@ void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int 
                "stopped; the launch returns cudaErrorLaunchTimeout, which is sticky",
                mode_name(), name, file, line, L.timeout_s);
         set_sticky_error(cudaErrorLaunchTimeout);
+    } else if (L.faulted.load()) {
+        set_sticky_error(cudaErrorIllegalAddress);
     } else if (L.failed.load()) {
         set_sticky_error(cudaErrorLaunchFailure);
     }

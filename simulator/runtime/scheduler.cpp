@@ -348,7 +348,10 @@ void run_block(Launch* L, unsigned long long id) {
     free_block_memory(&b);
 }
 
+void ensure_signal_stack();
+
 void run_blocks(Launch* L) {
+    ensure_signal_stack();
     {
         std::lock_guard<std::mutex> lock(L->threads_mu);
         L->threads.push_back(pthread_self());
@@ -537,6 +540,82 @@ void code_range(const void* addr, uintptr_t* lo, uintptr_t* hi) {
     *hi = q.hi;
 }
 
+// ---- memory faults in kernels (fast and synccheck builds) -------------------------------------
+// A kernel that touches unmapped memory (a wild or null pointer) would kill the process; on a
+// GPU the launch fails with cudaErrorIllegalAddress and the context is lost. When the fault is
+// in kernel code, the handler reports it, abandons the block like a timeout does and the launch
+// returns that sticky error. A fault anywhere else (the runtime, another library, the host) goes
+// to the handler installed before, or kills the process as it would have. memcheck leaves
+// faults to AddressSanitizer, racecheck to ThreadSanitizer.
+#if !defined(SIM_MEMCHECK) && !defined(SIM_RACECHECK)
+struct sigaction g_previous_fault[2];
+bool g_fault_quiet = false;  // SIMULATOR_QUIET=1, read when the handler is installed
+
+void on_fault_signal(int sig, siginfo_t* info, void* uc) {
+    Fiber* f = tl_fiber;
+    Block* b = tl_block;
+    const uintptr_t pc = interrupted_pc(uc);
+    if (f != nullptr && b != nullptr && tl_in_kernel && pc >= b->launch->code_lo && pc < b->launch->code_hi) {
+        tl_in_kernel = false;
+        char msg[320];
+        const int n = std::snprintf(msg, sizeof msg,
+                                    "simulator: illegal address: kernel '%s' block (%u,%u,%u) thread (%u,%u,%u) "
+                                    "accessed %p; the launch returns cudaErrorIllegalAddress, which is sticky "
+                                    "(check --mode memcheck names the line)\n",
+                                    b->launch->name, b->idx.x, b->idx.y, b->idx.z, f->thread_idx.x,
+                                    f->thread_idx.y, f->thread_idx.z, info->si_addr);
+        if (n > 0 && !g_fault_quiet) (void)!write(2, msg, (size_t)std::min(n, (int)sizeof msg - 1));
+        b->launch->faulted.store(true);
+        fail_block(b);
+        f->state = FState::kDone;
+        yield_to_scheduler(true);
+    }
+    // Not a kernel's fault: what would have happened without this handler.
+    const struct sigaction& prev = g_previous_fault[sig == SIGBUS ? 1 : 0];
+    if (prev.sa_flags & SA_SIGINFO) {
+        prev.sa_sigaction(sig, info, uc);
+    } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
+        prev.sa_handler(sig);
+    } else {
+        signal(sig, SIG_DFL);  // the faulting instruction runs again and takes the default action
+    }
+}
+
+// On the thread that runs blocks: an alternate signal stack, so that a fault reaches the handler.
+void ensure_signal_stack() {
+    static thread_local bool done = false;
+    if (done) return;
+    done = true;
+    stack_t cur;
+    if (sigaltstack(nullptr, &cur) == 0 && !(cur.ss_flags & SS_DISABLE)) return;  // the program's own
+    stack_t ss;
+    ss.ss_size = 64 * 1024;
+    ss.ss_sp = std::malloc(ss.ss_size);  // kept for the thread's lifetime
+    ss.ss_flags = 0;
+    if (ss.ss_sp != nullptr) sigaltstack(&ss, nullptr);
+}
+
+void install_fault_handler() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        const char* q = std::getenv("SIMULATOR_QUIET");
+        g_fault_quiet = q != nullptr && q[0] == '1';
+        const int sigs[2] = {SIGSEGV, SIGBUS};
+        for (int i = 0; i < 2; ++i) {
+            struct sigaction sa;
+            std::memset(&sa, 0, sizeof sa);
+            sa.sa_sigaction = on_fault_signal;
+            sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+            sigemptyset(&sa.sa_mask);
+            sigaction(sigs[i], &sa, &g_previous_fault[i]);
+        }
+    });
+}
+#else
+void ensure_signal_stack() {}
+void install_fault_handler() {}
+#endif
+
 class Watchdog {
 public:
     // Watches ``L`` until disarm(); a launch without a limit is not watched.
@@ -609,7 +688,8 @@ Watchdog& watchdog() {
 }  // namespace
 
 void run_launch(Launch* L) {
-    if (L->timeout_s > 0) code_range(reinterpret_cast<const void*>(L->invoke), &L->code_lo, &L->code_hi);
+    code_range(reinterpret_cast<const void*>(L->invoke), &L->code_lo, &L->code_hi);
+    install_fault_handler();
     watchdog().arm(L);
     pool().run(L);
     watchdog().disarm();

@@ -617,3 +617,30 @@ def test_new_device_features_run_clean_under_every_checker(mode):
     proc = run_cli("check", *sources, "--entry", "features_selfcheck", "--mode", mode)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"{mode}: clean" in proc.stdout
+
+
+_FAULT_CHILD = """
+import ctypes, json, sys
+import numpy as np
+sem, lib = (ctypes.CDLL(p) for p in sys.argv[1:3])
+out = np.zeros(3, dtype=np.int32)
+assert sem.sem_sync_count(ctypes.c_void_p(out.ctypes.data), 32, 5) == 0  # another runtime copy first
+codes = np.full(4, -1, dtype=np.int32)
+rc = lib.errors_illegal_address(ctypes.c_void_p(codes.ctypes.data))
+print(json.dumps({"rc": rc, "codes": codes.tolist()}))
+"""
+
+
+def test_wild_pointer_in_a_fast_build_is_a_sticky_illegal_address(feature_lib, sim_lib_dir):
+    # In a child process: without the model, the fault would kill the interpreter.
+    env = dict(os.environ)
+    env.pop("SIMULATOR_QUIET", None)
+    paths = [str(sim_lib_dir / "semantics.so"), feature_lib("errors")._name]
+    proc = subprocess.run(
+        [sys.executable, "-c", _FAULT_CHILD, *paths], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    illegal = 700
+    assert result == {"rc": 0, "codes": [illegal, illegal, CUDA_SUCCESS, 1]}
+    assert "illegal address: kernel 'wild_kernel' block (1,0,0) thread (5,0,0) accessed 0x10" in proc.stderr

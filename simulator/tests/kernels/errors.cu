@@ -102,3 +102,22 @@ extern "C" int errors_sticky(int* codes) {
     codes[13] = add_one_works();
     return 0;
 }
+
+// A wild write: thread 5 of block 1 stores through a pointer to unmapped memory.
+__global__ void wild_kernel(int* data, int* wild) {
+    if (blockIdx.x == 1 && threadIdx.x == 5) wild[0] = 1;
+    data[threadIdx.x] = 1;
+}
+
+// codes: [the launch's error, cudaMalloc after it, cudaDeviceReset, a launch after the reset].
+extern "C" int errors_illegal_address(int* codes) {
+    int* d = nullptr;
+    if (cudaMalloc(&d, sizeof(int) * 32) != cudaSuccess) return -1;
+    wild_kernel<<<2, 32>>>(d, reinterpret_cast<int*>(16));
+    codes[0] = (int)cudaDeviceSynchronize();
+    void* p = nullptr;
+    codes[1] = (int)cudaMalloc(&p, 16);
+    codes[2] = (int)cudaDeviceReset();
+    codes[3] = add_one_works();
+    return 0;
+}
