@@ -625,13 +625,13 @@ import numpy as np
 sem, lib = (ctypes.CDLL(p) for p in sys.argv[1:3])
 out = np.zeros(3, dtype=np.int32)
 assert sem.sem_sync_count(ctypes.c_void_p(out.ctypes.data), 32, 5) == 0  # another runtime copy first
-codes = np.full(4, -1, dtype=np.int32)
+codes = np.full(7, -1, dtype=np.int32)
 rc = lib.errors_illegal_address(ctypes.c_void_p(codes.ctypes.data))
 print(json.dumps({"rc": rc, "codes": codes.tolist()}))
 """
 
 
-def test_wild_pointer_in_a_fast_build_is_a_sticky_illegal_address(feature_lib, sim_lib_dir):
+def test_wild_pointer_and_stack_overflow_are_a_sticky_illegal_address(feature_lib, sim_lib_dir):
     # In a child process: without the model, the fault would kill the interpreter.
     env = dict(os.environ)
     env.pop("SIMULATOR_QUIET", None)
@@ -642,5 +642,6 @@ def test_wild_pointer_in_a_fast_build_is_a_sticky_illegal_address(feature_lib, s
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     illegal = 700
-    assert result == {"rc": 0, "codes": [illegal, illegal, CUDA_SUCCESS, 1]}
+    assert result == {"rc": 0, "codes": [illegal, illegal, CUDA_SUCCESS, 1, illegal, CUDA_SUCCESS, 1]}
     assert "illegal address: kernel 'wild_kernel' block (1,0,0) thread (5,0,0) accessed 0x10" in proc.stderr
+    assert "illegal address: kernel 'deep_kernel' block (0,0,0)" in proc.stderr  # stack overflow

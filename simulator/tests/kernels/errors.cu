@@ -109,7 +109,17 @@ __global__ void wild_kernel(int* data, int* wild) {
     data[threadIdx.x] = 1;
 }
 
-// codes: [the launch's error, cudaMalloc after it, cudaDeviceReset, a launch after the reset].
+// Unbounded recursion: the CUDA thread's stack overflows into its guard page.
+__device__ int deep(volatile int* p, int n) {
+    volatile char pad[512];
+    pad[0] = (char)n;
+    return n == 0 ? pad[0] : deep(p, n - 1) + pad[0] + p[0];
+}
+
+__global__ void deep_kernel(int* out) { out[threadIdx.x] = deep(out, 1 << 22); }
+
+// codes: [the launch's error, cudaMalloc after it, cudaDeviceReset, a launch after the reset,
+// a stack overflow's error, cudaDeviceReset, a launch after that].
 extern "C" int errors_illegal_address(int* codes) {
     int* d = nullptr;
     if (cudaMalloc(&d, sizeof(int) * 32) != cudaSuccess) return -1;
@@ -119,5 +129,10 @@ extern "C" int errors_illegal_address(int* codes) {
     codes[1] = (int)cudaMalloc(&p, 16);
     codes[2] = (int)cudaDeviceReset();
     codes[3] = add_one_works();
+    if (cudaMalloc(&d, sizeof(int) * 32) != cudaSuccess) return -1;
+    deep_kernel<<<1, 4>>>(d);
+    codes[4] = (int)cudaDeviceSynchronize();
+    codes[5] = (int)cudaDeviceReset();
+    codes[6] = add_one_works();
     return 0;
 }
