@@ -297,3 +297,28 @@ void* dynamic_shared() {
 void thread_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 }  // namespace sim
+
+// A failed assert() in kernel code is a device-side assert, as on a GPU: the message names the
+// block and thread, the kernel stops and the launch returns cudaErrorAssert (sticky). This
+// definition takes the place of the C library's for the code linked with the runtime; an
+// assert() in host code prints the usual message and aborts.
+extern "C" __attribute__((noreturn, visibility("hidden"))) void __assert_fail(const char* expr, const char* file,
+                                                                             unsigned int line, const char* func) {
+    using namespace sim;
+    Fiber* f = tl_fiber;
+    Block* b = tl_block;
+    if (f != nullptr && b != nullptr) {
+        tl_in_kernel = false;
+        report("device assert: %s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed (kernel '%s'); "
+               "the launch returns cudaErrorAssert, which is sticky",
+               file, line, func, b->idx.x, b->idx.y, b->idx.z, f->thread_idx.x, f->thread_idx.y, f->thread_idx.z,
+               expr, b->launch->name);
+        b->launch->asserted.store(true);
+        fail_block(b);
+        f->state = FState::kDone;
+        yield_to_scheduler(true);
+    }
+    std::fprintf(stderr, "%s:%u: %s: Assertion `%s' failed.\n", file, line, func, expr);
+    std::fflush(stderr);
+    std::abort();
+}

@@ -98,6 +98,7 @@ struct Launch {
     std::vector<pthread_t> threads;       // the OS threads running its blocks now
     uintptr_t code_lo = 0, code_hi = 0;   // executable segment of the object with the kernel
     std::atomic<bool> faulted{false};     // a thread touched unmapped memory (fast/synccheck)
+    std::atomic<bool> asserted{false};    // a thread's assert() failed
 };
 
 struct Block {

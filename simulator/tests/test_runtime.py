@@ -627,11 +627,13 @@ out = np.zeros(3, dtype=np.int32)
 assert sem.sem_sync_count(ctypes.c_void_p(out.ctypes.data), 32, 5) == 0  # another runtime copy first
 codes = np.full(7, -1, dtype=np.int32)
 rc = lib.errors_illegal_address(ctypes.c_void_p(codes.ctypes.data))
-print(json.dumps({"rc": rc, "codes": codes.tolist()}))
+asserts = np.full(4, -1, dtype=np.int32)
+rc_assert = lib.errors_assert(ctypes.c_void_p(asserts.ctypes.data))
+print(json.dumps({"rc": rc, "codes": codes.tolist(), "rc_assert": rc_assert, "asserts": asserts.tolist()}))
 """
 
 
-def test_wild_pointer_and_stack_overflow_are_a_sticky_illegal_address(feature_lib, sim_lib_dir):
+def test_wild_pointer_stack_overflow_and_device_assert_are_sticky_errors(feature_lib, sim_lib_dir):
     # In a child process: without the model, the fault would kill the interpreter.
     env = dict(os.environ)
     env.pop("SIMULATOR_QUIET", None)
@@ -642,6 +644,12 @@ def test_wild_pointer_and_stack_overflow_are_a_sticky_illegal_address(feature_li
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     illegal = 700
-    assert result == {"rc": 0, "codes": [illegal, illegal, CUDA_SUCCESS, 1, illegal, CUDA_SUCCESS, 1]}
+    assert result["rc"] == 0 and result["rc_assert"] == 0
+    assert result["codes"] == [illegal, illegal, CUDA_SUCCESS, 1, illegal, CUDA_SUCCESS, 1]
+    # A failed device assert(): cudaErrorAssert (710), sticky, the process goes on.
+    assert result["asserts"] == [710, 710, CUDA_SUCCESS, 1]
+    assert "block: [2,0,0], thread: [3,0,0] Assertion `!(blockIdx.x == 2 && threadIdx.x == 3)` failed" in (
+        proc.stderr
+    )
     assert "illegal address: kernel 'wild_kernel' block (1,0,0) thread (5,0,0) accessed 0x10" in proc.stderr
     assert "illegal address: kernel 'deep_kernel' block (0,0,0)" in proc.stderr  # stack overflow

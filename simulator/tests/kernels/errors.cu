@@ -5,6 +5,7 @@
 // device, in every host thread, until cudaDeviceReset.
 #include <cuda_runtime.h>
 
+#include <cassert>
 #include <thread>
 
 __global__ void add_one_kernel(int* data, int n) {
@@ -134,5 +135,23 @@ extern "C" int errors_illegal_address(int* codes) {
     codes[4] = (int)cudaDeviceSynchronize();
     codes[5] = (int)cudaDeviceReset();
     codes[6] = add_one_works();
+    return 0;
+}
+
+// Thread 3 of block 2 fails an assert().
+__global__ void assert_kernel(int* data) {
+    assert(!(blockIdx.x == 2 && threadIdx.x == 3));
+    data[blockIdx.x * 32 + threadIdx.x] = 1;
+}
+
+// codes: [the launch's error, cudaGetLastError, cudaDeviceReset, a launch after the reset].
+extern "C" int errors_assert(int* codes) {
+    int* d = nullptr;
+    if (cudaMalloc(&d, sizeof(int) * 32 * 4) != cudaSuccess) return -1;
+    assert_kernel<<<4, 32>>>(d);
+    codes[0] = (int)cudaDeviceSynchronize();
+    codes[1] = (int)cudaGetLastError();
+    codes[2] = (int)cudaDeviceReset();
+    codes[3] = add_one_works();
     return 0;
 }
