@@ -233,6 +233,51 @@ unsigned int active_mask() {
     return b->warp_present[w] & ~b->warp_exited[w];
 }
 
+// A GPU's coalesced group is the lanes that execute the call together. Lanes here run one at a
+// time, so each lane waits at the call until no thread of the block can run any more; the lanes
+// of a warp then waiting at this call site form the group (lanes that went another way are
+// waiting elsewhere or have exited).
+unsigned int coalesced_mask(const char* file, int line) {
+    RuntimeCall in_runtime;
+    require_device("cooperative_groups::coalesced_threads()", file, line);
+    Block* b = tl_block;
+    Fiber* f = tl_fiber;
+    f->wkind = -1;
+    f->wfile = file;
+    f->wline = line;
+    f->wresult = 1u << f->lane;
+    f->state = FState::kCoalesce;
+    yield_to_scheduler(false);
+    if (b->failed) yield_to_scheduler(true);
+    return (unsigned int)f->wresult;
+}
+
+bool release_coalesced(Block* b) {
+    bool any = false;
+    for (int w = 0; w < b->nwarps; ++w) {
+        Fiber* lanes = b->fibers + w * 32;
+        const int n = std::min(32, b->nthreads - w * 32);
+        for (int l = 0; l < n; ++l) {
+            if (lanes[l].state != FState::kCoalesce) continue;
+            unsigned int mask = 0;
+            for (int k = l; k < n; ++k) {
+                if (lanes[k].state == FState::kCoalesce && lanes[k].wline == lanes[l].wline &&
+                    std::strcmp(lanes[k].wfile, lanes[l].wfile) == 0) {
+                    mask |= 1u << k;
+                }
+            }
+            for (int k = l; k < n; ++k) {
+                if ((mask >> k) & 1u) {
+                    lanes[k].wresult = mask;
+                    lanes[k].state = FState::kReady;
+                }
+            }
+            any = true;
+        }
+    }
+    return any;
+}
+
 void* shared_static(const void* site, size_t size, size_t align) {
     RuntimeCall in_runtime;
     require_device("a __shared__ variable", "?", 0);

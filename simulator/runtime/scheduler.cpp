@@ -339,7 +339,7 @@ void run_block(Launch* L, unsigned long long id) {
             fail_block(&b);  // a timeout stops even threads that keep reaching barriers
             break;
         }
-        if (!ran && b.live > 0 && !b.failed) report_deadlock(&b);
+        if (!ran && b.live > 0 && !b.failed && !release_coalesced(&b)) report_deadlock(&b);
     }
 #if defined(SIM_RACECHECK)
     __tsan_acquire(b.tsan_done);

@@ -653,3 +653,37 @@ def test_wild_pointer_stack_overflow_and_device_assert_are_sticky_errors(feature
     )
     assert "illegal address: kernel 'wild_kernel' block (1,0,0) thread (5,0,0) accessed 0x10" in proc.stderr
     assert "illegal address: kernel 'deep_kernel' block (0,0,0)" in proc.stderr  # stack overflow
+
+
+def test_labeled_binary_and_coalesced_groups(feature_lib):
+    lib = feature_lib("misc")
+    out = np.zeros((64, 8), dtype=np.int32)
+    counter = np.zeros(1, dtype=np.int32)
+    assert lib.misc_partitions(ptr(out), ptr(counter)) == CUDA_SUCCESS
+    lanes = np.arange(64) % 32
+    for t in range(64):
+        lane = lanes[t]
+        same = [x for x in range(32) if x % 3 == lane % 3]
+        want = [sum(same), same.index(lane), len(same), 16, t]
+        if lane % 2 == 0:
+            want += [lane // 2, 16, (t // 32) * 16 + lane // 2]
+        else:
+            want += [-1, -1, -1]
+        assert out[t].tolist() == want, t
+    assert counter[0] == 32
+
+
+def test_vector_types_scoped_atomics_and_umin(feature_lib):
+    lib = feature_lib("misc")
+    n = 40
+    pix = np.random.default_rng(9).integers(0, 256, size=(n, 4)).astype(np.uint8)
+    out = np.zeros((n, 4), dtype=np.uint32)
+    total = np.zeros(1, dtype=np.uint32)
+    assert lib.misc_vectors(ptr(pix), ptr(out), ptr(total), n) == CUDA_SUCCESS
+    p = pix.astype(np.uint32)
+    want = np.stack(
+        [np.minimum(p[:, 0], p[:, 1]), np.maximum(p[:, 2], p[:, 3]), p[:, 0] + p[:, 1], np.full(n, 442)],
+        axis=1,
+    )
+    np.testing.assert_array_equal(out, want)
+    assert total[0] == n
