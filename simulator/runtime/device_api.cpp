@@ -185,6 +185,9 @@ unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value
         for (int l = 0; l < n; ++l) {
             if (!((b->warp_arrived[w] >> l) & 1u) || !((mask >> l) & 1u)) continue;
             const Fiber& o = lanes[l];
+            // A lane whose own operation does not wait for this one (disjoint groups, e.g. two
+            // tiles or labeled partitions) will still come here after it: not a divergence.
+            if (!((o.wmask >> f->lane) & 1u)) continue;
             if (o.wkind != kind || o.wmask != mask || o.wline != line || std::strcmp(o.wfile, file) != 0) {
                 report("synccheck: divergent warp operation in %s: thread %s is at %s(mask 0x%08x) at %s:%d "
                        "while lane %d (thread %s) waits at %s(mask 0x%08x) at %s:%d",

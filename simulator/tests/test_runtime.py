@@ -613,7 +613,7 @@ def test_each_race_report_names_its_own_kernel_when_several_launch():
 def test_new_device_features_run_clean_under_every_checker(mode):
     from .conftest import KERNELS, run_cli
 
-    sources = [str(KERNELS / n) for n in ("features_entry.cu", "coop_groups.cu", "fp16.cu")]
+    sources = [str(KERNELS / n) for n in ("features_entry.cu", "coop_groups.cu", "fp16.cu", "misc.cu")]
     proc = run_cli("check", *sources, "--entry", "features_selfcheck", "--mode", mode)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"{mode}: clean" in proc.stdout

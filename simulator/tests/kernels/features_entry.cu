@@ -1,6 +1,6 @@
-// A self-checking entry for `python -m simulator check`: cooperative groups, half/bfloat16
-// and cache hints (the launchers of coop_groups.cu and fp16.cu) must run clean under every
-// checker. Returns 0 when every result is right.
+// A self-checking entry for `python -m simulator check`: cooperative groups, half/bfloat16,
+// cache hints, coalesced groups and vector types (the launchers of coop_groups.cu, fp16.cu and
+// misc.cu) must run clean under every checker. Returns 0 when every result is right.
 #include <cuda_runtime.h>
 
 extern "C" int cg_block_reduce(const int* in, int* out, int blocks, int threads);
@@ -8,6 +8,8 @@ extern "C" int cg_tiles(int* out, int tile, int threads);
 extern "C" int cg_float_tiles(const float* in, float* out, unsigned long long* ranks, int blocks);
 extern "C" int f16_dot(const unsigned short* xy, float* out, unsigned short* count, int blocks);
 extern "C" int cache_hints(const double* in, double* out, int n);
+extern "C" int misc_partitions(int* out, int* counter);
+extern "C" int misc_vectors(const unsigned char* in, unsigned int* out, unsigned int* total, int n);
 
 extern "C" int features_selfcheck(void) {
     const int blocks = 2, threads = 96;
@@ -51,5 +53,19 @@ extern "C" int features_selfcheck(void) {
     for (int i = 0; i < 60; ++i) {
         if (dout[i] != din[i / 6]) return 10;
     }
+    static int parts[64 * 8];
+    int counter = 0;
+    if (misc_partitions(parts, &counter) != 0) return 11;
+    if (counter != 32) return 12;
+    for (int t = 0; t < 64; ++t) {
+        const int lane = t % 32;
+        if (parts[t * 8 + 3] != 16 || parts[t * 8 + 4] != t) return 13;
+        if (lane % 2 == 0 && (parts[t * 8 + 5] != lane / 2 || parts[t * 8 + 6] != 16)) return 14;
+    }
+    unsigned char pix[8 * 4];
+    unsigned int vout[8 * 4], total = 0;
+    for (int i = 0; i < 32; ++i) pix[i] = (unsigned char)(i * 7);
+    if (misc_vectors(pix, vout, &total, 8) != 0) return 15;
+    if (total != 8 || vout[0] != 0 || vout[4 * 7 + 2] != (unsigned)(7 * 28 + 7 * 29)) return 16;
     return 0;
 }
