@@ -688,6 +688,7 @@ def docker_cpu(session: nox.Session) -> None:
     base = _base(session, cli, "PYTHON_IMAGE", lambda: _standin_debian(session, cli))
     args = {
         "PYTHON_IMAGE": base["used"],
+        "CUDA_RELEASE": VERSIONS["CUDA_RELEASE"],
         "HARNESS_TOOLS": VERSIONS["HARNESS_TOOLS"],
         "NOX_SPEC": VERSIONS["NOX_SPEC"],
     }

@@ -85,7 +85,7 @@ def test_dockerfile_arg_defaults_equal_the_pins(dockerfile):
     if dockerfile.name == "Dockerfile.cuda":
         assert {"CUDA_DEVEL_IMAGE", "CUDA_RUNTIME_IMAGE", "CUDA_RELEASE", "CUDA_WHEELS"} <= set(shared)
     if dockerfile.name == "Dockerfile.cpu":
-        assert {"PYTHON_IMAGE", "HARNESS_TOOLS"} <= set(shared)
+        assert {"PYTHON_IMAGE", "CUDA_RELEASE", "HARNESS_TOOLS"} <= set(shared)
 
 
 @pytest.mark.parametrize("path", SCANNED, ids=lambda p: str(p.relative_to(ROOT)))
@@ -95,8 +95,11 @@ def test_no_file_names_another_cuda_image_or_wheel(path):
         assert image in (VERSIONS["CUDA_DEVEL_IMAGE"], VERSIONS["CUDA_RUNTIME_IMAGE"]), (
             f"{path.name} names {image}; ci/versions.env pins {VERSIONS['CUDA_DEVEL_IMAGE']}"
         )
+    pinned = (f"=={VERSIONS['CUDA_RELEASE']}", "==${CUDA_RELEASE}")
     for spec in re.findall(r"cuda-toolkit(?:\[[\w,]*\])?[^\s\"'`\[]*", text):
-        assert spec == VERSIONS["CUDA_WHEELS"], f"{path.name} names {spec!r}; pin it in ci/versions.env"
+        assert spec.endswith(pinned), (
+            f"{path.name} names {spec!r}, not pinned to CUDA_RELEASE (ci/versions.env)"
+        )
     for spec in re.findall(r"nvidia-cuda-(?:nvcc|nvrtc|runtime)[^\s\"'`]*|nvidia-nvvm[^\s\"'`]*", text):
         pytest.fail(f"{path.name} names the component wheel {spec!r}: use CUDA_WHEELS from ci/versions.env")
 
