@@ -747,7 +747,7 @@ def _check_default_command(cli: str, tag: str) -> tuple[list[str], list[str]]:
         return ["default command (gpu tier) passed with --gpus all"], []
     proc = _quiet([cli, "run", "--rm", tag], timeout=600)
     text = proc.stdout + proc.stderr
-    reason = next((ln.strip() for ln in text.splitlines() if "no GPU" in ln), "")
+    reason = next((ln[ln.index("no GPU") :].strip() for ln in text.splitlines() if "no GPU" in ln), "")
     if proc.returncode != 0 and reason:
         return [f"default command (gpu tier) fails here as it must: {reason[:160]}"], []
     return [], [
