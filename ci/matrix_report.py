@@ -181,14 +181,15 @@ def render_docker(records: list[dict[str, Any]]) -> str:
         lines += [
             f"In-image tiers ({' / '.join(OUTCOMES)}), next to the same session outside Docker:",
             "",
-            "| image | session | in image | outside Docker | counts | exit |",
-            "|---|---|---|---|---|---|",
+            "| image | session | in image | outside Docker | counts | exit | time |",
+            "|---|---|---|---|---|---|---|",
         ]
         for tag, name, run in tiers:
             verdict = "match" if run.get("match") else "**differ**"
             lines.append(
                 f"| `{tag}` | `nox -s {name}` | {_counts_cell(run.get('inside'))} "
-                f"| {_counts_cell(run.get('outside'))} | {verdict} | {run.get('exit')} |"
+                f"| {_counts_cell(run.get('outside'))} | {verdict} | {run.get('exit')} "
+                f"| {run.get('seconds', 0):.0f} s |"
             )
         lines.append("")
     return "\n".join(lines)

@@ -193,7 +193,9 @@ def test_report_has_a_docker_section_from_the_docker_sessions(tmp_path):
         "bases": ["base torchlight-standin/debian:bookworm (stand-in for python:3.11-slim-bookworm)"],
         "checks": [],
         "problems": [],
-        "tests": {"tests-cpu": {"exit": 0, "inside": counts, "outside": counts, "match": True}},
+        "tests": {
+            "tests-cpu": {"exit": 0, "seconds": 300.4, "inside": counts, "outside": counts, "match": True}
+        },
     }
     bad = {
         **image,
@@ -216,7 +218,8 @@ def test_report_has_a_docker_section_from_the_docker_sessions(tmp_path):
     )
     assert "failed: softmax_kernel.so does not export x" in section
     assert (
-        "| `torchlight-cpu:dev` | `nox -s tests-cpu` | 5 / 0 / 0 / 2 | 5 / 0 / 0 / 2 | match | 0 |" in section
+        "| `torchlight-cpu:dev` | `nox -s tests-cpu` | 5 / 0 / 0 / 2 | 5 / 0 / 0 / 2 | match | 0 | 300 s |"
+        in section
     )
     assert [r["session"] for r in json.loads((out / "matrix.json").read_text())["docker"]] == [
         "docker-cpu",
