@@ -58,10 +58,6 @@ if [[ -z "$nvcc_bin" ]] || ! command -v "$nvcc_bin" > /dev/null 2>&1; then
     echo "  Without nvcc, build the CPU version instead: python -m simulator build torchlight/cuda_kernels/*.cu --out DIR" >&2
     exit 1
 fi
-if ! command -v nm > /dev/null 2>&1; then
-    echo "build-kernels: nm not found; install binutils to check the exported symbols" >&2
-    exit 1
-fi
 
 archs="${TORCHLIGHT_CUDA_ARCHS:-80;90}"
 IFS=';' read -r -a arch_list <<< "$archs"
@@ -87,6 +83,12 @@ if [[ ${#gencode[@]} -eq 0 ]]; then
     exit 2
 fi
 gencode+=("-gencode=arch=compute_${highest_arch},code=compute_${highest_arch}")
+
+# Checked after the arch list, so a bad TORCHLIGHT_CUDA_ARCHS is refused even without binutils.
+if ! command -v nm > /dev/null 2>&1; then
+    echo "build-kernels: nm not found; install binutils to check the exported symbols" >&2
+    exit 1
+fi
 
 mkdir -p "$out_dir"
 

@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.require_ptxas:
             print(
                 "compile_ptx: no ptxas found: install the CUDA toolkit or the nvcc wheel "
-                '(pip install "cuda-toolkit[nvcc]")',
+                "of the pinned CUDA release (CUDA_WHEELS in ci/versions.env; nox -s kernels installs it)",
                 file=sys.stderr,
             )
             return 2

@@ -7,6 +7,11 @@ status passed/failed/unavailable, reason, seconds); the result files of the tier
 are taken from its directory (``<tier>.json``) unless given as arguments. One row per op,
 one column per backend and tier; each cell counts passed, failed, errors and skips, and the
 skip reasons are listed below the table.
+
+``--docker DIR`` (default ``<out>/docker``) holds what ``nox -s docker-cpu`` and ``docker-cuda``
+write: one ``<image kind>.json`` per session with each image's build time, size, bases (stand-ins
+included), in-image test counts next to the same session's counts outside Docker, and checks.
+They become the report's ``docker`` section.
 """
 
 from __future__ import annotations
@@ -147,12 +152,70 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def load_docker(folder: Path | None) -> list[dict[str, Any]]:
+    """The records the docker sessions wrote in ``folder`` (``*.json``); ValueError names a bad file."""
+    if folder is None or not folder.is_dir():
+        return []
+    records = []
+    for path in sorted(folder.glob("*.json")):
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict) or "images" not in data or "session" not in data:
+            raise ValueError(f"{path} is not a docker session record (no 'session'/'images' keys)")
+        records.append(data)
+    return records
+
+
+def _counts_cell(counts: dict[str, int] | None) -> str:
+    if counts is None:
+        return "no results"
+    return " / ".join(str(counts.get(o, 0)) for o in OUTCOMES)
+
+
+def render_docker(records: list[dict[str, Any]]) -> str:
+    """The ``docker`` section: one row per image, then one row per tier run inside an image."""
+    lines = ["## Docker", ""]
+    if not records:
+        lines += ["No image was built (`nox -s docker-cpu`, `nox -s docker-cuda` write this section).", ""]
+        return "\n".join(lines)
+    lines += ["| session | image | status | build | size | bases | checks |", "|---|---|---|---|---|---|---|"]
+    tiers = []
+    for record in records:
+        for image in record["images"]:
+            status = "failed: " + "; ".join(image["problems"]) if image.get("problems") else "passed"
+            size = f"{image.get('size_bytes', 0) / 1e9:.2f} GB"
+            lines.append(
+                f"| `nox -s {record['session']}` | `{image['tag']}` | {status} "
+                f"| {image.get('build_seconds', 0):.0f} s | {size} | {'; '.join(image.get('bases', []))} "
+                f"| {'; '.join(image.get('checks', []))} |"
+            )
+            for name, run in (image.get("tests") or {}).items():
+                tiers.append((image["tag"], name, run))
+    lines.append("")
+    if tiers:
+        lines += [
+            f"In-image tiers ({' / '.join(OUTCOMES)}), next to the same session outside Docker:",
+            "",
+            "| image | session | in image | outside Docker | counts | exit | time |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for tag, name, run in tiers:
+            verdict = "match" if run.get("match") else "**differ**"
+            lines.append(
+                f"| `{tag}` | `nox -s {name}` | {_counts_cell(run.get('inside'))} "
+                f"| {_counts_cell(run.get('outside'))} | {verdict} | {run.get('exit')} "
+                f"| {run.get('seconds', 0):.0f} s |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: read the tier files, write matrix.md and matrix.json."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="*", type=Path, help="--matrix-json files (default: from --tiers)")
     parser.add_argument("--tiers", type=Path, help="tier summary written by `nox -s matrix`")
     parser.add_argument("--out", type=Path, default=Path("reports"), help="output directory")
+    parser.add_argument("--docker", type=Path, help="docker session records (default: <out>/docker)")
     args = parser.parse_args(argv)
     tiers: list[dict[str, Any]] = json.loads(args.tiers.read_text()) if args.tiers else []
     paths = list(args.results)
@@ -161,12 +224,13 @@ def main(argv: list[str] | None = None) -> int:
         paths = [p for p in paths if p.is_file()]
     try:
         report = build(load_results(paths), tiers)
+        report["docker"] = load_docker(args.docker if args.docker else args.out / "docker")
     except (OSError, ValueError, KeyError) as err:
         print(f"matrix_report: {err}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "matrix.json").write_text(json.dumps(report, indent=1) + "\n")
-    (args.out / "matrix.md").write_text(render_markdown(report))
+    (args.out / "matrix.md").write_text(render_markdown(report) + "\n" + render_docker(report["docker"]))
     print(f"wrote {args.out / 'matrix.md'} and {args.out / 'matrix.json'}")
     return 0
 

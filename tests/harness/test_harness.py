@@ -9,7 +9,6 @@ import os
 import re
 import shlex
 import shutil
-import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -121,12 +120,18 @@ def test_readme_test_command_is_one_nox_invocation_of_real_sessions():
     assert {"lint", "tests-cpu", "tests-cudasim", "kernels", "sanitize"} <= set(names)
 
 
-def test_ci_run_runs_exactly_the_readme_test_command():
+DOCKER_SESSIONS_LINE = "nox -s docker-cpu docker-cuda"
+
+
+def test_ci_run_runs_the_readme_test_command_then_the_images():
     readme = readme_test_command()
     commands = script_commands(CI_RUN)
     readme_nox = next(ln for ln in readme if ln.startswith("nox "))
     assert readme_nox in commands, f".ci/run does not run {readme_nox!r}: {commands}"
-    assert commands[-1] == readme_nox, ".ci/run must end with the README test command"
+    nox_lines = [ln for ln in commands if ln.startswith("nox ")]
+    assert nox_lines == [readme_nox, DOCKER_SESSIONS_LINE], (
+        f".ci/run must run the README test command, then the docker sessions: {nox_lines}"
+    )
     readme_pip = next(ln for ln in readme if ln.startswith("pip install"))
     wanted = shlex.split(readme_pip)[2:]
     pip_lines = [shlex.split(ln) for ln in commands if "pip" in ln and "install" in ln]
@@ -135,8 +140,8 @@ def test_ci_run_runs_exactly_the_readme_test_command():
     )
 
 
-def test_ci_run_invokes_nox_with_the_readme_command(tmp_path):
-    # Run .ci/run for real with a stand-in python and nox that record what they were asked.
+def _fake_tools(tmp_path: Path, scripts: dict[str, str]) -> tuple[dict[str, str], Path]:
+    """A bin folder of stand-in commands (python records its calls in calls.log); (env, log)."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     log = tmp_path / "calls.log"
@@ -146,18 +151,50 @@ def test_ci_run_invokes_nox_with_the_readme_command(tmp_path):
         f'if [ "$1" = "-c" ]; then echo "{bindir}"; exit 0; fi\n'
         f'echo "python $*" >> "{log}"\n'
     )
-    fake_nox = bindir / "nox"
-    fake_nox.write_text(f'#!/usr/bin/env bash\necho "nox $*" >> "{log}"\n')
-    for f in (fake_python, fake_nox):
-        f.chmod(f.stat().st_mode | stat.S_IXUSR)
+    fake_python.chmod(0o755)
+    for name, body in scripts.items():
+        path = bindir / name
+        path.write_text(f"#!/usr/bin/env bash\n{body}\n")
+        path.chmod(0o755)
     env = {**os.environ, "PYTHON": str(fake_python), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("TORCHLIGHT_CI_DOCKER", None)
+    return env, log
+
+
+def test_ci_run_invokes_nox_with_the_readme_command_then_the_docker_sessions(tmp_path):
+    # Run .ci/run for real with a stand-in python, nox and docker (an engine already running).
+    log = tmp_path / "calls.log"
+    env, log = _fake_tools(tmp_path, {"nox": f'echo "nox $*" >> "{log}"', "docker": "exit 0"})
     proc = subprocess.run(["bash", str(CI_RUN)], env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     calls = log.read_text().splitlines()
-    readme = readme_test_command()
-    readme_nox = next(ln for ln in readme if ln.startswith("nox "))
-    assert calls[-1] == readme_nox
+    readme_nox = next(ln for ln in readme_test_command() if ln.startswith("nox "))
     assert calls[0].startswith("python -m pip install"), calls
+    assert calls[1:] == [readme_nox, DOCKER_SESSIONS_LINE], calls
+    assert "docker part" in proc.stdout
+
+
+def test_ci_run_stops_the_dockerd_it_started_even_when_a_session_fails(tmp_path):
+    # No engine answers at first: .ci/run starts a (stand-in) dockerd, a docker session fails, and
+    # that dockerd process must be gone when .ci/run returns.
+    log, marker, pidfile = tmp_path / "calls.log", tmp_path / "engine-up", tmp_path / "dockerd.pid"
+    env, log = _fake_tools(
+        tmp_path,
+        {
+            "nox": f'echo "nox $*" >> "{log}"; [[ "$*" != *docker-cpu* ]]',
+            "docker": f'[ -e "{marker}" ]',
+            "dockerd": f'echo $$ > "{pidfile}"; touch "{marker}"; exec sleep 300',
+            "debootstrap": "exit 0",
+        },
+    )
+    proc = subprocess.run(["bash", str(CI_RUN)], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0, "a failing docker session must fail .ci/run"
+    assert DOCKER_SESSIONS_LINE in log.read_text().splitlines()
+    pid = int(pidfile.read_text())
+    assert f"started dockerd (pid {pid}" in proc.stdout
+    assert f"stopping dockerd (pid {pid})" in proc.stdout
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # stopped, by its PID
 
 
 def test_readme_example_runs():
@@ -247,7 +284,10 @@ def test_cuda_image_copies_the_libraries_the_build_script_makes():
         assert lib in build_script, f"ci/build-kernels.sh does not build {lib}.so"
 
 
-@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
+STANDIN_DOCKERFILES = sorted((ROOT / "ci").glob("*.Dockerfile"))
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES + STANDIN_DOCKERFILES, ids=lambda p: p.name)
 def test_dockerfile_passes_hadolint(dockerfile):
     hadolint = shutil.which("hadolint")
     if hadolint is None:
@@ -256,7 +296,77 @@ def test_dockerfile_passes_hadolint(dockerfile):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-# --- CI scripts -------------------------------------------------------------------------------
+def dockerfile_stages(path: Path) -> dict[str, tuple[str, list[tuple[str, str]]]]:
+    """Stage name (or its index) -> (what it is FROM, its instructions); the last stage is the default."""
+    stages: dict[str, tuple[str, list[tuple[str, str]]]] = {}
+    current: list[tuple[str, str]] | None = None
+    for instruction, args in dockerfile_instructions(path):
+        if instruction == "FROM":
+            words = args.split()
+            name = words[2] if len(words) >= 3 and words[1].upper() == "AS" else str(len(stages))
+            current = []
+            stages[name] = (words[0], current)
+        elif current is not None:
+            current.append((instruction, args))
+    return stages
+
+
+def stage_chain(stages: dict, name: str) -> list[tuple[str, str]]:
+    """The instructions of stage ``name`` and of the stages it is built FROM, base first."""
+    base, instructions = stages[name]
+    return (stage_chain(stages, base) if base in stages else []) + instructions
+
+
+def effective_cmd(chain: list[tuple[str, str]]) -> list[str]:
+    cmds = [args for instruction, args in chain if instruction == "CMD"]
+    assert cmds, "the stage has no CMD"
+    return json.loads(cmds[-1])
+
+
+def installs(chain: list[tuple[str, str]]) -> str:
+    return " ".join(args for instruction, args in chain if instruction == "RUN")
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
+def test_default_image_holds_the_tools_its_tier_needs(dockerfile):
+    stages = dockerfile_stages(dockerfile)
+    chain = stage_chain(stages, list(stages)[-1])
+    run = installs(chain)
+    assert re.search(r"apt-get install[^&;]*\bbinutils\b", run), f"{dockerfile.name}: no binutils (nm)"
+    assert "${HARNESS_TOOLS}" in run, f"{dockerfile.name}: the harness test tools are not installed"
+    assert re.search(r"python3 -m venv /opt/venv", run), f"{dockerfile.name}: packages must go into a venv"
+    assert [args for instruction, args in chain if instruction == "USER"], "must not run as root"
+
+
+def test_cuda_default_target_is_the_gpu_tier_with_the_libraries():
+    stages = dockerfile_stages(ROOT / "Dockerfile.cuda")
+    default = list(stages)[-1]
+    chain = stage_chain(stages, default)
+    assert sessions_named(" ".join(effective_cmd(chain))) == ["tests-gpu"]
+    copied = [args for instruction, args in chain if instruction == "COPY" and "--from=kernels" in args]
+    assert copied, f"the default stage {default!r} does not take the kernels stage's libraries"
+    assert re.search(r"apt-get install[^&;]*\bg\+\+", installs(chain)), "the simulator checks need g++"
+
+
+def test_cuda_test_target_runs_the_tiers_a_machine_without_gpu_supports():
+    stages = dockerfile_stages(ROOT / "Dockerfile.cuda")
+    assert "test" in stages, "Dockerfile.cuda needs a `test` target for the kernels and cudasim tiers"
+    chain = stage_chain(stages, "test")
+    assert set(sessions_named(" ".join(effective_cmd(chain)))) == {"kernels", "tests-cudasim"}
+    assert not [args for instruction, args in chain if "--from=kernels" in args], (
+        "the test target must not hold prebuilt libraries: the tiers there build their own, as outside"
+    )
+    assert re.search(r"apt-get install[^&;]*\bg\+\+", installs(chain)), "the cudasim tier needs g++"
+
+
+def test_dockerignore_keeps_local_state_out_of_the_images():
+    for path in (".nox", "build", "reports", ".git", "torchlight/cuda_kernels/softmax_kernel.so"):
+        assert dockerignored(path), f".dockerignore must drop {path}"
+    for path in ("ci/versions.env", "ci/build-kernels.sh", "tests/conftest.py", "noxfile.py"):
+        assert not dockerignored(path), f".dockerignore drops {path}, which the images need"
+
+
+# --- CI scripts and the workflow ------------------------------------------------------------
 
 
 def ci_scripts() -> list[Path]:
@@ -272,22 +382,131 @@ def test_ci_scripts_pass_shellcheck():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_every_tier_in_ci_matrix_has_its_script_and_workflow_job():
-    pytest.importorskip("yaml", reason="PyYAML reads ci/matrix.yml (pip install pyyaml)")
-    import yaml
-
-    tiers = yaml.safe_load((ROOT / "ci" / "matrix.yml").read_text())["tiers"]
-    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())
-    for name, spec in tiers.items():
-        assert (ROOT / spec["script"]).is_file(), f"tier {name}: {spec['script']} does not exist"
-        assert name in workflow["jobs"], f"tier {name} has no job in .github/workflows/ci.yml"
-        assert int(spec["shards"]) >= 1
+def test_no_ci_script_wraps_nox():
+    # The workflow calls `nox -s <session>` itself; ci/ holds only what nox sessions cannot do.
+    for script in sorted((ROOT / "ci").glob("*.sh")):
+        wrapped = [ln for ln in script_commands(script) if re.match(r"(\S+/)?nox\b", ln)]
+        assert not wrapped, f"{script.relative_to(ROOT)} runs nox ({wrapped}): call it from the workflow"
+    assert not (ROOT / ".github" / "scripts").exists(), "CI scripts live in ci/ only"
+    for gone in ("plan.sh", "matrix.yml", "lib.sh"):
+        assert not (ROOT / "ci" / gone).exists(), f"ci/{gone} belonged to the plan job, which is gone"
 
 
-def test_tier_scripts_run_sessions_that_exist():
+def test_ci_scripts_run_sessions_that_exist():
     sessions = set(nox_sessions())
     for script in ci_scripts():
         for line in script_commands(script):
             if line.startswith("nox "):
                 named = set(sessions_named(line))
                 assert named <= sessions, f"{script.name} runs unknown sessions {named - sessions}"
+
+
+def workflow() -> dict:
+    yaml = pytest.importorskip("yaml", reason="PyYAML reads the workflow (pip install pyyaml)")
+    return yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())
+
+
+def job_commands(job: dict) -> list[str]:
+    """The shell text of every `run:` step of a job."""
+    return [step["run"] for step in job.get("steps", []) if "run" in step]
+
+
+def test_workflow_jobs_call_nox_sessions_directly():
+    jobs = workflow()["jobs"]
+    assert "plan" not in jobs, "the job list lives in the workflow: no plan job"
+    sessions = set(nox_sessions())
+    run_by_jobs: set[str] = set()
+    for name, job in jobs.items():
+        for text in job_commands(job):
+            for line in re.findall(r"nox(?: --no-venv)? -s [^\n]+", " ".join(text.split("\n"))):
+                named = set(sessions_named(line))
+                assert named <= sessions, f"job {name} runs unknown sessions {named - sessions}"
+                run_by_jobs |= named
+            for path in re.findall(r"\bci/[\w.-]+", text):
+                assert (ROOT / path).is_file(), f"job {name} uses {path}, which does not exist"
+            assert not re.search(r"\bci/(cpu|cudasim|kernels|lint|sanitize|gpu)\.sh", text), name
+    wanted = {
+        "lint",
+        "tests-cpu",
+        "tests-cudasim",
+        "kernels",
+        "sanitize",
+        "docker-cpu",
+        "docker-cuda",
+        "tests-gpu",
+    }
+    assert wanted <= run_by_jobs, f"sessions no CI job runs: {sorted(wanted - run_by_jobs)}"
+
+
+def test_workflow_gpu_job_checks_the_gpu_then_runs_the_image_with_all_gpus():
+    jobs = workflow()["jobs"]
+    gpu = jobs["gpu"]
+    assert "self-hosted" in gpu["runs-on"] and "gpu" in gpu["runs-on"]
+    text = "\n".join(job_commands(gpu))
+    order = [
+        text.find(s)
+        for s in ("nvidia-smi -L", "docker build -f Dockerfile.cuda", "docker run --rm --gpus all")
+    ]
+    assert -1 not in order and order == sorted(order), "gpu job: nvidia-smi precheck, build, then run"
+    assert "grep -c '^GPU '" in text and "exit 1" in text, "the gpu job must count devices and fail on none"
+
+
+def test_workflow_report_waits_for_every_job_that_uploads_results():
+    jobs = workflow()["jobs"]
+    uploads = {
+        name
+        for name, job in jobs.items()
+        if name != "report"
+        and any("upload-artifact" in step.get("uses", "") for step in job.get("steps", []))
+    }
+    assert uploads <= set(jobs["report"]["needs"]), f"report must need {sorted(uploads)}"
+    assert "--docker reports/docker" in "\n".join(job_commands(jobs["report"]))
+
+
+# --- ci/build-kernels.sh ----------------------------------------------------------------------
+
+
+def _bare_bin(tmp_path: Path) -> Path:
+    """A PATH folder with what the build script needs to parse its arguments, and no nm."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for tool in ("dirname", "mkdir"):
+        found = shutil.which(tool)
+        assert found, f"{tool} is needed to run this test"
+        (bindir / tool).symlink_to(found)
+    return bindir
+
+
+@pytest.mark.parametrize("archs", ["sm80", ";;"])
+def test_build_script_refuses_a_bad_arch_list_even_without_nm(tmp_path, archs):
+    env = {"PATH": str(_bare_bin(tmp_path)), "NVCC": "true", "TORCHLIGHT_CUDA_ARCHS": archs}
+    proc = subprocess.run(
+        [
+            shutil.which("bash") or "/bin/bash",
+            str(ROOT / "ci" / "build-kernels.sh"),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and "TORCHLIGHT_CUDA_ARCHS" in proc.stderr, proc.stderr
+
+
+def test_build_script_without_nm_says_to_install_binutils(tmp_path):
+    env = {"PATH": str(_bare_bin(tmp_path)), "NVCC": "true", "TORCHLIGHT_CUDA_ARCHS": "80"}
+    proc = subprocess.run(
+        [
+            shutil.which("bash") or "/bin/bash",
+            str(ROOT / "ci" / "build-kernels.sh"),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1 and "nm not found" in proc.stderr and "binutils" in proc.stderr, proc.stderr

@@ -168,3 +168,69 @@ def test_report_rejects_a_file_that_is_not_plugin_output(tmp_path, capsys):
     bogus.write_text("[1, 2]")
     assert report.main([str(bogus), "--out", str(tmp_path / "out")]) == 2
     assert "bogus.json" in capsys.readouterr().err
+
+
+def test_report_has_a_docker_section_from_the_docker_sessions(tmp_path):
+    report = load_report_module()
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    rec = {
+        "nodeid": "t.py::a",
+        "op": "add",
+        "backend": "cpu",
+        "tier": "cpu",
+        "outcome": "passed",
+        "reason": "",
+    }
+    (raw / "cpu.json").write_text(json.dumps({"results": [rec]}))
+    docker = tmp_path / "docker"
+    docker.mkdir()
+    counts = {"passed": 5, "failed": 0, "error": 0, "skipped": 2}
+    image = {
+        "tag": "torchlight-cpu:dev",
+        "build_seconds": 61.2,
+        "size_bytes": 1_230_000_000,
+        "bases": ["base torchlight-standin/debian:bookworm (stand-in for python:3.11-slim-bookworm)"],
+        "checks": [],
+        "problems": [],
+        "tests": {
+            "tests-cpu": {"exit": 0, "seconds": 300.4, "inside": counts, "outside": counts, "match": True}
+        },
+    }
+    bad = {
+        **image,
+        "tag": "torchlight-cuda:dev",
+        "problems": ["softmax_kernel.so does not export x"],
+        "tests": {},
+    }
+    (docker / "cpu.json").write_text(
+        json.dumps({"session": "docker-cpu", "status": "passed", "images": [image]})
+    )
+    (docker / "cuda.json").write_text(
+        json.dumps({"session": "docker-cuda", "status": "failed", "images": [bad]})
+    )
+    out = tmp_path / "out"
+    assert report.main([str(raw / "cpu.json"), "--docker", str(docker), "--out", str(out)]) == 0
+    md = (out / "matrix.md").read_text()
+    section = md[md.index("## Docker") :]
+    assert (
+        "`torchlight-cpu:dev` | passed | 61 s | 1.23 GB | base torchlight-standin/debian:bookworm" in section
+    )
+    assert "failed: softmax_kernel.so does not export x" in section
+    assert (
+        "| `torchlight-cpu:dev` | `nox -s tests-cpu` | 5 / 0 / 0 / 2 | 5 / 0 / 0 / 2 | match | 0 | 300 s |"
+        in section
+    )
+    assert [r["session"] for r in json.loads((out / "matrix.json").read_text())["docker"]] == [
+        "docker-cpu",
+        "docker-cuda",
+    ]
+
+
+def test_report_rejects_a_docker_record_that_is_not_one(tmp_path, capsys):
+    report = load_report_module()
+    docker = tmp_path / "docker"
+    docker.mkdir()
+    (docker / "cpu.json").write_text(json.dumps({"results": []}))
+    assert report.main(["--docker", str(docker), "--out", str(tmp_path / "out")]) == 2
+    assert "cpu.json is not a docker session record" in capsys.readouterr().err
