@@ -12,7 +12,18 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 
-from .build import build_executable
+from .build import SimBuildError, build_executable
+from .limits import launch_timeout
+
+# After the per-launch limit, this long again (at most; never more than the limit itself) for
+# the launch's report and the program's exit.
+TIMEOUT_GRACE_S = 10.0
+
+
+def grace_after(limit: float) -> float:
+    """Seconds a run may go on after its per-launch ``limit`` before it is stopped."""
+    return min(TIMEOUT_GRACE_S, limit)
+
 
 __all__ = ["CheckResult", "CHECK_MODES", "run_check"]
 
@@ -122,22 +133,37 @@ def _findings(mode: str, out: str) -> list[str]:
     return found
 
 
-def run_check(sources: list[str], entry: str, mode: str, timeout: float = 300.0) -> CheckResult:
-    """Build ``sources`` for ``mode``, run ``entry`` in a child process and collect findings."""
+def run_check(sources: list[str], entry: str, mode: str, timeout: float | None = None) -> CheckResult:
+    """Build ``sources`` for ``mode``, run ``entry`` in a child process and collect findings.
+
+    ``timeout`` (default: ``SIMULATOR_TIMEOUT``, see ``simulator.limits``) is the limit per
+    launch, passed to the child; the mode as a whole is stopped ``TIMEOUT_GRACE_S`` later.
+    """
+    limit = launch_timeout() if timeout is None else float(timeout)
+    if not limit > 0:
+        raise SimBuildError(f"--timeout {timeout}: give a positive number of seconds")
     exe = build_executable(sources, entry, mode)
+    grace = grace_after(limit)
     env = dict(os.environ)
     env.update(_ENV[mode])
     env.pop("SIMULATOR_QUIET", None)
+    env["SIMULATOR_TIMEOUT"] = f"{limit:g}"
     try:
-        proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=timeout, env=env)
+        proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=limit + grace, env=env)
     except subprocess.TimeoutExpired as exc:
-        out = (
-            (exc.stdout or b"").decode(errors="replace")
-            if isinstance(exc.stdout, bytes)
-            else (exc.stdout or "")
+        out = "".join(
+            (s or b"").decode(errors="replace") if isinstance(s, bytes) else (s or "")
+            for s in (exc.stdout, exc.stderr)
         )
         return CheckResult(
-            mode, False, [f"{mode}: timed out after {timeout:.0f} s (an endless loop?)"], out, -1
+            mode,
+            False,
+            [
+                f"{mode}: did not finish within {limit + grace:g} s (--timeout {limit:g} per launch, "
+                f"plus {grace:g} s) and was stopped (an endless loop on the host?)"
+            ],
+            out,
+            -1,
         )
     out = proc.stdout + proc.stderr
     findings = _findings(mode, out)

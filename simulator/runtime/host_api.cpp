@@ -6,8 +6,19 @@
 // leaves (every later call returns it until cudaDeviceReset).
 #include "sim_internal.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <set>
 #include <thread>
+
+// An event: when it was last recorded (host clock; launches are synchronous).
+struct CUevent_st {
+    unsigned int flags = 0;
+    bool recorded = false;
+    std::chrono::steady_clock::time_point when;
+};
 
 namespace sim {
 
@@ -46,6 +57,10 @@ void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int 
                 void (*invoke)(void*), void* pack) {
     std::lock_guard<std::mutex> launch_lock(g_launch_mu);
     if (g_sticky_error != cudaSuccess) return;
+    if (invoke == nullptr) {  // a null kernel pointer
+        g_last_error = cudaErrorInvalidDeviceFunction;
+        return;
+    }
     const dim3 g = spec.grid, bl = spec.block;
     const unsigned long long threads = (unsigned long long)bl.x * bl.y * bl.z;
     if (g.x == 0 || g.y == 0 || g.z == 0 || bl.x == 0 || bl.y == 0 || bl.z == 0 || bl.x > 1024 || bl.y > 1024 ||
@@ -99,6 +114,64 @@ cudaError_t symbol_copy(void* dst, const void* src, size_t count) {
     if (count > 0) std::memcpy(dst, src, count);
     return cudaSuccess;
 }
+
+namespace {
+std::set<const CUevent_st*> g_events;  // live events (guarded by g_state_mu)
+unsigned int g_device_flags = 0;
+
+bool live_event(const CUevent_st* e) { return e != nullptr && g_events.count(e) != 0; }
+
+// The modelled device: an sm_80 GPU's limits (those the launch checks enforce), the host's
+// memory and core count where a program sizes its work by them (README: "The modelled device").
+void model_device(cudaDeviceProp* p) {
+    std::memset(p, 0, sizeof(*p));
+    std::snprintf(p->name, sizeof(p->name), "CUDA CPU simulator (sm_80 model)");
+    std::memcpy(p->uuid, "cuda-cpu-sim-000", 16);
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    p->totalGlobalMem = (size_t)sysconf(_SC_PHYS_PAGES) * page;
+    p->sharedMemPerBlock = kDefaultSmemLimit;
+    p->sharedMemPerBlockOptin = kOptinSmemLimit;
+    p->sharedMemPerMultiprocessor = 228 * 1024;
+    p->reservedSharedMemPerBlock = 1024;
+    p->regsPerBlock = 65536;
+    p->regsPerMultiprocessor = 65536;
+    p->sim_host_warpSize = 32;
+    p->memPitch = 2147483647;
+    p->maxThreadsPerBlock = 1024;
+    p->maxThreadsDim[0] = 1024;
+    p->maxThreadsDim[1] = 1024;
+    p->maxThreadsDim[2] = 64;
+    p->maxGridSize[0] = 2147483647;
+    p->maxGridSize[1] = 65535;
+    p->maxGridSize[2] = 65535;
+    p->clockRate = 1410000;  // kHz
+    p->totalConstMem = 65536;
+    p->major = 8;
+    p->minor = 0;
+    p->textureAlignment = 512;
+    p->texturePitchAlignment = 32;
+    p->multiProcessorCount = (int)std::max(1u, std::thread::hardware_concurrency());
+    p->canMapHostMemory = 1;
+    p->concurrentKernels = 1;
+    p->unifiedAddressing = 1;
+    p->memoryClockRate = 1215000;  // kHz
+    p->memoryBusWidth = 5120;
+    p->l2CacheSize = 40 * 1024 * 1024;
+    p->maxThreadsPerMultiProcessor = 2048;
+    p->maxBlocksPerMultiProcessor = 32;
+    p->streamPrioritiesSupported = 1;
+    p->globalL1CacheSupported = 1;
+    p->localL1CacheSupported = 1;
+    p->managedMemory = 1;
+    p->concurrentManagedAccess = 1;
+    p->pageableMemoryAccess = 1;
+    p->directManagedMemAccessFromHost = 1;
+    p->canUseHostPointerForRegisteredMem = 1;
+    p->hostRegisterSupported = 1;
+    p->singleToDoublePrecisionPerfRatio = 2;
+    p->unifiedFunctionPointers = 1;
+}
+}  // namespace
 
 }  // namespace sim
 
@@ -180,8 +253,15 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpy
         dst_dev = sim::find_alloc(dst, count, nullptr);
         src_dev = sim::find_alloc(src, count, nullptr);
     }
-    const bool need_dst = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
-    const bool need_src = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+    bool need_dst = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+    bool need_src = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+    if (kind == cudaMemcpyDefault) {
+        // The direction follows from the pointers (unified addressing): a pointer into a live
+        // device allocation is a device pointer, and then the whole range must lie inside it.
+        std::lock_guard<std::mutex> lock(g_state_mu);
+        need_dst = sim::find_alloc(dst, 1, nullptr);
+        need_src = sim::find_alloc(src, 1, nullptr);
+    }
     if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return sim::set_error(cudaErrorInvalidMemcpyDirection);
     if ((need_dst && !dst_dev) || (need_src && !src_dev)) {
         sim::report("%s: cudaMemcpy(%p, %p, %zu, kind %d): the %s range is not inside one live device "
@@ -272,47 +352,238 @@ cudaError_t cudaGetDevice(int* device) {
 
 cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : sim::set_error(cudaErrorInvalidDevice); }
 
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device) {
+    if (prop == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (device != 0) return sim::set_error(cudaErrorInvalidDevice);
+    sim::model_device(prop);
+    return cudaSuccess;
+}
+
 cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device) {
-    if (value == nullptr || device != 0) return sim::set_error(cudaErrorInvalidValue);
+    if (value == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (device != 0) return sim::set_error(cudaErrorInvalidDevice);
+    cudaDeviceProp p;
+    sim::model_device(&p);
     switch (attr) {
         case cudaDevAttrMaxThreadsPerBlock:
+            *value = p.maxThreadsPerBlock;
+            break;
         case cudaDevAttrMaxBlockDimX:
         case cudaDevAttrMaxBlockDimY:
-            *value = 1024;
-            break;
         case cudaDevAttrMaxBlockDimZ:
-            *value = 64;
+            *value = p.maxThreadsDim[attr - cudaDevAttrMaxBlockDimX];
             break;
         case cudaDevAttrMaxGridDimX:
-            *value = 2147483647;
-            break;
         case cudaDevAttrMaxGridDimY:
         case cudaDevAttrMaxGridDimZ:
-            *value = 65535;
+            *value = p.maxGridSize[attr - cudaDevAttrMaxGridDimX];
             break;
         case cudaDevAttrMaxSharedMemoryPerBlock:
-            *value = (int)sim::kDefaultSmemLimit;
+            *value = (int)p.sharedMemPerBlock;
             break;
         case cudaDevAttrMaxSharedMemoryPerBlockOptin:
-            *value = (int)sim::kOptinSmemLimit;
+            *value = (int)p.sharedMemPerBlockOptin;
             break;
         case cudaDevAttrWarpSize:
-            *value = 32;
+            *value = p.sim_host_warpSize;
             break;
         case cudaDevAttrMultiProcessorCount:
-            *value = (int)std::max(1u, std::thread::hardware_concurrency());
+            *value = p.multiProcessorCount;
             break;
         case cudaDevAttrComputeCapabilityMajor:
-            *value = 8;
+            *value = p.major;
             break;
         case cudaDevAttrComputeCapabilityMinor:
-            *value = 0;
+            *value = p.minor;
+            break;
+        case cudaDevAttrTotalConstantMemory:
+            *value = (int)p.totalConstMem;
+            break;
+        case cudaDevAttrMaxRegistersPerBlock:
+            *value = p.regsPerBlock;
+            break;
+        case cudaDevAttrClockRate:
+            *value = p.clockRate;
+            break;
+        case cudaDevAttrL2CacheSize:
+            *value = p.l2CacheSize;
+            break;
+        case cudaDevAttrMaxThreadsPerMultiProcessor:
+            *value = p.maxThreadsPerMultiProcessor;
+            break;
+        case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
+            *value = (int)p.sharedMemPerMultiprocessor;
+            break;
+        case cudaDevAttrConcurrentManagedAccess:
+            *value = p.concurrentManagedAccess;
+            break;
+        case cudaDevAttrManagedMemory:
+            *value = p.managedMemory;
+            break;
+        case cudaDevAttrUnifiedAddressing:
+            *value = p.unifiedAddressing;
+            break;
+        case cudaDevAttrCooperativeLaunch:
+            *value = p.cooperativeLaunch;
+            break;
+        case cudaDevAttrMaxBlocksPerMultiprocessor:
+            *value = p.maxBlocksPerMultiProcessor;
             break;
         default:
             return sim::set_error(cudaErrorInvalidValue);
     }
     return cudaSuccess;
 }
+
+cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+    if (free_bytes == nullptr || total_bytes == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (g_sticky_error != cudaSuccess) return g_sticky_error;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    *total_bytes = (size_t)sysconf(_SC_PHYS_PAGES) * page;
+    *free_bytes = (size_t)sysconf(_SC_AVPHYS_PAGES) * page;
+    return cudaSuccess;
+}
+
+// ---- events --------------------------------------------------------------------------------
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+    if (event == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    const unsigned int known = cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess;
+    if ((flags & ~known) != 0) return sim::set_error(cudaErrorInvalidValue);
+    if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming)) {
+        return sim::set_error(cudaErrorInvalidValue);  // CUDA's rule for interprocess events
+    }
+    if (g_sticky_error != cudaSuccess) return g_sticky_error;
+    CUevent_st* e = new CUevent_st();
+    e->flags = flags;
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    sim::g_events.insert(e);
+    *event = e;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, cudaEventDefault); }
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+    (void)stream;  // launches and copies are synchronous: everything before is done
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
+    event->recorded = true;
+    event->when = std::chrono::steady_clock::now();
+    return g_sticky_error;
+}
+
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
+    if (flags > 1) return sim::set_error(cudaErrorInvalidValue);
+    return cudaEventRecord(event, stream);
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t event) {
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
+    return g_sticky_error;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event) { return cudaEventQuery(event); }
+
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+    if (ms == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    if (!sim::live_event(start) || !sim::live_event(end)) return sim::set_error(cudaErrorInvalidResourceHandle);
+    if (g_sticky_error != cudaSuccess) return g_sticky_error;
+    // As on a GPU: both events must have been recorded, and both with timing enabled.
+    if (!start->recorded || !end->recorded || ((start->flags | end->flags) & cudaEventDisableTiming)) {
+        return sim::set_error(cudaErrorInvalidResourceHandle);
+    }
+    *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
+    sim::g_events.erase(event);
+    delete event;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+    (void)stream;
+    if (flags != 0) return sim::set_error(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
+    return g_sticky_error;
+}
+
+// ---- streams, host memory and device flags ---------------------------------------------------
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
+    if (flags != cudaStreamDefault && flags != cudaStreamNonBlocking) return sim::set_error(cudaErrorInvalidValue);
+    return cudaStreamCreate(stream);  // every stream runs in order with the host
+}
+
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int flags, int priority) {
+    (void)priority;  // clamped to the range on a GPU; one order here
+    return cudaStreamCreateWithFlags(stream, flags);
+}
+
+cudaError_t cudaStreamQuery(cudaStream_t stream) {
+    (void)stream;
+    return g_sticky_error;
+}
+
+cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+    if (least != nullptr) *least = 0;
+    if (greatest != nullptr) *greatest = -5;
+    return cudaSuccess;
+}
+
+cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int flags) {
+    const unsigned int known = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
+    if ((flags & ~known) != 0) return sim::set_error(cudaErrorInvalidValue);
+    return cudaMallocHost(ptr, size);
+}
+
+cudaError_t cudaHostGetDevicePointer(void** device_ptr, void* host_ptr, unsigned int flags) {
+    if (device_ptr == nullptr || host_ptr == nullptr || flags != 0) return sim::set_error(cudaErrorInvalidValue);
+    *device_ptr = host_ptr;  // kernels read host memory directly here
+    return cudaSuccess;
+}
+
+cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
+    if (ptr == nullptr || size == 0 || flags > 0x0fu) return sim::set_error(cudaErrorInvalidValue);
+    return cudaSuccess;
+}
+
+cudaError_t cudaHostUnregister(void* ptr) {
+    return ptr == nullptr ? sim::set_error(cudaErrorInvalidValue) : cudaSuccess;
+}
+
+cudaError_t cudaSetDeviceFlags(unsigned int flags) {
+    if (flags > 0x1fu) return sim::set_error(cudaErrorInvalidValue);
+    sim::g_device_flags = flags;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
+    if (flags == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    *flags = sim::g_device_flags;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache config) {
+    return (int)config >= 0 && (int)config <= 3 ? cudaSuccess : sim::set_error(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config) {
+    return (int)config >= 0 && (int)config <= 2 ? cudaSuccess : sim::set_error(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaDriverGetVersion(int* version) {
+    if (version == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    *version = CUDART_VERSION;
+    return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int* version) { return cudaDriverGetVersion(version); }
 
 const char* cudaGetErrorName(cudaError_t error) {
     switch (error) {
@@ -338,6 +609,10 @@ const char* cudaGetErrorName(cudaError_t error) {
             return "cudaErrorInvalidDevice";
         case cudaErrorInvalidDeviceFunction:
             return "cudaErrorInvalidDeviceFunction";
+        case cudaErrorInvalidResourceHandle:
+            return "cudaErrorInvalidResourceHandle";
+        case cudaErrorNotReady:
+            return "cudaErrorNotReady";
         case cudaErrorIllegalAddress:
             return "cudaErrorIllegalAddress";
         case cudaErrorLaunchOutOfResources:
@@ -365,6 +640,12 @@ const char* cudaGetErrorString(cudaError_t error) {
             return "invalid configuration argument";
         case cudaErrorLaunchFailure:
             return "unspecified launch failure (the simulator reported the kernel fault on stderr)";
+        case cudaErrorInvalidResourceHandle:
+            return "invalid resource handle";
+        case cudaErrorInvalidDevice:
+            return "invalid device ordinal";
+        case cudaErrorInvalidDeviceFunction:
+            return "invalid device function";
         default:
             return cudaGetErrorName(error);
     }

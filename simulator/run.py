@@ -1,0 +1,151 @@
+"""Run a whole CUDA program (its own ``main``) under the simulator, in one mode.
+
+The program's sources are translated and linked with the runtime into an executable (cached
+like every other build), which runs as a child process in the caller's working folder with
+the given arguments. Its standard output and error pass straight through; standard error is
+also read for the checkers' reports. The exit status is the program's own, except that a
+finding (a sanitizer or simulator report) makes a zero status 1, and a run stopped by the
+time limit exits 124.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+
+from .build import MODES, SimBuildError, build_program
+from .check import _ENV, TIMEOUT_GRACE_S, _findings, grace_after
+from .limits import launch_timeout
+
+__all__ = ["RunResult", "run_program", "TIMEOUT_GRACE_S", "TIMEOUT_STATUS"]
+
+TIMEOUT_STATUS = 124  # as timeout(1)
+_KEEP_STDERR = 16 * 1024 * 1024  # bytes of the program's stderr kept for the findings
+
+# Per mode, what the child gets in its environment. Host memory leaks are the program's own
+# affair (a GPU checker reports device memory only): the runtime reports device leaks itself.
+_RUN_ENV = {
+    "fast": {},
+    "memcheck": {
+        **_ENV["memcheck"],
+        "ASAN_OPTIONS": _ENV["memcheck"]["ASAN_OPTIONS"].replace("detect_leaks=1", "detect_leaks=0"),
+    },
+    "racecheck": _ENV["racecheck"],
+    "synccheck": _ENV["synccheck"],
+}
+
+
+# The exit statuses the sanitizers are told to use (check._ENV): the checker stopped the program.
+_CHECKER_STATUS = {"memcheck": (86, 87, 88), "racecheck": (66,)}
+
+
+@dataclass
+class RunResult:
+    """How a program run ended: its exit status, the findings, and the status ``run`` exits with."""
+
+    mode: str
+    returncode: int
+    findings: list[str] = field(default_factory=list)
+    timed_out: bool = False
+    status: int = 0
+    stopped_by_checker: bool = False  # the sanitizer ended the program with its own status
+
+
+def _pump(src, dst, keep: bytearray) -> None:
+    """Copy ``src`` to ``dst`` as it arrives, keeping up to ``_KEEP_STDERR`` bytes."""
+    while True:
+        chunk = src.read1(65536) if hasattr(src, "read1") else src.read(65536)
+        if not chunk:
+            return
+        try:
+            dst.write(chunk)
+            dst.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+        if len(keep) < _KEEP_STDERR:
+            keep.extend(chunk[: _KEEP_STDERR - len(keep)])
+
+
+def run_program(
+    sources: list[str],
+    mode: str = "fast",
+    include_dirs: list[str] | tuple[str, ...] = (),
+    args: list[str] | tuple[str, ...] = (),
+    timeout: float | None = None,
+    stdout=None,
+    stderr=None,
+) -> RunResult:
+    """Build ``sources`` as one program for ``mode`` and run it with ``args``.
+
+    ``timeout`` (default: ``SIMULATOR_TIMEOUT``, see ``simulator.limits``) is the limit per
+    launch, passed to the program as ``SIMULATOR_TIMEOUT``; the run as a whole is stopped
+    up to ``TIMEOUT_GRACE_S`` seconds after that. ``stdout``/``stderr`` are binary streams
+    (default: this process's); the program's output is copied to them as it comes.
+    """
+    if mode not in MODES:
+        raise SimBuildError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
+    limit = launch_timeout() if timeout is None else float(timeout)
+    if not limit > 0:
+        raise SimBuildError(f"--timeout {timeout}: give a positive number of seconds")
+    exe = build_program(list(sources), mode, include_dirs)
+    grace = grace_after(limit)
+    out = stdout if stdout is not None else sys.stdout.buffer
+    err = stderr if stderr is not None else sys.stderr.buffer
+    env = dict(os.environ)
+    env.update(_RUN_ENV[mode])
+    env.pop("SIMULATOR_QUIET", None)
+    env["SIMULATOR_TIMEOUT"] = f"{limit:g}"
+    for stream in (out, err):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+    proc = subprocess.Popen(
+        [str(exe), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
+    kept_err = bytearray()
+    pumps = [
+        threading.Thread(target=_pump, args=(proc.stdout, out, bytearray()), daemon=True),
+        threading.Thread(target=_pump, args=(proc.stderr, err, kept_err), daemon=True),
+    ]
+    for t in pumps:
+        t.start()
+    timed_out = False
+    try:
+        rc = proc.wait(timeout=limit + grace)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        os.killpg(proc.pid, signal.SIGKILL)
+        rc = proc.wait()
+    except KeyboardInterrupt:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    for t in pumps:
+        t.join(timeout=5)
+    findings = _findings(mode, kept_err.decode(errors="replace"))
+    if timed_out:
+        findings.append(
+            f"{mode}: the program did not finish within {limit + grace:g} s "
+            f"(--timeout {limit:g} per launch, plus {grace:g} s) and was stopped"
+        )
+        status = TIMEOUT_STATUS
+    elif rc < 0:
+        findings.append(
+            f"{mode}: the program died with signal {-rc} (e.g. a wild pointer or a stack overflow)"
+        )
+        status = 128 - rc
+    elif findings:
+        status = rc if rc != 0 else 1
+    else:
+        status = rc
+    return RunResult(mode, rc, findings, timed_out, status, rc in _CHECKER_STATUS.get(mode, ()))
