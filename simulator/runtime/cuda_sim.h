@@ -522,10 +522,32 @@ static inline int __mulhi(int a, int b) { return (int)(((long long)a * (long lon
 static inline unsigned int __umulhi(unsigned int a, unsigned int b) {
     return (unsigned int)(((unsigned long long)a * (unsigned long long)b) >> 32);
 }
+// Loads and stores with cache hints: the hint means nothing to a CPU, the access is plain.
 template <class T>
 static inline T __ldg(const T* p) {
     return *p;
 }
+#define SIM_CACHE_LOAD(NAME)            \
+    template <class T>                  \
+    static inline T NAME(const T* p) {  \
+        return *p;                      \
+    }
+SIM_CACHE_LOAD(__ldcg)
+SIM_CACHE_LOAD(__ldca)
+SIM_CACHE_LOAD(__ldcs)
+SIM_CACHE_LOAD(__ldlu)
+SIM_CACHE_LOAD(__ldcv)
+#undef SIM_CACHE_LOAD
+#define SIM_CACHE_STORE(NAME)                                                        \
+    template <class T>                                                               \
+    static inline void NAME(T* p, typename ::sim::nondeduced<T>::type value) {       \
+        *p = value;                                                                  \
+    }
+SIM_CACHE_STORE(__stcg)
+SIM_CACHE_STORE(__stcs)
+SIM_CACHE_STORE(__stwb)
+SIM_CACHE_STORE(__stwt)
+#undef SIM_CACHE_STORE
 
 // CUDA's global min/max accept any mix of arithmetic types.
 template <class A, class B>

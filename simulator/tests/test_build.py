@@ -18,6 +18,7 @@ UNSUPPORTED = [
     ('asm volatile("membar.gl;");', "inline assembly"),
     ("float v = tex1Dfetch<float>(tex, 0);", "textures"),
     ("cudaGraphLaunch(0, 0);", "this CUDA runtime call"),
+    ("nvcuda::wmma::fill_fragment(frag, 0.0f);", "warp matrix"),
     ("int v = __shfl(1, 0);", "without _sync"),
     ("unsigned m = __match_any_sync(0xffffffffu, 1);", "__match_*_sync"),
     ("child<<<1, 1>>>(p);", "dynamic parallelism"),
