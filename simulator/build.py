@@ -140,7 +140,6 @@ _LIBRARY_HEADERS = [
     (r"nvrtc", "NVRTC"),
     (r"nvml", "NVML"),
     (r"nvtx3|nvToolsExt", "NVTX"),
-    (r"cudaProfiler", "the CUDA profiler API"),
 ]
 LIBRARIES_OUT_OF_SCOPE = (
     "NVIDIA's libraries (cuBLAS, cuDNN, CUB, Thrust, cuRAND, cuFFT, cuSPARSE, NCCL, CUTLASS, ...) are out "

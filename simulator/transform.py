@@ -48,7 +48,7 @@ _UNSUPPORTED = [
     (r"\bwmma::|\bnvcuda::", "warp matrix (tensor core) operations", "use scalar arithmetic"),
     (
         r"\b(?:cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaGraph\w*"
-        r"|cudaOccupancy\w*|__nanosleep|clock64|cudaMemcpy2D\w*|cudaMemcpy3D\w*|cudaMallocPitch)\s*\(",
+        r"|__nanosleep|clock64|cudaMemcpy2D\w*|cudaMemcpy3D\w*|cudaMallocPitch)\s*\(",
         "this CUDA runtime call or device intrinsic",
         "see simulator/README.md for the supported API",
     ),
@@ -199,6 +199,40 @@ def _split_top(text: str) -> list[str]:
             cur.append(c)
     parts.append("".join(cur))
     return parts
+
+
+def _split_declarators(decl: str) -> list[str]:
+    """``decl`` split at its top-level commas (not inside (), [], {} or template <>)."""
+    parts, depth, angle, cur = [], 0, 0, []
+    for c in decl:
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "<" and depth == 0:
+            angle += 1
+        elif c == ">" and depth == 0 and angle > 0:
+            angle -= 1
+        if c == "," and depth == 0 and angle == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+    parts.append("".join(cur))
+    return parts
+
+
+def _top_bracket(declarator: str) -> int:
+    """Index of the first '[' outside template arguments (the array dimensions), or -1."""
+    angle = 0
+    for i, c in enumerate(declarator):
+        if c == "<":
+            angle += 1
+        elif c == ">" and angle > 0:
+            angle -= 1
+        elif c == "[" and angle == 0:
+            return i
+    return -1
 
 
 def _drop_align(text: str) -> str:
@@ -478,7 +512,11 @@ class _Translator:
                 j += 1
             else:
                 raise self.error(path, text, m.start(), "'<<<' without a matching '>>>'")
-            config = _split_top(text[m.end() : j])
+            # Split where the code (comments blanked) has its commas; keep the original text.
+            config, pos = [], m.end()
+            for part in _split_top(code[m.end() : j]):
+                config.append(text[pos : pos + len(part)])
+                pos += len(part) + 1
             if len(config) < 2 or len(config) > 4 or any(not c.strip() for c in config):
                 raise self.error(
                     path, text, m.start(), "a launch needs <<<grid, block[, shared_bytes[, stream]]>>>"
@@ -536,22 +574,24 @@ class _Translator:
             body = " ".join(body.split())
             if "=" in body:
                 raise self.error(path, text, m.start(), "a __shared__ variable cannot have an initializer")
-            if len(_split_top(body)) > 1:
-                raise self.error(
-                    path, text, m.start(), "declare one __shared__ variable per statement (found a comma)"
-                )
+            declarators = _split_declarators(body)
             if is_extern:
-                dm = re.fullmatch(r"(.*?)\b([A-Za-z_]\w*)\s*\[\s*\]", body)
-                if not dm:
-                    raise self.error(path, text, m.start(), "expected 'extern __shared__ T name[];'")
+                dm = re.fullmatch(r"(.*?)\b([A-Za-z_]\w*)\s*\[\s*\]\s*((?:\[[^\[\]]+\]\s*)*)", body)
+                if not dm or len(declarators) > 1:
+                    raise self.error(
+                        path, text, m.start(), "expected 'extern __shared__ T name[];' (or T name[][N]...)"
+                    )
                 ctype = re.sub(r"\bvolatile\b", " ", _drop_align(dm.group(1)))
                 ctype = " ".join(ctype.split())
                 name = dm.group(2)
+                inner = "".join(dm.group(3).split())  # the fixed inner dimensions of name[][N]...
+                elem = f"{ctype}(*){inner}" if inner else f"{ctype}*"
                 if in_func:
-                    repl = f"{ctype}* const {name} = reinterpret_cast<{ctype}*>(::sim::dynamic_shared());"
+                    pointer = f"{ctype} (* const {name}){inner}" if inner else f"{ctype}* const {name}"
+                    repl = f"{pointer} = reinterpret_cast<{elem}>(::sim::dynamic_shared());"
                 else:
                     repl = (
-                        f"\n#define {name} (reinterpret_cast<{ctype}*>(::sim::dynamic_shared()))\n"
+                        f"\n#define {name} (reinterpret_cast<{elem}>(::sim::dynamic_shared()))\n"
                         f'#line {_line_of(text, end) + 1} "{path}"\n'
                     )
                     edits.append(
@@ -561,19 +601,30 @@ class _Translator:
             else:
                 if not in_func:
                     continue  # file scope: the header's fallback makes it per-worker storage
-                bracket = body.find("[")
-                head = body if bracket < 0 else body[:bracket]
-                dims = "" if bracket < 0 else body[bracket:]
-                nm = re.search(r"([A-Za-z_]\w*)\s*$", head)
-                if not nm or nm.start() == 0:
-                    raise self.error(path, text, m.start(), "cannot parse this __shared__ declaration")
-                name = nm.group(1)
-                ctype = head[: nm.start()].strip()
-                alias = f"sim_shared_{name}_t"
-                repl = (
-                    f"typedef {ctype} {alias}{dims}; static char sim_shared_{name}_site; "
-                    f"{alias}& {name} = ::sim::shared_var<{alias}>(&sim_shared_{name}_site);"
-                )
+                # `__shared__ T a[N], *p, b;`: one per-block variable per declarator.
+                parts = []
+                specifiers = None
+                for k, declarator in enumerate(declarators):
+                    bracket = _top_bracket(declarator)
+                    head = declarator if bracket < 0 else declarator[:bracket]
+                    dims = "" if bracket < 0 else declarator[bracket:].strip()
+                    nm = re.search(r"([A-Za-z_]\w*)\s*$", head)
+                    if not nm or (k == 0 and nm.start() == 0):
+                        raise self.error(path, text, m.start(), "cannot parse this __shared__ declaration")
+                    rest = head[: nm.start()]
+                    stars = re.search(r"[\s*&]*$", rest).group(0)
+                    if k == 0:
+                        specifiers = rest[: len(rest) - len(stars)].strip()
+                    elif rest[: len(rest) - len(stars)].strip():
+                        raise self.error(path, text, m.start(), "cannot parse this __shared__ declaration")
+                    name = nm.group(1)
+                    ctype = f"{specifiers} {''.join(stars.split())}".strip()
+                    alias = f"sim_shared_{name}_t"
+                    parts.append(
+                        f"typedef {ctype} {alias}{dims}; static char sim_shared_{name}_site; "
+                        f"{alias}& {name} = ::sim::shared_var<{alias}>(&sim_shared_{name}_site);"
+                    )
+                repl = " ".join(parts)
             edits.append((begin + lead, end + 1, repl + "\n" * newlines))
 
 

@@ -118,6 +118,8 @@ cudaError_t symbol_copy(void* dst, const void* src, size_t count) {
 namespace {
 std::set<const CUevent_st*> g_events;  // live events (guarded by g_state_mu)
 unsigned int g_device_flags = 0;
+// cudaLimit values, CUDA's defaults on an sm_80 GPU (guarded by g_state_mu).
+size_t g_limits[7] = {1024, 1 << 20, 8 << 20, 2, 2048, 64, 0};
 
 bool live_event(const CUevent_st* e) { return e != nullptr && g_events.count(e) != 0; }
 
@@ -172,6 +174,23 @@ void model_device(cudaDeviceProp* p) {
     p->unifiedFunctionPointers = 1;
 }
 }  // namespace
+
+int occupancy_blocks_per_sm(int block_size, size_t dynamic_smem) {
+    cudaDeviceProp p;
+    model_device(&p);
+    if (block_size <= 0 || block_size > p.maxThreadsPerBlock || dynamic_smem > p.sharedMemPerBlockOptin) return 0;
+    const int warps = (block_size + 31) / 32;
+    int blocks = std::min(p.maxBlocksPerMultiProcessor, p.maxThreadsPerMultiProcessor / (warps * 32));
+    const size_t smem = dynamic_smem + p.reservedSharedMemPerBlock;
+    blocks = std::min(blocks, (int)(p.sharedMemPerMultiprocessor / smem));
+    return blocks;
+}
+
+int occupancy_sm_count() {
+    cudaDeviceProp p;
+    model_device(&p);
+    return p.multiProcessorCount;
+}
 
 }  // namespace sim
 
@@ -365,70 +384,51 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
     cudaDeviceProp p;
     sim::model_device(&p);
     switch (attr) {
-        case cudaDevAttrMaxThreadsPerBlock:
-            *value = p.maxThreadsPerBlock;
-            break;
+        case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
         case cudaDevAttrMaxBlockDimX:
         case cudaDevAttrMaxBlockDimY:
-        case cudaDevAttrMaxBlockDimZ:
-            *value = p.maxThreadsDim[attr - cudaDevAttrMaxBlockDimX];
-            break;
+        case cudaDevAttrMaxBlockDimZ: *value = p.maxThreadsDim[attr - cudaDevAttrMaxBlockDimX]; break;
         case cudaDevAttrMaxGridDimX:
         case cudaDevAttrMaxGridDimY:
-        case cudaDevAttrMaxGridDimZ:
-            *value = p.maxGridSize[attr - cudaDevAttrMaxGridDimX];
-            break;
-        case cudaDevAttrMaxSharedMemoryPerBlock:
-            *value = (int)p.sharedMemPerBlock;
-            break;
-        case cudaDevAttrMaxSharedMemoryPerBlockOptin:
-            *value = (int)p.sharedMemPerBlockOptin;
-            break;
-        case cudaDevAttrWarpSize:
-            *value = p.sim_host_warpSize;
-            break;
-        case cudaDevAttrMultiProcessorCount:
-            *value = p.multiProcessorCount;
-            break;
-        case cudaDevAttrComputeCapabilityMajor:
-            *value = p.major;
-            break;
-        case cudaDevAttrComputeCapabilityMinor:
-            *value = p.minor;
-            break;
-        case cudaDevAttrTotalConstantMemory:
-            *value = (int)p.totalConstMem;
-            break;
-        case cudaDevAttrMaxRegistersPerBlock:
-            *value = p.regsPerBlock;
-            break;
-        case cudaDevAttrClockRate:
-            *value = p.clockRate;
-            break;
-        case cudaDevAttrL2CacheSize:
-            *value = p.l2CacheSize;
-            break;
-        case cudaDevAttrMaxThreadsPerMultiProcessor:
-            *value = p.maxThreadsPerMultiProcessor;
-            break;
-        case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
-            *value = (int)p.sharedMemPerMultiprocessor;
-            break;
-        case cudaDevAttrConcurrentManagedAccess:
-            *value = p.concurrentManagedAccess;
-            break;
-        case cudaDevAttrManagedMemory:
-            *value = p.managedMemory;
-            break;
-        case cudaDevAttrUnifiedAddressing:
-            *value = p.unifiedAddressing;
-            break;
-        case cudaDevAttrCooperativeLaunch:
-            *value = p.cooperativeLaunch;
-            break;
-        case cudaDevAttrMaxBlocksPerMultiprocessor:
-            *value = p.maxBlocksPerMultiProcessor;
-            break;
+        case cudaDevAttrMaxGridDimZ: *value = p.maxGridSize[attr - cudaDevAttrMaxGridDimX]; break;
+        case cudaDevAttrMaxSharedMemoryPerBlock: *value = (int)p.sharedMemPerBlock; break;
+        case cudaDevAttrTotalConstantMemory: *value = (int)p.totalConstMem; break;
+        case cudaDevAttrWarpSize: *value = p.sim_host_warpSize; break;
+        case cudaDevAttrMaxPitch: *value = (int)p.memPitch; break;
+        case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
+        case cudaDevAttrClockRate: *value = p.clockRate; break;
+        case cudaDevAttrTextureAlignment: *value = (int)p.textureAlignment; break;
+        case cudaDevAttrGpuOverlap: *value = p.deviceOverlap; break;
+        case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
+        case cudaDevAttrKernelExecTimeout: *value = p.kernelExecTimeoutEnabled; break;
+        case cudaDevAttrIntegrated: *value = p.integrated; break;
+        case cudaDevAttrCanMapHostMemory: *value = p.canMapHostMemory; break;
+        case cudaDevAttrComputeMode: *value = p.computeMode; break;
+        case cudaDevAttrConcurrentKernels: *value = p.concurrentKernels; break;
+        case cudaDevAttrEccEnabled: *value = p.ECCEnabled; break;
+        case cudaDevAttrPciBusId: *value = p.pciBusID; break;
+        case cudaDevAttrPciDeviceId: *value = p.pciDeviceID; break;
+        case cudaDevAttrMemoryClockRate: *value = p.memoryClockRate; break;
+        case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
+        case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
+        case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
+        case cudaDevAttrAsyncEngineCount: *value = p.asyncEngineCount; break;
+        case cudaDevAttrUnifiedAddressing: *value = p.unifiedAddressing; break;
+        case cudaDevAttrComputeCapabilityMajor: *value = p.major; break;
+        case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
+        case cudaDevAttrStreamPrioritiesSupported: *value = p.streamPrioritiesSupported; break;
+        case cudaDevAttrGlobalL1CacheSupported: *value = p.globalL1CacheSupported; break;
+        case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = (int)p.sharedMemPerMultiprocessor; break;
+        case cudaDevAttrMaxRegistersPerMultiprocessor: *value = p.regsPerMultiprocessor; break;
+        case cudaDevAttrManagedMemory: *value = p.managedMemory; break;
+        case cudaDevAttrIsMultiGpuBoard: *value = p.isMultiGpuBoard; break;
+        case cudaDevAttrHostNativeAtomicSupported: *value = 1; break;  // atomics are host atomics
+        case cudaDevAttrPageableMemoryAccess: *value = p.pageableMemoryAccess; break;
+        case cudaDevAttrConcurrentManagedAccess: *value = p.concurrentManagedAccess; break;
+        case cudaDevAttrCooperativeLaunch: *value = p.cooperativeLaunch; break;
+        case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = (int)p.sharedMemPerBlockOptin; break;
+        case cudaDevAttrMaxBlocksPerMultiprocessor: *value = p.maxBlocksPerMultiProcessor; break;
+        case cudaDevAttrReservedSharedMemoryPerBlock: *value = (int)p.reservedSharedMemPerBlock; break;
         default:
             return sim::set_error(cudaErrorInvalidValue);
     }
@@ -530,6 +530,22 @@ cudaError_t cudaStreamQuery(cudaStream_t stream) {
     return g_sticky_error;
 }
 
+// Work in a stream is done when the call returns, so a host function runs at once, in order.
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) {
+    (void)stream;
+    if (fn == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (g_sticky_error != cudaSuccess) return g_sticky_error;
+    fn(user_data);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* user_data,
+                                  unsigned int flags) {
+    if (callback == nullptr || flags != 0) return sim::set_error(cudaErrorInvalidValue);
+    callback(stream, g_sticky_error, user_data);  // a callback also runs after a fault, told of it
+    return cudaSuccess;
+}
+
 cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
     if (least != nullptr) *least = 0;
     if (greatest != nullptr) *greatest = -5;
@@ -584,6 +600,30 @@ cudaError_t cudaDriverGetVersion(int* version) {
 }
 
 cudaError_t cudaRuntimeGetVersion(int* version) { return cudaDriverGetVersion(version); }
+
+// Limits are kept and read back; none constrains a kernel here (stacks: SIMULATOR_STACK_KB; the
+// device heap and printf buffer are the host's).
+cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
+    if ((int)limit < 0 || (int)limit >= (int)(sizeof(sim::g_limits) / sizeof(sim::g_limits[0]))) {
+        return sim::set_error(cudaErrorInvalidValue);
+    }
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    sim::g_limits[limit] = value;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetLimit(size_t* value, enum cudaLimit limit) {
+    if (value == nullptr || (int)limit < 0 || (int)limit >= (int)(sizeof(sim::g_limits) / sizeof(sim::g_limits[0]))) {
+        return sim::set_error(cudaErrorInvalidValue);
+    }
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    *value = sim::g_limits[limit];
+    return cudaSuccess;
+}
+
+cudaError_t cudaProfilerStart(void) { return cudaSuccess; }  // no profiler: nothing to start
+
+cudaError_t cudaProfilerStop(void) { return cudaSuccess; }
 
 const char* cudaGetErrorName(cudaError_t error) {
     switch (error) {

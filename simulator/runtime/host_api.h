@@ -4,6 +4,11 @@
 #ifndef CUDA_CPU_SIMULATOR_HOST_API_H
 #define CUDA_CPU_SIMULATOR_HOST_API_H
 
+// The include guards of CUDA's own <cuda_runtime.h> and <driver_types.h>: programs (and the
+// CUDA samples' helper_cuda.h) test them to see whether the runtime API is available.
+#define __CUDA_RUNTIME_H__
+#define __DRIVER_TYPES_H__
+
 // ---- events --------------------------------------------------------------------------------
 // Launches and copies are synchronous, so an event records the host clock when it is recorded
 // and cudaEventElapsedTime is the host time between two records.
@@ -16,6 +21,9 @@ typedef struct CUevent_st* cudaEvent_t;
 #define cudaEventInterprocess 0x04u
 
 // ---- streams -------------------------------------------------------------------------------
+#define CUDART_CB
+typedef void (*cudaHostFn_t)(void* user_data);
+typedef void (*cudaStreamCallback_t)(cudaStream_t stream, cudaError_t status, void* user_data);
 #define cudaStreamDefault 0x00u
 #define cudaStreamNonBlocking 0x01u
 #define cudaStreamLegacy ((cudaStream_t)0x1)
@@ -36,6 +44,18 @@ typedef struct CUevent_st* cudaEvent_t;
 #define cudaDeviceScheduleYield 0x02u
 #define cudaDeviceScheduleBlockingSync 0x04u
 #define cudaDeviceMapHost 0x08u
+#define cudaDeviceBlockingSync 0x04u
+#define cudaDeviceLmemResizeToMax 0x10u
+
+enum cudaLimit {
+    cudaLimitStackSize = 0x00,
+    cudaLimitPrintfFifoSize = 0x01,
+    cudaLimitMallocHeapSize = 0x02,
+    cudaLimitDevRuntimeSyncDepth = 0x03,
+    cudaLimitDevRuntimePendingLaunchCount = 0x04,
+    cudaLimitMaxL2FetchGranularity = 0x05,
+    cudaLimitPersistingL2CacheSize = 0x06,
+};
 
 // ---- the modelled device ---------------------------------------------------------------------
 // One device, modelled on an sm_80 GPU wherever a value is a launch limit the simulator
@@ -109,6 +129,16 @@ struct cudaDeviceProp {
     int unifiedFunctionPointers;
 };
 
+enum cudaComputeMode {
+    cudaComputeModeDefault = 0,
+    cudaComputeModeExclusive = 1,
+    cudaComputeModeProhibited = 2,
+    cudaComputeModeExclusiveProcess = 3,
+};
+
+#define cudaOccupancyDefault 0x00u
+#define cudaOccupancyDisableCachingOverride 0x01u
+
 enum cudaFuncCache {
     cudaFuncCachePreferNone = 0,
     cudaFuncCachePreferShared = 1,
@@ -135,6 +165,9 @@ SIM_API cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, 
 SIM_API cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags);
 SIM_API cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int flags, int priority);
 SIM_API cudaError_t cudaStreamQuery(cudaStream_t stream);
+SIM_API cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data);
+SIM_API cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* user_data,
+                                          unsigned int flags);
 SIM_API cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest);
 SIM_API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device);
 SIM_API cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes);
@@ -148,6 +181,86 @@ SIM_API cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache config);
 SIM_API cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config);
 SIM_API cudaError_t cudaDriverGetVersion(int* version);
 SIM_API cudaError_t cudaRuntimeGetVersion(int* version);
+SIM_API cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value);
+SIM_API cudaError_t cudaDeviceGetLimit(size_t* value, enum cudaLimit limit);
+SIM_API cudaError_t cudaProfilerStart(void);
+SIM_API cudaError_t cudaProfilerStop(void);
+}
+
+// ---- occupancy ---------------------------------------------------------------------------------
+// Modelled on the device above from the block size and the dynamic shared memory only: the
+// simulator does not know a kernel's registers or static shared memory (README, "Occupancy").
+namespace sim {
+SIM_API int occupancy_blocks_per_sm(int block_size, size_t dynamic_smem);
+SIM_API int occupancy_sm_count();
+}  // namespace sim
+
+template <class K>
+static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* num_blocks, K* kernel,
+                                                                               int block_size, size_t dynamic_smem,
+                                                                               unsigned int flags) {
+    (void)kernel;
+    if (num_blocks == nullptr || block_size <= 0 || flags > 1) return cudaErrorInvalidValue;
+    *num_blocks = sim::occupancy_blocks_per_sm(block_size, dynamic_smem);
+    return cudaSuccess;
+}
+template <class K>
+static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* num_blocks, K* kernel, int block_size,
+                                                                        size_t dynamic_smem) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(num_blocks, kernel, block_size, dynamic_smem, 0);
+}
+// The block size (a multiple of 32, at most block_size_limit) that keeps the most threads
+// resident per multiprocessor, the larger on a tie; min_grid_size fills every multiprocessor.
+template <class K, class SmemOf>
+static inline cudaError_t cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(
+    int* min_grid_size, int* block_size, K* kernel, SmemOf smem_of_block_size, int block_size_limit = 0,
+    unsigned int flags = 0) {
+    (void)kernel;
+    if (min_grid_size == nullptr || block_size == nullptr || flags > 1) return cudaErrorInvalidValue;
+    int limit = block_size_limit <= 0 || block_size_limit > 1024 ? 1024 : block_size_limit;
+    int best = 0, best_blocks = 0;
+    for (int b = (limit + 31) / 32 * 32; b >= 32; b -= 32) {
+        const int size = b > limit ? limit : b;
+        const int blocks = sim::occupancy_blocks_per_sm(size, (size_t)smem_of_block_size(size));
+        if ((long)blocks * size > (long)best_blocks * best) {
+            best = size;
+            best_blocks = blocks;
+        }
+    }
+    *block_size = best;
+    *min_grid_size = best_blocks * sim::occupancy_sm_count();
+    return cudaSuccess;
+}
+template <class K, class SmemOf>
+static inline cudaError_t cudaOccupancyMaxPotentialBlockSizeVariableSMem(int* min_grid_size, int* block_size,
+                                                                         K* kernel, SmemOf smem_of_block_size,
+                                                                         int block_size_limit = 0) {
+    return cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(min_grid_size, block_size, kernel,
+                                                                   smem_of_block_size, block_size_limit, 0);
+}
+template <class K>
+static inline cudaError_t cudaOccupancyMaxPotentialBlockSizeWithFlags(int* min_grid_size, int* block_size,
+                                                                      K* kernel, size_t dynamic_smem = 0,
+                                                                      int block_size_limit = 0,
+                                                                      unsigned int flags = 0) {
+    return cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(
+        min_grid_size, block_size, kernel, [dynamic_smem](int) { return dynamic_smem; }, block_size_limit, flags);
+}
+template <class K>
+static inline cudaError_t cudaOccupancyMaxPotentialBlockSize(int* min_grid_size, int* block_size, K* kernel,
+                                                             size_t dynamic_smem = 0, int block_size_limit = 0) {
+    return cudaOccupancyMaxPotentialBlockSizeWithFlags(min_grid_size, block_size, kernel, dynamic_smem,
+                                                       block_size_limit, 0);
+}
+template <class K>
+static inline cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* smem, K* kernel, int num_blocks,
+                                                                    int block_size) {
+    (void)kernel;
+    if (smem == nullptr || num_blocks <= 0 || block_size <= 0 || block_size > 1024) return cudaErrorInvalidValue;
+    const size_t per_block = (228u * 1024u) / (size_t)num_blocks;
+    *smem = per_block > 1024 ? per_block - 1024 : 0;
+    if (*smem > 227u * 1024u) *smem = 227u * 1024u;
+    return cudaSuccess;
 }
 
 template <class T>

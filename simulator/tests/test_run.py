@@ -44,6 +44,8 @@ def test_run_forwards_arguments_output_and_status():
     assert float(v["expression_launches_first"]) == 12
     assert float(v["device_builtins_last"]) == n - 1
     assert float(v["host_warpSize"]) == 3
+    assert float(v["shared_forms_first"]) == 63 + 1000 + 63
+    assert float(v["shared_forms_last"]) == 1000
     assert v["null_kernel"] == "cudaErrorInvalidDeviceFunction"
     assert v["failures"] == "0"
     assert proc.stderr == ""
@@ -105,6 +107,14 @@ def test_host_api_events_device_model_streams_and_memcpy_default():
     assert (v["mem_total_matches"], v["mem_free_le_total"]) == ("1", "1")
     assert (v["device_count_value"], v["device"]) == ("1", "0")
     assert v["copy_default_wrong"] == "0"
+    assert v["callbacks_run"] == "11"  # the host function once (+1), the callback once (+10)
+    # Occupancy (README, "Occupancy"): 2048 threads and 32 blocks per multiprocessor, 228 KiB of
+    # shared memory with 1 KiB reserved per block.
+    assert v["occupancy_256"] == "8"
+    assert v["occupancy_96_smem"] == str((228 * 1024) // (40 * 1024 + 1024))
+    assert (v["potential_block"], v["potential_min_grid"]) == ("1024", str(2 * os.cpu_count()))
+    assert v["heap_limit"] == str(64 << 20)
+    assert v["runtime_guards"] == "1"
     # The one deliberate bad call (a copy one float past a device allocation) is refused and
     # reported: the run fails although the program's own status is 0.
     assert proc.returncode == 1

@@ -28,6 +28,20 @@ __global__ void index_of(int* out, int n) {
     if (i < n) out[i] = i + warpSize * 0 + gridDim.x * 0;
 }
 
+// Several __shared__ variables in one statement, and a 2-D dynamic shared array.
+__global__ void shared_forms(int* out) {
+    __shared__ int a[64], b, *p;
+    extern __shared__ float rows[][3];
+    a[threadIdx.x] = (int)threadIdx.x;
+    rows[threadIdx.x][2] = 0.5f * threadIdx.x;
+    if (threadIdx.x == 0) {
+        b = 1000;
+        p = &b;
+    }
+    __syncthreads();
+    out[threadIdx.x] = a[63 - threadIdx.x] + *p + (int)(2.0f * rows[63 - threadIdx.x][2]);
+}
+
 typedef void (*kernel_t)(float*, int);
 static kernel_t pick(int which) { return which == 0 ? add_one : times_ten; }
 
@@ -94,6 +108,15 @@ int main(int argc, char** argv) {
     cudaMemcpy(hi, di, n * sizeof(int), cudaMemcpyDeviceToHost);
     expect("device_builtins_last", (float)hi[n - 1], (float)(n - 1));
     expect("host_warpSize", (float)warpSize, 3.0f);
+
+    int* ds = NULL;
+    cudaMalloc(&ds, 64 * sizeof(int));
+    shared_forms<<<1, 64 /* 32, 2 */, 64 * 3 * sizeof(float)>>>(ds);  // a comma in a comment
+    int hs[64];
+    cudaMemcpy(hs, ds, sizeof hs, cudaMemcpyDeviceToHost);
+    expect("shared_forms_first", (float)hs[0], 63.0f + 1000.0f + 63.0f);
+    expect("shared_forms_last", (float)hs[63], 1000.0f);
+    cudaFree(ds);
 
     // A launch of a null kernel pointer is refused, not run.
     kernel_t none = NULL;

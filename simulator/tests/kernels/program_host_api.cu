@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <time.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 static int failures = 0;
@@ -21,6 +22,11 @@ static void want(const char* what, cudaError_t got, cudaError_t expected) {
 static void sleep_ms(int ms) {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+static void CUDART_CB count_call(void* data) { *static_cast<int*>(data) += 1; }
+static void CUDART_CB count_callback(cudaStream_t, cudaError_t status, void* data) {
+    *static_cast<int*>(data) += status == cudaSuccess ? 10 : 100;
 }
 
 __global__ void square(float* p, int n) {
@@ -130,6 +136,35 @@ int main() {
     // One float past the end of a device allocation: refused like an explicit direction.
     want("copy_default_past_end", cudaMemcpy(d + 1, h, n * sizeof(float), cudaMemcpyDefault), cudaErrorInvalidValue);
     (void)cudaGetLastError();
+    // ---- host functions and callbacks run in stream order (here: at once)
+    int calls = 0;
+    want("host_func", cudaLaunchHostFunc(s1, count_call, &calls), cudaSuccess);
+    want("stream_callback", cudaStreamAddCallback(s1, count_callback, &calls, 0), cudaSuccess);
+    want("stream_sync_after_callbacks", cudaStreamSynchronize(s1), cudaSuccess);
+    std::printf("callbacks_run=%d\n", calls);
+    failures += calls != 11;
+
+    // ---- occupancy, modelled from the block size and dynamic shared memory
+    int blocks = -1, min_grid = -1, block = -1;
+    want("occupancy_256_call", cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, square, 256, 0), cudaSuccess);
+    std::printf("occupancy_256=%d\n", blocks);
+    want("occupancy_96_smem_call", cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, square, 96, 40 * 1024),
+         cudaSuccess);
+    std::printf("occupancy_96_smem=%d\n", blocks);
+    want("potential_block_call", cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, square, 0, 0), cudaSuccess);
+    std::printf("potential_block=%d\npotential_min_grid=%d\n", block, min_grid);
+
+    // ---- limits are kept; the profiler calls succeed
+    size_t heap = 0;
+    want("set_heap_limit", cudaDeviceSetLimit(cudaLimitMallocHeapSize, 64u << 20), cudaSuccess);
+    want("get_heap_limit", cudaDeviceGetLimit(&heap, cudaLimitMallocHeapSize), cudaSuccess);
+    std::printf("heap_limit=%zu\n", heap);
+    want("profiler_start", cudaProfilerStart(), cudaSuccess);
+    want("profiler_stop", cudaProfilerStop(), cudaSuccess);
+#if defined(__CUDA_RUNTIME_H__) && defined(__DRIVER_TYPES_H__)
+    std::printf("runtime_guards=1\n");
+#endif
+
     cudaFree(d);
     cudaFree(d2);
     cudaStreamDestroy(s1);
