@@ -33,7 +33,7 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         metavar="S",
-        help="seconds per launch (default: $SIMULATOR_TIMEOUT, else 60); "
+        help="seconds per launch (default: $SIMULATOR_TIMEOUT, else 60; 0: none); "
         f"a mode is stopped up to {TIMEOUT_GRACE_S:g} s later",
     )
     c.add_argument("--verbose", action="store_true", help="print the full sanitizer output")
@@ -55,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         metavar="S",
-        help="seconds per launch (default: $SIMULATOR_TIMEOUT, else 60); "
+        help="seconds per launch (default: $SIMULATOR_TIMEOUT, else 60; 0: none); "
         f"the run is stopped up to {TIMEOUT_GRACE_S:g} s later",
     )
     return p

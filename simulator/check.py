@@ -25,6 +25,22 @@ def grace_after(limit: float) -> float:
     return min(TIMEOUT_GRACE_S, limit)
 
 
+def resolve_timeout(timeout: float | None) -> float:
+    """The per-launch limit in seconds: ``timeout``, else ``SIMULATOR_TIMEOUT`` (0: no limit)."""
+    try:
+        limit = launch_timeout() if timeout is None else float(timeout)
+    except ValueError as exc:
+        raise SimBuildError(str(exc)) from None
+    if not 0 <= limit <= 1e9:
+        raise SimBuildError(f"--timeout {timeout}: give the seconds per launch (0 for no limit)")
+    return limit
+
+
+def wall_limit(limit: float) -> float | None:
+    """How long a whole run may take for a per-launch ``limit`` (None: no limit)."""
+    return None if limit == 0 else limit + grace_after(limit)
+
+
 __all__ = ["CheckResult", "CHECK_MODES", "run_check"]
 
 CHECK_MODES = ("memcheck", "racecheck", "synccheck")
@@ -136,12 +152,11 @@ def _findings(mode: str, out: str) -> list[str]:
 def run_check(sources: list[str], entry: str, mode: str, timeout: float | None = None) -> CheckResult:
     """Build ``sources`` for ``mode``, run ``entry`` in a child process and collect findings.
 
-    ``timeout`` (default: ``SIMULATOR_TIMEOUT``, see ``simulator.limits``) is the limit per
-    launch, passed to the child; the mode as a whole is stopped ``TIMEOUT_GRACE_S`` later.
+    ``timeout`` (default: ``SIMULATOR_TIMEOUT``, see ``simulator.limits``; 0: none) is the limit
+    per launch, passed to the child; the mode as a whole is stopped up to ``TIMEOUT_GRACE_S``
+    seconds after it.
     """
-    limit = launch_timeout() if timeout is None else float(timeout)
-    if not limit > 0:
-        raise SimBuildError(f"--timeout {timeout}: give a positive number of seconds")
+    limit = resolve_timeout(timeout)
     exe = build_executable(sources, entry, mode)
     grace = grace_after(limit)
     env = dict(os.environ)
@@ -149,7 +164,7 @@ def run_check(sources: list[str], entry: str, mode: str, timeout: float | None =
     env.pop("SIMULATOR_QUIET", None)
     env["SIMULATOR_TIMEOUT"] = f"{limit:g}"
     try:
-        proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=limit + grace, env=env)
+        proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=wall_limit(limit), env=env)
     except subprocess.TimeoutExpired as exc:
         out = "".join(
             (s or b"").decode(errors="replace") if isinstance(s, bytes) else (s or "")

@@ -18,8 +18,7 @@ import threading
 from dataclasses import dataclass, field
 
 from .build import MODES, SimBuildError, build_program
-from .check import _ENV, TIMEOUT_GRACE_S, _findings, grace_after
-from .limits import launch_timeout
+from .check import _ENV, TIMEOUT_GRACE_S, _findings, grace_after, resolve_timeout, wall_limit
 
 __all__ = ["RunResult", "run_program", "TIMEOUT_GRACE_S", "TIMEOUT_STATUS"]
 
@@ -81,16 +80,14 @@ def run_program(
 ) -> RunResult:
     """Build ``sources`` as one program for ``mode`` and run it with ``args``.
 
-    ``timeout`` (default: ``SIMULATOR_TIMEOUT``, see ``simulator.limits``) is the limit per
-    launch, passed to the program as ``SIMULATOR_TIMEOUT``; the run as a whole is stopped
+    ``timeout`` (default: ``SIMULATOR_TIMEOUT``, see ``simulator.limits``; 0: none) is the
+    limit per launch, passed to the program as ``SIMULATOR_TIMEOUT``; the run as a whole is stopped
     up to ``TIMEOUT_GRACE_S`` seconds after that. ``stdout``/``stderr`` are binary streams
     (default: this process's); the program's output is copied to them as it comes.
     """
     if mode not in MODES:
         raise SimBuildError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
-    limit = launch_timeout() if timeout is None else float(timeout)
-    if not limit > 0:
-        raise SimBuildError(f"--timeout {timeout}: give a positive number of seconds")
+    limit = resolve_timeout(timeout)
     exe = build_program(list(sources), mode, include_dirs)
     grace = grace_after(limit)
     out = stdout if stdout is not None else sys.stdout.buffer
@@ -121,7 +118,7 @@ def run_program(
         t.start()
     timed_out = False
     try:
-        rc = proc.wait(timeout=limit + grace)
+        rc = proc.wait(timeout=wall_limit(limit))
     except subprocess.TimeoutExpired:
         timed_out = True
         os.killpg(proc.pid, signal.SIGKILL)

@@ -307,7 +307,10 @@ def test_check_takes_its_default_limit_from_SIMULATOR_TIMEOUT(tmp_path, monkeypa
         (["nothing_here.cu"], "nothing_here.cu: no such source file"),
         (["{tmp}/notes.txt"], "unknown kind of source '.txt'"),
         (["{tmp}/no_main.cu"], "does exactly one source define main()?"),
-        (["{tmp}/no_main.cu", "--timeout", "0"], "--timeout 0.0: give a positive number of seconds"),
+        (
+            ["{tmp}/no_main.cu", "--timeout", "-1"],
+            "--timeout -1.0: give the seconds per launch (0 for no limit)",
+        ),
     ],
     ids=["missing", "suffix", "no_main", "timeout"],
 )
@@ -318,3 +321,11 @@ def test_run_build_problems_exit_2_with_the_reason(tmp_path, args, message):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "simulator: build failed:" in proc.stderr
     assert message in proc.stderr
+
+
+def test_a_bad_SIMULATOR_TIMEOUT_is_a_clear_error(tmp_path, monkeypatch):
+    (tmp_path / "p.cu").write_text("int main() { return 0; }\n")
+    monkeypatch.setenv("SIMULATOR_TIMEOUT", "soon")
+    proc = run_cli("run", str(tmp_path / "p.cu"))
+    assert proc.returncode == 2
+    assert "SIMULATOR_TIMEOUT='soon' is not a number of seconds per launch" in proc.stderr
