@@ -48,7 +48,7 @@ _UNSUPPORTED = [
     (r"\bwmma::|\bnvcuda::", "warp matrix (tensor core) operations", "use scalar arithmetic"),
     (
         r"\b(?:cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaGraph\w*"
-        r"|__nanosleep|clock64|cudaMemcpy2D\w*|cudaMemcpy3D\w*|cudaMallocPitch)\s*\(",
+        r"|__nanosleep|clock64|cudaMemcpy2D(?:To|From)Array\w*|cudaMemcpy3D\w*|cudaMalloc3D\w*|cudaMallocArray)\s*\(",
         "this CUDA runtime call or device intrinsic",
         "see simulator/README.md for the supported API",
     ),

@@ -118,6 +118,7 @@ cudaError_t symbol_copy(void* dst, const void* src, size_t count) {
 namespace {
 std::set<const CUevent_st*> g_events;  // live events (guarded by g_state_mu)
 unsigned int g_device_flags = 0;
+constexpr size_t kPitchAlignment = 512;  // cudaMallocPitch's row alignment (texturePitchAlignment is 32)
 // cudaLimit values, CUDA's defaults on an sm_80 GPU (guarded by g_state_mu).
 size_t g_limits[7] = {1024, 1 << 20, 8 << 20, 2, 2048, 64, 0};
 
@@ -601,6 +602,50 @@ cudaError_t cudaDriverGetVersion(int* version) {
 
 cudaError_t cudaRuntimeGetVersion(int* version) { return cudaDriverGetVersion(version); }
 
+// ---- pitched (2-D) memory: rows of `width` bytes, `pitch` bytes apart -----------------------
+cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
+    if (ptr == nullptr || pitch == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    const size_t p = width == 0 ? 0 : (width + sim::kPitchAlignment - 1) / sim::kPitchAlignment * sim::kPitchAlignment;
+    *pitch = p;
+    return cudaMalloc(ptr, p * height);
+}
+
+cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                         enum cudaMemcpyKind kind) {
+    if (g_sticky_error != cudaSuccess) return g_sticky_error;
+    if (width == 0 || height == 0) return cudaSuccess;
+    if (width > dpitch || width > spitch) return sim::set_error(cudaErrorInvalidPitchValue);
+    for (size_t r = 0; r < height; r++) {  // each row is checked like a cudaMemcpy of its own
+        cudaError_t e = cudaMemcpy(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch,
+                                   width, kind);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                              size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) {
+    (void)stream;
+    return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
+}
+
+cudaError_t cudaMemset2D(void* ptr, size_t pitch, int value, size_t width, size_t height) {
+    if (g_sticky_error != cudaSuccess) return g_sticky_error;
+    if (width == 0 || height == 0) return cudaSuccess;
+    if (width > pitch) return sim::set_error(cudaErrorInvalidPitchValue);
+    for (size_t r = 0; r < height; r++) {
+        cudaError_t e = cudaMemset(static_cast<char*>(ptr) + r * pitch, value, width);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemset2DAsync(void* ptr, size_t pitch, int value, size_t width, size_t height,
+                              cudaStream_t stream) {
+    (void)stream;
+    return cudaMemset2D(ptr, pitch, value, width, height);
+}
+
 // Limits are kept and read back; none constrains a kernel here (stacks: SIMULATOR_STACK_KB; the
 // device heap and printf buffer are the host's).
 cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
@@ -649,6 +694,8 @@ const char* cudaGetErrorName(cudaError_t error) {
             return "cudaErrorInvalidDevice";
         case cudaErrorInvalidDeviceFunction:
             return "cudaErrorInvalidDeviceFunction";
+        case cudaErrorInvalidPitchValue:
+            return "cudaErrorInvalidPitchValue";
         case cudaErrorInvalidResourceHandle:
             return "cudaErrorInvalidResourceHandle";
         case cudaErrorNotReady:
@@ -682,6 +729,8 @@ const char* cudaGetErrorString(cudaError_t error) {
             return "unspecified launch failure (the simulator reported the kernel fault on stderr)";
         case cudaErrorInvalidResourceHandle:
             return "invalid resource handle";
+        case cudaErrorInvalidPitchValue:
+            return "invalid pitch argument";
         case cudaErrorInvalidDevice:
             return "invalid device ordinal";
         case cudaErrorInvalidDeviceFunction:

@@ -181,6 +181,14 @@ SIM_API cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache config);
 SIM_API cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config);
 SIM_API cudaError_t cudaDriverGetVersion(int* version);
 SIM_API cudaError_t cudaRuntimeGetVersion(int* version);
+SIM_API cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height);
+SIM_API cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                 size_t height, enum cudaMemcpyKind kind);
+SIM_API cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                      size_t height, enum cudaMemcpyKind kind, cudaStream_t stream = 0);
+SIM_API cudaError_t cudaMemset2D(void* ptr, size_t pitch, int value, size_t width, size_t height);
+SIM_API cudaError_t cudaMemset2DAsync(void* ptr, size_t pitch, int value, size_t width, size_t height,
+                                      cudaStream_t stream = 0);
 SIM_API cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value);
 SIM_API cudaError_t cudaDeviceGetLimit(size_t* value, enum cudaLimit limit);
 SIM_API cudaError_t cudaProfilerStart(void);
@@ -270,6 +278,10 @@ static inline cudaError_t cudaHostAlloc(T** ptr, size_t size, unsigned int flags
 template <class T>
 static inline cudaError_t cudaHostGetDevicePointer(T** device_ptr, void* host_ptr, unsigned int flags) {
     return cudaHostGetDevicePointer(reinterpret_cast<void**>(device_ptr), host_ptr, flags);
+}
+template <class T>
+static inline cudaError_t cudaMallocPitch(T** ptr, size_t* pitch, size_t width, size_t height) {
+    return cudaMallocPitch(reinterpret_cast<void**>(ptr), pitch, width, height);
 }
 template <class K>
 static inline cudaError_t cudaFuncSetCacheConfig(K* kernel, enum cudaFuncCache config) {

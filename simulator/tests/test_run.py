@@ -107,6 +107,9 @@ def test_host_api_events_device_model_streams_and_memcpy_default():
     assert (v["mem_total_matches"], v["mem_free_le_total"]) == ("1", "1")
     assert (v["device_count_value"], v["device"]) == ("1", "0")
     assert v["copy_default_wrong"] == "0"
+    assert v["pitch"] == "512"  # 400 bytes per row, rounded up to 512
+    assert v["copy_2d_wrong"] == "0"
+    assert v["copy_2d_bad_pitch"] == "cudaErrorInvalidPitchValue"
     assert v["callbacks_run"] == "11"  # the host function once (+1), the callback once (+10)
     # Occupancy (README, "Occupancy"): 2048 threads and 32 blocks per multiprocessor, 228 KiB of
     # shared memory with 1 KiB reserved per block.

@@ -136,6 +136,30 @@ int main() {
     // One float past the end of a device allocation: refused like an explicit direction.
     want("copy_default_past_end", cudaMemcpy(d + 1, h, n * sizeof(float), cudaMemcpyDefault), cudaErrorInvalidValue);
     (void)cudaGetLastError();
+    // ---- pitched memory: 3 rows of 100 floats
+    float* pd = NULL;
+    size_t pitch = 0;
+    float rows_in[3][100], rows_out[3][100];
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 100; c++) rows_in[r][c] = (float)(r * 1000 + c);
+    want("malloc_pitch", cudaMallocPitch(&pd, &pitch, 100 * sizeof(float), 3), cudaSuccess);
+    std::printf("pitch=%zu\n", pitch);
+    want("memset_2d", cudaMemset2D(pd, pitch, 0, pitch, 3), cudaSuccess);
+    want("copy_2d_h2d", cudaMemcpy2D(pd, pitch, rows_in, sizeof rows_in[0], sizeof rows_in[0], 3,
+                                     cudaMemcpyHostToDevice), cudaSuccess);
+    square<<<3, pitch / sizeof(float)>>>(pd, (int)(3 * pitch / sizeof(float)));
+    want("copy_2d_d2h", cudaMemcpy2D(rows_out, sizeof rows_out[0], pd, pitch, sizeof rows_out[0], 3,
+                                     cudaMemcpyDeviceToHost), cudaSuccess);
+    int wrong_2d = 0;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 100; c++) wrong_2d += rows_out[r][c] != rows_in[r][c] * rows_in[r][c];
+    std::printf("copy_2d_wrong=%d\n", wrong_2d);
+    failures += wrong_2d != 0;
+    want("copy_2d_bad_pitch", cudaMemcpy2D(pd, 16, rows_in, sizeof rows_in[0], sizeof rows_in[0], 3,
+                                           cudaMemcpyHostToDevice), cudaErrorInvalidPitchValue);
+    (void)cudaGetLastError();
+    cudaFree(pd);
+
     // ---- host functions and callbacks run in stream order (here: at once)
     int calls = 0;
     want("host_func", cudaLaunchHostFunc(s1, count_call, &calls), cudaSuccess);
