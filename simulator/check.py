@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 from dataclasses import dataclass, field
 
@@ -23,6 +24,21 @@ TIMEOUT_GRACE_S = 10.0
 def grace_after(limit: float) -> float:
     """Seconds a run may go on after its per-launch ``limit`` before it is stopped."""
     return min(TIMEOUT_GRACE_S, limit)
+
+
+_SIGNAL_HINTS = {
+    signal.SIGABRT: "an abort: a failed assert() or std::abort",
+    signal.SIGSEGV: "a segmentation fault: e.g. a wild pointer or a stack overflow",
+    signal.SIGBUS: "a bus error: e.g. a misaligned or wild pointer",
+    signal.SIGFPE: "an arithmetic fault: e.g. an integer division by zero",
+    signal.SIGILL: "an illegal instruction: e.g. __builtin_trap or a function that fell off its end",
+}
+
+
+def death_by_signal(number: int) -> str:
+    """``signal N`` with what it usually means in a simulated program."""
+    hint = _SIGNAL_HINTS.get(number, "")
+    return f"signal {number}" + (f" ({hint})" if hint else "")
 
 
 def resolve_timeout(timeout: float | None) -> float:
@@ -184,7 +200,7 @@ def run_check(sources: list[str], entry: str, mode: str, timeout: float | None =
     findings = _findings(mode, out)
     rc = proc.returncode
     if rc < 0:
-        findings.append(f"{mode}: the run died with signal {-rc} (e.g. a wild pointer or a stack overflow)")
+        findings.append(f"{mode}: the run died with {death_by_signal(-rc)}")
     elif rc != 0 and not findings:
         findings.append(f"{mode}: the run exited with status {rc}")
     return CheckResult(mode, rc == 0 and not findings, findings, out, rc)

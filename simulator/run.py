@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass, field
 
 from .build import MODES, SimBuildError, build_program
-from .check import _ENV, TIMEOUT_GRACE_S, _findings, grace_after, resolve_timeout, wall_limit
+from .check import _ENV, TIMEOUT_GRACE_S, _findings, death_by_signal, grace_after, resolve_timeout, wall_limit
 
 __all__ = ["RunResult", "run_program", "TIMEOUT_GRACE_S", "TIMEOUT_STATUS"]
 
@@ -137,9 +137,7 @@ def run_program(
         )
         status = TIMEOUT_STATUS
     elif rc < 0:
-        findings.append(
-            f"{mode}: the program died with signal {-rc} (e.g. a wild pointer or a stack overflow)"
-        )
+        findings.append(f"{mode}: the program died with {death_by_signal(-rc)}")
         status = 128 - rc
     elif findings:
         status = rc if rc != 0 else 1

@@ -332,3 +332,10 @@ def test_a_bad_SIMULATOR_TIMEOUT_is_a_clear_error(tmp_path, monkeypatch):
     proc = run_cli("run", str(tmp_path / "p.cu"))
     assert proc.returncode == 2
     assert "SIMULATOR_TIMEOUT='soon' is not a number of seconds per launch" in proc.stderr
+
+
+def test_a_program_killed_by_a_signal_exits_128_plus_the_signal_with_its_meaning(tmp_path):
+    (tmp_path / "abort.cu").write_text("#include <cstdlib>\nint main() { std::abort(); }\n")
+    proc = run_cli("run", str(tmp_path / "abort.cu"))
+    assert proc.returncode == 128 + 6
+    assert "the program died with signal 6 (an abort: a failed assert() or std::abort)" in proc.stderr
