@@ -1,13 +1,18 @@
 """Source transform: plain CUDA C++ in, C++ that g++ compiles against the runtime header out.
 
-Three rewrites, each on one line so that diagnostics keep the original line numbers (the
+Four rewrites, each on one line so that diagnostics keep the original line numbers (the
 output carries ``#line`` markers for the original files):
 
-* ``kernel<<<grid, block, smem, stream>>>(args)`` becomes a call of ``::sim::launch``;
+* ``kernel<<<grid, block, smem, stream>>>(args)`` becomes a call of ``::sim::launcher`` (or
+  ``::sim::launch_deduced`` for a kernel template with deduced arguments); the kernel may be
+  a name, whose default arguments then apply, or any expression yielding a kernel pointer;
 * a function-scope ``__shared__ T name[N];`` becomes a reference to per-block storage and
   ``extern __shared__ T name[];`` a pointer to the launch's dynamic shared memory;
-* ``#include "local.cuh"`` is inlined (transformed too) so that its kernels and shared
-  variables get the same treatment.
+* host code's own names ``threadIdx``/``blockIdx``/``blockDim``/``gridDim``/``warpSize``
+  (and member accesses such as ``prop.warpSize``) become ``sim_host_NAME``, clear of the
+  device built-ins;
+* ``#include "local.cuh"`` (and headers found in the ``-I`` folders) is inlined and
+  transformed too, so that its kernels and shared variables get the same treatment.
 
 Constructs the simulator cannot run are refused with the file, line and construct named
 (``find_unsupported``, on the preprocessed text).

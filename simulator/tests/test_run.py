@@ -39,8 +39,11 @@ def test_run_forwards_arguments_output_and_status():
     assert float(v["affine_defaults_last"]) == 2.0 * (n - 1) + 0.5
     assert float(v["affine_one_default_last"]) == 3.0 * (n - 1) + 0.5
     assert float(v["affine_no_default_last"]) == n - 1
-    # table[1] (x10), the conditional (+1), a pointer (x10), a call's result (+1), table[0] (+1).
-    assert float(v["expression_launches_last"]) == ((n - 1) * 10 + 1) * 10 + 2
+    assert float(v["template_default_last"]) == 4.0 * (n - 1) + 0.25
+    assert float(v["declared_default_last"]) == 3.0 * (n - 1)
+    # From 3 * i (declared_first): table[1] (x10), the conditional (+1), a pointer (x10), a
+    # call's result (+1), table[0] (+1).
+    assert float(v["expression_launches_last"]) == (3 * (n - 1) * 10 + 1) * 10 + 2
     assert float(v["expression_launches_first"]) == 12
     assert float(v["device_builtins_last"]) == n - 1
     assert float(v["host_warpSize"]) == 3

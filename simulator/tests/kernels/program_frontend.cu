@@ -12,6 +12,15 @@ __global__ void affine(float* out, int n, float scale = 2.0f, float shift = 0.5f
     if (i < n) out[i] = scale * i + shift;
 }
 
+// A kernel template with a default argument, launched with explicit template arguments; and a
+// kernel whose default is given in a declaration before its definition.
+template <typename T, int K>
+__global__ void fill_k(T* out, int n, T offset = T(0.25)) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = T(K) * i + offset;
+}
+__global__ void declared_first(float* out, int n, int stride = 3);
+
 __global__ void add_one(float* p, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) p[i] += 1.0f;
@@ -40,6 +49,11 @@ __global__ void shared_forms(int* out) {
     }
     __syncthreads();
     out[threadIdx.x] = a[63 - threadIdx.x] + *p + (int)(2.0f * rows[63 - threadIdx.x][2]);
+}
+
+__global__ void declared_first(float* out, int n, int stride) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = (float)(i * stride);
 }
 
 typedef void (*kernel_t)(float*, int);
@@ -84,6 +98,13 @@ int main(int argc, char** argv) {
     fetch(d, n);
     expect("affine_no_default_last", host[n - 1], (float)(n - 1));
 
+    fill_k<float, 4><<<gridDim, blockDim>>>(d, n);
+    fetch(d, n);
+    expect("template_default_last", host[n - 1], 4.0f * (n - 1) + 0.25f);
+    declared_first<<<gridDim, blockDim>>>(d, n);
+    fetch(d, n);
+    expect("declared_default_last", host[n - 1], 3.0f * (n - 1));
+
     // Launches through expressions: a table, a conditional, a pointer, a call.
     kernel_t table[2] = {add_one, times_ten};
     int k = 1;
@@ -98,7 +119,7 @@ int main(int argc, char** argv) {
     shape.blockDim = blockDim;
     table[0]<<<shape.gridDim, shape.blockDim>>>(d, n);  // +1
     fetch(d, n);
-    expect("expression_launches_last", host[n - 1], ((n - 1) * 10.0f + 1.0f) * 10.0f + 2.0f);
+    expect("expression_launches_last", host[n - 1], (3.0f * (n - 1) * 10.0f + 1.0f) * 10.0f + 2.0f);
     expect("expression_launches_first", host[0], 12.0f);
 
     int* di = NULL;
