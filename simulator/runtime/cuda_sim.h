@@ -102,6 +102,7 @@ enum cudaError {
     cudaErrorNotReady = 600,
     cudaErrorIllegalAddress = 700,
     cudaErrorLaunchOutOfResources = 701,
+    cudaErrorLaunchTimeout = 702,
     cudaErrorAssert = 710,
     cudaErrorLaunchFailure = 719,
     cudaErrorNotSupported = 801,

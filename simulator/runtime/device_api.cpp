@@ -107,6 +107,7 @@ static void require_device(const char* what, const char* file, int line) {
 }
 
 int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
+    RuntimeCall in_runtime;
     require_device("__syncthreads", file, line);
     Block* b = tl_block;
     Fiber* f = tl_fiber;
@@ -165,6 +166,7 @@ int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
 
 unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value, int param, int width,
                            const char* file, int line) {
+    RuntimeCall in_runtime;
     require_device(warp_kind_name(kind), file, line);
     Block* b = tl_block;
     Fiber* f = tl_fiber;
@@ -232,6 +234,7 @@ unsigned int active_mask() {
 }
 
 void* shared_static(const void* site, size_t size, size_t align) {
+    RuntimeCall in_runtime;
     require_device("a __shared__ variable", "?", 0);
     Block* b = tl_block;
     for (auto& s : b->statics) {

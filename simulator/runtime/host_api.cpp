@@ -1,9 +1,20 @@
 // The host API: the cuda* calls a program makes outside kernels. Device memory is host heap
 // memory, bookkept so that copies, memsets and frees outside a live allocation are refused
-// with cudaErrorInvalidValue; launches are checked against an sm_80 GPU's limits and run
-// synchronously; streams are accepted and run in order. The error state lives here: the
-// last error (what cudaGetLastError returns and clears) and the sticky error a kernel fault
-// leaves (every later call returns it until cudaDeviceReset).
+// with cudaErrorInvalidValue; launches are checked against an sm_80 GPU's limits, run
+// synchronously and are stopped past SIMULATOR_TIMEOUT; streams are accepted and run in order.
+//
+// Errors follow CUDA's two kinds:
+// * non-sticky (an invalid argument or launch configuration, a failed allocation): the call
+//   returns it and it becomes the calling host thread's last error, which cudaPeekAtLastError
+//   returns and cudaGetLastError returns once and clears. The device stays usable.
+// * sticky (a fault or deadlock in a kernel: cudaErrorLaunchFailure; a launch past
+//   SIMULATOR_TIMEOUT: cudaErrorLaunchTimeout): the context is corrupt. Every later call that
+//   uses the device (memory, copies, launches, synchronisation, streams) returns it, in every
+//   host thread, and cudaGetLastError/cudaPeekAtLastError return it without clearing it.
+//   CUDA documents that only a new process recovers; the simulator also lets cudaDeviceReset
+//   clear it, which frees every device allocation as a real reset does.
+// Device queries (cudaGetDeviceCount, cudaGetDevice, cudaSetDevice, cudaDeviceGetAttribute)
+// and the error-string calls never fail because of a sticky error.
 #include "sim_internal.h"
 
 #include <unistd.h>
@@ -27,8 +38,8 @@ std::mutex g_state_mu;
 std::map<uintptr_t, size_t> g_allocs;
 std::map<uintptr_t, const void*> g_alloc_sites;
 std::map<const void*, int> g_smem_optin;
-cudaError_t g_last_error = cudaSuccess;
-cudaError_t g_sticky_error = cudaSuccess;
+__thread cudaError_t tl_last_error = cudaSuccess;
+std::atomic<int> g_sticky_error{cudaSuccess};
 
 #if defined(SIM_MEMCHECK)
 namespace {
@@ -49,23 +60,48 @@ bool find_alloc(const void* p, size_t n, bool* known_start) {
 }
 
 cudaError_t set_error(cudaError_t e) {
-    if (e != cudaSuccess) g_last_error = e;
+    if (e != cudaSuccess) tl_last_error = e;
     return e;
+}
+
+cudaError_t sticky_error() { return (cudaError_t)g_sticky_error.load(); }
+
+cudaError_t set_sticky_error(cudaError_t e) {
+    int none = cudaSuccess;
+    g_sticky_error.compare_exchange_strong(none, (int)e);  // the first one stays
+    tl_last_error = sticky_error();
+    return tl_last_error;
+}
+
+double launch_timeout_s() {
+    const char* env = std::getenv("SIMULATOR_TIMEOUT");
+    if (env == nullptr || *env == '\0') return kDefaultLaunchTimeoutS;
+    char* end = nullptr;
+    const double s = std::strtod(env, &end);
+    if (end == env || *end != '\0' || !(s >= 0) || s > 1e9) {
+        static std::atomic<bool> warned{false};
+        if (!warned.exchange(true)) {
+            report("SIMULATOR_TIMEOUT='%s' is not a number of seconds (0 turns the limit off); using %g", env,
+                   kDefaultLaunchTimeoutS);
+        }
+        return kDefaultLaunchTimeoutS;
+    }
+    return s;
 }
 
 void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
                 void (*invoke)(void*), void* pack) {
     std::lock_guard<std::mutex> launch_lock(g_launch_mu);
-    if (g_sticky_error != cudaSuccess) return;
+    if (sticky_error() != cudaSuccess) return;  // cudaGetLastError returns it
     if (invoke == nullptr) {  // a null kernel pointer
-        g_last_error = cudaErrorInvalidDeviceFunction;
+        set_error(cudaErrorInvalidDeviceFunction);
         return;
     }
     const dim3 g = spec.grid, bl = spec.block;
     const unsigned long long threads = (unsigned long long)bl.x * bl.y * bl.z;
     if (g.x == 0 || g.y == 0 || g.z == 0 || bl.x == 0 || bl.y == 0 || bl.z == 0 || bl.x > 1024 || bl.y > 1024 ||
         bl.z > 64 || threads > 1024 || g.x > 2147483647u || g.y > 65535 || g.z > 65535) {
-        g_last_error = cudaErrorInvalidConfiguration;
+        set_error(cudaErrorInvalidConfiguration);
         return;
     }
     size_t limit = kDefaultSmemLimit;
@@ -81,7 +117,7 @@ void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int 
         }
     }
     if (spec.smem > limit) {
-        g_last_error = cudaErrorInvalidValue;
+        set_error(cudaErrorInvalidValue);
         return;
     }
     Launch L;
@@ -93,14 +129,20 @@ void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int 
     L.pack = pack;
     L.smem_limit = limit;
     L.nblocks = (unsigned long long)g.x * g.y * g.z;
+    L.timeout_s = launch_timeout_s();
     run_launch(&L);
-    if (L.failed.load()) {
-        g_sticky_error = cudaErrorLaunchFailure;
-        g_last_error = cudaErrorLaunchFailure;
+    if (L.timed_out.load()) {
+        report("%s: launch timeout: kernel '%s' (launched at %s:%d) ran longer than SIMULATOR_TIMEOUT=%g s and was "
+               "stopped; the launch returns cudaErrorLaunchTimeout, which is sticky",
+               mode_name(), name, file, line, L.timeout_s);
+        set_sticky_error(cudaErrorLaunchTimeout);
+    } else if (L.failed.load()) {
+        set_sticky_error(cudaErrorLaunchFailure);
     }
 }
 
 cudaError_t func_set_attribute(const void* kernel, int attr, int value) {
+    if (cudaError_t e = sticky_error()) return e;
     if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
         if (value < 0 || (size_t)value > kOptinSmemLimit) return set_error(cudaErrorInvalidValue);
         std::lock_guard<std::mutex> lock(g_state_mu);
@@ -110,6 +152,7 @@ cudaError_t func_set_attribute(const void* kernel, int attr, int value) {
 }
 
 cudaError_t symbol_copy(void* dst, const void* src, size_t count) {
+    if (cudaError_t e = sticky_error()) return e;
     if (count > 0 && (dst == nullptr || src == nullptr)) return set_error(cudaErrorInvalidValue);
     if (count > 0) std::memcpy(dst, src, count);
     return cudaSuccess;
@@ -198,13 +241,13 @@ int occupancy_sm_count() {
 // ---- host API ------------------------------------------------------------------------------
 using sim::g_allocs;
 using sim::g_state_mu;
-using sim::g_sticky_error;
+using sim::sticky_error;
 
 extern "C" {
 
 cudaError_t cudaMalloc(void** ptr, size_t size) {
     if (ptr == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (g_sticky_error != cudaSuccess) return g_sticky_error;
+    if (cudaError_t e = sticky_error()) return e;
     *ptr = nullptr;
     if (size == 0) return cudaSuccess;
     if (size > ((size_t)1 << 40)) return sim::set_error(cudaErrorMemoryAllocation);
@@ -234,13 +277,14 @@ cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int flags) {
 
 cudaError_t cudaMallocHost(void** ptr, size_t size) {
     if (ptr == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (cudaError_t e = sticky_error()) return e;
     *ptr = std::malloc(size == 0 ? 1 : size);
     return *ptr == nullptr ? sim::set_error(cudaErrorMemoryAllocation) : cudaSuccess;
 }
 
 cudaError_t cudaFreeHost(void* ptr) {
     std::free(ptr);
-    return cudaSuccess;
+    return sticky_error();
 }
 
 cudaError_t cudaFree(void* ptr) {
@@ -260,11 +304,11 @@ cudaError_t cudaFree(void* ptr) {
 #endif
     }
     std::free(ptr);
-    return g_sticky_error;
+    return sticky_error();  // freed, but a corrupt context still says so
 }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
-    if (g_sticky_error != cudaSuccess) return g_sticky_error;
+    if (cudaError_t e = sticky_error()) return e;
     if (count == 0) return cudaSuccess;
     if (dst == nullptr || src == nullptr) return sim::set_error(cudaErrorInvalidValue);
     bool dst_dev, src_dev;
@@ -300,7 +344,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaM
 }
 
 cudaError_t cudaMemset(void* ptr, int value, size_t count) {
-    if (g_sticky_error != cudaSuccess) return g_sticky_error;
+    if (cudaError_t e = sticky_error()) return e;
     if (count == 0) return cudaSuccess;
     bool ok;
     {
@@ -322,40 +366,49 @@ cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t str
 }
 
 cudaError_t cudaGetLastError(void) {
-    std::lock_guard<std::mutex> lock(sim::g_launch_mu);
-    cudaError_t e = sim::g_last_error;
-    sim::g_last_error = g_sticky_error;
+    const cudaError_t e = sim::tl_last_error;
+    sim::tl_last_error = cudaSuccess;
+    if (cudaError_t sticky = sticky_error()) return sticky;
     return e;
 }
 
 cudaError_t cudaPeekAtLastError(void) {
-    std::lock_guard<std::mutex> lock(sim::g_launch_mu);
-    return sim::g_last_error;
+    if (cudaError_t sticky = sticky_error()) return sticky;
+    return sim::tl_last_error;
 }
 
-cudaError_t cudaDeviceSynchronize(void) { return g_sticky_error; }
+cudaError_t cudaDeviceSynchronize(void) { return sticky_error(); }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
     (void)stream;
-    return g_sticky_error;
+    return sticky_error();
 }
 
+// A reset destroys the context: every device allocation and function attribute goes, and the
+// sticky error with it (see the top of this file for how this differs from CUDA's promise).
 cudaError_t cudaDeviceReset(void) {
-    std::lock_guard<std::mutex> lock(sim::g_launch_mu);
-    g_sticky_error = cudaSuccess;
-    sim::g_last_error = cudaSuccess;
+    std::lock_guard<std::mutex> launch_lock(sim::g_launch_mu);
+    {
+        std::lock_guard<std::mutex> lock(g_state_mu);
+        for (const auto& a : g_allocs) std::free(reinterpret_cast<void*>(a.first));
+        g_allocs.clear();
+        sim::g_alloc_sites.clear();
+        sim::g_smem_optin.clear();
+    }
+    sim::g_sticky_error.store(cudaSuccess);
+    sim::tl_last_error = cudaSuccess;
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t* stream) {
     if (stream == nullptr) return sim::set_error(cudaErrorInvalidValue);
     *stream = nullptr;
-    return g_sticky_error;
+    return sticky_error();
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     (void)stream;
-    return g_sticky_error;
+    return sticky_error();
 }
 
 cudaError_t cudaGetDeviceCount(int* count) {
@@ -438,7 +491,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
 
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
     if (free_bytes == nullptr || total_bytes == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (g_sticky_error != cudaSuccess) return g_sticky_error;
+    if (cudaError_t e = sticky_error()) return e;
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     *total_bytes = (size_t)sysconf(_SC_PHYS_PAGES) * page;
     *free_bytes = (size_t)sysconf(_SC_AVPHYS_PAGES) * page;
@@ -453,7 +506,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
     if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming)) {
         return sim::set_error(cudaErrorInvalidValue);  // CUDA's rule for interprocess events
     }
-    if (g_sticky_error != cudaSuccess) return g_sticky_error;
+    if (cudaError_t e = sticky_error()) return e;
     CUevent_st* e = new CUevent_st();
     e->flags = flags;
     std::lock_guard<std::mutex> lock(g_state_mu);
@@ -470,7 +523,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
     if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
     event->recorded = true;
     event->when = std::chrono::steady_clock::now();
-    return g_sticky_error;
+    return sticky_error();
 }
 
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
@@ -481,7 +534,7 @@ cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, uns
 cudaError_t cudaEventQuery(cudaEvent_t event) {
     std::lock_guard<std::mutex> lock(g_state_mu);
     if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
-    return g_sticky_error;
+    return sticky_error();
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) { return cudaEventQuery(event); }
@@ -490,7 +543,7 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
     if (ms == nullptr) return sim::set_error(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_state_mu);
     if (!sim::live_event(start) || !sim::live_event(end)) return sim::set_error(cudaErrorInvalidResourceHandle);
-    if (g_sticky_error != cudaSuccess) return g_sticky_error;
+    if (cudaError_t e = sticky_error()) return e;
     // As on a GPU: both events must have been recorded, and both with timing enabled.
     if (!start->recorded || !end->recorded || ((start->flags | end->flags) & cudaEventDisableTiming)) {
         return sim::set_error(cudaErrorInvalidResourceHandle);
@@ -512,7 +565,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
     if (flags != 0) return sim::set_error(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_state_mu);
     if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
-    return g_sticky_error;
+    return sticky_error();
 }
 
 // ---- streams, host memory and device flags ---------------------------------------------------
@@ -528,14 +581,14 @@ cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int flag
 
 cudaError_t cudaStreamQuery(cudaStream_t stream) {
     (void)stream;
-    return g_sticky_error;
+    return sticky_error();
 }
 
 // Work in a stream is done when the call returns, so a host function runs at once, in order.
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) {
     (void)stream;
     if (fn == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (g_sticky_error != cudaSuccess) return g_sticky_error;
+    if (cudaError_t e = sticky_error()) return e;
     fn(user_data);
     return cudaSuccess;
 }
@@ -543,7 +596,7 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_
 cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* user_data,
                                   unsigned int flags) {
     if (callback == nullptr || flags != 0) return sim::set_error(cudaErrorInvalidValue);
-    callback(stream, g_sticky_error, user_data);  // a callback also runs after a fault, told of it
+    callback(stream, sticky_error(), user_data);  // a callback also runs after a fault, told of it
     return cudaSuccess;
 }
 
@@ -612,7 +665,7 @@ cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t heig
 
 cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                          enum cudaMemcpyKind kind) {
-    if (g_sticky_error != cudaSuccess) return g_sticky_error;
+    if (cudaError_t e = sticky_error()) return e;
     if (width == 0 || height == 0) return cudaSuccess;
     if (width > dpitch || width > spitch) return sim::set_error(cudaErrorInvalidPitchValue);
     for (size_t r = 0; r < height; r++) {  // each row is checked like a cudaMemcpy of its own
@@ -630,7 +683,7 @@ cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t 
 }
 
 cudaError_t cudaMemset2D(void* ptr, size_t pitch, int value, size_t width, size_t height) {
-    if (g_sticky_error != cudaSuccess) return g_sticky_error;
+    if (cudaError_t e = sticky_error()) return e;
     if (width == 0 || height == 0) return cudaSuccess;
     if (width > pitch) return sim::set_error(cudaErrorInvalidPitchValue);
     for (size_t r = 0; r < height; r++) {
@@ -706,6 +759,8 @@ const char* cudaGetErrorName(cudaError_t error) {
             return "cudaErrorLaunchOutOfResources";
         case cudaErrorAssert:
             return "cudaErrorAssert";
+        case cudaErrorLaunchTimeout:
+            return "cudaErrorLaunchTimeout";
         case cudaErrorLaunchFailure:
             return "cudaErrorLaunchFailure";
         case cudaErrorNotSupported:
@@ -725,6 +780,10 @@ const char* cudaGetErrorString(cudaError_t error) {
             return "out of memory";
         case cudaErrorInvalidConfiguration:
             return "invalid configuration argument";
+        case cudaErrorIllegalAddress:
+            return "an illegal memory access was encountered";
+        case cudaErrorLaunchTimeout:
+            return "the launch timed out and was terminated (SIMULATOR_TIMEOUT)";
         case cudaErrorLaunchFailure:
             return "unspecified launch failure (the simulator reported the kernel fault on stderr)";
         case cudaErrorInvalidResourceHandle:

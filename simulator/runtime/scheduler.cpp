@@ -6,10 +6,14 @@
 // are shared out between SIMULATOR_THREADS workers (the calling thread is one of them).
 #include "sim_internal.h"
 
+#include <link.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <thread>
 
@@ -24,6 +28,7 @@ namespace sim {
 __thread ThreadState* tl_thread = nullptr;
 __thread Block* tl_block = nullptr;
 __thread Fiber* tl_fiber = nullptr;
+__thread bool tl_in_kernel = false;
 #if defined(SIM_RACECHECK)
 __thread void* tl_sched_tsan = nullptr;
 #endif
@@ -177,7 +182,9 @@ void fiber_main() {
     // Everything before this block on this worker (earlier blocks, the host) happens before it.
     __tsan_acquire(tl_worker->tsan_start);
 #endif
+    tl_in_kernel = true;
     b->launch->invoke(b->launch->pack);
+    tl_in_kernel = false;
     f->state = FState::kDone;
     b->live--;
     b->warp_exited[f->warp] |= 1u << f->lane;
@@ -328,6 +335,10 @@ void run_block(Launch* L, unsigned long long id) {
                 ran = true;
             }
         }
+        if (L->timed_out.load(std::memory_order_relaxed)) {
+            fail_block(&b);  // a timeout stops even threads that keep reaching barriers
+            break;
+        }
         if (!ran && b.live > 0 && !b.failed) report_deadlock(&b);
     }
 #if defined(SIM_RACECHECK)
@@ -338,11 +349,17 @@ void run_block(Launch* L, unsigned long long id) {
 }
 
 void run_blocks(Launch* L) {
+    {
+        std::lock_guard<std::mutex> lock(L->threads_mu);
+        L->threads.push_back(pthread_self());
+    }
     for (;;) {
         const unsigned long long id = L->next.fetch_add(1);
-        if (id >= L->nblocks || L->failed.load()) return;
+        if (id >= L->nblocks || L->failed.load()) break;
         run_block(L, id);
     }
+    std::lock_guard<std::mutex> lock(L->threads_mu);
+    L->threads.erase(std::find(L->threads.begin(), L->threads.end(), pthread_self()));
 }
 
 // Workers beyond the calling thread; blocks of one launch are shared out between them.
@@ -423,8 +440,162 @@ Pool& pool() {
     return p;
 }
 
+// ---- the launch watchdog ---------------------------------------------------------------------
+// Like a GPU's watchdog, it stops a launch that runs past its deadline. It sets the launch's
+// timed_out flag, which the scheduler checks between fiber switches, and sends each thread
+// running a block a signal (again every 20 ms until the launch returns). The handler leaves
+// the running fiber for the scheduler when the signal interrupted kernel code: so a kernel
+// stuck in a loop without barriers stops too. It does nothing when the signal lands in the
+// runtime, the scheduler or another library (a fiber stopped inside printf or malloc would
+// leave their locks held); the next signal tries again. Under ThreadSanitizer, signals reach
+// handlers only at library calls, so racecheck relies on the flag (and on the caller's process
+// timeout for a loop without barriers or calls).
+
+int timeout_signal() { return SIGRTMIN + 7; }
+
+uintptr_t interrupted_pc(void* uc) {
+#if defined(__x86_64__)
+    return (uintptr_t) static_cast<ucontext_t*>(uc)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (uintptr_t) static_cast<ucontext_t*>(uc)->uc_mcontext.pc;
+#else
+    (void)uc;
+    return 0;
+#endif
+}
+
+void on_timeout_signal(int, siginfo_t*, void* uc) {
+    Fiber* f = tl_fiber;
+    Block* b = tl_block;
+    if (f == nullptr || b == nullptr || !tl_in_kernel || !b->launch->timed_out.load()) return;
+    const uintptr_t pc = interrupted_pc(uc);
+    if (pc != 0 && (pc < b->launch->code_lo || pc >= b->launch->code_hi)) return;
+    // The fiber is abandoned where it stands (its stack is reused by the next block); nothing
+    // returns to the interrupted code. SA_NODEFER left the signal unblocked.
+    tl_in_kernel = false;
+    fail_block(b);
+    f->state = FState::kDone;
+    yield_to_scheduler(true);
+}
+
+bool install_timeout_handler() {
+#if defined(SIM_RACECHECK)
+    return false;
+#else
+    struct sigaction old;
+    if (sigaction(timeout_signal(), nullptr, &old) != 0) return false;
+    if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_timeout_signal) return true;
+    if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) return false;  // the program's own
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_timeout_signal;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(timeout_signal(), &sa, nullptr) == 0;
+#endif
+}
+
+// The executable segment of the loaded object that holds ``addr`` (the launch's code).
+void code_range(const void* addr, uintptr_t* lo, uintptr_t* hi) {
+    struct Query {
+        uintptr_t addr, lo, hi;
+    } q{reinterpret_cast<uintptr_t>(addr), 0, 0};
+    dl_iterate_phdr(
+        [](struct dl_phdr_info* info, size_t, void* data) -> int {
+            Query* q = static_cast<Query*>(data);
+            for (int i = 0; i < info->dlpi_phnum; ++i) {
+                const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+                if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+                const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+                if (q->addr >= start && q->addr < start + ph.p_memsz) {
+                    q->lo = start;
+                    q->hi = start + ph.p_memsz;
+                    return 1;
+                }
+            }
+            return 0;
+        },
+        &q);
+    *lo = q.lo;
+    *hi = q.hi;
+}
+
+class Watchdog {
+public:
+    // Watches ``L`` until disarm(); a launch without a limit is not watched.
+    void arm(Launch* L) {
+        if (L->timeout_s <= 0) return;
+        std::lock_guard<std::mutex> lock(mu_);
+        if (pid_ != getpid()) {
+            // After fork() the watchdog thread did not come along.
+            started_ = false;
+            pid_ = getpid();
+        }
+        if (!started_) {
+            signals_ = install_timeout_handler();
+            std::thread([this] { loop(); }).detach();
+            started_ = true;
+        }
+        current_ = L;
+        deadline_ = std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                        std::chrono::duration<double>(L->timeout_s));
+        if (idle_) cv_.notify_one();
+    }
+    void disarm() {
+        std::lock_guard<std::mutex> lock(mu_);
+        current_ = nullptr;
+    }
+
+private:
+    void loop() {
+        std::unique_lock<std::mutex> lock(mu_);
+        for (;;) {
+            if (current_ == nullptr) {
+                idle_ = true;
+                cv_.wait(lock);
+                idle_ = false;
+                continue;
+            }
+            if (std::chrono::steady_clock::now() < deadline_) {
+                const auto until = deadline_;
+                cv_.wait_until(lock, until);
+                continue;
+            }
+            Launch* L = current_;
+            L->timed_out.store(true);
+            L->failed.store(true);
+            if (signals_) {
+                // disarm() waits for mu_, so L and its threads outlive this step.
+                std::lock_guard<std::mutex> tl(L->threads_mu);
+                for (pthread_t t : L->threads) pthread_kill(t, timeout_signal());
+            }
+            deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+        }
+    }
+    std::mutex mu_;
+    std::condition_variable cv_;
+    Launch* current_ = nullptr;
+    std::chrono::steady_clock::time_point deadline_;
+    pid_t pid_ = getpid();
+    bool started_ = false;
+    bool idle_ = false;
+    bool signals_ = false;
+};
+
+// Never destroyed: the detached watchdog thread may still wait on it at exit.
+Watchdog& watchdog() {
+    static Watchdog* w = new Watchdog;
+    return *w;
+}
+
 }  // namespace
 
-void run_launch(Launch* L) { pool().run(L); }
+void run_launch(Launch* L) {
+    if (L->timeout_s > 0) code_range(reinterpret_cast<const void*>(L->invoke), &L->code_lo, &L->code_hi);
+    watchdog().arm(L);
+    pool().run(L);
+    watchdog().disarm();
+}
 
 }  // namespace sim

@@ -15,6 +15,8 @@
 
 #include "cuda_sim.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -90,6 +92,11 @@ struct Launch {
     unsigned long long nblocks;
     std::atomic<unsigned long long> next{0};
     std::atomic<bool> failed{false};
+    double timeout_s = 0;                 // SIMULATOR_TIMEOUT for this launch (0: none)
+    std::atomic<bool> timed_out{false};   // set by the watchdog at the deadline
+    std::mutex threads_mu;                // guards threads
+    std::vector<pthread_t> threads;       // the OS threads running its blocks now
+    uintptr_t code_lo = 0, code_hi = 0;   // executable segment of the object with the kernel
 };
 
 struct Block {
@@ -147,13 +154,30 @@ Worker* worker();
 void yield_to_scheduler(bool final_exit);
 // Marks the block (and so its launch) failed; its fibers are abandoned at their next switch.
 void fail_block(Block* b);
-// Runs every block of ``L`` on the worker pool; returns when all have finished or one failed.
+// Runs every block of ``L`` on the worker pool; returns when all have finished, one failed or
+// the launch ran past L->timeout_s (then L->timed_out is set).
 void run_launch(Launch* L);
+// True while the running fiber executes kernel code, false in the runtime and the scheduler:
+// a launch timeout stops a fiber only there (never inside the runtime's own bookkeeping).
+extern __thread bool tl_in_kernel;
+
+// Marks a runtime call made from kernel code (barriers, warp operations, shared memory).
+struct RuntimeCall {
+    RuntimeCall() { tl_in_kernel = false; }
+    ~RuntimeCall() { tl_in_kernel = true; }
+    RuntimeCall(const RuntimeCall&) = delete;
+    RuntimeCall& operator=(const RuntimeCall&) = delete;
+};
 
 // ---- device_api.cpp ------------------------------------------------------------------------
 void release_barrier(Block* b);
 // After a lane exits: completes warp operations that were waiting only for exited lanes.
 void check_pending_warps(Block* b, int w);
+
+// ---- limits.cpp ----------------------------------------------------------------------------
+// SIMULATOR_TIMEOUT in seconds (default kDefaultLaunchTimeoutS; 0 turns the limit off).
+constexpr double kDefaultLaunchTimeoutS = 60.0;
+double launch_timeout_s();
 
 // ---- host_api.cpp --------------------------------------------------------------------------
 extern std::mutex g_launch_mu;  // one launch (and error-state update) at a time
@@ -161,12 +185,16 @@ extern std::mutex g_state_mu;   // guards the allocation tables below
 extern std::map<uintptr_t, size_t> g_allocs;              // device allocations: start -> size
 extern std::map<uintptr_t, const void*> g_alloc_sites;    // memcheck: who called cudaMalloc
 extern std::map<const void*, int> g_smem_optin;           // cudaFuncSetAttribute opt-ins
-extern cudaError_t g_last_error;
-extern cudaError_t g_sticky_error;
+extern __thread cudaError_t tl_last_error;  // this host thread's last (non-sticky) error
+extern std::atomic<int> g_sticky_error;      // the context's sticky error (cudaSuccess: none)
 
 // True when [p, p + n) lies inside one live device allocation (g_state_mu held).
 bool find_alloc(const void* p, size_t n, bool* known_start);
+// Records a non-sticky error as this thread's last error; returns it.
 cudaError_t set_error(cudaError_t e);
+// Records a sticky error (the first one stays); returns the sticky error.
+cudaError_t set_sticky_error(cudaError_t e);
+cudaError_t sticky_error();
 
 // ---- reports.cpp ---------------------------------------------------------------------------
 const char* mode_name();

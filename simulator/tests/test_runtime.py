@@ -4,6 +4,9 @@ multi-dimensional launches, grid-stride loops and the launch/memory error paths.
 from __future__ import annotations
 
 import ctypes
+import os
+import subprocess
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -469,3 +472,84 @@ def test_cache_hint_loads_and_stores(feature_lib):
     out = np.zeros((n, 6))
     assert lib.cache_hints(ptr(data), ptr(out), n) == CUDA_SUCCESS
     np.testing.assert_array_equal(out, np.repeat(data[:, None], 6, axis=1))
+
+
+# ---- launch timeout ----------------------------------------------------------------------------
+
+CUDA_ERROR_LAUNCH_TIMEOUT = 702
+_TIMEOUT_CODES = [CUDA_ERROR_LAUNCH_TIMEOUT] * 5 + [CUDA_SUCCESS, CUDA_SUCCESS, 0]
+
+
+@pytest.mark.parametrize("kind", ["spin without barriers", "loop over barriers"])
+def test_endless_launch_times_out_from_python(feature_lib, monkeypatch, capfd, kind):
+    lib = feature_lib("timeout")
+    monkeypatch.setenv("SIMULATOR_TIMEOUT", "0.5")
+    codes = np.full(8, -1, dtype=np.int32)
+    start = time.monotonic()
+    assert lib.timeout_run(0 if kind.startswith("spin") else 1, 6, ptr(codes)) == CUDA_SUCCESS
+    elapsed = time.monotonic() - start
+    assert codes.tolist() == _TIMEOUT_CODES
+    assert 0.4 < elapsed < 20, elapsed
+    err = capfd.readouterr().err
+    assert "launch timeout: kernel '" in err and "SIMULATOR_TIMEOUT=0.5 s" in err, err
+    # The process stays usable: other launches (here another library's) still run.
+    test_cache_hint_loads_and_stores(feature_lib)
+
+
+@pytest.mark.parametrize("mode", ["fast", "memcheck"])
+def test_endless_launch_times_out_in_a_host_program(mode, tmp_path):
+    from simulator.build import build_executable
+
+    from .conftest import KERNELS
+
+    exe = build_executable([KERNELS / "timeout.cu"], "timeout_selfcheck", mode)
+    env = dict(os.environ, SIMULATOR_TIMEOUT="0.5", ASAN_OPTIONS="detect_leaks=1")
+    env.pop("SIMULATOR_QUIET", None)
+    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stderr.count("launch timeout: kernel 'spin_kernel'") == 1, proc.stderr
+    assert proc.stderr.count("launch timeout: kernel 'barrier_loop_kernel'") == 1, proc.stderr
+
+
+def test_launch_timeout_default_is_shared_with_the_front_end():
+    from simulator.limits import DEFAULT_LAUNCH_TIMEOUT_S, launch_timeout
+
+    from .conftest import REPO
+
+    header = (REPO / "simulator" / "runtime" / "sim_internal.h").read_text()
+    assert f"kDefaultLaunchTimeoutS = {DEFAULT_LAUNCH_TIMEOUT_S!r};" in header
+    assert launch_timeout({}) == DEFAULT_LAUNCH_TIMEOUT_S
+    assert launch_timeout({"SIMULATOR_TIMEOUT": "2.5"}) == 2.5
+    assert launch_timeout({"SIMULATOR_TIMEOUT": "0"}) == 0.0
+    with pytest.raises(ValueError, match="SIMULATOR_TIMEOUT='soon'"):
+        launch_timeout({"SIMULATOR_TIMEOUT": "soon"})
+
+
+# ---- sticky and non-sticky errors ----------------------------------------------------------------
+
+CUDA_ERROR_MEMORY_ALLOCATION = 2
+
+
+def test_non_sticky_errors_are_reported_once_and_leave_the_device_usable(feature_lib, capfd):
+    lib = feature_lib("errors")
+    codes = np.full(16, -1, dtype=np.int32)
+    assert lib.errors_nonsticky(ptr(codes)) == CUDA_SUCCESS
+    oom, inval, config = (
+        CUDA_ERROR_MEMORY_ALLOCATION,
+        CUDA_ERROR_INVALID_VALUE,
+        CUDA_ERROR_INVALID_CONFIGURATION,
+    )
+    want = [oom, oom, oom, CUDA_SUCCESS, oom, 1, oom, CUDA_SUCCESS, config, CUDA_SUCCESS, inval, inval, 1]
+    want += [oom, CUDA_SUCCESS, CUDA_SUCCESS]
+    assert codes.tolist() == want
+    assert "not inside one live device allocation" in capfd.readouterr().err
+
+
+def test_sticky_error_fails_every_later_call_until_reset(feature_lib, capfd):
+    lib = feature_lib("errors")
+    codes = np.full(14, -1, dtype=np.int32)
+    assert lib.errors_sticky(ptr(codes)) == CUDA_SUCCESS
+    fail = CUDA_ERROR_LAUNCH_FAILURE
+    want = [fail] * 7 + [5, CUDA_SUCCESS, fail, fail, CUDA_SUCCESS, CUDA_SUCCESS, 1]
+    assert codes.tolist() == want
+    assert "deadlock in kernel 'stuck_kernel'" in capfd.readouterr().err
