@@ -185,6 +185,9 @@ unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value
         for (int l = 0; l < n; ++l) {
             if (!((b->warp_arrived[w] >> l) & 1u) || !((mask >> l) & 1u)) continue;
             const Fiber& o = lanes[l];
+            // A lane whose own operation does not wait for this one (disjoint groups, e.g. two
+            // tiles or labeled partitions) will still come here after it: not a divergence.
+            if (!((o.wmask >> f->lane) & 1u)) continue;
             if (o.wkind != kind || o.wmask != mask || o.wline != line || std::strcmp(o.wfile, file) != 0) {
                 report("synccheck: divergent warp operation in %s: thread %s is at %s(mask 0x%08x) at %s:%d "
                        "while lane %d (thread %s) waits at %s(mask 0x%08x) at %s:%d",
@@ -231,6 +234,51 @@ unsigned int active_mask() {
     Block* b = tl_block;
     const int w = tl_fiber->warp;
     return b->warp_present[w] & ~b->warp_exited[w];
+}
+
+// A GPU's coalesced group is the lanes that execute the call together. Lanes here run one at a
+// time, so each lane waits at the call until no thread of the block can run any more; the lanes
+// of a warp then waiting at this call site form the group (lanes that went another way are
+// waiting elsewhere or have exited).
+unsigned int coalesced_mask(const char* file, int line) {
+    RuntimeCall in_runtime;
+    require_device("cooperative_groups::coalesced_threads()", file, line);
+    Block* b = tl_block;
+    Fiber* f = tl_fiber;
+    f->wkind = -1;
+    f->wfile = file;
+    f->wline = line;
+    f->wresult = 1u << f->lane;
+    f->state = FState::kCoalesce;
+    yield_to_scheduler(false);
+    if (b->failed) yield_to_scheduler(true);
+    return (unsigned int)f->wresult;
+}
+
+bool release_coalesced(Block* b) {
+    bool any = false;
+    for (int w = 0; w < b->nwarps; ++w) {
+        Fiber* lanes = b->fibers + w * 32;
+        const int n = std::min(32, b->nthreads - w * 32);
+        for (int l = 0; l < n; ++l) {
+            if (lanes[l].state != FState::kCoalesce) continue;
+            unsigned int mask = 0;
+            for (int k = l; k < n; ++k) {
+                if (lanes[k].state == FState::kCoalesce && lanes[k].wline == lanes[l].wline &&
+                    std::strcmp(lanes[k].wfile, lanes[l].wfile) == 0) {
+                    mask |= 1u << k;
+                }
+            }
+            for (int k = l; k < n; ++k) {
+                if ((mask >> k) & 1u) {
+                    lanes[k].wresult = mask;
+                    lanes[k].state = FState::kReady;
+                }
+            }
+            any = true;
+        }
+    }
+    return any;
 }
 
 void* shared_static(const void* site, size_t size, size_t align) {
@@ -297,3 +345,28 @@ void* dynamic_shared() {
 void thread_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 }  // namespace sim
+
+// A failed assert() in kernel code is a device-side assert, as on a GPU: the message names the
+// block and thread, the kernel stops and the launch returns cudaErrorAssert (sticky). This
+// definition takes the place of the C library's for the code linked with the runtime; an
+// assert() in host code prints the usual message and aborts.
+extern "C" __attribute__((noreturn, visibility("hidden"))) void __assert_fail(const char* expr, const char* file,
+                                                                             unsigned int line, const char* func) {
+    using namespace sim;
+    Fiber* f = tl_fiber;
+    Block* b = tl_block;
+    if (f != nullptr && b != nullptr) {
+        tl_in_kernel = false;
+        report("device assert: %s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed (kernel '%s'); "
+               "the launch returns cudaErrorAssert, which is sticky",
+               file, line, func, b->idx.x, b->idx.y, b->idx.z, f->thread_idx.x, f->thread_idx.y, f->thread_idx.z,
+               expr, b->launch->name);
+        b->launch->asserted.store(true);
+        fail_block(b);
+        f->state = FState::kDone;
+        yield_to_scheduler(true);
+    }
+    std::fprintf(stderr, "%s:%u: %s: Assertion `%s' failed.\n", file, line, func, expr);
+    std::fflush(stderr);
+    std::abort();
+}

@@ -7,7 +7,8 @@
 // * non-sticky (an invalid argument or launch configuration, a failed allocation): the call
 //   returns it and it becomes the calling host thread's last error, which cudaPeekAtLastError
 //   returns and cudaGetLastError returns once and clears. The device stays usable.
-// * sticky (a fault or deadlock in a kernel: cudaErrorLaunchFailure; a launch past
+// * sticky (a deadlock or checker finding in a kernel: cudaErrorLaunchFailure; a wild pointer:
+//   cudaErrorIllegalAddress; a failed device assert(): cudaErrorAssert; a launch past
 //   SIMULATOR_TIMEOUT: cudaErrorLaunchTimeout): the context is corrupt. Every later call that
 //   uses the device (memory, copies, launches, synchronisation, streams) returns it, in every
 //   host thread, and cudaGetLastError/cudaPeekAtLastError return it without clearing it.
@@ -136,6 +137,10 @@ void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int 
                "stopped; the launch returns cudaErrorLaunchTimeout, which is sticky",
                mode_name(), name, file, line, L.timeout_s);
         set_sticky_error(cudaErrorLaunchTimeout);
+    } else if (L.faulted.load()) {
+        set_sticky_error(cudaErrorIllegalAddress);
+    } else if (L.asserted.load()) {
+        set_sticky_error(cudaErrorAssert);
     } else if (L.failed.load()) {
         set_sticky_error(cudaErrorLaunchFailure);
     }
@@ -784,6 +789,8 @@ const char* cudaGetErrorString(cudaError_t error) {
             return "an illegal memory access was encountered";
         case cudaErrorLaunchTimeout:
             return "the launch timed out and was terminated (SIMULATOR_TIMEOUT)";
+        case cudaErrorAssert:
+            return "device-side assert triggered";
         case cudaErrorLaunchFailure:
             return "unspecified launch failure (the simulator reported the kernel fault on stderr)";
         case cudaErrorInvalidResourceHandle:

@@ -339,7 +339,7 @@ void run_block(Launch* L, unsigned long long id) {
             fail_block(&b);  // a timeout stops even threads that keep reaching barriers
             break;
         }
-        if (!ran && b.live > 0 && !b.failed) report_deadlock(&b);
+        if (!ran && b.live > 0 && !b.failed && !release_coalesced(&b)) report_deadlock(&b);
     }
 #if defined(SIM_RACECHECK)
     __tsan_acquire(b.tsan_done);
@@ -348,7 +348,10 @@ void run_block(Launch* L, unsigned long long id) {
     free_block_memory(&b);
 }
 
+void ensure_signal_stack();
+
 void run_blocks(Launch* L) {
+    ensure_signal_stack();
     {
         std::lock_guard<std::mutex> lock(L->threads_mu);
         L->threads.push_back(pthread_self());
@@ -464,10 +467,27 @@ uintptr_t interrupted_pc(void* uc) {
 #endif
 }
 
-void on_timeout_signal(int, siginfo_t*, void* uc) {
+// The handler installed before ours: every simulated library loaded into a process has its
+// own copy of the runtime, each with its handler; a signal for another copy's fiber goes on.
+struct sigaction g_previous_handler;
+
+void chain_timeout_signal(int sig, siginfo_t* info, void* uc) {
+    const struct sigaction& prev = g_previous_handler;
+    if (prev.sa_flags & SA_SIGINFO) {
+        if (prev.sa_sigaction != nullptr) prev.sa_sigaction(sig, info, uc);
+    } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN && prev.sa_handler != nullptr) {
+        prev.sa_handler(sig);
+    }
+}
+
+void on_timeout_signal(int sig, siginfo_t* info, void* uc) {
     Fiber* f = tl_fiber;
     Block* b = tl_block;
-    if (f == nullptr || b == nullptr || !tl_in_kernel || !b->launch->timed_out.load()) return;
+    if (f == nullptr || b == nullptr) {
+        chain_timeout_signal(sig, info, uc);  // not this copy's fiber
+        return;
+    }
+    if (!tl_in_kernel || !b->launch->timed_out.load()) return;
     const uintptr_t pc = interrupted_pc(uc);
     if (pc != 0 && (pc < b->launch->code_lo || pc >= b->launch->code_hi)) return;
     // The fiber is abandoned where it stands (its stack is reused by the next block); nothing
@@ -485,7 +505,7 @@ bool install_timeout_handler() {
     struct sigaction old;
     if (sigaction(timeout_signal(), nullptr, &old) != 0) return false;
     if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_timeout_signal) return true;
-    if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) return false;  // the program's own
+    g_previous_handler = old;
     struct sigaction sa;
     std::memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_timeout_signal;
@@ -519,6 +539,82 @@ void code_range(const void* addr, uintptr_t* lo, uintptr_t* hi) {
     *lo = q.lo;
     *hi = q.hi;
 }
+
+// ---- memory faults in kernels (fast and synccheck builds) -------------------------------------
+// A kernel that touches unmapped memory (a wild or null pointer) would kill the process; on a
+// GPU the launch fails with cudaErrorIllegalAddress and the context is lost. When the fault is
+// in kernel code, the handler reports it, abandons the block like a timeout does and the launch
+// returns that sticky error. A fault anywhere else (the runtime, another library, the host) goes
+// to the handler installed before, or kills the process as it would have. memcheck leaves
+// faults to AddressSanitizer, racecheck to ThreadSanitizer.
+#if !defined(SIM_MEMCHECK) && !defined(SIM_RACECHECK)
+struct sigaction g_previous_fault[2];
+bool g_fault_quiet = false;  // SIMULATOR_QUIET=1, read when the handler is installed
+
+void on_fault_signal(int sig, siginfo_t* info, void* uc) {
+    Fiber* f = tl_fiber;
+    Block* b = tl_block;
+    const uintptr_t pc = interrupted_pc(uc);
+    if (f != nullptr && b != nullptr && tl_in_kernel && pc >= b->launch->code_lo && pc < b->launch->code_hi) {
+        tl_in_kernel = false;
+        char msg[320];
+        const int n = std::snprintf(msg, sizeof msg,
+                                    "simulator: illegal address: kernel '%s' block (%u,%u,%u) thread (%u,%u,%u) "
+                                    "accessed %p; the launch returns cudaErrorIllegalAddress, which is sticky "
+                                    "(check --mode memcheck names the line)\n",
+                                    b->launch->name, b->idx.x, b->idx.y, b->idx.z, f->thread_idx.x,
+                                    f->thread_idx.y, f->thread_idx.z, info->si_addr);
+        if (n > 0 && !g_fault_quiet) (void)!write(2, msg, (size_t)std::min(n, (int)sizeof msg - 1));
+        b->launch->faulted.store(true);
+        fail_block(b);
+        f->state = FState::kDone;
+        yield_to_scheduler(true);
+    }
+    // Not a kernel's fault: what would have happened without this handler.
+    const struct sigaction& prev = g_previous_fault[sig == SIGBUS ? 1 : 0];
+    if (prev.sa_flags & SA_SIGINFO) {
+        prev.sa_sigaction(sig, info, uc);
+    } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
+        prev.sa_handler(sig);
+    } else {
+        signal(sig, SIG_DFL);  // the faulting instruction runs again and takes the default action
+    }
+}
+
+// On the thread that runs blocks: an alternate signal stack, so that a fault reaches the handler.
+void ensure_signal_stack() {
+    static thread_local bool done = false;
+    if (done) return;
+    done = true;
+    stack_t cur;
+    if (sigaltstack(nullptr, &cur) == 0 && !(cur.ss_flags & SS_DISABLE)) return;  // the program's own
+    stack_t ss;
+    ss.ss_size = 64 * 1024;
+    ss.ss_sp = std::malloc(ss.ss_size);  // kept for the thread's lifetime
+    ss.ss_flags = 0;
+    if (ss.ss_sp != nullptr) sigaltstack(&ss, nullptr);
+}
+
+void install_fault_handler() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        const char* q = std::getenv("SIMULATOR_QUIET");
+        g_fault_quiet = q != nullptr && q[0] == '1';
+        const int sigs[2] = {SIGSEGV, SIGBUS};
+        for (int i = 0; i < 2; ++i) {
+            struct sigaction sa;
+            std::memset(&sa, 0, sizeof sa);
+            sa.sa_sigaction = on_fault_signal;
+            sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+            sigemptyset(&sa.sa_mask);
+            sigaction(sigs[i], &sa, &g_previous_fault[i]);
+        }
+    });
+}
+#else
+void ensure_signal_stack() {}
+void install_fault_handler() {}
+#endif
 
 class Watchdog {
 public:
@@ -592,7 +688,8 @@ Watchdog& watchdog() {
 }  // namespace
 
 void run_launch(Launch* L) {
-    if (L->timeout_s > 0) code_range(reinterpret_cast<const void*>(L->invoke), &L->code_lo, &L->code_hi);
+    code_range(reinterpret_cast<const void*>(L->invoke), &L->code_lo, &L->code_hi);
+    install_fault_handler();
     watchdog().arm(L);
     pool().run(L);
     watchdog().disarm();

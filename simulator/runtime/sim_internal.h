@@ -51,7 +51,7 @@ constexpr bool kSyncCheck = false;
 #endif
 
 // ---- the state of a launch, a block and a CUDA thread ---------------------------------------
-enum class FState : unsigned char { kReady, kBarrier, kWarp, kDone };
+enum class FState : unsigned char { kReady, kBarrier, kWarp, kCoalesce, kDone };
 
 struct Block;
 
@@ -97,6 +97,8 @@ struct Launch {
     std::mutex threads_mu;                // guards threads
     std::vector<pthread_t> threads;       // the OS threads running its blocks now
     uintptr_t code_lo = 0, code_hi = 0;   // executable segment of the object with the kernel
+    std::atomic<bool> faulted{false};     // a thread touched unmapped memory (fast/synccheck)
+    std::atomic<bool> asserted{false};    // a thread's assert() failed
 };
 
 struct Block {
@@ -173,6 +175,9 @@ struct RuntimeCall {
 void release_barrier(Block* b);
 // After a lane exits: completes warp operations that were waiting only for exited lanes.
 void check_pending_warps(Block* b, int w);
+// When no thread of the block can run: forms the coalesced groups of the lanes waiting in
+// coalesced_threads() (one group per warp and call site); false when none was waiting.
+bool release_coalesced(Block* b);
 
 // ---- limits.cpp ----------------------------------------------------------------------------
 // SIMULATOR_TIMEOUT in seconds (default kDefaultLaunchTimeoutS; 0 turns the limit off).

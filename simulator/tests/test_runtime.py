@@ -4,9 +4,10 @@ multi-dimensional launches, grid-stride loops and the launch/memory error paths.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import subprocess
-import time
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -480,20 +481,47 @@ CUDA_ERROR_LAUNCH_TIMEOUT = 702
 _TIMEOUT_CODES = [CUDA_ERROR_LAUNCH_TIMEOUT] * 5 + [CUDA_SUCCESS, CUDA_SUCCESS, 0]
 
 
+_TIMEOUT_CHILD = """
+import ctypes, json, sys, time
+import numpy as np
+sem, lib, other = (ctypes.CDLL(p) for p in sys.argv[1:4])
+kind = int(sys.argv[4])
+# A launch in another library first: its copy of the runtime installs its own timeout handler.
+out = np.zeros(3, dtype=np.int32)
+assert sem.sem_sync_count(ctypes.c_void_p(out.ctypes.data), 32, 5) == 0
+codes = np.full(8, -1, dtype=np.int32)
+start = time.monotonic()
+rc = lib.timeout_run(kind, 6, ctypes.c_void_p(codes.ctypes.data))
+elapsed = time.monotonic() - start
+data = np.arange(10.0)
+copies = np.zeros((10, 6))
+ok = other.cache_hints(ctypes.c_void_p(data.ctypes.data), ctypes.c_void_p(copies.ctypes.data), 10)
+print(json.dumps({"rc": rc, "codes": codes.tolist(), "elapsed": elapsed,
+                  "other": ok == 0 and bool((copies == data[:, None]).all())}))
+"""
+
+
 @pytest.mark.parametrize("kind", ["spin without barriers", "loop over barriers"])
-def test_endless_launch_times_out_from_python(feature_lib, monkeypatch, capfd, kind):
-    lib = feature_lib("timeout")
-    monkeypatch.setenv("SIMULATOR_TIMEOUT", "0.5")
-    codes = np.full(8, -1, dtype=np.int32)
-    start = time.monotonic()
-    assert lib.timeout_run(0 if kind.startswith("spin") else 1, 6, ptr(codes)) == CUDA_SUCCESS
-    elapsed = time.monotonic() - start
-    assert codes.tolist() == _TIMEOUT_CODES
-    assert 0.4 < elapsed < 20, elapsed
-    err = capfd.readouterr().err
-    assert "launch timeout: kernel '" in err and "SIMULATOR_TIMEOUT=0.5 s" in err, err
-    # The process stays usable: other launches (here another library's) still run.
-    test_cache_hint_loads_and_stores(feature_lib)
+def test_endless_launch_times_out_from_python(feature_lib, sim_lib_dir, kind):
+    # In a child Python process, so that a launch that is not stopped fails the test, not hangs it.
+    paths = [str(sim_lib_dir / "semantics.so"), feature_lib("timeout")._name, feature_lib("fp16")._name]
+    env = dict(os.environ, SIMULATOR_TIMEOUT="0.5")
+    env.pop("SIMULATOR_QUIET", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", _TIMEOUT_CHILD, *paths, "0" if kind.startswith("spin") else "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["rc"] == CUDA_SUCCESS
+    assert result["codes"] == _TIMEOUT_CODES
+    assert 0.4 < result["elapsed"] < 20, result
+    assert "launch timeout: kernel '" in proc.stderr and "SIMULATOR_TIMEOUT=0.5 s" in proc.stderr
+    # The process stays usable: another library's launches still run.
+    assert result["other"]
 
 
 @pytest.mark.parametrize("mode", ["fast", "memcheck"])
@@ -553,3 +581,109 @@ def test_sticky_error_fails_every_later_call_until_reset(feature_lib, capfd):
     want = [fail] * 7 + [5, CUDA_SUCCESS, fail, fail, CUDA_SUCCESS, CUDA_SUCCESS, 1]
     assert codes.tolist() == want
     assert "deadlock in kernel 'stuck_kernel'" in capfd.readouterr().err
+
+
+# ---- reports name the right launch -------------------------------------------------------------
+
+
+def test_each_race_report_names_its_own_kernel_when_several_launch():
+    from .conftest import KERNELS, run_cli
+
+    src = KERNELS / "planted_two_kernel_races.cu"
+    lines = src.read_text().splitlines()
+
+    def line_of(marker: str) -> str:
+        return f"{src}:{next(i for i, ln in enumerate(lines, 1) if marker in ln)}"
+
+    proc = run_cli("check", str(src), "--entry", "planted_two_kernel_races", "--mode", "racecheck")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    races = [ln for ln in proc.stdout.splitlines() if ln.startswith("  racecheck: data race")]
+    assert len(races) == 2, proc.stdout
+    for race, name, which in zip(
+        races, ("first_racy_kernel", "second_racy_kernel"), ("first", "second"), strict=True
+    ):
+        other = "second_racy_kernel" if which == "first" else "first_racy_kernel"
+        assert f"write by kernel {name} block (0,0,0) thread (1,0,0)" in race, race
+        assert f"read by kernel {name} block (0,0,0) thread (0,0,0)" in race, race
+        assert line_of(f"PLANT: {which} write") in race and line_of(f"PLANT: {which} read") in race, race
+        assert other not in race, race
+
+
+@pytest.mark.parametrize("mode", ["memcheck", "racecheck", "synccheck"])
+def test_new_device_features_run_clean_under_every_checker(mode):
+    from .conftest import KERNELS, run_cli
+
+    sources = [str(KERNELS / n) for n in ("features_entry.cu", "coop_groups.cu", "fp16.cu", "misc.cu")]
+    proc = run_cli("check", *sources, "--entry", "features_selfcheck", "--mode", mode)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{mode}: clean" in proc.stdout
+
+
+_FAULT_CHILD = """
+import ctypes, json, sys
+import numpy as np
+sem, lib = (ctypes.CDLL(p) for p in sys.argv[1:3])
+out = np.zeros(3, dtype=np.int32)
+assert sem.sem_sync_count(ctypes.c_void_p(out.ctypes.data), 32, 5) == 0  # another runtime copy first
+codes = np.full(7, -1, dtype=np.int32)
+rc = lib.errors_illegal_address(ctypes.c_void_p(codes.ctypes.data))
+asserts = np.full(4, -1, dtype=np.int32)
+rc_assert = lib.errors_assert(ctypes.c_void_p(asserts.ctypes.data))
+print(json.dumps({"rc": rc, "codes": codes.tolist(), "rc_assert": rc_assert, "asserts": asserts.tolist()}))
+"""
+
+
+def test_wild_pointer_stack_overflow_and_device_assert_are_sticky_errors(feature_lib, sim_lib_dir):
+    # In a child process: without the model, the fault would kill the interpreter.
+    env = dict(os.environ)
+    env.pop("SIMULATOR_QUIET", None)
+    paths = [str(sim_lib_dir / "semantics.so"), feature_lib("errors")._name]
+    proc = subprocess.run(
+        [sys.executable, "-c", _FAULT_CHILD, *paths], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    illegal = 700
+    assert result["rc"] == 0 and result["rc_assert"] == 0
+    assert result["codes"] == [illegal, illegal, CUDA_SUCCESS, 1, illegal, CUDA_SUCCESS, 1]
+    # A failed device assert(): cudaErrorAssert (710), sticky, the process goes on.
+    assert result["asserts"] == [710, 710, CUDA_SUCCESS, 1]
+    assert "block: [2,0,0], thread: [3,0,0] Assertion `!(blockIdx.x == 2 && threadIdx.x == 3)` failed" in (
+        proc.stderr
+    )
+    assert "illegal address: kernel 'wild_kernel' block (1,0,0) thread (5,0,0) accessed 0x10" in proc.stderr
+    assert "illegal address: kernel 'deep_kernel' block (0,0,0)" in proc.stderr  # stack overflow
+
+
+def test_labeled_binary_and_coalesced_groups(feature_lib):
+    lib = feature_lib("misc")
+    out = np.zeros((64, 8), dtype=np.int32)
+    counter = np.zeros(1, dtype=np.int32)
+    assert lib.misc_partitions(ptr(out), ptr(counter)) == CUDA_SUCCESS
+    lanes = np.arange(64) % 32
+    for t in range(64):
+        lane = lanes[t]
+        same = [x for x in range(32) if x % 3 == lane % 3]
+        want = [sum(same), same.index(lane), len(same), 16, t]
+        if lane % 2 == 0:
+            want += [lane // 2, 16, (t // 32) * 16 + lane // 2]
+        else:
+            want += [-1, -1, -1]
+        assert out[t].tolist() == want, t
+    assert counter[0] == 32
+
+
+def test_vector_types_scoped_atomics_and_umin(feature_lib):
+    lib = feature_lib("misc")
+    n = 40
+    pix = np.random.default_rng(9).integers(0, 256, size=(n, 4)).astype(np.uint8)
+    out = np.zeros((n, 4), dtype=np.uint32)
+    total = np.zeros(1, dtype=np.uint32)
+    assert lib.misc_vectors(ptr(pix), ptr(out), ptr(total), n) == CUDA_SUCCESS
+    p = pix.astype(np.uint32)
+    want = np.stack(
+        [np.minimum(p[:, 0], p[:, 1]), np.maximum(p[:, 2], p[:, 3]), p[:, 0] + p[:, 1], np.full(n, 442)],
+        axis=1,
+    )
+    np.testing.assert_array_equal(out, want)
+    assert total[0] == n

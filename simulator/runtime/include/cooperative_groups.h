@@ -41,9 +41,47 @@ struct dependent_false : std::false_type {};
 
 }  // namespace details
 
-// ---- the block ----------------------------------------------------------------------------
-class thread_block {
+// ---- any group: the block, or a tile whose size is known only at run time ---------------------
+class thread_group {
 public:
+    // A tile of ``size`` threads (cg::tiled_partition(parent, n)).
+    explicit thread_group(unsigned int size) : size_(size), block_(false) {
+        if (!details::valid_tile_size(size)) {
+            std::fprintf(stderr,
+                         "simulator: cooperative_groups::tiled_partition(parent, %u): the simulator provides tiles "
+                         "of 1, 2, 4, 8, 16 or 32 threads\n",
+                         size);
+            std::abort();
+        }
+    }
+    unsigned int thread_rank() const {
+        return block_ ? details::block_rank() : details::block_rank() & (size_ - 1u);
+    }
+    unsigned int size() const { return block_ ? details::block_threads() : size_; }
+    unsigned int num_threads() const { return size(); }
+    unsigned int meta_group_rank() const { return block_ ? 0u : details::block_rank() / size_; }
+    unsigned int meta_group_size() const {
+        return block_ ? 1u : (details::block_threads() + size_ - 1u) / size_;
+    }
+    void sync(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        if (block_) {
+            ::sim::syncthreads(file, line);
+        } else {
+            (void)::sim::warp_op(::sim::kSyncWarp, details::tile_mask(size_), 0, 0, 32, file, line);
+        }
+    }
+
+protected:
+    struct block_tag {};
+    explicit thread_group(block_tag) : size_(0), block_(true) {}
+    unsigned int size_;
+    bool block_;
+};
+
+// ---- the block ----------------------------------------------------------------------------
+class thread_block : public thread_group {
+public:
+    thread_block() : thread_group(block_tag{}) {}
     void sync(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         ::sim::syncthreads(file, line);
     }
@@ -57,6 +95,14 @@ public:
 };
 
 static inline thread_block this_thread_block() { return thread_block(); }
+
+// Scratch memory that lets real GPUs form tiles larger than a warp; tiles here stay <= 32.
+template <unsigned int MaxBlockSize = 1024>
+struct block_tile_memory {};
+template <unsigned int MaxBlockSize>
+static inline thread_block this_thread_block(block_tile_memory<MaxBlockSize>&) {
+    return thread_block();
+}
 
 // ---- the grid (ranks only) ------------------------------------------------------------------
 class grid_group {
@@ -90,31 +136,6 @@ public:
 static inline grid_group this_grid() { return grid_group(); }
 
 // ---- tiles of a warp ----------------------------------------------------------------------
-// A tile whose size is known only at run time (cg::tiled_partition(parent, n)).
-class thread_group {
-public:
-    explicit thread_group(unsigned int size) : size_(size) {
-        if (!details::valid_tile_size(size)) {
-            std::fprintf(stderr,
-                         "simulator: cooperative_groups::tiled_partition(parent, %u): the simulator provides tiles "
-                         "of 1, 2, 4, 8, 16 or 32 threads\n",
-                         size);
-            std::abort();
-        }
-    }
-    unsigned int thread_rank() const { return details::block_rank() & (size_ - 1u); }
-    unsigned int size() const { return size_; }
-    unsigned int num_threads() const { return size_; }
-    unsigned int meta_group_rank() const { return details::block_rank() / size_; }
-    unsigned int meta_group_size() const { return (details::block_threads() + size_ - 1u) / size_; }
-    void sync(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
-        (void)::sim::warp_op(::sim::kSyncWarp, details::tile_mask(size_), 0, 0, 32, file, line);
-    }
-
-protected:
-    unsigned int size_;
-};
-
 template <unsigned int Size, class ParentT = void>
 class thread_block_tile {
     static_assert(Size >= 1 && Size <= 32 && (Size & (Size - 1)) == 0,
@@ -179,7 +200,12 @@ static inline thread_group tiled_partition(const thread_group&, unsigned int siz
 // ---- the threads of a warp that are active together ------------------------------------------
 class coalesced_group {
 public:
-    coalesced_group() : mask_(::sim::active_mask()) {}
+    coalesced_group(const char* file = __builtin_FILE(), int line = __builtin_LINE())
+        : mask_(::sim::coalesced_mask(file, line)) {}
+    explicit coalesced_group(unsigned int lanes) : mask_(lanes) {}
+    unsigned int get_mask() const { return mask_; }
+    unsigned int meta_group_rank() const { return 0; }
+    unsigned int meta_group_size() const { return 1; }
     unsigned int size() const { return (unsigned int)__builtin_popcount(mask_); }
     unsigned int num_threads() const { return size(); }
     unsigned int thread_rank() const {
@@ -202,6 +228,25 @@ public:
         }
         return ::sim::shfl(::sim::kShflIdx, file, line, mask_, value, lane, 32);
     }
+    // The value of the thread ``delta`` ranks up (or down); its own past the group's end.
+    template <class T>
+    T shfl_down(T value, unsigned int delta, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        const unsigned int r = thread_rank() + delta;
+        return ::sim::shfl(::sim::kShflIdx, file, line, mask_, value, r < size() ? lane_of(r) : own_lane(), 32);
+    }
+    template <class T>
+    T shfl_up(T value, unsigned int delta, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        const unsigned int r = thread_rank();
+        return ::sim::shfl(::sim::kShflIdx, file, line, mask_, value, r >= delta ? lane_of(r - delta) : own_lane(), 32);
+    }
+    unsigned int ballot(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        const unsigned int bits = (unsigned int)::sim::warp_op(::sim::kBallot, mask_, predicate ? 1 : 0, 0, 32, file, line);
+        unsigned int out = 0, rank = 0;  // bit i: the group's thread of rank i
+        for (unsigned int m = mask_; m != 0; m &= m - 1, ++rank) {
+            if (bits & (m & (0u - m))) out |= 1u << rank;
+        }
+        return out;
+    }
     int any(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         return (int)::sim::warp_op(::sim::kAny, mask_, predicate ? 1 : 0, 0, 32, file, line);
     }
@@ -210,10 +255,45 @@ public:
     }
 
 private:
+    static int own_lane() { return (int)(details::block_rank() & 31u); }
+    int lane_of(unsigned int rank) const {
+        unsigned int m = mask_;
+        for (unsigned int i = 0; i < rank; ++i) m &= m - 1;
+        return m != 0 ? __builtin_ctz(m) : own_lane();
+    }
     unsigned int mask_;
 };
 
-static inline coalesced_group coalesced_threads() { return coalesced_group(); }
+static inline coalesced_group coalesced_threads(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+    return coalesced_group(file, line);
+}
+
+namespace details {
+template <unsigned int Size, class P>
+static inline unsigned int group_lanes(const thread_block_tile<Size, P>&) {
+    return tile_mask(Size);
+}
+static inline unsigned int group_lanes(const coalesced_group& g) { return g.get_mask(); }
+}  // namespace details
+
+// The threads of ``g`` that pass the same ``label``, as a coalesced group of their own.
+template <class Group>
+static inline coalesced_group labeled_partition(const Group& g, int label, const char* file = __builtin_FILE(),
+                                                int line = __builtin_LINE()) {
+    const unsigned int lanes = details::group_lanes(g);
+    unsigned int same = 0;
+    for (unsigned int m = lanes; m != 0; m &= m - 1) {
+        const int lane = __builtin_ctz(m);
+        if (::sim::shfl(::sim::kShflIdx, file, line, lanes, label, lane, 32) == label) same |= 1u << lane;
+    }
+    return coalesced_group(same);
+}
+
+template <class Group>
+static inline coalesced_group binary_partition(const Group& g, bool predicate, const char* file = __builtin_FILE(),
+                                               int line = __builtin_LINE()) {
+    return labeled_partition(g, predicate ? 1 : 0, file, line);
+}
 
 // cg::sync(group) for any group above.
 template <class Group>

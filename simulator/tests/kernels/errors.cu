@@ -5,6 +5,7 @@
 // device, in every host thread, until cudaDeviceReset.
 #include <cuda_runtime.h>
 
+#include <cassert>
 #include <thread>
 
 __global__ void add_one_kernel(int* data, int n) {
@@ -100,5 +101,57 @@ extern "C" int errors_sticky(int* codes) {
     codes[11] = (int)cudaDeviceReset();
     codes[12] = (int)cudaGetLastError();
     codes[13] = add_one_works();
+    return 0;
+}
+
+// A wild write: thread 5 of block 1 stores through a pointer to unmapped memory.
+__global__ void wild_kernel(int* data, int* wild) {
+    if (blockIdx.x == 1 && threadIdx.x == 5) wild[0] = 1;
+    data[threadIdx.x] = 1;
+}
+
+// Unbounded recursion: the CUDA thread's stack overflows into its guard page.
+__device__ int deep(volatile int* p, int n) {
+    volatile char pad[512];
+    pad[0] = (char)n;
+    return n == 0 ? pad[0] : deep(p, n - 1) + pad[0] + p[0];
+}
+
+__global__ void deep_kernel(int* out) { out[threadIdx.x] = deep(out, 1 << 22); }
+
+// codes: [the launch's error, cudaMalloc after it, cudaDeviceReset, a launch after the reset,
+// a stack overflow's error, cudaDeviceReset, a launch after that].
+extern "C" int errors_illegal_address(int* codes) {
+    int* d = nullptr;
+    if (cudaMalloc(&d, sizeof(int) * 32) != cudaSuccess) return -1;
+    wild_kernel<<<2, 32>>>(d, reinterpret_cast<int*>(16));
+    codes[0] = (int)cudaDeviceSynchronize();
+    void* p = nullptr;
+    codes[1] = (int)cudaMalloc(&p, 16);
+    codes[2] = (int)cudaDeviceReset();
+    codes[3] = add_one_works();
+    if (cudaMalloc(&d, sizeof(int) * 32) != cudaSuccess) return -1;
+    deep_kernel<<<1, 4>>>(d);
+    codes[4] = (int)cudaDeviceSynchronize();
+    codes[5] = (int)cudaDeviceReset();
+    codes[6] = add_one_works();
+    return 0;
+}
+
+// Thread 3 of block 2 fails an assert().
+__global__ void assert_kernel(int* data) {
+    assert(!(blockIdx.x == 2 && threadIdx.x == 3));
+    data[blockIdx.x * 32 + threadIdx.x] = 1;
+}
+
+// codes: [the launch's error, cudaGetLastError, cudaDeviceReset, a launch after the reset].
+extern "C" int errors_assert(int* codes) {
+    int* d = nullptr;
+    if (cudaMalloc(&d, sizeof(int) * 32 * 4) != cudaSuccess) return -1;
+    assert_kernel<<<4, 32>>>(d);
+    codes[0] = (int)cudaDeviceSynchronize();
+    codes[1] = (int)cudaGetLastError();
+    codes[2] = (int)cudaDeviceReset();
+    codes[3] = add_one_works();
     return 0;
 }

@@ -45,6 +45,15 @@ static inline T reduce(const thread_block_tile<Size, ParentT>& tile, T value, Op
     return value;
 }
 
+// Over a coalesced group (any set of lanes): every thread folds the values in rank order.
+template <class T, class Op>
+static inline T reduce(const coalesced_group& g, T value, Op op, const char* file = __builtin_FILE(),
+                       int line = __builtin_LINE()) {
+    T acc = g.shfl(value, 0, file, line);
+    for (unsigned int r = 1; r < g.size(); ++r) acc = op(acc, g.shfl(value, (int)r, file, line));
+    return acc;
+}
+
 }  // namespace cooperative_groups
 
 #endif  // CUDA_SIM_COOPERATIVE_GROUPS_REDUCE_H
