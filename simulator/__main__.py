@@ -63,6 +63,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def _run(args, program_args: list[str]) -> int:
     res = run_program(args.sources, args.mode, args.include_dirs, program_args, args.timeout)
+    if res.reports:
+        print(
+            f"simulator: run ({res.mode}): {len(res.reports)} report(s) from the runtime, returned to the "
+            "program as CUDA errors:",
+            file=sys.stderr,
+        )
+        for f in res.reports:
+            print(f"  {f}", file=sys.stderr)
     if res.findings:
         print(f"simulator: run ({res.mode}): {len(res.findings)} finding(s):", file=sys.stderr)
         for f in res.findings:
