@@ -63,6 +63,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def _run(args, program_args: list[str]) -> int:
     res = run_program(args.sources, args.mode, args.include_dirs, program_args, args.timeout)
+    for note in res.notes[:3]:
+        print(f"simulator: note: {note}", file=sys.stderr)
+    if len(res.notes) > 3:
+        print(f"simulator: note: ... and {len(res.notes) - 3} more #if on __CUDA_ARCH__", file=sys.stderr)
     if res.reports:
         print(
             f"simulator: run ({res.mode}): {len(res.reports)} report(s) from the runtime, returned to the "

@@ -24,7 +24,7 @@ import os
 import re
 from dataclasses import dataclass
 
-__all__ = ["SimBuildError", "find_unsupported", "mask_source", "translate"]
+__all__ = ["SimBuildError", "arch_conditionals", "find_unsupported", "mask_source", "translate"]
 
 
 class SimBuildError(Exception):
@@ -660,6 +660,26 @@ def find_unsupported(preprocessed: str, user_files: set[str]) -> SimBuildError |
             found = m.group(0).strip()
             return SimBuildError(f"{path}:{line}: unsupported CUDA construct '{found}' ({what}); {fix}")
     return None
+
+
+_ARCH_CONDITIONAL = re.compile(r"(?m)^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b[^\n]*\b__CUDA_ARCH__\b")
+
+
+def arch_conditionals(paths: list[str]) -> list[tuple[str, int]]:
+    """``(file, line)`` of each ``#if``/``#ifdef``/``#elif`` on ``__CUDA_ARCH__`` in ``paths``.
+
+    The simulator compiles host and device code in one pass without ``__CUDA_ARCH__``, so each
+    of these takes its host branch: device code under ``#if __CUDA_ARCH__ >= 700`` is left out.
+    """
+    found = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = mask_source(f.read())
+        except OSError:
+            continue
+        found += [(path, _line_of(text, m.start())) for m in _ARCH_CONDITIONAL.finditer(text)]
+    return found
 
 
 def translate(path: str, include_dirs: tuple[str, ...] | list[str] = ()) -> tuple[str, list[str]]:

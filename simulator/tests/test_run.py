@@ -366,3 +366,37 @@ def test_an_expected_device_assert_leaves_the_programs_status(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip() == "cudaErrorAssert"
     assert "report(s) from the runtime, returned to the program as CUDA errors" in proc.stderr
+
+
+def test_code_guarded_by___CUDA_ARCH___gets_a_note_with_its_line(tmp_path):
+    (tmp_path / "arch.cu").write_text(
+        textwrap.dedent(
+            """\
+            #include <cstdio>
+            #include <cuda_runtime.h>
+            __global__ void k(int* p) {
+            #if __CUDA_ARCH__ >= 700
+                p[0] = 7;
+            #endif
+            }
+            int main() {
+                int* d;
+                int h = -1;
+                cudaMalloc(&d, sizeof(int));
+                cudaMemset(d, 0, sizeof(int));
+                k<<<1, 1>>>(d);
+                cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
+                cudaFree(d);
+                std::printf("%d\\n", h);
+                return 0;
+            }
+            """
+        )
+    )
+    proc = run_cli("run", str(tmp_path / "arch.cu"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "0"  # the guarded store was compiled out, as the note says
+    assert (
+        f"simulator: note: {tmp_path / 'arch.cu'}:4: this #if on __CUDA_ARCH__ takes its host branch"
+        in proc.stderr
+    )
