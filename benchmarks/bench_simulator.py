@@ -9,6 +9,12 @@ simulator runs a Python thread per CUDA thread, so it gets a few rows; this simu
 many. Each side reports seconds per simulated thread (the minimum over ``--repeat`` rounds,
 after a warm-up that pays compilation); the ratio is numba's over this simulator's. Numba's
 side runs in a child process because ``NUMBA_ENABLE_CUDASIM`` must be set before import.
+
+Two more cases run on this simulator only (numba's simulator has neither): the same softmax
+written with cooperative groups (``cg::tiled_partition<32>`` warps, ``cg::reduce`` with
+``cg::greater``/``cg::plus``, one shared slot per warp, ``block.sync()``), and the first
+softmax reading and writing ``__nv_bfloat16`` data (float arithmetic). Their cost per thread
+is printed next to the shared-memory softmax's, with the same rows and row length.
 """
 
 from __future__ import annotations
@@ -72,6 +78,115 @@ extern "C" int bench_softmax(const float* x, float* y, int rows, int k_len) {
     if (err == cudaSuccess) err = cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost);
     cudaFree(dx);
     cudaFree(dy);
+    return (int)err;
+}
+"""
+
+CG_KERNEL_CU = r"""
+#include <cuda_runtime.h>
+#include <math.h>
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+#define BLOCK 256
+
+__global__ void softmax_rows_cg(const float* x, float* y, int k_len) {
+    __shared__ float part[BLOCK / 32];
+    cg::thread_block block = cg::this_thread_block();
+    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+    const int row = blockIdx.x;
+    const int t = block.thread_rank();
+    const float* xr = x + (size_t)row * k_len;
+    float m = -INFINITY;
+    for (int k = t; k < k_len; k += BLOCK) m = fmaxf(m, xr[k]);
+    m = cg::reduce(warp, m, cg::greater<float>());
+    if (warp.thread_rank() == 0) part[warp.meta_group_rank()] = m;
+    block.sync();
+    m = part[0];
+    for (int w = 1; w < (int)warp.meta_group_size(); w++) m = fmaxf(m, part[w]);
+    block.sync();
+    float acc = 0.0f;
+    for (int k = t; k < k_len; k += BLOCK) acc += expf(xr[k] - m);
+    acc = cg::reduce(warp, acc, cg::plus<float>());
+    if (warp.thread_rank() == 0) part[warp.meta_group_rank()] = acc;
+    block.sync();
+    float total = 0.0f;
+    for (int w = 0; w < (int)warp.meta_group_size(); w++) total += part[w];
+    for (int k = t; k < k_len; k += BLOCK) y[(size_t)row * k_len + k] = expf(xr[k] - m) / total;
+}
+
+extern "C" int bench_softmax(const float* x, float* y, int rows, int k_len) {
+    float *dx = NULL, *dy = NULL;
+    size_t bytes = (size_t)rows * k_len * sizeof(float);
+    if (cudaMalloc(&dx, bytes) != cudaSuccess || cudaMalloc(&dy, bytes) != cudaSuccess) return 1;
+    cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice);
+    softmax_rows_cg<<<rows, BLOCK>>>(dx, dy, k_len);
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) err = cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost);
+    cudaFree(dx);
+    cudaFree(dy);
+    return (int)err;
+}
+"""
+
+# The shared-memory softmax over bfloat16 data: the host converts float <-> bf16 around it.
+BF16_KERNEL_CU = r"""
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <math.h>
+#include <stdlib.h>
+#define BLOCK 256
+
+__global__ void softmax_rows_bf16(const __nv_bfloat16* x, __nv_bfloat16* y, int k_len) {
+    __shared__ float sm[BLOCK];
+    const int row = blockIdx.x;
+    const int t = threadIdx.x;
+    const __nv_bfloat16* xr = x + (size_t)row * k_len;
+    float m = -INFINITY;
+    for (int k = t; k < k_len; k += BLOCK) m = fmaxf(m, __bfloat162float(xr[k]));
+    sm[t] = m;
+    __syncthreads();
+    for (int s = BLOCK / 2; s > 0; s >>= 1) {
+        if (t < s) sm[t] = fmaxf(sm[t], sm[t + s]);
+        __syncthreads();
+    }
+    m = sm[0];
+    __syncthreads();
+    float acc = 0.0f;
+    for (int k = t; k < k_len; k += BLOCK) acc += expf(__bfloat162float(xr[k]) - m);
+    sm[t] = acc;
+    __syncthreads();
+    for (int s = BLOCK / 2; s > 0; s >>= 1) {
+        if (t < s) sm[t] += sm[t + s];
+        __syncthreads();
+    }
+    const float total = sm[0];
+    for (int k = t; k < k_len; k += BLOCK)
+        y[(size_t)row * k_len + k] = __float2bfloat16(expf(__bfloat162float(xr[k]) - m) / total);
+}
+
+// x is rounded to bf16 on the way in (the caller's reference uses the same rounded values,
+// returned in x_rounded); y comes back as float.
+extern "C" int bench_softmax(const float* x, float* y, int rows, int k_len, float* x_rounded) {
+    size_t n = (size_t)rows * k_len;
+    __nv_bfloat16* hx = (__nv_bfloat16*)malloc(n * sizeof(__nv_bfloat16));
+    __nv_bfloat16* hy = (__nv_bfloat16*)malloc(n * sizeof(__nv_bfloat16));
+    __nv_bfloat16 *dx = NULL, *dy = NULL;
+    if (!hx || !hy) return 2;
+    if (cudaMalloc(&dx, n * 2) != cudaSuccess || cudaMalloc(&dy, n * 2) != cudaSuccess) return 1;
+    for (size_t i = 0; i < n; i++) {
+        hx[i] = __float2bfloat16(x[i]);
+        if (x_rounded) x_rounded[i] = __bfloat162float(hx[i]);
+    }
+    cudaMemcpy(dx, hx, n * 2, cudaMemcpyHostToDevice);
+    softmax_rows_bf16<<<rows, BLOCK>>>(dx, dy, k_len);
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) err = cudaMemcpy(hy, dy, n * 2, cudaMemcpyDeviceToHost);
+    for (size_t i = 0; i < n; i++) y[i] = __bfloat162float(hy[i]);
+    cudaFree(dx);
+    cudaFree(dy);
+    free(hx);
+    free(hy);
     return (int)err;
 }
 """
@@ -146,28 +261,36 @@ def time_numba(rows: int, k_len: int, repeat: int) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def time_simulator(rows: int, k_len: int, repeat: int) -> dict:
-    """Seconds for ``rows`` rows under this simulator's fast build, called through ctypes."""
+def time_simulator(rows: int, k_len: int, repeat: int, source: str = KERNEL_CU, bf16: bool = False) -> dict:
+    """Seconds for ``rows`` rows under this simulator's fast build, called through ctypes.
+
+    With ``bf16`` the launcher takes a fourth array: the input as rounded to bfloat16, which the
+    reference uses; the error is then relative to the largest output (bf16 keeps 8 bits).
+    """
     from simulator import build_shared
 
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "bench_softmax.cu"
-        src.write_text(KERNEL_CU)
+        src.write_text(source)
         lib = ctypes.CDLL(str(build_shared(src, Path(tmp) / "out", "fast")))
     x = np.random.default_rng(0).standard_normal((rows, k_len)).astype(np.float32)
     y = np.zeros_like(x)
+    xr = np.zeros_like(x)
     px, py = ctypes.c_void_p(x.ctypes.data), ctypes.c_void_p(y.ctypes.data)
-    if lib.bench_softmax(px, py, 1, k_len) != 0:
+    extra = (ctypes.c_void_p(xr.ctypes.data),) if bf16 else ()
+    if lib.bench_softmax(px, py, 1, k_len, *extra) != 0:
         raise SystemExit("the simulated kernel failed")
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
-        rc = lib.bench_softmax(px, py, rows, k_len)
+        rc = lib.bench_softmax(px, py, rows, k_len, *extra)
         best = min(best, time.perf_counter() - t0)
         if rc != 0:
             raise SystemExit(f"the simulated kernel returned {rc}")
-    e = np.exp(x - x.max(axis=1, keepdims=True))
-    return {"seconds": best, "max_error": float(np.abs(y - e / e.sum(axis=1, keepdims=True)).max())}
+    ref_in = (xr if bf16 else x).astype(np.float64)
+    e = np.exp(ref_in - ref_in.max(axis=1, keepdims=True))
+    want = e / e.sum(axis=1, keepdims=True)
+    return {"seconds": best, "max_error": float(np.abs(y - want).max())}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,8 +304,12 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     nb = time_numba(a.numba_rows, a.k_len, a.repeat)
     sm = time_simulator(a.sim_rows, a.k_len, a.repeat)
+    cg = time_simulator(a.sim_rows, a.k_len, a.repeat, CG_KERNEL_CU)
+    bf = time_simulator(a.sim_rows, a.k_len, a.repeat, BF16_KERNEL_CU, bf16=True)
     per_nb = nb["seconds"] / (a.numba_rows * BLOCK)
     per_sm = sm["seconds"] / (a.sim_rows * BLOCK)
+    per_cg = cg["seconds"] / (a.sim_rows * BLOCK)
+    per_bf = bf["seconds"] / (a.sim_rows * BLOCK)
     ratio = per_nb / per_sm
     threads = os.environ.get("SIMULATOR_THREADS", str(os.cpu_count()))
     print(f"softmax rows x {BLOCK} threads, k_len {a.k_len}, {2 * 8 + 3} barriers per thread")
@@ -196,13 +323,46 @@ def main(argv: list[str] | None = None) -> int:
         f"{sm['max_error']:>10.1e}"
     )
     print(
+        f"{'  cooperative groups':<28}{a.sim_rows:>7}{cg['seconds']:>11.3f}{per_cg * 1e6:>12.3f}"
+        f"{cg['max_error']:>10.1e}   ({per_cg / per_sm:.2f}x the shared-memory softmax)"
+    )
+    print(
+        f"{'  bf16 data':<28}{a.sim_rows:>7}{bf['seconds']:>11.3f}{per_bf * 1e6:>12.3f}"
+        f"{bf['max_error']:>10.1e}   ({per_bf / per_sm:.2f}x the shared-memory softmax)"
+    )
+    print(
         f"ratio: this simulator is {ratio:.0f}x faster per simulated thread "
         f"(target >= 50x; SIMULATOR_THREADS={threads})"
     )
+    # bf16 keeps 8 significant bits: outputs up to 1 round to within 2^-8 of the float answer.
+    bad = [
+        name
+        for name, res, tol in (("simulator", sm, 1e-5), ("cooperative groups", cg, 1e-5), ("bf16", bf, 2**-8))
+        if not res["max_error"] <= tol
+    ]
     if a.json:
         a.json.write_text(
-            json.dumps({"numba": nb, "simulator": sm, "ratio": ratio, "k_len": a.k_len}, indent=2)
+            json.dumps(
+                {
+                    "numba": nb,
+                    "simulator": sm,
+                    "cooperative_groups": cg,
+                    "bf16": bf,
+                    "us_per_thread": {
+                        "numba": per_nb * 1e6,
+                        "simulator": per_sm * 1e6,
+                        "cooperative_groups": per_cg * 1e6,
+                        "bf16": per_bf * 1e6,
+                    },
+                    "ratio": ratio,
+                    "k_len": a.k_len,
+                },
+                indent=2,
+            )
         )
+    if bad:
+        print(f"wrong results: {', '.join(bad)} (max error above the tolerance)")
+        return 1
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Command line: ``python -m simulator build ...`` and ``python -m simulator check ...``."""
+"""Command line: ``python -m simulator build|check|run ...``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from .build import MODES, SimBuildError, build_shared
-from .check import CHECK_MODES, run_check
+from .check import CHECK_MODES, TIMEOUT_GRACE_S, run_check
+from .run import run_program
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,15 +28,77 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--entry", required=True, metavar="NAME")
     c.add_argument("--mode", default="all", choices=(*CHECK_MODES, "all"))
-    c.add_argument("--timeout", type=float, default=300.0, help="seconds per mode (default 300)")
+    c.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds per launch (default: $SIMULATOR_TIMEOUT, else 60; 0: none); "
+        f"a mode is stopped up to {TIMEOUT_GRACE_S:g} s later",
+    )
     c.add_argument("--verbose", action="store_true", help="print the full sanitizer output")
+    r = sub.add_parser(
+        "run",
+        help="build a whole program (its own main) and run it; arguments after -- go to the program",
+        usage="python -m simulator run PROGRAM.cu [FILE.cu|FILE.cpp ...] [-I DIR ...] [--mode MODE] "
+        "[--timeout S] [-- ARGS ...]",
+    )
+    r.add_argument(
+        "sources", nargs="+", metavar="FILE", help="the program's .cu sources and host .cpp/.c files"
+    )
+    r.add_argument(
+        "-I", dest="include_dirs", action="append", default=[], metavar="DIR", help="include folder"
+    )
+    r.add_argument("--mode", default="fast", choices=MODES)
+    r.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds per launch (default: $SIMULATOR_TIMEOUT, else 60; 0: none); "
+        f"the run is stopped up to {TIMEOUT_GRACE_S:g} s later",
+    )
     return p
+
+
+def _run(args, program_args: list[str]) -> int:
+    res = run_program(args.sources, args.mode, args.include_dirs, program_args, args.timeout)
+    for note in res.notes[:3]:
+        print(f"simulator: note: {note}", file=sys.stderr)
+    if len(res.notes) > 3:
+        print(f"simulator: note: ... and {len(res.notes) - 3} more #if on __CUDA_ARCH__", file=sys.stderr)
+    if res.reports:
+        print(
+            f"simulator: run ({res.mode}): {len(res.reports)} report(s) from the runtime, returned to the "
+            "program as CUDA errors:",
+            file=sys.stderr,
+        )
+        for f in res.reports:
+            print(f"  {f}", file=sys.stderr)
+    if res.findings:
+        print(f"simulator: run ({res.mode}): {len(res.findings)} finding(s):", file=sys.stderr)
+        for f in res.findings:
+            print(f"  {f}", file=sys.stderr)
+        if res.stopped_by_checker:
+            print(
+                f"simulator: the program was stopped by {res.mode} (status {res.returncode})", file=sys.stderr
+            )
+        elif res.returncode >= 0 and not res.timed_out:
+            print(f"simulator: the program exited with status {res.returncode}", file=sys.stderr)
+    return res.status
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the process exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    program_args: list[str] = []
+    if argv and argv[0] == "run" and "--" in argv:
+        cut = argv.index("--")
+        argv, program_args = argv[:cut], argv[cut + 1 :]
     args = _parser().parse_args(argv)
     try:
+        if args.command == "run":
+            return _run(args, program_args)
         if args.command == "build":
             for src in args.sources:
                 out = build_shared(src, args.out, args.mode)

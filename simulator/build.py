@@ -19,7 +19,15 @@ from pathlib import Path
 
 from .transform import SimBuildError, find_unsupported, translate
 
-__all__ = ["MODES", "SimBuildError", "build_shared", "build_executable", "cache_dir", "compiler"]
+__all__ = [
+    "MODES",
+    "SimBuildError",
+    "build_executable",
+    "build_program",
+    "build_shared",
+    "cache_dir",
+    "compiler",
+]
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 RUNTIME_DIR = PACKAGE_DIR / "runtime"
@@ -114,26 +122,82 @@ def _compile(args: list[str], what: str) -> None:
     _run_compiler(args, what)
 
 
+# NVIDIA's libraries: out of the simulator's scope (it runs CUDA C++ and the runtime API).
+_LIBRARY_HEADERS = [
+    (r"cublas", "cuBLAS"),
+    (r"cudnn", "cuDNN"),
+    (r"cub/", "CUB"),
+    (r"thrust/", "Thrust"),
+    (r"curand", "cuRAND"),
+    (r"cufft", "cuFFT"),
+    (r"cusparse", "cuSPARSE"),
+    (r"cusolver", "cuSOLVER"),
+    (r"nccl", "NCCL"),
+    (r"cutlass/", "CUTLASS"),
+    (r"cute/", "CuTe"),
+    (r"cuda/", "libcu++"),
+    (r"npp", "NPP"),
+    (r"nvrtc", "NVRTC"),
+    (r"nvml", "NVML"),
+    (r"nvtx3|nvToolsExt", "NVTX"),
+]
+LIBRARIES_OUT_OF_SCOPE = (
+    "NVIDIA's libraries (cuBLAS, cuDNN, CUB, Thrust, cuRAND, cuFFT, cuSPARSE, NCCL, CUTLASS, ...) are out "
+    "of the simulator's scope: it runs CUDA C++ and the CUDA runtime API"
+)
+
+# g++ messages that name a declaration the program expected from CUDA: (pattern, name group(s)).
+_UNDECLARED = [
+    r"['\u2018]([A-Za-z_][\w:]*)['\u2019] was not declared in this scope",
+    r"there are no arguments to ['\u2018]([A-Za-z_]\w*)['\u2019] that depend on a template parameter",
+    r"['\u2018]([A-Za-z_][\w:]*)['\u2019] "
+    r"(?:does not name a type|has not been declared|is not a namespace-name)",
+    r"['\u2018]([A-Za-z_]\w*)['\u2019] in namespace ['\u2018]([\w:]+)['\u2019] "
+    r"does not name a (?:template )?type",
+    r"['\u2018]([A-Za-z_]\w*)['\u2019] is not a member of ['\u2018]([\w:]+)['\u2019]",
+]
+_LOCATION = re.compile(r"^(\S+?):(\d+):(?:\d+:)? (?:fatal )?error: ")
+
+
 def _explain_compiler_error(what: str, stderr: str) -> str:
     lines = [ln for ln in stderr.splitlines() if ln.strip()]
     errors = [ln for ln in lines if re.search(r"\berror\b", ln)]
     hint = ""
     for ln in errors:
-        m = re.search(r"(\S+?):(\d+):\d+: fatal error: (\S+): No such file or directory", ln)
+        loc = _LOCATION.match(ln)
+        where = f"{loc.group(1)}:{loc.group(2)}: " if loc else ""
+        m = re.search(r"fatal error: (\S+): No such file or directory", ln)
         if m:
-            hint = (
-                f"\n{m.group(1)}:{m.group(2)}: unsupported header <{m.group(3)}>: the simulator does not "
-                "provide it (see simulator/README.md)"
-            )
+            header = m.group(1)
+            library = next((lib for rx, lib in _LIBRARY_HEADERS if re.match(rx, header, re.IGNORECASE)), None)
+            if library:
+                hint = (
+                    f"\n{where}unsupported header <{header}>: {library} is not provided by the simulator; "
+                    f"{LIBRARIES_OUT_OF_SCOPE}"
+                )
+            else:
+                hint = (
+                    f"\n{where}unsupported header <{header}>: it is not provided by the simulator "
+                    "(see simulator/README.md for what is supported)"
+                )
             break
-        m = re.search(r"['\u2018]([A-Za-z_]\w*)['\u2019] was not declared in this scope", ln) or re.search(
-            r"['\u2018]([A-Za-z_]\w*)['\u2019] (?:does not name a type|has not been declared)", ln
-        )
-        if m:
-            hint = (
-                f"\n'{m.group(1)}' is not provided by the simulator (unsupported CUDA API or a missing "
-                "declaration); see simulator/README.md for what is supported"
-            )
+        for rx in _UNDECLARED:
+            m = re.search(rx, ln)
+            if m:
+                name = m.group(1) if m.lastindex == 1 else f"{m.group(2)}::{m.group(1)}"
+                if name.startswith("sim_host_"):
+                    builtin = name[len("sim_host_") :]
+                    hint = (
+                        f"\n{where}'{builtin}' is a device built-in variable: host code cannot use it "
+                        "(as with nvcc, it exists only in __global__ and __device__ functions)"
+                    )
+                else:
+                    hint = (
+                        f"\n{where}'{name}' is not provided by the simulator (an unsupported CUDA API or a "
+                        "missing declaration); see simulator/README.md for what is supported"
+                    )
+                break
+        if hint:
             break
     shown = "\n".join(lines[:40])
     return f"g++ could not compile {what}:{hint}\n{shown}"
@@ -187,33 +251,60 @@ def runtime_object(mode: str) -> Path:
     return _atomic_output(out, produce)
 
 
-def kernel_object(source: str | os.PathLike, mode: str) -> Path:
-    """Translate and compile one ``.cu`` source for ``mode`` (cached by content)."""
+CUDA_SUFFIXES = (".cu", ".cuh")
+HOST_CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".C", ".c++")
+HOST_C_SUFFIXES = (".c",)
+
+
+def kernel_object(
+    source: str | os.PathLike, mode: str, include_dirs: tuple[str, ...] | list[str] = ()
+) -> Path:
+    """Translate and compile one source for ``mode`` (cached by content).
+
+    ``.cu`` sources get the runtime header force-included (as nvcc makes the CUDA built-ins
+    visible); host C++ sources (``.cpp``, ...) are translated too but see the CUDA API only
+    through their own ``#include <cuda_runtime.h>``; C sources are compiled as C.
+    """
     _check_mode(mode)
     src = Path(source)
     if not src.is_file():
         raise SimBuildError(f"{src}: no such source file")
-    text, files = translate(str(src))
+    suffix = src.suffix
+    if suffix not in CUDA_SUFFIXES + HOST_CXX_SUFFIXES + HOST_C_SUFFIXES:
+        raise SimBuildError(
+            f"{src}: unknown kind of source '{suffix}': pass .cu files and the host .cpp/.cc/.cxx/.c "
+            "files they link with"
+        )
+    user_dirs = [str(Path(d).resolve()) for d in include_dirs]
+    for d in user_dirs:
+        if not Path(d).is_dir():
+            raise SimBuildError(f"-I {d}: no such folder")
     cxx = compiler()
-    flags = (
-        _COMMON
-        + _KERNEL_FLAGS[mode]
-        + ["-I", str(RUNTIME_DIR / "include"), "-I", str(src.resolve().parent), "-include", "cuda_sim.h"]
-        + ["-I", str(RUNTIME_DIR)]
-    )
-    key = _hash(text, _runtime_sources(), " ".join(flags), _compiler_id(cxx))
+    includes = ["-I", str(RUNTIME_DIR / "include"), "-I", str(src.resolve().parent)]
+    for d in user_dirs:
+        includes += ["-I", d]
+    if suffix in HOST_C_SUFFIXES:
+        text, files = src.read_text(encoding="utf-8", errors="replace"), [str(src.resolve())]
+        lang = ["-x", "c", "-std=gnu11"]
+        flags = [f for f in _COMMON if not f.startswith("-std=")] + _KERNEL_FLAGS[mode] + includes
+    else:
+        text, files = translate(str(src), user_dirs)
+        lang = ["-x", "c++"]
+        forced = ["-include", "cuda_sim.h"] if suffix in CUDA_SUFFIXES else []
+        flags = _COMMON + _KERNEL_FLAGS[mode] + includes + forced + ["-I", str(RUNTIME_DIR)]
+    key = _hash(text, _runtime_sources(), " ".join(flags + lang), _compiler_id(cxx))
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", src.stem)
-    translated = cache_dir() / f"{stem}-{key}.sim.cpp"
+    translated = cache_dir() / f"{stem}-{key}.sim{'.c' if suffix in HOST_C_SUFFIXES else '.cpp'}"
     if not translated.exists():
         _atomic_output(translated, lambda tmp: tmp.write_text(text))
     out = cache_dir() / f"{stem}-{mode}-{key}.o"
 
     def produce(tmp: Path) -> None:
-        pre = _run_compiler([cxx, *flags, "-x", "c++", "-E", str(translated)], str(src))
+        pre = _run_compiler([cxx, *flags, *lang, "-E", str(translated)], str(src))
         problem = find_unsupported(pre, set(files))
         if problem is not None:
             raise problem
-        _compile([cxx, *flags, "-x", "c++", "-c", str(translated), "-o", str(tmp)], str(src))
+        _compile([cxx, *flags, *lang, "-c", str(translated), "-o", str(tmp)], str(src))
 
     return _atomic_output(out, produce)
 
@@ -284,5 +375,28 @@ def build_executable(sources: list[str | os.PathLike], entry: str, mode: str) ->
             os.chmod(tmp, 0o755)
         finally:
             main_path.unlink(missing_ok=True)
+
+    return _atomic_output(out, produce)
+
+
+def build_program(
+    sources: list[str | os.PathLike], mode: str, include_dirs: tuple[str, ...] | list[str] = ()
+) -> Path:
+    """Link a whole program (its own ``main``) from ``sources`` with the runtime (cached)."""
+    if not sources:
+        raise SimBuildError("no sources given: pass the program's .cu file (and the files it links with)")
+    objs = [kernel_object(s, mode, include_dirs) for s in sources]
+    rt = runtime_object(mode)
+    cxx = compiler()
+    key = _hash(*(o.name for o in objs), rt.name, mode, "program")
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(sources[0]).stem)
+    out = cache_dir() / f"program-{stem}-{mode}-{key}"
+
+    def produce(tmp: Path) -> None:
+        _compile(
+            [cxx, *_COMMON, "-O1", *_LINK_FLAGS[mode], *map(str, objs), str(rt), "-o", str(tmp), "-lm"],
+            f"the program {' '.join(map(str, sources))} (link; does exactly one source define main()?)",
+        )
+        os.chmod(tmp, 0o755)
 
     return _atomic_output(out, produce)

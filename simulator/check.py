@@ -9,10 +9,53 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 from dataclasses import dataclass, field
 
-from .build import build_executable
+from .build import SimBuildError, build_executable
+from .limits import launch_timeout
+
+# After the per-launch limit, this long again (at most; never more than the limit itself) for
+# the launch's report and the program's exit.
+TIMEOUT_GRACE_S = 10.0
+
+
+def grace_after(limit: float) -> float:
+    """Seconds a run may go on after its per-launch ``limit`` before it is stopped."""
+    return min(TIMEOUT_GRACE_S, limit)
+
+
+_SIGNAL_HINTS = {
+    signal.SIGABRT: "an abort: a failed assert() or std::abort",
+    signal.SIGSEGV: "a segmentation fault: e.g. a wild pointer or a stack overflow",
+    signal.SIGBUS: "a bus error: e.g. a misaligned or wild pointer",
+    signal.SIGFPE: "an arithmetic fault: e.g. an integer division by zero",
+    signal.SIGILL: "an illegal instruction: e.g. __builtin_trap or a function that fell off its end",
+}
+
+
+def death_by_signal(number: int) -> str:
+    """``signal N`` with what it usually means in a simulated program."""
+    hint = _SIGNAL_HINTS.get(number, "")
+    return f"signal {number}" + (f" ({hint})" if hint else "")
+
+
+def resolve_timeout(timeout: float | None) -> float:
+    """The per-launch limit in seconds: ``timeout``, else ``SIMULATOR_TIMEOUT`` (0: no limit)."""
+    try:
+        limit = launch_timeout() if timeout is None else float(timeout)
+    except ValueError as exc:
+        raise SimBuildError(str(exc)) from None
+    if not 0 <= limit <= 1e9:
+        raise SimBuildError(f"--timeout {timeout}: give the seconds per launch (0 for no limit)")
+    return limit
+
+
+def wall_limit(limit: float) -> float | None:
+    """How long a whole run may take for a per-launch ``limit`` (None: no limit)."""
+    return None if limit == 0 else limit + grace_after(limit)
+
 
 __all__ = ["CheckResult", "CHECK_MODES", "run_check"]
 
@@ -134,28 +177,42 @@ def _findings(mode: str, out: str) -> list[str]:
     return found
 
 
-def run_check(sources: list[str], entry: str, mode: str, timeout: float = 300.0) -> CheckResult:
-    """Build ``sources`` for ``mode``, run ``entry`` in a child process and collect findings."""
+def run_check(sources: list[str], entry: str, mode: str, timeout: float | None = None) -> CheckResult:
+    """Build ``sources`` for ``mode``, run ``entry`` in a child process and collect findings.
+
+    ``timeout`` (default: ``SIMULATOR_TIMEOUT``, see ``simulator.limits``; 0: none) is the limit
+    per launch, passed to the child; the mode as a whole is stopped up to ``TIMEOUT_GRACE_S``
+    seconds after it.
+    """
+    limit = resolve_timeout(timeout)
     exe = build_executable(sources, entry, mode)
+    grace = grace_after(limit)
     env = dict(os.environ)
     env.update(_ENV[mode])
     env.pop("SIMULATOR_QUIET", None)
+    env["SIMULATOR_TIMEOUT"] = f"{limit:g}"
     try:
-        proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=timeout, env=env)
+        proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=wall_limit(limit), env=env)
     except subprocess.TimeoutExpired as exc:
-        out = (
-            (exc.stdout or b"").decode(errors="replace")
-            if isinstance(exc.stdout, bytes)
-            else (exc.stdout or "")
+        out = "".join(
+            (s or b"").decode(errors="replace") if isinstance(s, bytes) else (s or "")
+            for s in (exc.stdout, exc.stderr)
         )
         return CheckResult(
-            mode, False, [f"{mode}: timed out after {timeout:.0f} s (an endless loop?)"], out, -1
+            mode,
+            False,
+            [
+                f"{mode}: did not finish within {limit + grace:g} s (--timeout {limit:g} per launch, "
+                f"plus {grace:g} s) and was stopped (an endless loop on the host?)"
+            ],
+            out,
+            -1,
         )
     out = proc.stdout + proc.stderr
     findings = _findings(mode, out)
     rc = proc.returncode
     if rc < 0:
-        findings.append(f"{mode}: the run died with signal {-rc} (e.g. a wild pointer or a stack overflow)")
+        findings.append(f"{mode}: the run died with {death_by_signal(-rc)}")
     elif rc != 0 and not findings:
         findings.append(f"{mode}: the run exited with status {rc}")
     return CheckResult(mode, rc == 0 and not findings, findings, out, rc)

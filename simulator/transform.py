@@ -1,13 +1,18 @@
 """Source transform: plain CUDA C++ in, C++ that g++ compiles against the runtime header out.
 
-Three rewrites, each on one line so that diagnostics keep the original line numbers (the
+Four rewrites, each on one line so that diagnostics keep the original line numbers (the
 output carries ``#line`` markers for the original files):
 
-* ``kernel<<<grid, block, smem, stream>>>(args)`` becomes a call of ``::sim::launch``;
+* ``kernel<<<grid, block, smem, stream>>>(args)`` becomes a call of ``::sim::launcher`` (or
+  ``::sim::launch_deduced`` for a kernel template with deduced arguments); the kernel may be
+  a name, whose default arguments then apply, or any expression yielding a kernel pointer;
 * a function-scope ``__shared__ T name[N];`` becomes a reference to per-block storage and
   ``extern __shared__ T name[];`` a pointer to the launch's dynamic shared memory;
-* ``#include "local.cuh"`` is inlined (transformed too) so that its kernels and shared
-  variables get the same treatment.
+* host code's own names ``threadIdx``/``blockIdx``/``blockDim``/``gridDim``/``warpSize``
+  (and member accesses such as ``prop.warpSize``) become ``sim_host_NAME``, clear of the
+  device built-ins;
+* ``#include "local.cuh"`` (and headers found in the ``-I`` folders) is inlined and
+  transformed too, so that its kernels and shared variables get the same treatment.
 
 Constructs the simulator cannot run are refused with the file, line and construct named
 (``find_unsupported``, on the preprocessed text).
@@ -19,7 +24,7 @@ import os
 import re
 from dataclasses import dataclass
 
-__all__ = ["SimBuildError", "find_unsupported", "mask_source", "translate"]
+__all__ = ["SimBuildError", "arch_conditionals", "find_unsupported", "mask_source", "translate"]
 
 
 class SimBuildError(Exception):
@@ -47,12 +52,19 @@ _UNSUPPORTED = [
     ),
     (r"\bwmma::|\bnvcuda::", "warp matrix (tensor core) operations", "use scalar arithmetic"),
     (
-        r"\b(?:cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaGraph\w*|cudaEvent\w*|cudaGetDeviceProperties"
-        r"|cudaOccupancy\w*|__nanosleep|clock64|cudaMemcpy2D\w*|cudaMemcpy3D\w*|cudaMallocPitch)\s*\(",
+        r"\b(?:cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaGraph\w*"
+        r"|__nanosleep|clock64|cudaMemcpy2D(?:To|From)Array\w*|cudaMemcpy3D\w*|cudaMalloc3D\w*|cudaMallocArray)\s*\(",
         "this CUDA runtime call or device intrinsic",
         "see simulator/README.md for the supported API",
     ),
 ]
+_UNSUPPORTED.append(
+    (
+        r"<<<",
+        "a kernel launch written inside a macro (launches are rewritten before the preprocessor runs)",
+        "write the launch in the code itself, or a macro that expands to a call of a host function",
+    )
+)
 _UNSUPPORTED_RE = [(re.compile(p), what, fix) for p, what, fix in _UNSUPPORTED]
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -127,9 +139,10 @@ def mask_source(text: str, blank_directives: bool = False) -> str:
 @dataclass
 class _Scope:
     kind: str  # "ns" (namespace / extern "C" / file), "class", "func", "block"
-    device: bool
+    device: bool  # device-only code (__global__ / __device__ without __host__)
     start: int
     end: int
+    host: bool = False  # host-only code (a function, or a block in one, without __device__/__global__)
 
 
 def _scopes(code: str) -> list[_Scope]:
@@ -147,12 +160,16 @@ def _scopes(code: str) -> list[_Scope]:
                 kind, device = "class", False
             elif enclosing_is_ns or (stack and stack[-1].kind == "class"):
                 kind = "func"
-                device = bool(re.search(r"\b__global__\b|\b__device__\b", header)) and not re.search(
-                    r"\b__host__\b", header
-                )
+                marked = re.search(r"\b__global__\b|\b__device__\b", header) is not None
+                device = marked and not re.search(r"\b__host__\b", header)
+                host = not marked
             else:
+                # A block, or a lambda's body: a lambda marked __device__ is device code.
                 kind, device = "block", stack[-1].device if stack else False
-            scope = _Scope(kind, device, i, len(code))
+                host = stack[-1].host if stack else False
+                if re.search(r"\b__device__\b", header):
+                    device, host = True, False
+            scope = _Scope(kind, device, i, len(code), host if kind in ("func", "block") else False)
             stack.append(scope)
             scopes.append(scope)
             last_stmt = i + 1
@@ -189,6 +206,40 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
+def _split_declarators(decl: str) -> list[str]:
+    """``decl`` split at its top-level commas (not inside (), [], {} or template <>)."""
+    parts, depth, angle, cur = [], 0, 0, []
+    for c in decl:
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "<" and depth == 0:
+            angle += 1
+        elif c == ">" and depth == 0 and angle > 0:
+            angle -= 1
+        if c == "," and depth == 0 and angle == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+    parts.append("".join(cur))
+    return parts
+
+
+def _top_bracket(declarator: str) -> int:
+    """Index of the first '[' outside template arguments (the array dimensions), or -1."""
+    angle = 0
+    for i, c in enumerate(declarator):
+        if c == "<":
+            angle += 1
+        elif c == ">" and angle > 0:
+            angle -= 1
+        elif c == "[" and angle == 0:
+            return i
+    return -1
+
+
 def _drop_align(text: str) -> str:
     """``text`` without its ``__align__(...)`` specifiers (balanced parentheses)."""
     while True:
@@ -213,31 +264,154 @@ def _match_forward(code: str, pos: int, open_c: str, close_c: str) -> int:
     return -1
 
 
-def _callee_start(code: str, pos: int) -> int:
-    """Start of the kernel expression that ends just before ``pos`` (``ns::kernel<T, 4>``)."""
-    i = pos - 1
-    while i >= 0 and code[i].isspace():
+# Words before a parenthesised group that is not an operand (`if (x) kernel<<<...`).
+_PAREN_WORDS = frozenset(
+    "if while for switch catch sizeof alignof decltype typeid noexcept static_assert __attribute__".split()
+)
+# Words that are not part of a launched expression (statement keywords, declarations).
+_STOP_WORDS = _PAREN_WORDS | frozenset(
+    "return else do case default goto throw co_return co_yield new delete typedef using static const "
+    "volatile inline extern auto void int unsigned float double char long short".split()
+)
+
+
+def _skip_space_back(code: str, i: int) -> int:
+    while i > 0 and code[i - 1].isspace():
         i -= 1
-    if i >= 0 and code[i] == ">":
-        depth = 0
-        while i >= 0:
-            if code[i] == ">":
-                depth += 1
-            elif code[i] == "<":
-                depth -= 1
-                if depth == 0:
-                    break
-            i -= 1
-        i -= 1
-        while i >= 0 and code[i].isspace():
-            i -= 1
-    while i >= 0 and (code[i].isalnum() or code[i] in "_:"):
-        i -= 1
-    return i + 1
+    return i
+
+
+def _word_before(code: str, i: int) -> tuple[int, str]:
+    """The identifier ending at ``i`` and its start (``(i, "")`` when there is none)."""
+    j = i
+    while j > 0 and (code[j - 1].isalnum() or code[j - 1] == "_"):
+        j -= 1
+    word = code[j:i]
+    return (j, word) if word and _IDENT.fullmatch(word) else (i, "")
+
+
+def _match_backward(code: str, close: int) -> int:
+    """Index of the bracket that opens the one at ``close`` (``)``, ``]`` or ``>``), or -1."""
+    want, closer = {")": "(", "]": "[", ">": "<"}[code[close]], code[close]
+    depth = 0
+    for i in range(close, -1, -1):
+        c = code[i]
+        if c == closer and not (closer == ">" and i > 0 and code[i - 1] == "-"):
+            depth += 1
+        elif c == want:
+            depth -= 1
+            if depth == 0:
+                return i
+        elif closer == ">" and c in ";{}":
+            return -1
+    return -1
+
+
+def _operand_back(code: str, end: int, depth: int = 0) -> tuple[int, bool] | None:
+    """Start of the postfix expression that ends at ``end`` and whether it is a plain name.
+
+    A name is an identifier with optional ``ns::`` qualifiers and template arguments
+    (``ns::kernel<T, 4>``); anything else (``kernels[k]``, ``(flag ? a : b)``, ``table.fn``,
+    ``pick(k)``) is an expression whose value is a kernel pointer.
+    """
+    if depth > 64:
+        return None
+    j = _skip_space_back(code, end)
+    if j == 0:
+        return None
+    c = code[j - 1]
+    if c in ")]":
+        o = _match_backward(code, j - 1)
+        if o < 0:
+            return None
+        before = _skip_space_back(code, o)
+        _, word = _word_before(code, before)
+        if c == ")" and word in _PAREN_WORDS:
+            return None  # `if (x)`: a condition, not an operand
+        if (word and word not in _STOP_WORDS) or code[before - 1 : before] in (")", "]"):
+            base = _operand_back(code, o, depth + 1)
+            if base is not None:
+                return base[0], False  # a call or subscript of what precedes it
+        return (o, False) if c == ")" else None
+    if c == ">":
+        o = _match_backward(code, j - 1)
+        if o < 0:
+            return None
+        ws, word = _word_before(code, _skip_space_back(code, o))
+        if not word or word in _STOP_WORDS:
+            return None
+        return _qualified(code, ws, depth)
+    ws, word = _word_before(code, j)
+    if not word or word in _STOP_WORDS:
+        return None
+    return _qualified(code, ws, depth)
+
+
+def _qualified(code: str, ws: int, depth: int) -> tuple[int, bool]:
+    """Extend the name starting at ``ws`` over ``ns::``, ``obj.`` and ``ptr->`` before it."""
+    p = _skip_space_back(code, ws)
+    if code[p - 2 : p] == "::":
+        base = _operand_back(code, p - 2, depth + 1)
+        return (base[0], base[1]) if base is not None else (p - 2, True)
+    if code[p - 1 : p] == "." or code[p - 2 : p] == "->":
+        base = _operand_back(code, p - 1 if code[p - 1] == "." else p - 2, depth + 1)
+        if base is not None:
+            return base[0], False
+    return ws, True
+
+
+# Device built-in variables: macros of the runtime header, so host code that declares its own
+# variable, parameter or member with one of these names gets it renamed (they exist only in device
+# code under nvcc, and `prop.warpSize` is a member of cudaDeviceProp).
+BUILTIN_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
+HOST_PREFIX = "sim_host_"
+_BUILTIN_RE = re.compile(r"\b(?:" + "|".join(BUILTIN_NAMES) + r")\b")
+
+
+def _rename_host_builtins(text: str, code: str, scopes: list[_Scope]) -> str:
+    """``text`` with host-code uses of the built-in names renamed to ``sim_host_NAME``.
+
+    Renamed: member accesses (``x.gridDim``, ``p->warpSize``, ``S::blockDim``) anywhere, and
+    every use in host-only functions, at file scope and in class bodies, except in the header
+    (parameters) of a device function. Device code and ``__host__ __device__`` functions keep
+    the built-ins; so do preprocessor directives (blanked in ``code``).
+    """
+    edits = []
+    for m in _BUILTIN_RE.finditer(code):
+        p = _skip_space_back(code, m.start())
+        member = code[p - 1 : p] == "." or code[p - 2 : p] in ("->", "::")
+        if not member:
+            inner = [s for s in scopes if s.start < m.start() < s.end]
+            scope = inner[-1] if inner else None
+            if scope is not None and scope.kind in ("func", "block"):
+                if not scope.host:
+                    continue
+            else:
+                stmt = max(
+                    code.rfind(";", 0, m.start()),
+                    code.rfind("{", 0, m.start()),
+                    code.rfind("}", 0, m.start()),
+                )
+                head_end = min(
+                    x for x in (code.find("{", m.end()), code.find(";", m.end()), len(code)) if x >= 0
+                )
+                if re.search(r"\b__global__\b|\b__device__\b", code[stmt + 1 : head_end]):
+                    continue  # a parameter of a device function
+        edits.append(m)
+    if not edits:
+        return text
+    out, prev = [], 0
+    for m in edits:
+        out.append(text[prev : m.start()])
+        out.append(HOST_PREFIX + m.group(0))
+        prev = m.end()
+    out.append(text[prev:])
+    return "".join(out)
 
 
 class _Translator:
-    def __init__(self) -> None:
+    def __init__(self, include_dirs: tuple[str, ...] = ()) -> None:
+        self.include_dirs = tuple(os.path.abspath(d) for d in include_dirs)
         self.once: set[str] = set()
         self.stack: list[str] = []
         self.files: list[str] = []
@@ -265,8 +439,12 @@ class _Translator:
             self.stack.pop()
 
     def _translate(self, path: str, text: str) -> str:
-        masked = mask_source(text)
         code = mask_source(text, blank_directives=True)
+        renamed = _rename_host_builtins(text, code, _scopes(code))
+        if renamed != text:
+            text = renamed
+            code = mask_source(text, blank_directives=True)
+        masked = mask_source(text)
         scopes = _scopes(code)
         edits: list[tuple[int, int, str]] = []
         self._includes(path, text, masked, edits)
@@ -290,12 +468,14 @@ class _Translator:
     def _includes(self, path: str, text: str, masked: str, edits: list) -> None:
         for m in re.finditer(r'(?m)^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"][^\n]*', masked):
             name = text[m.start(2) : m.end(2)].strip()
-            if m.group(1) == "<":
+            # As the compiler searches: "x.h" in the including file's folder first, then the -I
+            # folders (for <x.h> too). Headers found there are the program's own and are
+            # translated with it; system and CUDA headers are left to the compiler.
+            folders = ((os.path.dirname(path),) if m.group(1) == '"' else ()) + self.include_dirs
+            found = [os.path.join(d, name) for d in folders if os.path.isfile(os.path.join(d, name))]
+            if not found:
                 continue
-            local = os.path.join(os.path.dirname(path), name)
-            if not os.path.isfile(local):
-                continue
-            local = os.path.abspath(local)
+            local = os.path.abspath(found[0])
             with open(local, encoding="utf-8", errors="replace") as f:
                 once = re.search(r"(?m)^[ \t]*#[ \t]*pragma[ \t]+once\b", f.read()) is not None
             if once and local in self.once:
@@ -312,11 +492,13 @@ class _Translator:
 
     def _launches(self, path: str, text: str, code: str, scopes: list, edits: list) -> None:
         for m in re.finditer(r"<<<", code):
-            start = _callee_start(code, m.start())
+            found = _operand_back(code, m.start())
+            if found is None:
+                raise self.error(path, text, m.start(), "cannot find the kernel before '<<<'")
+            start, is_name = found
             callee = code[start : m.start()].strip()
-            if not callee or not _IDENT.match(callee.lstrip(":")):
-                raise self.error(path, text, m.start(), "cannot find the kernel name before '<<<'")
-            if any(s.device for s in _enclosing(scopes, m.start())):
+            enclosing = _enclosing(scopes, m.start())
+            if any(s.device for s in enclosing):
                 raise self.error(
                     path,
                     text,
@@ -335,7 +517,11 @@ class _Translator:
                 j += 1
             else:
                 raise self.error(path, text, m.start(), "'<<<' without a matching '>>>'")
-            config = _split_top(text[m.end() : j])
+            # Split where the code (comments blanked) has its commas; keep the original text.
+            config, pos = [], m.end()
+            for part in _split_top(code[m.end() : j]):
+                config.append(text[pos : pos + len(part)])
+                pos += len(part) + 1
             if len(config) < 2 or len(config) > 4 or any(not c.strip() for c in config):
                 raise self.error(
                     path, text, m.start(), "a launch needs <<<grid, block[, shared_bytes[, stream]]>>>"
@@ -351,19 +537,28 @@ class _Translator:
             args = text[k + 1 : close]
             cfg = [c for c in config] + ["0"] * (4 - len(config))
             cfg[3] = f"(cudaStream_t)({cfg[3]})"
-            name = " ".join(callee.split()).replace('"', "")
+            name = " ".join(callee.split()).replace('"', "").replace("\\", "")
             # Config and arguments are copied verbatim; newlines elsewhere go at the end.
             pad = "\n" * (text[start : m.start()].count("\n") + text[j : k + 1].count("\n"))
             call_args = ", ".join(f"({c})" if i < 3 else c for i, c in enumerate(cfg))
-            kernel = text[start : m.start()].strip()
-            tail = (", " + args if args.strip() else args) + ")" + pad
-            if kernel.split("::")[-1] in self.template_kernels and not kernel.endswith(">"):
+            kernel = " ".join(code[start : m.start()].split())
+            in_function = any(s.kind in ("func", "block") for s in enclosing)
+            capture = "&" if in_function else ""
+            head = f'"{name}", __FILE__, __LINE__, {call_args}'
+            if is_name and kernel.split("::")[-1] in self.template_kernels and not kernel.endswith(">"):
                 # A kernel template called with deduced arguments: deduce them per call, as nvcc does.
-                deduce = f"[](auto... sim_a) {{ {kernel}(sim_a...); }}"
-                repl = f'::sim::launch_deduced("{name}", __FILE__, __LINE__, {call_args}, {deduce}' + tail
+                deduce = f"[{capture}](auto... sim_a) {{ {kernel}(sim_a...); }}"
+                repl = (
+                    f"::sim::launch_deduced({head}, {deduce}" + (", " + args if args.strip() else args) + ")"
+                )
+            elif is_name:
+                # Called by name when arguments are left out, so the kernel's default arguments apply.
+                by_name = f"[{capture}](auto... sim_a) {{ {kernel}(sim_a...); }}"
+                repl = f"::sim::launcher({head}, {kernel}, {by_name})({args})"
             else:
-                repl = f'::sim::launch("{name}", __FILE__, __LINE__, {call_args}, {kernel}' + tail
-            edits.append((start, close + 1, repl))
+                # An expression yielding a kernel pointer: evaluated once, before the arguments.
+                repl = f"::sim::launcher({head}, ({kernel}), ::sim::no_default_args{{}})({args})"
+            edits.append((start, close + 1, repl + pad))
 
     def _shared(self, path: str, text: str, code: str, scopes: list, edits: list) -> None:
         for m in re.finditer(r"\b__shared__\b", code):
@@ -384,22 +579,24 @@ class _Translator:
             body = " ".join(body.split())
             if "=" in body:
                 raise self.error(path, text, m.start(), "a __shared__ variable cannot have an initializer")
-            if len(_split_top(body)) > 1:
-                raise self.error(
-                    path, text, m.start(), "declare one __shared__ variable per statement (found a comma)"
-                )
+            declarators = _split_declarators(body)
             if is_extern:
-                dm = re.fullmatch(r"(.*?)\b([A-Za-z_]\w*)\s*\[\s*\]", body)
-                if not dm:
-                    raise self.error(path, text, m.start(), "expected 'extern __shared__ T name[];'")
+                dm = re.fullmatch(r"(.*?)\b([A-Za-z_]\w*)\s*\[\s*\]\s*((?:\[[^\[\]]+\]\s*)*)", body)
+                if not dm or len(declarators) > 1:
+                    raise self.error(
+                        path, text, m.start(), "expected 'extern __shared__ T name[];' (or T name[][N]...)"
+                    )
                 ctype = re.sub(r"\bvolatile\b", " ", _drop_align(dm.group(1)))
                 ctype = " ".join(ctype.split())
                 name = dm.group(2)
+                inner = "".join(dm.group(3).split())  # the fixed inner dimensions of name[][N]...
+                elem = f"{ctype}(*){inner}" if inner else f"{ctype}*"
                 if in_func:
-                    repl = f"{ctype}* const {name} = reinterpret_cast<{ctype}*>(::sim::dynamic_shared());"
+                    pointer = f"{ctype} (* const {name}){inner}" if inner else f"{ctype}* const {name}"
+                    repl = f"{pointer} = reinterpret_cast<{elem}>(::sim::dynamic_shared());"
                 else:
                     repl = (
-                        f"\n#define {name} (reinterpret_cast<{ctype}*>(::sim::dynamic_shared()))\n"
+                        f"\n#define {name} (reinterpret_cast<{elem}>(::sim::dynamic_shared()))\n"
                         f'#line {_line_of(text, end) + 1} "{path}"\n'
                     )
                     edits.append(
@@ -409,19 +606,30 @@ class _Translator:
             else:
                 if not in_func:
                     continue  # file scope: the header's fallback makes it per-worker storage
-                bracket = body.find("[")
-                head = body if bracket < 0 else body[:bracket]
-                dims = "" if bracket < 0 else body[bracket:]
-                nm = re.search(r"([A-Za-z_]\w*)\s*$", head)
-                if not nm or nm.start() == 0:
-                    raise self.error(path, text, m.start(), "cannot parse this __shared__ declaration")
-                name = nm.group(1)
-                ctype = head[: nm.start()].strip()
-                alias = f"sim_shared_{name}_t"
-                repl = (
-                    f"typedef {ctype} {alias}{dims}; static char sim_shared_{name}_site; "
-                    f"{alias}& {name} = ::sim::shared_var<{alias}>(&sim_shared_{name}_site);"
-                )
+                # `__shared__ T a[N], *p, b;`: one per-block variable per declarator.
+                parts = []
+                specifiers = None
+                for k, declarator in enumerate(declarators):
+                    bracket = _top_bracket(declarator)
+                    head = declarator if bracket < 0 else declarator[:bracket]
+                    dims = "" if bracket < 0 else declarator[bracket:].strip()
+                    nm = re.search(r"([A-Za-z_]\w*)\s*$", head)
+                    if not nm or (k == 0 and nm.start() == 0):
+                        raise self.error(path, text, m.start(), "cannot parse this __shared__ declaration")
+                    rest = head[: nm.start()]
+                    stars = re.search(r"[\s*&]*$", rest).group(0)
+                    if k == 0:
+                        specifiers = rest[: len(rest) - len(stars)].strip()
+                    elif rest[: len(rest) - len(stars)].strip():
+                        raise self.error(path, text, m.start(), "cannot parse this __shared__ declaration")
+                    name = nm.group(1)
+                    ctype = f"{specifiers} {''.join(stars.split())}".strip()
+                    alias = f"sim_shared_{name}_t"
+                    parts.append(
+                        f"typedef {ctype} {alias}{dims}; static char sim_shared_{name}_site; "
+                        f"{alias}& {name} = ::sim::shared_var<{alias}>(&sim_shared_{name}_site);"
+                    )
+                repl = " ".join(parts)
             edits.append((begin + lead, end + 1, repl + "\n" * newlines))
 
 
@@ -454,7 +662,31 @@ def find_unsupported(preprocessed: str, user_files: set[str]) -> SimBuildError |
     return None
 
 
-def translate(path: str) -> tuple[str, list[str]]:
-    """Translate one ``.cu`` file; returns the C++ text and every source file it read."""
-    t = _Translator()
+_ARCH_CONDITIONAL = re.compile(r"(?m)^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b[^\n]*\b__CUDA_ARCH__\b")
+
+
+def arch_conditionals(paths: list[str]) -> list[tuple[str, int]]:
+    """``(file, line)`` of each ``#if``/``#ifdef``/``#elif`` on ``__CUDA_ARCH__`` in ``paths``.
+
+    The simulator compiles host and device code in one pass without ``__CUDA_ARCH__``, so each
+    of these takes its host branch: device code under ``#if __CUDA_ARCH__ >= 700`` is left out.
+    """
+    found = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = mask_source(f.read())
+        except OSError:
+            continue
+        found += [(path, _line_of(text, m.start())) for m in _ARCH_CONDITIONAL.finditer(text)]
+    return found
+
+
+def translate(path: str, include_dirs: tuple[str, ...] | list[str] = ()) -> tuple[str, list[str]]:
+    """Translate one ``.cu`` file; returns the C++ text and every source file it read.
+
+    Headers that ``#include`` finds next to the file (``"x.h"``) or in ``include_dirs`` are
+    inlined and translated too.
+    """
+    t = _Translator(tuple(include_dirs))
     return t.file(path), t.files

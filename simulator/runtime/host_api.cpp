@@ -18,8 +18,19 @@
 // and the error-string calls never fail because of a sticky error.
 #include "sim_internal.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <set>
 #include <thread>
+
+// An event: when it was last recorded (host clock; launches are synchronous).
+struct CUevent_st {
+    unsigned int flags = 0;
+    bool recorded = false;
+    std::chrono::steady_clock::time_point when;
+};
 
 namespace sim {
 
@@ -83,6 +94,10 @@ void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int 
                 void (*invoke)(void*), void* pack) {
     std::lock_guard<std::mutex> launch_lock(g_launch_mu);
     if (sticky_error() != cudaSuccess) return;  // cudaGetLastError returns it
+    if (invoke == nullptr) {  // a null kernel pointer
+        set_error(cudaErrorInvalidDeviceFunction);
+        return;
+    }
     const dim3 g = spec.grid, bl = spec.block;
     const unsigned long long threads = (unsigned long long)bl.x * bl.y * bl.z;
     if (g.x == 0 || g.y == 0 || g.z == 0 || bl.x == 0 || bl.y == 0 || bl.z == 0 || bl.x > 1024 || bl.y > 1024 ||
@@ -146,6 +161,84 @@ cudaError_t symbol_copy(void* dst, const void* src, size_t count) {
     if (count > 0 && (dst == nullptr || src == nullptr)) return set_error(cudaErrorInvalidValue);
     if (count > 0) std::memcpy(dst, src, count);
     return cudaSuccess;
+}
+
+namespace {
+std::set<const CUevent_st*> g_events;  // live events (guarded by g_state_mu)
+unsigned int g_device_flags = 0;
+constexpr size_t kPitchAlignment = 512;  // cudaMallocPitch's row alignment (texturePitchAlignment is 32)
+// cudaLimit values, CUDA's defaults on an sm_80 GPU (guarded by g_state_mu).
+size_t g_limits[7] = {1024, 1 << 20, 8 << 20, 2, 2048, 64, 0};
+
+bool live_event(const CUevent_st* e) { return e != nullptr && g_events.count(e) != 0; }
+
+// The modelled device: an sm_80 GPU's limits (those the launch checks enforce), the host's
+// memory and core count where a program sizes its work by them (README: "The modelled device").
+void model_device(cudaDeviceProp* p) {
+    std::memset(p, 0, sizeof(*p));
+    std::snprintf(p->name, sizeof(p->name), "CUDA CPU simulator (sm_80 model)");
+    std::memcpy(p->uuid, "cuda-cpu-sim-000", 16);
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    p->totalGlobalMem = (size_t)sysconf(_SC_PHYS_PAGES) * page;
+    p->sharedMemPerBlock = kDefaultSmemLimit;
+    p->sharedMemPerBlockOptin = kOptinSmemLimit;
+    p->sharedMemPerMultiprocessor = 228 * 1024;
+    p->reservedSharedMemPerBlock = 1024;
+    p->regsPerBlock = 65536;
+    p->regsPerMultiprocessor = 65536;
+    p->sim_host_warpSize = 32;
+    p->memPitch = 2147483647;
+    p->maxThreadsPerBlock = 1024;
+    p->maxThreadsDim[0] = 1024;
+    p->maxThreadsDim[1] = 1024;
+    p->maxThreadsDim[2] = 64;
+    p->maxGridSize[0] = 2147483647;
+    p->maxGridSize[1] = 65535;
+    p->maxGridSize[2] = 65535;
+    p->clockRate = 1410000;  // kHz
+    p->totalConstMem = 65536;
+    p->major = 8;
+    p->minor = 0;
+    p->textureAlignment = 512;
+    p->texturePitchAlignment = 32;
+    p->multiProcessorCount = (int)std::max(1u, std::thread::hardware_concurrency());
+    p->canMapHostMemory = 1;
+    p->concurrentKernels = 1;
+    p->unifiedAddressing = 1;
+    p->memoryClockRate = 1215000;  // kHz
+    p->memoryBusWidth = 5120;
+    p->l2CacheSize = 40 * 1024 * 1024;
+    p->maxThreadsPerMultiProcessor = 2048;
+    p->maxBlocksPerMultiProcessor = 32;
+    p->streamPrioritiesSupported = 1;
+    p->globalL1CacheSupported = 1;
+    p->localL1CacheSupported = 1;
+    p->managedMemory = 1;
+    p->concurrentManagedAccess = 1;
+    p->pageableMemoryAccess = 1;
+    p->directManagedMemAccessFromHost = 1;
+    p->canUseHostPointerForRegisteredMem = 1;
+    p->hostRegisterSupported = 1;
+    p->singleToDoublePrecisionPerfRatio = 2;
+    p->unifiedFunctionPointers = 1;
+}
+}  // namespace
+
+int occupancy_blocks_per_sm(int block_size, size_t dynamic_smem) {
+    cudaDeviceProp p;
+    model_device(&p);
+    if (block_size <= 0 || block_size > p.maxThreadsPerBlock || dynamic_smem > p.sharedMemPerBlockOptin) return 0;
+    const int warps = (block_size + 31) / 32;
+    int blocks = std::min(p.maxBlocksPerMultiProcessor, p.maxThreadsPerMultiProcessor / (warps * 32));
+    const size_t smem = dynamic_smem + p.reservedSharedMemPerBlock;
+    blocks = std::min(blocks, (int)(p.sharedMemPerMultiprocessor / smem));
+    return blocks;
+}
+
+int occupancy_sm_count() {
+    cudaDeviceProp p;
+    model_device(&p);
+    return p.multiProcessorCount;
 }
 
 }  // namespace sim
@@ -229,8 +322,15 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpy
         dst_dev = sim::find_alloc(dst, count, nullptr);
         src_dev = sim::find_alloc(src, count, nullptr);
     }
-    const bool need_dst = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
-    const bool need_src = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+    bool need_dst = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+    bool need_src = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+    if (kind == cudaMemcpyDefault) {
+        // The direction follows from the pointers (unified addressing): a pointer into a live
+        // device allocation is a device pointer, and then the whole range must lie inside it.
+        std::lock_guard<std::mutex> lock(g_state_mu);
+        need_dst = sim::find_alloc(dst, 1, nullptr);
+        need_src = sim::find_alloc(src, 1, nullptr);
+    }
     if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return sim::set_error(cudaErrorInvalidMemcpyDirection);
     if ((need_dst && !dst_dev) || (need_src && !src_dev)) {
         sim::report("%s: cudaMemcpy(%p, %p, %zu, kind %d): the %s range is not inside one live device "
@@ -330,47 +430,303 @@ cudaError_t cudaGetDevice(int* device) {
 
 cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : sim::set_error(cudaErrorInvalidDevice); }
 
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device) {
+    if (prop == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (device != 0) return sim::set_error(cudaErrorInvalidDevice);
+    sim::model_device(prop);
+    return cudaSuccess;
+}
+
 cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device) {
-    if (value == nullptr || device != 0) return sim::set_error(cudaErrorInvalidValue);
+    if (value == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (device != 0) return sim::set_error(cudaErrorInvalidDevice);
+    cudaDeviceProp p;
+    sim::model_device(&p);
     switch (attr) {
-        case cudaDevAttrMaxThreadsPerBlock:
+        case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
         case cudaDevAttrMaxBlockDimX:
         case cudaDevAttrMaxBlockDimY:
-            *value = 1024;
-            break;
-        case cudaDevAttrMaxBlockDimZ:
-            *value = 64;
-            break;
+        case cudaDevAttrMaxBlockDimZ: *value = p.maxThreadsDim[attr - cudaDevAttrMaxBlockDimX]; break;
         case cudaDevAttrMaxGridDimX:
-            *value = 2147483647;
-            break;
         case cudaDevAttrMaxGridDimY:
-        case cudaDevAttrMaxGridDimZ:
-            *value = 65535;
-            break;
-        case cudaDevAttrMaxSharedMemoryPerBlock:
-            *value = (int)sim::kDefaultSmemLimit;
-            break;
-        case cudaDevAttrMaxSharedMemoryPerBlockOptin:
-            *value = (int)sim::kOptinSmemLimit;
-            break;
-        case cudaDevAttrWarpSize:
-            *value = 32;
-            break;
-        case cudaDevAttrMultiProcessorCount:
-            *value = (int)std::max(1u, std::thread::hardware_concurrency());
-            break;
-        case cudaDevAttrComputeCapabilityMajor:
-            *value = 8;
-            break;
-        case cudaDevAttrComputeCapabilityMinor:
-            *value = 0;
-            break;
+        case cudaDevAttrMaxGridDimZ: *value = p.maxGridSize[attr - cudaDevAttrMaxGridDimX]; break;
+        case cudaDevAttrMaxSharedMemoryPerBlock: *value = (int)p.sharedMemPerBlock; break;
+        case cudaDevAttrTotalConstantMemory: *value = (int)p.totalConstMem; break;
+        case cudaDevAttrWarpSize: *value = p.sim_host_warpSize; break;
+        case cudaDevAttrMaxPitch: *value = (int)p.memPitch; break;
+        case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
+        case cudaDevAttrClockRate: *value = p.clockRate; break;
+        case cudaDevAttrTextureAlignment: *value = (int)p.textureAlignment; break;
+        case cudaDevAttrGpuOverlap: *value = p.deviceOverlap; break;
+        case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
+        case cudaDevAttrKernelExecTimeout: *value = p.kernelExecTimeoutEnabled; break;
+        case cudaDevAttrIntegrated: *value = p.integrated; break;
+        case cudaDevAttrCanMapHostMemory: *value = p.canMapHostMemory; break;
+        case cudaDevAttrComputeMode: *value = p.computeMode; break;
+        case cudaDevAttrConcurrentKernels: *value = p.concurrentKernels; break;
+        case cudaDevAttrEccEnabled: *value = p.ECCEnabled; break;
+        case cudaDevAttrPciBusId: *value = p.pciBusID; break;
+        case cudaDevAttrPciDeviceId: *value = p.pciDeviceID; break;
+        case cudaDevAttrMemoryClockRate: *value = p.memoryClockRate; break;
+        case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
+        case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
+        case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
+        case cudaDevAttrAsyncEngineCount: *value = p.asyncEngineCount; break;
+        case cudaDevAttrUnifiedAddressing: *value = p.unifiedAddressing; break;
+        case cudaDevAttrComputeCapabilityMajor: *value = p.major; break;
+        case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
+        case cudaDevAttrStreamPrioritiesSupported: *value = p.streamPrioritiesSupported; break;
+        case cudaDevAttrGlobalL1CacheSupported: *value = p.globalL1CacheSupported; break;
+        case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = (int)p.sharedMemPerMultiprocessor; break;
+        case cudaDevAttrMaxRegistersPerMultiprocessor: *value = p.regsPerMultiprocessor; break;
+        case cudaDevAttrManagedMemory: *value = p.managedMemory; break;
+        case cudaDevAttrIsMultiGpuBoard: *value = p.isMultiGpuBoard; break;
+        case cudaDevAttrHostNativeAtomicSupported: *value = 1; break;  // atomics are host atomics
+        case cudaDevAttrPageableMemoryAccess: *value = p.pageableMemoryAccess; break;
+        case cudaDevAttrConcurrentManagedAccess: *value = p.concurrentManagedAccess; break;
+        case cudaDevAttrCooperativeLaunch: *value = p.cooperativeLaunch; break;
+        case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = (int)p.sharedMemPerBlockOptin; break;
+        case cudaDevAttrMaxBlocksPerMultiprocessor: *value = p.maxBlocksPerMultiProcessor; break;
+        case cudaDevAttrReservedSharedMemoryPerBlock: *value = (int)p.reservedSharedMemPerBlock; break;
         default:
             return sim::set_error(cudaErrorInvalidValue);
     }
     return cudaSuccess;
 }
+
+cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+    if (free_bytes == nullptr || total_bytes == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (cudaError_t e = sticky_error()) return e;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    *total_bytes = (size_t)sysconf(_SC_PHYS_PAGES) * page;
+    *free_bytes = (size_t)sysconf(_SC_AVPHYS_PAGES) * page;
+    return cudaSuccess;
+}
+
+// ---- events --------------------------------------------------------------------------------
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+    if (event == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    const unsigned int known = cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess;
+    if ((flags & ~known) != 0) return sim::set_error(cudaErrorInvalidValue);
+    if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming)) {
+        return sim::set_error(cudaErrorInvalidValue);  // CUDA's rule for interprocess events
+    }
+    if (cudaError_t e = sticky_error()) return e;
+    CUevent_st* e = new CUevent_st();
+    e->flags = flags;
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    sim::g_events.insert(e);
+    *event = e;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, cudaEventDefault); }
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+    (void)stream;  // launches and copies are synchronous: everything before is done
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
+    event->recorded = true;
+    event->when = std::chrono::steady_clock::now();
+    return sticky_error();
+}
+
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
+    if (flags > 1) return sim::set_error(cudaErrorInvalidValue);
+    return cudaEventRecord(event, stream);
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t event) {
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
+    return sticky_error();
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event) { return cudaEventQuery(event); }
+
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+    if (ms == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    if (!sim::live_event(start) || !sim::live_event(end)) return sim::set_error(cudaErrorInvalidResourceHandle);
+    if (cudaError_t e = sticky_error()) return e;
+    // As on a GPU: both events must have been recorded, and both with timing enabled.
+    if (!start->recorded || !end->recorded || ((start->flags | end->flags) & cudaEventDisableTiming)) {
+        return sim::set_error(cudaErrorInvalidResourceHandle);
+    }
+    *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
+    sim::g_events.erase(event);
+    delete event;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+    (void)stream;
+    if (flags != 0) return sim::set_error(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
+    return sticky_error();
+}
+
+// ---- streams, host memory and device flags ---------------------------------------------------
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
+    if (flags != cudaStreamDefault && flags != cudaStreamNonBlocking) return sim::set_error(cudaErrorInvalidValue);
+    return cudaStreamCreate(stream);  // every stream runs in order with the host
+}
+
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int flags, int priority) {
+    (void)priority;  // clamped to the range on a GPU; one order here
+    return cudaStreamCreateWithFlags(stream, flags);
+}
+
+cudaError_t cudaStreamQuery(cudaStream_t stream) {
+    (void)stream;
+    return sticky_error();
+}
+
+// Work in a stream is done when the call returns, so a host function runs at once, in order.
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) {
+    (void)stream;
+    if (fn == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (cudaError_t e = sticky_error()) return e;
+    fn(user_data);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* user_data,
+                                  unsigned int flags) {
+    if (callback == nullptr || flags != 0) return sim::set_error(cudaErrorInvalidValue);
+    callback(stream, sticky_error(), user_data);  // a callback also runs after a fault, told of it
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+    if (least != nullptr) *least = 0;
+    if (greatest != nullptr) *greatest = -5;
+    return cudaSuccess;
+}
+
+cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int flags) {
+    const unsigned int known = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
+    if ((flags & ~known) != 0) return sim::set_error(cudaErrorInvalidValue);
+    return cudaMallocHost(ptr, size);
+}
+
+cudaError_t cudaHostGetDevicePointer(void** device_ptr, void* host_ptr, unsigned int flags) {
+    if (device_ptr == nullptr || host_ptr == nullptr || flags != 0) return sim::set_error(cudaErrorInvalidValue);
+    *device_ptr = host_ptr;  // kernels read host memory directly here
+    return cudaSuccess;
+}
+
+cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
+    if (ptr == nullptr || size == 0 || flags > 0x0fu) return sim::set_error(cudaErrorInvalidValue);
+    return cudaSuccess;
+}
+
+cudaError_t cudaHostUnregister(void* ptr) {
+    return ptr == nullptr ? sim::set_error(cudaErrorInvalidValue) : cudaSuccess;
+}
+
+cudaError_t cudaSetDeviceFlags(unsigned int flags) {
+    if (flags > 0x1fu) return sim::set_error(cudaErrorInvalidValue);
+    sim::g_device_flags = flags;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
+    if (flags == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    *flags = sim::g_device_flags;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache config) {
+    return (int)config >= 0 && (int)config <= 3 ? cudaSuccess : sim::set_error(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config) {
+    return (int)config >= 0 && (int)config <= 2 ? cudaSuccess : sim::set_error(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaDriverGetVersion(int* version) {
+    if (version == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    *version = CUDART_VERSION;
+    return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int* version) { return cudaDriverGetVersion(version); }
+
+// ---- pitched (2-D) memory: rows of `width` bytes, `pitch` bytes apart -----------------------
+cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
+    if (ptr == nullptr || pitch == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    const size_t p = width == 0 ? 0 : (width + sim::kPitchAlignment - 1) / sim::kPitchAlignment * sim::kPitchAlignment;
+    *pitch = p;
+    return cudaMalloc(ptr, p * height);
+}
+
+cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                         enum cudaMemcpyKind kind) {
+    if (cudaError_t e = sticky_error()) return e;
+    if (width == 0 || height == 0) return cudaSuccess;
+    if (width > dpitch || width > spitch) return sim::set_error(cudaErrorInvalidPitchValue);
+    for (size_t r = 0; r < height; r++) {  // each row is checked like a cudaMemcpy of its own
+        cudaError_t e = cudaMemcpy(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch,
+                                   width, kind);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                              size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) {
+    (void)stream;
+    return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
+}
+
+cudaError_t cudaMemset2D(void* ptr, size_t pitch, int value, size_t width, size_t height) {
+    if (cudaError_t e = sticky_error()) return e;
+    if (width == 0 || height == 0) return cudaSuccess;
+    if (width > pitch) return sim::set_error(cudaErrorInvalidPitchValue);
+    for (size_t r = 0; r < height; r++) {
+        cudaError_t e = cudaMemset(static_cast<char*>(ptr) + r * pitch, value, width);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemset2DAsync(void* ptr, size_t pitch, int value, size_t width, size_t height,
+                              cudaStream_t stream) {
+    (void)stream;
+    return cudaMemset2D(ptr, pitch, value, width, height);
+}
+
+// Limits are kept and read back; none constrains a kernel here (stacks: SIMULATOR_STACK_KB; the
+// device heap and printf buffer are the host's).
+cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
+    if ((int)limit < 0 || (int)limit >= (int)(sizeof(sim::g_limits) / sizeof(sim::g_limits[0]))) {
+        return sim::set_error(cudaErrorInvalidValue);
+    }
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    sim::g_limits[limit] = value;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetLimit(size_t* value, enum cudaLimit limit) {
+    if (value == nullptr || (int)limit < 0 || (int)limit >= (int)(sizeof(sim::g_limits) / sizeof(sim::g_limits[0]))) {
+        return sim::set_error(cudaErrorInvalidValue);
+    }
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    *value = sim::g_limits[limit];
+    return cudaSuccess;
+}
+
+cudaError_t cudaProfilerStart(void) { return cudaSuccess; }  // no profiler: nothing to start
+
+cudaError_t cudaProfilerStop(void) { return cudaSuccess; }
 
 const char* cudaGetErrorName(cudaError_t error) {
     switch (error) {
@@ -396,6 +752,12 @@ const char* cudaGetErrorName(cudaError_t error) {
             return "cudaErrorInvalidDevice";
         case cudaErrorInvalidDeviceFunction:
             return "cudaErrorInvalidDeviceFunction";
+        case cudaErrorInvalidPitchValue:
+            return "cudaErrorInvalidPitchValue";
+        case cudaErrorInvalidResourceHandle:
+            return "cudaErrorInvalidResourceHandle";
+        case cudaErrorNotReady:
+            return "cudaErrorNotReady";
         case cudaErrorIllegalAddress:
             return "cudaErrorIllegalAddress";
         case cudaErrorLaunchOutOfResources:
@@ -431,6 +793,14 @@ const char* cudaGetErrorString(cudaError_t error) {
             return "device-side assert triggered";
         case cudaErrorLaunchFailure:
             return "unspecified launch failure (the simulator reported the kernel fault on stderr)";
+        case cudaErrorInvalidResourceHandle:
+            return "invalid resource handle";
+        case cudaErrorInvalidPitchValue:
+            return "invalid pitch argument";
+        case cudaErrorInvalidDevice:
+            return "invalid device ordinal";
+        case cudaErrorInvalidDeviceFunction:
+            return "invalid device function";
         default:
             return cudaGetErrorName(error);
     }

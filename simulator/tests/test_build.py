@@ -17,6 +17,7 @@ from .conftest import SHIPPED, run_cli, shipped_sources
 UNSUPPORTED = [
     ('asm volatile("membar.gl;");', "inline assembly"),
     ("float v = tex1Dfetch<float>(tex, 0);", "textures"),
+    ("cudaGraphLaunch(0, 0);", "this CUDA runtime call"),
     ("nvcuda::wmma::fill_fragment(frag, 0.0f);", "warp matrix"),
     ("int v = __shfl(1, 0);", "without _sync"),
     ("unsigned m = __match_any_sync(0xffffffffu, 1);", "__match_*_sync"),
@@ -53,12 +54,98 @@ def test_unknown_cuda_api_is_named(tmp_path):
     assert "'cudaFrobnicate' is not provided by the simulator" in proc.stderr
 
 
-def test_unsupported_header_is_named(tmp_path):
+@pytest.mark.parametrize(
+    "header,library",
+    [
+        ("cublas_v2.h", "cuBLAS"),
+        ("cudnn.h", "cuDNN"),
+        ("cub/cub.cuh", "CUB"),
+        ("thrust/device_vector.h", "Thrust"),
+        ("curand_kernel.h", "cuRAND"),
+        ("mma.h", None),
+    ],
+)
+def test_unsupported_header_is_named_and_libraries_are_out_of_scope(tmp_path, header, library):
     src = tmp_path / "hdr.cu"
-    src.write_text("#include <curand_kernel.h>\n__global__ void k() {}\n")
+    src.write_text(f"#include <cuda_runtime.h>\n\n#include <{header}>\n__global__ void k() {{}}\n")
     proc = run_cli("build", str(src), "--out", str(tmp_path))
     assert proc.returncode == 2
-    assert f"{src}:1: unsupported header <curand_kernel.h>" in proc.stderr
+    if library:
+        assert (
+            f"{src}:3: unsupported header <{header}>: {library} is not provided by the simulator"
+            in proc.stderr
+        )
+        assert "out of the simulator's scope" in proc.stderr
+    else:
+        assert f"{src}:3: unsupported header <{header}>: it is not provided by the simulator" in proc.stderr
+
+
+def test_missing_api_in_a_template_is_named_with_its_line(tmp_path):
+    # Inside a template g++ reports a missing name through two-phase lookup; it is named too.
+    src = tmp_path / "tmpl.cu"
+    src.write_text(
+        textwrap.dedent(
+            """\
+            #include <cuda_runtime.h>
+            template <class T>
+            __global__ void k(T* p) {
+                if (__isGlobal(p)) p[threadIdx.x] = T(1);
+            }
+            extern "C" int f(float* p) { k<<<1, 1>>>(p); return 0; }
+            """
+        )
+    )
+    proc = run_cli("build", str(src), "--out", str(tmp_path))
+    assert proc.returncode == 2
+    assert f"{src}:4: '__isGlobal' is not provided by the simulator" in proc.stderr
+
+
+def test_host_code_using_a_device_builtin_is_explained(tmp_path):
+    src = tmp_path / "host_ws.cu"
+    src.write_text('#include <cstdio>\nextern "C" int f(void) { return warpSize; }\n')
+    proc = run_cli("build", str(src), "--out", str(tmp_path))
+    assert proc.returncode == 2
+    assert f"{src}:2: 'warpSize' is a device built-in variable: host code cannot use it" in proc.stderr
+
+
+def test_a_launch_inside_a_macro_is_refused_with_the_line_of_its_use(tmp_path):
+    src = tmp_path / "macro.cu"
+    src.write_text(
+        "#include <cuda_runtime.h>\n#define LAUNCH(k) k<<<1, 1>>>()\n__global__ void kk() {}\n"
+        'extern "C" int f(void) {\n    LAUNCH(kk);\n    return 0;\n}\n'
+    )
+    proc = run_cli("build", str(src), "--out", str(tmp_path))
+    assert proc.returncode == 2
+    assert f"{src}:5: unsupported CUDA construct '<<<' (a kernel launch written inside a macro" in proc.stderr
+
+
+def test_builtin_names_are_renamed_only_in_host_code(tmp_path):
+    from simulator.transform import translate
+
+    src = tmp_path / "names.cu"
+    src.write_text(
+        textwrap.dedent(
+            """\
+            struct Shape { dim3 gridDim; };
+            __device__ int lane() { return threadIdx.x % warpSize; }
+            __host__ __device__ int hd() { return blockDim.x; }
+            __global__ void k(int* p, Shape s) { p[threadIdx.x] = gridDim.x + s.gridDim.x; }
+            void host(Shape* s, int warpSize) { dim3 blockDim(4); s->gridDim = blockDim; }
+            """
+        )
+    )
+    lines = translate(str(src))[0].splitlines()[1:]
+    assert lines[0] == "struct Shape { dim3 sim_host_gridDim; };"
+    assert lines[1] == "__device__ int lane() { return threadIdx.x % warpSize; }"
+    assert lines[2] == "__host__ __device__ int hd() { return blockDim.x; }"
+    assert (
+        lines[3]
+        == "__global__ void k(int* p, Shape s) { p[threadIdx.x] = gridDim.x + s.sim_host_gridDim.x; }"
+    )
+    assert lines[4] == (
+        "void host(Shape* s, int sim_host_warpSize) "
+        "{ dim3 sim_host_blockDim(4); s->sim_host_gridDim = sim_host_blockDim; }"
+    )
 
 
 def test_constructs_in_inactive_preprocessor_branches_do_not_count(tmp_path):

@@ -1,0 +1,178 @@
+"""Run a whole CUDA program (its own ``main``) under the simulator, in one mode.
+
+The program's sources are translated and linked with the runtime into an executable (cached
+like every other build), which runs as a child process in the caller's working folder with
+the given arguments. Its standard output and error pass straight through; standard error is
+also read for the checkers' reports. The exit status is the program's own, except that a
+checker's finding (memcheck, racecheck, synccheck) makes a zero status 1, and a run stopped by
+the time limit exits 124. In ``fast`` mode the runtime's reports (a deadlock, a refused copy,
+...) are shown but the program's status stands: the program saw them as CUDA errors, as it
+would on a GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .build import CUDA_SUFFIXES, HOST_CXX_SUFFIXES, MODES, SimBuildError, build_program
+from .check import _ENV, TIMEOUT_GRACE_S, _findings, death_by_signal, grace_after, resolve_timeout, wall_limit
+from .transform import arch_conditionals, translate
+
+__all__ = ["RunResult", "run_program", "TIMEOUT_GRACE_S", "TIMEOUT_STATUS"]
+
+TIMEOUT_STATUS = 124  # as timeout(1)
+_KEEP_STDERR = 16 * 1024 * 1024  # bytes of the program's stderr kept for the findings
+
+# Per mode, what the child gets in its environment. Host memory leaks are the program's own
+# affair (a GPU checker reports device memory only): the runtime reports device leaks itself.
+_RUN_ENV = {
+    "fast": {},
+    "memcheck": {
+        **_ENV["memcheck"],
+        "ASAN_OPTIONS": _ENV["memcheck"]["ASAN_OPTIONS"].replace("detect_leaks=1", "detect_leaks=0"),
+    },
+    "racecheck": _ENV["racecheck"],
+    "synccheck": _ENV["synccheck"],
+}
+
+
+# The exit statuses the sanitizers are told to use (check._ENV): the checker stopped the program.
+_CHECKER_STATUS = {"memcheck": (86, 87, 88), "racecheck": (66,)}
+# Runtime reports of CUDA-defined outcomes (cudaErrorAssert, cudaErrorLaunchTimeout).
+_PROGRAM_VISIBLE = re.compile(r"returns cudaErrorAssert|launch timeout: kernel")
+
+
+@dataclass
+class RunResult:
+    """How a program run ended: its exit status, the findings, and the status ``run`` exits with."""
+
+    mode: str
+    returncode: int
+    findings: list[str] = field(default_factory=list)
+    timed_out: bool = False
+    status: int = 0
+    stopped_by_checker: bool = False  # the sanitizer ended the program with its own status
+    reports: list[str] = field(default_factory=list)  # runtime reports the program saw as CUDA errors
+    notes: list[str] = field(default_factory=list)  # the build's notes (file:line: what to know)
+
+
+def _pump(src, dst, keep: bytearray) -> None:
+    """Copy ``src`` to ``dst`` as it arrives, keeping up to ``_KEEP_STDERR`` bytes."""
+    while True:
+        chunk = src.read1(65536) if hasattr(src, "read1") else src.read(65536)
+        if not chunk:
+            return
+        try:
+            dst.write(chunk)
+            dst.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+        if len(keep) < _KEEP_STDERR:
+            keep.extend(chunk[: _KEEP_STDERR - len(keep)])
+
+
+def run_program(
+    sources: list[str],
+    mode: str = "fast",
+    include_dirs: list[str] | tuple[str, ...] = (),
+    args: list[str] | tuple[str, ...] = (),
+    timeout: float | None = None,
+    stdout=None,
+    stderr=None,
+) -> RunResult:
+    """Build ``sources`` as one program for ``mode`` and run it with ``args``.
+
+    ``timeout`` (default: ``SIMULATOR_TIMEOUT``, see ``simulator.limits``; 0: none) is the
+    limit per launch, passed to the program as ``SIMULATOR_TIMEOUT``; the run as a whole is stopped
+    up to ``TIMEOUT_GRACE_S`` seconds after that. ``stdout``/``stderr`` are binary streams
+    (default: this process's); the program's output is copied to them as it comes.
+    """
+    if mode not in MODES:
+        raise SimBuildError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
+    limit = resolve_timeout(timeout)
+    exe = build_program(list(sources), mode, include_dirs)
+    files: list[str] = []
+    for src in sources:
+        if Path(src).suffix in CUDA_SUFFIXES + HOST_CXX_SUFFIXES:
+            files += [
+                f
+                for f in translate(str(src), [str(Path(d).resolve()) for d in include_dirs])[1]
+                if f not in files
+            ]
+    notes = [
+        f"{path}:{line}: this #if on __CUDA_ARCH__ takes its host branch (host and device code are "
+        "compiled in one pass without __CUDA_ARCH__; device code it guards is left out)"
+        for path, line in arch_conditionals(files)
+    ]
+    grace = grace_after(limit)
+    out = stdout if stdout is not None else sys.stdout.buffer
+    err = stderr if stderr is not None else sys.stderr.buffer
+    env = dict(os.environ)
+    env.update(_RUN_ENV[mode])
+    env.pop("SIMULATOR_QUIET", None)
+    env["SIMULATOR_TIMEOUT"] = f"{limit:g}"
+    for stream in (out, err):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+    proc = subprocess.Popen(
+        [str(exe), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
+    kept_err = bytearray()
+    pumps = [
+        threading.Thread(target=_pump, args=(proc.stdout, out, bytearray()), daemon=True),
+        threading.Thread(target=_pump, args=(proc.stderr, err, kept_err), daemon=True),
+    ]
+    for t in pumps:
+        t.start()
+    timed_out = False
+    try:
+        rc = proc.wait(timeout=wall_limit(limit))
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        os.killpg(proc.pid, signal.SIGKILL)
+        rc = proc.wait()
+    except KeyboardInterrupt:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    for t in pumps:
+        t.join(timeout=5)
+    findings, reports = [], []
+    for f in _findings(mode, kept_err.decode(errors="replace")):
+        # In `fast` mode the program runs as on a GPU: what the runtime reports it also returns
+        # to the program as a CUDA error, so the program's own status decides. A failed device
+        # assert or a launch past the time limit is CUDA behaviour (710, 702) in every mode.
+        if mode == "fast" or _PROGRAM_VISIBLE.search(f):
+            reports.append(f)
+        else:
+            findings.append(f)
+    if timed_out:
+        findings.append(
+            f"{mode}: the program did not finish within {limit + grace:g} s "
+            f"(--timeout {limit:g} per launch, plus {grace:g} s) and was stopped"
+        )
+        status = TIMEOUT_STATUS
+    elif rc < 0:
+        findings.append(f"{mode}: the program died with {death_by_signal(-rc)}")
+        status = 128 - rc
+    elif findings:
+        status = rc if rc != 0 else 1
+    else:
+        status = rc
+    return RunResult(
+        mode, rc, findings, timed_out, status, rc in _CHECKER_STATUS.get(mode, ()), reports, notes
+    )

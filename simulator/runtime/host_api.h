@@ -1,0 +1,394 @@
+// Host API of the simulator, part two (included by cuda_sim.h after the launch machinery):
+// events, the modelled device's properties, stream flags and the launcher that the build's
+// transform emits for `kernel<<<...>>>(args)`. Definitions are in host_api.cpp.
+#ifndef CUDA_CPU_SIMULATOR_HOST_API_H
+#define CUDA_CPU_SIMULATOR_HOST_API_H
+
+// The include guards of CUDA's own <cuda_runtime.h> and <driver_types.h>: programs (and the
+// CUDA samples' helper_cuda.h) test them to see whether the runtime API is available.
+#define __CUDA_RUNTIME_H__
+#define __DRIVER_TYPES_H__
+
+// ---- events --------------------------------------------------------------------------------
+// Launches and copies are synchronous, so an event records the host clock when it is recorded
+// and cudaEventElapsedTime is the host time between two records.
+struct CUevent_st;
+typedef struct CUevent_st* cudaEvent_t;
+
+#define cudaEventDefault 0x00u
+#define cudaEventBlockingSync 0x01u
+#define cudaEventDisableTiming 0x02u
+#define cudaEventInterprocess 0x04u
+
+// ---- streams -------------------------------------------------------------------------------
+#define CUDART_CB
+typedef void (*cudaHostFn_t)(void* user_data);
+typedef void (*cudaStreamCallback_t)(cudaStream_t stream, cudaError_t status, void* user_data);
+#define cudaStreamDefault 0x00u
+#define cudaStreamNonBlocking 0x01u
+#define cudaStreamLegacy ((cudaStream_t)0x1)
+#define cudaStreamPerThread ((cudaStream_t)0x2)
+
+// ---- host allocation flags -------------------------------------------------------------------
+#define cudaHostAllocDefault 0x00u
+#define cudaHostAllocPortable 0x01u
+#define cudaHostAllocMapped 0x02u
+#define cudaHostAllocWriteCombined 0x04u
+#define cudaHostRegisterDefault 0x00u
+#define cudaHostRegisterPortable 0x01u
+#define cudaHostRegisterMapped 0x02u
+#define cudaMemAttachGlobal 0x01u
+#define cudaMemAttachHost 0x02u
+#define cudaDeviceScheduleAuto 0x00u
+#define cudaDeviceScheduleSpin 0x01u
+#define cudaDeviceScheduleYield 0x02u
+#define cudaDeviceScheduleBlockingSync 0x04u
+#define cudaDeviceMapHost 0x08u
+#define cudaDeviceBlockingSync 0x04u
+#define cudaDeviceLmemResizeToMax 0x10u
+
+enum cudaLimit {
+    cudaLimitStackSize = 0x00,
+    cudaLimitPrintfFifoSize = 0x01,
+    cudaLimitMallocHeapSize = 0x02,
+    cudaLimitDevRuntimeSyncDepth = 0x03,
+    cudaLimitDevRuntimePendingLaunchCount = 0x04,
+    cudaLimitMaxL2FetchGranularity = 0x05,
+    cudaLimitPersistingL2CacheSize = 0x06,
+};
+
+// ---- the modelled device ---------------------------------------------------------------------
+// One device, modelled on an sm_80 GPU wherever a value is a launch limit the simulator
+// enforces; see simulator/README.md ("The modelled device") for every value and where it
+// comes from. Member names are CUDA's, except that `warpSize` is spelled sim_host_warpSize:
+// the build renames `prop.warpSize` to it, because warpSize is the device built-in macro.
+struct cudaDeviceProp {
+    char name[256];
+    char uuid[16];
+    size_t totalGlobalMem;
+    size_t sharedMemPerBlock;
+    int regsPerBlock;
+    int sim_host_warpSize;
+    size_t memPitch;
+    int maxThreadsPerBlock;
+    int maxThreadsDim[3];
+    int maxGridSize[3];
+    int clockRate;
+    size_t totalConstMem;
+    int major;
+    int minor;
+    size_t textureAlignment;
+    size_t texturePitchAlignment;
+    int deviceOverlap;
+    int multiProcessorCount;
+    int kernelExecTimeoutEnabled;
+    int integrated;
+    int canMapHostMemory;
+    int computeMode;
+    int concurrentKernels;
+    int ECCEnabled;
+    int pciBusID;
+    int pciDeviceID;
+    int pciDomainID;
+    int tccDriver;
+    int asyncEngineCount;
+    int unifiedAddressing;
+    int memoryClockRate;
+    int memoryBusWidth;
+    int l2CacheSize;
+    int persistingL2CacheMaxSize;
+    int maxThreadsPerMultiProcessor;
+    int streamPrioritiesSupported;
+    int globalL1CacheSupported;
+    int localL1CacheSupported;
+    size_t sharedMemPerMultiprocessor;
+    int regsPerMultiprocessor;
+    int managedMemory;
+    int isMultiGpuBoard;
+    int multiGpuBoardGroupID;
+    int singleToDoublePrecisionPerfRatio;
+    int pageableMemoryAccess;
+    int concurrentManagedAccess;
+    int computePreemptionSupported;
+    int canUseHostPointerForRegisteredMem;
+    int cooperativeLaunch;
+    int cooperativeMultiDeviceLaunch;
+    size_t sharedMemPerBlockOptin;
+    int pageableMemoryAccessUsesHostPageTables;
+    int directManagedMemAccessFromHost;
+    int maxBlocksPerMultiProcessor;
+    int accessPolicyMaxWindowSize;
+    size_t reservedSharedMemPerBlock;
+    int hostRegisterSupported;
+    int sparseCudaArraySupported;
+    int hostRegisterReadOnlySupported;
+    int timelineSemaphoreInteropSupported;
+    int memoryPoolsSupported;
+    int gpuDirectRDMASupported;
+    int clusterLaunch;
+    int unifiedFunctionPointers;
+};
+
+enum cudaComputeMode {
+    cudaComputeModeDefault = 0,
+    cudaComputeModeExclusive = 1,
+    cudaComputeModeProhibited = 2,
+    cudaComputeModeExclusiveProcess = 3,
+};
+
+#define cudaOccupancyDefault 0x00u
+#define cudaOccupancyDisableCachingOverride 0x01u
+
+enum cudaFuncCache {
+    cudaFuncCachePreferNone = 0,
+    cudaFuncCachePreferShared = 1,
+    cudaFuncCachePreferL1 = 2,
+    cudaFuncCachePreferEqual = 3,
+};
+
+enum cudaSharedMemConfig {
+    cudaSharedMemBankSizeDefault = 0,
+    cudaSharedMemBankSizeFourByte = 1,
+    cudaSharedMemBankSizeEightByte = 2,
+};
+
+extern "C" {
+SIM_API cudaError_t cudaEventCreate(cudaEvent_t* event);
+SIM_API cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags);
+SIM_API cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = 0);
+SIM_API cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream = 0, unsigned int flags = 0);
+SIM_API cudaError_t cudaEventQuery(cudaEvent_t event);
+SIM_API cudaError_t cudaEventSynchronize(cudaEvent_t event);
+SIM_API cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
+SIM_API cudaError_t cudaEventDestroy(cudaEvent_t event);
+SIM_API cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags = 0);
+SIM_API cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags);
+SIM_API cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int flags, int priority);
+SIM_API cudaError_t cudaStreamQuery(cudaStream_t stream);
+SIM_API cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data);
+SIM_API cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* user_data,
+                                          unsigned int flags);
+SIM_API cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest);
+SIM_API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device);
+SIM_API cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes);
+SIM_API cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int flags);
+SIM_API cudaError_t cudaHostGetDevicePointer(void** device_ptr, void* host_ptr, unsigned int flags);
+SIM_API cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags);
+SIM_API cudaError_t cudaHostUnregister(void* ptr);
+SIM_API cudaError_t cudaSetDeviceFlags(unsigned int flags);
+SIM_API cudaError_t cudaGetDeviceFlags(unsigned int* flags);
+SIM_API cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache config);
+SIM_API cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config);
+SIM_API cudaError_t cudaDriverGetVersion(int* version);
+SIM_API cudaError_t cudaRuntimeGetVersion(int* version);
+SIM_API cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height);
+SIM_API cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                 size_t height, enum cudaMemcpyKind kind);
+SIM_API cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                      size_t height, enum cudaMemcpyKind kind, cudaStream_t stream = 0);
+SIM_API cudaError_t cudaMemset2D(void* ptr, size_t pitch, int value, size_t width, size_t height);
+SIM_API cudaError_t cudaMemset2DAsync(void* ptr, size_t pitch, int value, size_t width, size_t height,
+                                      cudaStream_t stream = 0);
+SIM_API cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value);
+SIM_API cudaError_t cudaDeviceGetLimit(size_t* value, enum cudaLimit limit);
+SIM_API cudaError_t cudaProfilerStart(void);
+SIM_API cudaError_t cudaProfilerStop(void);
+}
+
+// ---- occupancy ---------------------------------------------------------------------------------
+// Modelled on the device above from the block size and the dynamic shared memory only: the
+// simulator does not know a kernel's registers or static shared memory (README, "Occupancy").
+namespace sim {
+SIM_API int occupancy_blocks_per_sm(int block_size, size_t dynamic_smem);
+SIM_API int occupancy_sm_count();
+}  // namespace sim
+
+template <class K>
+static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* num_blocks, K* kernel,
+                                                                               int block_size, size_t dynamic_smem,
+                                                                               unsigned int flags) {
+    (void)kernel;
+    if (num_blocks == nullptr || block_size <= 0 || flags > 1) return cudaErrorInvalidValue;
+    *num_blocks = sim::occupancy_blocks_per_sm(block_size, dynamic_smem);
+    return cudaSuccess;
+}
+template <class K>
+static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* num_blocks, K* kernel, int block_size,
+                                                                        size_t dynamic_smem) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(num_blocks, kernel, block_size, dynamic_smem, 0);
+}
+// The block size (a multiple of 32, at most block_size_limit) that keeps the most threads
+// resident per multiprocessor, the larger on a tie; min_grid_size fills every multiprocessor.
+template <class K, class SmemOf>
+static inline cudaError_t cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(
+    int* min_grid_size, int* block_size, K* kernel, SmemOf smem_of_block_size, int block_size_limit = 0,
+    unsigned int flags = 0) {
+    (void)kernel;
+    if (min_grid_size == nullptr || block_size == nullptr || flags > 1) return cudaErrorInvalidValue;
+    int limit = block_size_limit <= 0 || block_size_limit > 1024 ? 1024 : block_size_limit;
+    int best = 0, best_blocks = 0;
+    for (int b = (limit + 31) / 32 * 32; b >= 32; b -= 32) {
+        const int size = b > limit ? limit : b;
+        const int blocks = sim::occupancy_blocks_per_sm(size, (size_t)smem_of_block_size(size));
+        if ((long)blocks * size > (long)best_blocks * best) {
+            best = size;
+            best_blocks = blocks;
+        }
+    }
+    *block_size = best;
+    *min_grid_size = best_blocks * sim::occupancy_sm_count();
+    return cudaSuccess;
+}
+template <class K, class SmemOf>
+static inline cudaError_t cudaOccupancyMaxPotentialBlockSizeVariableSMem(int* min_grid_size, int* block_size,
+                                                                         K* kernel, SmemOf smem_of_block_size,
+                                                                         int block_size_limit = 0) {
+    return cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(min_grid_size, block_size, kernel,
+                                                                   smem_of_block_size, block_size_limit, 0);
+}
+template <class K>
+static inline cudaError_t cudaOccupancyMaxPotentialBlockSizeWithFlags(int* min_grid_size, int* block_size,
+                                                                      K* kernel, size_t dynamic_smem = 0,
+                                                                      int block_size_limit = 0,
+                                                                      unsigned int flags = 0) {
+    return cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(
+        min_grid_size, block_size, kernel, [dynamic_smem](int) { return dynamic_smem; }, block_size_limit, flags);
+}
+template <class K>
+static inline cudaError_t cudaOccupancyMaxPotentialBlockSize(int* min_grid_size, int* block_size, K* kernel,
+                                                             size_t dynamic_smem = 0, int block_size_limit = 0) {
+    return cudaOccupancyMaxPotentialBlockSizeWithFlags(min_grid_size, block_size, kernel, dynamic_smem,
+                                                       block_size_limit, 0);
+}
+template <class K>
+static inline cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* smem, K* kernel, int num_blocks,
+                                                                    int block_size) {
+    (void)kernel;
+    if (smem == nullptr || num_blocks <= 0 || block_size <= 0 || block_size > 1024) return cudaErrorInvalidValue;
+    const size_t per_block = (228u * 1024u) / (size_t)num_blocks;
+    *smem = per_block > 1024 ? per_block - 1024 : 0;
+    if (*smem > 227u * 1024u) *smem = 227u * 1024u;
+    return cudaSuccess;
+}
+
+template <class T>
+static inline cudaError_t cudaHostAlloc(T** ptr, size_t size, unsigned int flags) {
+    return cudaHostAlloc(reinterpret_cast<void**>(ptr), size, flags);
+}
+template <class T>
+static inline cudaError_t cudaHostGetDevicePointer(T** device_ptr, void* host_ptr, unsigned int flags) {
+    return cudaHostGetDevicePointer(reinterpret_cast<void**>(device_ptr), host_ptr, flags);
+}
+template <class T>
+static inline cudaError_t cudaMallocPitch(T** ptr, size_t* pitch, size_t width, size_t height) {
+    return cudaMallocPitch(reinterpret_cast<void**>(ptr), pitch, width, height);
+}
+template <class K>
+static inline cudaError_t cudaFuncSetCacheConfig(K* kernel, enum cudaFuncCache config) {
+    (void)kernel;
+    return (int)config >= 0 && (int)config <= 3 ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+// ---- launches --------------------------------------------------------------------------------
+namespace sim {
+
+// Passed instead of a call-by-name function when the launched kernel is an expression (a
+// pointer through a table, a conditional, ...): C++ applies no default arguments through a
+// pointer, so every argument must be given.
+struct no_default_args {};
+
+template <size_t N, class Tuple, class Seq = std::make_index_sequence<N>>
+struct tuple_prefix;
+template <size_t N, class Tuple, size_t... I>
+struct tuple_prefix<N, Tuple, std::index_sequence<I...>> {
+    using type = std::tuple<std::tuple_element_t<I, Tuple>...>;
+};
+
+// One call operator per accepted argument count: its parameters are the kernel's first
+// sizeof...(T) parameter types, so arguments convert at the call site as in a real launch
+// (a literal 0 or NULL becomes a null pointer, a double a float, ...).
+template <class Self, class Prefix>
+struct launch_with;
+template <class Self, class... T>
+struct launch_with<Self, std::tuple<T...>> {
+    void operator()(T... args) const {
+        static_cast<const Self&>(*this).run(std::tuple<T...>(std::move(args)...));
+    }
+};
+
+template <class F>
+struct by_name_counts {
+    template <size_t M>
+    using type = std::make_index_sequence<M + 1>;  // every prefix: defaults fill the rest
+};
+template <>
+struct by_name_counts<no_default_args> {
+    template <size_t M>
+    using type = std::index_sequence<M>;  // all arguments
+};
+
+template <class F, class Seq, class... P>
+struct Launcher;
+template <class F, size_t... N, class... P>
+struct Launcher<F, std::index_sequence<N...>, P...>
+    : launch_with<Launcher<F, std::index_sequence<N...>, P...>,
+                  typename tuple_prefix<N, std::tuple<std::decay_t<P>...>>::type>... {
+    using launch_with<Launcher, typename tuple_prefix<N, std::tuple<std::decay_t<P>...>>::type>::operator()...;
+
+    const char* name;
+    const char* file;
+    int line;
+    LaunchSpec spec;
+    void (*kernel)(P...);
+    F by_name;
+
+    Launcher(const char* n, const char* f, int l, const LaunchSpec& s, void (*k)(P...), F b)
+        : name(n), file(f), line(l), spec(s), kernel(k), by_name(b) {}
+
+    template <class... T>
+    void run(std::tuple<T...>&& args) const {
+        const void* address = reinterpret_cast<const void*>(kernel);
+        if (kernel == nullptr) {
+            // Launching a null kernel pointer: a GPU refuses it with cudaErrorInvalidDeviceFunction.
+            launch_raw(spec, name, file, line, nullptr, nullptr, nullptr);
+            return;
+        }
+        if constexpr (sizeof...(T) == sizeof...(P)) {
+            struct Pack {
+                void (*kernel)(P...);
+                std::tuple<T...> args;
+            } pack{kernel, std::move(args)};
+            launch_raw(spec, name, file, line, address,
+                       [](void* p) {
+                           Pack* pk = static_cast<Pack*>(p);
+                           std::apply(pk->kernel, pk->args);
+                       },
+                       &pack);
+        } else {
+            // Fewer arguments than parameters: call the kernel by name so its defaults apply.
+            struct Pack {
+                F call;
+                std::tuple<T...> args;
+            } pack{by_name, std::move(args)};
+            launch_raw(spec, name, file, line, address,
+                       [](void* p) {
+                           Pack* pk = static_cast<Pack*>(p);
+                           std::apply(pk->call, pk->args);
+                       },
+                       &pack);
+        }
+    }
+};
+
+// `kernel<<<grid, block, smem, stream>>>(args)` becomes
+// `::sim::launcher(name, __FILE__, __LINE__, grid, block, smem, stream, kernel, by_name)(args)`.
+template <class F, class... P>
+static inline auto launcher(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
+                            cudaStream_t stream, void (*kernel)(P...), F by_name) {
+    using Counts = typename by_name_counts<F>::template type<sizeof...(P)>;
+    return Launcher<F, Counts, P...>(name, file, line, LaunchSpec{grid, block, smem, stream}, kernel, by_name);
+}
+
+}  // namespace sim
+
+#endif  // CUDA_CPU_SIMULATOR_HOST_API_H

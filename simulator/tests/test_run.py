@@ -1,0 +1,402 @@
+"""``python -m simulator run``: whole programs with their own ``main``; their output, arguments
+and exit status; the checkers' findings; the time limit; and the launch forms and host API
+that self-checking programs use (default arguments, launches through expressions, host
+variables named like the built-ins, events, the modelled device, stream flags,
+``cudaMemcpyDefault``)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import textwrap
+import time
+
+import pytest
+
+from .conftest import KERNELS, run_cli
+
+FRONTEND = KERNELS / "program_frontend.cu"
+HOST_API = KERNELS / "program_host_api.cu"
+
+
+def _values(stdout: str) -> dict[str, str]:
+    out = {}
+    for line in stdout.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and " " not in key:
+            out[key] = value
+    return out
+
+
+def test_run_forwards_arguments_output_and_status():
+    proc = run_cli("run", str(FRONTEND), "--", "77")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    v = _values(proc.stdout)
+    n = 77
+    # Default arguments: scale 2.0 and shift 0.5, then only the shift, then none.
+    assert float(v["affine_defaults_last"]) == 2.0 * (n - 1) + 0.5
+    assert float(v["affine_one_default_last"]) == 3.0 * (n - 1) + 0.5
+    assert float(v["affine_no_default_last"]) == n - 1
+    assert float(v["template_default_last"]) == 4.0 * (n - 1) + 0.25
+    assert float(v["declared_default_last"]) == 3.0 * (n - 1)
+    # From 3 * i (declared_first): table[1] (x10), the conditional (+1), a pointer (x10), a
+    # call's result (+1), table[0] (+1).
+    assert float(v["expression_launches_last"]) == (3 * (n - 1) * 10 + 1) * 10 + 2
+    assert float(v["expression_launches_first"]) == 12
+    assert float(v["device_builtins_last"]) == n - 1
+    assert float(v["host_warpSize"]) == 3
+    assert float(v["shared_forms_first"]) == 63 + 1000 + 63
+    assert float(v["shared_forms_last"]) == 1000
+    assert v["null_kernel"] == "cudaErrorInvalidDeviceFunction"
+    assert v["failures"] == "0"
+    assert proc.stderr == ""
+
+
+def test_run_returns_the_programs_own_status():
+    proc = run_cli("run", str(FRONTEND), "--", "1000")  # the program refuses n > 256 with 64
+    assert proc.returncode == 64, proc.stdout + proc.stderr
+    assert "finding" not in proc.stderr
+
+
+def _nvcc() -> str:
+    nvcc = shutil.which("nvcc") or (
+        "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None
+    )
+    if nvcc is None:
+        pytest.skip("nvcc is not installed: cannot check that the program builds for a GPU unchanged")
+    return nvcc
+
+
+@pytest.mark.parametrize("program", [FRONTEND, HOST_API], ids=["frontend", "host_api"])
+def test_the_same_programs_build_with_nvcc(tmp_path, program):
+    proc = subprocess.run(
+        [_nvcc(), "-c", str(program), "-o", str(tmp_path / "p.o")],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_host_api_events_device_model_streams_and_memcpy_default():
+    proc = run_cli("run", str(HOST_API))
+    v = _values(proc.stdout)
+    assert v.get("failures") == "0", proc.stdout
+    # Every call returned CUDA's documented result (the program checks each one).
+    assert not [ln for ln in proc.stdout.splitlines() if ln.startswith("MISMATCH")]
+    # Events time the host: 30 ms of sleep between two records.
+    elapsed = float(v["elapsed_ms"])
+    assert 29.9 <= elapsed < 30_000
+    assert float(v["elapsed_reversed_ms"]) == pytest.approx(-elapsed, abs=1e-3)
+    # The modelled device (simulator/README.md, "The modelled device").
+    assert v["name"] == "CUDA CPU simulator (sm_80 model)"
+    assert (v["major"], v["minor"], v["warpSize"]) == ("8", "0", "32")
+    assert v["maxThreadsPerBlock"] == "1024"
+    assert v["maxThreadsDim"] == "1024,1024,64"
+    assert v["maxGridSize"] == "2147483647,65535,65535"
+    assert v["sharedMemPerBlock"] == str(48 * 1024)
+    assert v["sharedMemPerBlockOptin"] == str(227 * 1024)
+    assert v["multiProcessorCount"] == str(os.cpu_count())
+    assert int(v["totalGlobalMem"]) == os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert (v["regsPerBlock"], v["totalConstMem"], v["l2CacheSize"]) == ("65536", "65536", str(40 << 20))
+    assert v["maxThreadsPerMultiProcessor"] == "2048"
+    assert v["cooperativeLaunch"] == "0"
+    assert v["attr_multiProcessorCount"] == v["multiProcessorCount"]
+    assert v["attr_warpSize"] == "32"
+    assert v["attr_sharedMemPerBlockOptin"] == v["sharedMemPerBlockOptin"]
+    assert v["attr_l2CacheSize"] == v["l2CacheSize"]
+    assert (v["mem_total_matches"], v["mem_free_le_total"]) == ("1", "1")
+    assert (v["device_count_value"], v["device"]) == ("1", "0")
+    assert v["copy_default_wrong"] == "0"
+    assert v["pitch"] == "512"  # 400 bytes per row, rounded up to 512
+    assert v["copy_2d_wrong"] == "0"
+    assert v["copy_2d_bad_pitch"] == "cudaErrorInvalidPitchValue"
+    assert v["callbacks_run"] == "11"  # the host function once (+1), the callback once (+10)
+    # Occupancy (README, "Occupancy"): 2048 threads and 32 blocks per multiprocessor, 228 KiB of
+    # shared memory with 1 KiB reserved per block.
+    assert v["occupancy_256"] == "8"
+    assert v["occupancy_96_smem"] == str((228 * 1024) // (40 * 1024 + 1024))
+    assert (v["potential_block"], v["potential_min_grid"]) == ("1024", str(2 * os.cpu_count()))
+    assert v["heap_limit"] == str(64 << 20)
+    assert v["runtime_guards"] == "1"
+    # The one deliberate bad call (a copy one float past a device allocation) is refused and
+    # reported; in fast mode the program saw the error and its own status (0) stands.
+    assert proc.returncode == 0, proc.stderr
+    assert "simulator: run (fast): 1 report(s) from the runtime" in proc.stderr
+    assert "the destination range is not inside one live device allocation" in proc.stderr
+    assert "finding" not in proc.stderr
+
+
+PLANTED_OOB = """\
+#include <cstdio>
+#include <cuda_runtime.h>
+__global__ void scale(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i <= n) out[i] = 2.0f * in[i];  // PLANT: one past the end
+}
+int main() {
+    const int n = 40;
+    float h[n], r[n];
+    for (int i = 0; i < n; i++) h[i] = (float)i;
+    float *din, *dout;
+    cudaMalloc(&din, n * sizeof(float));
+    cudaMalloc(&dout, n * sizeof(float));
+    cudaMemcpy(din, h, sizeof h, cudaMemcpyHostToDevice);
+    scale<<<1, 64>>>(din, dout, n);
+    cudaMemcpy(r, dout, sizeof r, cudaMemcpyDeviceToHost);
+    int bad = 0;
+    for (int i = 0; i < n; i++) bad += r[i] != 2.0f * i;
+    std::printf("%s\\n", bad ? "FAILED" : "PASSED");
+    cudaFree(din);
+    cudaFree(dout);
+    return bad;
+}
+"""
+
+
+def test_run_memcheck_finds_what_the_self_check_misses(tmp_path):
+    src = tmp_path / "oob.cu"
+    src.write_text(PLANTED_OOB)
+    fast = run_cli("run", str(src))
+    assert fast.returncode == 0, fast.stdout + fast.stderr
+    assert fast.stdout.strip() == "PASSED"
+    checked = run_cli("run", str(src), "--mode", "memcheck")
+    assert checked.returncode != 0
+    assert "simulator: run (memcheck):" in checked.stderr
+    assert "heap-buffer-overflow" in checked.stderr
+    assert f"{src}:5" in checked.stderr
+    assert re.search(r"block \(0,0,0\) .*thread \(4[01],0,0\)", checked.stderr)  # thread 40 or 41
+    assert "stopped by memcheck" in checked.stderr
+
+
+def test_run_synccheck_reports_a_divergent_barrier_with_status_1(tmp_path):
+    src = tmp_path / "diverge.cu"
+    src.write_text(
+        textwrap.dedent(
+            """\
+            #include <cuda_runtime.h>
+            __global__ void k(int* p) {
+                if (threadIdx.x < 16) {
+                    __syncthreads();  // PLANT
+                }
+                __syncthreads();
+                p[threadIdx.x] = 1;
+            }
+            int main() {
+                int* d;
+                cudaMalloc(&d, 32 * sizeof(int));
+                k<<<1, 32>>>(d);
+                cudaDeviceSynchronize();  // the error is not checked: the program exits 0
+                cudaFree(d);
+                return 0;
+            }
+            """
+        )
+    )
+    proc = run_cli("run", str(src), "--mode", "synccheck")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "divergent __syncthreads" in proc.stderr
+    assert f"{src}:4" in proc.stderr
+    assert "the program exited with status 0" in proc.stderr
+
+
+def test_run_links_host_sources_and_translates_headers_from_include_folders(tmp_path):
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "block_sum.cuh").write_text(
+        textwrap.dedent(
+            """\
+            #pragma once
+            // A header with device code and static shared memory, found through -I.
+            template <int B>
+            __device__ float block_sum(float v) {
+                __shared__ float s[B];
+                s[threadIdx.x] = v;
+                __syncthreads();
+                for (int k = B / 2; k > 0; k >>= 1) {
+                    if (threadIdx.x < k) s[threadIdx.x] += s[threadIdx.x + k];
+                    __syncthreads();
+                }
+                return s[0];
+            }
+            """
+        )
+    )
+    (tmp_path / "kern.cu").write_text(
+        textwrap.dedent(
+            """\
+            #include <cuda_runtime.h>
+            #include <block_sum.cuh>
+            __global__ void sums(const float* in, float* out) {
+                float t = block_sum<64>(in[blockIdx.x * 64 + threadIdx.x]);
+                if (threadIdx.x == 0) out[blockIdx.x] = t;
+            }
+            int row_sums(const float* h, float* r, int rows) {
+                float *d, *o;
+                cudaMalloc(&d, rows * 64 * sizeof(float));
+                cudaMalloc(&o, rows * sizeof(float));
+                cudaMemcpy(d, h, rows * 64 * sizeof(float), cudaMemcpyHostToDevice);
+                sums<<<rows, 64>>>(d, o);
+                cudaError_t e = cudaMemcpy(r, o, rows * sizeof(float), cudaMemcpyDeviceToHost);
+                cudaFree(d);
+                cudaFree(o);
+                return (int)e;
+            }
+            """
+        )
+    )
+    (tmp_path / "main.cpp").write_text(
+        textwrap.dedent(
+            """\
+            #include <cstdio>
+            #include <cstdlib>
+            int row_sums(const float* h, float* r, int rows);
+            int main(int argc, char** argv) {
+                int rows = std::atoi(argv[1]);
+                float* h = new float[rows * 64];
+                float* r = new float[rows];
+                for (int i = 0; i < rows * 64; i++) h[i] = (float)(i % 64);
+                int rc = row_sums(h, r, rows);
+                for (int i = 0; i < rows; i++) std::printf("%g\\n", r[i]);
+                delete[] h;
+                delete[] r;
+                return rc;
+            }
+            """
+        )
+    )
+    proc = run_cli(
+        "run",
+        str(tmp_path / "kern.cu"),
+        str(tmp_path / "main.cpp"),
+        "-I",
+        str(inc),
+        "--mode",
+        "memcheck",
+        "--",
+        "3",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.split() == [str(sum(range(64)))] * 3
+
+
+def test_run_stops_a_program_past_its_time_limit(tmp_path):
+    src = tmp_path / "spin.cu"
+    src.write_text(
+        '#include <cstdio>\nint main() { std::printf("started\\n"); std::fflush(stdout);'
+        " volatile int x = 1; while (x) {} return 0; }\n"
+    )
+    t0 = time.monotonic()
+    proc = run_cli("run", str(src), "--timeout", "1")
+    assert proc.returncode == 124, proc.stdout + proc.stderr
+    assert time.monotonic() - t0 < 60
+    assert proc.stdout == "started\n"
+    assert "did not finish within 2 s (--timeout 1 per launch, plus 1 s) and was stopped" in proc.stderr
+
+
+def test_check_takes_its_default_limit_from_SIMULATOR_TIMEOUT(tmp_path, monkeypatch):
+    src = tmp_path / "spin_entry.cu"
+    src.write_text('extern "C" int spin(void) { volatile int x = 1; while (x) {} return 0; }\n')
+    monkeypatch.setenv("SIMULATOR_TIMEOUT", "1")
+    t0 = time.monotonic()
+    proc = run_cli("check", str(src), "--entry", "spin", "--mode", "synccheck")
+    assert proc.returncode == 1
+    assert time.monotonic() - t0 < 60
+    assert "did not finish within 2 s (--timeout 1 per launch, plus 1 s)" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["nothing_here.cu"], "nothing_here.cu: no such source file"),
+        (["{tmp}/notes.txt"], "unknown kind of source '.txt'"),
+        (["{tmp}/no_main.cu"], "does exactly one source define main()?"),
+        (
+            ["{tmp}/no_main.cu", "--timeout", "-1"],
+            "--timeout -1.0: give the seconds per launch (0 for no limit)",
+        ),
+    ],
+    ids=["missing", "suffix", "no_main", "timeout"],
+)
+def test_run_build_problems_exit_2_with_the_reason(tmp_path, args, message):
+    (tmp_path / "notes.txt").write_text("not a source\n")
+    (tmp_path / "no_main.cu").write_text("__global__ void k() {}\n")
+    proc = run_cli("run", *[a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "simulator: build failed:" in proc.stderr
+    assert message in proc.stderr
+
+
+def test_a_bad_SIMULATOR_TIMEOUT_is_a_clear_error(tmp_path, monkeypatch):
+    (tmp_path / "p.cu").write_text("int main() { return 0; }\n")
+    monkeypatch.setenv("SIMULATOR_TIMEOUT", "soon")
+    proc = run_cli("run", str(tmp_path / "p.cu"))
+    assert proc.returncode == 2
+    assert "SIMULATOR_TIMEOUT='soon' is not a number of seconds per launch" in proc.stderr
+
+
+def test_a_program_killed_by_a_signal_exits_128_plus_the_signal_with_its_meaning(tmp_path):
+    (tmp_path / "abort.cu").write_text("#include <cstdlib>\nint main() { std::abort(); }\n")
+    proc = run_cli("run", str(tmp_path / "abort.cu"))
+    assert proc.returncode == 128 + 6
+    assert "the program died with signal 6 (an abort: a failed assert() or std::abort)" in proc.stderr
+
+
+def test_an_expected_device_assert_leaves_the_programs_status(tmp_path):
+    # As on a GPU: the program sees cudaErrorAssert (710) and decides; the report is shown.
+    (tmp_path / "asserts.cu").write_text(
+        textwrap.dedent(
+            """\
+            #include <cassert>
+            #include <cstdio>
+            #include <cuda_runtime.h>
+            __global__ void k(int n) { assert(threadIdx.x < n); }
+            int main() {
+                k<<<1, 4>>>(2);
+                cudaError_t e = cudaDeviceSynchronize();
+                std::printf("%s\\n", cudaGetErrorName(e));
+                return e == cudaErrorAssert ? 0 : 1;
+            }
+            """
+        )
+    )
+    proc = run_cli("run", str(tmp_path / "asserts.cu"), "--mode", "synccheck")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip() == "cudaErrorAssert"
+    assert "report(s) from the runtime, returned to the program as CUDA errors" in proc.stderr
+
+
+def test_code_guarded_by___CUDA_ARCH___gets_a_note_with_its_line(tmp_path):
+    (tmp_path / "arch.cu").write_text(
+        textwrap.dedent(
+            """\
+            #include <cstdio>
+            #include <cuda_runtime.h>
+            __global__ void k(int* p) {
+            #if __CUDA_ARCH__ >= 700
+                p[0] = 7;
+            #endif
+            }
+            int main() {
+                int* d;
+                int h = -1;
+                cudaMalloc(&d, sizeof(int));
+                cudaMemset(d, 0, sizeof(int));
+                k<<<1, 1>>>(d);
+                cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
+                cudaFree(d);
+                std::printf("%d\\n", h);
+                return 0;
+            }
+            """
+        )
+    )
+    proc = run_cli("run", str(tmp_path / "arch.cu"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "0"  # the guarded store was compiled out, as the note says
+    assert (
+        f"simulator: note: {tmp_path / 'arch.cu'}:4: this #if on __CUDA_ARCH__ takes its host branch"
+        in proc.stderr
+    )
