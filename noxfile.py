@@ -116,12 +116,12 @@ def _pytest(session: nox.Session, args: list[str], env: dict[str, str]) -> None:
         raise
 
 
-def _build_gpu_kernels(session: nox.Session, out: str) -> None:
-    _require(session, "ci/build-kernels.sh", KERNEL_SOURCES, why="the CUDA C kernels and their build script")
-    if _find_nvcc() is None:
-        session.error("nvcc not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin): install the CUDA toolkit")
-    session.log(f"TORCHLIGHT_CUDA_ARCHS={os.environ.get('TORCHLIGHT_CUDA_ARCHS', '80;90 (default)')}")
-    session.run("bash", "ci/build-kernels.sh", "--out", out, external=True)
+def _build_kernels(session: nox.Session, out: str, *args: str) -> None:
+    """``python -m torchlight build-kernels`` (nvcc, or ``--simulator``) into ``out``; after _install."""
+    _require(session, KERNEL_SOURCES, why="the CUDA C kernel sources")
+    if "--simulator" not in args:
+        session.log(f"TORCHLIGHT_CUDA_ARCHS={os.environ.get('TORCHLIGHT_CUDA_ARCHS', '80;90 (default)')}")
+    session.run("python", "-m", "torchlight", "build-kernels", "--out", out, *args)
 
 
 # --- test tiers ---------------------------------------------------------------------------------
@@ -149,8 +149,7 @@ def tests_cudasim(session: nox.Session) -> None:
     if _find_cxx() is None:
         session.error("no C++ compiler (c++, g++ or clang++) on PATH: simulator/ needs one to build kernels")
     _install(session, ".[cuda,test]", PTXAS_WHEEL, *HARNESS_TEST_TOOLS)
-    sources = sorted(glob.glob(KERNEL_SOURCES, root_dir=ROOT))
-    session.run("python", "-m", "simulator", "build", *sources, "--out", SIM_KERNEL_DIR, "--mode", "fast")
+    _build_kernels(session, SIM_KERNEL_DIR, "--simulator")
     env = {
         "NUMBA_ENABLE_CUDASIM": "1",
         "TORCHLIGHT_TEST_TIER": "cudasim",
@@ -165,8 +164,8 @@ def kernels(session: nox.Session) -> None:
     """compile tier: nvcc builds the CUDA C .so files, numba-cuda kernels compile to PTX, kernel tests run."""
     _require(session, "tests/conftest.py", why="the test suite")
     _require(session, "ci/compile_ptx.py", why="the PTX compile check of the numba-cuda kernels")
-    _build_gpu_kernels(session, GPU_KERNEL_DIR)
     _install(session, ".[cuda,test]", PTXAS_WHEEL)
+    _build_kernels(session, GPU_KERNEL_DIR)
     session.run("python", "ci/compile_ptx.py", "--require-ptxas")
     env = {"TORCHLIGHT_TEST_TIER": "cpu", "TORCHLIGHT_CUDA_KERNEL_DIR": GPU_KERNEL_DIR}
     _pytest(session, ["-m", "kernels", *_pytest_args(["tests"], session.posargs)], env)
@@ -198,6 +197,7 @@ def tests_gpu(session: nox.Session) -> None:
     _require(session, "tests/conftest.py", why="the test suite")
     kernel_dir = os.environ.get("TORCHLIGHT_CUDA_KERNEL_DIR", "")
     packaged = glob.glob("torchlight/cuda_kernels/*.so", root_dir=ROOT)
+    build = False
     if kernel_dir and glob.glob(os.path.join(kernel_dir, "*.so")):
         session.log(f"using the prebuilt kernels in {kernel_dir}")
     elif _find_nvcc() is None and packaged:
@@ -205,9 +205,10 @@ def tests_gpu(session: nox.Session) -> None:
         kernel_dir = "torchlight/cuda_kernels"
         session.log(f"nvcc absent; using the prebuilt kernels {', '.join(sorted(packaged))}")
     else:
-        kernel_dir = GPU_KERNEL_DIR
-        _build_gpu_kernels(session, kernel_dir)
+        kernel_dir, build = GPU_KERNEL_DIR, True
     _install(session, ".[cuda,test]", PTXAS_WHEEL)
+    if build:
+        _build_kernels(session, kernel_dir)
     env = {
         "NUMBA_ENABLE_CUDASIM": "0",  # real hardware only: an inherited simulator switch would fake it
         "TORCHLIGHT_TEST_TIER": "gpu",
