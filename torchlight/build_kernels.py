@@ -213,9 +213,9 @@ def build_nvcc(out: Path, archs: list[str], nvcc: Path | None = None, log=print)
         nvcc, looked = find_nvcc()
         if nvcc is None:
             raise KernelBuildError(
-                f"nvcc not found (looked at {', '.join(looked)}). Install the CUDA toolkit or "
-                '`pip install "nvidia-cuda-nvcc>=13"`, or set NVCC=/path/to/nvcc. Without nvcc, build '
-                f"the CPU version instead: {COMMAND} --simulator"
+                f"nvcc not found (looked at {', '.join(looked)}). Install the CUDA toolkit or its "
+                'wheels (pip install "cuda-toolkit[nvcc]"), or set NVCC=/path/to/nvcc. Without nvcc, '
+                f"build the CPU version instead: {COMMAND} --simulator"
             )
     sources = _sources()
     out = _prepare_out(out)
