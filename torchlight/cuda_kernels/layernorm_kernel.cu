@@ -25,9 +25,11 @@
 //   int tl_layernorm_abi_version(void);
 //       returns TL_ABI_VERSION, so a loader can tell this library from any other .so.
 //
-// Return codes: 0 success; a cudaError_t value when a CUDA call failed (all device memory is
-// freed first); TL_ERR_NEGATIVE_SIZE (20001) for a size < 0; TL_ERR_NULL_POINTER (20002) for a
-// NULL required pointer; TL_ERR_SIZE_OVERFLOW (20003) when an element or byte count overflows;
+// Return codes: 0 success; a cudaError_t value when a CUDA call failed (the first failure; all
+// device memory is freed and the pending error cleared, so the next call is unaffected; a
+// sticky error left by an earlier kernel fault is returned at entry, see tl_common.cuh);
+// TL_ERR_NEGATIVE_SIZE (20001) for a size < 0; TL_ERR_NULL_POINTER (20002) for a NULL
+// required pointer; TL_ERR_SIZE_OVERFLOW (20003) when an element or byte count overflows;
 // TL_ERR_BAD_ARGUMENT (20004) for eps not > 0 or hidden == 0 with rows > 0 (the statistics of
 // an empty row are undefined). Launchers never print, exit or throw.
 //
@@ -201,6 +203,8 @@ TL_EXPORT int tl_layernorm_fw(const float* x, const float* gamma, const float* b
 
     tl_buffers bufs;
     tl_buffers_init(&bufs);
+    rc = tl_begin();
+    if (rc != 0) return rc;
     float *d_x = NULL, *d_gamma = NULL, *d_beta = NULL, *d_y = NULL, *d_mean = NULL, *d_rstd = NULL;
     TL_CHECK(&bufs, tl_upload(&bufs, &d_x, x, bytes));
     TL_CHECK(&bufs, tl_upload(&bufs, &d_gamma, gamma, col_bytes));
@@ -219,7 +223,7 @@ TL_EXPORT int tl_layernorm_fw(const float* x, const float* gamma, const float* b
     TL_CHECK(&bufs, cudaMemcpy(y, d_y, bytes, cudaMemcpyDeviceToHost));
     TL_CHECK(&bufs, cudaMemcpy(mean, d_mean, row_bytes, cudaMemcpyDeviceToHost));
     TL_CHECK(&bufs, cudaMemcpy(rstd, d_rstd, row_bytes, cudaMemcpyDeviceToHost));
-    return tl_buffers_release(&bufs);
+    return tl_finish(&bufs, 0);
 }
 
 TL_EXPORT int tl_layernorm_bw(const float* dy, const float* x, const float* gamma, const float* mean,
@@ -256,6 +260,8 @@ TL_EXPORT int tl_layernorm_bw(const float* dy, const float* x, const float* gamm
 
     tl_buffers bufs;
     tl_buffers_init(&bufs);
+    rc = tl_begin();
+    if (rc != 0) return rc;
     float *d_dy = NULL, *d_x = NULL, *d_gamma = NULL, *d_mean = NULL, *d_rstd = NULL;
     float *d_dx = NULL, *d_dgamma = NULL, *d_dbeta = NULL, *d_part_g = NULL, *d_part_b = NULL;
     TL_CHECK(&bufs, tl_upload(&bufs, &d_dy, dy, bytes));
@@ -292,5 +298,5 @@ TL_EXPORT int tl_layernorm_bw(const float* dy, const float* x, const float* gamm
     TL_CHECK(&bufs, cudaMemcpy(dx, d_dx, bytes, cudaMemcpyDeviceToHost));
     TL_CHECK(&bufs, cudaMemcpy(dgamma, d_dgamma, col_bytes, cudaMemcpyDeviceToHost));
     TL_CHECK(&bufs, cudaMemcpy(dbeta, d_dbeta, col_bytes, cudaMemcpyDeviceToHost));
-    return tl_buffers_release(&bufs);
+    return tl_finish(&bufs, 0);
 }

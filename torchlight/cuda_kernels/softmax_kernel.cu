@@ -4,7 +4,9 @@
 // Maths (matches torchlight.backends.cpu.CPUBackend):
 //   forward   s[k] = x[b,h,q,k] + mask[b,k] (when a mask is given); with causal, keys k > q
 //             are excluded (s[k] = -inf); y = exp(s - max s) / sum exp(s - max s). A row whose
-//             every key is excluded (max s = -inf) is all zeros.
+//             every key is excluded (max s = -inf) is all zeros. A row with a NaN or +inf
+//             score among its keys (after the mask) is all NaN, as in PyTorch; an excluded
+//             key's own score is never read.
 //   backward  dx = y * (dy - sum_k(dy * y)); an all-zero row of y gives an all-zero dx.
 //
 // Launchers (host pointers; each copies in, launches, copies out and frees its device memory):
@@ -20,11 +22,13 @@
 //   int tl_softmax_abi_version(void);
 //       returns TL_ABI_VERSION, so a loader can tell this library from any other .so.
 //
-// Return codes: 0 success; a cudaError_t value when a CUDA call failed (all device memory is
-// freed first); TL_ERR_NEGATIVE_SIZE (20001) for a size < 0, TL_ERR_NULL_POINTER (20002) for
-// a NULL required pointer, TL_ERR_SIZE_OVERFLOW (20003) when the element or byte count
-// overflows. When the element count is 0 nothing is launched and 0 is returned. Launchers
-// never print, exit or throw.
+// Return codes: 0 success; a cudaError_t value when a CUDA call failed (the first failure; all
+// device memory is freed and the pending error cleared, so the next call is unaffected; a
+// sticky error left by an earlier kernel fault is returned at entry, see tl_common.cuh);
+// TL_ERR_NEGATIVE_SIZE (20001) for a size < 0, TL_ERR_NULL_POINTER (20002) for a NULL
+// required pointer, TL_ERR_SIZE_OVERFLOW (20003) when the element or byte count overflows.
+// When the element count is 0 nothing is launched and 0 is returned. Launchers never print,
+// exit or throw.
 //
 // Kernels: one block per row, blocks grid-stride over rows; threads stride over the row by
 // blockDim.x, so any k_len works. The forward finds the row max and the sum of exponentials in
@@ -41,8 +45,14 @@ static __device__ __forceinline__ float tl_score(const float* xrow, const float*
     return s;
 }
 
-// Merge running pair (m, s) with (om, os), where s is a sum of exp(v - m).
+// Merge running pair (m, s) with (om, os), where s is a sum of exp(v - m). A NaN m marks a
+// side that saw a NaN or +inf score; it wins (fmaxf alone would drop it).
 static __device__ __forceinline__ void tl_online_merge(float* m, float* s, float om, float os) {
+    if (*m != *m || om != om) {
+        *m = NAN;
+        *s = NAN;
+        return;
+    }
     const float nm = fmaxf(*m, om);
     if (nm == -INFINITY) {
         // Both sides saw only excluded keys: exp(-inf - -inf) would be NaN.
@@ -101,6 +111,11 @@ __global__ void tl_attn_softmax_fw_kernel(const float* __restrict__ x, const flo
         for (int64_t k = threadIdx.x; k < k_len; k += blockDim.x) {
             const float v = tl_score(xrow, mrow, k, q, causal);
             if (v == -INFINITY) continue;  // excluded key: contributes exp(-inf) = 0
+            if (!(v < INFINITY)) {
+                m = NAN;  // NaN or +inf: the whole row is NaN
+                s = NAN;
+            }
+            if (m != m) continue;
             if (v > m) {
                 s = s * expf(m - v) + 1.0f;
                 m = v;
@@ -110,7 +125,7 @@ __global__ void tl_attn_softmax_fw_kernel(const float* __restrict__ x, const flo
         }
         tl_block_online(&m, &s, tl_smem);
 
-        const bool live = m != -INFINITY;
+        const bool live = m != -INFINITY;  // a NaN m (a NaN row) is live: every output is NaN
         for (int64_t k = threadIdx.x; k < k_len; k += blockDim.x) {
             yrow[k] = live ? expf(tl_score(xrow, mrow, k, q, causal) - m) / s : 0.0f;
         }
@@ -152,6 +167,8 @@ TL_EXPORT int tl_attn_softmax_fw(const float* x, const float* mask, float* y, in
 
     tl_buffers bufs;
     tl_buffers_init(&bufs);
+    rc = tl_begin();
+    if (rc != 0) return rc;
     float* d_x = NULL;
     float* d_mask = NULL;
     float* d_y = NULL;
@@ -167,7 +184,7 @@ TL_EXPORT int tl_attn_softmax_fw(const float* x, const float* mask, float* y, in
     TL_CHECK(&bufs, cudaGetLastError());
     TL_CHECK(&bufs, cudaDeviceSynchronize());
     TL_CHECK(&bufs, cudaMemcpy(y, d_y, bytes, cudaMemcpyDeviceToHost));
-    return tl_buffers_release(&bufs);
+    return tl_finish(&bufs, 0);
 }
 
 TL_EXPORT int tl_attn_softmax_bw(const float* y, const float* dy, float* dx, int64_t rows,
@@ -183,6 +200,8 @@ TL_EXPORT int tl_attn_softmax_bw(const float* y, const float* dy, float* dx, int
 
     tl_buffers bufs;
     tl_buffers_init(&bufs);
+    rc = tl_begin();
+    if (rc != 0) return rc;
     float* d_y = NULL;
     float* d_dy = NULL;
     float* d_dx = NULL;
@@ -197,5 +216,5 @@ TL_EXPORT int tl_attn_softmax_bw(const float* y, const float* dy, float* dx, int
     TL_CHECK(&bufs, cudaGetLastError());
     TL_CHECK(&bufs, cudaDeviceSynchronize());
     TL_CHECK(&bufs, cudaMemcpy(dx, d_dx, bytes, cudaMemcpyDeviceToHost));
-    return tl_buffers_release(&bufs);
+    return tl_finish(&bufs, 0);
 }

@@ -8,6 +8,16 @@
 // Launcher return codes: 0 on success; a cudaError_t value (1..999, see driver_types.h)
 // when a CUDA call fails; or one of the TL_ERR_* values below (20001..20099) when the
 // arguments are refused before any CUDA call is made.
+//
+// Error hygiene: the CUDA runtime keeps a per-thread "last error" that a failed call sets and
+// only cudaGetLastError clears. A launcher therefore (1) clears a pending error at entry
+// (tl_begin), so an error left by an earlier call is never reported by this one's launch
+// check; (2) checks every CUDA call and stops at the first failure, returning that code;
+// (3) frees every buffer on every exit path; (4) clears the pending error again before it
+// returns (tl_finish), so a failed call leaves nothing behind for the next caller.
+// A sticky error (a kernel fault: cudaErrorIllegalAddress, cudaErrorLaunchFailure, ...)
+// cannot be cleared: the context is unusable until the process exits, and every launcher
+// returns that code at entry without touching the device.
 #ifndef TORCHLIGHT_TL_COMMON_CUH
 #define TORCHLIGHT_TL_COMMON_CUH
 
@@ -134,19 +144,36 @@ static inline int tl_buffers_release(tl_buffers* bufs) {
     return first;
 }
 
+// First thing a launcher does once its arguments are accepted: read (and so clear) an error
+// an earlier call left pending. A non-sticky error is gone after the read and 0 is returned;
+// a sticky one is still pending after it, and is returned so the launcher stops at once.
+static inline int tl_begin(void) {
+    (void)cudaGetLastError();
+    return (int)cudaPeekAtLastError();
+}
+
+// Every exit of a launcher after tl_begin: free the buffers, clear the error this call may
+// have left pending, and return ``first`` (the first failure of the call) or, when the call
+// succeeded, the first cudaFree failure.
+static inline int tl_finish(tl_buffers* bufs, int first) {
+    const int released = tl_buffers_release(bufs);
+    (void)cudaGetLastError();
+    return first != 0 ? first : released;
+}
+
 // On a failed CUDA call: free what was allocated (a failure while freeing is dropped, the
 // original error is the one worth reporting) and return the failing call's code.
-#define TL_CHECK(bufs, call)                     \
-    do {                                         \
-        cudaError_t tl_err_ = (call);            \
-        if (tl_err_ != cudaSuccess) {            \
-            (void)tl_buffers_release(bufs);      \
-            return (int)tl_err_;                 \
-        }                                        \
+#define TL_CHECK(bufs, call)                            \
+    do {                                                \
+        cudaError_t tl_err_ = (call);                   \
+        if (tl_err_ != cudaSuccess) {                   \
+            return tl_finish((bufs), (int)tl_err_);     \
+        }                                               \
     } while (0)
 
 // cudaMalloc of ``bytes`` recorded in ``bufs`` so TL_CHECK and the final release free it.
 static inline cudaError_t tl_alloc(tl_buffers* bufs, float** out, size_t bytes) {
+    if (bufs->count >= TL_MAX_BUFFERS) return cudaErrorInvalidValue;  // a launcher bug, not a CUDA one
     void* p = NULL;
     cudaError_t err = cudaMalloc(&p, bytes == 0 ? sizeof(float) : bytes);
     if (err != cudaSuccess) return err;
