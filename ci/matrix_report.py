@@ -17,6 +17,7 @@ failed, errors and skips, and the skip reasons are listed below the table.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -27,6 +28,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+REGISTRY = Path(__file__).resolve().parent.parent / "torchlight" / "backends" / "registry.py"
+
+
+def registered_backends() -> list[str]:
+    """Backend names in the order of torchlight's backend registry (read without importing torchlight)."""
+    spec = importlib.util.spec_from_file_location("torchlight_backend_registry", REGISTRY)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
+    spec.loader.exec_module(module)
+    return module.backend_names()
+
+
 TIER_ORDER = ["cpu", "cudasim", "kernels", "sanitize", "gpu"]
 TIER_SESSIONS = {
     "cpu": "tests-cpu",
@@ -35,7 +48,8 @@ TIER_SESSIONS = {
     "sanitize": "sanitize",
     "gpu": "tests-gpu",
 }
-BACKEND_ORDER = ["cpu", "numba", "cuda", "cuda-c", "-"]
+# Columns: the registered backends, then "-" for tests that take no backend.
+BACKEND_ORDER = [*registered_backends(), "-"]
 OUTCOMES = ["passed", "failed", "error", "skipped"]
 # A tier's status: it ran (passed or failed), or did not (not selected, cannot run here, unknown).
 RAN = ("passed", "failed")

@@ -27,41 +27,23 @@ def package_versions() -> dict[str, str]:
 
 def _probe(build: Callable[[], object]) -> tuple[bool, str]:
     """Build a backend and run one tiny op; (usable, why not)."""
+    from .backends.registry import describe_error
+
     try:
         backend = build()
         from . import tensor
 
         (tensor([1.0, 2.0], device=backend) * 2.0).sum().item()
     except Exception as err:  # a probe reports every failure instead of raising it
-        return False, f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+        return False, describe_error(err)
     return True, "ok"
 
 
 def backend_status() -> dict[str, tuple[bool, str]]:
-    """Which backends work on this machine, and why not where they do not."""
-    from .backends.cpu import cpu_backend
+    """Which registered backends work on this machine, and why not where they do not."""
+    from .backends.registry import BACKENDS
 
-    def numba():
-        from .backends.cuda import numba_backend
-
-        return numba_backend()
-
-    def cuda():
-        from .backends.cuda import CudaBackend, CudaProvider
-
-        return CudaBackend(provider=CudaProvider())
-
-    def cuda_c():
-        from .backends.cuda import CudaBackend, CudaCKernelProvider
-
-        return CudaBackend(provider=CudaCKernelProvider())
-
-    return {
-        "cpu": _probe(cpu_backend),
-        "numba": _probe(numba),
-        "cuda": _probe(cuda),
-        "cuda-c": _probe(cuda_c),
-    }
+    return {name: _probe(entry.build) for name, entry in BACKENDS.items()}
 
 
 def gpu_status() -> list[str]:
@@ -90,9 +72,9 @@ def gpu_status() -> list[str]:
 def kernel_library_status() -> list[str]:
     """Where the CUDA C kernel libraries were found and whether they load."""
     try:
-        from .backends import cuda_c
+        from .backends import cuda_c_loader
 
-        directory = cuda_c.find_kernel_dir()
+        directory = cuda_c_loader.find_kernel_dir()
     except Exception as err:
         return [f"kernel libraries: {type(err).__name__}: {err}"]
     if directory is None:
@@ -102,7 +84,7 @@ def kernel_library_status() -> list[str]:
         ]
     lines = [f"kernel libraries: {directory}"]
     try:
-        cuda_c.load_kernels(directory)
+        cuda_c_loader.load_kernels(directory)
         lines.append("  they load and export the expected launchers")
     except Exception as err:
         lines.append(f"  they do not load: {type(err).__name__}: {err}")

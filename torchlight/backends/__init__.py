@@ -1,28 +1,20 @@
 """The hardware layer: every tensor op reduces to map, zip, reduce and matmul (+ fused ops).
 
-``get_backend(device)`` resolves a device hint into a backend instance.
+``get_backend(device)`` resolves a device hint into a backend instance through the one
+backend registry (``registry.BACKENDS``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from typing import Any
 
 from ..core.device import Device
 from .base import Backend
 from .cpu import CPUBackend, cpu_backend
+from .registry import BACKENDS, device_entry
 
 DEVICE_ENV = "TORCHLIGHT_DEVICE"
-
-
-def _cuda() -> Backend:
-    from .cuda import cuda_backend
-
-    return cuda_backend()
-
-
-# One entry per device type; a new device joins by adding its factory here.
-BACKEND_FACTORIES: dict[str, Callable[[], Backend]] = {"cpu": cpu_backend, "cuda": _cuda}
 
 
 def get_backend(device: None | str | Device | Backend = None) -> Backend:
@@ -43,10 +35,10 @@ def get_backend(device: None | str | Device | Backend = None) -> Backend:
         raise ValueError(
             f"device {str(device)!r} is not available: torchlight drives one GPU, use 'cuda' or 'cuda:0'"
         )
-    return BACKEND_FACTORIES[device.type]()
+    return device_entry(device.type).device_backend()
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     # The numba backends live in .cuda; importing it stays cheap (numba loads on first use).
     if name in ("NumbaBackend", "CudaBackend"):
         from . import cuda
@@ -55,4 +47,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["Backend", "CPUBackend", "get_backend", "NumbaBackend", "CudaBackend", "BACKEND_FACTORIES"]
+__all__ = ["BACKENDS", "Backend", "CPUBackend", "get_backend", "NumbaBackend", "CudaBackend"]

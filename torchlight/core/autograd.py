@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,9 +40,17 @@ class no_grad(contextlib.ContextDecorator):
         _state.enabled = self._previous
 
 
-# Bound by tensor.py once Tensor exists (tensor.py imports this module first).
-_wrap: Any = None
-_common_backend: Any = None
+def common_backend(tensors: Sequence[Tensor]) -> Backend:
+    """The backend all ``tensors`` share, or ValueError naming the devices that differ."""
+    backend = tensors[0].backend
+    for t in tensors[1:]:
+        other = t.backend
+        if other is not backend and other.device != backend.device:
+            raise ValueError(
+                f"tensors are on different devices ({backend.device} and {other.device}): "
+                f"move one with .to({str(backend.device)!r}) first"
+            )
+    return backend
 
 
 class Context:
@@ -90,15 +98,18 @@ class Function:
     @classmethod
     def apply(cls, *inputs: Tensor, backend: Backend | None = None, **params: Any) -> Tensor:
         """Run ``forward`` on the inputs' backend and record history if a gradient is wanted."""
+        if not inputs:
+            raise TypeError(f"{cls.__name__}.apply needs at least one input Tensor")
         if backend is None:
-            backend = _common_backend(inputs)
+            backend = common_backend(inputs)
         ctx = Context()
         ctx.params = params
         needs = tuple(t.requires_grad for t in inputs)
         track = cls.differentiable and True in needs and is_grad_enabled()
         if track:
             ctx.needs_input_grad = needs
-        out = _wrap(cls.forward(ctx, backend, *[t._data for t in inputs], **params), backend)
+        # The result is of the inputs' own Tensor class, so this module never imports tensor.py.
+        out = type(inputs[0])._wrap(cls.forward(ctx, backend, *[t._data for t in inputs], **params), backend)
         if track:
             out.requires_grad = True
             out._node = Node(cls, ctx, inputs, backend)

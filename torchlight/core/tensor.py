@@ -8,7 +8,6 @@ Comparisons return 1.0/0.0 in the operands' dtype and carry no gradient.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,19 +42,6 @@ def _backend_for(device: Any) -> Backend:
     from ..backends import get_backend
 
     return get_backend(device)
-
-
-def common_backend(tensors: Sequence[Tensor]) -> Backend:
-    """The backend all ``tensors`` share, or ValueError naming the devices that differ."""
-    backend = tensors[0].backend
-    for t in tensors[1:]:
-        other = t.backend
-        if other is not backend and other.device != backend.device:
-            raise ValueError(
-                f"tensors are on different devices ({backend.device} and {other.device}): "
-                f"move one with .to({str(backend.device)!r}) first"
-            )
-    return backend
 
 
 class Tensor:
@@ -429,13 +415,3 @@ class Tensor:
         if self.requires_grad:
             extras.append("requires_grad=True")
         return f"tensor({body}, {', '.join(extras)})"
-
-
-def _bind_autograd() -> None:
-    from . import autograd
-
-    autograd._wrap = Tensor._wrap
-    autograd._common_backend = common_backend
-
-
-_bind_autograd()

@@ -23,9 +23,9 @@ import itertools
 import numpy as np
 import pytest
 
-from torchlight.backends import cuda_c
+from torchlight.backends import cuda_c_loader
 from torchlight.backends.cpu import cpu_backend
-from torchlight.backends.cuda_c import CudaCKernelError, CudaCKernels, find_kernel_dir, load_kernels
+from torchlight.backends.cuda_c_loader import CudaCKernelError, CudaCKernels, find_kernel_dir, load_kernels
 from torchlight.core.tensor_data import TensorData
 
 F32 = np.float32
@@ -38,14 +38,14 @@ def kernels() -> CudaCKernels:
     directory = find_kernel_dir()  # a bad TORCHLIGHT_CUDA_KERNEL_DIR raises here, loudly
     if directory is None:
         pytest.skip(
-            f"no kernel libraries: {cuda_c.KERNEL_DIR_ENV} is unset and torchlight/cuda_kernels/ holds no "
-            "built .so (build with ci/build-kernels.sh or python -m simulator build)"
+            f"no kernel libraries: {cuda_c_loader.KERNEL_DIR_ENV} is unset and torchlight/cuda_kernels/ "
+            "holds no built .so (build with ci/build-kernels.sh or python -m simulator build)"
         )
     return load_kernels(directory)
 
 
 def _is_nvcc_build(kernels: CudaCKernels) -> bool:
-    path = cuda_c.library_paths(kernels.origin)["softmax_kernel"]
+    path = cuda_c_loader.library_paths(kernels.origin)["softmax_kernel"]
     return b".nv_fatbin" in path.read_bytes()
 
 
@@ -82,9 +82,9 @@ def rand(*shape, scale=1.0, seed=0) -> np.ndarray:
 
 @pytest.mark.kernels
 def test_abi_symbols(kernels):
-    for lib, (abi, table) in cuda_c.LIBRARIES.items():
-        handle = ctypes.CDLL(str(cuda_c.library_paths(kernels.origin)[lib]))
-        assert getattr(handle, abi)() == cuda_c.ABI_VERSION
+    for lib, (abi, table) in cuda_c_loader.LIBRARIES.items():
+        handle = ctypes.CDLL(str(cuda_c_loader.library_paths(kernels.origin)[lib]))
+        assert getattr(handle, abi)() == cuda_c_loader.ABI_VERSION
         for symbol in table:
             assert callable(kernels.launcher(symbol))
 

@@ -15,6 +15,7 @@ import pytest
 from torchlight.backends import cuda_c
 from torchlight.backends import cuda_provider as cp
 from torchlight.backends.cpu import cpu_backend
+from torchlight.backends.cuda_backend import CudaBackend
 from torchlight.backends.cuda_c import KERNEL_DIR_ENV, KernelLibraryError
 from torchlight.core.tensor_data import TensorData
 
@@ -158,13 +159,11 @@ def test_default_provider_follows_the_libraries(monkeypatch, tmp_path):
     assert type(cuda_c.default_cuda_provider()) is cuda_c.CudaCKernelProvider
 
 
+@pytest.mark.requires_backend("cuda", reason="runs the numba-cuda kernels beside recorded CUDA C calls")
 def test_real_cuda_provider_keeps_float64_and_primitives_on_numba_cuda():
-    try:
-        kernels = RecordingKernels()
-        instance = cuda_c.CudaCKernelProvider(kernels=kernels)
-    except (ImportError, cp.CudaUnavailableError) as err:
-        pytest.skip(f"CudaProvider cannot be built here (set NUMBA_ENABLE_CUDASIM=1 or use a GPU): {err}")
-    backend = cp.CudaBackend(provider=instance)
+    kernels = RecordingKernels()
+    instance = cuda_c.CudaCKernelProvider(kernels=kernels)
+    backend = CudaBackend(provider=instance)
     cpu = cpu_backend()
     x64 = td((1, 1, 2, 3), F64)
     np.testing.assert_allclose(backend.attn_softmax_fw(x64).array, cpu.attn_softmax_fw(x64).array, rtol=1e-12)

@@ -14,14 +14,13 @@ import numpy as np
 import pytest
 
 import torchlight
+from torchlight.backends import kernel_bodies, numba_kernels, numba_twin
+from torchlight.backends.base import Backend
 from torchlight.backends.ops import ScalarOp
 from torchlight.core.device import Device
 from torchlight.core.tensor_data import TensorData
 
-numba = pytest.importorskip("numba", reason='numba is not installed (pip install "torchlight[numba]")')
-
-from torchlight.backends import kernel_bodies, numba_twin  # noqa: E402
-from torchlight.backends.base import Backend  # noqa: E402
+pytestmark = pytest.mark.requires_backend("numba", reason="these are the numba twin's own tests")
 
 ROOT = Path(torchlight.__file__).resolve().parent.parent
 LOGGER = "torchlight.backends.numba_twin"
@@ -68,6 +67,7 @@ sys.modules["numba"] = None  # makes every "import numba" fail as if it were not
 import torchlight
 import torchlight.backends.cuda as cuda
 import torchlight.backends.numba_twin
+import torchlight.backends.numba_kernels
 import torchlight.backends.kernel_bodies as kb
 assert callable(kb.make_bodies)
 for make in (cuda.NumbaBackend, cuda.numba_backend):
@@ -90,7 +90,7 @@ def test_without_numba_import_works_and_constructors_give_the_install_hint():
 
 
 def test_importing_the_twin_does_not_import_numba():
-    code = "import sys, torchlight.backends.numba_twin, torchlight.backends.kernel_bodies\n"
+    code = "import sys, torchlight.backends.numba_twin, torchlight.backends.numba_kernels\n"
     code += "print('numba' in sys.modules)"
     result = _run_python(code)
     assert result.returncode == 0, result.stderr
@@ -144,6 +144,8 @@ def test_table_ops_run_compiled_kernels_without_a_fallback(caplog):
 
 @pytest.fixture(scope="module")
 def bodies():
+    import numba
+
     return kernel_bodies.make_bodies(numba.njit)
 
 
@@ -248,11 +250,12 @@ import numpy as np
 from torchlight.backends.numba_twin import numba_backend
 from torchlight.core.tensor_data import TensorData
 a = TensorData.from_array(np.arange(6.0).reshape(2, 3))
+numba_backend().attn_softmax_bw(a, a)  # a fused op: one row body per prange index
 print(numba_backend().neg_map(a).array.sum())
 """
 
 
-def test_a_second_process_loads_the_map_kernel_from_the_cache(tmp_path):
+def test_a_second_process_loads_the_map_and_row_kernels_from_the_cache(tmp_path):
     env = {"NUMBA_CACHE_DIR": str(tmp_path), "NUMBA_DEBUG_CACHE": "1"}
     cold = _run_python(_CACHED_CALL, **env)
     assert cold.returncode == 0, cold.stderr
@@ -270,15 +273,15 @@ def test_every_kernel_closure_carries_the_source_key(monkeypatch):
         return [cell.cell_contents for cell in dispatcher.py_func.__closure__]
 
     exp = next(op for op in UNARY_OPS if op.name == "exp")
-    assert numba_twin.source_key(exp.scalar) in closure_values(numba_twin._op_kernel("map", exp.scalar))
-    for name, kernel in numba_twin._build().items():
-        assert numba_twin.source_key() in closure_values(kernel), name
+    assert numba_kernels.source_key(exp.scalar) in closure_values(numba_kernels.op_kernel("map", exp.scalar))
+    for name, kernel in numba_kernels.build().items():
+        assert numba_kernels.source_key() in closure_values(kernel), name
     # The key follows the scalar's code and the digest of kernel_bodies.py + ops.py.
     neg = next(op for op in UNARY_OPS if op.name == "neg")
-    assert numba_twin.source_key(exp.scalar) != numba_twin.source_key(neg.scalar)
-    before = numba_twin.source_key(exp.scalar)
-    monkeypatch.setattr(numba_twin, "_SOURCES_DIGEST", b"an edited kernel_bodies.py")
-    assert numba_twin.source_key(exp.scalar) != before
+    assert numba_kernels.source_key(exp.scalar) != numba_kernels.source_key(neg.scalar)
+    before = numba_kernels.source_key(exp.scalar)
+    monkeypatch.setattr(numba_kernels, "_SOURCES_DIGEST", b"an edited kernel_bodies.py")
+    assert numba_kernels.source_key(exp.scalar) != before
 
 
 def test_map_into_an_out_view_of_its_own_input_reads_before_it_writes():

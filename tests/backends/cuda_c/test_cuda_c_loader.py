@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from torchlight.backends import cuda_c
+from torchlight.backends import cuda_c_loader
 from torchlight.backends.cpu import cpu_backend
-from torchlight.backends.cuda_c import (
+from torchlight.backends.cuda_c_loader import (
     KERNEL_DIR_ENV,
     CudaCKernelError,
     CudaCKernels,
@@ -30,7 +30,7 @@ from torchlight.backends.cuda_c import (
 )
 from torchlight.core.tensor_data import TensorData
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 F32 = np.float32
 
 
@@ -111,7 +111,7 @@ class FakeLibrary:
     """A loaded kernel library stand-in: the ABI symbol plus the given launchers."""
 
     def __init__(
-        self, abi_symbol: str, launchers: dict[str, FakeLauncher], version: int = cuda_c.ABI_VERSION
+        self, abi_symbol: str, launchers: dict[str, FakeLauncher], version: int = cuda_c_loader.ABI_VERSION
     ):
         setattr(self, abi_symbol, FakeLauncher(code=version))
         for name, fn in launchers.items():
@@ -131,7 +131,7 @@ def fake_kernels(code: int = 0, compute: bool = True) -> tuple[CudaCKernels, dic
     }
     libraries = {
         lib: FakeLibrary(abi, {name: launchers[name] for name in table})
-        for lib, (abi, table) in cuda_c.LIBRARIES.items()
+        for lib, (abi, table) in cuda_c_loader.LIBRARIES.items()
     }
     return CudaCKernels(libraries, origin="fake"), launchers
 
@@ -149,7 +149,7 @@ def rand(*shape, dtype=F32, seed=0) -> np.ndarray:
 
 def test_signatures_are_declared_once_at_load():
     kernels, launchers = fake_kernels()
-    for table in (t for _, t in cuda_c.LIBRARIES.values()):
+    for table in (t for _, t in cuda_c_loader.LIBRARIES.values()):
         for name, argtypes in table.items():
             assert launchers[name].argtypes == argtypes
             assert launchers[name].restype is ctypes.c_int
@@ -355,7 +355,7 @@ def test_error_table_matches_the_cuda_headers():
     body = body[: body.index("};")]
     found = {int(v): n for n, v in re.findall(r"(cudaError\w+)\s*=\s*(\d+)", body)}
     found = {code: name for code, name in found.items() if code not in (0, 10000)}
-    assert cuda_c.CUDA_ERRORS == found
+    assert cuda_c_loader.CUDA_ERRORS == found
 
 
 # --- the kernel directory ------------------------------------------------------------------------
@@ -378,7 +378,7 @@ def test_env_dir_without_libraries_names_what_is_missing(monkeypatch, tmp_path):
 
 
 def test_env_dir_is_used_when_complete(monkeypatch, tmp_path):
-    for name in cuda_c.LIBRARIES:
+    for name in cuda_c_loader.LIBRARIES:
         (tmp_path / f"{name}.so").write_bytes(b"")
     monkeypatch.setenv(KERNEL_DIR_ENV, str(tmp_path))
     assert find_kernel_dir() == tmp_path
@@ -386,15 +386,15 @@ def test_env_dir_is_used_when_complete(monkeypatch, tmp_path):
 
 def test_no_env_and_no_built_libraries_means_none(monkeypatch, tmp_path):
     monkeypatch.setenv(KERNEL_DIR_ENV, "")
-    monkeypatch.setattr(cuda_c, "DEFAULT_KERNEL_DIR", tmp_path)
+    monkeypatch.setattr(cuda_c_loader, "DEFAULT_KERNEL_DIR", tmp_path)
     assert find_kernel_dir() is None
-    for name in cuda_c.LIBRARIES:
+    for name in cuda_c_loader.LIBRARIES:
         (tmp_path / f"{name}.so").write_bytes(b"")
     assert find_kernel_dir() == tmp_path
 
 
 def test_a_file_that_is_not_a_library_is_refused(monkeypatch, tmp_path):
-    for name in cuda_c.LIBRARIES:
+    for name in cuda_c_loader.LIBRARIES:
         (tmp_path / f"{name}.so").write_text("not an ELF file\n")
     with pytest.raises(KernelLibraryError, match="not a loadable shared library"):
         CudaCKernels.load(tmp_path)
@@ -404,7 +404,7 @@ def test_a_shared_library_without_the_abi_symbol_is_refused(tmp_path):
     if not getattr(_ctypes, "__file__", None):
         pytest.skip("this Python has _ctypes built in, so there is no stand-alone shared library to use")
     other = Path(_ctypes.__file__)  # a real shared library that is not a kernel library
-    for name in cuda_c.LIBRARIES:
+    for name in cuda_c_loader.LIBRARIES:
         (tmp_path / f"{name}.so").symlink_to(other)
     with pytest.raises(
         KernelLibraryError, match="tl_softmax_abi_version: it is not a torchlight kernel library"
@@ -413,28 +413,29 @@ def test_a_shared_library_without_the_abi_symbol_is_refused(tmp_path):
 
 
 def test_abi_version_mismatch_is_refused():
-    libraries = {lib: FakeLibrary(abi, {}, version=99) for lib, (abi, _) in cuda_c.LIBRARIES.items()}
+    libraries = {lib: FakeLibrary(abi, {}, version=99) for lib, (abi, _) in cuda_c_loader.LIBRARIES.items()}
     with pytest.raises(KernelLibraryError, match="ABI version 99, expected 1"):
         CudaCKernels(libraries)
 
 
 def test_a_missing_launcher_is_refused():
-    libraries = {lib: FakeLibrary(abi, {}) for lib, (abi, _) in cuda_c.LIBRARIES.items()}
+    libraries = {lib: FakeLibrary(abi, {}) for lib, (abi, _) in cuda_c_loader.LIBRARIES.items()}
     with pytest.raises(KernelLibraryError, match="does not export the launcher tl_attn_softmax_fw"):
         CudaCKernels(libraries)
 
 
 def test_libraries_load_once_per_directory(monkeypatch, tmp_path):
     loads = []
-    monkeypatch.setattr(cuda_c, "_LOADED", {})
+    monkeypatch.setattr(cuda_c_loader, "_LOADED", {})
     monkeypatch.setattr(CudaCKernels, "load", classmethod(lambda cls, d: loads.append(d) or object()))
-    first = cuda_c.load_kernels(tmp_path)
-    assert cuda_c.load_kernels(str(tmp_path)) is first
+    first = cuda_c_loader.load_kernels(tmp_path)
+    assert cuda_c_loader.load_kernels(str(tmp_path)) is first
     assert len(loads) == 1
 
 
 def test_importing_cuda_c_does_not_import_numba():
-    code = "import sys, torchlight.backends.cuda_c; print('numba' in sys.modules)"
+    code = "import sys, torchlight.backends.cuda_c_loader, torchlight.backends.cuda_c\n"
+    code += "print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.strip() == "False"
 

@@ -8,7 +8,6 @@ and fallback tests run fresh interpreters so that numba's import-time state is t
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -21,14 +20,15 @@ import pytest
 from torchlight.backends.ops import BINARY_OPS, REDUCE_OPS, UNARY_OPS
 from torchlight.core.tensor_data import TensorData
 
-ROOT = Path(__file__).resolve().parents[1]
-HAS_NUMBA = importlib.util.find_spec("numba") is not None
-HAS_NUMBA_CUDA = importlib.util.find_spec("numba_cuda") is not None
-needs_numba = pytest.mark.skipif(
-    not HAS_NUMBA, reason="numba is not installed (pip install torchlight[numba])"
+ROOT = Path(__file__).resolve().parents[3]
+needs_numba = pytest.mark.requires_backend(
+    "numba", installed=True, reason="the CUDA fallback and the shared bodies run on the numba twin"
 )
-needs_numba_cuda = pytest.mark.skipif(
-    not HAS_NUMBA_CUDA, reason='numba-cuda is not installed (pip install "torchlight[cuda]")'
+needs_numba_cuda = pytest.mark.requires_backend(
+    "cuda", installed=True, reason="checks numba-cuda's own errors and kernel registry (no GPU needed)"
+)
+needs_cuda = pytest.mark.requires_backend(
+    "cuda", reason="launches numba-cuda kernels (on a GPU, or with NUMBA_ENABLE_CUDASIM=1)"
 )
 
 # Prepended to a child interpreter's code: makes numba-cuda look uninstalled.
@@ -58,22 +58,16 @@ def run_python(
 
 @pytest.fixture(scope="module")
 def provider():
-    """A CudaProvider on the GPU or the simulator; skips with the reason when neither exists."""
-    if not HAS_NUMBA_CUDA:
-        pytest.skip('numba-cuda is not installed (pip install "torchlight[cuda]")')
-    from torchlight.backends.cuda_provider import CudaProvider, CudaUnavailableError
+    """A CudaProvider on the GPU or the simulator (tests using it carry ``needs_cuda``)."""
+    from torchlight.backends.cuda_provider import CudaProvider
 
-    try:
-        return CudaProvider()
-    except CudaUnavailableError as err:
-        if "cuda" in os.environ.get("TORCHLIGHT_TEST_BACKENDS", "").split(","):
-            raise  # the cuda column was asked for: a missing GPU is a failure here
-        pytest.skip(f"no GPU and NUMBA_ENABLE_CUDASIM is not set: {str(err)[:120]}")
+    return CudaProvider()
 
 
 def small_provider(launch_fields: dict):
     """A provider with an explicit (small) launch configuration, on whatever device exists."""
-    from torchlight.backends.cuda_provider import CudaProvider, LaunchConfig
+    from torchlight.backends.cuda_kernels import LaunchConfig
+    from torchlight.backends.cuda_provider import CudaProvider
 
     return CudaProvider(launch=LaunchConfig(**launch_fields))
 
@@ -177,7 +171,7 @@ print("NUMBA_CUDA_LOADED", "numba_cuda" in sys.modules and sys.modules["numba_cu
 
 
 def test_unknown_fallback_value_is_refused():
-    from torchlight.backends.cuda_provider import fallback_choice
+    from torchlight.backends.cuda_backend import fallback_choice
 
     assert fallback_choice({}) is None
     assert fallback_choice({"TORCHLIGHT_CUDA_FALLBACK": "Numba"}) == "numba"
@@ -269,6 +263,7 @@ def test_registry_lists_every_op_of_the_table_for_both_dtypes():
         assert dtypes == {spec.name.split("[")[1].rstrip("]")}, spec.name
 
 
+@needs_cuda
 def test_launches_compile_exactly_the_registry_specs(provider):
     from torchlight.backends.cuda_provider import CudaProvider
 
@@ -295,6 +290,7 @@ def test_launches_compile_exactly_the_registry_specs(provider):
 # --- the backend -----------------------------------------------------------------------------------
 
 
+@needs_cuda
 def test_cuda_backend_is_a_cached_singleton_on_the_cuda_device(provider):
     import torchlight as tl
     from torchlight.backends import get_backend
@@ -312,10 +308,11 @@ def test_cuda_backend_is_a_cached_singleton_on_the_cuda_device(provider):
     np.testing.assert_allclose((t * t).numpy(), [1.0, 4.0])
 
 
+@needs_cuda
 def test_default_provider_follows_the_kernel_libraries(provider, monkeypatch, tmp_path):
     """No libraries: the numba-cuda kernels; a configured directory that is missing: an error."""
     from torchlight.backends import cuda_c
-    from torchlight.backends.cuda_provider import CudaBackend
+    from torchlight.backends.cuda_backend import CudaBackend
 
     monkeypatch.delenv("TORCHLIGHT_CUDA_KERNEL_DIR", raising=False)
     expected = "CudaProvider" if cuda_c.find_kernel_dir() is None else "CudaCKernelProvider"
@@ -325,8 +322,9 @@ def test_default_provider_follows_the_kernel_libraries(provider, monkeypatch, tm
         CudaBackend()
 
 
+@needs_cuda
 def test_backend_checks_inputs_before_launching(provider):
-    from torchlight.backends.cuda_provider import CudaBackend
+    from torchlight.backends.cuda_backend import CudaBackend
 
     backend = CudaBackend(provider=provider)
     a = data(np.zeros((2, 3), np.float32))
@@ -343,6 +341,7 @@ def test_backend_checks_inputs_before_launching(provider):
 # --- block logic: rows longer than a block, partial tiles, grids smaller than the work -----------------
 
 
+@needs_cuda
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("op", REDUCE_OPS, ids=lambda op: op.name)
 def test_reduce_over_rows_longer_than_the_block(provider, op, dtype):
@@ -361,6 +360,7 @@ def test_reduce_over_rows_longer_than_the_block(provider, op, dtype):
     np.testing.assert_allclose(out.array, expected, rtol=rtol)
 
 
+@needs_cuda
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_matmul_with_shapes_that_are_not_multiples_of_the_tile(provider, dtype):
     tile = provider.launch.tile
@@ -380,15 +380,10 @@ def test_matmul_with_shapes_that_are_not_multiples_of_the_tile(provider, dtype):
     assert empty.shape == (m, n) and not empty.array.any()
 
 
+@needs_cuda
 def test_grids_smaller_than_the_work_cover_every_element():
     """Two blocks of four threads (and 2x2 tiles) still reach every element and row."""
-    pytest.importorskip("numba_cuda", reason='numba-cuda is not installed (pip install "torchlight[cuda]")')
-    from torchlight.backends.cuda_provider import CudaUnavailableError
-
-    try:
-        p = small_provider(dict(threads=4, max_blocks=2, row_threads=4, min_row_threads=1, tile=2))
-    except CudaUnavailableError as err:
-        pytest.skip(f"no GPU and NUMBA_ENABLE_CUDASIM is not set: {str(err)[:120]}")
+    p = small_provider(dict(threads=4, max_blocks=2, row_threads=4, min_row_threads=1, tile=2))
     rng = np.random.default_rng(3)
     x = rng.standard_normal((5, 7))
     exp = next(op for op in UNARY_OPS if op.name == "exp")
@@ -401,6 +396,7 @@ def test_grids_smaller_than_the_work_cover_every_element():
     np.testing.assert_allclose(p.matmul(data(x), data(b)).array, x @ b, rtol=1e-12)
 
 
+@needs_cuda
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_fused_rows_longer_than_the_block(provider, dtype):
     """Softmax (masked, causal, a fully masked batch) and layernorm over rows wider than a block."""
@@ -437,10 +433,11 @@ def test_fused_rows_longer_than_the_block(provider, dtype):
         np.testing.assert_allclose(a.array, b.array, rtol=10 * tol, atol=10 * tol)
 
 
+@needs_cuda
 def test_scalar_ops_give_ieee_results_at_the_edges(provider):
     """log(0) = -inf, exp overflow = inf, 1/0 = inf, 0/0 = nan: as numpy and a GPU give them."""
     from torchlight.backends.cpu import cpu_backend
-    from torchlight.backends.cuda_provider import CudaBackend
+    from torchlight.backends.cuda_backend import CudaBackend
 
     backend, cpu = CudaBackend(provider=provider), cpu_backend()
     for dtype in (np.float32, np.float64):
@@ -470,6 +467,7 @@ def _one_shared_array_kernel(out):
         out[0] = total
 
 
+@needs_cuda
 def test_simulator_gives_every_thread_of_a_block_one_shared_array(provider):
     """The simulator's unlocked shared-array lookup can hand threads private copies; ours cannot."""
     global cuda

@@ -1,0 +1,325 @@
+"""The numba CPU twin's kernels: ``prange`` loops over every "thread" running the shared bodies.
+
+Every kernel runs the per-thread bodies of ``kernel_bodies`` (the ones the CUDA kernels
+reuse) over every thread index with ``prange``; ``numba_twin.NumbaBackend`` prepares the
+operands and calls them.
+
+Compiled kernels and the on-disk cache: each kernel is ``njit(cache=True)`` (``parallel=True``
+but for the BLAS one). numba keys a cached closure by the pickled values of its free
+variables, so kernels close over nothing but plain values: plain Python functions (the op
+table's ``scalar``, or a fused op's row body from ``kernel_bodies``; pickled by reference,
+hence stable across processes; made callable from compiled code with ``register_jitable``)
+and ``source_key``, a hash of the sources the kernel inlines, so that editing a body or an op
+recompiles rather than loading stale code. The compiled index bodies are reached through a
+module global, which the cache key does not include. A new process with a warm cache
+therefore loads every kernel instead of compiling it. (A compiled function is not such a
+value: a kernel closing over one misses the cache in every new process.)
+
+Importing this module never imports numba; ``build()`` and ``op_kernel()`` do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import types
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from . import kernel_bodies, ops
+
+INSTALL_HINT = 'NumbaBackend needs numba, which is not installed: pip install "torchlight[numba]"'
+
+# Replaced by numba.prange (and the compiled bodies) when the kernels are first built; the
+# kernels below resolve both as module globals at compile time.
+prange = range
+_jb: types.ModuleType | None = None
+
+
+def require_numba() -> types.ModuleType:
+    """Import numba or raise ImportError with the install line."""
+    try:
+        import numba
+    except ImportError as err:
+        raise ImportError(INSTALL_HINT) from err
+    return numba
+
+
+# --- kernel sources (compiled lazily by build) ------------------------------------------
+#
+# Each kernel is built by a factory so that ``source_key`` -- a hash of the sources it
+# inlines (kernel_bodies.py, ops.py, the scalar's code) -- is one of its closure values.
+# numba keys cached machine code by closure values but checks only the kernel's own file for
+# edits; with the key in the closure, editing a body or an op recompiles instead of loading
+# stale code. The ``_ = source_key`` lines exist only to put it in the closure.
+
+
+def _make_map_kernel(scalar: Callable, source_key: int) -> Callable:
+    def map_kernel(out, shape, out_strides, out_offset, a, a_strides, a_offset, n, flat, row_len):
+        _ = source_key
+        if flat:
+            for t in prange(n):
+                out[t] = scalar(a[t])
+        elif row_len:
+            # One thread per output row: the body places the row's first two elements and
+            # the rest follow at the same step (positions are affine along a dim).
+            for r in prange(n // row_len):
+                i = np.int64(r) * row_len
+                o, p = _jb.map_positions(i, shape, out_strides, out_offset, a_strides, a_offset)
+                o1, p1 = _jb.map_positions(i + 1, shape, out_strides, out_offset, a_strides, a_offset)
+                for j in range(row_len):
+                    out[o + j * (o1 - o)] = scalar(a[p + j * (p1 - p)])
+        else:
+            for t in prange(n):
+                o, p = _jb.map_positions(np.int64(t), shape, out_strides, out_offset, a_strides, a_offset)
+                out[o] = scalar(a[p])
+
+    return map_kernel
+
+
+def _make_zip_kernel(scalar: Callable, source_key: int) -> Callable:
+    def zip_kernel(
+        out, out_shape, a, a_shape, a_strides, a_offset, b, b_shape, b_strides, b_offset, n, flat, row_len
+    ):
+        _ = source_key
+        if flat:
+            for t in prange(n):
+                out[t] = scalar(a[t], b[t])
+        elif row_len:
+            # One thread per output row, as in map_kernel.
+            for r in prange(n // row_len):
+                i = np.int64(r) * row_len
+                pa, pb = _jb.zip_positions(
+                    i, out_shape, a_shape, a_strides, a_offset, b_shape, b_strides, b_offset
+                )
+                pa1, pb1 = _jb.zip_positions(
+                    i + 1, out_shape, a_shape, a_strides, a_offset, b_shape, b_strides, b_offset
+                )
+                for j in range(row_len):
+                    out[i + j] = scalar(a[pa + j * (pa1 - pa)], b[pb + j * (pb1 - pb)])
+        else:
+            for t in prange(n):
+                pa, pb = _jb.zip_positions(
+                    np.int64(t), out_shape, a_shape, a_strides, a_offset, b_shape, b_strides, b_offset
+                )
+                out[t] = scalar(a[pa], b[pb])
+
+    return zip_kernel
+
+
+def _make_reduce_kernel(scalar: Callable, source_key: int) -> Callable:
+    def reduce_kernel(out, out_shape, a, a_strides, a_offset, dim, count, start, n):
+        _ = source_key
+        step = a_strides[dim]
+        for t in prange(n):
+            p = _jb.reduce_start(np.int64(t), out_shape, a_strides, a_offset, dim)
+            acc = start
+            j = 0
+            if count >= 8:
+                # Four independent chains hide the op's latency (reductions are associative).
+                s0 = np.float64(a[p])
+                s1 = np.float64(a[p + step])
+                s2 = np.float64(a[p + 2 * step])
+                s3 = np.float64(a[p + 3 * step])
+                j = 4
+                while j + 4 <= count:
+                    q = p + j * step
+                    s0 = scalar(s0, a[q])
+                    s1 = scalar(s1, a[q + step])
+                    s2 = scalar(s2, a[q + 2 * step])
+                    s3 = scalar(s3, a[q + 3 * step])
+                    j += 4
+                acc = scalar(acc, scalar(scalar(s0, s1), scalar(s2, s3)))
+            while j < count:
+                acc = scalar(acc, a[p + j * step])
+                j += 1
+            out[t] = acc
+
+    return reduce_kernel
+
+
+def _make_matmul_body(source_key: int) -> Callable:
+    def matmul_body_kernel(
+        out, out_shape, a, a_shape, a_strides, a_offset, b, b_shape, b_strides, b_offset, n
+    ):
+        _ = source_key
+        for t in prange(n):
+            out[t] = _jb.matmul_element(
+                np.int64(t), out_shape, a, a_shape, a_strides, a_offset, b, b_shape, b_strides, b_offset
+            )
+
+    return matmul_body_kernel
+
+
+def _make_matmul_tiled(source_key: int) -> Callable:
+    def matmul_tiled_kernel(out, a, b, batch, m, k, n, tile_rows, tile_depth, tile_cols):
+        # out must be zero-filled. One thread per (batch, block of rows); i-k-j order over
+        # row slices, two output rows per pass, so the innermost loop streams one slice of b
+        # into two slices of out -- contiguous, distinct arrays that LLVM vectorises.
+        _ = source_key
+        row_tiles = (m + tile_rows - 1) // tile_rows
+        for t0 in prange(batch * row_tiles):
+            t = np.int64(t0)
+            bi = t // row_tiles
+            i0 = (t % row_tiles) * tile_rows
+            i1 = min(i0 + tile_rows, m)
+            a_blk = a[bi * m * k : (bi + 1) * m * k]
+            b_blk = b[bi * k * n : (bi + 1) * k * n]
+            o_blk = out[bi * m * n : (bi + 1) * m * n]
+            for j0 in range(0, n, tile_cols):
+                j1 = min(j0 + tile_cols, n)
+                for k0 in range(0, k, tile_depth):
+                    k1 = min(k0 + tile_depth, k)
+                    i = i0
+                    while i + 2 <= i1:
+                        o_row = o_blk[i * n + j0 : i * n + j1]
+                        o_next = o_blk[(i + 1) * n + j0 : (i + 1) * n + j1]
+                        for kk in range(k0, k1):
+                            b_row = b_blk[kk * n + j0 : kk * n + j1]
+                            av = a_blk[i * k + kk]
+                            an = a_blk[(i + 1) * k + kk]
+                            for j in range(j1 - j0):
+                                bv = b_row[j]
+                                o_row[j] += av * bv
+                                o_next[j] += an * bv
+                        i += 2
+                    if i < i1:
+                        o_row = o_blk[i * n + j0 : i * n + j1]
+                        for kk in range(k0, k1):
+                            b_row = b_blk[kk * n + j0 : kk * n + j1]
+                            av = a_blk[i * k + kk]
+                            for j in range(j1 - j0):
+                                o_row[j] += av * b_row[j]
+
+    return matmul_tiled_kernel
+
+
+def _make_matmul_blas(source_key: int) -> Callable:
+    def matmul_blas_kernel(out, a, b, batch, m, k, n):
+        # BLAS is threaded itself, so the batch loop stays serial.
+        _ = source_key
+        for bi in range(batch):
+            a_blk = a[bi * m * k : (bi + 1) * m * k].reshape((m, k))
+            b_blk = b[bi * k * n : (bi + 1) * k * n].reshape((k, n))
+            o_blk = out[bi * m * n : (bi + 1) * m * n].reshape((m, n))
+            np.dot(a_blk, b_blk, o_blk)
+
+    return matmul_blas_kernel
+
+
+def _make_row_kernel(row_body: Callable, source_key: int) -> Callable:
+    # One thread per row: ``row_body`` is a fused op's plain row body from kernel_bodies.
+    def row_kernel(rows, *args):
+        _ = source_key
+        for t in prange(rows):
+            row_body(np.int64(t), *args)
+
+    return row_kernel
+
+
+def _make_layernorm_bw(source_key: int) -> Callable:
+    def layernorm_bw_kernel(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, hidden, chunks):
+        _ = source_key
+        for t in prange(rows):
+            _jb.layernorm_bw_row(np.int64(t), dy, x, gamma, mean, rstd, dx, hidden)
+        # Parameter gradients: partial sums over row chunks (rows stay contiguous), then a sum.
+        per_chunk = (rows + chunks - 1) // chunks
+        dgamma_part = np.empty(chunks * hidden, dtype=np.float64)
+        dbeta_part = np.empty(chunks * hidden, dtype=np.float64)
+        for t in prange(chunks):
+            _jb.layernorm_param_rows(
+                np.int64(t), per_chunk, rows, dy, x, mean, rstd, dgamma_part, dbeta_part, hidden
+            )
+        for col in prange(hidden):
+            sg = 0.0
+            sb = 0.0
+            for c in range(chunks):
+                sg += dgamma_part[c * hidden + col]
+                sb += dbeta_part[c * hidden + col]
+            dgamma[col] = sg
+            dbeta[col] = sb
+
+    return layernorm_bw_kernel
+
+
+# name -> (factory, njit options besides cache=True)
+_PARALLEL = {"parallel": True}
+_FIXED_KERNELS = {
+    "matmul_body": (_make_matmul_body, _PARALLEL),
+    # fastmath lets LLVM fuse the multiply-adds of the tiled loop (it only reorders rounding).
+    "matmul_tiled": (_make_matmul_tiled, {"parallel": True, "fastmath": True}),
+    "matmul_blas": (_make_matmul_blas, {}),
+    "layernorm_bw": (_make_layernorm_bw, _PARALLEL),
+}
+# Fused ops whose kernel is one row body per prange index: name -> the body, called as
+# ``kernel(rows, *the body's arguments after the row number)``.
+_ROW_KERNELS = {
+    "softmax_fw": kernel_bodies.softmax_fw_row,
+    "softmax_bw": kernel_bodies.softmax_bw_row,
+    "layernorm_fw": kernel_bodies.layernorm_fw_row,
+}
+_FACTORIES = {"map": _make_map_kernel, "zip": _make_zip_kernel, "reduce": _make_reduce_kernel}
+_SOURCES_DIGEST: bytes | None = None
+
+
+def source_key(scalar: Callable | None = None) -> int:
+    """Hash of the sources a kernel inlines: kernel_bodies.py, ops.py and ``scalar``'s code."""
+    global _SOURCES_DIGEST
+    if _SOURCES_DIGEST is None:
+        files = hashlib.sha256()
+        for module in (kernel_bodies, ops):
+            files.update(Path(module.__file__).read_bytes())
+        _SOURCES_DIGEST = files.digest()
+    digest = hashlib.sha256(_SOURCES_DIGEST)
+    code = getattr(scalar, "__code__", None)
+    if code is not None:
+        digest.update(code.co_code)
+        digest.update(repr((code.co_consts, code.co_names)).encode())
+    return int(digest.hexdigest()[:15], 16)
+
+
+_compiled: dict | None = None
+_op_kernels: dict[tuple[str, Callable], Callable] = {}
+_registered: set[Callable] = set()
+
+
+def build() -> dict:
+    """Import numba, compile-wrap the bodies and the fixed kernels (each compiled on its first call)."""
+    global _compiled, _jb, prange
+    if _compiled is None:
+        numba = require_numba()
+        bodies = types.ModuleType("torchlight_numba_bodies")
+        for name in kernel_bodies.BODY_NAMES:
+            setattr(bodies, name, numba.njit(getattr(kernel_bodies, name)))
+        _jb = bodies
+        prange = numba.prange
+        key = source_key()
+        _compiled = {
+            name: numba.njit(cache=True, **options)(factory(key))
+            for name, (factory, options) in _FIXED_KERNELS.items()
+        }
+        for name, row_body in _ROW_KERNELS.items():
+            _register(numba, row_body)
+            _compiled[name] = numba.njit(cache=True, parallel=True)(_make_row_kernel(row_body, key))
+    return _compiled
+
+
+def _register(numba: types.ModuleType, fn: Callable) -> None:
+    """Make the plain function ``fn`` callable from compiled code (once per function)."""
+    if fn not in _registered:
+        numba.extending.register_jitable(fn)
+        _registered.add(fn)
+
+
+def op_kernel(kind: str, scalar: Callable) -> Callable:
+    """The cached compiled ``kind`` kernel ("map", "zip", "reduce") for one scalar body."""
+    key = (kind, scalar)
+    kernel = _op_kernels.get(key)
+    if kernel is None:
+        build()
+        numba = require_numba()
+        _register(numba, scalar)
+        kernel = numba.njit(parallel=True, cache=True)(_FACTORIES[kind](scalar, source_key(scalar)))
+        _op_kernels[key] = kernel
+    return kernel
