@@ -9,6 +9,21 @@ The fused ops here define the maths other backends must match:
 * ``layernorm_fw(x, gamma, beta, eps)``: ``y = (x - mean) * rstd * gamma + beta`` over the last
   dim, with ``rstd = 1 / sqrt(var + eps)`` and the two-pass variance (never negative).
   Returns ``mean`` and ``rstd`` shaped ``x.shape[:-1]`` for the backward.
+
+Non-finite values (NaN, +-inf) follow PyTorch everywhere, and every backend must match:
+
+* NaN propagates: an elementwise op of NaN is NaN (``relu(NaN)`` and ``max(NaN, x)`` too; the
+  comparisons ``lt``/``eq``/``gt`` give 0), a sum, product or max over a NaN is NaN, and a
+  matmul row or column that meets a NaN is NaN.
+* IEEE rules otherwise: ``1 / -0.0 = -inf``, ``log(0) = -inf``, ``exp(-inf) = 0``,
+  ``inf - inf = NaN``, ``0 * inf = NaN``; a finite result beyond float32's range is ``+-inf``.
+* Softmax and log_softmax over a row holding a NaN or ``+inf`` give a NaN row; so does the
+  fused attention softmax when a score or a mask value of a key it does not exclude is NaN or
+  ``+inf`` (after adding the mask). A causally excluded key's score is never read.
+* The one exception to PyTorch: an attention row whose every key is excluded (``-inf`` mask
+  or score, or causal) gives zeros and a zero gradient, where PyTorch gives NaN.
+* Layer norm: a NaN or ``+-inf`` in a row makes that row NaN; a row whose float32 variance
+  overflows has ``rstd = 0`` and ``y = beta``.
 """
 
 from __future__ import annotations
@@ -35,6 +50,12 @@ ARRAY_ZIP: dict[str, Callable] = {op.name: op.array for op in BINARY_OPS}
 ARRAY_REDUCE: dict[str, tuple[np.ufunc, float]] = {op.name: (op.ufunc, op.start) for op in REDUCE_OPS}
 
 
+# NaN, inf and overflow are results under the non-finite rule, not events to warn about
+# (PyTorch does not warn either): every numpy call here runs with the warnings off.
+def _ieee() -> np.errstate:
+    return np.errstate(all="ignore")
+
+
 class CPUBackend(Backend):
     """Vectorised numpy on the CPU; every primitive works on TensorData strided views."""
 
@@ -52,7 +73,8 @@ class CPUBackend(Backend):
 
     def map(self, fn: Callable) -> Callable:
         def run(a: TensorData, out: TensorData | None = None) -> TensorData:
-            result = fn(a.array)
+            with _ieee():
+                result = fn(a.array)
             if out is None:
                 return TensorData.from_array(result)
             if out.shape != a.shape:
@@ -72,7 +94,8 @@ class CPUBackend(Backend):
                 common = np.result_type(x.dtype, y.dtype)
                 x, y = x.astype(common), y.astype(common)
             try:
-                return TensorData.from_array(fn(x, y))
+                with _ieee():
+                    return TensorData.from_array(fn(x, y))
             except ValueError:
                 broadcast_shapes(a.shape, b.shape)  # raises naming both shapes
                 raise
@@ -83,7 +106,8 @@ class CPUBackend(Backend):
     def reduce(self, fn: np.ufunc, start: float) -> Callable:
         def run(a: TensorData, dim: int) -> TensorData:
             axis = check_reduce_dim(a, dim)
-            result = fn.reduce(a.array, axis=axis, keepdims=True, initial=start)
+            with _ieee():
+                result = fn.reduce(a.array, axis=axis, keepdims=True, initial=start)
             return TensorData.from_array(np.asarray(result, dtype=a.dtype))
 
         run.__name__ = f"reduce_{fn.__name__}"
@@ -91,7 +115,8 @@ class CPUBackend(Backend):
 
     def matmul(self, a: TensorData, b: TensorData) -> TensorData:
         matmul_shape(a, b)
-        return TensorData.from_array(np.matmul(a.array, b.array))
+        with _ieee():
+            return TensorData.from_array(np.matmul(a.array, b.array))
 
     # --- fused ops (the reference maths) ------------------------------------------------
 
@@ -101,34 +126,41 @@ class CPUBackend(Backend):
         check_attn_softmax(x, mask)
         scores = x.array
         if mask is not None:
-            scores = scores + mask.array[:, None, None, :]
+            with _ieee():
+                scores = scores + mask.array[:, None, None, :]
         if causal:
             q_len, k_len = x.shape[2], x.shape[3]
             future = np.arange(k_len)[None, :] > np.arange(q_len)[:, None]
             scores = np.where(future, -np.inf, scores)
+        # A NaN or +inf among the scores makes the max NaN or +inf, and then every
+        # exp(score - max) and the row sum NaN: the row is NaN. Only a row whose every key is
+        # excluded (max -inf) is special: zeros, not exp(-inf - -inf) = NaN.
         row_max = scores.max(axis=-1, keepdims=True, initial=-np.inf)
-        live = np.isfinite(row_max)
-        shifted = np.exp(scores - np.where(live, row_max, 0))
-        total = shifted.sum(axis=-1, keepdims=True)
-        y = np.where(live, shifted / np.where(live, total, 1), 0)
+        live = row_max != -np.inf
+        with _ieee():
+            shifted = np.exp(scores - np.where(live, row_max, 0))
+            total = shifted.sum(axis=-1, keepdims=True)
+            y = np.where(live, shifted / np.where(live, total, 1), 0)
         return TensorData.from_array(y.astype(x.dtype, copy=False))
 
     def attn_softmax_bw(self, y: TensorData, dy: TensorData) -> TensorData:
         check_same_shape("attn_softmax_bw", y, dy)
         yv, dyv = y.array, dy.array
-        dot = (yv * dyv).sum(axis=-1, keepdims=True)
-        return TensorData.from_array((yv * (dyv - dot)).astype(y.dtype, copy=False))
+        with _ieee():
+            dot = (yv * dyv).sum(axis=-1, keepdims=True)
+            return TensorData.from_array((yv * (dyv - dot)).astype(y.dtype, copy=False))
 
     def layernorm_fw(
         self, x: TensorData, gamma: TensorData, beta: TensorData, eps: float = 1e-5
     ) -> tuple[TensorData, TensorData, TensorData]:
         check_layernorm(x, gamma, beta, eps)
         xv = x.array
-        mean = xv.mean(axis=-1, keepdims=True)
-        centred = xv - mean
-        var = (centred * centred).mean(axis=-1, keepdims=True)
-        rstd = (1.0 / np.sqrt(var + eps)).astype(x.dtype, copy=False)
-        y = centred * rstd * gamma.array + beta.array
+        with _ieee():
+            mean = xv.mean(axis=-1, keepdims=True)
+            centred = xv - mean
+            var = (centred * centred).mean(axis=-1, keepdims=True)
+            rstd = (1.0 / np.sqrt(var + eps)).astype(x.dtype, copy=False)
+            y = centred * rstd * gamma.array + beta.array
         return (
             TensorData.from_array(y.astype(x.dtype, copy=False)),
             TensorData.from_array(mean[..., 0].astype(x.dtype, copy=False)),
@@ -141,12 +173,13 @@ class CPUBackend(Backend):
         check_layernorm_bw(dy, x, gamma, mean, rstd)
         dyv = dy.array
         r = rstd.array[..., None]
-        xhat = (x.array - mean.array[..., None]) * r
-        g = dyv * gamma.array
-        dx = r * (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True))
         lead = tuple(range(x.ndim - 1))
-        dgamma = (dyv * xhat).sum(axis=lead) if lead else dyv * xhat
-        dbeta = dyv.sum(axis=lead) if lead else dyv.copy()
+        with _ieee():
+            xhat = (x.array - mean.array[..., None]) * r
+            g = dyv * gamma.array
+            dx = r * (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True))
+            dgamma = (dyv * xhat).sum(axis=lead) if lead else dyv * xhat
+            dbeta = dyv.sum(axis=lead) if lead else dyv.copy()
         dt = x.dtype
         return (
             TensorData.from_array(dx.astype(dt, copy=False)),

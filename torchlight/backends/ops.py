@@ -9,6 +9,10 @@ Each entry carries two forms of the same maths:
 Adding an op is adding one entry here; every backend then binds it under the name rule
 ``<name>_map`` (unary), ``<name>`` (binary, including the ``<name>_back`` helpers used by
 autograd) and ``<name>_reduce`` (reductions).
+
+Both forms must agree on NaN, +-inf and -0.0 (the non-finite rule in ``cpu.py``): a scalar
+body's comparison is written so that NaN takes the branch that passes it on, because every
+ordered comparison with NaN is false.
 """
 
 from __future__ import annotations
@@ -71,7 +75,9 @@ def _sigmoid(x):
 
 
 def _relu(x):
-    return x if x > 0.0 else 0.0
+    # Written so that NaN fails the test and passes through (``x > 0 ? x : 0`` would drop it);
+    # -0.0 gives +0.0.
+    return 0.0 if x <= 0.0 else x
 
 
 def _tanh(x):
@@ -116,7 +122,8 @@ def _gt(x, y):
 
 
 def _relu_back(x, g):
-    return g if x > 0.0 else 0.0
+    # PyTorch's threshold_backward: zero where x <= 0, else g (so a NaN input passes g on).
+    return 0.0 if x <= 0.0 else g
 
 
 def _log_back(x, g):
@@ -145,7 +152,7 @@ def _np_sigmoid(x):
 
 
 def _np_relu(x):
-    return np.maximum(x, 0).astype(x.dtype, copy=False)
+    return np.where(x <= 0, 0, x).astype(x.dtype, copy=False)
 
 
 def _np_compare(ufunc):
@@ -157,7 +164,7 @@ def _np_compare(ufunc):
 
 
 def _np_relu_back(x, g):
-    return np.where(x > 0, g, 0).astype(np.result_type(x, g), copy=False)
+    return np.where(x <= 0, 0, g).astype(np.result_type(x, g), copy=False)
 
 
 UNARY_OPS: tuple[ScalarOp, ...] = (
