@@ -79,7 +79,7 @@ def kernel_library_status() -> list[str]:
         return [f"kernel libraries: {type(err).__name__}: {err}"]
     if directory is None:
         return [
-            f"kernel libraries: none in {cuda_c.DEFAULT_KERNEL_DIR}; build them with "
+            f"kernel libraries: none in {cuda_c_loader.DEFAULT_KERNEL_DIR}; build them with "
             "`python -m torchlight build-kernels` (nvcc) or `... build-kernels --simulator` (CPU)"
         ]
     lines = [f"kernel libraries: {directory}"]

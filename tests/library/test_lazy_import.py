@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # `import torchlight` after numpy is loaded: 25-75 ms here (min of 5, 2 busy cores); numpy itself
 # is 60-150 ms and not counted. The budget leaves room for a slow machine, not for numba (~1 s).

@@ -19,7 +19,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 from torchlight import build_kernels as bk
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # --- arguments ------------------------------------------------------------------------------------
 
@@ -124,7 +124,7 @@ def _compiling_nvcc(directory: Path, symbols: tuple[str, ...]) -> Path:
 
 
 def test_the_default_output_is_the_directory_the_loader_reads(monkeypatch, tmp_path):
-    from torchlight.backends import cuda_c
+    from torchlight.backends import cuda_c_loader as cuda_c
 
     assert bk.SOURCE_DIR == cuda_c.DEFAULT_KERNEL_DIR
     assert set(bk.LIBRARIES) == set(cuda_c.LIBRARIES)
