@@ -349,21 +349,23 @@ def _build_attn_softmax_fw(fn: Callable | None, dtype: np.dtype, launch: LaunchC
     inf = ty.np(math.inf)
 
     def attn_softmax_fw_kernel(y, x, mask, dims):
-        # dims = [n_rows, rows_per_batch, q_len, k_len, use_mask, causal]
+        # dims = [n_rows, heads, q_len, k_len, use_mask, causal, msb, msh, msq, msk]: mask
+        # element [b, h, q, k] at b*msb + h*msh + q*msq + k*msk (0 along a broadcast dim).
         buf = cuda.shared.array(width, elem)
         n_rows = dims[0]
-        rows_per_batch = dims[1]
+        heads = dims[1]
         q_len = dims[2]
         k_len = dims[3]
         use_mask = dims[4] != 0
         causal = dims[5] != 0
+        msk = dims[9]
         t = cuda.threadIdx.x
         nt = cuda.blockDim.x
         row = cuda.blockIdx.x
         while row < n_rows:
             base = row * k_len
-            mask_base = (row // rows_per_batch) * k_len
             q = row % q_len
+            mask_base = (row // (q_len * heads)) * dims[6] + ((row // q_len) % heads) * dims[7] + q * dims[8]
             # Causal (top-left): keys after the query's own position are excluded.
             last = k_len
             if causal and q + 1 < k_len:
@@ -374,7 +376,7 @@ def _build_attn_softmax_fw(fn: Callable | None, dtype: np.dtype, launch: LaunchC
             while j < last:
                 v = x[base + j]
                 if use_mask:
-                    v += mask[mask_base + j]
+                    v += mask[mask_base + j * msk]
                 if v != v or v == inf:
                     best = inf
                 elif v > best:
@@ -388,7 +390,7 @@ def _build_attn_softmax_fw(fn: Callable | None, dtype: np.dtype, launch: LaunchC
             while j < last:
                 v = x[base + j]
                 if use_mask:
-                    v += mask[mask_base + j]
+                    v += mask[mask_base + j * msk]
                 part += math.exp(v - shift)
                 j += nt
             total = tree_sum(buf, part, t, nt)
@@ -397,7 +399,7 @@ def _build_attn_softmax_fw(fn: Callable | None, dtype: np.dtype, launch: LaunchC
                 if live and j < last:
                     v = x[base + j]
                     if use_mask:
-                        v += mask[mask_base + j]
+                        v += mask[mask_base + j * msk]
                     y[base + j] = math.exp(v - shift) / total
                 else:
                     y[base + j] = zero

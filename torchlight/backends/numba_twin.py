@@ -34,11 +34,12 @@ from ..core.device import Device
 from ..core.tensor_data import TensorData, broadcast_shapes
 from .base import Backend
 from .checks import (
-    check_attn_softmax,
+    attn_softmax_inputs,
     check_layernorm,
     check_layernorm_bw,
     check_reduce_dim,
     check_same_shape,
+    compact_mask,
     matmul_shape,
 )
 from .numba_kernels import INSTALL_HINT, build, op_kernel, require_numba
@@ -324,17 +325,17 @@ class NumbaBackend(Backend):
     def attn_softmax_fw(
         self, x: TensorData, mask: TensorData | None = None, causal: bool = False
     ) -> TensorData:
-        check_attn_softmax(x, mask)
+        x, mask = attn_softmax_inputs(x, mask)
         batch, heads, q_len, k_len = x.shape
         y = np.empty(x.size, dtype=x.dtype)
         rows = batch * heads * q_len
         if rows and k_len:
             if mask is None:
-                m, mask_stride = np.zeros(k_len, dtype=x.dtype), 0
+                m, strides = np.zeros(1, dtype=x.dtype), (0, 0, 0, 0)
             else:
-                m, mask_stride = _dense(mask), k_len
+                m, strides = compact_mask(mask)
             build()["softmax_fw"](
-                rows, _dense(x), m, y, heads * q_len, q_len, k_len, mask_stride, bool(causal)
+                rows, _dense(x), m.reshape(-1), y, heads, q_len, k_len, *strides, bool(causal)
             )
         return TensorData.from_array(y.reshape(x.shape))
 
