@@ -24,7 +24,9 @@ Importing this module never imports numba; it loads on first use (``load_numba_c
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -90,11 +92,7 @@ def load_numba_cuda() -> SimpleNamespace:
     except ImportError as err:
         if type(err).__name__ == "CudaSupportError":
             raise unavailable_error(str(err)) from err
-        raise ImportError(
-            f"CudaBackend needs numba-cuda, which is not installed ({err}). Install it with: "
-            f"{INSTALL_HINT}. Without an NVIDIA GPU, torchlight.backends.cuda.numba_backend() runs "
-            f"the same kernel bodies on the CPU."
-        ) from err
+        raise missing_numba_cuda_error(err) from err
     cuda = numba_cuda_module
     if numba.config.ENABLE_CUDASIM:
         cudasim_shims.lock_simulator_shared_arrays()
@@ -115,16 +113,44 @@ def load_numba_cuda() -> SimpleNamespace:
     return _NUMBA
 
 
+def missing_numba_cuda_error(err: ImportError) -> ImportError:
+    """The error for a machine without numba-cuda; ``.reason`` is its short cause.
+
+    The numba CPU twin is suggested only when numba itself is installed: it needs numba too.
+    """
+    if importlib.util.find_spec("numba") is None:
+        reason = "numba and numba-cuda are not installed"
+        hint = f"Install them with: {INSTALL_HINT} (device='cpu' needs neither)."
+    else:
+        reason = f"numba-cuda is not installed ({err})"
+        hint = (
+            f"Install it with: {INSTALL_HINT}. Without an NVIDIA GPU, "
+            "torchlight.backends.cuda.numba_backend() runs the same kernel bodies on the CPU."
+        )
+    error = ImportError(f"CudaBackend needs numba-cuda: {reason}. {hint}")
+    error.reason = reason
+    return error
+
+
 def unavailable_error(reason: str) -> CudaUnavailableError:
-    """The error for a machine without a usable GPU, naming the simulator and the CPU twin."""
+    """The error for a machine without a usable GPU, naming the simulator and the CPU twin.
+
+    ``.reason`` is the short cause. The fallback variable is suggested only when it is unset.
+    """
     reason = " ".join(reason.split()).rstrip(".") or "no CUDA driver"
-    return CudaUnavailableError(
+    fallback = (
+        ""
+        if os.environ.get(FALLBACK_ENV)
+        else f" (or {FALLBACK_ENV}=numba to have get_backend('cuda') return it)"
+    )
+    error = CudaUnavailableError(
         f"CudaBackend needs an NVIDIA GPU and driver, and numba-cuda found none: {reason}. "
         f"Without a GPU, run the same kernels in numba-cuda's simulator by setting {SIM_ENV}=1 "
         f"before numba is first imported, or use the numba CPU twin: "
-        f"torchlight.backends.cuda.numba_backend() (or {FALLBACK_ENV}=numba to have "
-        f"get_backend('cuda') return it)."
+        f"torchlight.backends.cuda.numba_backend(){fallback}."
     )
+    error.reason = f"numba-cuda found no NVIDIA GPU and driver: {reason}"
+    return error
 
 
 def _device_scalar(fn: Callable) -> Callable:
