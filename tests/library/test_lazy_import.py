@@ -11,9 +11,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# `import torchlight` after numpy is loaded: 25-75 ms here (min of 5, 2 busy cores); numpy itself
-# is 60-150 ms and not counted. The budget leaves room for a slow machine, not for numba (~1 s).
-IMPORT_BUDGET_S = 0.3
+# CPU seconds of `import torchlight` after numpy is loaded: 31-39 ms here (numpy itself ~75 ms,
+# not counted). CPU time, not wall time: on a busy machine the wall time of the same import
+# swings from 30 to 800 ms. The budget leaves room for a slower CPU, not for numba (~1 s).
+IMPORT_BUDGET_S = 0.25
 
 LAZY_PROBE = """
 import json, sys
@@ -32,9 +33,9 @@ print(json.dumps({"before": before, "dir": [n for n in ("nn", "optim") if n in d
 TIME_PROBE = """
 import time
 import numpy
-start = time.perf_counter()
+start = time.process_time()
 import torchlight
-print(time.perf_counter() - start)
+print(time.process_time() - start)
 """
 
 
@@ -68,6 +69,6 @@ def test_import_torchlight_is_within_its_budget():
         times.append(float(done.stdout))
     best, budget = min(times) * 1000, IMPORT_BUDGET_S * 1000
     assert best < budget, (
-        f"import torchlight took {best:.0f} ms at best of 5 (budget {budget:.0f} ms); "
+        f"import torchlight took {best:.0f} ms of CPU at best of 5 (budget {budget:.0f} ms); "
         "see python -X importtime -c 'import torchlight'"
     )
