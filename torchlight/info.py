@@ -80,7 +80,8 @@ def kernel_library_status() -> list[str]:
     if directory is None:
         return [
             f"kernel libraries: none in {cuda_c_loader.DEFAULT_KERNEL_DIR}; build them with "
-            "`python -m torchlight build-kernels` (nvcc) or `... build-kernels --simulator` (CPU)"
+            "`python -m torchlight build-kernels` (nvcc) or "
+            "`python -m torchlight build-kernels --simulator` (CPU)"
         ]
     lines = [f"kernel libraries: {directory}"]
     try:
