@@ -38,7 +38,12 @@ SYSTEM_CUDA_HOMES = ("/usr/local/cuda",)
 
 # Library name -> the launchers it must export (the loader checks the same names).
 LIBRARIES: dict[str, tuple[str, ...]] = {
-    "softmax_kernel": ("tl_attn_softmax_fw", "tl_attn_softmax_bw", "tl_softmax_abi_version"),
+    "softmax_kernel": (
+        "tl_attn_softmax_fw",
+        "tl_attn_softmax_fw_strided",
+        "tl_attn_softmax_bw",
+        "tl_softmax_abi_version",
+    ),
     "layernorm_kernel": ("tl_layernorm_fw", "tl_layernorm_bw", "tl_layernorm_abi_version"),
 }
 

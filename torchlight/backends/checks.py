@@ -62,7 +62,9 @@ def attn_mask_4d(x_shape: tuple[int, ...], mask: TensorData) -> TensorData:
         shape = (1,) * pad + tuple(mask.shape)
         strides = (0,) * pad + tuple(mask.strides)
     if any(m not in (1, d) for m, d in zip(shape, x_shape)):
-        kind = " (a 2-d mask is [batch, k_len], key padding)" if mask.ndim == 2 else ""
+        kind = ""
+        if mask.ndim == 2:
+            kind = f" (a 2-d mask is [batch, k_len] = {(x_shape[0], x_shape[3])}, key padding)"
         raise ValueError(
             f"attn_softmax mask of shape {mask.shape}{kind} does not broadcast to the scores' "
             f"[batch, heads, q_len, k_len] = {tuple(x_shape)}; pass {MASK_SHAPES_HELP}"
