@@ -304,6 +304,9 @@ def matrix(session: nox.Session) -> None:
     for tier, name in TIER_SESSIONS.items():
         if chosen and tier not in chosen:
             reason = f"not in TORCHLIGHT_MATRIX_TIERS={selection}"
+            problem = _tier_problem(tier)
+            if problem:
+                reason += f" (nor could it run here: {problem})"
             tiers.append({"tier": tier, "session": name, "status": "not selected", "reason": reason})
             continue
         problem = _tier_problem(tier)
