@@ -97,8 +97,11 @@ def attn_softmax_inputs(x: TensorData, mask: TensorData | None) -> tuple[TensorD
 
 
 def compact_mask(mask: TensorData) -> tuple[np.ndarray, tuple[int, int, int, int]]:
-    """A 4-d broadcastable mask as a C-contiguous array of its own (unbroadcast) shape and the
-    element strides that broadcast it: 0 along every size-1 dim. Copies only a non-contiguous mask."""
+    """The mask's own elements (C-contiguous) and the element strides that broadcast them.
+
+    ``mask`` is a 4-d view from ``attn_mask_4d``; the strides are 0 along its size-1 dims. Only
+    a non-contiguous mask is copied, and never to the scores' size.
+    """
     array = np.ascontiguousarray(mask.array)
     strides = tuple(0 if n == 1 else s // array.itemsize for n, s in zip(array.shape, array.strides))
     return array, strides
