@@ -92,13 +92,14 @@ def _hash(*parts: str | bytes) -> str:
     return h.hexdigest()[:20]
 
 
+def _runtime_cpp() -> list[Path]:
+    """The runtime's sources, compiled into one object per mode."""
+    return sorted(RUNTIME_DIR.glob("*.cpp"))
+
+
 def _runtime_sources() -> str:
-    names = ["cuda_sim.h", "sim_runtime.cpp"] + sorted(p.name for p in (RUNTIME_DIR / "include").iterdir())
-    parts = []
-    for name in names:
-        path = RUNTIME_DIR / name if (RUNTIME_DIR / name).exists() else RUNTIME_DIR / "include" / name
-        parts.append(path.read_text())
-    return "\n".join(parts)
+    paths = sorted(RUNTIME_DIR.glob("*.h")) + _runtime_cpp() + sorted(RUNTIME_DIR.glob("include/**/*.h*"))
+    return "\n".join(f"{p.relative_to(RUNTIME_DIR)}\n{p.read_text()}" for p in paths)
 
 
 def _run_compiler(args: list[str], what: str) -> str:
@@ -168,12 +169,22 @@ def runtime_object(mode: str) -> Path:
     flags = _COMMON + _RUNTIME_FLAGS[mode] + ["-I", str(RUNTIME_DIR)]
     key = _hash(_runtime_sources(), " ".join(flags), _compiler_id(cxx))
     out = cache_dir() / f"sim_runtime-{mode}-{key}.o"
-    return _atomic_output(
-        out,
-        lambda tmp: _compile(
-            [cxx, *flags, "-c", str(RUNTIME_DIR / "sim_runtime.cpp"), "-o", str(tmp)], f"the runtime ({mode})"
-        ),
-    )
+
+    def produce(tmp: Path) -> None:
+        # Each source to its own object, then one relocatable object that links like a single file.
+        parts = []
+        try:
+            for src in _runtime_cpp():
+                part = tmp.with_name(f"{tmp.name}.{src.stem}.o")
+                parts.append(part)
+                _compile([cxx, *flags, "-c", str(src), "-o", str(part)], f"the runtime ({mode}, {src.name})")
+            joined = [cxx, "-r", "-nostdlib", *map(str, parts), "-o", str(tmp)]
+            _compile(joined, f"the runtime ({mode}, link)")
+        finally:
+            for part in parts:
+                part.unlink(missing_ok=True)
+
+    return _atomic_output(out, produce)
 
 
 def kernel_object(source: str | os.PathLike, mode: str) -> Path:

@@ -61,12 +61,24 @@ def _first_user_frame(lines: list[str], start: int) -> str:
 
 
 def _tsan_threads(lines: list[str]) -> dict[str, str]:
+    """Thread names (``T3`` -> ``kernel K block (..) thread (..)``) as one report lists them.
+
+    The runtime reuses ThreadSanitizer fibers between launches and renames them, so a name is
+    only right within the report that prints it.
+    """
     names = {}
     for ln in lines:
         m = re.match(r"\s*Thread (T\d+) '(.*)' \(tid=", ln)
         if m:
             names[m.group(1)] = m.group(2)
     return names
+
+
+def _report_end(lines: list[str], start: int) -> int:
+    for j in range(start + 1, len(lines)):
+        if lines[j].startswith("SUMMARY") or "WARNING: ThreadSanitizer:" in lines[j]:
+            return j
+    return len(lines)
 
 
 def _findings(mode: str, out: str) -> list[str]:
@@ -77,7 +89,6 @@ def _findings(mode: str, out: str) -> list[str]:
         m = re.search(r"simulator: memcheck: the fault above happened in (.*)", ln)
         if m:
             where = m.group(1)
-    tsan_names = _tsan_threads(lines)
     for i, ln in enumerate(lines):
         m = re.search(r"ERROR: AddressSanitizer: ([\w-]+)", ln)
         if m:
@@ -102,6 +113,7 @@ def _findings(mode: str, out: str) -> list[str]:
         if "WARNING: ThreadSanitizer:" in ln:
             kind = ln.split("WARNING: ThreadSanitizer:", 1)[1].split("(")[0].strip()
             detail = f"racecheck: {kind}"
+            tsan_names = _tsan_threads(lines[i : _report_end(lines, i)])
             accesses = []
             for j in range(i + 1, min(i + 60, len(lines))):
                 am = re.match(

@@ -36,11 +36,6 @@ _UNSUPPORTED = [
         "read global memory instead",
     ),
     (
-        r"\bcooperative_groups\b|\bcg::|\bthis_thread_block\s*\(|\bthis_grid\s*\(",
-        "cooperative groups",
-        "use __syncthreads and the *_sync warp intrinsics",
-    ),
-    (
         r"\b__shfl(?:_up|_down|_xor)?\s*\(|\b__ballot\s*\(|\b__any\s*\(|\b__all\s*\(",
         "warp intrinsic without _sync (removed in CUDA 9)",
         "use the *_sync form with a mask",
@@ -50,7 +45,6 @@ _UNSUPPORTED = [
         "__match_*_sync / __reduce_*_sync warp intrinsics",
         "build the result from __shfl_*_sync",
     ),
-    (r"\b(?:__half2?|__nv_bfloat162?)\b", "half-precision types", "use float"),
     (r"\bwmma::|\bnvcuda::", "warp matrix (tensor core) operations", "use scalar arithmetic"),
     (
         r"\b(?:cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaGraph\w*|cudaEvent\w*|cudaGetDeviceProperties"

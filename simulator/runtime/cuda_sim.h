@@ -1,7 +1,8 @@
 // Runtime header of the CPU simulator: the CUDA device and host API that the simulator's
 // build force-includes into every translated .cu source. Each CUDA thread runs as a fiber;
 // everything that needs scheduler state (barriers, shuffles, votes, shared memory, the
-// cuda* memory calls) lives in sim_runtime.cpp, compiled once per mode.
+// cuda* memory calls) lives in the runtime's .cpp files (see sim_internal.h), compiled once per
+// mode.
 #ifndef CUDA_CPU_SIMULATOR_H
 #define CUDA_CPU_SIMULATOR_H
 
@@ -53,6 +54,11 @@ struct dim3 {
     constexpr operator uint3() const { return uint3{x, y, z}; }
 };
 
+#define SIM_VEC1(T, N, A)                                                           \
+    struct __attribute__((aligned(A))) N##1 {                                       \
+        T x;                                                                        \
+    };                                                                              \
+    static inline N##1 make_##N##1(T x) { return N##1{x}; }
 #define SIM_VEC2(T, N, A)                                                           \
     struct __attribute__((aligned(A))) N##2 {                                          \
         T x, y;                                                                     \
@@ -68,17 +74,25 @@ struct dim3 {
         T x, y, z, w;                                                               \
     };                                                                              \
     static inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
-SIM_VEC2(float, float, 8)
-SIM_VEC3(float, float)
-SIM_VEC4(float, float, 16)
-SIM_VEC2(int, int, 8)
-SIM_VEC3(int, int)
-SIM_VEC4(int, int, 16)
+// CUDA's vector types with their sizes and alignments (uint3 is defined above).
+#define SIM_VEC_ALL(T, N, A1, A2, A4) SIM_VEC1(T, N, A1) SIM_VEC2(T, N, A2) SIM_VEC3(T, N) SIM_VEC4(T, N, A4)
+SIM_VEC_ALL(signed char, char, 1, 2, 4)
+SIM_VEC_ALL(unsigned char, uchar, 1, 2, 4)
+SIM_VEC_ALL(short, short, 2, 4, 8)
+SIM_VEC_ALL(unsigned short, ushort, 2, 4, 8)
+SIM_VEC_ALL(int, int, 4, 8, 16)
+SIM_VEC_ALL(long, long, sizeof(long), 2 * sizeof(long), 2 * sizeof(long))
+SIM_VEC_ALL(unsigned long, ulong, sizeof(long), 2 * sizeof(long), 2 * sizeof(long))
+SIM_VEC_ALL(float, float, 4, 8, 16)
+SIM_VEC_ALL(long long, longlong, 8, 16, 16)
+SIM_VEC_ALL(unsigned long long, ulonglong, 8, 16, 16)
+SIM_VEC_ALL(double, double, 8, 16, 16)
+SIM_VEC1(unsigned int, uint, 4)
 SIM_VEC2(unsigned int, uint, 8)
 SIM_VEC4(unsigned int, uint, 16)
-SIM_VEC2(double, double, 16)
-SIM_VEC2(long long, longlong, 16)
 static inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return uint3{x, y, z}; }
+#undef SIM_VEC_ALL
+#undef SIM_VEC1
 #undef SIM_VEC2
 #undef SIM_VEC3
 #undef SIM_VEC4
@@ -98,6 +112,7 @@ enum cudaError {
     cudaErrorInvalidDeviceFunction = 98,
     cudaErrorIllegalAddress = 700,
     cudaErrorLaunchOutOfResources = 701,
+    cudaErrorLaunchTimeout = 702,
     cudaErrorAssert = 710,
     cudaErrorLaunchFailure = 719,
     cudaErrorNotSupported = 801,
@@ -228,6 +243,8 @@ SIM_API int syncthreads_reduce(int kind, int predicate, const char* file, int li
 SIM_API unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value, int param, int width,
                                    const char* file, int line);
 SIM_API unsigned int active_mask();
+// The lanes of the caller's warp that reach this call site together (cg::coalesced_threads()).
+SIM_API unsigned int coalesced_mask(const char* file, int line);
 SIM_API void* shared_static(const void* site, size_t size, size_t align);
 SIM_API void* dynamic_shared();
 SIM_API void thread_fence();
@@ -411,6 +428,30 @@ static inline unsigned int atomicDec(unsigned int* p, unsigned int limit) {
     return old;
 }
 
+// Scoped atomics (_block, _system): one address space and one memory order here.
+#define atomicAdd_block atomicAdd
+#define atomicAdd_system atomicAdd
+#define atomicSub_block atomicSub
+#define atomicSub_system atomicSub
+#define atomicExch_block atomicExch
+#define atomicExch_system atomicExch
+#define atomicMin_block atomicMin
+#define atomicMin_system atomicMin
+#define atomicMax_block atomicMax
+#define atomicMax_system atomicMax
+#define atomicInc_block atomicInc
+#define atomicInc_system atomicInc
+#define atomicDec_block atomicDec
+#define atomicDec_system atomicDec
+#define atomicCAS_block atomicCAS
+#define atomicCAS_system atomicCAS
+#define atomicAnd_block atomicAnd
+#define atomicAnd_system atomicAnd
+#define atomicOr_block atomicOr
+#define atomicOr_system atomicOr
+#define atomicXor_block atomicXor
+#define atomicXor_system atomicXor
+
 // ---- math and bit intrinsics ---------------------------------------------------------------
 // glibc declares some of these names itself, so they map to sim-prefixed functions.
 #define __expf sim__expf
@@ -506,10 +547,39 @@ static inline int __mulhi(int a, int b) { return (int)(((long long)a * (long lon
 static inline unsigned int __umulhi(unsigned int a, unsigned int b) {
     return (unsigned int)(((unsigned long long)a * (unsigned long long)b) >> 32);
 }
+// Loads and stores with cache hints: the hint means nothing to a CPU, the access is plain.
 template <class T>
 static inline T __ldg(const T* p) {
     return *p;
 }
+#define SIM_CACHE_LOAD(NAME)            \
+    template <class T>                  \
+    static inline T NAME(const T* p) {  \
+        return *p;                      \
+    }
+SIM_CACHE_LOAD(__ldcg)
+SIM_CACHE_LOAD(__ldca)
+SIM_CACHE_LOAD(__ldcs)
+SIM_CACHE_LOAD(__ldlu)
+SIM_CACHE_LOAD(__ldcv)
+#undef SIM_CACHE_LOAD
+#define SIM_CACHE_STORE(NAME)                                                        \
+    template <class T>                                                               \
+    static inline void NAME(T* p, typename ::sim::nondeduced<T>::type value) {       \
+        *p = value;                                                                  \
+    }
+SIM_CACHE_STORE(__stcg)
+SIM_CACHE_STORE(__stcs)
+SIM_CACHE_STORE(__stwb)
+SIM_CACHE_STORE(__stwt)
+#undef SIM_CACHE_STORE
+
+static inline unsigned int umin(unsigned int a, unsigned int b) { return a < b ? a : b; }
+static inline unsigned int umax(unsigned int a, unsigned int b) { return a > b ? a : b; }
+static inline long long llmin(long long a, long long b) { return a < b ? a : b; }
+static inline long long llmax(long long a, long long b) { return a > b ? a : b; }
+static inline unsigned long long ullmin(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+static inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 
 // CUDA's global min/max accept any mix of arithmetic types.
 template <class A, class B>

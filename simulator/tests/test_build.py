@@ -17,7 +17,7 @@ from .conftest import SHIPPED, run_cli, shipped_sources
 UNSUPPORTED = [
     ('asm volatile("membar.gl;");', "inline assembly"),
     ("float v = tex1Dfetch<float>(tex, 0);", "textures"),
-    ("cooperative_groups::this_thread_block().sync();", "cooperative groups"),
+    ("nvcuda::wmma::fill_fragment(frag, 0.0f);", "warp matrix"),
     ("int v = __shfl(1, 0);", "without _sync"),
     ("unsigned m = __match_any_sync(0xffffffffu, 1);", "__match_*_sync"),
     ("child<<<1, 1>>>(p);", "dynamic parallelism"),
@@ -55,10 +55,10 @@ def test_unknown_cuda_api_is_named(tmp_path):
 
 def test_unsupported_header_is_named(tmp_path):
     src = tmp_path / "hdr.cu"
-    src.write_text("#include <cuda_fp16.h>\n__global__ void k() {}\n")
+    src.write_text("#include <curand_kernel.h>\n__global__ void k() {}\n")
     proc = run_cli("build", str(src), "--out", str(tmp_path))
     assert proc.returncode == 2
-    assert f"{src}:1: unsupported header <cuda_fp16.h>" in proc.stderr
+    assert f"{src}:1: unsupported header <curand_kernel.h>" in proc.stderr
 
 
 def test_constructs_in_inactive_preprocessor_branches_do_not_count(tmp_path):

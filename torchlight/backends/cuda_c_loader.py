@@ -123,7 +123,25 @@ _REBUILD_HINT = (
     "the library holds no code this GPU can run: rebuild it with this GPU's SM version, e.g. "
     f"`{BUILD_COMMAND} --arch '80;90;100'` (or TORCHLIGHT_CUDA_ARCHS='80;90;100')"
 )
+# The errors CUDA documents as sticky ("leaves the process in an inconsistent state and any
+# further CUDA work will return the same error"): illegal address, launch timeout, device
+# assert, hardware stack error, illegal instruction, misaligned address, invalid address space,
+# invalid PC, launch failure. The launchers clear every other error, so none of these survives
+# into a later call unless the context is really broken.
+STICKY_ERRORS = frozenset((700, 702, 710, 714, 715, 716, 717, 718, 719))
+
+
+def _sticky_hint(code: int) -> str:
+    name = CUDA_ERRORS.get(code, str(code))
+    return (
+        f"the CUDA context is broken by this or an earlier error ({name}, a kernel fault): every "
+        "later CUDA call in this process fails the same way, so restart the process; to find the "
+        "faulting kernel, rerun under compute-sanitizer (or the simulator's memcheck build)"
+    )
+
+
 _HINTS: dict[int, str] = {
+    **{code: _sticky_hint(code) for code in STICKY_ERRORS},
     **dict.fromkeys((3, 34, 35, 100), _NO_GPU_HINT),
     46: "every GPU is busy or in exclusive-process mode: free one or change its compute mode (nvidia-smi -c)",
     **dict.fromkeys(
@@ -150,12 +168,14 @@ class KernelLibraryError(RuntimeError):
 
 
 class CudaCKernelError(RuntimeError):
-    """A launcher returned a nonzero code; ``code`` and ``error_name`` say which."""
+    """A launcher returned a nonzero code; ``code`` and ``error_name`` say which, and ``sticky``
+    whether the CUDA context is broken for the rest of the process."""
 
     def __init__(self, launcher: str, code: int) -> None:
         self.launcher = launcher
         self.code = code
         self.error_name = error_name(code)
+        self.sticky = code in STICKY_ERRORS
         super().__init__(f"{launcher} failed with {self.error_name} (code {code}): {error_hint(code)}")
 
 
@@ -210,6 +230,16 @@ def find_kernel_dir() -> Path | None:
 
 
 def _open_library(path: Path) -> ctypes.CDLL:
+    # dlopen of a truncated file dies with SIGBUS, and one for another machine reports a
+    # misleading "No such file": check the ELF header and tables first.
+    from .shared_object import SharedObjectError, check_shared_object
+
+    try:
+        check_shared_object(path, fix=f"rebuild it: {BUILD_HINT}")
+    except SharedObjectError as err:
+        raise KernelLibraryError(
+            f"{err.path} is not a loadable shared library: it {err.problem}; {err.fix}"
+        ) from err
     try:
         return ctypes.CDLL(str(path))
     except OSError as err:

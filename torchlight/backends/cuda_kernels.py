@@ -373,6 +373,7 @@ def _build_attn_softmax_fw(fn: Callable | None, dtype: np.dtype, launch: LaunchC
     elem = ty.scalar
     zero = ty.np(0)
     inf = ty.np(math.inf)
+    nan = ty.np(math.nan)
 
     def attn_softmax_fw_kernel(y, x, mask, dims):
         # dims = [n_rows, heads, q_len, k_len, use_mask, causal, msb, msh, msq, msk]: mask
@@ -396,7 +397,8 @@ def _build_attn_softmax_fw(fn: Callable | None, dtype: np.dtype, launch: LaunchC
             last = k_len
             if causal and q + 1 < k_len:
                 last = q + 1
-            # A nan or +inf score poisons the row: like the reference it becomes all zeros.
+            # A NaN or +inf score (after the mask) poisons the row: it is all NaN, as in
+            # PyTorch. The thread marks it with +inf, which the tree max keeps.
             best = -inf
             j = t
             while j < last:
@@ -409,20 +411,25 @@ def _build_attn_softmax_fw(fn: Callable | None, dtype: np.dtype, launch: LaunchC
                     best = v
                 j += nt
             row_max = tree_max(buf, best, t, nt)
-            live = row_max != inf and row_max != -inf
+            poisoned = row_max == inf
+            # Every key excluded (max -inf): the documented all-zero row.
+            live = not poisoned and row_max != -inf
             shift = row_max if live else zero
             part = zero
-            j = t
-            while j < last:
-                v = x[base + j]
-                if use_mask:
-                    v += mask[mask_base + j * msk]
-                part += math.exp(v - shift)
-                j += nt
+            if live:  # the same for the whole block, and no exp of an unshifted score
+                j = t
+                while j < last:
+                    v = x[base + j]
+                    if use_mask:
+                        v += mask[mask_base + j * msk]
+                    part += math.exp(v - shift)
+                    j += nt
             total = tree_sum(buf, part, t, nt)
             j = t
             while j < k_len:
-                if live and j < last:
+                if poisoned:
+                    y[base + j] = nan
+                elif live and j < last:
                     v = x[base + j]
                     if use_mask:
                         v += mask[mask_base + j * msk]

@@ -220,26 +220,30 @@ def matmul_element(i, out_shape, a, a_shape, a_strides, a_offset, b, b_shape, b_
 
 
 def softmax_fw_row(row, x, mask, y, heads, q_len, k_len, msb, msh, msq, msk, causal):
-    """Masked/causal softmax of one score row; a row with every key excluded is all zeros."""
+    """Masked/causal softmax of one score row: all NaN when a key it reads is NaN or +inf (as
+    PyTorch), all zeros when every key is excluded."""
     base = row * k_len
     q = row % q_len
     # The mask is read through its strides (0 along a broadcast dim; all 0 over a single zero
     # when there is no mask), so a broadcast mask is never expanded.
     mask_base = (row // (q_len * heads)) * msb + ((row // q_len) % heads) * msh + q * msq
-    # Keys beyond q are excluded under the causal rule (top-left alignment).
+    # Keys beyond q are excluded under the causal rule (top-left alignment); never read.
     last = k_len
     if causal and q + 1 < k_len:
         last = q + 1
     row_max = x[base] + mask[mask_base]
-    finite = row_max == row_max
+    poisoned = not (row_max < math.inf)  # NaN or +inf
     for k in range(1, last):
         v = x[base + k] + mask[mask_base + k * msk]
-        if v != v:
-            finite = False
+        if not (v < math.inf):
+            poisoned = True
         elif v > row_max:
             row_max = v
-    # Like the reference: a row whose max is not finite (all excluded, +inf or nan) is zeros.
-    if not finite or row_max == -math.inf or row_max == math.inf:
+    if poisoned:
+        for k in range(k_len):
+            y[base + k] = math.nan
+        return
+    if row_max == -math.inf:  # every key excluded: the documented all-zero row
         for k in range(k_len):
             y[base + k] = 0.0
         return
@@ -276,7 +280,11 @@ def layernorm_fw_row(row, x, gamma, beta, y, mean, rstd, hidden, eps):
     for k in range(hidden):
         c = x[base + k] - mu
         sq += c * c
-    r = 1.0 / math.sqrt(sq / hidden + eps)
+    # The sums are float64; the variance is rounded to the tensor's dtype (through ``rstd``)
+    # before use, so a row whose variance overflows float32 gets rstd = 0 and y = beta, as a
+    # float32 computation (the other backends, PyTorch) gives.
+    rstd[row] = sq / hidden
+    r = 1.0 / math.sqrt(rstd[row] + eps)
     for k in range(hidden):
         y[base + k] = (x[base + k] - mu) * r * gamma[k] + beta[k]
     mean[row] = mu

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .tensor import DTypeLike, Tensor, _backend_for, resolve_dtype
-from .tensor_data import SUPPORTED_DTYPES, TensorData
+from .tensor_data import SUPPORTED_DTYPES, TensorData, shape_arguments
 
 _generator = np.random.default_rng()
 
@@ -24,11 +24,10 @@ def default_generator() -> np.random.Generator:
 
 
 def _shape(shape: tuple) -> tuple[int, ...]:
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    if any(not isinstance(s, (int, np.integer)) or s < 0 for s in shape):
-        raise ValueError(f"invalid shape {shape}: sizes must be non-negative integers")
-    return tuple(int(s) for s in shape)
+    sizes = shape_arguments(shape, "shape")
+    if any(s < 0 for s in sizes):
+        raise ValueError(f"invalid shape {sizes}: sizes must be non-negative integers")
+    return sizes
 
 
 def _make(array: np.ndarray, device: Any, requires_grad: bool) -> Tensor:

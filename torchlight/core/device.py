@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 ACCEPTED_FORMS = "'cpu', 'cuda', or 'cuda:N' with N a non-negative integer"
 DEVICE_TYPES = ("cpu", "cuda")
 
@@ -12,13 +14,25 @@ class Device:
     __slots__ = ("type", "index")
 
     def __init__(self, spec: str | Device, index: int | None = None) -> None:
+        """Parse ``spec`` (and an optional ``index``), or raise naming it and the accepted forms."""
         if isinstance(spec, Device):
             spec, index = spec.type, spec.index if index is None else index
+        if index is not None:
+            if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+                raise TypeError(
+                    f"device index {index!r} for {spec!r} is a {type(index).__name__}: "
+                    f"pass a non-negative int, e.g. Device('cuda', 0)"
+                )
+            index = int(index)
         if not isinstance(spec, str):
             raise ValueError(f"unknown device {spec!r}: expected {ACCEPTED_FORMS}")
         kind, sep, number = spec.strip().lower().partition(":")
         if sep:
-            if index is not None or not number.isdigit():
+            if index is not None:
+                raise ValueError(
+                    f"device {spec!r} already names an index: pass index={index!r} or ':N', not both"
+                )
+            if not (number.isascii() and number.isdigit()):
                 raise ValueError(f"unknown device {spec!r}: expected {ACCEPTED_FORMS}")
             index = int(number)
         if kind not in DEVICE_TYPES:

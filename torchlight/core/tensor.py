@@ -38,6 +38,100 @@ def resolve_dtype(dtype: DTypeLike) -> np.dtype:
     return resolved
 
 
+_NUMERIC_KINDS = "biuf"  # bool, signed and unsigned integers, floats
+_KIND_FIXES = {
+    "U": "convert the strings to numbers first, e.g. numpy.asarray(values, dtype=float)",
+    "S": "convert the bytes to numbers first, e.g. numpy.asarray(values, dtype=float)",
+    "c": "pass the real part (values.real) or the magnitude (abs(values)) explicitly",
+    "V": "pass one numeric field of the structured array, e.g. values['x']",
+    "M": "pass numbers, e.g. (values - values[0]) / numpy.timedelta64(1, 's')",
+    "m": "pass numbers, e.g. values / numpy.timedelta64(1, 's')",
+}
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _refuse_kind(array: np.ndarray, data: Any, what: str) -> None:
+    kind = array.dtype.kind
+    if kind in _NUMERIC_KINDS:
+        return
+    if kind == "O":
+        values = list(array.reshape(-1))
+        bad_ones = [v for v in values if not isinstance(v, numbers.Real) or isinstance(v, np.ndarray)]
+        if values and not bad_ones:
+            return  # Python ints/floats (e.g. an int too large for int64): converted below
+        bad = bad_ones[0] if bad_ones else data
+        if isinstance(bad, Tensor):
+            fix = "pass one tensor, or the values as numbers (t.numpy() or t.tolist())"
+        elif bad is None:
+            fix = "every element must be a number; replace None with float('nan') if it means missing"
+        else:
+            fix = "pass numbers, nested lists of numbers, or a numeric numpy array"
+        raise TypeError(
+            f"{what} got {_short(data)}: element {_short(bad)} of type {type(bad).__name__} "
+            f"is not a real number; {fix}"
+        )
+    fix = _KIND_FIXES.get(kind, "pass a numeric (bool, int or float) array")
+    raise TypeError(
+        f"{what} got {_short(data)} of dtype {array.dtype}: torchlight holds real numbers only; {fix}"
+    )
+
+
+def as_float_array(data: Any, dtype: np.dtype, what: str) -> np.ndarray:
+    """A new C-contiguous ``dtype`` array of ``data``, refusing non-numbers and float overflow."""
+    if data is None:
+        raise TypeError(f"{what} got None: pass a number, a nested list of numbers or a numpy array")
+    if isinstance(data, (str, bytes, dict, set, frozenset)):
+        raise TypeError(
+            f"{what} got {type(data).__name__} {_short(data)}: pass a number, a nested list of numbers "
+            f"or a numpy array (convert strings with float())"
+        )
+    try:
+        source = np.asarray(data)
+    except (ValueError, TypeError) as err:
+        raise ValueError(
+            f"{what} got {_short(data)}, which is not a rectangular array of numbers ({err}); "
+            f"every nested list must have the same length"
+        ) from None
+    _refuse_kind(source, data, what)
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            array = np.array(source, dtype=dtype, copy=True, order="C")
+    except (OverflowError, ValueError, TypeError) as err:
+        raise ValueError(f"{what} got {_short(data)}, which does not fit {dtype} ({err})") from None
+    if array.size and (source.dtype.kind == "O" or source.dtype.itemsize > dtype.itemsize):
+        overflow = np.isinf(array) & ~np.isinf(np.asarray(source, dtype=np.float64))
+        if overflow.any():
+            first = source.reshape(-1)[int(np.flatnonzero(overflow.reshape(-1))[0])]
+            raise ValueError(
+                f"{what} got {_short(data)}: value {float(first)!r} overflows {dtype} (largest "
+                f"{np.finfo(dtype).max:.4g}); pass dtype='float64' or scale the values"
+            )
+    return array
+
+
+def check_device_or_dtype(target: str) -> None:
+    """Raise a clear error when ``target`` is neither a device string nor a supported dtype name."""
+    try:
+        Device(target)
+        return
+    except ValueError as err:
+        device_error = err
+    try:
+        np.dtype(target)
+    except TypeError:
+        raise ValueError(
+            f"{target!r} is neither a device nor a dtype: {device_error}; dtypes are 'float32' or 'float64'"
+        ) from None
+    raise TypeError(
+        f"unsupported dtype {target!r}: torchlight tensors are float32 (default) or float64; "
+        f"use .to('float32') or .to('float64')"
+    )
+
+
 def _backend_for(device: Any) -> Backend:
     from ..backends import get_backend
 
@@ -55,7 +149,7 @@ class Tensor:
             data = data._data.array
         if isinstance(data, np.ndarray) and dtype is None and data.dtype in SUPPORTED_DTYPES:
             dtype = data.dtype
-        array = np.array(data, dtype=resolve_dtype(dtype), copy=True, order="C")
+        array = as_float_array(data, resolve_dtype(dtype), "tl.tensor")
         self._data = TensorData.from_array(array)
         self.backend = _backend_for(device)
         self.requires_grad = bool(requires_grad)
@@ -129,6 +223,8 @@ class Tensor:
         if isinstance(target, str) and target in _DTYPE_NAMES or isinstance(target, (type, np.dtype)):
             dtype = resolve_dtype(target)
             return self if dtype == self.dtype else F.Cast.apply(self, dtype=dtype)
+        if isinstance(target, str):
+            check_device_or_dtype(target)
         backend = _backend_for(target)
         if backend is self.backend:
             return self
@@ -171,6 +267,7 @@ class Tensor:
             return Tensor._wrap(TensorData.from_array(np.array(other, dtype=self.dtype)), self.backend)
         if isinstance(other, (numbers.Real, np.ndarray, np.generic)) and not isinstance(other, bool):
             array = np.asarray(other)
+            _refuse_kind(array, other, "a Tensor operand")
             dtype = array.dtype if array.ndim and array.dtype in SUPPORTED_DTYPES else self.dtype
             return Tensor._wrap(TensorData.from_array(np.asarray(array, dtype=dtype)), self.backend)
         if isinstance(other, bool):

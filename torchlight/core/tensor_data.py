@@ -209,11 +209,26 @@ class TensorData:
         )
 
 
-def infer_shape(shape: Sequence, size: int, old_shape: Sequence[int]) -> tuple[int, ...]:
-    """Resolve one ``-1`` in ``shape`` and check the element count matches ``size``."""
+def _is_size(value: object) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def shape_arguments(shape: Sequence, what: str) -> tuple[int, ...]:
+    """Sizes passed as ``f(2, 3)`` or ``f((2, 3))`` as ints; ValueError naming a size that is not an int."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    shape = tuple(int(s) for s in shape)
+    for size in shape:
+        if not _is_size(size):
+            raise ValueError(
+                f"invalid {what} {tuple(shape)!r}: size {size!r} is a {type(size).__name__}, "
+                f"sizes must be ints, e.g. (2, 3); convert with int() first"
+            )
+    return tuple(int(s) for s in shape)
+
+
+def infer_shape(shape: Sequence, size: int, old_shape: Sequence[int]) -> tuple[int, ...]:
+    """Resolve one ``-1`` in ``shape`` and check the element count matches ``size``."""
+    shape = shape_arguments(shape, "view shape")
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1 or any(s < -1 for s in shape):
         raise ValueError(f"invalid shape {shape}: sizes must be >= 0 with at most one -1")

@@ -2,7 +2,7 @@
 
 from . import functional
 from .layers import GELU, Dropout, Embedding, LayerNorm, Linear
-from .module import Module, Parameter
+from .module import Module, Parameter, StateDictError
 from .transformer import DecoderLM, MultiHeadAttention, TransformerBlock
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "Module",
     "MultiHeadAttention",
     "Parameter",
+    "StateDictError",
     "TransformerBlock",
     "functional",
 ]

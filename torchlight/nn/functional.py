@@ -12,9 +12,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..core.autograd import Function
 from ..core.creation import default_generator
 from ..core.tensor import Tensor
 from ..core.tensor_data import TensorData
+from .checks import check_real
 
 IGNORE_INDEX = -100
 
@@ -45,19 +47,34 @@ def as_index_array(indices: Tensor | np.ndarray | Sequence, size: int, what: str
     """Integer class/token ids as an int64 array, each checked to lie in ``[0, size)``."""
     if isinstance(indices, Tensor):
         values = indices.numpy()
+    elif indices is None or isinstance(indices, (str, bytes)):
+        raise TypeError(f"{what} must be integers, got {type(indices).__name__} {indices!r}")
     else:
-        values = np.asarray(indices)
-    if values.dtype.kind == "f":
-        if not np.all(np.equal(np.mod(values, 1), 0)):
-            raise TypeError(f"{what} must be integers, got non-integral values in {values.dtype} input")
-        values = values.astype(np.int64)
-    elif values.dtype.kind not in "iu":
-        raise TypeError(f"{what} must be integers, got dtype {values.dtype}")
-    values = values.astype(np.int64, copy=False)
+        try:
+            values = np.asarray(indices)
+        except ValueError as err:
+            raise ValueError(f"{what} must be a rectangular array of integers ({err})") from None
+    kind = values.dtype.kind
+    if kind == "f":
+        integral = np.isfinite(values) & np.equal(np.mod(values, 1), 0)
+        if not integral.all():
+            bad = values[~integral].reshape(-1)[0]
+            raise TypeError(
+                f"{what} must be integers, got {float(bad)!r} in {values.dtype} input; "
+                f"pass integer ids (e.g. numpy.asarray(ids, dtype=int))"
+            )
+    elif kind not in "iu":
+        raise TypeError(
+            f"{what} must be integers, got dtype {values.dtype}; pass integer ids "
+            f"(e.g. numpy.asarray(ids, dtype=int)){' not booleans' if kind == 'b' else ''}"
+        )
+    # Range check in the ids' own dtype: a cast to int64 first would wrap uint64 2**64-1 to -1.
     bad = (values < 0) | (values >= size)
     if bad.any():
-        raise IndexError(f"{what} value {int(values[bad][0])} is out of range: expected 0 <= id < {size}")
-    return values
+        first = values[bad].reshape(-1)[0]
+        shown = int(first) if kind in "iu" else float(first)
+        raise IndexError(f"{what} value {shown} is out of range: expected 0 <= id < {size}")
+    return values.astype(np.int64)
 
 
 def one_hot(indices: np.ndarray, size: int, like: Tensor) -> Tensor:
@@ -73,6 +90,22 @@ def embedding(indices: Tensor | np.ndarray | Sequence, weight: Tensor) -> Tensor
     return one_hot(ids, weight.shape[0], weight) @ weight
 
 
+class Pick(Function):
+    """``x[rows, cols]`` of a 2-d input as a 1-d result; the backward scatters the gradient back."""
+
+    @staticmethod
+    def forward(ctx, backend, x: TensorData, rows: np.ndarray, cols: np.ndarray) -> TensorData:
+        ctx.save_for_backward(x.shape, x.dtype, rows, cols)
+        return TensorData.from_array(np.ascontiguousarray(x.array[rows, cols]))
+
+    @staticmethod
+    def backward(ctx, backend, grad: TensorData) -> TensorData:
+        shape, dtype, rows, cols = ctx.saved
+        out = np.zeros(shape, dtype)
+        np.add.at(out, (rows, cols), grad.array)
+        return TensorData.from_array(out)
+
+
 def cross_entropy(
     logits: Tensor, targets: Tensor | np.ndarray | Sequence, ignore_index: int = IGNORE_INDEX
 ) -> Tensor:
@@ -81,28 +114,49 @@ def cross_entropy(
     Positions whose target equals ``ignore_index`` do not count; if every position is
     ignored the loss is 0.
     """
+    if not isinstance(logits, Tensor):
+        raise TypeError(
+            f"cross_entropy logits must be a Tensor shaped [..., classes], got {type(logits).__name__}; "
+            f"wrap it with tl.tensor(logits)"
+        )
+    if logits.ndim == 0:
+        raise ValueError(
+            "cross_entropy logits must have a class dimension ([..., classes]), got a 0-d tensor; "
+            "view it as shape (1, classes)"
+        )
+    if isinstance(ignore_index, (bool, np.bool_)) or not isinstance(ignore_index, (int, np.integer)):
+        raise TypeError(f"cross_entropy ignore_index must be an int, got {ignore_index!r}")
     classes = logits.shape[-1]
-    raw = np.asarray(targets.numpy() if isinstance(targets, Tensor) else targets)
+    if isinstance(targets, Tensor):
+        raw = targets.numpy()
+    elif targets is None or isinstance(targets, (str, bytes)):
+        raise TypeError(f"cross_entropy targets must be integer class ids, got {targets!r}")
+    else:
+        raw = np.asarray(targets)
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(
+            f"cross_entropy targets have dtype {raw.dtype}: pass integer class ids "
+            f"(e.g. numpy.asarray(targets, dtype=int))"
+        )
     if raw.shape != logits.shape[:-1]:
         raise ValueError(
             f"cross_entropy targets have shape {raw.shape}, expected {logits.shape[:-1]} "
             f"to match logits of shape {logits.shape}"
         )
-    keep = raw != ignore_index
-    ids = as_index_array(np.where(keep, raw, 0), classes, "cross_entropy target")
-    flat = logits.view(-1, classes)
-    picked = (flat.log_softmax(-1) * one_hot(ids.reshape(-1), classes, logits)).sum(-1)
-    weight = keep.reshape(-1).astype(logits.dtype)
-    count = max(float(weight.sum()), 1.0)
-    return -(picked * weight).sum() * (1.0 / count)
+    keep = (raw != ignore_index).reshape(-1)
+    ids = as_index_array(np.where(keep, raw.reshape(-1), 0), classes, "cross_entropy target")
+    rows = np.flatnonzero(keep)
+    # Select each kept row's target log-probability (a product with a one-hot row would turn a
+    # -inf log-probability of another class into NaN; ignored rows are never read).
+    picked = Pick.apply(logits.view(-1, classes).log_softmax(-1), rows=rows, cols=ids[rows])
+    return (0.0 - picked.sum()) * (1.0 / max(rows.size, 1))
 
 
 def dropout(
     x: Tensor, p: float, training: bool = True, generator: np.random.Generator | None = None
 ) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``."""
-    if not 0.0 <= p < 1.0:
-        raise ValueError(f"dropout probability must be in [0, 1), got {p!r}")
+    p = check_real(p, "dropout probability", "", 0.0, 1.0)
     if not training or p == 0.0:
         return x
     rng = generator if generator is not None else default_generator()

@@ -10,6 +10,7 @@ import numpy as np
 from ..core.creation import default_generator
 from ..core.tensor import Tensor, resolve_dtype
 from . import functional as F
+from .checks import check_count, check_input, check_real
 from .module import Module, Parameter
 
 
@@ -25,12 +26,17 @@ class Linear(Module):
         self, in_features: int, out_features: int, bias: bool = True, dtype: Any = None, device: Any = None
     ):
         super().__init__()
+        in_features = check_count(in_features, "in_features", "Linear")
+        out_features = check_count(out_features, "out_features", "Linear")
         bound = 1.0 / math.sqrt(in_features) if in_features else 0.0
         self.in_features, self.out_features = in_features, out_features
         self.weight = _uniform((out_features, in_features), bound, dtype, device)
         self.bias = _uniform((out_features,), bound, dtype, device) if bias else None
 
     def forward(self, x: Tensor) -> Tensor:
+        """``x @ weight.T + bias`` over the last dim of ``x``."""
+        layout = f"[..., {self.in_features}]"
+        x = check_input(x, f"Linear({self.in_features}, {self.out_features})", 1, layout)
         if x.shape[-1] != self.in_features:
             raise ValueError(
                 f"Linear({self.in_features}, {self.out_features}) got input with last dim "
@@ -49,6 +55,9 @@ class Embedding(Module):
         self, num_embeddings: int, embedding_dim: int, std: float = 1.0, dtype: Any = None, device: Any = None
     ):
         super().__init__()
+        num_embeddings = check_count(num_embeddings, "num_embeddings", "Embedding")
+        embedding_dim = check_count(embedding_dim, "embedding_dim", "Embedding")
+        std = check_real(std, "std", "Embedding", 0.0, math.inf)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         values = default_generator().normal(0.0, std, (num_embeddings, embedding_dim))
         self.weight = Parameter(values.astype(resolve_dtype(dtype)), device=device)
@@ -67,12 +76,18 @@ class LayerNorm(Module):
         self, dim: int, eps: float = 1e-5, fused: bool = True, dtype: Any = None, device: Any = None
     ):
         super().__init__()
+        dim = check_count(dim, "dim", "LayerNorm")
+        eps = check_real(eps, "eps", "LayerNorm", 0.0, math.inf)
+        if eps == 0.0:
+            raise ValueError("LayerNorm eps must be > 0 (it keeps 1/sqrt(var + eps) finite), got 0.0")
         self.dim, self.eps, self.fused = dim, eps, fused
         dt = resolve_dtype(dtype)
         self.weight = Parameter(np.ones(dim, dtype=dt), device=device)
         self.bias = Parameter(np.zeros(dim, dtype=dt), device=device)
 
     def forward(self, x: Tensor) -> Tensor:
+        """Normalise the last dim of ``x`` and apply the scale and shift."""
+        x = check_input(x, f"LayerNorm({self.dim})", 1, f"[..., {self.dim}]")
         return F.layer_norm(x, self.weight, self.bias, self.eps, fused=self.fused)
 
     def extra_repr(self) -> str:
@@ -84,8 +99,12 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.1, generator: np.random.Generator | None = None):
         super().__init__()
-        if not 0.0 <= p < 1.0:
-            raise ValueError(f"dropout probability must be in [0, 1), got {p!r}")
+        p = check_real(p, "dropout probability", "", 0.0, 1.0)
+        if generator is not None and not isinstance(generator, np.random.Generator):
+            raise TypeError(
+                f"Dropout generator must be a numpy.random.Generator, got {type(generator).__name__}; "
+                f"pass numpy.random.default_rng(seed)"
+            )
         self.p, self.generator = p, generator
 
     def forward(self, x: Tensor) -> Tensor:

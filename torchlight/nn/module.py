@@ -7,8 +7,58 @@ from typing import Any
 
 import numpy as np
 
-from ..core.tensor import Tensor, _backend_for, resolve_dtype
+from ..core.tensor import Tensor, _backend_for, check_device_or_dtype, resolve_dtype
 from ..core.tensor_data import TensorData
+
+
+class StateDictError(ValueError, KeyError):
+    """A state dict or checkpoint that does not fit the model or optimizer; nothing was changed.
+
+    It is a ValueError (a wrong shape, dtype or value) and a KeyError (a missing or unknown
+    entry), so code written against either keeps working.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+_STATE_FIXES = {
+    "b": "booleans are not parameter values; save the float parameters themselves",
+    "c": "complex values would lose their imaginary part; pass values.real explicitly if that is meant",
+    "U": "strings are not parameter values",
+    "S": "bytes are not parameter values",
+    "O": "pass numeric arrays (numpy float/int), not Python objects",
+    "V": "structured arrays are not parameter values; pass one numeric field",
+}
+
+
+def state_array(value: Any, key: str, dtype: np.dtype, shape: tuple[int, ...] | None) -> np.ndarray:
+    """One state-dict entry as a new ``dtype`` array of ``shape``, or StateDictError naming ``key``."""
+    if isinstance(value, Tensor):
+        value = value.numpy()
+    if value is None or isinstance(value, (str, bytes)):
+        raise StateDictError(f"{key} is {type(value).__name__} {value!r}, expected a numeric array")
+    try:
+        source = np.asarray(value)
+    except (ValueError, TypeError) as err:
+        raise StateDictError(f"{key} is not a rectangular numeric array ({err})") from None
+    kind = source.dtype.kind
+    if kind not in "iuf":
+        fix = _STATE_FIXES.get(kind, "pass a float or int array")
+        raise StateDictError(f"{key} has dtype {source.dtype}, expected {dtype} values: {fix}")
+    if shape is not None and source.shape != shape:
+        raise StateDictError(f"{key} has shape {source.shape}, expected {shape}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        array = np.array(source, dtype=dtype, copy=True, order="C")
+    if kind == "f":
+        overflow = np.isinf(array) & ~np.isinf(source)
+        if overflow.any():
+            first = float(source[overflow].reshape(-1)[0])
+            raise StateDictError(
+                f"{key} holds {first!r}, which overflows {dtype} (largest {np.finfo(dtype).max:.4g}): "
+                f"the entry was not saved from a {dtype} parameter"
+            )
+    return array
 
 
 class Parameter(Tensor):
@@ -95,6 +145,14 @@ class Module:
 
     def to(self, device: Any) -> Module:
         """Move every parameter to ``device`` in place; returns self."""
+        if isinstance(device, str):
+            try:
+                check_device_or_dtype(device)
+            except TypeError:
+                raise TypeError(
+                    f"{type(self).__name__}.to({device!r}): Module.to takes a device ('cpu', 'cuda'); "
+                    f"{device!r} is a dtype: build the module with dtype='float32' or dtype='float64'"
+                ) from None
         backend = _backend_for(device)
         for p in self.parameters():
             p.backend = backend
@@ -107,24 +165,37 @@ class Module:
         return {name: p.numpy() for name, p in self.named_parameters()}
 
     def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> None:
-        """Copy values into the parameters, checking names and shapes."""
+        """Copy values into the parameters after checking every entry; a refused load changes nothing."""
+        for param, array in self.check_state_dict(state, strict):
+            param._data = TensorData.from_array(array)
+
+    def check_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> list[tuple[Parameter, Any]]:
+        """Validate ``state`` (names, shapes, dtypes) without changing anything; returns what to assign."""
+        if not isinstance(state, Mapping):
+            raise TypeError(
+                f"load_state_dict expects a mapping of names to arrays, got {type(state).__name__}; "
+                f"pass model.state_dict() or a dict"
+            )
+        bad_names = [k for k in state if not isinstance(k, str)]
+        if bad_names:
+            raise StateDictError(f"state dict names must be strings, got {bad_names[0]!r}")
         params = dict(self.named_parameters())
         if strict:
             missing = sorted(set(params) - set(state))
             unexpected = sorted(set(state) - set(params))
             if missing or unexpected:
-                raise KeyError(
+                raise StateDictError(
                     f"state dict does not match {type(self).__name__}: missing {missing}, "
                     f"unexpected {unexpected}; pass strict=False to load the overlap"
                 )
+        plan = []
         for name, value in state.items():
             if name not in params:
                 continue
             p = params[name]
-            array = np.asarray(value.numpy() if isinstance(value, Tensor) else value)
-            if array.shape != p.shape:
-                raise ValueError(f"state dict entry {name!r} has shape {array.shape}, expected {p.shape}")
-            p._data = TensorData.from_array(np.array(array, dtype=resolve_dtype(p.dtype), copy=True))
+            key = f"state dict entry {name!r}"
+            plan.append((p, state_array(value, key, resolve_dtype(p.dtype), p.shape)))
+        return plan
 
     def extra_repr(self) -> str:
         return ""

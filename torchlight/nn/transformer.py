@@ -9,6 +9,7 @@ import numpy as np
 
 from ..core.tensor import Tensor
 from . import functional as F
+from .checks import check_count, check_input
 from .layers import Dropout, Embedding, LayerNorm, Linear
 from .module import Module
 
@@ -30,6 +31,8 @@ class MultiHeadAttention(Module):
         device: Any = None,
     ):
         super().__init__()
+        dim = check_count(dim, "dim", "MultiHeadAttention", 1)
+        heads = check_count(heads, "heads", "MultiHeadAttention")
         if heads <= 0 or dim % heads:
             raise ValueError(f"MultiHeadAttention dim {dim} must be a positive multiple of heads {heads}")
         self.dim, self.heads, self.fused = dim, heads, fused
@@ -44,6 +47,13 @@ class MultiHeadAttention(Module):
         return x.view(batch, seq, self.heads, self.dim // self.heads).permute(0, 2, 1, 3)
 
     def forward(self, x: Tensor, padding: np.ndarray | None = None, causal: bool = False) -> Tensor:
+        """Attend over ``x [batch, seq, dim]``; ``padding`` and ``causal`` exclude keys."""
+        owner = f"MultiHeadAttention({self.dim}, {self.heads})"
+        x = check_input(x, owner, 3, f"[batch, seq, {self.dim}]")
+        if x.ndim != 3:
+            raise ValueError(
+                f"{owner} expects input shaped [batch, seq, {self.dim}], got shape {x.shape} ({x.ndim}-d)"
+            )
         batch, seq, dim = x.shape
         if dim != self.dim:
             raise ValueError(f"MultiHeadAttention({self.dim}) got input of shape {x.shape}")

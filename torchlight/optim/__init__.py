@@ -1,6 +1,18 @@
 """Optimizers, gradient clipping, and checkpoints of a model with its optimizer."""
 
-from .checkpoint import load_checkpoint, save_checkpoint
+from .atomic import atomic_write
+from .checkpoint import CheckpointError, load_checkpoint, read_checkpoint, save_checkpoint
 from .optimizers import SGD, Adam, AdamW, Optimizer, clip_grad_norm_
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "clip_grad_norm_", "load_checkpoint", "save_checkpoint"]
+__all__ = [
+    "SGD",
+    "Adam",
+    "AdamW",
+    "CheckpointError",
+    "Optimizer",
+    "atomic_write",
+    "clip_grad_norm_",
+    "load_checkpoint",
+    "read_checkpoint",
+    "save_checkpoint",
+]

@@ -279,8 +279,8 @@ extern "C" int sem_deadlock(void) {
     if (rc) return rc;
     deadlock_kernel<<<1, 32>>>(d);
     const int err = (int)cudaDeviceSynchronize();
-    cudaDeviceReset();
-    cudaFree(d);
+    cudaFree(d);       // frees it; returns the sticky error
+    cudaDeviceReset();  // clears the sticky error so that the next tests can launch
     return err;
 }
 

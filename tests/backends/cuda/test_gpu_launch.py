@@ -24,7 +24,6 @@ gpu_launch`` runs it alone; the cudasim and gpu tiers run it with the rest.
 from __future__ import annotations
 
 import dataclasses
-import os
 import types
 
 import numpy as np
@@ -35,7 +34,10 @@ from torchlight.backends.cpu import cpu_backend
 from torchlight.backends.ops import BINARY_OPS, REDUCE_OPS, UNARY_OPS
 from torchlight.core.tensor_data import TensorData
 
-pytestmark = pytest.mark.gpu_launch
+pytestmark = [
+    pytest.mark.gpu_launch,
+    pytest.mark.requires_backend("cuda", reason="the gpu_launch pass runs the numba-cuda kernels"),
+]
 
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 ROW_TIERS = (20, 50, 100, 300)  # -> row blocks of 32, 64, 128 and 256 threads (300: two strides)
@@ -43,33 +45,33 @@ ELEMENTS = (9, 61)  # 549 elements: three 256-thread blocks, the last one mostly
 MATMUL = ((2, 17, 33), (33, 18))  # 16x16 tiles: partial tiles on m, n and k, two batches
 
 
-def _cuda_requested() -> bool:
-    names = {n.strip() for n in os.environ.get("TORCHLIGHT_TEST_BACKENDS", "").split(",")}
-    return bool(names & {"cuda", "cuda-c"})
+@pytest.fixture(scope="module")
+def ck():
+    """The numba-cuda kernel module (kernels, launch configurations, device helpers)."""
+    from torchlight.backends import cuda_kernels
+
+    return cuda_kernels
 
 
 @pytest.fixture(scope="module")
-def cp():
-    """The numba-cuda provider module; skips unless the run asked for a CUDA backend."""
-    if not _cuda_requested():
-        pytest.skip("the gpu_launch pass runs numba-cuda kernels: it needs TORCHLIGHT_TEST_BACKENDS=cuda")
-    from torchlight.backends import cuda_provider
+def provider_class():
+    from torchlight.backends.cuda_provider import CudaProvider
 
-    return cuda_provider
+    return CudaProvider
 
 
 @pytest.fixture(scope="module")
-def gpu(cp):
+def gpu(ck, provider_class):
     """A provider with the GPU's launch configuration (the very object, not an equal copy)."""
-    provider = cp.CudaProvider(launch=cp.GPU_LAUNCH)
-    assert provider.launch is cp.GPU_LAUNCH
+    provider = provider_class(launch=ck.GPU_LAUNCH)
+    assert provider.launch is ck.GPU_LAUNCH
     return provider
 
 
 @pytest.fixture(scope="module")
-def wrapping(cp):
+def wrapping(ck, provider_class):
     """GPU_LAUNCH with a grid cap of 2 blocks: the same blocks and tiles, stride loops that wrap."""
-    return cp.CudaProvider(launch=dataclasses.replace(cp.GPU_LAUNCH, max_blocks=2))
+    return provider_class(launch=dataclasses.replace(ck.GPU_LAUNCH, max_blocks=2))
 
 
 def td(array) -> TensorData:
@@ -187,8 +189,8 @@ FUSED_KINDS = {
 }
 
 
-def test_the_pass_covers_every_kernel_of_the_registry(cp):
-    assert {spec.name for spec in cp.CudaProvider.kernel_specs()} == _case_names()
+def test_the_pass_covers_every_kernel_of_the_registry(provider_class):
+    assert {spec.name for spec in provider_class.kernel_specs()} == _case_names()
 
 
 # --- every kernel with GPU_LAUNCH -------------------------------------------------------------------
@@ -249,9 +251,9 @@ def test_layernorm_every_block_tier(gpu, dtype):
 
 
 @pytest.mark.op("gpu_launch wrap")
-def test_grid_stride_loops_wrap(wrapping, cp):
+def test_grid_stride_loops_wrap(wrapping, ck, provider_class):
     f32 = DTYPES[0]
-    assert dataclasses.replace(wrapping.launch, max_blocks=cp.GPU_LAUNCH.max_blocks) == cp.GPU_LAUNCH
+    assert dataclasses.replace(wrapping.launch, max_blocks=ck.GPU_LAUNCH.max_blocks) == ck.GPU_LAUNCH
     by_name = {op.name: op for op in (*UNARY_OPS, *BINARY_OPS)}
     check_map(wrapping, by_name["exp"], f32)  # 549 elements over 2 x 256 threads
     check_zip(wrapping, by_name["mul"], f32)
@@ -259,49 +261,54 @@ def test_grid_stride_loops_wrap(wrapping, cp):
     check_matmul(wrapping, f32)  # 2 x 2 tiles x 2 batches over a 2 x 2 x 2 grid ... and 1 x 1 x 1 below
     check_attn_softmax(wrapping, f32, 50, rows=3)
     check_layernorm(wrapping, f32, 300, rows=5)  # layernorm_params: 300 columns over 2 blocks of 256
-    single = cp.CudaProvider(launch=dataclasses.replace(cp.GPU_LAUNCH, max_blocks=1))
+    single = provider_class(launch=dataclasses.replace(ck.GPU_LAUNCH, max_blocks=1))
     check_matmul(single, f32)  # every tile of every batch from one block
 
 
 # --- the pass catches what SIM_LAUNCH cannot reach ----------------------------------------------------
 
 
-def _planted_tree_sum(buf, value, t, nt):
-    """``_tree_sum`` with a planted bug: the tree starts at step 32, whatever the block size.
+def _planted_tree_reduce(combine):
+    """``cuda_kernels.tree_reduce`` with a planted bug: the tree starts at step 32, whatever the
+    block size. Blocks of up to 64 threads reduce correctly; in a bigger block the values of the
+    threads above 64 are never combined in."""
 
-    Blocks of up to 64 threads reduce correctly; in a bigger block the threads above 64 are
-    never folded in.
-    """
-    buf[t] = value
-    cuda.syncthreads()  # noqa: F821  (the provider module's ``cuda``: this runs with its globals)
-    step = nt // 2
-    if step > 32:
-        step = 32
-    while step > 0:
-        if t < step:
-            buf[t] += buf[t + step]
+    def tree(buf, value, t, nt):
+        buf[t] = value
+        cuda.syncthreads()  # noqa: F821  (cuda_kernels' ``cuda``: this runs with its globals)
+        step = nt // 2
+        if step > 32:
+            step = 32
+        while step > 0:
+            if t < step:
+                buf[t] = combine(buf[t], buf[t + step])
+            cuda.syncthreads()  # noqa: F821
+            step //= 2
+        total = buf[0]
         cuda.syncthreads()  # noqa: F821
-        step //= 2
-    total = buf[0]
-    cuda.syncthreads()  # noqa: F821
-    return total
+        return total
+
+    return tree
 
 
 @pytest.mark.op("gpu_launch planted bug")
-def test_a_tree_bug_in_blocks_over_64_threads_fails_here_and_passes_with_sim_launch(cp, monkeypatch):
-    nb = cp._load_numba_cuda()
-    # The planted body runs with the provider module's globals, as the real one does.
-    planted = types.FunctionType(_planted_tree_sum.__code__, cp._tree_sum.__globals__, "_tree_sum")
-    monkeypatch.setattr(nb, "tree_sum", nb.device(planted))
+def test_a_tree_bug_in_blocks_over_64_threads_fails_here_and_passes_with_sim_launch(
+    ck, provider_class, monkeypatch
+):
+    nb = ck.load_numba_cuda()
+    # The planted tree runs with cuda_kernels' globals, as the real one does; the kernels
+    # built after this read it from the same place.
+    factory = types.FunctionType(_planted_tree_reduce.__code__, ck.tree_reduce.__globals__, "tree_reduce")
+    monkeypatch.setattr(nb, "tree_sum", nb.device(factory(nb.device(ck._add))))
     f32 = DTYPES[0]
 
-    sim = cp.CudaProvider(launch=cp.SIM_LAUNCH)  # what every other cudasim test runs with
+    sim = provider_class(launch=ck.SIM_LAUNCH)  # what every other cudasim test runs with
     assert sim.launch.row_threads <= 64
     for length in ROW_TIERS:
         check_layernorm(sim, f32, length)
         check_attn_softmax(sim, f32, length)
 
-    gpu = cp.CudaProvider(launch=cp.GPU_LAUNCH)  # a fresh provider: kernels built with the bug
+    gpu = provider_class(launch=ck.GPU_LAUNCH)  # a fresh provider: its kernels get the bug
     for length in ROW_TIERS[:2]:  # blocks of 32 and 64 threads: the bug does not show
         check_layernorm(gpu, f32, length)
     for length in ROW_TIERS[2:]:  # 128 and 256 threads: it does

@@ -1,6 +1,6 @@
 """Non-finite scores and masks in the CUDA C attention softmax, on rows longer than a block.
 
-The device-generic suite (test_nonfinite.py) checks the rule on small shapes on every backend;
+The device-generic suite (tests/generic/test_nonfinite.py) checks the rule on small shapes on every backend;
 these rows span several warps and blocks of the CUDA C kernel, so a NaN or +inf must survive the
 warp-shuffle and shared-memory merges wherever it sits. Expected values come from the rule
 itself: a row with a NaN or +inf among its non-excluded keys (after the mask) is all NaN, a row
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from torchlight.backends import cuda_c
-from torchlight.backends.cuda_c import CudaCKernelError, find_kernel_dir, load_kernels
+from torchlight.backends import cuda_c_loader
+from torchlight.backends.cuda_c_loader import CudaCKernelError, find_kernel_dir, load_kernels
 from torchlight.core.tensor_data import TensorData
 
 F32 = np.float32
@@ -27,8 +27,8 @@ def runnable():
     directory = find_kernel_dir()
     if directory is None:
         pytest.skip(
-            f"no kernel libraries: {cuda_c.KERNEL_DIR_ENV} is unset and torchlight/cuda_kernels/ holds no "
-            "built .so (python -m torchlight build-kernels [--simulator] builds them)"
+            f"no kernel libraries: {cuda_c_loader.KERNEL_DIR_ENV} is unset and torchlight/cuda_kernels/ "
+            "holds no built .so (python -m torchlight build-kernels [--simulator] builds them)"
         )
     kernels = load_kernels(directory)
     one = TensorData.from_array(np.ones((1, 1), F32))

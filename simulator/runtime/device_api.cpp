@@ -1,0 +1,372 @@
+// The device API: what a CUDA thread calls that needs the scheduler. __syncthreads (and its
+// count/and/or forms) is a block-wide barrier that releases when every live thread arrived;
+// warp shuffles, votes and __syncwarp complete when every lane of their mask has arrived or
+// exited; __shared__ variables and the launch's dynamic shared memory are per-block storage
+// that starts filled with 0xff bytes. In synccheck mode the barrier and warp calls also check
+// that all threads are at the same call site with the same mask.
+#include "sim_internal.h"
+
+#include <algorithm>
+
+namespace sim {
+
+void release_barrier(Block* b) {
+    b->bar_result[b->bar_gen & 1] = b->bar_pred;
+    b->bar_arrived = 0;
+    b->bar_gen++;
+    for (int i = 0; i < b->nthreads; ++i) {
+        if (b->fibers[i].state == FState::kBarrier) b->fibers[i].state = FState::kReady;
+    }
+}
+
+namespace {
+
+// Completes the warp operation of the lanes in ``mask`` (all of them arrived or exited).
+void complete_warp(Block* b, int w, unsigned int mask) {
+    Fiber* lanes = b->fibers + w * 32;
+    const int n = std::min(32, b->nthreads - w * 32);
+    unsigned int waiting = b->warp_arrived[w] & mask;
+    unsigned long long ballot = 0;
+    for (int l = 0; l < n; ++l) {
+        if ((waiting >> l) & 1u) ballot |= (lanes[l].wvalue != 0 ? 1ull : 0ull) << l;
+    }
+    for (int l = 0; l < n; ++l) {
+        if (!((waiting >> l) & 1u)) continue;
+        Fiber& f = lanes[l];
+        const int width = (f.wwidth >= 1 && f.wwidth <= 32 && (f.wwidth & (f.wwidth - 1)) == 0) ? f.wwidth : 32;
+        const int base = l & ~(width - 1);
+        int src = l;
+        switch (f.wkind) {
+            case kShflIdx:
+                src = base + (f.wparam & (width - 1));
+                break;
+            case kShflUp:
+                src = ((l - base) >= f.wparam && f.wparam >= 0) ? l - f.wparam : l;
+                break;
+            case kShflDown:
+                src = ((l - base) + f.wparam < width && f.wparam >= 0) ? l + f.wparam : l;
+                break;
+            case kShflXor: {
+                const int s = l ^ (f.wparam & 31);
+                src = s <= base + width - 1 ? s : l;
+                break;
+            }
+            default:
+                break;
+        }
+        if (f.wkind <= kShflXor) {
+            f.wresult = (src < n && ((waiting >> src) & 1u)) ? lanes[src].wvalue : f.wvalue;
+        } else if (f.wkind == kBallot) {
+            f.wresult = ballot & f.wmask;
+        } else if (f.wkind == kAny) {
+            f.wresult = (ballot & f.wmask) != 0 ? 1 : 0;
+        } else if (f.wkind == kAll) {
+            f.wresult = (ballot & f.wmask) == (waiting & f.wmask) ? 1 : 0;
+        }
+        if (&f != tl_fiber) f.state = FState::kReady;
+    }
+    b->warp_arrived[w] &= ~mask;
+}
+
+// True when every lane of ``mask`` that exists has arrived or exited.
+bool warp_ready(Block* b, int w, unsigned int mask) {
+    const unsigned int need = mask & b->warp_present[w];
+    return ((b->warp_arrived[w] | b->warp_exited[w]) & need) == need;
+}
+
+}  // namespace
+
+void check_pending_warps(Block* b, int w) {
+    Fiber* lanes = b->fibers + w * 32;
+    const int n = std::min(32, b->nthreads - w * 32);
+    for (int l = 0; l < n; ++l) {
+        if (lanes[l].state == FState::kWarp && ((b->warp_arrived[w] >> l) & 1u) &&
+            warp_ready(b, w, lanes[l].wmask)) {
+            if (kSyncCheck && (lanes[l].wmask & b->warp_exited[w] & b->warp_present[w])) {
+                report("synccheck: %s at %s:%d in %s: thread %s waits with a mask that names lanes that have "
+                       "exited (mask 0x%08x, exited 0x%08x, warp %d)",
+                       warp_kind_name(lanes[l].wkind), lanes[l].wfile, lanes[l].wline, where(b).c_str(),
+                       tid_str(lanes[l]).c_str(), lanes[l].wmask, b->warp_exited[w], w);
+                fail_block(b);
+                return;
+            }
+            complete_warp(b, w, lanes[l].wmask);
+        }
+    }
+}
+
+// ---- device-side entry points -------------------------------------------------------------
+void syncthreads(const char* file, int line) { (void)syncthreads_reduce(-1, 0, file, line); }
+
+// Device-only runtime calls made outside a kernel: say so instead of dereferencing nothing.
+static void require_device(const char* what, const char* file, int line) {
+    if (tl_block == nullptr || tl_fiber == nullptr) {
+        report("%s called outside a kernel at %s:%d", what, file, line);
+        std::abort();
+    }
+}
+
+int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
+    RuntimeCall in_runtime;
+    require_device("__syncthreads", file, line);
+    Block* b = tl_block;
+    Fiber* f = tl_fiber;
+    if (b->bar_arrived == 0) {
+        b->bar_file = file;
+        b->bar_line = line;
+        b->bar_kind = kind;
+        b->bar_pred = 0;
+    } else if (kSyncCheck && (b->bar_line != line || std::strcmp(b->bar_file, file) != 0)) {
+        const Fiber* other = nullptr;
+        for (int i = 0; i < b->nthreads; ++i) {
+            if (b->fibers[i].state == FState::kBarrier) {
+                other = &b->fibers[i];
+                break;
+            }
+        }
+        report("synccheck: divergent __syncthreads in %s: thread %s reached the barrier at %s:%d while %d "
+               "thread(s) (e.g. thread %s) wait at the barrier at %s:%d; every live thread of a block must "
+               "reach the same __syncthreads",
+               where(b).c_str(), tid_str(*f).c_str(), file, line, b->bar_arrived,
+               other ? tid_str(*other).c_str() : "?", b->bar_file, b->bar_line);
+        fail_block(b);
+        yield_to_scheduler(true);
+    }
+#if defined(SIM_RACECHECK)
+    __tsan_release(b->tsan_sync[b->bar_gen & 1]);
+#endif
+    if (kind == 0) {
+        b->bar_pred += predicate;
+    } else if (kind == 1) {
+        b->bar_pred += predicate ? 0 : 1;
+    } else if (kind == 2) {
+        b->bar_pred += predicate ? 1 : 0;
+    }
+    f->wfile = file;
+    f->wline = line;
+    b->bar_arrived++;
+    const unsigned long long gen = b->bar_gen;
+    if (b->bar_arrived == b->live) {
+        release_barrier(b);
+    } else {
+        f->state = FState::kBarrier;
+        yield_to_scheduler(false);
+        if (b->failed) yield_to_scheduler(true);
+    }
+    // The releasing thread may run on into the next barrier before the others resume, so the
+    // result is kept per generation parity (generation + 2 needs every thread to have left).
+    const int total = b->bar_result[gen & 1];
+#if defined(SIM_RACECHECK)
+    __tsan_acquire(b->tsan_sync[gen & 1]);
+#endif
+    if (kind == 1) return total == 0 ? 1 : 0;
+    if (kind == 2) return total > 0 ? 1 : 0;
+    return total;
+}
+
+unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value, int param, int width,
+                           const char* file, int line) {
+    RuntimeCall in_runtime;
+    require_device(warp_kind_name(kind), file, line);
+    Block* b = tl_block;
+    Fiber* f = tl_fiber;
+    const int w = f->warp;
+    const unsigned int me = 1u << f->lane;
+    if (!(mask & me)) {
+        report("%s: %s at %s:%d in %s: thread %s calls it with mask 0x%08x that does not include its "
+               "own lane %d",
+               mode_name(), warp_kind_name(kind), file, line, where(b).c_str(), tid_str(*f).c_str(), mask, f->lane);
+        fail_block(b);
+        yield_to_scheduler(true);
+    }
+    if (kSyncCheck) {
+        Fiber* lanes = b->fibers + w * 32;
+        const int n = std::min(32, b->nthreads - w * 32);
+        for (int l = 0; l < n; ++l) {
+            if (!((b->warp_arrived[w] >> l) & 1u) || !((mask >> l) & 1u)) continue;
+            const Fiber& o = lanes[l];
+            // A lane whose own operation does not wait for this one (disjoint groups, e.g. two
+            // tiles or labeled partitions) will still come here after it: not a divergence.
+            if (!((o.wmask >> f->lane) & 1u)) continue;
+            if (o.wkind != kind || o.wmask != mask || o.wline != line || std::strcmp(o.wfile, file) != 0) {
+                report("synccheck: divergent warp operation in %s: thread %s is at %s(mask 0x%08x) at %s:%d "
+                       "while lane %d (thread %s) waits at %s(mask 0x%08x) at %s:%d",
+                       where(b).c_str(), tid_str(*f).c_str(), warp_kind_name(kind), mask, file, line, l,
+                       tid_str(o).c_str(), warp_kind_name(o.wkind), o.wmask, o.wfile, o.wline);
+                fail_block(b);
+                yield_to_scheduler(true);
+            }
+        }
+        if (mask & b->warp_exited[w] & b->warp_present[w]) {
+            report("synccheck: %s at %s:%d in %s: thread %s names lanes that have exited (mask 0x%08x, exited "
+                   "0x%08x)",
+                   warp_kind_name(kind), file, line, where(b).c_str(), tid_str(*f).c_str(), mask,
+                   b->warp_exited[w]);
+            fail_block(b);
+            yield_to_scheduler(true);
+        }
+    }
+    f->wkind = kind;
+    f->wmask = mask;
+    f->wvalue = value;
+    f->wparam = param;
+    f->wwidth = width;
+    f->wfile = file;
+    f->wline = line;
+#if defined(SIM_RACECHECK)
+    if (kind == kSyncWarp) __tsan_release(&b->warp_arrived[w]);
+#endif
+    b->warp_arrived[w] |= me;
+    if (warp_ready(b, w, mask)) {
+        complete_warp(b, w, mask);
+    } else {
+        f->state = FState::kWarp;
+        yield_to_scheduler(false);
+        if (b->failed) yield_to_scheduler(true);
+    }
+#if defined(SIM_RACECHECK)
+    if (kind == kSyncWarp) __tsan_acquire(&b->warp_arrived[w]);
+#endif
+    return f->wresult;
+}
+
+unsigned int active_mask() {
+    Block* b = tl_block;
+    const int w = tl_fiber->warp;
+    return b->warp_present[w] & ~b->warp_exited[w];
+}
+
+// A GPU's coalesced group is the lanes that execute the call together. Lanes here run one at a
+// time, so each lane waits at the call until no thread of the block can run any more; the lanes
+// of a warp then waiting at this call site form the group (lanes that went another way are
+// waiting elsewhere or have exited).
+unsigned int coalesced_mask(const char* file, int line) {
+    RuntimeCall in_runtime;
+    require_device("cooperative_groups::coalesced_threads()", file, line);
+    Block* b = tl_block;
+    Fiber* f = tl_fiber;
+    f->wkind = -1;
+    f->wfile = file;
+    f->wline = line;
+    f->wresult = 1u << f->lane;
+    f->state = FState::kCoalesce;
+    yield_to_scheduler(false);
+    if (b->failed) yield_to_scheduler(true);
+    return (unsigned int)f->wresult;
+}
+
+bool release_coalesced(Block* b) {
+    bool any = false;
+    for (int w = 0; w < b->nwarps; ++w) {
+        Fiber* lanes = b->fibers + w * 32;
+        const int n = std::min(32, b->nthreads - w * 32);
+        for (int l = 0; l < n; ++l) {
+            if (lanes[l].state != FState::kCoalesce) continue;
+            unsigned int mask = 0;
+            for (int k = l; k < n; ++k) {
+                if (lanes[k].state == FState::kCoalesce && lanes[k].wline == lanes[l].wline &&
+                    std::strcmp(lanes[k].wfile, lanes[l].wfile) == 0) {
+                    mask |= 1u << k;
+                }
+            }
+            for (int k = l; k < n; ++k) {
+                if ((mask >> k) & 1u) {
+                    lanes[k].wresult = mask;
+                    lanes[k].state = FState::kReady;
+                }
+            }
+            any = true;
+        }
+    }
+    return any;
+}
+
+void* shared_static(const void* site, size_t size, size_t align) {
+    RuntimeCall in_runtime;
+    require_device("a __shared__ variable", "?", 0);
+    Block* b = tl_block;
+    for (auto& s : b->statics) {
+        if (s.first == site) {
+#if defined(SIM_RACECHECK)
+            __tsan_acquire(const_cast<void*>(site));
+#endif
+            return s.second;
+        }
+    }
+    b->static_bytes += size;
+    if (b->static_bytes + b->launch->spec.smem > b->launch->smem_limit) {
+        report("shared memory of %s exceeds the per-block limit: %zu bytes static + %zu dynamic > %zu",
+               where(b).c_str(), b->static_bytes, b->launch->spec.smem, b->launch->smem_limit);
+        fail_block(b);
+        yield_to_scheduler(true);
+    }
+    void* p;
+#if defined(SIM_RACECHECK)
+    // Allocate as the worker, not as this CUDA thread, and publish the allocation through the
+    // site: every thread acquires it, so the allocation is not mistaken for this thread's write.
+    __tsan_switch_to_fiber(tl_sched_tsan, 1);
+    if (posix_memalign(&p, align < 16 ? 16 : align, size == 0 ? 1 : size) != 0) {
+        report("out of host memory for shared memory of %s", where(b).c_str());
+        std::abort();
+    }
+    std::memset(p, 0xff, size);
+    __tsan_release(const_cast<void*>(site));
+    __tsan_switch_to_fiber(tl_fiber->tsan_fiber, 1);
+#elif defined(SIM_MEMCHECK)
+    if (align > 16) {
+        if (posix_memalign(&p, align, size) != 0) p = nullptr;
+    } else {
+        p = std::malloc(size);
+    }
+    if (p == nullptr) {
+        report("out of host memory for shared memory of %s", where(b).c_str());
+        std::abort();
+    }
+#else
+    Worker* wk = worker();
+    size_t off = (wk->arena_used + (align < 16 ? 16 : align) - 1) & ~((align < 16 ? 16 : align) - 1);
+    p = wk->arena + off;
+    wk->arena_used = off + size;
+#endif
+#if !defined(SIM_RACECHECK)
+    std::memset(p, 0xff, size);
+#else
+    __tsan_acquire(const_cast<void*>(site));
+#endif
+    b->statics.emplace_back(site, p);
+    return p;
+}
+
+void* dynamic_shared() {
+    require_device("extern __shared__ memory", "?", 0);
+    return tl_block->dyn;
+}
+
+void thread_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+}  // namespace sim
+
+// A failed assert() in kernel code is a device-side assert, as on a GPU: the message names the
+// block and thread, the kernel stops and the launch returns cudaErrorAssert (sticky). This
+// definition takes the place of the C library's for the code linked with the runtime; an
+// assert() in host code prints the usual message and aborts.
+extern "C" __attribute__((noreturn, visibility("hidden"))) void __assert_fail(const char* expr, const char* file,
+                                                                             unsigned int line, const char* func) {
+    using namespace sim;
+    Fiber* f = tl_fiber;
+    Block* b = tl_block;
+    if (f != nullptr && b != nullptr) {
+        tl_in_kernel = false;
+        report("device assert: %s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed (kernel '%s'); "
+               "the launch returns cudaErrorAssert, which is sticky",
+               file, line, func, b->idx.x, b->idx.y, b->idx.z, f->thread_idx.x, f->thread_idx.y, f->thread_idx.z,
+               expr, b->launch->name);
+        b->launch->asserted.store(true);
+        fail_block(b);
+        f->state = FState::kDone;
+        yield_to_scheduler(true);
+    }
+    std::fprintf(stderr, "%s:%u: %s: Assertion `%s' failed.\n", file, line, func, expr);
+    std::fflush(stderr);
+    std::abort();
+}

@@ -1,0 +1,306 @@
+// Simulator stand-in for <cooperative_groups.h>: thread blocks, tiles of a block of 1..32
+// threads (power of two), coalesced groups and the grid's ranks, built on the runtime's
+// barriers and warp operations. A tile's sync and shuffles are __syncwarp/__shfl_*_sync with
+// the mask of the tile's lanes, so synccheck and racecheck treat them like those calls; call
+// sites (for synccheck and deadlock reports) are the caller's file and line.
+//
+// Not provided: grid.sync() (needs a cooperative launch, which the simulator does not do) and
+// multi-grid groups; tiles larger than a warp.
+#ifndef CUDA_SIM_COOPERATIVE_GROUPS_H
+#define CUDA_SIM_COOPERATIVE_GROUPS_H
+
+#include "../cuda_sim.h"
+
+namespace cooperative_groups {
+
+namespace details {
+
+// Linear index of the calling thread in its block (x fastest, as on a GPU).
+static inline unsigned int block_rank() {
+    const ::sim::ThreadState& t = *::sim::tl_thread;
+    return t.thread_idx.x + t.block_dim.x * (t.thread_idx.y + t.block_dim.y * t.thread_idx.z);
+}
+
+static inline unsigned int block_threads() {
+    const ::sim::ThreadState& t = *::sim::tl_thread;
+    return t.block_dim.x * t.block_dim.y * t.block_dim.z;
+}
+
+// The lanes of the calling thread's tile of ``size`` threads (size a power of two, <= 32).
+static inline unsigned int tile_mask(unsigned int size) {
+    const unsigned int lane = block_rank() & 31u;
+    if (size >= 32) return 0xffffffffu;
+    const unsigned int base = lane & ~(size - 1u);
+    return ((1u << size) - 1u) << base;
+}
+
+static inline bool valid_tile_size(unsigned int size) { return size >= 1 && size <= 32 && (size & (size - 1)) == 0; }
+
+template <class T>
+struct dependent_false : std::false_type {};
+
+}  // namespace details
+
+// ---- any group: the block, or a tile whose size is known only at run time ---------------------
+class thread_group {
+public:
+    // A tile of ``size`` threads (cg::tiled_partition(parent, n)).
+    explicit thread_group(unsigned int size) : size_(size), block_(false) {
+        if (!details::valid_tile_size(size)) {
+            std::fprintf(stderr,
+                         "simulator: cooperative_groups::tiled_partition(parent, %u): the simulator provides tiles "
+                         "of 1, 2, 4, 8, 16 or 32 threads\n",
+                         size);
+            std::abort();
+        }
+    }
+    unsigned int thread_rank() const {
+        return block_ ? details::block_rank() : details::block_rank() & (size_ - 1u);
+    }
+    unsigned int size() const { return block_ ? details::block_threads() : size_; }
+    unsigned int num_threads() const { return size(); }
+    unsigned int meta_group_rank() const { return block_ ? 0u : details::block_rank() / size_; }
+    unsigned int meta_group_size() const {
+        return block_ ? 1u : (details::block_threads() + size_ - 1u) / size_;
+    }
+    void sync(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        if (block_) {
+            ::sim::syncthreads(file, line);
+        } else {
+            (void)::sim::warp_op(::sim::kSyncWarp, details::tile_mask(size_), 0, 0, 32, file, line);
+        }
+    }
+
+protected:
+    struct block_tag {};
+    explicit thread_group(block_tag) : size_(0), block_(true) {}
+    unsigned int size_;
+    bool block_;
+};
+
+// ---- the block ----------------------------------------------------------------------------
+class thread_block : public thread_group {
+public:
+    thread_block() : thread_group(block_tag{}) {}
+    void sync(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        ::sim::syncthreads(file, line);
+    }
+    unsigned int thread_rank() const { return details::block_rank(); }
+    unsigned int size() const { return details::block_threads(); }
+    unsigned int num_threads() const { return details::block_threads(); }
+    dim3 group_index() const { return dim3(::sim::tl_thread->block_idx); }
+    dim3 thread_index() const { return dim3(::sim::tl_thread->thread_idx); }
+    dim3 group_dim() const { return ::sim::tl_thread->block_dim; }
+    dim3 dim_threads() const { return ::sim::tl_thread->block_dim; }
+};
+
+static inline thread_block this_thread_block() { return thread_block(); }
+
+// Scratch memory that lets real GPUs form tiles larger than a warp; tiles here stay <= 32.
+template <unsigned int MaxBlockSize = 1024>
+struct block_tile_memory {};
+template <unsigned int MaxBlockSize>
+static inline thread_block this_thread_block(block_tile_memory<MaxBlockSize>&) {
+    return thread_block();
+}
+
+// ---- the grid (ranks only) ------------------------------------------------------------------
+class grid_group {
+public:
+    unsigned long long thread_rank() const {
+        const ::sim::ThreadState& t = *::sim::tl_thread;
+        const unsigned long long block =
+            t.block_idx.x + (unsigned long long)t.grid_dim.x * (t.block_idx.y + (unsigned long long)t.grid_dim.y * t.block_idx.z);
+        return block * details::block_threads() + details::block_rank();
+    }
+    unsigned long long size() const { return num_threads(); }
+    unsigned long long num_threads() const {
+        const ::sim::ThreadState& t = *::sim::tl_thread;
+        return (unsigned long long)t.grid_dim.x * t.grid_dim.y * t.grid_dim.z * details::block_threads();
+    }
+    unsigned long long num_blocks() const {
+        const ::sim::ThreadState& t = *::sim::tl_thread;
+        return (unsigned long long)t.grid_dim.x * t.grid_dim.y * t.grid_dim.z;
+    }
+    dim3 group_dim() const { return ::sim::tl_thread->grid_dim; }
+    dim3 dim_blocks() const { return ::sim::tl_thread->grid_dim; }
+    dim3 block_index() const { return dim3(::sim::tl_thread->block_idx); }
+    bool is_valid() const { return true; }
+    template <class T = void>
+    void sync() const {
+        static_assert(details::dependent_false<T>::value,
+                      "grid_group::sync() is not provided by the simulator (it needs a cooperative launch)");
+    }
+};
+
+static inline grid_group this_grid() { return grid_group(); }
+
+// ---- tiles of a warp ----------------------------------------------------------------------
+template <unsigned int Size, class ParentT = void>
+class thread_block_tile {
+    static_assert(Size >= 1 && Size <= 32 && (Size & (Size - 1)) == 0,
+                  "the simulator provides thread_block_tile sizes 1, 2, 4, 8, 16 and 32");
+
+public:
+    thread_block_tile() = default;
+    template <class P>
+    thread_block_tile(const thread_block_tile<Size, P>&) {}
+    operator thread_group() const { return thread_group(Size); }
+
+    static constexpr unsigned int num_threads() { return Size; }
+    static constexpr unsigned int size() { return Size; }
+    unsigned int thread_rank() const { return details::block_rank() & (Size - 1u); }
+    unsigned int meta_group_rank() const { return details::block_rank() / Size; }
+    unsigned int meta_group_size() const { return (details::block_threads() + Size - 1u) / Size; }
+    void sync(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        (void)::sim::warp_op(::sim::kSyncWarp, mask(), 0, 0, 32, file, line);
+    }
+    template <class T>
+    T shfl(T value, int src_rank, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        return ::sim::shfl(::sim::kShflIdx, file, line, mask(), value, src_rank, (int)Size);
+    }
+    template <class T>
+    T shfl_down(T value, unsigned int delta, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        return ::sim::shfl(::sim::kShflDown, file, line, mask(), value, (int)delta, (int)Size);
+    }
+    template <class T>
+    T shfl_up(T value, unsigned int delta, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        return ::sim::shfl(::sim::kShflUp, file, line, mask(), value, (int)delta, (int)Size);
+    }
+    template <class T>
+    T shfl_xor(T value, unsigned int lane_mask, const char* file = __builtin_FILE(),
+               int line = __builtin_LINE()) const {
+        return ::sim::shfl(::sim::kShflXor, file, line, mask(), value, (int)lane_mask, (int)Size);
+    }
+    int any(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        return (int)::sim::warp_op(::sim::kAny, mask(), predicate ? 1 : 0, 0, 32, file, line);
+    }
+    int all(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        return (int)::sim::warp_op(::sim::kAll, mask(), predicate ? 1 : 0, 0, 32, file, line);
+    }
+    // Bit i is set when the tile's thread of rank i passed a true predicate.
+    unsigned int ballot(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        const unsigned int m = mask();
+        const unsigned int bits = (unsigned int)::sim::warp_op(::sim::kBallot, m, predicate ? 1 : 0, 0, 32, file, line);
+        return bits >> __builtin_ctz(m);
+    }
+
+private:
+    static unsigned int mask() { return details::tile_mask(Size); }
+};
+
+template <unsigned int Size, class ParentT>
+static inline thread_block_tile<Size, ParentT> tiled_partition(const ParentT&) {
+    return thread_block_tile<Size, ParentT>();
+}
+
+static inline thread_group tiled_partition(const thread_block&, unsigned int size) { return thread_group(size); }
+static inline thread_group tiled_partition(const thread_group&, unsigned int size) { return thread_group(size); }
+
+// ---- the threads of a warp that are active together ------------------------------------------
+class coalesced_group {
+public:
+    coalesced_group(const char* file = __builtin_FILE(), int line = __builtin_LINE())
+        : mask_(::sim::coalesced_mask(file, line)) {}
+    explicit coalesced_group(unsigned int lanes) : mask_(lanes) {}
+    unsigned int get_mask() const { return mask_; }
+    unsigned int meta_group_rank() const { return 0; }
+    unsigned int meta_group_size() const { return 1; }
+    unsigned int size() const { return (unsigned int)__builtin_popcount(mask_); }
+    unsigned int num_threads() const { return size(); }
+    unsigned int thread_rank() const {
+        const unsigned int lane = details::block_rank() & 31u;
+        return (unsigned int)__builtin_popcount(mask_ & ((1u << lane) - 1u));
+    }
+    void sync(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        (void)::sim::warp_op(::sim::kSyncWarp, mask_, 0, 0, 32, file, line);
+    }
+    // The value of the group's thread of rank ``src_rank``.
+    template <class T>
+    T shfl(T value, int src_rank, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        unsigned int m = mask_;
+        const int n = (int)size();
+        int want = n > 0 ? ((src_rank % n) + n) % n : 0;
+        int lane = 0;
+        for (; m != 0; m &= m - 1) {
+            lane = __builtin_ctz(m);
+            if (want-- == 0) break;
+        }
+        return ::sim::shfl(::sim::kShflIdx, file, line, mask_, value, lane, 32);
+    }
+    // The value of the thread ``delta`` ranks up (or down); its own past the group's end.
+    template <class T>
+    T shfl_down(T value, unsigned int delta, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        const unsigned int r = thread_rank() + delta;
+        return ::sim::shfl(::sim::kShflIdx, file, line, mask_, value, r < size() ? lane_of(r) : own_lane(), 32);
+    }
+    template <class T>
+    T shfl_up(T value, unsigned int delta, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        const unsigned int r = thread_rank();
+        return ::sim::shfl(::sim::kShflIdx, file, line, mask_, value, r >= delta ? lane_of(r - delta) : own_lane(), 32);
+    }
+    unsigned int ballot(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        const unsigned int bits = (unsigned int)::sim::warp_op(::sim::kBallot, mask_, predicate ? 1 : 0, 0, 32, file, line);
+        unsigned int out = 0, rank = 0;  // bit i: the group's thread of rank i
+        for (unsigned int m = mask_; m != 0; m &= m - 1, ++rank) {
+            if (bits & (m & (0u - m))) out |= 1u << rank;
+        }
+        return out;
+    }
+    int any(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        return (int)::sim::warp_op(::sim::kAny, mask_, predicate ? 1 : 0, 0, 32, file, line);
+    }
+    int all(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        return (int)::sim::warp_op(::sim::kAll, mask_, predicate ? 1 : 0, 0, 32, file, line);
+    }
+
+private:
+    static int own_lane() { return (int)(details::block_rank() & 31u); }
+    int lane_of(unsigned int rank) const {
+        unsigned int m = mask_;
+        for (unsigned int i = 0; i < rank; ++i) m &= m - 1;
+        return m != 0 ? __builtin_ctz(m) : own_lane();
+    }
+    unsigned int mask_;
+};
+
+static inline coalesced_group coalesced_threads(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+    return coalesced_group(file, line);
+}
+
+namespace details {
+template <unsigned int Size, class P>
+static inline unsigned int group_lanes(const thread_block_tile<Size, P>&) {
+    return tile_mask(Size);
+}
+static inline unsigned int group_lanes(const coalesced_group& g) { return g.get_mask(); }
+}  // namespace details
+
+// The threads of ``g`` that pass the same ``label``, as a coalesced group of their own.
+template <class Group>
+static inline coalesced_group labeled_partition(const Group& g, int label, const char* file = __builtin_FILE(),
+                                                int line = __builtin_LINE()) {
+    const unsigned int lanes = details::group_lanes(g);
+    unsigned int same = 0;
+    for (unsigned int m = lanes; m != 0; m &= m - 1) {
+        const int lane = __builtin_ctz(m);
+        if (::sim::shfl(::sim::kShflIdx, file, line, lanes, label, lane, 32) == label) same |= 1u << lane;
+    }
+    return coalesced_group(same);
+}
+
+template <class Group>
+static inline coalesced_group binary_partition(const Group& g, bool predicate, const char* file = __builtin_FILE(),
+                                               int line = __builtin_LINE()) {
+    return labeled_partition(g, predicate ? 1 : 0, file, line);
+}
+
+// cg::sync(group) for any group above.
+template <class Group>
+static inline void sync(const Group& g, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+    g.sync(file, line);
+}
+
+}  // namespace cooperative_groups
+
+#endif  // CUDA_SIM_COOPERATIVE_GROUPS_H

@@ -1,0 +1,698 @@
+// The scheduler: every CUDA thread of a block is a fiber with its own stack, switched by hand
+// (a small x86-64 context switch; ucontext elsewhere). A worker thread runs one block at a
+// time; fibers switch only at __syncthreads, warp shuffles/votes/__syncwarp and thread exit, so
+// barriers and shuffles mean what they mean on a GPU. When no fiber of a block can make
+// progress the block fails with a deadlock report instead of hanging. The blocks of a launch
+// are shared out between SIMULATOR_THREADS workers (the calling thread is one of them).
+#include "sim_internal.h"
+
+#include <link.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <thread>
+
+#if defined(SIM_MEMCHECK)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+namespace sim {
+
+// What threadIdx & co. read: the running fiber's ThreadState.
+__thread ThreadState* tl_thread = nullptr;
+__thread Block* tl_block = nullptr;
+__thread Fiber* tl_fiber = nullptr;
+__thread bool tl_in_kernel = false;
+#if defined(SIM_RACECHECK)
+__thread void* tl_sched_tsan = nullptr;
+#endif
+
+namespace {
+
+// ---- context switching ---------------------------------------------------------------------
+#if defined(__x86_64__)
+extern "C" void sim_ctx_swap(void** save_sp, void* next_sp);
+asm(R"(
+.text
+.p2align 4
+.globl sim_ctx_swap
+.hidden sim_ctx_swap
+.type sim_ctx_swap,@function
+sim_ctx_swap:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    subq $8, %rsp
+    stmxcsr (%rsp)
+    fnstcw 4(%rsp)
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    ldmxcsr (%rsp)
+    fldcw 4(%rsp)
+    addq $8, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+.size sim_ctx_swap, .-sim_ctx_swap
+)");
+#endif
+
+#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
+const size_t kDefaultStackKiB = 256;
+#else
+const size_t kDefaultStackKiB = 128;
+#endif
+
+// Per-CUDA-thread stack: SIMULATOR_STACK_KB (16..65536) or the mode's default.
+size_t stack_size() {
+    static const size_t size = [] {
+        const char* env = std::getenv("SIMULATOR_STACK_KB");
+        long kib = env != nullptr ? std::atol(env) : 0;
+        if (kib < 16 || kib > 65536) kib = (long)kDefaultStackKiB;
+        return (size_t)kib * 1024;
+    }();
+    return size;
+}
+const size_t kGuard = 4096;
+
+__thread Worker* tl_worker = nullptr;
+#if defined(__x86_64__)
+__thread void* tl_sched_sp = nullptr;
+#else
+__thread ucontext_t* tl_sched_uc = nullptr;
+#endif
+#if defined(SIM_MEMCHECK)
+__thread const void* tl_sched_stack_bottom = nullptr;
+__thread size_t tl_sched_stack_size = 0;
+#endif
+
+// ---- fiber switching -----------------------------------------------------------------------
+void fiber_main();
+
+#if defined(__x86_64__)
+extern "C" SIM_API void sim_fiber_entry() { fiber_main(); }
+#endif
+
+void switch_to_fiber(Fiber* f) {
+    tl_fiber = f;
+    tl_thread = f;
+#if defined(SIM_RACECHECK)
+    __tsan_switch_to_fiber(f->tsan_fiber, 1);
+#endif
+#if defined(SIM_MEMCHECK)
+    void* fake = nullptr;
+    __sanitizer_start_switch_fiber(&fake, f->stack, f->stack_size);
+#endif
+#if defined(__x86_64__)
+    sim_ctx_swap(&tl_sched_sp, f->sp);
+#else
+    swapcontext(tl_sched_uc, &f->uc);
+#endif
+#if defined(SIM_MEMCHECK)
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#endif
+    tl_fiber = nullptr;
+    tl_thread = nullptr;
+}
+
+}  // namespace
+
+// Back to the scheduler; returns when the scheduler resumes this fiber.
+void yield_to_scheduler(bool final_exit) {
+    Fiber* f = tl_fiber;
+#if defined(SIM_RACECHECK)
+    __tsan_switch_to_fiber(tl_sched_tsan, 1);
+#endif
+#if defined(SIM_MEMCHECK)
+    __sanitizer_start_switch_fiber(final_exit ? nullptr : &f->asan_fake, tl_sched_stack_bottom,
+                                   tl_sched_stack_size);
+#else
+    (void)final_exit;
+#endif
+#if defined(__x86_64__)
+    sim_ctx_swap(&f->sp, tl_sched_sp);
+#else
+    swapcontext(&f->uc, tl_sched_uc);
+#endif
+#if defined(SIM_MEMCHECK)
+    __sanitizer_finish_switch_fiber(f->asan_fake, nullptr, nullptr);
+#endif
+}
+
+void fail_block(Block* b) {
+    b->failed = true;
+    b->launch->failed.store(true);
+}
+
+Worker::~Worker() {
+    if (stacks != nullptr) munmap(stacks, stacks_bytes);
+    std::free(arena);
+}
+
+Worker* worker() {
+    if (tl_worker == nullptr) {
+        static thread_local Worker w;
+        tl_worker = &w;
+    }
+    return tl_worker;
+}
+
+namespace {
+
+void fiber_main() {
+    Fiber* f = tl_fiber;
+    Block* b = tl_block;
+#if defined(SIM_MEMCHECK)
+    __sanitizer_finish_switch_fiber(nullptr, &tl_sched_stack_bottom, &tl_sched_stack_size);
+#endif
+#if defined(SIM_RACECHECK)
+    // Everything before this block on this worker (earlier blocks, the host) happens before it.
+    __tsan_acquire(tl_worker->tsan_start);
+#endif
+    tl_in_kernel = true;
+    b->launch->invoke(b->launch->pack);
+    tl_in_kernel = false;
+    f->state = FState::kDone;
+    b->live--;
+    b->warp_exited[f->warp] |= 1u << f->lane;
+#if defined(SIM_RACECHECK)
+    __tsan_release(b->tsan_done);
+#endif
+    if (!b->failed) {
+        if (b->bar_arrived > 0 && b->bar_arrived == b->live) release_barrier(b);
+        check_pending_warps(b, f->warp);
+    }
+    yield_to_scheduler(true);
+    std::abort();  // a finished fiber is never resumed
+}
+
+// Makes room for ``count`` stacks (all remapped at once, before any fiber of a block starts).
+bool reserve_stacks(Worker* wk, int count) {
+    if (count > wk->stack_slots) {
+        if (wk->stacks != nullptr) munmap(wk->stacks, wk->stacks_bytes);
+        wk->stacks = nullptr;
+        wk->stack_slots = 0;
+        const int slots = std::max(count, 32);
+        const size_t bytes = (stack_size() + kGuard) * (size_t)slots;
+        void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) return false;
+        wk->stacks = static_cast<char*>(p);
+        wk->stacks_bytes = bytes;
+        wk->stack_slots = slots;
+        // A guard page under each stack turns an overflow into a fault instead of corruption.
+        for (int i = 0; i < slots; ++i) mprotect(wk->stacks + (stack_size() + kGuard) * i, kGuard, PROT_NONE);
+    }
+    return true;
+}
+
+char* fiber_stack(Worker* wk, int slot) { return wk->stacks + (stack_size() + kGuard) * (size_t)slot + kGuard; }
+
+void init_fiber(Fiber* f) {
+#if defined(__x86_64__)
+    uintptr_t top = (reinterpret_cast<uintptr_t>(f->stack) + f->stack_size) & ~uintptr_t(15);
+    void** sp = reinterpret_cast<void**>(top);
+    *--sp = nullptr;  // keeps the entry's stack 16-byte aligned, as after a call
+    *--sp = reinterpret_cast<void*>(&sim_fiber_entry);
+    for (int i = 0; i < 6; ++i) *--sp = nullptr;  // rbp rbx r12 r13 r14 r15
+    --sp;
+    unsigned int csr;
+    unsigned short cw;
+    asm volatile("stmxcsr %0" : "=m"(csr));
+    asm volatile("fnstcw %0" : "=m"(cw));
+    std::memcpy(reinterpret_cast<char*>(sp), &csr, 4);
+    std::memcpy(reinterpret_cast<char*>(sp) + 4, &cw, 2);
+    f->sp = sp;
+#else
+    getcontext(&f->uc);
+    f->uc.uc_stack.ss_sp = f->stack;
+    f->uc.uc_stack.ss_size = f->stack_size;
+    f->uc.uc_link = nullptr;
+    makecontext(&f->uc, fiber_main, 0);
+#endif
+}
+
+void free_block_memory(Block* b) {
+#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
+    for (auto& s : b->statics) std::free(s.second);
+    std::free(b->dyn);
+#endif
+    b->statics.clear();
+    b->dyn = nullptr;
+}
+
+void run_block(Launch* L, unsigned long long id) {
+    Worker* wk = worker();
+    const LaunchSpec& s = L->spec;
+    Block b;
+    b.launch = L;
+    b.idx = uint3{(unsigned)(id % s.grid.x), (unsigned)((id / s.grid.x) % s.grid.y),
+                  (unsigned)(id / ((unsigned long long)s.grid.x * s.grid.y))};
+    b.nthreads = (int)(s.block.x * s.block.y * s.block.z);
+    b.nwarps = (b.nthreads + 31) / 32;
+    b.warp_present.assign(b.nwarps, 0);
+    b.warp_exited.assign(b.nwarps, 0);
+    b.warp_arrived.assign(b.nwarps, 0);
+    wk->arena_used = 0;
+#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
+    b.dyn = static_cast<char*>(std::malloc(s.smem == 0 ? 1 : s.smem));
+    if (s.smem == 0) {
+        // Zero bytes of dynamic shared memory: any access is out of bounds.
+        std::free(b.dyn);
+        b.dyn = static_cast<char*>(std::malloc(0));
+    }
+#else
+    if (wk->arena == nullptr) wk->arena = static_cast<char*>(std::aligned_alloc(256, kArenaBytes));
+    b.dyn = wk->arena;
+    wk->arena_used = (s.smem + 255) & ~size_t(255);
+#endif
+    if (s.smem > 0) std::memset(b.dyn, 0xff, s.smem);  // shared memory starts as garbage, as on a GPU
+    if ((int)wk->fibers.size() < b.nthreads) wk->fibers.resize(b.nthreads);
+    b.fibers = wk->fibers.data();
+    if (!reserve_stacks(wk, b.nthreads)) {
+        report("cannot map %d fiber stacks for %s", b.nthreads, where(&b).c_str());
+        fail_block(&b);
+        free_block_memory(&b);
+        return;
+    }
+    for (int i = 0; i < b.nthreads; ++i) {
+        Fiber& f = b.fibers[i];
+        f.thread_idx = uint3{(unsigned)(i % s.block.x), (unsigned)((i / s.block.x) % s.block.y),
+                             (unsigned)(i / (s.block.x * s.block.y))};
+        f.block_idx = b.idx;
+        f.block_dim = s.block;
+        f.grid_dim = s.grid;
+        f.linear = i;
+        f.warp = i / 32;
+        f.lane = i % 32;
+        f.state = FState::kReady;
+        f.stack = fiber_stack(wk, i);
+        f.stack_size = stack_size();
+        f.asan_fake = nullptr;
+        b.warp_present[f.warp] |= 1u << f.lane;
+#if defined(SIM_MEMCHECK)
+        // Frames of fibers that never returned leave poisoned redzones behind.
+        __asan_unpoison_memory_region(f.stack, f.stack_size);
+#endif
+#if defined(SIM_RACECHECK)
+        if ((int)wk->tsan_fibers.size() <= i) wk->tsan_fibers.push_back(__tsan_create_fiber(0));
+        f.tsan_fiber = wk->tsan_fibers[i];
+        char nb[160];
+        std::snprintf(nb, sizeof nb, "kernel %s block (%u,%u,%u) thread (%u,%u,%u)", L->name, b.idx.x, b.idx.y,
+                      b.idx.z, f.thread_idx.x, f.thread_idx.y, f.thread_idx.z);
+        f.name = nb;
+        __tsan_set_fiber_name(f.tsan_fiber, f.name.c_str());
+#endif
+        init_fiber(&f);
+    }
+    b.live = b.nthreads;
+    tl_block = &b;
+#if defined(SIM_RACECHECK)
+    tl_sched_tsan = __tsan_get_current_fiber();
+    __tsan_release(wk->tsan_start);
+#endif
+#if !defined(__x86_64__)
+    ucontext_t sched;
+    tl_sched_uc = &sched;
+#endif
+    while (b.live > 0 && !b.failed) {
+        bool ran = false;
+        for (int i = 0; i < b.nthreads && !b.failed; ++i) {
+            if (b.fibers[i].state == FState::kReady) {
+                switch_to_fiber(&b.fibers[i]);
+                ran = true;
+            }
+        }
+        if (L->timed_out.load(std::memory_order_relaxed)) {
+            fail_block(&b);  // a timeout stops even threads that keep reaching barriers
+            break;
+        }
+        if (!ran && b.live > 0 && !b.failed && !release_coalesced(&b)) report_deadlock(&b);
+    }
+#if defined(SIM_RACECHECK)
+    __tsan_acquire(b.tsan_done);
+#endif
+    tl_block = nullptr;
+    free_block_memory(&b);
+}
+
+void ensure_signal_stack();
+
+void run_blocks(Launch* L) {
+    ensure_signal_stack();
+    {
+        std::lock_guard<std::mutex> lock(L->threads_mu);
+        L->threads.push_back(pthread_self());
+    }
+    for (;;) {
+        const unsigned long long id = L->next.fetch_add(1);
+        if (id >= L->nblocks || L->failed.load()) break;
+        run_block(L, id);
+    }
+    std::lock_guard<std::mutex> lock(L->threads_mu);
+    L->threads.erase(std::find(L->threads.begin(), L->threads.end(), pthread_self()));
+}
+
+// Workers beyond the calling thread; blocks of one launch are shared out between them.
+class Pool {
+public:
+    ~Pool() {
+        if (pid_ != getpid()) return;  // a forked child does not own its parent's workers
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            stop_ = true;
+        }
+        cv_.notify_all();
+        for (auto* t : threads_) {
+            t->join();
+            delete t;
+        }
+    }
+    void run(Launch* L) {
+        unsigned want = workers_for(L->nblocks);
+        if (want <= 1) {
+            run_blocks(L);
+            return;
+        }
+        std::unique_lock<std::mutex> lock(mu_);
+        if (pid_ != getpid()) {
+            // After fork() the workers did not come along: forget them (their objects leak).
+            threads_.clear();
+            pid_ = getpid();
+        }
+        while (threads_.size() + 1 < want) threads_.push_back(new std::thread([this] { loop(); }));
+        job_ = L;
+        ++generation_;
+        pending_ = (int)threads_.size();
+        lock.unlock();
+        cv_.notify_all();
+        run_blocks(L);
+        lock.lock();
+        done_cv_.wait(lock, [this] { return pending_ == 0; });
+        job_ = nullptr;
+    }
+
+private:
+    static unsigned workers_for(unsigned long long nblocks) {
+        unsigned n = std::thread::hardware_concurrency();
+        const char* env = std::getenv("SIMULATOR_THREADS");
+        if (env != nullptr && std::atoi(env) > 0) n = (unsigned)std::atoi(env);
+        if (n == 0) n = 1;
+        if (n > 64) n = 64;
+        if (nblocks < n) n = (unsigned)nblocks;
+        return n;
+    }
+    void loop() {
+        unsigned long long seen = 0;
+        std::unique_lock<std::mutex> lock(mu_);
+        for (;;) {
+            cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+            if (stop_) return;
+            seen = generation_;
+            Launch* L = job_;
+            lock.unlock();
+            run_blocks(L);
+            lock.lock();
+            if (--pending_ == 0) done_cv_.notify_all();
+        }
+    }
+    std::mutex mu_;
+    std::condition_variable cv_, done_cv_;
+    std::vector<std::thread*> threads_;
+    pid_t pid_ = getpid();
+    Launch* job_ = nullptr;
+    unsigned long long generation_ = 0;
+    int pending_ = 0;
+    bool stop_ = false;
+};
+
+Pool& pool() {
+    static Pool p;
+    return p;
+}
+
+// ---- the launch watchdog ---------------------------------------------------------------------
+// Like a GPU's watchdog, it stops a launch that runs past its deadline. It sets the launch's
+// timed_out flag, which the scheduler checks between fiber switches, and sends each thread
+// running a block a signal (again every 20 ms until the launch returns). The handler leaves
+// the running fiber for the scheduler when the signal interrupted kernel code: so a kernel
+// stuck in a loop without barriers stops too. It does nothing when the signal lands in the
+// runtime, the scheduler or another library (a fiber stopped inside printf or malloc would
+// leave their locks held); the next signal tries again. Under ThreadSanitizer, signals reach
+// handlers only at library calls, so racecheck relies on the flag (and on the caller's process
+// timeout for a loop without barriers or calls).
+
+int timeout_signal() { return SIGRTMIN + 7; }
+
+uintptr_t interrupted_pc(void* uc) {
+#if defined(__x86_64__)
+    return (uintptr_t) static_cast<ucontext_t*>(uc)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (uintptr_t) static_cast<ucontext_t*>(uc)->uc_mcontext.pc;
+#else
+    (void)uc;
+    return 0;
+#endif
+}
+
+// The handler installed before ours: every simulated library loaded into a process has its
+// own copy of the runtime, each with its handler; a signal for another copy's fiber goes on.
+struct sigaction g_previous_handler;
+
+void chain_timeout_signal(int sig, siginfo_t* info, void* uc) {
+    const struct sigaction& prev = g_previous_handler;
+    if (prev.sa_flags & SA_SIGINFO) {
+        if (prev.sa_sigaction != nullptr) prev.sa_sigaction(sig, info, uc);
+    } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN && prev.sa_handler != nullptr) {
+        prev.sa_handler(sig);
+    }
+}
+
+void on_timeout_signal(int sig, siginfo_t* info, void* uc) {
+    Fiber* f = tl_fiber;
+    Block* b = tl_block;
+    if (f == nullptr || b == nullptr) {
+        chain_timeout_signal(sig, info, uc);  // not this copy's fiber
+        return;
+    }
+    if (!tl_in_kernel || !b->launch->timed_out.load()) return;
+    const uintptr_t pc = interrupted_pc(uc);
+    if (pc != 0 && (pc < b->launch->code_lo || pc >= b->launch->code_hi)) return;
+    // The fiber is abandoned where it stands (its stack is reused by the next block); nothing
+    // returns to the interrupted code. SA_NODEFER left the signal unblocked.
+    tl_in_kernel = false;
+    fail_block(b);
+    f->state = FState::kDone;
+    yield_to_scheduler(true);
+}
+
+bool install_timeout_handler() {
+#if defined(SIM_RACECHECK)
+    return false;
+#else
+    struct sigaction old;
+    if (sigaction(timeout_signal(), nullptr, &old) != 0) return false;
+    if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_timeout_signal) return true;
+    g_previous_handler = old;
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_timeout_signal;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(timeout_signal(), &sa, nullptr) == 0;
+#endif
+}
+
+// The executable segment of the loaded object that holds ``addr`` (the launch's code).
+void code_range(const void* addr, uintptr_t* lo, uintptr_t* hi) {
+    struct Query {
+        uintptr_t addr, lo, hi;
+    } q{reinterpret_cast<uintptr_t>(addr), 0, 0};
+    dl_iterate_phdr(
+        [](struct dl_phdr_info* info, size_t, void* data) -> int {
+            Query* q = static_cast<Query*>(data);
+            for (int i = 0; i < info->dlpi_phnum; ++i) {
+                const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+                if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+                const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+                if (q->addr >= start && q->addr < start + ph.p_memsz) {
+                    q->lo = start;
+                    q->hi = start + ph.p_memsz;
+                    return 1;
+                }
+            }
+            return 0;
+        },
+        &q);
+    *lo = q.lo;
+    *hi = q.hi;
+}
+
+// ---- memory faults in kernels (fast and synccheck builds) -------------------------------------
+// A kernel that touches unmapped memory (a wild or null pointer) would kill the process; on a
+// GPU the launch fails with cudaErrorIllegalAddress and the context is lost. When the fault is
+// in kernel code, the handler reports it, abandons the block like a timeout does and the launch
+// returns that sticky error. A fault anywhere else (the runtime, another library, the host) goes
+// to the handler installed before, or kills the process as it would have. memcheck leaves
+// faults to AddressSanitizer, racecheck to ThreadSanitizer.
+#if !defined(SIM_MEMCHECK) && !defined(SIM_RACECHECK)
+struct sigaction g_previous_fault[2];
+bool g_fault_quiet = false;  // SIMULATOR_QUIET=1, read when the handler is installed
+
+void on_fault_signal(int sig, siginfo_t* info, void* uc) {
+    Fiber* f = tl_fiber;
+    Block* b = tl_block;
+    const uintptr_t pc = interrupted_pc(uc);
+    if (f != nullptr && b != nullptr && tl_in_kernel && pc >= b->launch->code_lo && pc < b->launch->code_hi) {
+        tl_in_kernel = false;
+        char msg[320];
+        const int n = std::snprintf(msg, sizeof msg,
+                                    "simulator: illegal address: kernel '%s' block (%u,%u,%u) thread (%u,%u,%u) "
+                                    "accessed %p; the launch returns cudaErrorIllegalAddress, which is sticky "
+                                    "(check --mode memcheck names the line)\n",
+                                    b->launch->name, b->idx.x, b->idx.y, b->idx.z, f->thread_idx.x,
+                                    f->thread_idx.y, f->thread_idx.z, info->si_addr);
+        if (n > 0 && !g_fault_quiet) (void)!write(2, msg, (size_t)std::min(n, (int)sizeof msg - 1));
+        b->launch->faulted.store(true);
+        fail_block(b);
+        f->state = FState::kDone;
+        yield_to_scheduler(true);
+    }
+    // Not a kernel's fault: what would have happened without this handler.
+    const struct sigaction& prev = g_previous_fault[sig == SIGBUS ? 1 : 0];
+    if (prev.sa_flags & SA_SIGINFO) {
+        prev.sa_sigaction(sig, info, uc);
+    } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
+        prev.sa_handler(sig);
+    } else {
+        signal(sig, SIG_DFL);  // the faulting instruction runs again and takes the default action
+    }
+}
+
+// On the thread that runs blocks: an alternate signal stack, so that a fault reaches the handler.
+void ensure_signal_stack() {
+    static thread_local bool done = false;
+    if (done) return;
+    done = true;
+    stack_t cur;
+    if (sigaltstack(nullptr, &cur) == 0 && !(cur.ss_flags & SS_DISABLE)) return;  // the program's own
+    stack_t ss;
+    ss.ss_size = 64 * 1024;
+    ss.ss_sp = std::malloc(ss.ss_size);  // kept for the thread's lifetime
+    ss.ss_flags = 0;
+    if (ss.ss_sp != nullptr) sigaltstack(&ss, nullptr);
+}
+
+void install_fault_handler() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        const char* q = std::getenv("SIMULATOR_QUIET");
+        g_fault_quiet = q != nullptr && q[0] == '1';
+        const int sigs[2] = {SIGSEGV, SIGBUS};
+        for (int i = 0; i < 2; ++i) {
+            struct sigaction sa;
+            std::memset(&sa, 0, sizeof sa);
+            sa.sa_sigaction = on_fault_signal;
+            sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+            sigemptyset(&sa.sa_mask);
+            sigaction(sigs[i], &sa, &g_previous_fault[i]);
+        }
+    });
+}
+#else
+void ensure_signal_stack() {}
+void install_fault_handler() {}
+#endif
+
+class Watchdog {
+public:
+    // Watches ``L`` until disarm(); a launch without a limit is not watched.
+    void arm(Launch* L) {
+        if (L->timeout_s <= 0) return;
+        std::lock_guard<std::mutex> lock(mu_);
+        if (pid_ != getpid()) {
+            // After fork() the watchdog thread did not come along.
+            started_ = false;
+            pid_ = getpid();
+        }
+        if (!started_) {
+            signals_ = install_timeout_handler();
+            std::thread([this] { loop(); }).detach();
+            started_ = true;
+        }
+        current_ = L;
+        deadline_ = std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                        std::chrono::duration<double>(L->timeout_s));
+        if (idle_) cv_.notify_one();
+    }
+    void disarm() {
+        std::lock_guard<std::mutex> lock(mu_);
+        current_ = nullptr;
+    }
+
+private:
+    void loop() {
+        std::unique_lock<std::mutex> lock(mu_);
+        for (;;) {
+            if (current_ == nullptr) {
+                idle_ = true;
+                cv_.wait(lock);
+                idle_ = false;
+                continue;
+            }
+            if (std::chrono::steady_clock::now() < deadline_) {
+                const auto until = deadline_;
+                cv_.wait_until(lock, until);
+                continue;
+            }
+            Launch* L = current_;
+            L->timed_out.store(true);
+            L->failed.store(true);
+            if (signals_) {
+                // disarm() waits for mu_, so L and its threads outlive this step.
+                std::lock_guard<std::mutex> tl(L->threads_mu);
+                for (pthread_t t : L->threads) pthread_kill(t, timeout_signal());
+            }
+            deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+        }
+    }
+    std::mutex mu_;
+    std::condition_variable cv_;
+    Launch* current_ = nullptr;
+    std::chrono::steady_clock::time_point deadline_;
+    pid_t pid_ = getpid();
+    bool started_ = false;
+    bool idle_ = false;
+    bool signals_ = false;
+};
+
+// Never destroyed: the detached watchdog thread may still wait on it at exit.
+Watchdog& watchdog() {
+    static Watchdog* w = new Watchdog;
+    return *w;
+}
+
+}  // namespace
+
+void run_launch(Launch* L) {
+    code_range(reinterpret_cast<const void*>(L->invoke), &L->code_lo, &L->code_hi);
+    install_fault_handler();
+    watchdog().arm(L);
+    pool().run(L);
+    watchdog().disarm();
+}
+
+}  // namespace sim

@@ -1,0 +1,223 @@
+// Internal declarations shared by the runtime's sources (never included by kernel code):
+//
+//   scheduler.cpp   fibers, blocks, the worker pool and the run of one launch
+//   device_api.cpp  what a CUDA thread calls: barriers, warp operations, shared memory
+//   host_api.cpp    the cuda* calls: memory, launches, streams, errors, device queries
+//   reports.cpp     what the checkers print: findings, deadlocks, memcheck's hooks
+//
+// The runtime is compiled once per mode without sanitizer instrumentation (its bookkeeping is
+// shared by fibers on purpose) and linked into every simulated library or check executable.
+// Modes (set by the build): SIM_MEMCHECK (AddressSanitizer fiber annotations, every device
+// and shared allocation is its own heap block), SIM_RACECHECK (ThreadSanitizer fibers, a
+// release/acquire pair per barrier and __syncwarp), SIM_SYNCCHECK (barrier site checks).
+#ifndef SIM_INTERNAL_H
+#define SIM_INTERNAL_H
+
+#include "cuda_sim.h"
+
+#include <pthread.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#if !defined(__x86_64__)
+#include <ucontext.h>
+#endif
+
+#if defined(SIM_RACECHECK)
+extern "C" {
+void* __tsan_get_current_fiber(void);
+void* __tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void* fiber);
+void __tsan_switch_to_fiber(void* fiber, unsigned flags);
+void __tsan_set_fiber_name(void* fiber, const char* name);
+void __tsan_acquire(void* addr);
+void __tsan_release(void* addr);
+}
+#endif
+
+// Nothing of the runtime's internals leaves the shared object it is linked into.
+#pragma GCC visibility push(hidden)
+
+namespace sim {
+
+#if defined(SIM_SYNCCHECK)
+constexpr bool kSyncCheck = true;
+#else
+constexpr bool kSyncCheck = false;
+#endif
+
+// ---- the state of a launch, a block and a CUDA thread ---------------------------------------
+enum class FState : unsigned char { kReady, kBarrier, kWarp, kCoalesce, kDone };
+
+struct Block;
+
+// One CUDA thread: its built-in variables (ThreadState), its stack and where it waits.
+struct Fiber : ThreadState {
+#if defined(__x86_64__)
+    void* sp = nullptr;
+#else
+    ucontext_t uc;
+#endif
+    char* stack = nullptr;
+    size_t stack_size = 0;
+    int linear = 0;
+    int warp = 0;
+    int lane = 0;
+    FState state = FState::kReady;
+    const char* wfile = nullptr;  // where it waits
+    int wline = 0;
+    int wkind = 0;
+    unsigned int wmask = 0;
+    unsigned long long wvalue = 0;
+    int wparam = 0;
+    int wwidth = 32;
+    unsigned long long wresult = 0;
+    void* asan_fake = nullptr;
+    void* tsan_fiber = nullptr;
+    std::string name;
+};
+
+struct Launch {
+    LaunchSpec spec;
+    const char* name;
+    const char* file;
+    int line;
+    void (*invoke)(void*);
+    void* pack;
+    size_t smem_limit;
+    unsigned long long nblocks;
+    std::atomic<unsigned long long> next{0};
+    std::atomic<bool> failed{false};
+    double timeout_s = 0;                 // SIMULATOR_TIMEOUT for this launch (0: none)
+    std::atomic<bool> timed_out{false};   // set by the watchdog at the deadline
+    std::mutex threads_mu;                // guards threads
+    std::vector<pthread_t> threads;       // the OS threads running its blocks now
+    uintptr_t code_lo = 0, code_hi = 0;   // executable segment of the object with the kernel
+    std::atomic<bool> faulted{false};     // a thread touched unmapped memory (fast/synccheck)
+    std::atomic<bool> asserted{false};    // a thread's assert() failed
+};
+
+struct Block {
+    Launch* launch = nullptr;
+    uint3 idx{0, 0, 0};
+    Fiber* fibers = nullptr;
+    int nthreads = 0;
+    int nwarps = 0;
+    int live = 0;
+    int bar_arrived = 0;
+    int bar_pred = 0;
+    int bar_result[2] = {0, 0};
+    int bar_kind = -1;
+    const char* bar_file = nullptr;
+    int bar_line = 0;
+    unsigned long long bar_gen = 0;
+    std::vector<unsigned int> warp_present;  // lanes that exist in each warp
+    std::vector<unsigned int> warp_exited;
+    std::vector<unsigned int> warp_arrived;
+    std::vector<std::pair<const void*, void*>> statics;
+    size_t static_bytes = 0;
+    char* dyn = nullptr;
+    bool failed = false;
+    char tsan_sync[2][64];  // addresses for barrier release/acquire (per generation parity)
+    char tsan_done[64];
+};
+
+// Per worker thread: the fiber stacks and shared-memory arena are kept between blocks.
+struct Worker {
+    char* stacks = nullptr;
+    size_t stacks_bytes = 0;
+    int stack_slots = 0;
+    char* arena = nullptr;  // shared memory in fast/synccheck mode
+    size_t arena_used = 0;
+    std::vector<Fiber> fibers;
+    std::vector<void*> tsan_fibers;  // reused between blocks: creating one per thread per block is slow
+    char tsan_start[64];             // released by the scheduler before a block's fibers start
+    ~Worker();
+};
+
+// ---- limits --------------------------------------------------------------------------------
+constexpr size_t kArenaBytes = 256 * 1024;
+constexpr size_t kDefaultSmemLimit = 48 * 1024;
+constexpr size_t kOptinSmemLimit = 227 * 1024;
+
+// ---- scheduler.cpp -------------------------------------------------------------------------
+extern __thread Block* tl_block;  // the block this worker runs (null outside a launch)
+extern __thread Fiber* tl_fiber;  // the running CUDA thread (null in the scheduler)
+#if defined(SIM_RACECHECK)
+extern __thread void* tl_sched_tsan;  // the worker's own ThreadSanitizer fiber
+#endif
+
+Worker* worker();
+// Back to the scheduler; returns when the scheduler resumes this fiber (never when final_exit).
+void yield_to_scheduler(bool final_exit);
+// Marks the block (and so its launch) failed; its fibers are abandoned at their next switch.
+void fail_block(Block* b);
+// Runs every block of ``L`` on the worker pool; returns when all have finished, one failed or
+// the launch ran past L->timeout_s (then L->timed_out is set).
+void run_launch(Launch* L);
+// True while the running fiber executes kernel code, false in the runtime and the scheduler:
+// a launch timeout stops a fiber only there (never inside the runtime's own bookkeeping).
+extern __thread bool tl_in_kernel;
+
+// Marks a runtime call made from kernel code (barriers, warp operations, shared memory).
+struct RuntimeCall {
+    RuntimeCall() { tl_in_kernel = false; }
+    ~RuntimeCall() { tl_in_kernel = true; }
+    RuntimeCall(const RuntimeCall&) = delete;
+    RuntimeCall& operator=(const RuntimeCall&) = delete;
+};
+
+// ---- device_api.cpp ------------------------------------------------------------------------
+void release_barrier(Block* b);
+// After a lane exits: completes warp operations that were waiting only for exited lanes.
+void check_pending_warps(Block* b, int w);
+// When no thread of the block can run: forms the coalesced groups of the lanes waiting in
+// coalesced_threads() (one group per warp and call site); false when none was waiting.
+bool release_coalesced(Block* b);
+
+// ---- limits.cpp ----------------------------------------------------------------------------
+// SIMULATOR_TIMEOUT in seconds (default kDefaultLaunchTimeoutS; 0 turns the limit off).
+constexpr double kDefaultLaunchTimeoutS = 60.0;
+double launch_timeout_s();
+
+// ---- host_api.cpp --------------------------------------------------------------------------
+extern std::mutex g_launch_mu;  // one launch (and error-state update) at a time
+extern std::mutex g_state_mu;   // guards the allocation tables below
+extern std::map<uintptr_t, size_t> g_allocs;              // device allocations: start -> size
+extern std::map<uintptr_t, const void*> g_alloc_sites;    // memcheck: who called cudaMalloc
+extern std::map<const void*, int> g_smem_optin;           // cudaFuncSetAttribute opt-ins
+extern __thread cudaError_t tl_last_error;  // this host thread's last (non-sticky) error
+extern std::atomic<int> g_sticky_error;      // the context's sticky error (cudaSuccess: none)
+
+// True when [p, p + n) lies inside one live device allocation (g_state_mu held).
+bool find_alloc(const void* p, size_t n, bool* known_start);
+// Records a non-sticky error as this thread's last error; returns it.
+cudaError_t set_error(cudaError_t e);
+// Records a sticky error (the first one stays); returns the sticky error.
+cudaError_t set_sticky_error(cudaError_t e);
+cudaError_t sticky_error();
+
+// ---- reports.cpp ---------------------------------------------------------------------------
+const char* mode_name();
+// One line on stderr, prefixed "simulator: " (silent with SIMULATOR_QUIET=1).
+void report(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// "kernel 'NAME' block (x,y,z) (launched at FILE:LINE)"
+std::string where(const Block* b);
+// "(x,y,z)"
+std::string tid_str(const Fiber& f);
+const char* warp_kind_name(int kind);
+void report_deadlock(Block* b);
+#if defined(SIM_MEMCHECK)
+// Lists the device buffers still allocated (called at exit).
+void report_leaks();
+#endif
+
+}  // namespace sim
+
+#pragma GCC visibility pop
+
+#endif  // SIM_INTERNAL_H
