@@ -8,10 +8,10 @@ A session whose pieces are missing, or whose hardware is absent, fails with the 
 from __future__ import annotations
 
 import glob
+import importlib.util
 import json
 import math
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -59,7 +59,7 @@ VERSIONS = _read_versions(ROOT / "ci" / "versions.env")
 # tests/harness/ lints the Dockerfiles and CI scripts and reads the workflow with these.
 HARNESS_TEST_TOOLS = tuple(VERSIONS["HARNESS_TOOLS"].split())
 # ptxas of the pinned CUDA release, which also pins the NVVM/NVRTC/runtime wheels numba-cuda
-# compiles with to that release (the compile tier needs ptxas and NVVM of one release).
+# compiles with to that release (the kernels tier needs ptxas and NVVM of one release).
 PTXAS_WHEEL = VERSIONS["CUDA_WHEELS"]
 
 # The test folders each tier runs (tests/conftest.py describes them): the device-generic suite
@@ -204,12 +204,12 @@ def _pytest(session: nox.Session, args: list[str], env: dict[str, str]) -> None:
         raise
 
 
-def _build_gpu_kernels(session: nox.Session, out: str) -> None:
-    _require(session, "ci/build-kernels.sh", KERNEL_SOURCES, why="the CUDA C kernels and their build script")
-    if _find_nvcc() is None:
-        session.error("nvcc not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin): install the CUDA toolkit")
-    session.log(f"TORCHLIGHT_CUDA_ARCHS={os.environ.get('TORCHLIGHT_CUDA_ARCHS', '80;90 (default)')}")
-    session.run("bash", "ci/build-kernels.sh", "--out", out, external=True)
+def _build_kernels(session: nox.Session, out: str, *args: str) -> None:
+    """``python -m torchlight build-kernels`` (nvcc, or ``--simulator``) into ``out``; after _install."""
+    _require(session, KERNEL_SOURCES, why="the CUDA C kernel sources")
+    if "--simulator" not in args:
+        session.log(f"TORCHLIGHT_CUDA_ARCHS={os.environ.get('TORCHLIGHT_CUDA_ARCHS', '80;90 (default)')}")
+    session.run("python", "-m", "torchlight", "build-kernels", "--out", out, *args)
 
 
 # --- test tiers ---------------------------------------------------------------------------------
@@ -237,8 +237,7 @@ def tests_cudasim(session: nox.Session) -> None:
     if _find_cxx() is None:
         session.error("no C++ compiler (c++, g++ or clang++) on PATH: simulator/ needs one to build kernels")
     _install(session, ".[cuda,test]", PTXAS_WHEEL)
-    sources = sorted(glob.glob(KERNEL_SOURCES, root_dir=ROOT))
-    session.run("python", "-m", "simulator", "build", *sources, "--out", SIM_KERNEL_DIR, "--mode", "fast")
+    _build_kernels(session, SIM_KERNEL_DIR, "--simulator")
     env = {
         "NUMBA_ENABLE_CUDASIM": "1",
         "TORCHLIGHT_TEST_TIER": "cudasim",
@@ -250,12 +249,15 @@ def tests_cudasim(session: nox.Session) -> None:
 
 @nox.session
 def kernels(session: nox.Session) -> None:
-    """compile tier: nvcc builds the CUDA C .so files, numba-cuda kernels compile to PTX, kernel tests run."""
+    """kernels tier: nvcc builds the CUDA C .so files, numba-cuda kernels compile to PTX, kernel tests run."""
     _require(session, "tests/conftest.py", why="the test suite")
     _require(session, "ci/compile_ptx.py", why="the PTX compile check of the numba-cuda kernels")
-    _build_gpu_kernels(session, GPU_KERNEL_DIR)
     _install(session, ".[cuda,test]", PTXAS_WHEEL)
-    session.run("python", "ci/compile_ptx.py", "--require-ptxas")
+    _build_kernels(session, GPU_KERNEL_DIR)
+    # The counts also go to reports/raw/, where `nox -s matrix` and the CI report read them.
+    session.run(
+        "python", "ci/compile_ptx.py", "--require-ptxas", "--json", str(REPORTS / "raw" / "compile_ptx.json")
+    )
     env = {"TORCHLIGHT_TEST_TIER": "cpu", "TORCHLIGHT_CUDA_KERNEL_DIR": GPU_KERNEL_DIR}
     _pytest(session, ["-m", "kernels", *_pytest_args(TIER_TESTS["kernels"], session.posargs)], env)
 
@@ -286,6 +288,7 @@ def tests_gpu(session: nox.Session) -> None:
     _require(session, "tests/conftest.py", why="the test suite")
     kernel_dir = os.environ.get("TORCHLIGHT_CUDA_KERNEL_DIR", "")
     packaged = glob.glob("torchlight/cuda_kernels/*.so", root_dir=ROOT)
+    build = False
     if kernel_dir and glob.glob(os.path.join(kernel_dir, "*.so")):
         session.log(f"using the prebuilt kernels in {kernel_dir}")
     elif _find_nvcc() is None and packaged:
@@ -293,9 +296,10 @@ def tests_gpu(session: nox.Session) -> None:
         kernel_dir = "torchlight/cuda_kernels"
         session.log(f"nvcc absent; using the prebuilt kernels {', '.join(sorted(packaged))}")
     else:
-        kernel_dir = GPU_KERNEL_DIR
-        _build_gpu_kernels(session, kernel_dir)
+        kernel_dir, build = GPU_KERNEL_DIR, True
     _install(session, ".[cuda,test]", PTXAS_WHEEL)
+    if build:
+        _build_kernels(session, kernel_dir)
     env = {
         "NUMBA_ENABLE_CUDASIM": "0",  # real hardware only: an inherited simulator switch would fake it
         "TORCHLIGHT_TEST_TIER": "gpu",
@@ -378,22 +382,20 @@ def matrix(session: nox.Session) -> None:
         session.error(
             f"TORCHLIGHT_MATRIX_TIERS names unknown tiers {unknown}; known: {', '.join(TIER_SESSIONS)}"
         )
+    selection = ",".join(chosen)
     tiers = []
     for tier, name in TIER_SESSIONS.items():
         if chosen and tier not in chosen:
-            tiers.append(
-                {
-                    "tier": tier,
-                    "session": name,
-                    "status": "not selected",
-                    "reason": "not in TORCHLIGHT_MATRIX_TIERS",
-                }
-            )
+            reason = f"not in TORCHLIGHT_MATRIX_TIERS={selection}"
+            problem = _tier_problem(tier)
+            if problem:
+                reason += f" (nor could it run here: {problem})"
+            tiers.append({"tier": tier, "session": name, "status": "not selected", "reason": reason})
             continue
         problem = _tier_problem(tier)
         if problem:
             session.log(f"tier {tier}: cannot run here: {problem}")
-            tiers.append({"tier": tier, "session": name, "status": "unavailable", "reason": problem})
+            tiers.append({"tier": tier, "session": name, "status": "cannot run here", "reason": problem})
             continue
         out = raw / f"{tier}.json"
         cmd = [*nested, "-s", name, "--", f"--matrix-json={out}", f"--matrix-tier={tier}", *session.posargs]
@@ -408,8 +410,12 @@ def matrix(session: nox.Session) -> None:
     report = [sys.executable, "ci/matrix_report.py", "--tiers", str(raw / "tiers.json"), "--out", "reports"]
     session.run(*report, external=True)
     failed = [t["tier"] for t in tiers if t["status"] == "failed"]
-    if failed:
-        session.error(f"tiers failed: {', '.join(failed)} (see reports/matrix.md)")
+    # A tier named in TORCHLIGHT_MATRIX_TIERS was asked for: if it cannot run, the run fails.
+    refused = [t["tier"] for t in tiers if t["status"] == "cannot run here" and t["tier"] in chosen]
+    problems = [f"tiers failed: {', '.join(failed)}"] if failed else []
+    problems += [f"asked for but cannot run here: {', '.join(refused)}"] if refused else []
+    if problems:
+        session.error(f"{'; '.join(problems)} (see reports/matrix.md)")
 
 
 def _tier_outcome(code: int, out: Path) -> dict[str, str]:
@@ -720,17 +726,20 @@ def docker_cpu(session: nox.Session) -> None:
 
 
 def _kernel_exports() -> dict[str, list[str]]:
-    """Library -> launchers it must export, from the table ci/build-kernels.sh checks after building."""
-    text = (ROOT / "ci" / "build-kernels.sh").read_text()
-    table = dict(re.findall(r'^\s*\[(\w+)\]="([^"]+)"', text, re.M))
-    return {lib: symbols.split() for lib, symbols in table.items()}
+    """Library -> launchers it must export: the table torchlight/build_kernels.py checks after building."""
+    # Loaded by path: the build module needs only the standard library, not an installed torchlight.
+    path = ROOT / "torchlight" / "build_kernels.py"
+    spec = importlib.util.spec_from_file_location("tl_build_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {lib: list(symbols) for lib, symbols in module.LIBRARIES.items()}
 
 
 def _check_exports(cli: str, tag: str) -> tuple[list[str], list[str]]:
     """(checks passed, problems): each .so is in the image and exports its launchers (nm -D)."""
     exports = _kernel_exports()
     if not exports:
-        return [], ["cannot read the library -> symbols table of ci/build-kernels.sh"]
+        return [], ["torchlight/build_kernels.py lists no kernel library"]
     checks, problems = [], []
     for lib, symbols in sorted(exports.items()):
         path = f"torchlight/cuda_kernels/{lib}.so"

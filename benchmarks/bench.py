@@ -2,10 +2,12 @@
 
 Usage: ``python benchmarks/bench.py [--backends cpu,numba] [--repeat 7] [--quick]``
 
-Each number is the minimum over ``--repeat`` timed rounds after a warm-up call (which also
-pays any JIT compilation); a round loops enough calls to last ~20 ms. Ratios above 1 mean
-slower than the reference. Backend names: ``cpu``, ``numba`` (the numba CPU twin), or any
-device ``torchlight.get_backend`` accepts (``cuda``).
+Each contender is timed over ``--repeat`` rounds after a warm-up call (which also pays any JIT
+compilation); a round loops enough calls to last ~20 ms. The tables give the minimum and the
+median round and the spread ``(max - min) / median``; ratios are of minimums, and above 1 mean
+slower than the reference. A number whose rounds disagree by more than 25% is marked ``!``: the
+machine was busy, and it is not to be trusted. Backend names: ``cpu``, ``numba`` (the numba CPU
+twin), or any device ``torchlight.get_backend`` accepts (``cuda``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import argparse
 import os
 import platform
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +23,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 # PyTorch's OpenMP workers spin after each parallel region and starve numpy's BLAS threads on a
 # small machine; passive waiting lets every contender run at its own speed.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from timing_stats import Timing, time_interleaved, trust_note  # noqa: E402
 
 import torchlight as tl  # noqa: E402
 
@@ -46,29 +50,9 @@ def make_backend(name: str):
     return tl.get_backend(name)
 
 
-def _calibrate(fn: Callable[[], object]) -> int:
-    fn()  # warm-up: pays JIT compilation and first-touch allocation
-    start = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - start, 1e-7)
-    return max(1, int(ROUND_SECONDS / once))
-
-
-def best_times(fns: list[Callable[[], object]], repeat: int) -> list[float]:
-    """Seconds per call of each fn: minimum over ``repeat`` rounds, the fns interleaved per round.
-
-    Interleaving makes load from other processes hit every contender alike, so the ratios
-    stay meaningful on a busy machine.
-    """
-    numbers = [_calibrate(fn) for fn in fns]
-    best = [float("inf")] * len(fns)
-    for _ in range(repeat):
-        for i, (fn, number) in enumerate(zip(fns, numbers)):
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            best[i] = min(best[i], (time.perf_counter() - start) / number)
-    return best
+def best_times(fns: list[Callable[[], object]], repeat: int) -> list[Timing]:
+    """The rounds of each fn, interleaved per round so that load hits every contender alike."""
+    return time_interleaved(fns, repeat, ROUND_SECONDS)
 
 
 # --- the op cases: each builds (numpy call, torchlight call, torch call) from numpy inputs ----------
@@ -133,8 +117,8 @@ def cases(quick: bool) -> list[Case]:
     return rows
 
 
-def run_cases(backends: dict, repeat: int, quick: bool) -> list[list[str]]:
-    """One table row per case: numpy time, then each backend's (and torch's) ratio to it."""
+def run_cases(backends: dict, repeat: int, quick: bool, seen: list[Timing]) -> list[list[str]]:
+    """One table row per case: numpy time and spread, then each backend's (and torch's) ratio."""
     rng = np.random.default_rng(0)
     table = []
     for case in cases(quick):
@@ -146,14 +130,18 @@ def run_cases(backends: dict, repeat: int, quick: bool) -> list[list[str]]:
         if torch is not None:
             tts = [torch.from_numpy(a) for a in arrays]
             fns.append(lambda t=tts: case.torch_fn(*t))  # noqa: B023
-        base, *others = best_times(fns, repeat)
-        row = [case.op, case.size, f"{base * 1e3:.3f}", *(f"{t / base:.2f}" for t in others)]
+        timings = best_times(fns, repeat)
+        seen += timings
+        base, *others = timings
+        row = [case.op, case.size, f"{base.min * 1e3:.3f}", f"{base.median * 1e3:.3f}", base.spread_text()]
+        for t in others:
+            row += [t.ratio_text(base), t.spread_text()]
         table.append(row)
     return table
 
 
-def run_overhead(backends: dict, repeat: int) -> list[list[str]]:
-    """Per-op cost on a 4-element tensor: microseconds, and ratio to PyTorch eager."""
+def run_overhead(backends: dict, repeat: int, seen: list[Timing]) -> list[list[str]]:
+    """Per-op cost on a 4-element tensor: microseconds (min, median, spread), ratio to PyTorch eager."""
     a_np = np.arange(4, dtype=np.float32)
     labels = ["numpy a + b", "numpy np.exp(a)"]
     fns: list[Callable[[], object]] = [lambda: a_np + a_np, lambda: np.exp(a_np)]
@@ -166,18 +154,25 @@ def run_overhead(backends: dict, repeat: int) -> list[list[str]]:
         labels += [f"{name} a + b", f"{name} a.exp()"]
         fns += [lambda a=a: a + a, lambda a=a: a.exp()]
     times = dict(zip(labels, best_times(fns, repeat)))
+    seen += times.values()
     rows = []
-    for label, seconds in times.items():
+    for label, t in times.items():
         op = label.split(" ", 1)[1]
         ref = times.get("torch a + b" if "+" in op else "torch a.exp()") if torch is not None else None
-        ratio = "" if label.startswith("numpy") else (f"{seconds / ref:.2f}" if ref else "n/a")
-        rows.append([label, f"{seconds * 1e6:.2f}", ratio])
+        ratio = "" if label.startswith("numpy") else (t.ratio_text(ref) if ref else "n/a")
+        rows.append([label, f"{t.min * 1e6:.2f}", f"{t.median * 1e6:.2f}", t.spread_text(), ratio])
     return rows
 
 
 def run_mlp(
-    backends: dict, repeat: int, batch: int = 64, d_in: int = 256, hidden: int = 512, d_out: int = 10
-):
+    backends: dict,
+    repeat: int,
+    seen: list[Timing],
+    batch: int = 64,
+    d_in: int = 256,
+    hidden: int = 512,
+    d_out: int = 10,
+) -> list[list[str]]:
     """One forward+backward step of a 2-layer MLP (matmul, add, relu, matmul, squared-mean loss)."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal((batch, d_in)).astype(np.float32)
@@ -211,8 +206,18 @@ def run_mlp(
         labels.append(name)
         fns.append(step)
     times = dict(zip(labels, best_times(fns, repeat)))
+    seen += times.values()
     ref = times.get("torch")
-    return [[k, f"{v * 1e3:.3f}", f"{v / ref:.2f}" if ref else "n/a"] for k, v in times.items()]
+    return [
+        [
+            k,
+            f"{v.min * 1e3:.3f}",
+            f"{v.median * 1e3:.3f}",
+            v.spread_text(),
+            v.ratio_text(ref) if ref else "n/a",
+        ]
+        for k, v in times.items()
+    ]
 
 
 def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
@@ -229,9 +234,13 @@ def main(argv: list[str] | None = None) -> int:
     """Run every benchmark for the chosen backends and print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backends", default="cpu", help="comma list, e.g. cpu,numba (default: cpu)")
-    parser.add_argument("--repeat", type=int, default=7, help="timed rounds per number (min is kept)")
+    parser.add_argument(
+        "--repeat", type=int, default=7, help="timed rounds per number (min, median and spread are shown)"
+    )
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a fast look")
     args = parser.parse_args(argv)
+    if args.repeat < 3:
+        parser.error(f"--repeat {args.repeat}: at least 3 rounds are needed to judge the spread")
     names = [n.strip() for n in args.backends.split(",") if n.strip()]
     try:
         backends = {name: make_backend(name) for name in names}
@@ -242,21 +251,27 @@ def main(argv: list[str] | None = None) -> int:
         f", torch {torch.__version__}" if torch else ", torch not installed"
     )
     print(f"torchlight {tl.__version__}; python {platform.python_version()}; {versions}; float32")
-    print(f"min of {args.repeat} rounds of >= {ROUND_SECONDS * 1e3:.0f} ms after a warm-up call")
+    print(
+        f"{args.repeat} rounds of >= {ROUND_SECONDS * 1e3:.0f} ms after a warm-up call; ratios of minimums; "
+        "spread = (max - min) / median"
+    )
 
-    header = ["op", "size", "numpy ms", *(f"{n} / numpy" for n in backends)]
-    header += ["torch / numpy"] if torch else []
-    print_table("Time ratio to raw numpy", header, run_cases(backends, args.repeat, args.quick))
+    seen: list[Timing] = []
+    header = ["op", "size", "numpy min ms", "numpy median ms", "spread"]
+    for name in [*backends, *(["torch"] if torch else [])]:
+        header += [f"{name} / numpy", f"{name} spread"]
+    print_table("Time ratio to raw numpy", header, run_cases(backends, args.repeat, args.quick, seen))
     print_table(
         "Per-op overhead on a 4-element tensor",
-        ["call", "µs per call", "ratio to torch"],
-        run_overhead(backends, args.repeat),
+        ["call", "min µs", "median µs", "spread", "ratio to torch"],
+        run_overhead(backends, args.repeat, seen),
     )
     print_table(
         "2-layer MLP forward+backward (batch 64, 256 -> 512 -> 10)",
-        ["implementation", "ms per step", "ratio to torch"],
-        run_mlp(backends, args.repeat),
+        ["implementation", "min ms", "median ms", "spread", "ratio to torch"],
+        run_mlp(backends, args.repeat, seen),
     )
+    print(f"\n{trust_note(seen)}")
     return 0
 
 

@@ -1,17 +1,20 @@
 """Compile cost of the NumbaBackend kernels: seconds of each kernel's first call, cold vs warm.
 
-Usage: ``python benchmarks/bench_numba_compile.py [--cache-dir DIR] [--quick] [--speed]``
+Usage: ``python benchmarks/bench_numba_compile.py [--cache-dir DIR] [--repeat 3] [--quick] [--speed]``
 
-Two fresh Python processes run the same list of first calls with ``NUMBA_CACHE_DIR`` pointing
-at one directory that starts empty (a new temporary directory unless ``--cache-dir`` names
-one): the first process compiles every kernel and writes the cache ("cold"), the second
-loads them ("warm"). numba's one-time start-up in each process (importing numba, building
-its CPU target, which probes SciPy's BLAS) is timed on its own line, so it is not charged
-to whichever kernel happens to run first.
+Fresh Python processes run the same list of first calls with ``NUMBA_CACHE_DIR`` set. A "cold"
+process starts from an empty cache directory and compiles every kernel; a "warm" one loads the
+cache the first cold process wrote. Each is run ``--repeat`` times (every cold run with its own
+empty directory, under ``--cache-dir`` when given, else under a temporary one). numba's one-time
+start-up in each process (importing numba, building its CPU target, which probes SciPy's BLAS)
+is timed on its own line, so it is not charged to whichever kernel happens to run first.
+
+Every number is shown as min and median over the runs with the spread ``(max - min) / median``;
+a number whose runs disagree by more than 25% is marked ``!`` (a busy machine: not to be trusted).
 
 ``--speed`` adds a table of the backend-level calls (primitives and the four fused ops, which
-the Tensor-level ``bench.py`` does not call directly) as the ratio NumbaBackend / CPUBackend,
-each the minimum over interleaved rounds, after the compile table.
+the Tensor-level ``bench.py`` does not call directly) as the ratio NumbaBackend / CPUBackend of
+the minimums over interleaved rounds, after the compile table.
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 WARM_TARGET_S = 0.5
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing_stats import Timing, trust_note  # noqa: E402
 
 
 def _cases(quick: bool):
@@ -116,17 +122,17 @@ def run_child(cache_dir: str, quick: bool) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _best_seconds(fns, rounds: int = 9) -> list[float]:
-    """Minimum seconds per call of each fn over ``rounds`` interleaved rounds (after a warm-up)."""
+def _rounds(fns, rounds: int = 9) -> list[Timing]:
+    """Seconds per call of each fn over ``rounds`` interleaved rounds (after a warm-up call)."""
     for fn in fns:
         fn()
-    best = [float("inf")] * len(fns)
+    samples: list[list[float]] = [[] for _ in fns]
     for _ in range(rounds):
         for i, fn in enumerate(fns):
             start = time.perf_counter()
             fn()
-            best[i] = min(best[i], time.perf_counter() - start)
-    return best
+            samples[i].append(time.perf_counter() - start)
+    return [Timing(tuple(t)) for t in samples]
 
 
 def speed_table() -> None:
@@ -163,15 +169,27 @@ def speed_table() -> None:
         "layernorm_bw 4096x1024": lambda k: k.layernorm_bw(x, x, gamma, mean, rstd),
     }
     width = max(len(k) for k in calls)
-    print(f"\n{'call (float32)':<{width}}  {'cpu ms':>8}  {'numba ms':>8}  {'ratio':>6}")
+    head = f"{'cpu min ms':>10}  {'spread':>7}  {'numba min ms':>12}  {'spread':>7}  {'ratio':>7}"
+    print(f"\n{'call (float32)':<{width}}  {head}")
+    seen: list[Timing] = []
     for label, call in calls.items():
-        t_cpu, t_nb = _best_seconds([lambda c=call: c(cpu), lambda c=call: c(nb)])
-        print(f"{label:<{width}}  {t_cpu * 1e3:8.2f}  {t_nb * 1e3:8.2f}  {t_nb / t_cpu:6.2f}")
+        t_cpu, t_nb = _rounds([lambda c=call: c(cpu), lambda c=call: c(nb)])
+        seen += [t_cpu, t_nb]
+        print(
+            f"{label:<{width}}  {t_cpu.min * 1e3:10.2f}  {t_cpu.spread_text():>7}  {t_nb.min * 1e3:12.2f}  "
+            f"{t_nb.spread_text():>7}  {t_nb.ratio_text(t_cpu):>7}"
+        )
+    print(trust_note(seen))
+
+
+def _cell(t: Timing) -> str:
+    return f"{t.min:8.3f} {t.median:8.3f} {t.spread_text():>7}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cache-dir", help="empty dir for the numba cache (default: a new temp dir)")
+    parser.add_argument("--cache-dir", help="where the cold runs' cache directories go (default: a temp dir)")
+    parser.add_argument("--repeat", type=int, default=3, help="cold and warm processes each (default 3)")
     parser.add_argument("--quick", action="store_true", help="two ops per kind instead of the whole table")
     parser.add_argument("--speed", action="store_true", help="also time backend calls against CPUBackend")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -179,25 +197,49 @@ def main() -> None:
     if args.child:
         child(args.quick)
         return
+    if args.repeat < 3:
+        parser.error(f"--repeat {args.repeat}: at least 3 runs are needed to judge the spread")
     with tempfile.TemporaryDirectory(prefix="torchlight-numba-cache-") as tmp:
-        cache_dir = args.cache_dir or tmp
-        cold = run_child(cache_dir, args.quick)
-        warm = run_child(cache_dir, args.quick)
-    width = max(len(k) for k in cold["kernels"])
-    print(f"numba {cold['numba']}, {os.cpu_count()} CPUs; seconds of each first call")
-    print(f"{'kernel':<{width}}  {'cold':>8}  {'warm':>8}")
-    print(f"{'(numba start-up)':<{width}}  {cold['startup']:8.3f}  {warm['startup']:8.3f}")
-    for label, seconds in cold["kernels"].items():
-        print(f"{label:<{width}}  {seconds:8.3f}  {warm['kernels'][label]:8.3f}")
-    cold_total = sum(cold["kernels"].values())
-    warm_total = sum(warm["kernels"].values())
-    slowest = max(warm["kernels"], key=warm["kernels"].get)
-    print(f"{'total':<{width}}  {cold_total:8.3f}  {warm_total:8.3f}")
-    verdict = "within" if warm["kernels"][slowest] < WARM_TARGET_S else "OVER"
+        root = Path(args.cache_dir or tmp)
+        cold = []
+        for i in range(args.repeat):
+            run_dir = root / f"cold-{i}"
+            if run_dir.exists() and any(run_dir.iterdir()):
+                raise SystemExit(
+                    f"{run_dir} is not empty: a cold run needs an empty cache; pick another --cache-dir"
+                )
+            run_dir.mkdir(parents=True, exist_ok=True)
+            cold.append(run_child(str(run_dir), args.quick))
+        warm = [run_child(str(root / "cold-0"), args.quick) for _ in range(args.repeat)]
+
+    def timing(runs: list[dict], key: str | None) -> Timing:
+        return Timing(tuple(r["startup"] if key is None else r["kernels"][key] for r in runs))
+
+    labels = list(cold[0]["kernels"])
+    width = max(len(k) for k in labels)
     print(
-        f"slowest warm first call: {slowest} {warm['kernels'][slowest]:.3f} s "
+        f"numba {cold[0]['numba']}, {os.cpu_count()} CPUs; "
+        f"seconds of each first call, {args.repeat} runs each"
+    )
+    cells = f"{'min':>8} {'median':>8} {'spread':>7}"
+    print(f"{'':<{width}}  {'cold':^25}  {'warm':^25}")
+    print(f"{'kernel':<{width}}  {cells}  {cells}")
+    seen: list[Timing] = []
+    for label, key in [("(numba start-up)", None), *((k, k) for k in labels)]:
+        c, w = timing(cold, key), timing(warm, key)
+        seen += [c, w]
+        print(f"{label:<{width}}  {_cell(c)}  {_cell(w)}")
+    cold_total = Timing(tuple(sum(r["kernels"].values()) for r in cold))
+    warm_total = Timing(tuple(sum(r["kernels"].values()) for r in warm))
+    print(f"{'total':<{width}}  {_cell(cold_total)}  {_cell(warm_total)}")
+    warm_min = {k: timing(warm, k).min for k in labels}
+    slowest = max(warm_min, key=warm_min.get)
+    verdict = "within" if warm_min[slowest] < WARM_TARGET_S else "OVER"
+    print(
+        f"slowest warm first call (min of runs): {slowest} {warm_min[slowest]:.3f} s "
         f"({verdict} the {WARM_TARGET_S} s target)"
     )
+    print(trust_note(seen))
     if args.speed:
         speed_table()
 

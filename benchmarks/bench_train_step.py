@@ -2,20 +2,29 @@
 and against the same model in PyTorch on the CPU when torch is importable.
 
     python benchmarks/bench_train_step.py [--backend cpu] [--repeat 20]
+
+Each step is timed ``--repeat`` times after a warm-up step; the table gives the minimum, the
+median and the spread ``(max - min) / median``, and marks with ``!`` a number whose steps
+disagree by more than 25% (a busy machine: not to be trusted). Ratios are of minimums.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-import torchlight as tl
-from torchlight import nn
-from torchlight.nn import functional as F
-from torchlight.optim import AdamW
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing_stats import Timing, trust_note  # noqa: E402
+
+import torchlight as tl  # noqa: E402
+from torchlight import nn  # noqa: E402
+from torchlight.nn import functional as F  # noqa: E402
+from torchlight.optim import AdamW  # noqa: E402
 
 VOCAB, LENGTH = 11, 6
 
@@ -28,14 +37,15 @@ def batch(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
     return rows[:, :-1], targets
 
 
-def best_of(step, repeat: int) -> float:
-    step()  # warm-up (numba compiles, caches fill)
+def rounds_of(step, repeat: int) -> Timing:
+    """Seconds of ``repeat`` steps after a warm-up step (numba compiles, caches fill)."""
+    step()
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
         step()
         times.append(time.perf_counter() - start)
-    return min(times)
+    return Timing(tuple(times))
 
 
 def torchlight_step(backend, fused: bool, args, ids, targets):
@@ -114,6 +124,8 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
+    if args.repeat < 3:
+        parser.error(f"--repeat {args.repeat}: at least 3 steps are needed to judge the spread")
     backend = (
         tl.get_backend(args.backend)
         if args.backend != "numba"
@@ -121,23 +133,26 @@ def main() -> None:
     )
     ids, targets = batch(np.random.default_rng(0), args.batch)
     results = {
-        "torchlight fused": best_of(torchlight_step(backend, True, args, ids, targets), args.repeat),
-        "torchlight unfused": best_of(torchlight_step(backend, False, args, ids, targets), args.repeat),
+        "torchlight fused": rounds_of(torchlight_step(backend, True, args, ids, targets), args.repeat),
+        "torchlight unfused": rounds_of(torchlight_step(backend, False, args, ids, targets), args.repeat),
     }
     try:
-        results["pytorch"] = best_of(torch_step(args, ids, targets), args.repeat)
+        results["pytorch"] = rounds_of(torch_step(args, ids, targets), args.repeat)
     except ImportError:
         print("PyTorch not importable: no torch column")
     print(
         f"one training step, batch {args.batch}, seq {2 * LENGTH}, dim {args.dim}, layers {args.layers}, "
-        f"backend {args.backend} (best of {args.repeat})"
+        f"backend {args.backend} ({args.repeat} steps each)"
     )
-    for name, seconds in results.items():
-        line = f"  {name:20s} {seconds * 1e3:8.2f} ms"
+    print(f"  {'':20s} {'min ms':>9} {'median ms':>10} {'spread':>8}")
+    for name, t in results.items():
+        line = f"  {name:20s} {t.min * 1e3:9.2f} {t.median * 1e3:10.2f} {t.spread_text():>8}"
         if "pytorch" in results and name != "pytorch":
-            line += f"   {seconds / results['pytorch']:5.2f}x pytorch"
+            line += f"   {t.ratio_text(results['pytorch'], 'x')} pytorch"
         print(line)
-    print(f"  fused / unfused      {results['torchlight fused'] / results['torchlight unfused']:5.2f}x")
+    fused, unfused = results["torchlight fused"], results["torchlight unfused"]
+    print(f"  fused / unfused      {fused.ratio_text(unfused, 'x')}")
+    print(trust_note(list(results.values())))
 
 
 if __name__ == "__main__":

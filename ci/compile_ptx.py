@@ -11,6 +11,7 @@ Usage::
     python ci/compile_ptx.py                       # sm_80 and sm_90, every kernel
     python ci/compile_ptx.py --arch 90 -k matmul   # one arch, kernels whose name has "matmul"
     python ci/compile_ptx.py --require-ptxas       # a missing ptxas is an error, not a note
+    python ci/compile_ptx.py --json reports/raw/compile_ptx.json   # counts for the matrix report
 
 Exit status: 0 when every kernel compiled (and assembled), 1 naming each kernel that failed,
 2 when the check itself cannot run (numba-cuda missing, a bad argument).
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import re
 import shutil
@@ -62,6 +64,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, help="keep the .ptx (and .cubin) files in this folder")
     parser.add_argument("--require-ptxas", action="store_true", help="fail when ptxas is not on PATH")
     parser.add_argument("--no-ptxas", action="store_true", help="stop at PTX; do not run ptxas")
+    parser.add_argument(
+        "--json", type=Path, metavar="PATH", help="also write the counts here (read by ci/matrix_report.py)"
+    )
     return parser.parse_args(argv)
 
 
@@ -159,13 +164,23 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.out is None:
         with tempfile.TemporaryDirectory(prefix="torchlight-ptx-") as scratch:
-            return check(specs, archs, ptxas, Path(scratch), keep=False)
+            return check(specs, archs, ptxas, Path(scratch), keep=False, summary=args.json)
     args.out.mkdir(parents=True, exist_ok=True)
-    return check(specs, archs, ptxas, args.out, keep=True)
+    return check(specs, archs, ptxas, args.out, keep=True, summary=args.json)
 
 
-def check(specs: list, archs: list[tuple[int, int]], ptxas: str | None, out_dir: Path, keep: bool) -> int:
-    """Compile each spec for each arch into ``out_dir``; print one line per build; 0 if all pass."""
+def check(
+    specs: list,
+    archs: list[tuple[int, int]],
+    ptxas: str | None,
+    out_dir: Path,
+    keep: bool,
+    summary: Path | None = None,
+) -> int:
+    """Compile each spec for each arch into ``out_dir``; print one line per build; 0 if all pass.
+
+    ``summary``: also write the counts there as ``{"compile_ptx": {...}}`` for the matrix report.
+    """
     from numba import cuda
 
     failures: list[str] = []
@@ -198,6 +213,20 @@ def check(specs: list, archs: list[tuple[int, int]], ptxas: str | None, out_dir:
         f"({len(specs)} kernels x {len(archs)} archs) in {took:.1f} s"
         + (f"; PTX in {out_dir}" if keep else "")
     )
+    if summary is not None:
+        counts = {
+            "passed": total - len(failures),
+            "total": total,
+            "kernels": len(specs),
+            "archs": [f"sm_{a[0]}{a[1]}" for a in archs],
+            "ptxas": ptxas,
+            "seconds": round(took, 1),
+            "failures": failures,
+        }
+        summary.parent.mkdir(parents=True, exist_ok=True)
+        tmp = summary.with_name(summary.name + ".tmp")
+        tmp.write_text(json.dumps({"compile_ptx": counts}, indent=1) + "\n")
+        tmp.replace(summary)
     if failures:
         print("compile_ptx: these kernels would not build for the GPU:", file=sys.stderr)
         for line in failures:

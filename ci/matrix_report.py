@@ -3,10 +3,15 @@
 Usage: ``python ci/matrix_report.py [--tiers TIERS.json] [--out DIR] [RESULTS.json ...]``
 
 ``--tiers`` is the summary the ``matrix`` nox session writes (one entry per tier: session,
-status passed/failed/unavailable, reason, seconds); the result files of the tiers that ran
-are taken from its directory (``<tier>.json``) unless given as arguments. One row per op,
-one column per backend and tier; each cell counts passed, failed, errors and skips, and the
-skip reasons are listed below the table.
+status passed / failed / not selected / cannot run here, reason, seconds); the result files of
+the tiers that ran are taken from its directory (``<tier>.json``, and ``compile_ptx.json`` from
+``ci/compile_ptx.py --json``) unless given as arguments. Without ``--tiers`` a tier counts as run
+when a result file names it, and as unknown otherwise.
+
+The page starts with a header (commit, date, CPU count, and each tier's Python, numpy, numba
+and numba-cuda versions), then every tier with whether it ran and why or why not, the compile
+check's counts, and one row per op, one column per backend and tier; each cell counts passed,
+failed, errors and skips, and the skip reasons are listed below the table.
 
 ``--docker DIR`` (default ``<out>/docker``) holds what ``nox -s docker-cpu`` and ``docker-cuda``
 write: one ``<image kind>.json`` per session with each image's build time, size, bases (stand-ins
@@ -19,8 +24,12 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
+import platform
+import subprocess
 import sys
 from collections import Counter, defaultdict
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +46,21 @@ def registered_backends() -> list[str]:
 
 
 TIER_ORDER = ["cpu", "cudasim", "kernels", "sanitize", "gpu"]
+TIER_SESSIONS = {
+    "cpu": "tests-cpu",
+    "cudasim": "tests-cudasim",
+    "kernels": "kernels",
+    "sanitize": "sanitize",
+    "gpu": "tests-gpu",
+}
 # Columns: the registered backends, then "-" for tests that take no backend.
 BACKEND_ORDER = [*registered_backends(), "-"]
 OUTCOMES = ["passed", "failed", "error", "skipped"]
+# A tier's status: it ran (passed or failed), or did not (not selected, cannot run here, unknown).
+RAN = ("passed", "failed")
+NOT_RUN = ("not selected", "cannot run here", "unknown")
+REPORTED_PACKAGES = ("numpy", "numba", "numba-cuda")
+COMPILE_FILE = "compile_ptx.json"
 
 
 def column_label(backend: str, tier: str) -> str:
@@ -61,21 +82,99 @@ def _column_key(backend: str, tier: str) -> tuple[int, int, str]:
 
 def load_results(paths: list[Path]) -> list[dict[str, Any]]:
     """All records of the given plugin files; ValueError naming a file that is not one."""
+    return load_inputs(paths)["records"]
+
+
+def load_inputs(paths: list[Path]) -> dict[str, Any]:
+    """Records, each tier's environment and the compile counts from plugin and compile_ptx files."""
     records: list[dict[str, Any]] = []
+    environments: dict[str, dict[str, str]] = {}
+    compile_counts: dict[str, Any] | None = None
     for path in paths:
         data = json.loads(path.read_text())
+        if isinstance(data, dict) and "compile_ptx" in data:
+            compile_counts = data["compile_ptx"]
+            continue
         if not isinstance(data, dict) or "results" not in data:
             raise ValueError(f"{path} is not a --matrix-json file (no 'results' key)")
         records.extend(data["results"])
+        if data.get("tier"):
+            packages = data.get("packages", {})
+            environments[data["tier"]] = {
+                "python": data.get("python", "unknown"),
+                **{name: packages.get(name, "unknown") for name in REPORTED_PACKAGES},
+            }
     # Shards of one tier each report a module skipped at collection: count it once.
     unique: dict[tuple[str, str, str], dict[str, Any]] = {}
     for r in records:
         unique.setdefault((r["tier"], r["backend"], r["nodeid"]), r)
-    return list(unique.values())
+    return {"records": list(unique.values()), "environments": environments, "compile": compile_counts}
 
 
-def build(records: list[dict[str, Any]], tiers: list[dict[str, Any]]) -> dict[str, Any]:
-    """The report as data: columns, per-op per-column counts and skip reasons, tier summary."""
+def _git(*args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def machine_header() -> dict[str, Any]:
+    """Commit (and whether the tree has uncommitted changes), date, CPU count and platform."""
+    commit = _git("rev-parse", "--short=12", "HEAD")
+    status = _git("status", "--porcelain", "--untracked-files=no") if commit else None
+    return {
+        "commit": commit or "unknown (not a git checkout, or git is not installed)",
+        "uncommitted_changes": bool(status),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+    }
+
+
+def tier_statuses(tiers: list[dict[str, Any]], records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per tier: ``ran`` and ``status`` with its ``reason``, whatever the input said.
+
+    From the ``matrix`` session's summary when given (an old ``unavailable`` reads as ``cannot
+    run here``); else a tier with results ran and one without is ``unknown``.
+    """
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for r in records:
+        counts[r["tier"]][r["outcome"]] += 1
+
+    def summary(tier: str) -> str:
+        c = counts.get(tier)
+        return ", ".join(f"{c[o]} {o}" for o in OUTCOMES if c and c[o]) if c else "no test results recorded"
+
+    out = []
+    if tiers:
+        for t in tiers:
+            status = "cannot run here" if t.get("status") == "unavailable" else t.get("status", "unknown")
+            entry = {**t, "status": status, "ran": status in RAN}
+            if entry["ran"]:
+                entry["reason"] = "; ".join(filter(None, [t.get("reason", ""), summary(t["tier"])]))
+            out.append(entry)
+        return out
+    for tier in [*TIER_ORDER, *sorted(set(counts) - set(TIER_ORDER))]:
+        session = TIER_SESSIONS.get(tier, "?")
+        if tier in counts:
+            failed = counts[tier]["failed"] or counts[tier]["error"]
+            entry = {"status": "failed" if failed else "passed", "ran": True, "reason": summary(tier)}
+        else:
+            reason = "no result file for this tier and no tier summary (--tiers) to say why"
+            entry = {"status": "unknown", "ran": False, "reason": reason}
+        out.append({"tier": tier, "session": session, **entry})
+    return out
+
+
+def build(
+    records: list[dict[str, Any]],
+    tiers: list[dict[str, Any]],
+    environments: dict[str, dict[str, str]] | None = None,
+    compile_counts: dict[str, Any] | None = None,
+    header: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The report as data: header, tier statuses, compile counts, per-op per-column counts."""
     pairs = sorted({(r["backend"], r["tier"]) for r in records}, key=lambda p: _column_key(*p))
     columns = [column_label(b, t) for b, t in pairs]
     cells: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
@@ -91,12 +190,15 @@ def build(records: list[dict[str, Any]], tiers: list[dict[str, Any]]) -> dict[st
         for op, by_col in sorted(cells.items())
     }
     totals = Counter(r["outcome"] for r in records)
+    statuses = tier_statuses(tiers, records)
     return {
+        "header": {**(header or machine_header()), "environments": environments or {}},
         "columns": columns,
         "ops": ops,
         "totals": {o: totals.get(o, 0) for o in OUTCOMES},
-        "tiers": tiers,
-        "unavailable": [t for t in tiers if t.get("status") == "unavailable"],
+        "tiers": statuses,
+        "not_run": [t for t in statuses if not t["ran"]],
+        "compile": compile_counts,
     }
 
 
@@ -111,16 +213,67 @@ def _cell_text(cell: dict[str, Any] | None, notes: dict[str, int]) -> str:
     return ", ".join(parts) or "0 tests"
 
 
+def compile_text(report: dict[str, Any]) -> str:
+    """One line on the compile check: its counts, or why there are none."""
+    counts = report.get("compile")
+    kernels = next((t for t in report["tiers"] if t["tier"] == "kernels"), None)
+    if counts:
+        line = (
+            f"compile_ptx: {counts['passed']}/{counts['total']} kernel builds passed "
+            f"({counts['kernels']} kernels x {', '.join(counts['archs'])}"
+            + (f"; assembled by {counts['ptxas']}" if counts.get("ptxas") else "; PTX only, no ptxas")
+            + ")"
+        )
+        failures = counts.get("failures") or []
+        return line + "".join(f"\n  - {f}" for f in failures)
+    if kernels is None:
+        return "compile_ptx: no result (the kernels tier is not in this report)"
+    if not kernels["ran"]:
+        return f"compile_ptx: not run (kernels tier {kernels['status']}: {kernels.get('reason', '')})"
+    return f"compile_ptx: no result recorded although the kernels tier ran ({COMPILE_FILE} missing)"
+
+
+def _header_lines(header: dict[str, Any]) -> list[str]:
+    commit = f"`{header['commit']}`" + (
+        " with uncommitted changes" if header.get("uncommitted_changes") else ""
+    )
+    lines = [f"Commit {commit}, {header['date']}, {header['cpus']} CPUs, {header['platform']}.", ""]
+    envs = header.get("environments") or {}
+    if envs:
+        lines += ["| tier | Python | " + " | ".join(REPORTED_PACKAGES) + " |"]
+        lines += ["|---|---|" + "---|" * len(REPORTED_PACKAGES)]
+        for tier, env in sorted(envs.items(), key=lambda kv: _column_key("-", kv[0])):
+            row = [env.get("python", "unknown"), *(env.get(p, "unknown") for p in REPORTED_PACKAGES)]
+            lines.append(f"| {tier} | " + " | ".join(row) + " |")
+    else:
+        lines.append("No tier recorded its Python and package versions (no result files).")
+    return [*lines, ""]
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """The report as a Markdown page."""
-    lines = ["# torchlight test matrix", ""]
-    if report["tiers"]:
-        lines += ["## Tiers", "", "| tier | session | status | time | note |", "|---|---|---|---|---|"]
-        for t in report["tiers"]:
-            seconds = f"{t['seconds']:.0f} s" if "seconds" in t else ""
-            note = t.get("reason", "")
-            lines.append(f"| {t['tier']} | `nox -s {t['session']}` | {t['status']} | {seconds} | {note} |")
-        lines.append("")
+    lines = ["# torchlight test matrix", "", *_header_lines(report["header"])]
+    lines += [
+        "## Tiers",
+        "",
+        "| tier | session | ran | status | time | reason |",
+        "|---|---|---|---|---|---|",
+    ]
+    for t in report["tiers"]:
+        seconds = f"{t['seconds']:.0f} s" if "seconds" in t else ""
+        reason = t.get("reason", "").replace("|", "\\|")
+        ran = "yes" if t["ran"] else "no"
+        lines.append(
+            f"| {t['tier']} | `nox -s {t['session']}` | {ran} | {t['status']} | {seconds} | {reason} |"
+        )
+    lines.append("")
+    groups = {s: [t["tier"] for t in report["tiers"] if t["status"] == s] for s in (*RAN, *NOT_RUN)}
+    ran = [t["tier"] for t in report["tiers"] if t["ran"]]
+    summary = [f"Ran: {', '.join(ran) or 'none'}."]
+    summary += [
+        f"{s.capitalize()}: {', '.join(names)}." for s, names in groups.items() if s in NOT_RUN and names
+    ]
+    lines += [" ".join(summary), "", "## Compile check", "", compile_text(report), ""]
     totals = report["totals"]
     lines += [
         "## Results by op",
@@ -142,13 +295,17 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += ["Skip reasons:", ""]
         lines += [f"- s{n}: {reason.replace(chr(10), ' ')}" for reason, n in notes.items()]
         lines.append("")
-    lines += ["## Tiers this machine could not run", ""]
-    if report["unavailable"]:
+    lines += ["## Tiers that did not run", ""]
+    if report["not_run"]:
         lines += [
-            f"- **{t['tier']}** (`nox -s {t['session']}`): {t['reason']}" for t in report["unavailable"]
+            f"- **{t['tier']}** (`nox -s {t['session']}`): {t['status']}: {t.get('reason', '')}"
+            for t in report["not_run"]
         ]
-    else:
+    elif all(any(t["tier"] == name for t in report["tiers"]) for name in TIER_ORDER):
         lines.append("None: every tier ran here.")
+    else:
+        missing = [n for n in TIER_ORDER if not any(t["tier"] == n for t in report["tiers"])]
+        lines.append(f"The tier summary does not mention {', '.join(missing)}.")
     return "\n".join(lines) + "\n"
 
 
@@ -220,10 +377,11 @@ def main(argv: list[str] | None = None) -> int:
     tiers: list[dict[str, Any]] = json.loads(args.tiers.read_text()) if args.tiers else []
     paths = list(args.results)
     if not paths and args.tiers:
-        paths = [args.tiers.parent / f"{t['tier']}.json" for t in tiers if t.get("status") != "unavailable"]
-        paths = [p for p in paths if p.is_file()]
+        paths = [args.tiers.parent / f"{t['tier']}.json" for t in tiers if t.get("status") in RAN]
+        paths = [p for p in [*paths, args.tiers.parent / COMPILE_FILE] if p.is_file()]
     try:
-        report = build(load_results(paths), tiers)
+        inputs = load_inputs(paths)
+        report = build(inputs["records"], tiers, inputs["environments"], inputs["compile"])
         report["docker"] = load_docker(args.docker if args.docker else args.out / "docker")
     except (OSError, ValueError, KeyError) as err:
         print(f"matrix_report: {err}", file=sys.stderr)

@@ -2,6 +2,10 @@
 
     python examples/train_sort.py --device cpu --fused
     python examples/train_sort.py --device cuda --no-fused --epochs 3
+    python examples/train_sort.py --checkpoint runs/sort.npz   # where the checkpoint goes
+
+The checkpoint goes to ``build/examples/sort_checkpoint.npz`` of this repository (an ignored
+output folder) unless ``--checkpoint PATH`` says otherwise; ``--checkpoint ''`` writes none.
 
 Each example is ``d1 .. dL SEP s1 .. sL``: L random digits, a separator, then the same
 digits sorted. The model learns to continue after SEP; accuracy counts a sequence as right
@@ -27,6 +31,10 @@ from torchlight.optim import AdamW, clip_grad_norm_, save_checkpoint
 DIGITS = 10
 SEP = DIGITS
 VOCAB = DIGITS + 1
+# build/ is git-ignored: a run never leaves files in the working directory or the source tree.
+DEFAULT_CHECKPOINT = str(
+    Path(__file__).resolve().parent.parent / "build" / "examples" / "sort_checkpoint.npz"
+)
 
 
 @dataclass
@@ -45,7 +53,7 @@ class Config:
     lr: float = 3e-3
     eval_size: int = 256
     seed: int = 0
-    checkpoint: str | None = "sort_checkpoint.npz"
+    checkpoint: str | None = DEFAULT_CHECKPOINT
     progress: bool = True
 
 
@@ -125,6 +133,7 @@ def train(cfg: Config, log=print) -> dict[str, list[float]]:
             f"({time.perf_counter() - start:.1f}s)"
         )
     if cfg.checkpoint:
+        Path(cfg.checkpoint).parent.mkdir(parents=True, exist_ok=True)
         save_checkpoint(cfg.checkpoint, model, optimizer)
         log(f"checkpoint written to {Path(cfg.checkpoint).resolve()}")
     return history
@@ -148,7 +157,12 @@ def parse_args(argv: list[str] | None = None) -> Config:
     p.add_argument("--lr", type=float, default=d.lr)
     p.add_argument("--eval-size", type=int, default=d.eval_size)
     p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--checkpoint", default=d.checkpoint, help="output .npz ('' to skip)")
+    p.add_argument(
+        "--checkpoint",
+        metavar="PATH",
+        default=d.checkpoint,
+        help=f"where to write the model and optimizer .npz ('' for none; default {d.checkpoint})",
+    )
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     args = p.parse_args(argv)
     return Config(**{k: v for k, v in vars(args).items()})

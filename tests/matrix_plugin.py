@@ -14,6 +14,7 @@ the controller, which sees every report, writes the file.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import platform
@@ -27,6 +28,19 @@ TIER_ENV = "TORCHLIGHT_TEST_TIER"
 OP_KEY = "matrix_op"
 BACKEND_KEY = "matrix_backend"
 FORMAT_VERSION = 1
+# Versions the report's header shows for each tier (each tier runs in its own environment).
+REPORTED_PACKAGES = ("numpy", "numba", "numba-cuda")
+
+
+def package_versions() -> dict[str, str]:
+    """Installed versions of the packages the report names ("not installed" for a missing one)."""
+    versions = {}
+    for name in REPORTED_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -170,6 +184,7 @@ class MatrixRecorder:
             "exitstatus": int(exitstatus),
             "backends_env": os.environ.get("TORCHLIGHT_TEST_BACKENDS", ""),
             "python": platform.python_version(),
+            "packages": package_versions(),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "results": sorted(self.records.values(), key=lambda r: r["nodeid"]),
         }

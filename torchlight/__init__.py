@@ -1,5 +1,7 @@
 """torchlight: a small, readable tensor library with autograd over four primitives."""
 
+import importlib as _importlib
+
 from .backends import get_backend
 from .core import (
     Context,
@@ -23,6 +25,20 @@ __version__ = "0.1.0"
 float32 = "float32"
 float64 = "float64"
 
+# Imported on first use (``tl.nn.Linear``, ``tl.optim.Adam``), so ``import torchlight`` stays cheap.
+_LAZY_SUBMODULES = ("nn", "optim")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES:
+        return _importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY_SUBMODULES})
+
+
 __all__ = [
     "Context",
     "Device",
@@ -42,4 +58,6 @@ __all__ = [
     "float32",
     "float64",
     "__version__",
+    "nn",
+    "optim",
 ]

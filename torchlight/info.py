@@ -9,6 +9,8 @@ import shutil
 import sys
 from collections.abc import Callable
 
+from .build_kernels import KernelBuildError, find_nvcc
+
 PACKAGES = ("numpy", "numba", "numba-cuda", "llvmlite", "nvidia-cuda-nvrtc", "nvidia-cuda-nvrtc-cu12")
 
 
@@ -76,7 +78,11 @@ def kernel_library_status() -> list[str]:
     except Exception as err:
         return [f"kernel libraries: {type(err).__name__}: {err}"]
     if directory is None:
-        return ["kernel libraries: none found (build them with `bash ci/build-kernels.sh`)"]
+        return [
+            f"kernel libraries: none in {cuda_c_loader.DEFAULT_KERNEL_DIR}; build them with "
+            "`python -m torchlight build-kernels` (nvcc) or "
+            "`python -m torchlight build-kernels --simulator` (CPU)"
+        ]
     lines = [f"kernel libraries: {directory}"]
     try:
         cuda_c_loader.load_kernels(directory)
@@ -95,9 +101,11 @@ def report() -> str:
     for name, (ok, why) in backend_status().items():
         lines.append(f"  {name:8s} {'usable' if ok else 'unavailable'}" + ("" if ok else f"  ({why})"))
     lines += ["", "tiers:"]
-    lines.append(
-        f"  nvcc     {shutil.which('nvcc') or 'not on PATH (compile tier and .so build unavailable)'}"
-    )
+    try:
+        nvcc = find_nvcc()[0]
+    except KernelBuildError as err:  # NVCC names something that is not there
+        nvcc = err
+    lines.append(f"  nvcc     {nvcc or 'not found (kernels tier and nvcc kernel build unavailable)'}")
     lines.append(f"  ptxas    {shutil.which('ptxas') or 'not on PATH'}")
     lines.append(f"  g++      {shutil.which('g++') or 'not on PATH (simulator unavailable)'}")
     lines += ["", *gpu_status(), "", *kernel_library_status()]

@@ -82,3 +82,11 @@ def test_command_line_writes_checkpoint_and_final_line(tmp_path):
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().splitlines()[-1].startswith("final sequence accuracy:")
     assert ckpt.exists()
+    assert list(tmp_path.iterdir()) == [ckpt], "the example must write nothing else into the cwd"
+
+
+def test_default_checkpoint_goes_to_an_ignored_build_folder():
+    example = _example()
+    default = Path(example.parse_args([]).checkpoint)
+    assert default.parent == ROOT / "build" / "examples"
+    assert "build/" in (ROOT / ".gitignore").read_text().splitlines()

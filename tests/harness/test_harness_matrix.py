@@ -159,7 +159,7 @@ def test_report_merges_tiers_into_rows_and_columns(tmp_path):
     assert data["totals"] == {"passed": 2, "failed": 1, "error": 0, "skipped": 1}
     md = (tmp_path / "out" / "matrix.md").read_text()
     assert "no numba-cuda" in md
-    assert "**gpu** (`nox -s tests-gpu`): nvidia-smi not found" in md
+    assert "**gpu** (`nox -s tests-gpu`): cannot run here: nvidia-smi not found" in md
 
 
 def test_report_rejects_a_file_that_is_not_plugin_output(tmp_path, capsys):

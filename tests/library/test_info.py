@@ -32,4 +32,7 @@ def test_info_reports_versions_and_backends():
 def test_unknown_subcommand_is_a_usage_error():
     run = _info("bogus")
     assert run.returncode == 2
-    assert "usage: python -m torchlight info" in run.stderr
+    assert "usage: python -m torchlight COMMAND" in run.stderr
+    assert "unknown command 'bogus'" in run.stderr
+    for command in ("info", "build-kernels"):
+        assert f"  {command} " in run.stderr

@@ -6,6 +6,8 @@ every backend refuses bad input with the same message.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..core.tensor_data import TensorData, broadcast_shapes, normalize_dim
 
 
@@ -30,19 +32,79 @@ def matmul_shape(a: TensorData, b: TensorData) -> tuple[int, ...]:
     return (*batch, a.shape[-2], b.shape[-1])
 
 
+MASK_SHAPES_HELP = (
+    "a mask broadcastable to [batch, heads, q_len, k_len]: [k_len], [batch, k_len] (key padding, "
+    "as PyTorch's key_padding_mask), [heads, q_len, k_len] or [batch, heads, q_len, k_len] with any "
+    "dim 1 (e.g. [batch, 1, 1, k_len], [1, 1, q_len, k_len])"
+)
+
+
 def check_attn_softmax(x: TensorData, mask: TensorData | None) -> None:
-    """``x`` is ``[batch, heads, q_len, k_len]``; ``mask``, if given, is ``[batch, k_len]``."""
+    """``x`` is ``[batch, heads, q_len, k_len]``; ``mask``, if given, a float mask that broadcasts to it."""
+    attn_softmax_inputs(x, mask)
+
+
+def attn_mask_4d(x_shape: tuple[int, ...], mask: TensorData) -> TensorData:
+    """``mask`` as a 4-d view broadcastable to ``x_shape`` (sizes 1 or equal), without a copy.
+
+    A 2-d mask is ``[batch, k_len]`` (key padding); other ranks align from the right.
+    """
+    if mask.ndim > 4:
+        raise ValueError(
+            f"attn_softmax mask has {mask.ndim} dims (shape {mask.shape}) for scores of shape "
+            f"{tuple(x_shape)}; expected {MASK_SHAPES_HELP}"
+        )
+    if mask.ndim == 2:
+        shape = (mask.shape[0], 1, 1, mask.shape[1])
+        strides = (mask.strides[0], 0, 0, mask.strides[1])
+    else:
+        pad = 4 - mask.ndim
+        shape = (1,) * pad + tuple(mask.shape)
+        strides = (0,) * pad + tuple(mask.strides)
+    if any(m not in (1, d) for m, d in zip(shape, x_shape)):
+        kind = ""
+        if mask.ndim == 2:
+            kind = f" (a 2-d mask is [batch, k_len] = {(x_shape[0], x_shape[3])}, key padding)"
+        raise ValueError(
+            f"attn_softmax mask of shape {mask.shape}{kind} does not broadcast to the scores' "
+            f"[batch, heads, q_len, k_len] = {tuple(x_shape)}; pass {MASK_SHAPES_HELP}"
+        )
+    return TensorData(mask.storage, shape, strides, mask.offset)
+
+
+def attn_softmax_inputs(x: TensorData, mask: TensorData | None) -> tuple[TensorData, TensorData | None]:
+    """Checked scores and mask, promoted to one dtype as other ops do; the mask as a 4-d view.
+
+    ``x`` must be ``[batch, heads, q_len, k_len]``; the mask is additive and floating point
+    (0 keeps a key, ``-inf`` excludes it), broadcastable as ``attn_mask_4d`` says.
+    """
     if x.ndim != 4:
         raise ValueError(f"attn_softmax expects scores of shape [batch, heads, q_len, k_len], got {x.shape}")
-    if mask is not None:
-        expected = (x.shape[0], x.shape[3])
-        if mask.shape != expected:
-            raise ValueError(
-                f"attn_softmax mask has shape {mask.shape}, expected [batch, k_len] = "
-                f"{expected} for scores of shape {x.shape}"
-            )
-        if mask.dtype != x.dtype:
-            raise TypeError(f"attn_softmax mask dtype {mask.dtype} differs from scores {x.dtype}")
+    if mask is None:
+        return x, None
+    if mask.dtype.kind != "f":
+        raise TypeError(
+            f"attn_softmax mask has dtype {mask.dtype}; it must be an additive float mask "
+            "(0 keeps a key, -inf excludes it): for a boolean keep-mask use np.where(keep, 0.0, -np.inf)"
+        )
+    mask = attn_mask_4d(x.shape, mask)
+    common = np.result_type(x.dtype, mask.dtype)
+    if x.dtype != common:
+        x = TensorData.from_array(x.array.astype(common))
+    if mask.dtype != common:
+        mask = TensorData.from_array(mask.array.astype(common))
+    return x, mask
+
+
+def compact_mask(mask: TensorData) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """The mask's own elements (C-contiguous) and the element strides that broadcast them.
+
+    ``mask`` is a 4-d view from ``attn_mask_4d``; the strides are 0 along its size-1 dims. Only
+    a non-contiguous mask is copied, and never to the scores' size.
+    """
+    array = np.ascontiguousarray(mask.array)
+    strides = tuple(0 if n == 1 else s // array.itemsize for n, s in zip(array.shape, array.strides))
+    return array, strides
 
 
 def check_same_shape(name: str, a: TensorData, b: TensorData) -> None:

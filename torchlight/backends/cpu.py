@@ -3,7 +3,8 @@
 The fused ops here define the maths other backends must match:
 
 * ``attn_softmax_fw(x, mask, causal)``: softmax over the last dim of ``[B, H, Q, K]`` scores
-  after adding ``mask[b, k]`` (additive, broadcast over heads and queries) and, with
+  after adding ``mask`` (additive; broadcast to ``[B, H, Q, K]``, a 2-d mask being ``[B, K]``
+  key padding; see ``checks.attn_mask_4d``; promoted with the scores as ``x + mask``) and, with
   ``causal``, excluding keys ``k > q`` (top-left alignment). A row whose every key is
   excluded (all ``-inf``) is defined as all zeros, and so is its gradient.
 * ``layernorm_fw(x, gamma, beta, eps)``: ``y = (x - mean) * rstd * gamma + beta`` over the last
@@ -36,7 +37,7 @@ from ..core.device import Device
 from ..core.tensor_data import TensorData, broadcast_shapes
 from .base import Backend
 from .checks import (
-    check_attn_softmax,
+    attn_softmax_inputs,
     check_layernorm,
     check_layernorm_bw,
     check_reduce_dim,
@@ -123,11 +124,11 @@ class CPUBackend(Backend):
     def attn_softmax_fw(
         self, x: TensorData, mask: TensorData | None = None, causal: bool = False
     ) -> TensorData:
-        check_attn_softmax(x, mask)
+        x, mask = attn_softmax_inputs(x, mask)
         scores = x.array
         if mask is not None:
             with _ieee():
-                scores = scores + mask.array[:, None, None, :]
+                scores = scores + mask.array
         if causal:
             q_len, k_len = x.shape[2], x.shape[3]
             future = np.arange(k_len)[None, :] > np.arange(q_len)[:, None]

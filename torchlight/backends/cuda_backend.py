@@ -10,7 +10,9 @@ Importing this module never imports numba.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import warnings
 from collections.abc import Callable
 
@@ -150,13 +152,38 @@ def cuda_backend() -> Backend:
         except (ImportError, CudaUnavailableError) as err:
             if fallback is None:
                 raise
-            warnings.warn(
-                f"CUDA is unavailable ({err}); {FALLBACK_ENV}={fallback} returns the numba CPU twin "
-                f"instead, so tensors stay on the CPU",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-            from .numba_twin import numba_backend
-
-            return numba_backend()
+            return _fallback(err, fallback)
     return _CUDA_BACKEND
+
+
+def _fallback(err: Exception, fallback: str) -> Backend:
+    """The numba twin in place of CUDA, with one warning at the user's line; or one ImportError."""
+    reason = getattr(err, "reason", None) or str(err).split(". ")[0]
+    if importlib.util.find_spec("numba") is None:
+        # The fallback cannot happen: say so once, with the one thing to install.
+        raise ImportError(
+            f"get_backend('cuda'): CUDA is unavailable ({reason}), and {FALLBACK_ENV}={fallback} needs "
+            f'numba, which is not installed either: pip install "torchlight[numba]"'
+        ) from None
+    warnings.warn(
+        f"CUDA is unavailable ({reason}): get_backend('cuda') returns the numba CPU twin, as "
+        f"{FALLBACK_ENV}={fallback} asks, so tensors stay on the CPU",
+        RuntimeWarning,
+        stacklevel=caller_stacklevel(),
+    )
+    from .numba_twin import numba_backend
+
+    return numba_backend()
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def caller_stacklevel() -> int:
+    """``warnings.warn``'s stacklevel for the first frame outside torchlight: the user's line."""
+    frame = sys._getframe(1)  # the function that will call warnings.warn
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+        frame = frame.f_back
+        level += 1
+    return level

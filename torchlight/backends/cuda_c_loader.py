@@ -1,11 +1,12 @@
 """The CUDA C kernel libraries through ctypes: finding and loading them, launcher signatures, error codes.
 
 The libraries ``softmax_kernel.so`` and ``layernorm_kernel.so`` are built from
-``torchlight/cuda_kernels/*.cu`` by ``bash ci/build-kernels.sh`` (nvcc, for a GPU) or by
-``python -m simulator build`` (g++, for the CPU); both export the same launchers. Each launcher
-takes host pointers and int64 sizes, does its own device allocation and copies, and returns 0 or
-an error code. Nothing leaves Python for C before the operands are checked here: float32 only,
-C-contiguous (copies are made), shapes and sizes as the fused-op contract says.
+``torchlight/cuda_kernels/*.cu`` by ``python -m torchlight build-kernels`` (nvcc, for a GPU) or
+``python -m torchlight build-kernels --simulator`` (g++, for the CPU); both export the same
+launchers. Each launcher takes host pointers and int64 sizes, does its own device allocation
+and copies, and returns 0 or an error code. Nothing leaves Python for C before the operands are
+checked here: float32 only, C-contiguous (copies are made), shapes and sizes as the fused-op
+contract says; a broadcast attention mask goes as its own elements plus strides.
 
 ``CudaCKernels`` runs the four fused ops through a loaded pair of libraries; the provider that
 routes float32 fused ops to it is ``cuda_c.CudaCKernelProvider``. Importing this module never
@@ -23,11 +24,12 @@ from typing import Any
 import numpy as np
 
 from ..core.tensor_data import TensorData
-from .checks import check_attn_softmax, check_layernorm, check_layernorm_bw, check_same_shape
+from .checks import attn_softmax_inputs, check_layernorm, check_layernorm_bw, check_same_shape, compact_mask
 
 KERNEL_DIR_ENV = "TORCHLIGHT_CUDA_KERNEL_DIR"
 DEFAULT_KERNEL_DIR = Path(__file__).resolve().parent.parent / "cuda_kernels"
-ABI_VERSION = 1
+# 2: tl_attn_softmax_fw_strided (masks broadcast by strides); see tl_common.cuh.
+ABI_VERSION = 2
 FLOAT32 = np.dtype(np.float32)
 
 _PTR = ctypes.c_void_p
@@ -39,8 +41,10 @@ LIBRARIES: dict[str, tuple[str, dict[str, tuple]]] = {
     "softmax_kernel": (
         "tl_softmax_abi_version",
         {
-            # x, mask (nullable), y, batch, heads, q_len, k_len, causal
+            # x, mask (nullable, [batch, k_len]), y, batch, heads, q_len, k_len, causal
             "tl_attn_softmax_fw": (_PTR, _PTR, _PTR, _I64, _I64, _I64, _I64, ctypes.c_int),
+            # x, mask (nullable), y, batch, heads, q_len, k_len, the mask's 4 element strides, causal
+            "tl_attn_softmax_fw_strided": (_PTR, _PTR, _PTR, *(_I64,) * 8, ctypes.c_int),
             # y, dy, dx, rows, k_len
             "tl_attn_softmax_bw": (_PTR, _PTR, _PTR, _I64, _I64),
         },
@@ -56,10 +60,10 @@ LIBRARIES: dict[str, tuple[str, dict[str, tuple]]] = {
     ),
 }
 
+BUILD_COMMAND = "python -m torchlight build-kernels"
 BUILD_HINT = (
-    "build them with `bash ci/build-kernels.sh --out DIR` (needs nvcc) or "
-    "`python -m simulator build torchlight/cuda_kernels/*.cu --out DIR` (CPU), then set "
-    f"{KERNEL_DIR_ENV}=DIR, or unset {KERNEL_DIR_ENV} to use the numba-cuda kernels"
+    f"build them with `{BUILD_COMMAND}` (nvcc, for a GPU) or `{BUILD_COMMAND} --simulator` (for the "
+    f"CPU); it prints where they went and, when the loader needs it, the {KERNEL_DIR_ENV} line to set"
 )
 
 # Codes the launchers return for arguments they refuse (see torchlight/cuda_kernels/tl_common.cuh).
@@ -111,13 +115,13 @@ CUDA_ERRORS: dict[int, str] = {
 }
 
 _NO_GPU_HINT = (
-    "no NVIDIA driver/GPU is usable on this machine: use the simulator build "
-    "(python -m simulator build torchlight/cuda_kernels/*.cu --out DIR, then "
-    f"{KERNEL_DIR_ENV}=DIR) or the numba backend"
+    "no NVIDIA driver/GPU is usable on this machine: build the CPU version of these libraries "
+    f"(`{BUILD_COMMAND} --simulator --out DIR`, then {KERNEL_DIR_ENV}=DIR and NUMBA_ENABLE_CUDASIM=1) "
+    "or use the numba CPU twin (torchlight.backends.cuda.numba_backend())"
 )
 _REBUILD_HINT = (
-    "the library holds no code this GPU can run: rebuild with this GPU's SM version in "
-    "TORCHLIGHT_CUDA_ARCHS (e.g. TORCHLIGHT_CUDA_ARCHS='80;90;100' bash ci/build-kernels.sh)"
+    "the library holds no code this GPU can run: rebuild it with this GPU's SM version, e.g. "
+    f"`{BUILD_COMMAND} --arch '80;90;100'` (or TORCHLIGHT_CUDA_ARCHS='80;90;100')"
 )
 # The errors CUDA documents as sticky ("leaves the process in an inconsistent state and any
 # further CUDA work will return the same error"): illegal address, launch timeout, device
@@ -192,6 +196,14 @@ def library_paths(directory: str | os.PathLike) -> dict[str, Path]:
     return {name: Path(directory) / f"{name}.so" for name in LIBRARIES}
 
 
+def _build_into(directory: str) -> str:
+    """The command that builds the libraries into ``directory``."""
+    return (
+        f"build them there with `{BUILD_COMMAND} --out {directory}` (nvcc, for a GPU) or "
+        f"`{BUILD_COMMAND} --simulator --out {directory}` (for the CPU)"
+    )
+
+
 def find_kernel_dir() -> Path | None:
     """The kernel library directory: ``$TORCHLIGHT_CUDA_KERNEL_DIR``, else the package's own, else None.
 
@@ -202,11 +214,14 @@ def find_kernel_dir() -> Path | None:
     if configured:
         directory = Path(configured)
         if not directory.is_dir():
-            raise KernelLibraryError(f"{KERNEL_DIR_ENV}={configured!r} is not a directory; {BUILD_HINT}")
+            raise KernelLibraryError(
+                f"{KERNEL_DIR_ENV}={configured!r} is not a directory: point it at the directory that "
+                f"holds the kernel libraries, or {_build_into(configured)}"
+            )
         missing = [str(p) for p in library_paths(directory).values() if not p.is_file()]
         if missing:
             raise KernelLibraryError(
-                f"{KERNEL_DIR_ENV}={configured!r} lacks {', '.join(missing)}; {BUILD_HINT}"
+                f"{KERNEL_DIR_ENV}={configured!r} lacks {', '.join(missing)}: {_build_into(configured)}"
             )
         return directory
     if all(p.is_file() for p in library_paths(DEFAULT_KERNEL_DIR).values()):
@@ -294,13 +309,16 @@ class CudaCKernels:
         self, x: TensorData, mask: TensorData | None = None, causal: bool = False
     ) -> TensorData:
         """Softmax over the last dim of ``[batch, heads, q_len, k_len]`` float32 scores."""
-        check_attn_softmax(x, mask)
+        x, mask = attn_softmax_inputs(x, mask)
         xs = _host_float32("attn_softmax_fw", "x", x)
-        ms = None if mask is None else _host_float32("attn_softmax_fw", "mask", mask)
+        ms, strides = None, (0, 0, 0, 0)
+        if mask is not None:  # promoted to x's dtype, float32, by attn_softmax_inputs
+            # The mask's own elements and the strides that broadcast them: never the full size.
+            ms, strides = compact_mask(mask)
         y = np.empty(x.shape, dtype=FLOAT32)
         batch, heads, q_len, k_len = x.shape
         self._call(
-            "tl_attn_softmax_fw",
+            "tl_attn_softmax_fw_strided",
             _ptr(xs),
             None if ms is None else _ptr(ms),
             _ptr(y),
@@ -308,6 +326,7 @@ class CudaCKernels:
             heads,
             q_len,
             k_len,
+            *strides,
             1 if causal else 0,
         )
         return TensorData.from_array(y)

@@ -24,7 +24,9 @@ Importing this module never imports numba; it loads on first use (``load_numba_c
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -90,11 +92,7 @@ def load_numba_cuda() -> SimpleNamespace:
     except ImportError as err:
         if type(err).__name__ == "CudaSupportError":
             raise unavailable_error(str(err)) from err
-        raise ImportError(
-            f"CudaBackend needs numba-cuda, which is not installed ({err}). Install it with: "
-            f"{INSTALL_HINT}. Without an NVIDIA GPU, torchlight.backends.cuda.numba_backend() runs "
-            f"the same kernel bodies on the CPU."
-        ) from err
+        raise missing_numba_cuda_error(err) from err
     cuda = numba_cuda_module
     if numba.config.ENABLE_CUDASIM:
         cudasim_shims.lock_simulator_shared_arrays()
@@ -115,16 +113,44 @@ def load_numba_cuda() -> SimpleNamespace:
     return _NUMBA
 
 
+def missing_numba_cuda_error(err: ImportError) -> ImportError:
+    """The error for a machine without numba-cuda; ``.reason`` is its short cause.
+
+    The numba CPU twin is suggested only when numba itself is installed: it needs numba too.
+    """
+    if importlib.util.find_spec("numba") is None:
+        reason = "numba and numba-cuda are not installed"
+        hint = f"Install them with: {INSTALL_HINT} (device='cpu' needs neither)."
+    else:
+        reason = f"numba-cuda is not installed ({err})"
+        hint = (
+            f"Install it with: {INSTALL_HINT}. Without an NVIDIA GPU, "
+            "torchlight.backends.cuda.numba_backend() runs the same kernel bodies on the CPU."
+        )
+    error = ImportError(f"CudaBackend needs numba-cuda: {reason}. {hint}")
+    error.reason = reason
+    return error
+
+
 def unavailable_error(reason: str) -> CudaUnavailableError:
-    """The error for a machine without a usable GPU, naming the simulator and the CPU twin."""
+    """The error for a machine without a usable GPU, naming the simulator and the CPU twin.
+
+    ``.reason`` is the short cause. The fallback variable is suggested only when it is unset.
+    """
     reason = " ".join(reason.split()).rstrip(".") or "no CUDA driver"
-    return CudaUnavailableError(
+    fallback = (
+        ""
+        if os.environ.get(FALLBACK_ENV)
+        else f" (or {FALLBACK_ENV}=numba to have get_backend('cuda') return it)"
+    )
+    error = CudaUnavailableError(
         f"CudaBackend needs an NVIDIA GPU and driver, and numba-cuda found none: {reason}. "
         f"Without a GPU, run the same kernels in numba-cuda's simulator by setting {SIM_ENV}=1 "
         f"before numba is first imported, or use the numba CPU twin: "
-        f"torchlight.backends.cuda.numba_backend() (or {FALLBACK_ENV}=numba to have "
-        f"get_backend('cuda') return it)."
+        f"torchlight.backends.cuda.numba_backend(){fallback}."
     )
+    error.reason = f"numba-cuda found no NVIDIA GPU and driver: {reason}"
+    return error
 
 
 def _device_scalar(fn: Callable) -> Callable:
@@ -350,21 +376,23 @@ def _build_attn_softmax_fw(fn: Callable | None, dtype: np.dtype, launch: LaunchC
     nan = ty.np(math.nan)
 
     def attn_softmax_fw_kernel(y, x, mask, dims):
-        # dims = [n_rows, rows_per_batch, q_len, k_len, use_mask, causal]
+        # dims = [n_rows, heads, q_len, k_len, use_mask, causal, msb, msh, msq, msk]: mask
+        # element [b, h, q, k] at b*msb + h*msh + q*msq + k*msk (0 along a broadcast dim).
         buf = cuda.shared.array(width, elem)
         n_rows = dims[0]
-        rows_per_batch = dims[1]
+        heads = dims[1]
         q_len = dims[2]
         k_len = dims[3]
         use_mask = dims[4] != 0
         causal = dims[5] != 0
+        msk = dims[9]
         t = cuda.threadIdx.x
         nt = cuda.blockDim.x
         row = cuda.blockIdx.x
         while row < n_rows:
             base = row * k_len
-            mask_base = (row // rows_per_batch) * k_len
             q = row % q_len
+            mask_base = (row // (q_len * heads)) * dims[6] + ((row // q_len) % heads) * dims[7] + q * dims[8]
             # Causal (top-left): keys after the query's own position are excluded.
             last = k_len
             if causal and q + 1 < k_len:
@@ -376,7 +404,7 @@ def _build_attn_softmax_fw(fn: Callable | None, dtype: np.dtype, launch: LaunchC
             while j < last:
                 v = x[base + j]
                 if use_mask:
-                    v += mask[mask_base + j]
+                    v += mask[mask_base + j * msk]
                 if v != v or v == inf:
                     best = inf
                 elif v > best:
@@ -393,7 +421,7 @@ def _build_attn_softmax_fw(fn: Callable | None, dtype: np.dtype, launch: LaunchC
                 while j < last:
                     v = x[base + j]
                     if use_mask:
-                        v += mask[mask_base + j]
+                        v += mask[mask_base + j * msk]
                     part += math.exp(v - shift)
                     j += nt
             total = tree_sum(buf, part, t, nt)
@@ -404,7 +432,7 @@ def _build_attn_softmax_fw(fn: Callable | None, dtype: np.dtype, launch: LaunchC
                 elif live and j < last:
                     v = x[base + j]
                     if use_mask:
-                        v += mask[mask_base + j]
+                        v += mask[mask_base + j * msk]
                     y[base + j] = math.exp(v - shift) / total
                 else:
                     y[base + j] = zero

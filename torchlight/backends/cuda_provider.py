@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.tensor_data import TensorData, broadcast_shapes, contiguous_strides
 from . import cuda_kernels
-from .checks import matmul_shape
+from .checks import attn_softmax_inputs, compact_mask, matmul_shape
 from .cuda_kernels import GPU_LAUNCH, SIM_LAUNCH, KernelSpec, LaunchConfig, unavailable_error
 from .cudasim_shims import short_switch_interval
 
@@ -246,12 +246,17 @@ class CudaProvider:
         self, x: TensorData, mask: TensorData | None = None, causal: bool = False
     ) -> TensorData:
         """Masked/causal softmax over the last dim of ``[batch, heads, q_len, k_len]``."""
+        x, mask = attn_softmax_inputs(x, mask)
         batch, heads, q_len, k_len = x.shape
         rows = batch * heads * q_len
         if rows * k_len == 0:
             return TensorData.from_array(np.zeros(x.shape, dtype=x.dtype))
-        mask_values = _contiguous(mask) if mask is not None else np.zeros(1, dtype=x.dtype)
-        dims = (rows, heads * q_len, q_len, k_len, int(mask is not None), int(bool(causal)))
+        if mask is None:
+            mask_values, strides = np.zeros(1, dtype=x.dtype), (0, 0, 0, 0)
+        else:  # the mask's own elements; strides broadcast it (never expanded to the scores' size)
+            mask_values, strides = compact_mask(mask)
+            mask_values = mask_values.reshape(-1)
+        dims = (rows, heads, q_len, k_len, int(mask is not None), int(bool(causal)), *strides)
         y = self._empty(x.size, x.dtype)
         self._run(
             self.kernel("attn_softmax_fw", None, x.dtype),

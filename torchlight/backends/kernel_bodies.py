@@ -63,8 +63,9 @@ Per-element bodies
     b_offset) -> float``: output element ``i`` of a batched, batch-broadcast matmul.
 
 Fused-op row bodies (contiguous storages; ``row`` is the thread index)
-    ``softmax_fw_row(row, x, mask, y, rows_per_batch, q_len, k_len, mask_stride, causal)``:
-    ``mask_stride`` is ``k_len`` for a ``[batch, k_len]`` mask, 0 for one zero row (no mask)
+    ``softmax_fw_row(row, x, mask, y, heads, q_len, k_len, msb, msh, msq, msk, causal)``:
+    mask element ``[b, h, q, k]`` at ``b*msb + h*msh + q*msq + k*msk`` (0 strides broadcast;
+    all four 0 over a single zero for no mask)
     ``softmax_bw_row(row, y, dy, dx, k_len)``
     ``layernorm_fw_row(row, x, gamma, beta, y, mean, rstd, hidden, eps)``
     ``layernorm_bw_row(row, dy, x, gamma, mean, rstd, dx, hidden)``
@@ -218,14 +219,14 @@ def matmul_element(i, out_shape, a, a_shape, a_strides, a_offset, b, b_shape, b_
 # --- fused-op row bodies ----------------------------------------------------------------
 
 
-def softmax_fw_row(row, x, mask, y, rows_per_batch, q_len, k_len, mask_stride, causal):
+def softmax_fw_row(row, x, mask, y, heads, q_len, k_len, msb, msh, msq, msk, causal):
     """Masked/causal softmax of one score row: all NaN when a key it reads is NaN or +inf (as
     PyTorch), all zeros when every key is excluded."""
     base = row * k_len
-    # mask_stride is k_len for a [batch, k_len] mask, 0 for a single row of zeros (no mask);
-    # adding a mask row either way keeps float32 scores in float32.
-    mask_base = (row // rows_per_batch) * mask_stride
     q = row % q_len
+    # The mask is read through its strides (0 along a broadcast dim; all 0 over a single zero
+    # when there is no mask), so a broadcast mask is never expanded.
+    mask_base = (row // (q_len * heads)) * msb + ((row // q_len) % heads) * msh + q * msq
     # Keys beyond q are excluded under the causal rule (top-left alignment); never read.
     last = k_len
     if causal and q + 1 < k_len:
@@ -233,7 +234,7 @@ def softmax_fw_row(row, x, mask, y, rows_per_batch, q_len, k_len, mask_stride, c
     row_max = x[base] + mask[mask_base]
     poisoned = not (row_max < math.inf)  # NaN or +inf
     for k in range(1, last):
-        v = x[base + k] + mask[mask_base + k]
+        v = x[base + k] + mask[mask_base + k * msk]
         if not (v < math.inf):
             poisoned = True
         elif v > row_max:
@@ -248,7 +249,7 @@ def softmax_fw_row(row, x, mask, y, rows_per_batch, q_len, k_len, mask_stride, c
         return
     total = 0.0
     for k in range(last):
-        e = math.exp(x[base + k] + mask[mask_base + k] - row_max)
+        e = math.exp(x[base + k] + mask[mask_base + k * msk] - row_max)
         y[base + k] = e
         total += e
     scale = 1.0 / total

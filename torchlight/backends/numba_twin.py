@@ -25,6 +25,7 @@ An op whose scalar numba cannot compile runs the numpy path instead, announced b
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 from collections.abc import Callable
 
@@ -34,11 +35,12 @@ from ..core.device import Device
 from ..core.tensor_data import TensorData, broadcast_shapes
 from .base import Backend
 from .checks import (
-    check_attn_softmax,
+    attn_softmax_inputs,
     check_layernorm,
     check_layernorm_bw,
     check_reduce_dim,
     check_same_shape,
+    compact_mask,
     matmul_shape,
 )
 from .numba_kernels import INSTALL_HINT, build, op_kernel, require_numba
@@ -111,6 +113,11 @@ def _first_line(err: Exception) -> str:
 
 def _op_name(fn) -> str:
     return getattr(fn, "name", None) or getattr(fn, "__name__", repr(fn))
+
+
+def _have_scipy() -> bool:
+    """Whether SciPy is importable: numba's compiled ``np.dot`` needs its BLAS."""
+    return importlib.util.find_spec("scipy") is not None
 
 
 class NumbaBackend(Backend):
@@ -300,14 +307,20 @@ class NumbaBackend(Backend):
         if self.blocked_matmul and same_batch and a.is_contiguous() and b.is_contiguous():
             m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
             args = (_flat(out), _flat(a), _flat(b), out.size // (m * n), m, k, n)
-            # numba binds BLAS for float dtypes only.
+            # numba binds BLAS for float dtypes only, and only through SciPy (the [numba] extra).
+            if k and dtype.kind == "f" and "matmul_blas" not in self.fallbacks and not _have_scipy():
+                self.fallbacks.add("matmul_blas")
+                log.debug(
+                    "numba backend: no SciPy, so no BLAS matmul: the tiled loop runs "
+                    '(pip install "torchlight[numba]" brings SciPy)'
+                )
             if k and dtype.kind == "f" and "matmul_blas" not in self.fallbacks:
                 from numba.core.errors import NumbaError
 
                 try:
                     kernels["matmul_blas"](*args)
                     return out
-                except NumbaError as err:
+                except (NumbaError, ImportError) as err:  # ImportError: numba's "scipy ... is required"
                     # numba's np.dot needs SciPy's BLAS; without it the tiled loop runs.
                     self.fallbacks.add("matmul_blas")
                     log.debug(
@@ -324,17 +337,17 @@ class NumbaBackend(Backend):
     def attn_softmax_fw(
         self, x: TensorData, mask: TensorData | None = None, causal: bool = False
     ) -> TensorData:
-        check_attn_softmax(x, mask)
+        x, mask = attn_softmax_inputs(x, mask)
         batch, heads, q_len, k_len = x.shape
         y = np.empty(x.size, dtype=x.dtype)
         rows = batch * heads * q_len
         if rows and k_len:
             if mask is None:
-                m, mask_stride = np.zeros(k_len, dtype=x.dtype), 0
+                m, strides = np.zeros(1, dtype=x.dtype), (0, 0, 0, 0)
             else:
-                m, mask_stride = _dense(mask), k_len
+                m, strides = compact_mask(mask)
             build()["softmax_fw"](
-                rows, _dense(x), m, y, heads * q_len, q_len, k_len, mask_stride, bool(causal)
+                rows, _dense(x), m.reshape(-1), y, heads, q_len, k_len, *strides, bool(causal)
             )
         return TensorData.from_array(y.reshape(x.shape))
 

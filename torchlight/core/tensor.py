@@ -492,8 +492,11 @@ class Tensor:
     def attn_softmax(self, mask: Tensor | None = None, causal: bool = False) -> Tensor:
         """Fused softmax over the last dim of ``[batch, heads, q_len, k_len]`` scores.
 
-        ``mask`` is additive, shaped ``[batch, k_len]`` (use ``-inf`` to exclude a key);
-        ``causal`` excludes keys after the query position. Fully excluded rows give zeros.
+        ``mask`` is additive (0 keeps a key, ``-inf`` excludes it) and broadcasts to the scores:
+        ``[batch, k_len]`` is key padding (as PyTorch's ``key_padding_mask``), other ranks align
+        from the right (``[k_len]``, ``[batch, 1, 1, k_len]``, ``[1, 1, q_len, k_len]``, ...); its
+        dtype promotes with the scores' as in ``x + mask``. ``causal`` excludes keys after the
+        query position, aligned top-left (query q sees keys 0..q). Fully excluded rows give zeros.
         """
         if mask is None:
             return F.AttnSoftmax.apply(self, causal=bool(causal))

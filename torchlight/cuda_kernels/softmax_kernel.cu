@@ -2,20 +2,30 @@
 // float32 scores stored row-major (C-contiguous).
 //
 // Maths (matches torchlight.backends.cpu.CPUBackend):
-//   forward   s[k] = x[b,h,q,k] + mask[b,k] (when a mask is given); with causal, keys k > q
-//             are excluded (s[k] = -inf); y = exp(s - max s) / sum exp(s - max s). A row whose
-//             every key is excluded (max s = -inf) is all zeros. A row with a NaN or +inf
-//             score among its keys (after the mask) is all NaN, as in PyTorch; an excluded
-//             key's own score is never read.
+//   forward   s[k] = x[b,h,q,k] + mask[b,h,q,k] (when a mask is given; the mask is broadcast
+//             by its strides, see below); with causal, keys k > q are excluded (s[k] = -inf;
+//             top-left aligned: query q sees keys 0..q);
+//             y = exp(s - max s) / sum exp(s - max s). A row whose every key is excluded
+//             (max s = -inf) is all zeros. A row with a NaN or +inf score among its keys (after
+//             the mask) is all NaN, as in PyTorch; an excluded key's own score is never read.
 //   backward  dx = y * (dy - sum_k(dy * y)); an all-zero row of y gives an all-zero dx.
 //
 // Launchers (host pointers; each copies in, launches, copies out and frees its device memory):
 //
+//   int tl_attn_softmax_fw_strided(const float* x, const float* mask, float* y,
+//                          int64_t batch, int64_t heads, int64_t q_len, int64_t k_len,
+//                          int64_t mask_sb, int64_t mask_sh, int64_t mask_sq, int64_t mask_sk,
+//                          int causal);
+//       x, y: batch*heads*q_len*k_len floats. mask: NULL (no mask), or the additive mask with
+//       element [b,h,q,k] at mask[b*mask_sb + h*mask_sh + q*mask_sq + k*mask_sk]: a stride of 0
+//       broadcasts that dim (a [batch, 1, 1, k_len] mask has strides k_len, 0, 0, 1), so a
+//       broadcast mask is never materialised. Strides are in floats and must be >= 0; only
+//       1 + sum((dim - 1) * stride) floats are read (and copied to the device).
+//       causal: 0 = off, any other value = on.
 //   int tl_attn_softmax_fw(const float* x, const float* mask, float* y,
 //                          int64_t batch, int64_t heads, int64_t q_len, int64_t k_len,
 //                          int causal);
-//       x, y: batch*heads*q_len*k_len floats. mask: NULL (no mask) or batch*k_len floats.
-//       causal: 0 = off, any other value = on.
+//       the same with mask NULL or [batch, k_len] (strides k_len, 0, 0, 1).
 //   int tl_attn_softmax_bw(const float* y, const float* dy, float* dx,
 //                          int64_t rows, int64_t k_len);
 //       y, dy, dx: rows*k_len floats (rows = batch*heads*q_len).
@@ -26,7 +36,8 @@
 // device memory is freed and the pending error cleared, so the next call is unaffected; a
 // sticky error left by an earlier kernel fault is returned at entry, see tl_common.cuh);
 // TL_ERR_NEGATIVE_SIZE (20001) for a size < 0, TL_ERR_NULL_POINTER (20002) for a NULL
-// required pointer, TL_ERR_SIZE_OVERFLOW (20003) when the element or byte count overflows.
+// required pointer, TL_ERR_SIZE_OVERFLOW (20003) when the element or byte count overflows,
+// TL_ERR_BAD_ARGUMENT (20004) for a negative mask stride.
 // When the element count is 0 nothing is launched and 0 is returned. Launchers never print,
 // exit or throw.
 //
@@ -36,12 +47,12 @@
 // pairs are merged with warp shuffles, then across warps through shared memory).
 #include "tl_common.cuh"
 
-// The score of key k for a row, with the mask added and causal exclusion applied.
-static __device__ __forceinline__ float tl_score(const float* xrow, const float* mrow, int64_t k,
-                                                 int64_t q, int causal) {
+// The score of key k for a row, with the mask added (mrow[k * msk]) and causal exclusion applied.
+static __device__ __forceinline__ float tl_score(const float* xrow, const float* mrow, int64_t msk,
+                                                 int64_t k, int64_t q, int causal) {
     if (causal && k > q) return -INFINITY;
     float s = xrow[k];
-    if (mrow != NULL) s += mrow[k];
+    if (mrow != NULL) s += mrow[k * msk];
     return s;
 }
 
@@ -97,19 +108,22 @@ static __device__ __forceinline__ void tl_block_online(float* m, float* s, float
 }
 
 __global__ void tl_attn_softmax_fw_kernel(const float* __restrict__ x, const float* __restrict__ mask,
-                                          float* __restrict__ y, int64_t rows, int64_t q_len,
-                                          int64_t per_batch, int64_t k_len, int causal) {
+                                          float* __restrict__ y, int64_t rows, int64_t heads,
+                                          int64_t q_len, int64_t k_len, int64_t msb, int64_t msh,
+                                          int64_t msq, int64_t msk, int causal) {
     extern __shared__ float tl_smem[];
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const float* xrow = x + row * k_len;
-        const float* mrow = mask != NULL ? mask + (row / per_batch) * k_len : NULL;
         float* yrow = y + row * k_len;
         const int64_t q = row % q_len;
+        const int64_t h = (row / q_len) % heads;
+        const int64_t b = row / (q_len * heads);
+        const float* mrow = mask != NULL ? mask + b * msb + h * msh + q * msq : NULL;
 
         float m = -INFINITY;
         float s = 0.0f;
         for (int64_t k = threadIdx.x; k < k_len; k += blockDim.x) {
-            const float v = tl_score(xrow, mrow, k, q, causal);
+            const float v = tl_score(xrow, mrow, msk, k, q, causal);
             if (v == -INFINITY) continue;  // excluded key: contributes exp(-inf) = 0
             if (!(v < INFINITY)) {
                 m = NAN;  // NaN or +inf: the whole row is NaN
@@ -127,7 +141,7 @@ __global__ void tl_attn_softmax_fw_kernel(const float* __restrict__ x, const flo
 
         const bool live = m != -INFINITY;  // a NaN m (a NaN row) is live: every output is NaN
         for (int64_t k = threadIdx.x; k < k_len; k += blockDim.x) {
-            yrow[k] = live ? expf(tl_score(xrow, mrow, k, q, causal) - m) / s : 0.0f;
+            yrow[k] = live ? expf(tl_score(xrow, mrow, msk, k, q, causal) - m) / s : 0.0f;
         }
     }
 }
@@ -150,20 +164,44 @@ __global__ void tl_attn_softmax_bw_kernel(const float* __restrict__ y, const flo
 
 TL_EXPORT int tl_softmax_abi_version(void) { return TL_ABI_VERSION; }
 
-TL_EXPORT int tl_attn_softmax_fw(const float* x, const float* mask, float* y, int64_t batch,
-                                  int64_t heads, int64_t q_len, int64_t k_len, int causal) {
+// Floats a strided mask spans: 1 + sum((dim - 1) * stride) over the dims of size > 0.
+static inline int tl_mask_extent(const int64_t* dims, const int64_t* strides, int64_t* out) {
+    int64_t extent = 1;
+    for (int i = 0; i < 4; ++i) {
+        int64_t span = 0;
+        int rc = tl_mul(dims[i] - 1, strides[i], &span);
+        if (rc != 0) return rc;
+        if (span > INT64_MAX - extent) return TL_ERR_SIZE_OVERFLOW;
+        extent += span;
+    }
+    *out = extent;
+    return 0;
+}
+
+TL_EXPORT int tl_attn_softmax_fw_strided(const float* x, const float* mask, float* y, int64_t batch,
+                                          int64_t heads, int64_t q_len, int64_t k_len, int64_t mask_sb,
+                                          int64_t mask_sh, int64_t mask_sq, int64_t mask_sk,
+                                          int causal) {
     if (batch < 0 || heads < 0 || q_len < 0 || k_len < 0) return TL_ERR_NEGATIVE_SIZE;
+    if (mask != NULL && (mask_sb < 0 || mask_sh < 0 || mask_sq < 0 || mask_sk < 0)) {
+        return TL_ERR_BAD_ARGUMENT;
+    }
     int64_t per_batch = 0, rows = 0, total = 0, mask_count = 0;
     int rc = tl_mul(heads, q_len, &per_batch);
     if (rc == 0) rc = tl_mul(batch, per_batch, &rows);
     if (rc == 0) rc = tl_mul(rows, k_len, &total);
-    if (rc == 0) rc = tl_mul(batch, k_len, &mask_count);
     size_t bytes = 0, mask_bytes = 0;
     if (rc == 0) rc = tl_bytes(total, &bytes);
-    if (rc == 0) rc = tl_bytes(mask_count, &mask_bytes);
     if (rc != 0) return rc;
     if (total == 0) return 0;
     if (x == NULL || y == NULL) return TL_ERR_NULL_POINTER;
+    if (mask != NULL) {
+        const int64_t dims[4] = {batch, heads, q_len, k_len};
+        const int64_t strides[4] = {mask_sb, mask_sh, mask_sq, mask_sk};
+        rc = tl_mask_extent(dims, strides, &mask_count);
+        if (rc == 0) rc = tl_bytes(mask_count, &mask_bytes);
+        if (rc != 0) return rc;
+    }
 
     tl_buffers bufs;
     tl_buffers_init(&bufs);
@@ -179,12 +217,18 @@ TL_EXPORT int tl_attn_softmax_fw(const float* x, const float* mask, float* y, in
     const unsigned int grid = tl_grid(rows);
     const int block = tl_row_block(k_len);
     const size_t smem = TL_REDUCE_SMEM_FLOATS * sizeof(float);
-    tl_attn_softmax_fw_kernel<<<grid, block, smem>>>(d_x, d_mask, d_y, rows, q_len, per_batch, k_len,
-                                                     causal != 0);
+    tl_attn_softmax_fw_kernel<<<grid, block, smem>>>(d_x, d_mask, d_y, rows, heads, q_len, k_len, mask_sb,
+                                                     mask_sh, mask_sq, mask_sk, causal != 0);
     TL_CHECK(&bufs, cudaGetLastError());
     TL_CHECK(&bufs, cudaDeviceSynchronize());
     TL_CHECK(&bufs, cudaMemcpy(y, d_y, bytes, cudaMemcpyDeviceToHost));
     return tl_finish(&bufs, 0);
+}
+
+TL_EXPORT int tl_attn_softmax_fw(const float* x, const float* mask, float* y, int64_t batch,
+                                  int64_t heads, int64_t q_len, int64_t k_len, int causal) {
+    // A [batch, k_len] mask: one row per batch, broadcast over heads and queries.
+    return tl_attn_softmax_fw_strided(x, mask, y, batch, heads, q_len, k_len, k_len, 0, 0, 1, causal);
 }
 
 TL_EXPORT int tl_attn_softmax_bw(const float* y, const float* dy, float* dx, int64_t rows,

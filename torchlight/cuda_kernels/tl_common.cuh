@@ -26,7 +26,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#define TL_ABI_VERSION 1
+// 2: tl_attn_softmax_fw_strided (a mask broadcast to [batch, heads, q_len, k_len] by strides).
+#define TL_ABI_VERSION 2
 
 // Launchers are the only exported symbols: the build hides everything else (-fvisibility=hidden).
 #define TL_EXPORT extern "C" __attribute__((visibility("default")))

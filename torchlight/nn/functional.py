@@ -194,10 +194,15 @@ def attention_softmax(
 
 
 def attention_softmax_reference(scores: Tensor, mask: Tensor | None = None, causal: bool = False) -> Tensor:
-    """Unfused attention softmax (rows with every key excluded give NaN here, zeros fused)."""
-    batch, _, q_len, k_len = scores.shape
+    """Unfused attention softmax (rows with every key excluded give NaN here, zeros fused).
+
+    ``mask`` broadcasts as in ``Tensor.attn_softmax``: a 2-d mask is ``[batch, k_len]``.
+    """
+    _, _, q_len, k_len = scores.shape
     if mask is not None:
-        scores = scores + mask.view(batch, 1, 1, k_len)
+        if mask.ndim == 2:  # key padding: [batch, k_len] -> [batch, 1, 1, k_len]
+            mask = mask.view(mask.shape[0], 1, 1, mask.shape[1])
+        scores = scores + mask
     if causal:
         scores = scores + causal_mask(q_len, k_len, scores.dtype)
     return scores.softmax(-1)

@@ -9,6 +9,9 @@
 extern "C" {
 int tl_attn_softmax_fw(const float* x, const float* mask, float* y, int64_t batch, int64_t heads, int64_t q_len,
                        int64_t k_len, int causal);
+int tl_attn_softmax_fw_strided(const float* x, const float* mask, float* y, int64_t batch, int64_t heads,
+                               int64_t q_len, int64_t k_len, int64_t mask_sb, int64_t mask_sh, int64_t mask_sq,
+                               int64_t mask_sk, int causal);
 int tl_attn_softmax_bw(const float* y, const float* dy, float* dx, int64_t rows, int64_t k_len);
 int tl_layernorm_fw(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
                     int64_t rows, int64_t hidden, float eps);
@@ -33,31 +36,41 @@ static int close_to(float got, double want, const char* what, int64_t i) {
     return 0;
 }
 
-static int softmax_case(int64_t batch, int64_t heads, int64_t q_len, int64_t k_len, int use_mask, int causal,
+// Masks: 0 none; 1 [batch, k_len] through tl_attn_softmax_fw; through the strided launcher,
+// broadcast without a copy: 2 [batch, 1, q_len, k_len], 3 [1, heads, q_len, k_len].
+enum { NO_MASK = 0, KEY_MASK = 1, BATCH_QUERY_MASK = 2, HEAD_QUERY_MASK = 3 };
+
+static int softmax_case(int64_t batch, int64_t heads, int64_t q_len, int64_t k_len, int mask_kind, int causal,
                         unsigned seed) {
     const int64_t rows = batch * heads * q_len, n = rows * k_len;
+    int64_t sb = k_len, sh = 0, sq = 0, mask_n = batch * k_len;
+    if (mask_kind == BATCH_QUERY_MASK) sb = q_len * k_len, sq = k_len, mask_n = batch * q_len * k_len;
+    if (mask_kind == HEAD_QUERY_MASK) sb = 0, sh = q_len * k_len, sq = k_len, mask_n = heads * q_len * k_len;
     float* x = fill(n, &seed);
-    float* mask = use_mask ? fill(batch * k_len, &seed) : NULL;
+    float* mask = mask_kind != NO_MASK ? fill(mask_n, &seed) : NULL;
     float* y = fill(n, &seed);
     float* dy = fill(n, &seed);
     float* dx = fill(n, &seed);
-    int ok = tl_attn_softmax_fw(x, mask, y, batch, heads, q_len, k_len, causal) == 0;
+    int ok = mask_kind <= KEY_MASK
+                 ? tl_attn_softmax_fw(x, mask, y, batch, heads, q_len, k_len, causal) == 0
+                 : tl_attn_softmax_fw_strided(x, mask, y, batch, heads, q_len, k_len, sb, sh, sq, 1, causal) == 0;
     ok = ok && tl_attn_softmax_bw(y, dy, dx, rows, k_len) == 0;
     for (int64_t r = 0; ok && r < rows; ++r) {
-        const int64_t b = r / (heads * q_len), q = r % q_len;
+        const int64_t b = r / (heads * q_len), h = (r / q_len) % heads, q = r % q_len;
+        const float* mrow = mask ? mask + b * sb + h * sh + q * sq : NULL;
         double m = -INFINITY, s = 0.0, dot = 0.0;
         for (int64_t k = 0; k < k_len; ++k) {
             if (causal && k > q) continue;
-            double v = x[r * k_len + k] + (mask ? mask[b * k_len + k] : 0.0f);
+            double v = x[r * k_len + k] + (mrow ? mrow[k] : 0.0f);
             m = v > m ? v : m;
         }
         for (int64_t k = 0; k < k_len; ++k) {
             if (causal && k > q) continue;
-            s += exp(x[r * k_len + k] + (mask ? mask[b * k_len + k] : 0.0f) - m);
+            s += exp(x[r * k_len + k] + (mrow ? mrow[k] : 0.0f) - m);
         }
         for (int64_t k = 0; k < k_len && ok; ++k) {
             double want = 0.0;
-            if (!(causal && k > q) && m != -INFINITY) want = exp(x[r * k_len + k] + (mask ? mask[b * k_len + k] : 0.0f) - m) / s;
+            if (!(causal && k > q) && m != -INFINITY) want = exp(x[r * k_len + k] + (mrow ? mrow[k] : 0.0f) - m) / s;
             ok = close_to(y[r * k_len + k], want, "softmax fw", r * k_len + k);
             dot += (double)y[r * k_len + k] * dy[r * k_len + k];
         }
@@ -136,6 +149,8 @@ extern "C" int shipped_softmax(void) {
     if (!softmax_case(1, 2, 4, 33, 0, 1, 3)) return 3;
     if (!softmax_case(2, 1, 2, 300, 1, 1, 4)) return 4;  // a row longer than the block
     if (!softmax_case(1, 1, 3, 700, 0, 0, 5)) return 5;
+    if (!softmax_case(2, 3, 4, 40, BATCH_QUERY_MASK, 1, 6)) return 6;  // strided, broadcast over heads
+    if (!softmax_case(2, 3, 2, 300, HEAD_QUERY_MASK, 0, 7)) return 7;  // strided, broadcast over batch
     return 0;
 }
 

@@ -1,4 +1,4 @@
-"""The compile tier: ci/compile_ptx.py builds every registered numba-cuda kernel for the GPU.
+"""The kernels tier: ci/compile_ptx.py builds every registered numba-cuda kernel for the GPU.
 
 The simulator type-checks nothing, so a kernel can run there and still not compile: a planted
 kernel proves the check catches exactly that and names the kernel.

@@ -39,7 +39,7 @@ def kernels() -> CudaCKernels:
     if directory is None:
         pytest.skip(
             f"no kernel libraries: {cuda_c_loader.KERNEL_DIR_ENV} is unset and torchlight/cuda_kernels/ "
-            "holds no built .so (build with ci/build-kernels.sh or python -m simulator build)"
+            "holds no built .so (python -m torchlight build-kernels [--simulator] builds them)"
         )
     return load_kernels(directory)
 
@@ -146,8 +146,8 @@ def test_nvcc_build_without_a_driver_says_no_nvidia_driver(kernels):
     err = info.value
     assert err.error_name in ("cudaErrorInsufficientDriver", "cudaErrorNoDevice", "cudaErrorStubLibrary")
     message = str(err)
-    assert "no NVIDIA driver" in message and "python -m simulator build" in message
-    assert message.startswith(f"tl_attn_softmax_fw failed with {err.error_name} (code {err.code})")
+    assert "no NVIDIA driver" in message and "python -m torchlight build-kernels --simulator" in message
+    assert message.startswith(f"tl_attn_softmax_fw_strided failed with {err.error_name} (code {err.code})")
     with pytest.raises(CudaCKernelError, match="no NVIDIA driver"):
         kernels.layernorm_fw(td(rand(2, 3)), td(np.ones(3, F32)), td(np.zeros(3, F32)), 1e-5)
 

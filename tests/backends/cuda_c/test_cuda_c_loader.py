@@ -71,6 +71,20 @@ def _softmax_fw_body(x, mask, y, batch, heads, q_len, k_len, causal):
     _floats(y, n)[:] = cpu_backend().attn_softmax_fw(xs, ms, bool(causal)).array.reshape(-1)
 
 
+def _softmax_fw_strided_body(x, mask, y, batch, heads, q_len, k_len, sb, sh, sq, sk, causal):
+    """The reference on the strided launcher's pointers: the mask is read through its strides."""
+    shape = (batch, heads, q_len, k_len)
+    n = batch * heads * q_len * k_len
+    xs = TensorData.from_array(_floats(x, n).reshape(shape).copy())
+    ms = None
+    if mask is not None:
+        extent = 1 + sum((d - 1) * s for d, s in zip(shape, (sb, sh, sq, sk)))
+        own = _floats(mask, extent)
+        view = np.lib.stride_tricks.as_strided(own, shape, tuple(4 * s for s in (sb, sh, sq, sk)))
+        ms = TensorData.from_array(view.copy())
+    _floats(y, n)[:] = cpu_backend().attn_softmax_fw(xs, ms, bool(causal)).array.reshape(-1)
+
+
 def _softmax_bw_body(y, dy, dx, rows, k_len):
     n = rows * k_len
     ys = TensorData.from_array(_floats(y, n).reshape(rows, k_len).copy())
@@ -122,6 +136,7 @@ def fake_kernels(code: int = 0, compute: bool = True) -> tuple[CudaCKernels, dic
     """CudaCKernels over fake libraries; every launcher returns ``code``."""
     bodies = {
         "tl_attn_softmax_fw": _softmax_fw_body,
+        "tl_attn_softmax_fw_strided": _softmax_fw_strided_body,
         "tl_attn_softmax_bw": _softmax_bw_body,
         "tl_layernorm_fw": _layernorm_fw_body,
         "tl_layernorm_bw": _layernorm_bw_body,
@@ -166,12 +181,35 @@ def test_softmax_fw_passes_contiguous_float32_and_sizes(causal, with_mask):
     x = td(base).permute(0, 1, 3, 2)  # strided: must reach C as a contiguous copy
     mask = td(rand(2, 5, seed=1)) if with_mask else None
     y = kernels.attn_softmax_fw(x, mask, causal)
-    (args,) = launchers["tl_attn_softmax_fw"].calls
-    assert args[3:] == (2, 3, 4, 5, int(causal))
+    (args,) = launchers["tl_attn_softmax_fw_strided"].calls
+    # A [batch, k_len] mask is [batch, 1, 1, k_len] read through strides (k_len, 0, 0, 1).
+    strides = (5, 0, 0, 1) if with_mask else (0, 0, 0, 0)
+    assert args[3:] == (2, 3, 4, 5, *strides, int(causal))
     assert (args[1] is None) == (not with_mask)
     expected = cpu_backend().attn_softmax_fw(x, mask, causal)
     np.testing.assert_array_equal(y.array, expected.array)
     assert y.dtype == F32 and y.shape == (2, 3, 4, 5)
+
+
+@pytest.mark.parametrize(
+    "mask_shape, strides",
+    [
+        ((2, 1, 1, 5), (5, 0, 0, 1)),
+        ((1, 3, 4, 5), (0, 20, 5, 1)),
+        ((2, 1, 4, 5), (20, 0, 5, 1)),
+        ((5,), (0, 0, 0, 1)),
+    ],
+)
+def test_a_broadcast_mask_reaches_c_as_its_own_elements_and_strides(mask_shape, strides):
+    kernels, launchers = fake_kernels()
+    x = td(rand(2, 3, 4, 5))
+    own = np.where(rand(*mask_shape, seed=2) > 0.5, -np.inf, 0.25).astype(F32)
+    y = kernels.attn_softmax_fw(x, td(own), True)
+    (args,) = launchers["tl_attn_softmax_fw_strided"].calls
+    assert args[7:11] == strides
+    assert args[1] == own.ctypes.data, "a contiguous mask must reach C without any copy"
+    expected = cpu_backend().attn_softmax_fw(x, td(np.broadcast_to(own, (2, 3, 4, 5)).copy()), True)
+    np.testing.assert_array_equal(y.array, expected.array)
 
 
 def test_softmax_bw_rows_and_k_len():
@@ -206,7 +244,7 @@ def test_empty_tensors_pass_null_pointers_and_zero_sizes():
     kernels, launchers = fake_kernels(compute=False)
     y = kernels.attn_softmax_fw(td(np.zeros((2, 0, 3, 4), F32)))
     assert y.shape == (2, 0, 3, 4)
-    args = launchers["tl_attn_softmax_fw"].calls[0]
+    args = launchers["tl_attn_softmax_fw_strided"].calls[0]
     assert args[0] is None and args[3:7] == (2, 0, 3, 4)
 
 
@@ -214,8 +252,14 @@ def test_empty_tensors_pass_null_pointers_and_zero_sizes():
 
 SOFTMAX_BAD = [
     ("3-d scores", lambda: (td(rand(2, 3, 4)), None), ValueError, "batch, heads, q_len, k_len"),
-    ("mask shape", lambda: (td(rand(2, 1, 3, 4)), td(rand(2, 3))), ValueError, "mask has shape"),
-    ("mask dtype", lambda: (td(rand(2, 1, 3, 4)), td(rand(2, 4, dtype=np.float64))), TypeError, "mask dtype"),
+    ("mask shape", lambda: (td(rand(2, 1, 3, 4)), td(rand(2, 3))), ValueError, "does not broadcast"),
+    # A float64 mask promotes the scores to float64 (as x + mask would): not for these kernels.
+    (
+        "mask dtype",
+        lambda: (td(rand(2, 1, 3, 4)), td(rand(2, 4, dtype=np.float64))),
+        TypeError,
+        "float32 only",
+    ),
     ("float64 scores", lambda: (td(rand(1, 1, 2, 2, dtype=np.float64)), None), TypeError, "float32 only"),
     ("int scores", lambda: (td(np.ones((1, 1, 2, 2), np.int32)), None), TypeError, "float32 only"),
 ]
@@ -228,7 +272,7 @@ def test_softmax_fw_refuses_before_c(case):
     x, mask = make()
     with pytest.raises(error, match=re.escape(words)):
         kernels.attn_softmax_fw(x, mask)
-    assert launchers["tl_attn_softmax_fw"].calls == []
+    assert launchers["tl_attn_softmax_fw_strided"].calls == []
 
 
 @pytest.mark.parametrize(
@@ -325,7 +369,7 @@ def test_layernorm_bw_refuses_before_c(case):
     [
         (35, "cudaErrorInsufficientDriver", "no NVIDIA driver"),
         (100, "cudaErrorNoDevice", "no NVIDIA driver"),
-        (34, "cudaErrorStubLibrary", "python -m simulator build"),
+        (34, "cudaErrorStubLibrary", "python -m torchlight build-kernels --simulator"),
         (2, "cudaErrorMemoryAllocation", "ran out of memory"),
         (209, "cudaErrorNoKernelImageForDevice", "TORCHLIGHT_CUDA_ARCHS"),
         (803, "cudaErrorSystemDriverMismatch", "update the driver"),
@@ -366,7 +410,7 @@ def test_env_dir_missing_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv(KERNEL_DIR_ENV, str(missing))
     with pytest.raises(KernelLibraryError, match="is not a directory") as info:
         find_kernel_dir()
-    assert str(missing) in str(info.value) and "ci/build-kernels.sh" in str(info.value)
+    assert str(missing) in str(info.value) and "python -m torchlight build-kernels" in str(info.value)
 
 
 def test_env_dir_without_libraries_names_what_is_missing(monkeypatch, tmp_path):
@@ -414,7 +458,7 @@ def test_a_shared_library_without_the_abi_symbol_is_refused(tmp_path):
 
 def test_abi_version_mismatch_is_refused():
     libraries = {lib: FakeLibrary(abi, {}, version=99) for lib, (abi, _) in cuda_c_loader.LIBRARIES.items()}
-    with pytest.raises(KernelLibraryError, match="ABI version 99, expected 1"):
+    with pytest.raises(KernelLibraryError, match=f"ABI version 99, expected {cuda_c_loader.ABI_VERSION}"):
         CudaCKernels(libraries)
 
 
@@ -453,7 +497,8 @@ def _build_script(*args, env_extra=None):
 def test_build_script_without_nvcc_says_what_to_do(tmp_path):
     out = _build_script("--out", str(tmp_path), env_extra={"NVCC": str(tmp_path / "no-nvcc")})
     assert out.returncode == 1
-    assert "nvcc not found" in out.stderr and "python -m simulator build" in out.stderr
+    assert "is not an executable" in out.stderr
+    assert "python -m torchlight build-kernels --simulator" in out.stderr
 
 
 @pytest.mark.parametrize("archs", ["sm80", ";;"])
@@ -464,4 +509,4 @@ def test_build_script_refuses_a_bad_arch_list(tmp_path, archs):
 
 def test_build_script_refuses_unknown_arguments():
     out = _build_script("--bogus")
-    assert out.returncode == 2 and "unknown argument '--bogus'" in out.stderr
+    assert out.returncode == 2 and "unrecognized arguments: --bogus" in out.stderr

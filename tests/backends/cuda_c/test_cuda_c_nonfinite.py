@@ -28,7 +28,7 @@ def runnable():
     if directory is None:
         pytest.skip(
             f"no kernel libraries: {cuda_c_loader.KERNEL_DIR_ENV} is unset and torchlight/cuda_kernels/ "
-            "holds no built .so (build with ci/build-kernels.sh or python -m simulator build)"
+            "holds no built .so (python -m torchlight build-kernels [--simulator] builds them)"
         )
     kernels = load_kernels(directory)
     one = TensorData.from_array(np.ones((1, 1), F32))

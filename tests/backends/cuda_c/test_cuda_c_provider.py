@@ -137,7 +137,9 @@ def test_constructor_loads_the_given_directory(monkeypatch, tmp_path):
 def test_constructor_without_libraries_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(cp.CudaProvider, "__init__", lambda self, *a, **k: None)
     monkeypatch.setattr(cuda_c, "find_kernel_dir", lambda: None)
-    with pytest.raises(KernelLibraryError, match="no CUDA C kernel libraries.*ci/build-kernels.sh"):
+    with pytest.raises(
+        KernelLibraryError, match="no CUDA C kernel libraries.*python -m torchlight build-kernels"
+    ):
         cuda_c.CudaCKernelProvider()
 
 
