@@ -96,6 +96,7 @@ def load_numba_cuda() -> SimpleNamespace:
     cuda = numba_cuda_module
     if numba.config.ENABLE_CUDASIM:
         cudasim_shims.lock_simulator_shared_arrays()
+        cudasim_shims.quiet_simulated_float_errors()
     # Inline device functions: numba-cuda compiles a non-inlined device function for the
     # current device, which needs a GPU; inlined ones compile for any target (compile tier).
     device = numba_cuda_module.jit(device=True, inline="always")

@@ -1,9 +1,12 @@
 """Compatibility shims that make numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1``) answer as a GPU.
 
-Three simulator details would otherwise make its answers differ from a GPU's:
+Four simulator details would otherwise make its answers differ from a GPU's:
 
 * scalar op bodies run as Python, whose ``math`` raises where a GPU gives IEEE results
   (log(0) = -inf, exp overflow = inf): ``with_ieee_math`` runs them with numpy's ufuncs;
+* kernel arithmetic runs on numpy scalars, which warn on overflow and invalid operations (and
+  raise under ``-W error``) where a GPU computes inf and NaN silently:
+  ``quiet_simulated_float_errors`` turns those warnings off inside every simulated thread;
 * every simulated thread is a Python thread, and barriers wait ~5 ms each at the default GIL
   switch interval: ``short_switch_interval`` lowers it during a launch;
 * a block's shared array is created without a lock, so two threads may get private copies:
@@ -63,6 +66,27 @@ def lock_simulator_shared_arrays() -> None:
 
     shared.array = array
     shared._torchlight_locked = True
+
+
+def quiet_simulated_float_errors() -> None:
+    """Run every simulated thread with numpy's floating-point warnings off, as a GPU has none.
+
+    numpy's error state belongs to each thread, so a launch's own ``np.errstate`` does not reach
+    the simulator's threads: the state is set inside each one, around the simulator's own run.
+    """
+    from numba.cuda.simulator import kernel
+
+    thread = kernel.BlockThread
+    if getattr(thread, "_torchlight_quiet", False):
+        return
+    simulator_run = thread.run
+
+    def run(self):
+        with np.errstate(all="ignore"):
+            simulator_run(self)
+
+    thread.run = run
+    thread._torchlight_quiet = True
 
 
 @contextlib.contextmanager

@@ -6,7 +6,9 @@ kernel proves the check catches exactly that and names the kernel.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -135,3 +137,15 @@ def test_compile_check_refuses_a_bad_arch(tmp_path):
     done = compile_ptx(tmp_path, "--arch", "sm_x")
     assert done.returncode == 2
     assert "'x'" in done.stderr and "compute capability" in done.stderr
+
+
+@pytest.mark.kernels
+def test_compile_ptx_writes_its_counts_for_the_matrix_report(tmp_path):
+    """``--json`` records the same counts as the summary line (the report's compile section)."""
+    out = tmp_path / "compile_ptx.json"
+    done = compile_ptx(tmp_path, "--arch", "80", "-k", "map_neg[float32]", "--no-ptxas", "--json", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    counts = json.loads(out.read_text())["compile_ptx"]
+    line = re.search(r"compile_ptx: (\d+)/(\d+) kernel builds passed", done.stdout)
+    assert line and (counts["passed"], counts["total"]) == (int(line[1]), int(line[2]))
+    assert counts["archs"] == ["sm_80"] and counts["failures"] == [] and counts["total"] == 1
