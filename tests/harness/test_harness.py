@@ -15,6 +15,11 @@ from pathlib import Path
 
 import pytest
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = pytest.importorskip("tomli", reason="reading pyproject.toml on Python 3.10 needs tomli")
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 CI_RUN = ROOT / ".ci" / "run"
@@ -282,6 +287,26 @@ def test_cuda_image_copies_the_libraries_the_build_script_makes():
     assert copied, "Dockerfile.cuda must copy the kernels stage's libraries"
     for lib in re.findall(r"/out/(\w+)\.so", " ".join(copied)):
         assert lib in build_script, f"torchlight/build_kernels.py does not build {lib}.so"
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
+def test_images_copy_every_package_folder_before_installing(dockerfile):
+    """pip builds torchlight from the folders pyproject maps: each must be in the image by then."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {"torchlight", *config.get("package-dir", {}).values()}
+    copied: set[str] = set()
+    installs = 0
+    for instruction, args in dockerfile_instructions(dockerfile):
+        if instruction == "FROM":
+            copied = set()
+        elif instruction == "COPY" and "--from=" not in args:
+            sources = [a for a in args.split()[:-1] if not a.startswith("--")]
+            copied |= {s.rstrip("/").removeprefix("./") for s in sources}
+        elif instruction == "RUN" and re.search(r"pip install[^;&|]*[\"']?\.\[", args):
+            installs += 1
+            missing = sorted(f for f in folders if f not in copied and "." not in copied)
+            assert not missing, f"{dockerfile.name} installs torchlight before copying {missing}"
+    assert installs, f"{dockerfile.name} never installs torchlight"
 
 
 STANDIN_DOCKERFILES = sorted((ROOT / "ci").glob("*.Dockerfile"))
