@@ -505,6 +505,15 @@ def _host_ca_bundle() -> str | None:
     return None
 
 
+def _ca_run_args() -> list[str]:
+    """`docker run` options that let the tests' own pip installs trust the host's CA bundle."""
+    ca = _host_ca_bundle()
+    if ca is None:
+        return []
+    inside = "/run/torchlight-ca.pem"
+    return ["-v", f"{ca}:{inside}:ro", "-e", f"PIP_CERT={inside}", "-e", f"SSL_CERT_FILE={inside}"]
+
+
 def _image_exists(cli: str, image: str) -> bool:
     return _quiet([cli, "image", "inspect", "--format", "{{.Id}}", image]).returncode == 0
 
@@ -626,8 +635,16 @@ def _run_in_image(session: nox.Session, cli: str, tag: str, names: list[str], ki
         out.chmod(0o777)  # the image runs as an unprivileged user
         (out / f"{name}.json").unlink(missing_ok=True)
         tier = RECORDED_SESSIONS[name]
-        cmd = [cli, "run", "--rm", "-v", f"{out}:/results", tag, "nox", "--no-venv", "-s", name, "--"]
-        cmd += [f"--matrix-json=/results/{name}.json", f"--matrix-tier={tier}"]
+        cmd = [cli, "run", "--rm", "-v", f"{out}:/results", *_ca_run_args(), tag]
+        cmd += [
+            "nox",
+            "--no-venv",
+            "-s",
+            name,
+            "--",
+            f"--matrix-json=/results/{name}.json",
+            f"--matrix-tier={tier}",
+        ]
         start = time.monotonic()
         code = subprocess.call(cmd, cwd=ROOT)
         seconds = time.monotonic() - start
