@@ -24,11 +24,10 @@ import pytest
 
 from torchlight.backends import cuda_c_loader
 from torchlight.backends.cpu import cpu_backend
-from torchlight.backends.cuda_c_loader import CudaCKernelError, CudaCKernels, find_kernel_dir, load_kernels
+from torchlight.backends.cuda_c_loader import CudaCKernelError, CudaCKernels
 from torchlight.core.tensor_data import TensorData
 
 F32 = np.float32
-NO_GPU_CODES = (34, 35, 100)
 OOM = 2  # cudaErrorMemoryAllocation
 KERNEL_SOURCES = Path(__file__).resolve().parents[3] / "torchlight" / "cuda_kernels"
 SOFTMAX_TOL = {"rtol": 2e-5, "atol": 1e-6}
@@ -45,25 +44,6 @@ def td(array) -> TensorData:
 
 def rand(*shape, seed=0) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape).astype(F32)
-
-
-@pytest.fixture(scope="module")
-def runnable() -> CudaCKernels:
-    """The configured libraries when they can run a kernel here; skips saying why otherwise."""
-    directory = find_kernel_dir()
-    if directory is None:
-        pytest.skip(
-            f"no kernel libraries: {cuda_c_loader.KERNEL_DIR_ENV} is unset and torchlight/cuda_kernels/ "
-            "holds no built .so (python -m torchlight build-kernels [--simulator] builds them)"
-        )
-    kernels = load_kernels(directory)
-    try:
-        kernels.attn_softmax_bw(td(np.ones((1, 1), F32)), td(np.ones((1, 1), F32)))
-    except CudaCKernelError as err:
-        if err.code in NO_GPU_CODES:
-            pytest.skip(f"the libraries in {kernels.origin} need an NVIDIA GPU here ({err.error_name})")
-        raise
-    return kernels
 
 
 def _scratch() -> tuple[np.ndarray, int]:

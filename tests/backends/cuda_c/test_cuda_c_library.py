@@ -25,23 +25,10 @@ import pytest
 
 from torchlight.backends import cuda_c_loader
 from torchlight.backends.cpu import cpu_backend
-from torchlight.backends.cuda_c_loader import CudaCKernelError, CudaCKernels, find_kernel_dir, load_kernels
+from torchlight.backends.cuda_c_loader import CudaCKernelError, CudaCKernels
 from torchlight.core.tensor_data import TensorData
 
 F32 = np.float32
-NO_GPU_CODES = (34, 35, 100)
-
-
-@pytest.fixture(scope="module")
-def kernels() -> CudaCKernels:
-    """The loaded libraries; skips (saying why) when none are configured or built."""
-    directory = find_kernel_dir()  # a bad TORCHLIGHT_CUDA_KERNEL_DIR raises here, loudly
-    if directory is None:
-        pytest.skip(
-            f"no kernel libraries: {cuda_c_loader.KERNEL_DIR_ENV} is unset and torchlight/cuda_kernels/ "
-            "holds no built .so (python -m torchlight build-kernels [--simulator] builds them)"
-        )
-    return load_kernels(directory)
 
 
 def _is_nvcc_build(kernels: CudaCKernels) -> bool:
@@ -55,18 +42,6 @@ def _driver_present() -> bool:
     except OSError:
         return False
     return True
-
-
-@pytest.fixture(scope="module")
-def runnable(kernels: CudaCKernels) -> CudaCKernels:
-    """Libraries that can actually run a kernel here; skips an nvcc build without a GPU."""
-    try:
-        kernels.attn_softmax_bw(td(np.ones((1, 1), F32)), td(np.ones((1, 1), F32)))
-    except CudaCKernelError as err:
-        if err.code in NO_GPU_CODES:
-            pytest.skip(f"the libraries in {kernels.origin} need an NVIDIA GPU here ({err.error_name})")
-        raise
-    return kernels
 
 
 def td(array) -> TensorData:

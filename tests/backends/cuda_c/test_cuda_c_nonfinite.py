@@ -12,33 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from torchlight.backends import cuda_c_loader
-from torchlight.backends.cuda_c_loader import CudaCKernelError, find_kernel_dir, load_kernels
 from torchlight.core.tensor_data import TensorData
 
 F32 = np.float32
-NO_GPU_CODES = (34, 35, 100)
 SOFTMAX_TOL = {"rtol": 2e-5, "atol": 1e-6}  # as in test_cuda_c_library.py
-
-
-@pytest.fixture(scope="module")
-def runnable():
-    """The configured libraries when they can run a kernel here; skips saying why otherwise."""
-    directory = find_kernel_dir()
-    if directory is None:
-        pytest.skip(
-            f"no kernel libraries: {cuda_c_loader.KERNEL_DIR_ENV} is unset and torchlight/cuda_kernels/ "
-            "holds no built .so (python -m torchlight build-kernels [--simulator] builds them)"
-        )
-    kernels = load_kernels(directory)
-    one = TensorData.from_array(np.ones((1, 1), F32))
-    try:
-        kernels.attn_softmax_bw(one, one)
-    except CudaCKernelError as err:
-        if err.code in NO_GPU_CODES:
-            pytest.skip(f"the libraries in {kernels.origin} need an NVIDIA GPU here ({err.error_name})")
-        raise
-    return kernels
 
 
 def expected_rows(x: np.ndarray, mask: np.ndarray | None, causal: bool) -> np.ndarray:
