@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import os
 import platform
 import shutil
@@ -50,6 +51,8 @@ def gpu_status() -> list[str]:
     """GPU name, compute capability and driver version when a GPU answers."""
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         return ["NUMBA_ENABLE_CUDASIM=1: numba-cuda runs its simulator, no GPU is used"]
+    if importlib.util.find_spec("numba_cuda") is None:
+        return ['GPU not checked: numba-cuda is not installed (pip install "torchlight[cuda]")']
     try:
         from numba import cuda
 

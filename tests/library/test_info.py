@@ -36,3 +36,19 @@ def test_unknown_subcommand_is_a_usage_error():
     assert "unknown command 'bogus'" in run.stderr
     for command in ("info", "build-kernels"):
         assert f"  {command} " in run.stderr
+
+
+def test_gpu_status_without_numba_cuda_names_the_install_line(monkeypatch):
+    import importlib.util
+
+    from torchlight import info
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
+
+    def find_spec(name, *args):
+        return None if name == "numba_cuda" else real_find_spec(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    (line,) = info.gpu_status()
+    assert "numba-cuda is not installed" in line and 'pip install "torchlight[cuda]"' in line
