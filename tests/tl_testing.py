@@ -219,22 +219,29 @@ def ref_log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
 
 
 def ref_attn_softmax(x: np.ndarray, mask: np.ndarray | None, causal: bool) -> np.ndarray:
-    """Row-by-row attention softmax; a row with no live key is all zeros."""
+    """The fused attention softmax's rule, row by row in float64.
+
+    ``mask`` broadcasts to the scores' shape: a 2-d mask is ``[batch, k_len]`` (key padding), other
+    ranks align from the right. Causal alignment is top-left. A row with a NaN or +inf among its
+    scores (after the mask, before causal exclusion) is all NaN; a row whose every key is excluded
+    (-inf) is all zeros; any other row is the softmax of its live keys.
+    """
     x = np.asarray(x, dtype=np.float64)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=np.float64)
+        if mask.ndim == 2:
+            mask = mask[:, None, None, :]
+        mask = np.broadcast_to(mask, x.shape)
     out = np.zeros_like(x)
-    b_n, h_n, q_n, k_n = x.shape
-    for b in range(b_n):
-        for h in range(h_n):
-            for q in range(q_n):
-                row = x[b, h, q].copy()
-                if mask is not None:
-                    row = row + mask[b]
-                if causal:
-                    row[q + 1 :] = -np.inf
-                live = np.isfinite(row)
-                if live.any():
-                    e = np.where(live, np.exp(row - row[live].max()), 0.0)
-                    out[b, h, q] = e / e.sum()
+    for index in np.ndindex(*x.shape[:-1]):
+        row = x[index] + (0.0 if mask is None else mask[index])
+        if causal:
+            row[index[-1] + 1 :] = -np.inf
+        if np.isnan(row).any() or (row == np.inf).any():
+            out[index] = np.nan
+        elif not (row == -np.inf).all():
+            e = np.exp(row - row.max())
+            out[index] = e / e.sum()
     return out
 
 

@@ -8,28 +8,10 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tl_testing import LIMITS, assert_close, dtypes, grid, laid_out, on, uniform
+from tl_testing import LIMITS, assert_close, dtypes, grid, laid_out, on, ref_attn_softmax, uniform
 
 import torchlight as tl
 from torchlight.core.tensor_data import TensorData
-
-
-def ref_masked_softmax(x: np.ndarray, mask4: np.ndarray | None, causal: bool) -> np.ndarray:
-    """Float64 reference over a mask already broadcast to the scores' shape."""
-    x = np.asarray(x, dtype=np.float64)
-    out = np.zeros_like(x)
-    b_n, h_n, q_n, _ = x.shape
-    for b in range(b_n):
-        for h in range(h_n):
-            for q in range(q_n):
-                row = x[b, h, q] + (0.0 if mask4 is None else mask4[b, h, q])
-                if causal:
-                    row[q + 1 :] = -np.inf
-                live = np.isfinite(row)
-                if live.any():
-                    e = np.where(live, np.exp(row - row[live].max()), 0.0)
-                    out[b, h, q] = e / e.sum()
-    return out
 
 
 def as_4d(mask_shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -77,7 +59,7 @@ def test_every_broadcastable_mask_shape(backend, data, shape, form, dtype, causa
     mask, xm = data.draw(laid_out(mshape, dtype, grid((0.0, -2.0, 1.0, -np.inf))))
     y = backend.attn_softmax_fw(x, mask, causal)
     assert y.shape == shape and y.dtype == dtype
-    expected = ref_masked_softmax(xx, np.broadcast_to(xm.reshape(as_4d(mshape)), shape), causal)
+    expected = ref_attn_softmax(xx, np.broadcast_to(xm.reshape(as_4d(mshape)), shape), causal)
     assert_close(y, expected, dtype, scale=shape[3])
 
 
@@ -102,7 +84,7 @@ def test_a_float64_numpy_mask_promotes_float32_scores(backend, form):
     probs = scores.attn_softmax(mask, causal=True)
     # As for x + mask: float32 with float64 gives float64.
     assert probs.dtype == np.float64
-    expected = ref_masked_softmax(x, np.broadcast_to(mask.reshape(as_4d(mask.shape)), shape), True)
+    expected = ref_attn_softmax(x, np.broadcast_to(mask.reshape(as_4d(mask.shape)), shape), True)
     assert_close(probs.numpy(), expected, np.float64, scale=shape[3])
     (probs * tl.tensor(rng.standard_normal(shape), device=backend)).sum().backward()
     assert scores.grad.dtype == np.float32 and scores.grad.shape == shape

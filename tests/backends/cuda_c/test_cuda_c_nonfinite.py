@@ -11,33 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tl_testing import ref_attn_softmax
 
 from torchlight.core.tensor_data import TensorData
 
 F32 = np.float32
 SOFTMAX_TOL = {"rtol": 2e-5, "atol": 1e-6}  # as in test_cuda_c_library.py
-
-
-def expected_rows(x: np.ndarray, mask: np.ndarray | None, causal: bool) -> np.ndarray:
-    """The attention softmax rule, row by row, in float64."""
-    out = np.zeros(x.shape, np.float64)
-    b_n, h_n, q_n, _ = x.shape
-    for b in range(b_n):
-        for h in range(h_n):
-            for q in range(q_n):
-                s = x[b, h, q].astype(np.float64)
-                if mask is not None:
-                    s = s + mask[b]
-                if causal:
-                    s[q + 1 :] = -np.inf
-                if np.isnan(s).any() or (s == np.inf).any():
-                    out[b, h, q] = np.nan
-                elif (s == -np.inf).all():
-                    out[b, h, q] = 0.0
-                else:
-                    e = np.exp(s - s.max())
-                    out[b, h, q] = e / e.sum()
-    return out
 
 
 def assert_rows(got: np.ndarray, want: np.ndarray) -> None:
@@ -60,7 +39,7 @@ def test_a_nan_or_inf_anywhere_in_a_long_row_makes_it_nan(runnable, k_len, causa
         x[1, 1, q_len - 1 - i, (pos * 7) % k_len] = value
     x[1, 0, 2, 100:] = 3e38  # near overflow: finite, a row of equal maxima
     got = runnable.attn_softmax_fw(TensorData.from_array(x), None, causal).array
-    assert_rows(got, expected_rows(x, None, causal))
+    assert_rows(got, ref_attn_softmax(x, None, causal))
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -74,7 +53,7 @@ def test_a_nan_or_inf_mask_value_makes_every_row_that_reads_it_nan(runnable, cau
     mask[2, :] = -np.inf  # every key excluded: rows of zeros
     mask[2, 299] = np.nan  # ... unless a NaN sits on a key (NaN + anything is NaN)
     got = runnable.attn_softmax_fw(TensorData.from_array(x), TensorData.from_array(mask), causal).array
-    want = expected_rows(x, mask, causal)
+    want = ref_attn_softmax(x, mask, causal)
     assert_rows(got, want)
     dy = TensorData.from_array(rng.standard_normal(x.shape).astype(F32))
     dx = runnable.attn_softmax_bw(TensorData.from_array(got), dy).array
@@ -89,5 +68,5 @@ def test_fully_excluded_rows_stay_zero_next_to_nan_rows(runnable):
     mask = np.zeros((2, 70), F32)
     mask[1] = -np.inf
     got = runnable.attn_softmax_fw(TensorData.from_array(x), TensorData.from_array(mask), False).array
-    assert_rows(got, expected_rows(x, mask, False))
+    assert_rows(got, ref_attn_softmax(x, mask, False))
     np.testing.assert_array_equal(got[1], 0.0)
