@@ -36,6 +36,25 @@ sys.path.insert(0, str(REPO))
 
 BLOCK = 256
 
+
+def host_entry(kernel: str) -> str:
+    """The C entry the benchmark calls: copy the rows in, launch ``kernel`` one block a row, copy back."""
+    return """
+extern "C" int bench_softmax(const float* x, float* y, int rows, int k_len) {
+    float *dx = NULL, *dy = NULL;
+    size_t bytes = (size_t)rows * k_len * sizeof(float);
+    if (cudaMalloc(&dx, bytes) != cudaSuccess || cudaMalloc(&dy, bytes) != cudaSuccess) return 1;
+    cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice);
+    KERNEL<<<rows, BLOCK>>>(dx, dy, k_len);
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) err = cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost);
+    cudaFree(dx);
+    cudaFree(dy);
+    return (int)err;
+}
+""".replace("KERNEL", kernel)
+
+
 KERNEL_CU = r"""
 #include <cuda_runtime.h>
 #include <math.h>
@@ -68,19 +87,7 @@ __global__ void softmax_rows(const float* x, float* y, int k_len) {
     for (int k = t; k < k_len; k += BLOCK) y[(size_t)row * k_len + k] = expf(xr[k] - m) / total;
 }
 
-extern "C" int bench_softmax(const float* x, float* y, int rows, int k_len) {
-    float *dx = NULL, *dy = NULL;
-    size_t bytes = (size_t)rows * k_len * sizeof(float);
-    if (cudaMalloc(&dx, bytes) != cudaSuccess || cudaMalloc(&dy, bytes) != cudaSuccess) return 1;
-    cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice);
-    softmax_rows<<<rows, BLOCK>>>(dx, dy, k_len);
-    cudaError_t err = cudaGetLastError();
-    if (err == cudaSuccess) err = cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost);
-    cudaFree(dx);
-    cudaFree(dy);
-    return (int)err;
-}
-"""
+""" + host_entry("softmax_rows")
 
 CG_KERNEL_CU = r"""
 #include <cuda_runtime.h>
@@ -115,19 +122,7 @@ __global__ void softmax_rows_cg(const float* x, float* y, int k_len) {
     for (int k = t; k < k_len; k += BLOCK) y[(size_t)row * k_len + k] = expf(xr[k] - m) / total;
 }
 
-extern "C" int bench_softmax(const float* x, float* y, int rows, int k_len) {
-    float *dx = NULL, *dy = NULL;
-    size_t bytes = (size_t)rows * k_len * sizeof(float);
-    if (cudaMalloc(&dx, bytes) != cudaSuccess || cudaMalloc(&dy, bytes) != cudaSuccess) return 1;
-    cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice);
-    softmax_rows_cg<<<rows, BLOCK>>>(dx, dy, k_len);
-    cudaError_t err = cudaGetLastError();
-    if (err == cudaSuccess) err = cudaMemcpy(y, dy, bytes, cudaMemcpyDeviceToHost);
-    cudaFree(dx);
-    cudaFree(dy);
-    return (int)err;
-}
-"""
+""" + host_entry("softmax_rows_cg")
 
 # The shared-memory softmax over bfloat16 data: the host converts float <-> bf16 around it.
 BF16_KERNEL_CU = r"""
