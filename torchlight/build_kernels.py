@@ -120,6 +120,15 @@ def find_nvcc() -> tuple[Path | None, list[str]]:
     return None, looked
 
 
+def nvcc_origin(nvcc: Path) -> str:
+    """Where ``nvcc`` (a find_nvcc answer) comes from: $NVCC, the pip wheel or a CUDA toolkit."""
+    if os.environ.get("NVCC"):
+        return "$NVCC"
+    if any(nvcc == candidate for candidate in _wheel_nvcc_candidates()):
+        return "the pip cuda-toolkit wheel"
+    return "the system CUDA toolkit"
+
+
 def user_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/torchlight`` (default ``~/.cache/torchlight``)."""
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
