@@ -298,7 +298,7 @@ def _nvcc_problem(can_install: bool) -> str | None:
     if can_install or nvcc_info() is not None:
         return None
     return (
-        "nvcc not found (no CUDA toolkit, and no pip cuda-toolkit wheel in this Python) and this run "
+        "nvcc not found (no CUDA toolkit, and no nvcc of the pip CUDA wheels in this Python) and this run "
         f'installs no packages: install the CUDA toolkit or pip install "{CUDA_WHEELS}"'
     )
 
