@@ -6,7 +6,15 @@
 #ifndef CUDA_CPU_SIMULATOR_H
 #define CUDA_CPU_SIMULATOR_H
 
+// The C and C++ headers NVIDIA's <cuda_runtime.h> brings into every .cu (nvcc force-includes
+// it), so programs that call time(), memcpy() or placement new without including them build.
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <new>
 
 #include <cfloat>
 #include <climits>
@@ -98,29 +106,61 @@ static inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) {
 #undef SIM_VEC4
 
 // ---- host API types ------------------------------------------------------------------------
-enum cudaError {
-    cudaSuccess = 0,
-    cudaErrorInvalidValue = 1,
-    cudaErrorMemoryAllocation = 2,
-    cudaErrorInitializationError = 3,
-    cudaErrorInvalidConfiguration = 9,
-    cudaErrorInvalidPitchValue = 12,
-    cudaErrorInvalidDevicePointer = 17,
-    cudaErrorInvalidMemcpyDirection = 21,
-    cudaErrorInsufficientDriver = 35,
-    cudaErrorInvalidDevice = 101,
-    cudaErrorNoDevice = 100,
-    cudaErrorInvalidDeviceFunction = 98,
-    cudaErrorInvalidResourceHandle = 400,
-    cudaErrorNotReady = 600,
-    cudaErrorIllegalAddress = 700,
-    cudaErrorLaunchOutOfResources = 701,
-    cudaErrorLaunchTimeout = 702,
-    cudaErrorAssert = 710,
-    cudaErrorLaunchFailure = 719,
-    cudaErrorNotSupported = 801,
-    cudaErrorUnknown = 999,
-};
+// Every error code the runtime knows: name, value and cudaGetErrorString's text (errors.cpp).
+// Some (cudaErrorAddressOfConstant, cudaErrorTextureFetchFailed, cudaErrorTextureNotBound,
+// cudaErrorSynchronizationError, cudaErrorMixedDeviceExecution, cudaErrorNotYetImplemented,
+// cudaErrorMemoryValueTooLarge, cudaErrorPriorLaunchFailure, cudaErrorInvalidHostPointer) are
+// gone from CUDA 12/13; older programs still name them, and the simulator never returns them.
+#define SIM_CUDA_ERRORS(X)                                                                                    \
+    X(cudaSuccess, 0, "no error")                                                                             \
+    X(cudaErrorInvalidValue, 1, "invalid argument")                                                           \
+    X(cudaErrorMemoryAllocation, 2, "out of memory")                                                          \
+    X(cudaErrorInitializationError, 3, "initialization error")                                                \
+    X(cudaErrorCudartUnloading, 4, "driver shutting down")                                                    \
+    X(cudaErrorProfilerDisabled, 5, "profiler disabled while using external profiling tool")                  \
+    X(cudaErrorInvalidConfiguration, 9, "invalid configuration argument")                                     \
+    X(cudaErrorInvalidPitchValue, 12, "invalid pitch argument")                                               \
+    X(cudaErrorInvalidSymbol, 13, "invalid device symbol")                                                    \
+    X(cudaErrorInvalidHostPointer, 16, "invalid host pointer")                                                \
+    X(cudaErrorInvalidDevicePointer, 17, "invalid device pointer")                                            \
+    X(cudaErrorInvalidTexture, 18, "invalid texture reference")                                               \
+    X(cudaErrorInvalidTextureBinding, 19, "texture is not bound to a pointer")                                \
+    X(cudaErrorInvalidChannelDescriptor, 20, "invalid channel descriptor")                                    \
+    X(cudaErrorInvalidMemcpyDirection, 21, "invalid copy direction for memcpy")                               \
+    X(cudaErrorAddressOfConstant, 22, "invalid address of constant")                                          \
+    X(cudaErrorTextureFetchFailed, 23, "fetch from texture failed")                                           \
+    X(cudaErrorTextureNotBound, 24, "cannot fetch from a texture that is not bound")                          \
+    X(cudaErrorSynchronizationError, 25, "incorrect use of __syncthreads()")                                  \
+    X(cudaErrorInvalidFilterSetting, 26, "linear filtering not supported for non-float type")                 \
+    X(cudaErrorInvalidNormSetting, 27, "read as normalized float not supported for 32-bit non float type")    \
+    X(cudaErrorMixedDeviceExecution, 28, "device emulation mode and device execution mode cannot be mixed")   \
+    X(cudaErrorNotYetImplemented, 31, "function not yet implemented")                                         \
+    X(cudaErrorMemoryValueTooLarge, 32, "memory size or pointer value too large")                             \
+    X(cudaErrorInsufficientDriver, 35, "CUDA driver version is insufficient for CUDA runtime version")        \
+    X(cudaErrorInvalidSurface, 37, "invalid surface reference")                                               \
+    X(cudaErrorMissingConfiguration, 52, "__global__ function call is not configured")                        \
+    X(cudaErrorPriorLaunchFailure, 53, "unspecified launch failure in prior launch")                          \
+    X(cudaErrorInvalidDeviceFunction, 98, "invalid device function")                                          \
+    X(cudaErrorNoDevice, 100, "no CUDA-capable device is detected")                                           \
+    X(cudaErrorInvalidDevice, 101, "invalid device ordinal")                                                  \
+    X(cudaErrorStartupFailure, 127, "startup failure in cuda runtime")                                        \
+    X(cudaErrorInvalidKernelImage, 200, "device kernel image is invalid")                                     \
+    X(cudaErrorInvalidResourceHandle, 400, "invalid resource handle")                                         \
+    X(cudaErrorNotReady, 600, "device not ready")                                                             \
+    X(cudaErrorIllegalAddress, 700, "an illegal memory access was encountered")                               \
+    X(cudaErrorLaunchOutOfResources, 701, "too many resources requested for launch")                          \
+    X(cudaErrorLaunchTimeout, 702, "the launch timed out and was terminated (SIMULATOR_TIMEOUT)")             \
+    X(cudaErrorAssert, 710, "device-side assert triggered")                                                   \
+    X(cudaErrorLaunchFailure, 719, "unspecified launch failure (the simulator reported the kernel fault on "  \
+                                   "stderr)")                                                                 \
+    X(cudaErrorCooperativeLaunchTooLarge, 720, "too many blocks in cooperative launch")                       \
+    X(cudaErrorNotSupported, 801, "operation not supported")                                                  \
+    X(cudaErrorStreamCaptureUnsupported, 900, "operation not permitted when stream is capturing")             \
+    X(cudaErrorUnknown, 999, "unknown error")
+
+#define SIM_CUDA_ERROR_ENUM(name, value, text) name = value,
+enum cudaError { SIM_CUDA_ERRORS(SIM_CUDA_ERROR_ENUM) };
+#undef SIM_CUDA_ERROR_ENUM
 typedef enum cudaError cudaError_t;
 
 enum cudaMemcpyKind {
@@ -181,7 +221,16 @@ enum cudaDeviceAttr {
     cudaDevAttrCooperativeLaunch = 95,
     cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
     cudaDevAttrMaxBlocksPerMultiprocessor = 106,
+    cudaDevAttrMaxPersistingL2CacheSize = 108,
+    cudaDevAttrMaxAccessPolicyWindowSize = 109,
     cudaDevAttrReservedSharedMemoryPerBlock = 111,
+    cudaDevAttrSparseCudaArraySupported = 112,
+    cudaDevAttrHostRegisterReadOnlySupported = 113,
+    cudaDevAttrTimelineSemaphoreInteropSupported = 114,
+    cudaDevAttrMemoryPoolsSupported = 115,
+    cudaDevAttrGPUDirectRDMASupported = 116,
+    cudaDevAttrMemoryPoolSupportedHandleTypes = 119,
+    cudaDevAttrClusterLaunch = 120,
 };
 
 struct CUstream_st;
