@@ -320,6 +320,15 @@ enum WarpKind {
     kAny = 5,
     kAll = 6,
     kSyncWarp = 7,
+    // __match_*_sync and __reduce_*_sync: each lane's value goes in, the combined result comes out.
+    kMatchAny = 8,
+    kMatchAll = 9,  // result: the mask in the low 32 bits, the predicate in bit 32
+    kReduceAdd = 10,
+    kReduceMin = 11,  // param 1: the values are signed
+    kReduceMax = 12,
+    kReduceAnd = 13,
+    kReduceOr = 14,
+    kReduceXor = 15,
 };
 
 SIM_API void syncthreads(const char* file, int line);
@@ -327,6 +336,10 @@ SIM_API int syncthreads_reduce(int kind, int predicate, const char* file, int li
 SIM_API unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value, int param, int width,
                                    const char* file, int line);
 SIM_API unsigned int active_mask();
+// __nanosleep: lets the block's other threads run (a spin-wait on them then makes progress).
+SIM_API void nanosleep_thread(unsigned int ns);
+// clock64() and %globaltimer: a steady host clock, scaled to the modelled 1.41 GHz SM clock.
+SIM_API long long clock_cycles();
 // The lanes of the caller's warp that reach this call site together (cg::coalesced_threads()).
 SIM_API unsigned int coalesced_mask(const char* file, int line);
 SIM_API void* shared_static(const void* site, size_t size, size_t align);
@@ -430,11 +443,47 @@ static inline void launch_deduced(const char* name, const char* file, int line, 
 #define __any_sync(mask, p) ((int)::sim::warp_op(::sim::kAny, (mask), (p) ? 1 : 0, 0, 32, __FILE__, __LINE__))
 #define __all_sync(mask, p) ((int)::sim::warp_op(::sim::kAll, (mask), (p) ? 1 : 0, 0, 32, __FILE__, __LINE__))
 #define __activemask() ::sim::active_mask()
+#define __match_any_sync(mask, v) ::sim::match_any((mask), (v), __FILE__, __LINE__)
+#define __match_all_sync(mask, v, pred) ::sim::match_all((mask), (v), (pred), __FILE__, __LINE__)
+#define __reduce_add_sync(mask, v) ::sim::warp_reduce(::sim::kReduceAdd, (mask), (v), __FILE__, __LINE__)
+#define __reduce_min_sync(mask, v) ::sim::warp_reduce(::sim::kReduceMin, (mask), (v), __FILE__, __LINE__)
+#define __reduce_max_sync(mask, v) ::sim::warp_reduce(::sim::kReduceMax, (mask), (v), __FILE__, __LINE__)
+#define __reduce_and_sync(mask, v) ::sim::warp_reduce(::sim::kReduceAnd, (mask), (v), __FILE__, __LINE__)
+#define __reduce_or_sync(mask, v) ::sim::warp_reduce(::sim::kReduceOr, (mask), (v), __FILE__, __LINE__)
+#define __reduce_xor_sync(mask, v) ::sim::warp_reduce(::sim::kReduceXor, (mask), (v), __FILE__, __LINE__)
+#define __nanosleep(ns) ::sim::nanosleep_thread(ns)
+#define clock64() ::sim::clock_cycles()
 #define __threadfence() ::sim::thread_fence()
 #define __threadfence_block() ::sim::thread_fence()
 #define __threadfence_system() ::sim::thread_fence()
 
 namespace sim {
+// __match_any_sync/__match_all_sync take 32- and 64-bit integers and floats by their bits.
+template <class T>
+static inline unsigned int match_any(unsigned int mask, T value, const char* file, int line) {
+    static_assert(std::is_arithmetic<T>::value && (sizeof(T) == 4 || sizeof(T) == 8),
+                  "__match_any_sync takes a 32- or 64-bit int, unsigned or floating-point value");
+    unsigned long long bits = 0;
+    std::memcpy(&bits, &value, sizeof(T));
+    return (unsigned int)warp_op(kMatchAny, mask, bits, 0, 32, file, line);
+}
+template <class T>
+static inline unsigned int match_all(unsigned int mask, T value, int* pred, const char* file, int line) {
+    static_assert(std::is_arithmetic<T>::value && (sizeof(T) == 4 || sizeof(T) == 8),
+                  "__match_all_sync takes a 32- or 64-bit int, unsigned or floating-point value");
+    unsigned long long bits = 0;
+    std::memcpy(&bits, &value, sizeof(T));
+    const unsigned long long r = warp_op(kMatchAll, mask, bits, 0, 32, file, line);
+    *pred = (int)(r >> 32);
+    return (unsigned int)r;
+}
+// __reduce_*_sync: add/min/max take int or unsigned (as on sm_80); and/or/xor take unsigned.
+static inline unsigned int warp_reduce(int kind, unsigned int mask, unsigned int value, const char* file, int line) {
+    return (unsigned int)warp_op(kind, mask, value, 0, 32, file, line);
+}
+static inline int warp_reduce(int kind, unsigned int mask, int value, const char* file, int line) {
+    return (int)(unsigned int)warp_op(kind, mask, (unsigned int)value, 1, 32, file, line);
+}
 static inline void syncwarp_at(const char* file, int line, unsigned int mask = 0xffffffffu) {
     (void)warp_op(kSyncWarp, mask, 0, 0, 32, file, line);
 }

@@ -60,11 +60,59 @@ def test_legacy_names_run_as_their_current_equivalents_with_one_note_each():
     ]
 
 
-def test_the_stream_memory_program_builds_with_nvcc(tmp_path):
+@pytest.mark.parametrize(
+    "program", [STREAM_MEMORY, KERNELS / "warp_match_reduce.cu"], ids=["stream_memory", "warp"]
+)
+def test_the_programs_build_with_nvcc(tmp_path, program):
     proc = subprocess.run(
-        [_nvcc(), "-c", str(STREAM_MEMORY), "-o", str(tmp_path / "p.o")],
+        [_nvcc(), "-arch=sm_80", "-c", str(program), "-o", str(tmp_path / "p.o")],
         capture_output=True,
         text=True,
         timeout=240,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+WARP = KERNELS / "warp_match_reduce.cu"
+
+
+def _lanes(stdout: str) -> list[dict[str, int]]:
+    rows = []
+    for line in stdout.splitlines():
+        if line.startswith("lane "):
+            rows.append({k: int(v) for k, v in (f.split("=") for f in line.split()[2:])})
+    return rows
+
+
+@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+def test_match_reduce_nanosleep_and_clock64(mode):
+    proc = run_cli("run", str(WARP), "--mode", mode)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = _lanes(proc.stdout)
+    assert len(rows) == 64
+    u32 = 0xFFFFFFFF
+    for warp in (rows[:32], rows[32:]):
+        values = [r["in"] for r in warp]
+        for lane, r in enumerate(warp):
+            # match_any: the lanes of this warp holding the same value as this lane.
+            assert r["any"] == sum(1 << k for k, v in enumerate(values) if v == values[lane])
+            # match_all of a value every lane shares: the full mask, predicate 1; of differing
+            # values: 0 and predicate 0 (so pred is 1*10 + 0, and no +100).
+            assert r["all"] == u32
+            assert r["pred"] == 10
+            assert r["add"] == sum(values)
+            assert r["min"] == min(values)
+            assert r["max"] == max(values)
+            as_unsigned = [v & u32 for v in values]
+            and_, or_, xor_ = u32, 0, 0
+            for v in as_unsigned:
+                and_ &= v
+                or_ |= v
+                xor_ ^= v
+            assert (r["and"], r["or"], r["xor"]) == (and_, or_, xor_)
+            assert r["umin"] == min(as_unsigned)
+    v = _values(proc.stdout)
+    # The spin-wait ends only if __nanosleep lets the block's last thread run.
+    assert v["spin_status"] == "cudaSuccess"
+    assert v["spin_seen"] == "7"
+    assert v["spin_elapsed_nonnegative"] == "1"
