@@ -45,7 +45,6 @@ _UNSUPPORTED = [
         "warp intrinsic without _sync (removed in CUDA 9)",
         "use the *_sync form with a mask",
     ),
-    (r"\bwmma::|\bnvcuda::", "warp matrix (tensor core) operations", "use scalar arithmetic"),
     (
         r"\b(?:cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaGraph\w*"
         r"|cudaMemcpy2D(?:To|From)Array\w*|cudaMemcpy3D\w*|cudaMalloc3D\w*|cudaMallocArray)\s*\(",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 
+import numpy as np
 import pytest
 
 from .conftest import KERNELS, run_cli
@@ -61,7 +62,7 @@ def test_legacy_names_run_as_their_current_equivalents_with_one_note_each():
 
 
 @pytest.mark.parametrize(
-    "program", [STREAM_MEMORY, KERNELS / "warp_match_reduce.cu"], ids=["stream_memory", "warp"]
+    "program", [STREAM_MEMORY, KERNELS / "warp_match_reduce.cu", KERNELS / "wmma_gemm.cu"], ids=["stream_memory", "warp", "wmma"]
 )
 def test_the_programs_build_with_nvcc(tmp_path, program):
     proc = subprocess.run(
@@ -116,3 +117,61 @@ def test_match_reduce_nanosleep_and_clock64(mode):
     assert v["spin_status"] == "cudaSuccess"
     assert v["spin_seen"] == "7"
     assert v["spin_elapsed_nonnegative"] == "1"
+
+
+WMMA = KERNELS / "wmma_gemm.cu"
+
+
+def _inputs(kind: str, rows: int, cols: int, which: str) -> np.ndarray:
+    """The program's input formulas (value_a/value_b, fine_a/fine_b), computed in float32."""
+    i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    if kind == "coarse":
+        v = ((i * 7 + j * 3) % 9 - 4) if which == "a" else ((i * 5 + j * 11) % 7 - 3)
+        return v.astype(np.float32) * np.float32(0.25)
+    num, den = ((i * 37 + j * 101) % 1000, 997.0) if which == "a" else ((i * 53 + j * 29) % 1000, 991.0)
+    return num.astype(np.float32) / np.float32(den) - np.float32(0.5)
+
+
+def _tf32(x: np.ndarray) -> np.ndarray:
+    """Round float32 to tf32 (10 mantissa bits), to nearest with ties away from zero."""
+    bits = x.astype(np.float32).view(np.uint32)
+    return ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+# name -> (m, n, k, input formulas, alpha, conversion of the inputs)
+WMMA_CASES = {
+    "half_m16n16k16": (32, 32, 32, "coarse", 2.0, None),
+    "half_m32n8k16": (32, 16, 32, "coarse", 1.0, None),
+    "bf16_m8n32k16": (16, 32, 32, "coarse", 1.0, None),
+    "tf32_m16n16k8": (16, 32, 16, "fine", 1.0, _tf32),
+    "s8_m16n16k16": (16, 16, 32, "coarse", 1.0, lambda x: np.trunc(x * 4)),
+    "f64_m8n8k4": (16, 8, 8, "fine", 1.0, None),
+}
+
+
+@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+def test_wmma_fragments_multiply_as_the_documented_formula(mode):
+    proc = run_cli("run", str(WMMA), "--mode", mode)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    got = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("case "):
+            _, name, status, *values = line.split()
+            assert status == "cudaSuccess", name
+            got[name] = np.array(values, dtype=np.float64)
+    assert sorted(got) == sorted(WMMA_CASES)
+    for name, (m, n, k, kind, alpha, convert) in WMMA_CASES.items():
+        a = _inputs(kind, m, k, "a").astype(np.float64)
+        b = _inputs(kind, k, n, "b").astype(np.float64)
+        if convert is not None:
+            a, b = (
+                convert(a.astype(np.float32)).astype(np.float64),
+                convert(b.astype(np.float32)).astype(np.float64),
+            )
+        want = alpha * (a @ b)
+        if kind == "coarse":  # multiples of 1/16 (or integers): every float sum is exact
+            np.testing.assert_array_equal(got[name], want.ravel(), err_msg=name)
+        else:  # float (tf32) or double accumulation in some order: its rounding error only
+            eps = np.finfo(np.float32 if name.startswith("tf32") else np.float64).eps
+            bound = k * eps * (np.abs(a) @ np.abs(b)) + 1e-30
+            assert np.all(np.abs(got[name] - want.ravel()) <= bound.ravel()), name
