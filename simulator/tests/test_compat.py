@@ -61,19 +61,6 @@ def test_legacy_names_run_as_their_current_equivalents_with_one_note_each():
     ]
 
 
-@pytest.mark.parametrize(
-    "program", [STREAM_MEMORY, KERNELS / "warp_match_reduce.cu", KERNELS / "wmma_gemm.cu"], ids=["stream_memory", "warp", "wmma"]
-)
-def test_the_programs_build_with_nvcc(tmp_path, program):
-    proc = subprocess.run(
-        [_nvcc(), "-arch=sm_80", "-c", str(program), "-o", str(tmp_path / "p.o")],
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    assert proc.returncode == 0, proc.stderr
-
-
 WARP = KERNELS / "warp_match_reduce.cu"
 
 
@@ -175,3 +162,107 @@ def test_wmma_fragments_multiply_as_the_documented_formula(mode):
             eps = np.finfo(np.float32 if name.startswith("tf32") else np.float64).eps
             bound = k * eps * (np.abs(a) @ np.abs(b)) + 1e-30
             assert np.all(np.abs(got[name] - want.ravel()) <= bound.ravel()), name
+
+
+CUBLAS = KERNELS / "cublas_calls.cu"
+
+
+def _formula(which: int, count: int) -> np.ndarray:
+    """The program's input values: ((i * (7 + 2w) + 5w) % 13 - 6) / 8, exact in half and bf16."""
+    i = np.arange(count)
+    return ((i * (7 + 2 * which) + which * 5) % 13 - 6).astype(np.float64) * 0.125
+
+
+def _col_major(values: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    return values.reshape(cols, rows).T
+
+
+def _cases(stdout: str) -> dict[str, tuple[int, np.ndarray]]:
+    out = {}
+    for line in stdout.splitlines():
+        if line.startswith("case "):
+            _, name, status, *values = line.split()
+            out[name] = (int(status), np.array(values, dtype=np.float64))
+    return out
+
+
+def _gelu_tanh(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
+
+
+@pytest.mark.parametrize("mode", ["fast", "memcheck"])
+def test_cublas_and_cublaslt_compute_the_column_major_products(mode):
+    proc = run_cli("run", str(CUBLAS), "--mode", mode)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    got = _cases(proc.stdout)
+    m, n, k, batch = 5, 4, 3, 3
+
+    def check(name, want, exact=True):
+        status, values = got[name]
+        assert status == 0, name
+        flat = want.T.ravel() if want.ndim == 2 else want
+        if exact:  # multiples of 1/8: every float sum here is exact
+            np.testing.assert_array_equal(values, flat, err_msg=name)
+        else:
+            np.testing.assert_allclose(values, flat, rtol=1e-6, atol=1e-7, err_msg=name)
+
+    a, b, c = _formula(0, m * k), _formula(1, k * n), _formula(2, m * n)
+    for ta in "NT":
+        for tb in "NT":
+            op_a = _col_major(a, m, k) if ta == "N" else _col_major(a, k, m).T
+            op_b = _col_major(b, k, n) if tb == "N" else _col_major(b, n, k).T
+            check(f"sgemm_{ta}{tb}", 1.5 * op_a @ op_b - 0.5 * _col_major(c, m, n))
+    check("dgemm_beta0", 2.0 * _col_major(a, m, k) @ _col_major(b, k, n))  # NaN in C never reaches D
+    half_tn = _col_major(a, k, m).T @ _col_major(b, k, n) + _col_major(c, m, n)
+    check("gemmex_half_TN", half_tn)
+    check("gemmex_half_out", half_tn.astype(np.float16).astype(np.float64))
+    check("gemmex_bf16_NT", _col_major(a, m, k) @ _col_major(b, n, k).T + _col_major(c, m, n))
+    ab, bb, cb = _formula(0, batch * m * k), _formula(1, batch * k * n), _formula(2, batch * m * n)
+    strided, strided_tn = [], []
+    for i in range(batch):
+        a_i, b_i = ab[i * m * k : (i + 1) * m * k], bb[i * k * n : (i + 1) * k * n]
+        c_i = cb[i * m * n : (i + 1) * m * n]
+        strided.append((0.5 * _col_major(a_i, m, k) @ _col_major(b_i, k, n)).T.ravel())
+        strided_tn.append(
+            (0.5 * _col_major(a_i, k, m).T @ _col_major(b_i, k, n) + _col_major(c_i, m, n)).T.ravel()
+        )
+    check("sgemm_strided", np.concatenate(strided))
+    check("gemmex_strided_TN", np.concatenate(strided_tn))
+    v = _values(proc.stdout)
+    assert v["bad_lda"] == "CUBLAS_STATUS_INVALID_VALUE"
+    assert v["past_end"] == "CUBLAS_STATUS_EXECUTION_FAILED"
+    assert "cublasSgemm: parameter lda has an illegal value" in proc.stderr
+    # cublasLt: D = epilogue(W^T X + bias), W stored k x m, bias per row of D.
+    pre = _col_major(_formula(0, k * m), k, m).T @ _col_major(b, k, n) + _formula(3, m)[:, None]
+    assert got["lt_bias"][0] == 1  # status 0, one heuristic result
+    np.testing.assert_array_equal(got["lt_bias"][1], pre.T.ravel())
+    for name in ("lt_gelu_bias", "lt_gelu_aux_bias"):
+        assert got[name][0] == 1
+        np.testing.assert_allclose(
+            got[name][1], _gelu_tanh(pre).T.ravel(), rtol=1e-6, atol=1e-7, err_msg=name
+        )
+    np.testing.assert_array_equal(got["lt_aux"][1], pre.T.ravel())  # GELU's input, kept for the backward
+
+
+@pytest.mark.parametrize(
+    "program",
+    [STREAM_MEMORY, WARP, WMMA, CUBLAS],
+    ids=["stream_memory", "warp", "wmma", "cublas"],
+)
+def test_the_programs_build_with_nvcc(tmp_path, program):
+    nvcc = _nvcc()
+    if program == CUBLAS:
+        probe = tmp_path / "probe.cu"
+        probe.write_text("#include <cublasLt.h>\n")
+        found = subprocess.run([nvcc, "-E", str(probe)], capture_output=True, text=True, timeout=120)
+        if found.returncode != 0:
+            pytest.skip(
+                "this CUDA toolkit has no cuBLAS headers (<cublasLt.h>): libcublas-dev is not installed"
+            )
+    proc = subprocess.run(
+        [nvcc, "-arch=sm_80", "-c", str(program), "-o", str(tmp_path / "p.o")],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr
