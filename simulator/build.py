@@ -122,9 +122,9 @@ def _compile(args: list[str], what: str) -> None:
     _run_compiler(args, what)
 
 
-# NVIDIA's libraries: out of the simulator's scope (it runs CUDA C++ and the runtime API).
+# NVIDIA's libraries the simulator does not provide (it runs CUDA C++, the runtime API and a cuBLAS subset).
 _LIBRARY_HEADERS = [
-    (r"cublas", "cuBLAS"),
+    (r"cublasXt", "cuBLASXt"),
     (r"cudnn", "cuDNN"),
     (r"cub/", "CUB"),
     (r"thrust/", "Thrust"),
@@ -142,8 +142,9 @@ _LIBRARY_HEADERS = [
     (r"nvtx3|nvToolsExt", "NVTX"),
 ]
 LIBRARIES_OUT_OF_SCOPE = (
-    "NVIDIA's libraries (cuBLAS, cuDNN, CUB, Thrust, cuRAND, cuFFT, cuSPARSE, NCCL, CUTLASS, ...) are out "
-    "of the simulator's scope: it runs CUDA C++ and the CUDA runtime API"
+    "of NVIDIA's libraries it provides only the cuBLAS/cublasLt subset in simulator/README.md; the others "
+    "(cuDNN, CUB, Thrust, cuFFT, cuSPARSE, NCCL, CUTLASS, ...) are out of its scope: it runs CUDA C++ and the "
+    "CUDA runtime API"
 )
 
 # g++ messages that name a declaration the program expected from CUDA: (pattern, name group(s)).

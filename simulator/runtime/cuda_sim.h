@@ -6,7 +6,15 @@
 #ifndef CUDA_CPU_SIMULATOR_H
 #define CUDA_CPU_SIMULATOR_H
 
+// The C and C++ headers NVIDIA's <cuda_runtime.h> brings into every .cu (nvcc force-includes
+// it), so programs that call time(), memcpy() or placement new without including them build.
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <new>
 
 #include <cfloat>
 #include <climits>
@@ -98,29 +106,61 @@ static inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) {
 #undef SIM_VEC4
 
 // ---- host API types ------------------------------------------------------------------------
-enum cudaError {
-    cudaSuccess = 0,
-    cudaErrorInvalidValue = 1,
-    cudaErrorMemoryAllocation = 2,
-    cudaErrorInitializationError = 3,
-    cudaErrorInvalidConfiguration = 9,
-    cudaErrorInvalidPitchValue = 12,
-    cudaErrorInvalidDevicePointer = 17,
-    cudaErrorInvalidMemcpyDirection = 21,
-    cudaErrorInsufficientDriver = 35,
-    cudaErrorInvalidDevice = 101,
-    cudaErrorNoDevice = 100,
-    cudaErrorInvalidDeviceFunction = 98,
-    cudaErrorInvalidResourceHandle = 400,
-    cudaErrorNotReady = 600,
-    cudaErrorIllegalAddress = 700,
-    cudaErrorLaunchOutOfResources = 701,
-    cudaErrorLaunchTimeout = 702,
-    cudaErrorAssert = 710,
-    cudaErrorLaunchFailure = 719,
-    cudaErrorNotSupported = 801,
-    cudaErrorUnknown = 999,
-};
+// Every error code the runtime knows: name, value and cudaGetErrorString's text (errors.cpp).
+// Some (cudaErrorAddressOfConstant, cudaErrorTextureFetchFailed, cudaErrorTextureNotBound,
+// cudaErrorSynchronizationError, cudaErrorMixedDeviceExecution, cudaErrorNotYetImplemented,
+// cudaErrorMemoryValueTooLarge, cudaErrorPriorLaunchFailure, cudaErrorInvalidHostPointer) are
+// gone from CUDA 12/13; older programs still name them, and the simulator never returns them.
+#define SIM_CUDA_ERRORS(X)                                                                                    \
+    X(cudaSuccess, 0, "no error")                                                                             \
+    X(cudaErrorInvalidValue, 1, "invalid argument")                                                           \
+    X(cudaErrorMemoryAllocation, 2, "out of memory")                                                          \
+    X(cudaErrorInitializationError, 3, "initialization error")                                                \
+    X(cudaErrorCudartUnloading, 4, "driver shutting down")                                                    \
+    X(cudaErrorProfilerDisabled, 5, "profiler disabled while using external profiling tool")                  \
+    X(cudaErrorInvalidConfiguration, 9, "invalid configuration argument")                                     \
+    X(cudaErrorInvalidPitchValue, 12, "invalid pitch argument")                                               \
+    X(cudaErrorInvalidSymbol, 13, "invalid device symbol")                                                    \
+    X(cudaErrorInvalidHostPointer, 16, "invalid host pointer")                                                \
+    X(cudaErrorInvalidDevicePointer, 17, "invalid device pointer")                                            \
+    X(cudaErrorInvalidTexture, 18, "invalid texture reference")                                               \
+    X(cudaErrorInvalidTextureBinding, 19, "texture is not bound to a pointer")                                \
+    X(cudaErrorInvalidChannelDescriptor, 20, "invalid channel descriptor")                                    \
+    X(cudaErrorInvalidMemcpyDirection, 21, "invalid copy direction for memcpy")                               \
+    X(cudaErrorAddressOfConstant, 22, "invalid address of constant")                                          \
+    X(cudaErrorTextureFetchFailed, 23, "fetch from texture failed")                                           \
+    X(cudaErrorTextureNotBound, 24, "cannot fetch from a texture that is not bound")                          \
+    X(cudaErrorSynchronizationError, 25, "incorrect use of __syncthreads()")                                  \
+    X(cudaErrorInvalidFilterSetting, 26, "linear filtering not supported for non-float type")                 \
+    X(cudaErrorInvalidNormSetting, 27, "read as normalized float not supported for 32-bit non float type")    \
+    X(cudaErrorMixedDeviceExecution, 28, "device emulation mode and device execution mode cannot be mixed")   \
+    X(cudaErrorNotYetImplemented, 31, "function not yet implemented")                                         \
+    X(cudaErrorMemoryValueTooLarge, 32, "memory size or pointer value too large")                             \
+    X(cudaErrorInsufficientDriver, 35, "CUDA driver version is insufficient for CUDA runtime version")        \
+    X(cudaErrorInvalidSurface, 37, "invalid surface reference")                                               \
+    X(cudaErrorMissingConfiguration, 52, "__global__ function call is not configured")                        \
+    X(cudaErrorPriorLaunchFailure, 53, "unspecified launch failure in prior launch")                          \
+    X(cudaErrorInvalidDeviceFunction, 98, "invalid device function")                                          \
+    X(cudaErrorNoDevice, 100, "no CUDA-capable device is detected")                                           \
+    X(cudaErrorInvalidDevice, 101, "invalid device ordinal")                                                  \
+    X(cudaErrorStartupFailure, 127, "startup failure in cuda runtime")                                        \
+    X(cudaErrorInvalidKernelImage, 200, "device kernel image is invalid")                                     \
+    X(cudaErrorInvalidResourceHandle, 400, "invalid resource handle")                                         \
+    X(cudaErrorNotReady, 600, "device not ready")                                                             \
+    X(cudaErrorIllegalAddress, 700, "an illegal memory access was encountered")                               \
+    X(cudaErrorLaunchOutOfResources, 701, "too many resources requested for launch")                          \
+    X(cudaErrorLaunchTimeout, 702, "the launch timed out and was terminated (SIMULATOR_TIMEOUT)")             \
+    X(cudaErrorAssert, 710, "device-side assert triggered")                                                   \
+    X(cudaErrorLaunchFailure, 719, "unspecified launch failure (the simulator reported the kernel fault on "  \
+                                   "stderr)")                                                                 \
+    X(cudaErrorCooperativeLaunchTooLarge, 720, "too many blocks in cooperative launch")                       \
+    X(cudaErrorNotSupported, 801, "operation not supported")                                                  \
+    X(cudaErrorStreamCaptureUnsupported, 900, "operation not permitted when stream is capturing")             \
+    X(cudaErrorUnknown, 999, "unknown error")
+
+#define SIM_CUDA_ERROR_ENUM(name, value, text) name = value,
+enum cudaError { SIM_CUDA_ERRORS(SIM_CUDA_ERROR_ENUM) };
+#undef SIM_CUDA_ERROR_ENUM
 typedef enum cudaError cudaError_t;
 
 enum cudaMemcpyKind {
@@ -181,7 +221,16 @@ enum cudaDeviceAttr {
     cudaDevAttrCooperativeLaunch = 95,
     cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
     cudaDevAttrMaxBlocksPerMultiprocessor = 106,
+    cudaDevAttrMaxPersistingL2CacheSize = 108,
+    cudaDevAttrMaxAccessPolicyWindowSize = 109,
     cudaDevAttrReservedSharedMemoryPerBlock = 111,
+    cudaDevAttrSparseCudaArraySupported = 112,
+    cudaDevAttrHostRegisterReadOnlySupported = 113,
+    cudaDevAttrTimelineSemaphoreInteropSupported = 114,
+    cudaDevAttrMemoryPoolsSupported = 115,
+    cudaDevAttrGPUDirectRDMASupported = 116,
+    cudaDevAttrMemoryPoolSupportedHandleTypes = 119,
+    cudaDevAttrClusterLaunch = 120,
 };
 
 struct CUstream_st;
@@ -271,6 +320,15 @@ enum WarpKind {
     kAny = 5,
     kAll = 6,
     kSyncWarp = 7,
+    // __match_*_sync and __reduce_*_sync: each lane's value goes in, the combined result comes out.
+    kMatchAny = 8,
+    kMatchAll = 9,  // result: the mask in the low 32 bits, the predicate in bit 32
+    kReduceAdd = 10,
+    kReduceMin = 11,  // param 1: the values are signed
+    kReduceMax = 12,
+    kReduceAnd = 13,
+    kReduceOr = 14,
+    kReduceXor = 15,
 };
 
 SIM_API void syncthreads(const char* file, int line);
@@ -278,6 +336,10 @@ SIM_API int syncthreads_reduce(int kind, int predicate, const char* file, int li
 SIM_API unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value, int param, int width,
                                    const char* file, int line);
 SIM_API unsigned int active_mask();
+// __nanosleep: lets the block's other threads run (a spin-wait on them then makes progress).
+SIM_API void nanosleep_thread(unsigned int ns);
+// clock64() and %globaltimer: a steady host clock, scaled to the modelled 1.41 GHz SM clock.
+SIM_API long long clock_cycles();
 // The lanes of the caller's warp that reach this call site together (cg::coalesced_threads()).
 SIM_API unsigned int coalesced_mask(const char* file, int line);
 SIM_API void* shared_static(const void* site, size_t size, size_t align);
@@ -381,11 +443,47 @@ static inline void launch_deduced(const char* name, const char* file, int line, 
 #define __any_sync(mask, p) ((int)::sim::warp_op(::sim::kAny, (mask), (p) ? 1 : 0, 0, 32, __FILE__, __LINE__))
 #define __all_sync(mask, p) ((int)::sim::warp_op(::sim::kAll, (mask), (p) ? 1 : 0, 0, 32, __FILE__, __LINE__))
 #define __activemask() ::sim::active_mask()
+#define __match_any_sync(mask, v) ::sim::match_any((mask), (v), __FILE__, __LINE__)
+#define __match_all_sync(mask, v, pred) ::sim::match_all((mask), (v), (pred), __FILE__, __LINE__)
+#define __reduce_add_sync(mask, v) ::sim::warp_reduce(::sim::kReduceAdd, (mask), (v), __FILE__, __LINE__)
+#define __reduce_min_sync(mask, v) ::sim::warp_reduce(::sim::kReduceMin, (mask), (v), __FILE__, __LINE__)
+#define __reduce_max_sync(mask, v) ::sim::warp_reduce(::sim::kReduceMax, (mask), (v), __FILE__, __LINE__)
+#define __reduce_and_sync(mask, v) ::sim::warp_reduce(::sim::kReduceAnd, (mask), (v), __FILE__, __LINE__)
+#define __reduce_or_sync(mask, v) ::sim::warp_reduce(::sim::kReduceOr, (mask), (v), __FILE__, __LINE__)
+#define __reduce_xor_sync(mask, v) ::sim::warp_reduce(::sim::kReduceXor, (mask), (v), __FILE__, __LINE__)
+#define __nanosleep(ns) ::sim::nanosleep_thread(ns)
+#define clock64() ::sim::clock_cycles()
 #define __threadfence() ::sim::thread_fence()
 #define __threadfence_block() ::sim::thread_fence()
 #define __threadfence_system() ::sim::thread_fence()
 
 namespace sim {
+// __match_any_sync/__match_all_sync take 32- and 64-bit integers and floats by their bits.
+template <class T>
+static inline unsigned int match_any(unsigned int mask, T value, const char* file, int line) {
+    static_assert(std::is_arithmetic<T>::value && (sizeof(T) == 4 || sizeof(T) == 8),
+                  "__match_any_sync takes a 32- or 64-bit int, unsigned or floating-point value");
+    unsigned long long bits = 0;
+    std::memcpy(&bits, &value, sizeof(T));
+    return (unsigned int)warp_op(kMatchAny, mask, bits, 0, 32, file, line);
+}
+template <class T>
+static inline unsigned int match_all(unsigned int mask, T value, int* pred, const char* file, int line) {
+    static_assert(std::is_arithmetic<T>::value && (sizeof(T) == 4 || sizeof(T) == 8),
+                  "__match_all_sync takes a 32- or 64-bit int, unsigned or floating-point value");
+    unsigned long long bits = 0;
+    std::memcpy(&bits, &value, sizeof(T));
+    const unsigned long long r = warp_op(kMatchAll, mask, bits, 0, 32, file, line);
+    *pred = (int)(r >> 32);
+    return (unsigned int)r;
+}
+// __reduce_*_sync: add/min/max take int or unsigned (as on sm_80); and/or/xor take unsigned.
+static inline unsigned int warp_reduce(int kind, unsigned int mask, unsigned int value, const char* file, int line) {
+    return (unsigned int)warp_op(kind, mask, value, 0, 32, file, line);
+}
+static inline int warp_reduce(int kind, unsigned int mask, int value, const char* file, int line) {
+    return (int)(unsigned int)warp_op(kind, mask, (unsigned int)value, 1, 32, file, line);
+}
 static inline void syncwarp_at(const char* file, int line, unsigned int mask = 0xffffffffu) {
     (void)warp_op(kSyncWarp, mask, 0, 0, 32, file, line);
 }

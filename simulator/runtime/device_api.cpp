@@ -6,6 +6,8 @@
 // that all threads are at the same call site with the same mask.
 #include "sim_internal.h"
 
+#include <chrono>
+
 #include <algorithm>
 
 namespace sim {
@@ -20,6 +22,37 @@ void release_barrier(Block* b) {
 }
 
 namespace {
+
+// The result of a __match_*_sync or __reduce_*_sync for lane ``f`` over the lanes ``group``.
+unsigned long long combine_lanes(const Fiber* lanes, int n, unsigned int group, const Fiber& f) {
+    unsigned int same = 0;
+    bool first = true;
+    unsigned int acc = 0;
+    for (int l = 0; l < n; ++l) {
+        if (!((group >> l) & 1u)) continue;
+        const unsigned long long v = lanes[l].wvalue;
+        if (v == f.wvalue) same |= 1u << l;
+        const unsigned int u = (unsigned int)v;
+        if (first) {
+            acc = u;
+            first = false;
+            continue;
+        }
+        const bool is_signed = f.wparam != 0;
+        switch (f.wkind) {
+            case kReduceAdd: acc += u; break;
+            case kReduceMin: acc = is_signed ? (unsigned int)std::min((int)acc, (int)u) : std::min(acc, u); break;
+            case kReduceMax: acc = is_signed ? (unsigned int)std::max((int)acc, (int)u) : std::max(acc, u); break;
+            case kReduceAnd: acc &= u; break;
+            case kReduceOr: acc |= u; break;
+            case kReduceXor: acc ^= u; break;
+            default: break;
+        }
+    }
+    if (f.wkind == kMatchAny) return same;
+    if (f.wkind == kMatchAll) return same == group ? (1ull << 32) | group : 0;
+    return acc;
+}
 
 // Completes the warp operation of the lanes in ``mask`` (all of them arrived or exited).
 void complete_warp(Block* b, int w, unsigned int mask) {
@@ -54,7 +87,9 @@ void complete_warp(Block* b, int w, unsigned int mask) {
             default:
                 break;
         }
-        if (f.wkind <= kShflXor) {
+        if (f.wkind >= kMatchAny) {
+            f.wresult = combine_lanes(lanes, n, waiting & f.wmask, f);
+        } else if (f.wkind <= kShflXor) {
             f.wresult = (src < n && ((waiting >> src) & 1u)) ? lanes[src].wvalue : f.wvalue;
         } else if (f.wkind == kBallot) {
             f.wresult = ballot & f.wmask;
@@ -228,6 +263,23 @@ unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value
     if (kind == kSyncWarp) __tsan_acquire(&b->warp_arrived[w]);
 #endif
     return f->wresult;
+}
+
+void nanosleep_thread(unsigned int ns) {
+    // A GPU sleeps up to ns (at most about 1 ms); here the other threads of the block run
+    // meanwhile, which is what a spin-wait with __nanosleep waits for.
+    (void)ns;
+    Fiber* f = tl_fiber;
+    if (f == nullptr) return;
+    f->state = FState::kReady;
+    yield_to_scheduler(false);
+    if (tl_block->failed) yield_to_scheduler(true);
+}
+
+long long clock_cycles() {
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    const long long ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
+    return ns + ns * 41 / 100;  // 1.41 cycles per ns: the modelled clockRate of 1410000 kHz
 }
 
 unsigned int active_mask() {

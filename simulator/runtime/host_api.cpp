@@ -208,6 +208,10 @@ void model_device(cudaDeviceProp* p) {
     p->memoryClockRate = 1215000;  // kHz
     p->memoryBusWidth = 5120;
     p->l2CacheSize = 40 * 1024 * 1024;
+    // An A100's persisting-L2 limits: access policy windows are accepted and have no effect.
+    p->persistingL2CacheMaxSize = 30 * 1024 * 1024;
+    p->accessPolicyMaxWindowSize = 128 * 1024 * 1024 - 4096;
+    p->memoryPoolsSupported = 1;
     p->maxThreadsPerMultiProcessor = 2048;
     p->maxBlocksPerMultiProcessor = 32;
     p->streamPrioritiesSupported = 1;
@@ -488,6 +492,15 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
         case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = (int)p.sharedMemPerBlockOptin; break;
         case cudaDevAttrMaxBlocksPerMultiprocessor: *value = p.maxBlocksPerMultiProcessor; break;
         case cudaDevAttrReservedSharedMemoryPerBlock: *value = (int)p.reservedSharedMemPerBlock; break;
+        case cudaDevAttrMaxPersistingL2CacheSize: *value = p.persistingL2CacheMaxSize; break;
+        case cudaDevAttrMaxAccessPolicyWindowSize: *value = p.accessPolicyMaxWindowSize; break;
+        case cudaDevAttrSparseCudaArraySupported: *value = p.sparseCudaArraySupported; break;
+        case cudaDevAttrHostRegisterReadOnlySupported: *value = p.hostRegisterReadOnlySupported; break;
+        case cudaDevAttrTimelineSemaphoreInteropSupported: *value = p.timelineSemaphoreInteropSupported; break;
+        case cudaDevAttrMemoryPoolsSupported: *value = p.memoryPoolsSupported; break;
+        case cudaDevAttrGPUDirectRDMASupported: *value = p.gpuDirectRDMASupported; break;
+        case cudaDevAttrMemoryPoolSupportedHandleTypes: *value = 0; break;  // no IPC handles
+        case cudaDevAttrClusterLaunch: *value = p.clusterLaunch; break;
         default:
             return sim::set_error(cudaErrorInvalidValue);
     }
@@ -727,83 +740,5 @@ cudaError_t cudaDeviceGetLimit(size_t* value, enum cudaLimit limit) {
 cudaError_t cudaProfilerStart(void) { return cudaSuccess; }  // no profiler: nothing to start
 
 cudaError_t cudaProfilerStop(void) { return cudaSuccess; }
-
-const char* cudaGetErrorName(cudaError_t error) {
-    switch (error) {
-        case cudaSuccess:
-            return "cudaSuccess";
-        case cudaErrorInvalidValue:
-            return "cudaErrorInvalidValue";
-        case cudaErrorMemoryAllocation:
-            return "cudaErrorMemoryAllocation";
-        case cudaErrorInitializationError:
-            return "cudaErrorInitializationError";
-        case cudaErrorInvalidConfiguration:
-            return "cudaErrorInvalidConfiguration";
-        case cudaErrorInvalidDevicePointer:
-            return "cudaErrorInvalidDevicePointer";
-        case cudaErrorInvalidMemcpyDirection:
-            return "cudaErrorInvalidMemcpyDirection";
-        case cudaErrorInsufficientDriver:
-            return "cudaErrorInsufficientDriver";
-        case cudaErrorNoDevice:
-            return "cudaErrorNoDevice";
-        case cudaErrorInvalidDevice:
-            return "cudaErrorInvalidDevice";
-        case cudaErrorInvalidDeviceFunction:
-            return "cudaErrorInvalidDeviceFunction";
-        case cudaErrorInvalidPitchValue:
-            return "cudaErrorInvalidPitchValue";
-        case cudaErrorInvalidResourceHandle:
-            return "cudaErrorInvalidResourceHandle";
-        case cudaErrorNotReady:
-            return "cudaErrorNotReady";
-        case cudaErrorIllegalAddress:
-            return "cudaErrorIllegalAddress";
-        case cudaErrorLaunchOutOfResources:
-            return "cudaErrorLaunchOutOfResources";
-        case cudaErrorAssert:
-            return "cudaErrorAssert";
-        case cudaErrorLaunchTimeout:
-            return "cudaErrorLaunchTimeout";
-        case cudaErrorLaunchFailure:
-            return "cudaErrorLaunchFailure";
-        case cudaErrorNotSupported:
-            return "cudaErrorNotSupported";
-        default:
-            return "cudaErrorUnknown";
-    }
-}
-
-const char* cudaGetErrorString(cudaError_t error) {
-    switch (error) {
-        case cudaSuccess:
-            return "no error";
-        case cudaErrorInvalidValue:
-            return "invalid argument";
-        case cudaErrorMemoryAllocation:
-            return "out of memory";
-        case cudaErrorInvalidConfiguration:
-            return "invalid configuration argument";
-        case cudaErrorIllegalAddress:
-            return "an illegal memory access was encountered";
-        case cudaErrorLaunchTimeout:
-            return "the launch timed out and was terminated (SIMULATOR_TIMEOUT)";
-        case cudaErrorAssert:
-            return "device-side assert triggered";
-        case cudaErrorLaunchFailure:
-            return "unspecified launch failure (the simulator reported the kernel fault on stderr)";
-        case cudaErrorInvalidResourceHandle:
-            return "invalid resource handle";
-        case cudaErrorInvalidPitchValue:
-            return "invalid pitch argument";
-        case cudaErrorInvalidDevice:
-            return "invalid device ordinal";
-        case cudaErrorInvalidDeviceFunction:
-            return "invalid device function";
-        default:
-            return cudaGetErrorName(error);
-    }
-}
 
 }  // extern "C"

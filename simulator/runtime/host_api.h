@@ -391,4 +391,152 @@ static inline auto launcher(const char* name, const char* file, int line, dim3 g
 
 }  // namespace sim
 
+// ---- stream-ordered memory and memory pools (mem_pools.cpp) ----------------------------------
+// Streams run in order, so an allocation on a stream is ready when the call returns and a
+// stream-ordered free is a free. Pools keep their attributes and usage counters; memory is
+// never cached between frees (a release threshold is kept, and has no effect).
+struct CUmemPoolHandle_st;
+typedef struct CUmemPoolHandle_st* cudaMemPool_t;
+
+enum cudaMemPoolAttr {
+    cudaMemPoolReuseFollowEventDependencies = 0x1,
+    cudaMemPoolReuseAllowOpportunistic = 0x2,
+    cudaMemPoolReuseAllowInternalDependencies = 0x3,
+    cudaMemPoolAttrReleaseThreshold = 0x4,
+    cudaMemPoolAttrReservedMemCurrent = 0x5,
+    cudaMemPoolAttrReservedMemHigh = 0x6,
+    cudaMemPoolAttrUsedMemCurrent = 0x7,
+    cudaMemPoolAttrUsedMemHigh = 0x8,
+};
+enum cudaMemAllocationType { cudaMemAllocationTypeInvalid = 0x0, cudaMemAllocationTypePinned = 0x1 };
+enum cudaMemAllocationHandleType {
+    cudaMemHandleTypeNone = 0x0,
+    cudaMemHandleTypePosixFileDescriptor = 0x1,
+    cudaMemHandleTypeWin32 = 0x2,
+    cudaMemHandleTypeWin32Kmt = 0x4,
+    cudaMemHandleTypeFabric = 0x8,
+};
+enum cudaMemLocationType { cudaMemLocationTypeInvalid = 0, cudaMemLocationTypeDevice = 1 };
+enum cudaMemAccessFlags {
+    cudaMemAccessFlagsProtNone = 0,
+    cudaMemAccessFlagsProtRead = 1,
+    cudaMemAccessFlagsProtReadWrite = 3,
+};
+struct cudaMemLocation {
+    enum cudaMemLocationType type;
+    int id;
+};
+struct cudaMemPoolProps {
+    enum cudaMemAllocationType allocType;
+    enum cudaMemAllocationHandleType handleTypes;
+    struct cudaMemLocation location;
+    void* win32SecurityAttributes;
+    size_t maxSize;
+    unsigned short usage;
+    unsigned char reserved[54];
+};
+struct cudaMemAccessDesc {
+    struct cudaMemLocation location;
+    enum cudaMemAccessFlags flags;
+};
+
+extern "C" {
+SIM_API cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t stream);
+SIM_API cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream);
+SIM_API cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream);
+SIM_API cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device);
+SIM_API cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* pool, int device);
+SIM_API cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t pool);
+SIM_API cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const struct cudaMemPoolProps* props);
+SIM_API cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool);
+SIM_API cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void* value);
+SIM_API cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void* value);
+SIM_API cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t min_bytes_to_keep);
+SIM_API cudaError_t cudaMemPoolSetAccess(cudaMemPool_t pool, const struct cudaMemAccessDesc* descs, size_t count);
+SIM_API cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags* flags, cudaMemPool_t pool,
+                                         struct cudaMemLocation* location);
+}
+
+template <class T>
+static inline cudaError_t cudaMallocAsync(T** ptr, size_t size, cudaStream_t stream) {
+    return cudaMallocAsync(reinterpret_cast<void**>(ptr), size, stream);
+}
+template <class T>
+static inline cudaError_t cudaMallocAsync(T** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream) {
+    return cudaMallocFromPoolAsync(reinterpret_cast<void**>(ptr), size, pool, stream);
+}
+template <class T>
+static inline cudaError_t cudaMallocFromPoolAsync(T** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream) {
+    return cudaMallocFromPoolAsync(reinterpret_cast<void**>(ptr), size, pool, stream);
+}
+
+// ---- stream and launch attributes (mem_pools.cpp) ----------------------------------------------
+// Accepted and kept per stream; an access policy window is checked against the modelled
+// device's limits (cudaDeviceProp::accessPolicyMaxWindowSize) and has no other effect.
+enum cudaAccessProperty {
+    cudaAccessPropertyNormal = 0,
+    cudaAccessPropertyStreaming = 1,
+    cudaAccessPropertyPersisting = 2,
+};
+struct cudaAccessPolicyWindow {
+    void* base_ptr;
+    size_t num_bytes;
+    float hitRatio;
+    enum cudaAccessProperty hitProp;
+    enum cudaAccessProperty missProp;
+};
+enum cudaSynchronizationPolicy {
+    cudaSyncPolicyAuto = 1,
+    cudaSyncPolicySpin = 2,
+    cudaSyncPolicyYield = 3,
+    cudaSyncPolicyBlockingSync = 4,
+};
+enum cudaLaunchAttributeID {
+    cudaLaunchAttributeIgnore = 0,
+    cudaLaunchAttributeAccessPolicyWindow = 1,
+    cudaLaunchAttributeCooperative = 2,
+    cudaLaunchAttributeSynchronizationPolicy = 3,
+    cudaLaunchAttributeClusterDimension = 4,
+    cudaLaunchAttributeClusterSchedulingPolicyPreference = 5,
+    cudaLaunchAttributeProgrammaticStreamSerialization = 6,
+    cudaLaunchAttributeProgrammaticEvent = 7,
+    cudaLaunchAttributePriority = 8,
+};
+union cudaLaunchAttributeValue {
+    char pad[64];
+    struct cudaAccessPolicyWindow accessPolicyWindow;
+    int cooperative;
+    enum cudaSynchronizationPolicy syncPolicy;
+    struct {
+        unsigned int x, y, z;
+    } clusterDim;
+    int priority;
+};
+typedef enum cudaLaunchAttributeID cudaStreamAttrID;
+typedef union cudaLaunchAttributeValue cudaStreamAttrValue;
+#define cudaStreamAttributeAccessPolicyWindow cudaLaunchAttributeAccessPolicyWindow
+#define cudaStreamAttributeSynchronizationPolicy cudaLaunchAttributeSynchronizationPolicy
+#define cudaStreamAttributePriority cudaLaunchAttributePriority
+
+extern "C" {
+SIM_API cudaError_t cudaStreamSetAttribute(cudaStream_t stream, cudaStreamAttrID attr,
+                                           const cudaStreamAttrValue* value);
+SIM_API cudaError_t cudaStreamGetAttribute(cudaStream_t stream, cudaStreamAttrID attr, cudaStreamAttrValue* value);
+SIM_API cudaError_t cudaCtxResetPersistingL2Cache(void);
+SIM_API cudaError_t cudaDeviceResetPersistingL2Cache(void);
+}
+
+// ---- names gone from current CUDA (legacy_api.cpp) -------------------------------------------
+// Removed from the CUDA 12/13 toolkits but common in older code (suites, textbooks): each runs
+// as its current equivalent and prints a one-line note, once, naming that equivalent.
+extern "C" {
+SIM_API cudaError_t cudaThreadSynchronize(void);
+SIM_API cudaError_t cudaThreadExit(void);
+SIM_API cudaError_t cudaThreadSetLimit(enum cudaLimit limit, size_t value);
+SIM_API cudaError_t cudaThreadGetLimit(size_t* value, enum cudaLimit limit);
+SIM_API cudaError_t cudaThreadSetCacheConfig(enum cudaFuncCache config);
+SIM_API cudaError_t cudaThreadGetCacheConfig(enum cudaFuncCache* config);
+SIM_API cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache* config);
+}
+
 #endif  // CUDA_CPU_SIMULATOR_HOST_API_H

@@ -78,6 +78,22 @@ const char* warp_kind_name(int kind) {
             return "__any_sync";
         case kAll:
             return "__all_sync";
+        case kMatchAny:
+            return "__match_any_sync";
+        case kMatchAll:
+            return "__match_all_sync";
+        case kReduceAdd:
+            return "__reduce_add_sync";
+        case kReduceMin:
+            return "__reduce_min_sync";
+        case kReduceMax:
+            return "__reduce_max_sync";
+        case kReduceAnd:
+            return "__reduce_and_sync";
+        case kReduceOr:
+            return "__reduce_or_sync";
+        case kReduceXor:
+            return "__reduce_xor_sync";
         default:
             return "__syncwarp";
     }

@@ -1,0 +1,217 @@
+// Simulator stand-in for <mma.h>: nvcuda::wmma warp matrix fragments (tensor-core operations).
+//
+// A GPU spreads a fragment's elements over the warp's lanes in an order CUDA leaves
+// unspecified. Here every lane holds the whole tile (row-major in `x`, `num_elements` = rows *
+// cols), so element-wise loops over `x[0..num_elements)` mean what they mean on a GPU. Every
+// operation is warp-collective and waits for the warp's lanes like __syncwarp (synccheck checks
+// them the same way); a store writes each element from one lane only. mma_sync multiplies in
+// the input type converted exactly to float (double, int for the 8-bit types) and adds in
+// order of k, then adds C: a GPU's float accumulation order differs, so float results may
+// differ from a GPU's in the last bits. tf32 inputs keep their top 19 bits (the low 13 bits of
+// the float are dropped, as tensor cores do); __float_to_tf32 rounds to nearest, ties away.
+#ifndef CUDA_SIM_MMA_H
+#define CUDA_SIM_MMA_H
+
+#include "../cuda_sim.h"
+#include "cuda_bf16.h"
+#include "cuda_fp16.h"
+
+namespace nvcuda {
+namespace wmma {
+
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+namespace precision {
+struct tf32 {};
+}  // namespace precision
+
+namespace detail {
+
+template <class T>
+struct element {
+    using type = T;
+};
+template <>
+struct element<precision::tf32> {
+    using type = float;
+};
+
+// Rows and columns of a fragment's tile: A is M x K, B is K x N, C and D are M x N.
+template <class Use, int M, int N, int K>
+struct tile;
+template <int M, int N, int K>
+struct tile<matrix_a, M, N, K> {
+    static constexpr int rows = M, cols = K;
+};
+template <int M, int N, int K>
+struct tile<matrix_b, M, N, K> {
+    static constexpr int rows = K, cols = N;
+};
+template <int M, int N, int K>
+struct tile<accumulator, M, N, K> {
+    static constexpr int rows = M, cols = N;
+};
+
+// The shapes CUDA offers for each multiplicand type (sm_80).
+template <class T, int M, int N, int K>
+struct shape_ok {
+    static constexpr bool mk16 = (M == 16 && N == 16 && K == 16) || (M == 32 && N == 8 && K == 16) ||
+                                 (M == 8 && N == 32 && K == 16);
+    static constexpr bool value = std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value ||
+                                          std::is_same<T, signed char>::value || std::is_same<T, unsigned char>::value
+                                      ? mk16
+                                  : std::is_same<T, precision::tf32>::value ? (M == 16 && N == 16 && K == 8)
+                                  : std::is_same<T, double>::value          ? (M == 8 && N == 8 && K == 4)
+                                  : std::is_same<T, float>::value || std::is_same<T, int>::value
+                                      ? (mk16 || (M == 16 && N == 16 && K == 8) || (M == 8 && N == 8 && K == 4))
+                                      : false;
+};
+
+inline float tf32_bits(float v) {
+    unsigned int u;
+    std::memcpy(&u, &v, 4);
+    u &= 0xffffe000u;
+    std::memcpy(&v, &u, 4);
+    return v;
+}
+
+template <class T>
+inline double widen(T v) {
+    return (double)v;
+}
+inline double widen(__half v) { return (double)__half2float(v); }
+inline double widen(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
+
+inline void warp_sync(const char* file, int line) { ::sim::syncwarp_at(file, line, 0xffffffffu); }
+
+}  // namespace detail
+
+template <class Use, int M, int N, int K, class T, class Layout = void>
+class fragment {
+    static_assert(detail::shape_ok<T, M, N, K>::value, "wmma: no fragment of this shape for this element type");
+
+  public:
+    using element_type = typename detail::element<T>::type;
+    using storage_element_type = element_type;
+    static constexpr int rows = detail::tile<Use, M, N, K>::rows;
+    static constexpr int cols = detail::tile<Use, M, N, K>::cols;
+    static constexpr int num_elements = rows * cols;
+    element_type x[num_elements];
+};
+
+template <class Use, int M, int N, int K, class T, class Layout, class V>
+inline void fill_fragment(fragment<Use, M, N, K, T, Layout>& f, const V& v) {
+    using E = typename fragment<Use, M, N, K, T, Layout>::element_type;
+    for (int i = 0; i < f.num_elements; ++i) f.x[i] = E(v);
+}
+
+// A or B: the layout is part of the fragment's type.
+template <class Use, int M, int N, int K, class T, class Layout, class P>
+inline void load_tile(fragment<Use, M, N, K, T, Layout>& f, const P* p, unsigned ldm, bool row_major_mem,
+                      const char* file, int line) {
+    using F = fragment<Use, M, N, K, T, Layout>;
+    detail::warp_sync(file, line);
+    for (int r = 0; r < F::rows; ++r)
+        for (int c = 0; c < F::cols; ++c)
+            f.x[r * F::cols + c] = row_major_mem ? p[(size_t)r * ldm + c] : p[(size_t)c * ldm + r];
+}
+
+template <class Use, int M, int N, int K, class T, class P>
+inline void store_matrix_sync_at(P* p, const fragment<Use, M, N, K, T, void>& f, unsigned ldm, layout_t layout,
+                                 const char* file, int line) {
+    using F = fragment<Use, M, N, K, T, void>;
+    detail::warp_sync(file, line);
+    const int lane = (int)(::sim::tl_thread->thread_idx.x + ::sim::tl_thread->thread_idx.y * blockDim.x +
+                           ::sim::tl_thread->thread_idx.z * blockDim.x * blockDim.y) %
+                     32;
+    for (int i = lane; i < F::num_elements; i += 32) {
+        const int r = i / F::cols, c = i % F::cols;
+        p[layout == mem_row_major ? (size_t)r * ldm + c : (size_t)c * ldm + r] = f.x[i];
+    }
+    detail::warp_sync(file, line);
+}
+
+template <int M, int N, int K, class TA, class LA, class TB, class LB, class TC>
+inline void mma_sync_at(fragment<accumulator, M, N, K, TC>& d, const fragment<matrix_a, M, N, K, TA, LA>& a,
+                        const fragment<matrix_b, M, N, K, TB, LB>& b, const fragment<accumulator, M, N, K, TC>& c,
+                        const char* file, int line) {
+    static_assert(std::is_same<TA, TB>::value, "wmma::mma_sync: A and B must have the same element type");
+    detail::warp_sync(file, line);
+    constexpr bool is_int = std::is_same<TC, int>::value;
+    constexpr bool is_double = std::is_same<TC, double>::value;
+    TC out[M * N];
+    for (int i = 0; i < M; ++i) {
+        for (int j = 0; j < N; ++j) {
+            if constexpr (is_int) {
+                int acc = 0;
+                for (int k = 0; k < K; ++k) acc += (int)a.x[i * K + k] * (int)b.x[k * N + j];
+                out[i * N + j] = acc + c.x[i * N + j];
+            } else if constexpr (is_double) {
+                double acc = 0;
+                for (int k = 0; k < K; ++k) acc += a.x[i * K + k] * b.x[k * N + j];
+                out[i * N + j] = acc + c.x[i * N + j];
+            } else {
+                float acc = 0.0f;
+                for (int k = 0; k < K; ++k) {
+                    float av = (float)detail::widen(a.x[i * K + k]), bv = (float)detail::widen(b.x[k * N + j]);
+                    if constexpr (std::is_same<TA, precision::tf32>::value) {
+                        av = detail::tf32_bits(av);
+                        bv = detail::tf32_bits(bv);
+                    }
+                    acc = std::fmaf(av, bv, acc);  // products of half/bf16/tf32 values are exact in float
+                }
+                out[i * N + j] = TC((float)detail::widen(c.x[i * N + j]) + acc);
+            }
+        }
+    }
+    for (int i = 0; i < M * N; ++i) d.x[i] = out[i];
+    detail::warp_sync(file, line);
+}
+
+// __float_to_tf32: round to nearest, ties away from zero, to 10 mantissa bits (cvt.rna.tf32.f32).
+inline float __float_to_tf32(float v) {
+    if (!std::isfinite(v)) return v;
+    unsigned int u;
+    std::memcpy(&u, &v, 4);
+    u = (u + 0x1000u) & 0xffffe000u;
+    std::memcpy(&v, &u, 4);
+    return v;
+}
+
+}  // namespace wmma
+}  // namespace nvcuda
+
+// The collective calls carry the caller's line, so synccheck names the user's code: the names
+// CUDA spells `wmma::load_matrix_sync(...)` expand to the `_at` overloads with file and line.
+namespace nvcuda {
+namespace wmma {
+template <class Use, int M, int N, int K, class T, class P>
+inline void load_matrix_sync_at(fragment<Use, M, N, K, T, void>& f, const P* p, unsigned ldm, layout_t layout,
+                                const char* file, int line) {
+    load_tile(f, p, ldm, layout == mem_row_major, file, line);
+}
+template <class Use, int M, int N, int K, class T, class L, class P>
+inline void load_matrix_sync_at(fragment<Use, M, N, K, T, L>& f, const P* p, unsigned ldm, const char* file,
+                                int line) {
+    static_assert(!std::is_same<L, void>::value, "wmma::load_matrix_sync: an accumulator needs a layout_t");
+    load_tile(f, p, ldm, std::is_same<L, row_major>::value, file, line);
+}
+template <int M, int N, int K, class TA, class LA, class TB, class LB, class TC>
+inline void mma_sync_at(fragment<accumulator, M, N, K, TC>& d, const fragment<matrix_a, M, N, K, TA, LA>& a,
+                        const fragment<matrix_b, M, N, K, TB, LB>& b, const fragment<accumulator, M, N, K, TC>& c,
+                        bool satf, const char* file, int line) {
+    (void)satf;  // saturation applies to integer overflow, which the int accumulation here does not reach
+    mma_sync_at(d, a, b, c, file, line);
+}
+}  // namespace wmma
+}  // namespace nvcuda
+
+#define load_matrix_sync(...) load_matrix_sync_at(__VA_ARGS__, __FILE__, __LINE__)
+#define store_matrix_sync(...) store_matrix_sync_at(__VA_ARGS__, __FILE__, __LINE__)
+#define mma_sync(...) mma_sync_at(__VA_ARGS__, __FILE__, __LINE__)
+
+#endif  // CUDA_SIM_MMA_H

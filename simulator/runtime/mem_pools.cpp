@@ -1,0 +1,256 @@
+// Stream-ordered allocation, memory pools and stream attributes. Streams run in order (every
+// call completes before it returns), so cudaMallocAsync is cudaMalloc on the pool's books and
+// cudaFreeAsync is cudaFree: memcheck sees each allocation as its own block, as it does for
+// cudaMalloc.
+#include "sim_internal.h"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+
+struct CUmemPoolHandle_st {
+    cudaMemPoolProps props{};
+    unsigned long long release_threshold = 0;
+    int reuse_follow_events = 1;
+    int reuse_opportunistic = 1;
+    int reuse_internal_deps = 1;
+    unsigned long long used = 0;
+    unsigned long long used_high = 0;
+    cudaMemAccessFlags access = cudaMemAccessFlagsProtReadWrite;
+};
+
+namespace {
+
+std::mutex g_pool_mu;
+CUmemPoolHandle_st g_default_pool;
+cudaMemPool_t g_current_pool = &g_default_pool;
+std::set<cudaMemPool_t> g_created_pools;                    // cudaMemPoolCreate'd, not destroyed
+std::map<void*, std::pair<cudaMemPool_t, size_t>> g_owner;  // pool allocation -> pool and size
+std::map<cudaStream_t, cudaLaunchAttributeValue> g_window, g_sync_policy, g_priority;
+
+bool live_pool(cudaMemPool_t pool) { return pool == &g_default_pool || g_created_pools.count(pool) != 0; }
+
+cudaError_t pool_alloc(void** ptr, size_t size, cudaMemPool_t pool) {
+    if (ptr == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    {
+        std::lock_guard<std::mutex> lock(g_pool_mu);
+        if (!live_pool(pool)) return sim::set_error(cudaErrorInvalidValue);
+        if (pool->props.maxSize != 0 && pool->used + size > pool->props.maxSize) {
+            *ptr = nullptr;
+            return sim::set_error(cudaErrorMemoryAllocation);
+        }
+    }
+    cudaError_t e = cudaMalloc(ptr, size);
+    if (e != cudaSuccess || *ptr == nullptr) return e;
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    g_owner[*ptr] = {pool, size};
+    pool->used += size;
+    if (pool->used > pool->used_high) pool->used_high = pool->used;
+    return cudaSuccess;
+}
+
+std::map<cudaStream_t, cudaLaunchAttributeValue>* attribute_table(cudaStreamAttrID attr) {
+    switch (attr) {
+        case cudaLaunchAttributeAccessPolicyWindow: return &g_window;
+        case cudaLaunchAttributeSynchronizationPolicy: return &g_sync_policy;
+        case cudaLaunchAttributePriority: return &g_priority;
+        default: return nullptr;
+    }
+}
+
+}  // namespace
+
+extern "C" {
+
+cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t stream) {
+    (void)stream;
+    cudaMemPool_t pool;
+    {
+        std::lock_guard<std::mutex> lock(g_pool_mu);
+        pool = g_current_pool;
+    }
+    return pool_alloc(ptr, size, pool);
+}
+
+cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream) {
+    (void)stream;
+    return pool_alloc(ptr, size, pool);
+}
+
+cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
+    (void)stream;
+    if (ptr == nullptr) return cudaSuccess;
+    {
+        std::lock_guard<std::mutex> lock(g_pool_mu);
+        auto it = g_owner.find(ptr);
+        if (it != g_owner.end()) {
+            it->second.first->used -= it->second.second;
+            g_owner.erase(it);
+        }
+    }
+    return cudaFree(ptr);  // also frees a cudaMalloc'd pointer, as CUDA allows
+}
+
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
+    if (pool == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (device != 0) return sim::set_error(cudaErrorInvalidDevice);
+    *pool = &g_default_pool;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* pool, int device) {
+    if (pool == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (device != 0) return sim::set_error(cudaErrorInvalidDevice);
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    *pool = g_current_pool;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t pool) {
+    if (device != 0) return sim::set_error(cudaErrorInvalidDevice);
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    if (!live_pool(pool)) return sim::set_error(cudaErrorInvalidValue);
+    g_current_pool = pool;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const struct cudaMemPoolProps* props) {
+    if (pool == nullptr || props == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (props->allocType != cudaMemAllocationTypePinned || props->location.type != cudaMemLocationTypeDevice)
+        return sim::set_error(cudaErrorInvalidValue);
+    if (props->location.id != 0) return sim::set_error(cudaErrorInvalidDevice);
+    if (props->handleTypes != cudaMemHandleTypeNone && props->handleTypes != cudaMemHandleTypePosixFileDescriptor)
+        return sim::set_error(cudaErrorNotSupported);
+    auto* created = new CUmemPoolHandle_st;
+    created->props = *props;
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    g_created_pools.insert(created);
+    *pool = created;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
+    std::unique_ptr<CUmemPoolHandle_st> gone;
+    {
+        std::lock_guard<std::mutex> lock(g_pool_mu);
+        if (pool == &g_default_pool || g_created_pools.erase(pool) == 0)
+            return sim::set_error(cudaErrorInvalidValue);
+        if (g_current_pool == pool) g_current_pool = &g_default_pool;
+        // Allocations still live stay valid until freed, as in CUDA; they no longer count.
+        for (auto& entry : g_owner)
+            if (entry.second.first == pool) entry.second.first = &g_default_pool;
+        gone.reset(pool);
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void* value) {
+    if (value == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    if (!live_pool(pool)) return sim::set_error(cudaErrorInvalidValue);
+    switch (attr) {
+        case cudaMemPoolReuseFollowEventDependencies: pool->reuse_follow_events = *static_cast<int*>(value); break;
+        case cudaMemPoolReuseAllowOpportunistic: pool->reuse_opportunistic = *static_cast<int*>(value); break;
+        case cudaMemPoolReuseAllowInternalDependencies: pool->reuse_internal_deps = *static_cast<int*>(value); break;
+        case cudaMemPoolAttrReleaseThreshold:
+            pool->release_threshold = *static_cast<unsigned long long*>(value);
+            break;
+        case cudaMemPoolAttrReservedMemHigh:
+        case cudaMemPoolAttrUsedMemHigh:
+            // Only a reset to 0 is allowed: the high-water mark restarts from the current use.
+            if (*static_cast<unsigned long long*>(value) != 0) return sim::set_error(cudaErrorInvalidValue);
+            pool->used_high = pool->used;
+            break;
+        default:
+            return sim::set_error(cudaErrorInvalidValue);  // the current counters are read-only
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void* value) {
+    if (value == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    if (!live_pool(pool)) return sim::set_error(cudaErrorInvalidValue);
+    auto* u64 = static_cast<unsigned long long*>(value);
+    switch (attr) {
+        case cudaMemPoolReuseFollowEventDependencies: *static_cast<int*>(value) = pool->reuse_follow_events; break;
+        case cudaMemPoolReuseAllowOpportunistic: *static_cast<int*>(value) = pool->reuse_opportunistic; break;
+        case cudaMemPoolReuseAllowInternalDependencies: *static_cast<int*>(value) = pool->reuse_internal_deps; break;
+        case cudaMemPoolAttrReleaseThreshold: *u64 = pool->release_threshold; break;
+        // Nothing is cached between frees: what is reserved is what is in use.
+        case cudaMemPoolAttrReservedMemCurrent:
+        case cudaMemPoolAttrUsedMemCurrent: *u64 = pool->used; break;
+        case cudaMemPoolAttrReservedMemHigh:
+        case cudaMemPoolAttrUsedMemHigh: *u64 = pool->used_high; break;
+        default: return sim::set_error(cudaErrorInvalidValue);
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t min_bytes_to_keep) {
+    (void)min_bytes_to_keep;  // nothing is cached, so there is nothing to trim
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    return live_pool(pool) ? cudaSuccess : sim::set_error(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaMemPoolSetAccess(cudaMemPool_t pool, const struct cudaMemAccessDesc* descs, size_t count) {
+    if (descs == nullptr && count != 0) return sim::set_error(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    if (!live_pool(pool)) return sim::set_error(cudaErrorInvalidValue);
+    for (size_t i = 0; i < count; ++i) {
+        if (descs[i].location.type != cudaMemLocationTypeDevice) return sim::set_error(cudaErrorInvalidValue);
+        if (descs[i].location.id != 0) return sim::set_error(cudaErrorInvalidDevice);
+        pool->access = descs[i].flags;
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags* flags, cudaMemPool_t pool,
+                                 struct cudaMemLocation* location) {
+    if (flags == nullptr || location == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (location->type != cudaMemLocationTypeDevice || location->id != 0) return sim::set_error(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    if (!live_pool(pool)) return sim::set_error(cudaErrorInvalidValue);
+    *flags = pool->access;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamSetAttribute(cudaStream_t stream, cudaStreamAttrID attr, const cudaStreamAttrValue* value) {
+    if (value == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    auto* table = attribute_table(attr);
+    if (table == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (attr == cudaLaunchAttributeAccessPolicyWindow) {
+        const cudaAccessPolicyWindow& w = value->accessPolicyWindow;
+        cudaDeviceProp prop;
+        cudaGetDeviceProperties(&prop, 0);
+        if (w.num_bytes > (size_t)prop.accessPolicyMaxWindowSize || !(w.hitRatio >= 0.0f && w.hitRatio <= 1.0f) ||
+            (int)w.hitProp < 0 || (int)w.hitProp > 2 || (int)w.missProp < 0 || (int)w.missProp > 2)
+            return sim::set_error(cudaErrorInvalidValue);
+    }
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    (*table)[stream] = *value;
+    return sim::sticky_error();
+}
+
+cudaError_t cudaStreamGetAttribute(cudaStream_t stream, cudaStreamAttrID attr, cudaStreamAttrValue* value) {
+    if (value == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    auto* table = attribute_table(attr);
+    if (table == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    auto it = table->find(stream);
+    std::memset(value, 0, sizeof(*value));
+    if (it != table->end()) {
+        *value = it->second;
+    } else if (attr == cudaLaunchAttributeSynchronizationPolicy) {
+        value->syncPolicy = cudaSyncPolicyAuto;
+    }
+    return sim::sticky_error();
+}
+
+cudaError_t cudaCtxResetPersistingL2Cache(void) { return sim::sticky_error(); }  // no cache: nothing persists
+
+cudaError_t cudaDeviceResetPersistingL2Cache(void) { return sim::sticky_error(); }
+
+}  // extern "C"
