@@ -7,12 +7,14 @@ then cut short or patched byte by byte into each broken form.
 from __future__ import annotations
 
 import ctypes
+import os
 import platform
 import shutil
 import struct
 import subprocess
 import sys
 import textwrap
+import tracemalloc
 
 import pytest
 
@@ -160,3 +162,47 @@ def test_control_unchecked_load_of_the_same_file_fails(tmp_path, library):
     script = f"import ctypes; ctypes.CDLL({str(path)!r})"
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert result.returncode != 0, "a truncated library loaded: the check above tests nothing"
+
+
+@pytest.fixture
+def peak_allocation():
+    """A callable giving the most memory Python allocated since the test began (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        yield lambda: tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+GIB3 = 3 << 30
+
+
+def test_a_huge_sparse_library_is_checked_from_its_headers_alone(tmp_path, library, peak_allocation):
+    # A real library grown to 3 GiB of holes (what `truncate -s 3G` makes): the segments still lie
+    # inside the file, so it passes, and only the ELF header and header tables are read.
+    path = _write(tmp_path, library)
+    os.truncate(path, GIB3)
+    check_shared_object(path)
+    assert peak_allocation() < 1 << 20, f"the check allocated {peak_allocation()} bytes"
+
+
+def test_a_huge_sparse_file_of_zeros_is_refused_after_reading_its_first_bytes(tmp_path, peak_allocation):
+    path = tmp_path / "holes.so"
+    path.touch()
+    os.truncate(path, GIB3)
+    _refused(path, "is not an ELF file")
+    assert peak_allocation() < 1 << 20, f"the check allocated {peak_allocation()} bytes"
+
+
+def test_a_crafted_section_count_is_refused_not_walked(tmp_path, library, peak_allocation):
+    # e_shnum 0 moves the count into section 0's sh_size; a count of 2**24 in a sparse file
+    # long enough to hold that table would otherwise be walked entry by entry.
+    if library[4] != 2:
+        pytest.skip("the offsets below are those of a 64-bit ELF header")
+    order = "<" if library[5] == 1 else ">"
+    (shoff,) = struct.unpack_from(order + "Q", library, 40)
+    data = _patched(_patched(library, 60, order + "H", 0), shoff + 32, order + "Q", 1 << 24)
+    path = _write(tmp_path, data)
+    os.truncate(path, shoff + (64 << 24) + 64)
+    _refused(path, f"declares {1 << 24} header-table entries")
+    assert peak_allocation() < 1 << 20, f"the check allocated {peak_allocation()} bytes"

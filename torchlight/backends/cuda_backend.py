@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Callable
 
@@ -125,6 +126,7 @@ class CudaBackend(Backend):
 
 
 _CUDA_BACKEND: CudaBackend | None = None
+_CUDA_BACKEND_LOCK = threading.Lock()
 
 
 def fallback_choice(environ: dict | None = None) -> str | None:
@@ -146,14 +148,15 @@ def cuda_backend() -> Backend:
     """The cached CudaBackend; with ``TORCHLIGHT_CUDA_FALLBACK=numba`` the twin when CUDA is missing."""
     global _CUDA_BACKEND
     fallback = fallback_choice()
-    if _CUDA_BACKEND is None:
-        try:
-            _CUDA_BACKEND = CudaBackend()
-        except (ImportError, CudaUnavailableError) as err:
-            if fallback is None:
-                raise
-            return _fallback(err, fallback)
-    return _CUDA_BACKEND
+    with _CUDA_BACKEND_LOCK:  # threads asking at once share one backend
+        if _CUDA_BACKEND is None:
+            try:
+                _CUDA_BACKEND = CudaBackend()
+            except (ImportError, CudaUnavailableError) as err:
+                if fallback is None:
+                    raise
+                return _fallback(err, fallback)
+        return _CUDA_BACKEND
 
 
 def _fallback(err: Exception, fallback: str) -> Backend:

@@ -19,6 +19,7 @@ from . import cuda_kernels
 from .checks import attn_softmax_inputs, compact_mask, matmul_shape
 from .cuda_kernels import GPU_LAUNCH, SIM_LAUNCH, KernelSpec, LaunchConfig, unavailable_error
 from .cudasim_shims import short_switch_interval
+from .launch_lock import LAUNCH_LOCK
 
 
 def _ints(values, pad: int = 1) -> np.ndarray:
@@ -90,19 +91,21 @@ class CudaProvider:
 
     @contextlib.contextmanager
     def _launching(self) -> Iterator[None]:
-        if not self.simulator:
-            try:
+        # One transfer or launch at a time per process: see launch_lock for why.
+        with LAUNCH_LOCK:
+            if not self.simulator:
+                try:
+                    yield
+                except Exception as err:
+                    # A driver that vanished after start-up; other CUDA errors keep their own message.
+                    if type(err).__name__ == "CudaSupportError":
+                        raise unavailable_error(str(err)) from err
+                    raise
+                return
+            # Simulated threads hand the GIL around at every barrier; at the default 5 ms
+            # switch interval a block spends most of its time waiting for its turn.
+            with short_switch_interval():
                 yield
-            except Exception as err:
-                # A driver that vanished after start-up; other CUDA errors keep their own message.
-                if type(err).__name__ == "CudaSupportError":
-                    raise unavailable_error(str(err)) from err
-                raise
-            return
-        # Simulated threads hand the GIL around at every barrier; at the default 5 ms
-        # switch interval a block spends most of its time waiting for its turn.
-        with short_switch_interval():
-            yield
 
     def _run(self, kernel: Callable, grid, block, *args) -> None:
         with self._launching():

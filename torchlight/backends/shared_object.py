@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import struct
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 ELF_MAGIC = b"\x7fELF"
 ET_REL, ET_EXEC, ET_DYN, ET_CORE = 1, 2, 3, 4
@@ -21,6 +22,12 @@ PT_LOAD, PT_DYNAMIC = 1, 2
 SHT_NULL, SHT_NOBITS = 0, 8
 PN_XNUM = 0xFFFF
 DEFAULT_FIX = "rebuild the library for this machine"
+_ELF64_HEADER = 64
+# Header-table entries read per chunk: memory stays bounded whatever the tables claim.
+_CHUNK = 4096
+# More header-table entries than any real library has (ld's own limits are far lower): refused
+# rather than walked, so a crafted count cannot make the check take minutes.
+MAX_TABLE_ENTRIES = 1 << 20
 # Systems whose shared libraries are ELF; elsewhere (macOS, Windows) the check does nothing.
 ELF_PLATFORMS = ("linux", "freebsd", "openbsd", "netbsd", "dragonfly", "sunos")
 
@@ -121,6 +128,8 @@ def check_shared_object(path: str | os.PathLike, fix: str = DEFAULT_FIX, machine
     shared object (``ET_DYN``) for this machine (``machine`` overrides the ``e_machine``
     expected), and that the program headers, every loadable segment and the section header
     table lie inside the file, so a truncated file is refused before ``dlopen`` maps it.
+    Only the ELF header and the two header tables are read (in bounded chunks), never the
+    segments themselves, so a huge or sparse file costs no more than a small one.
     ``fix`` is appended to every message (e.g. the command that rebuilds the library). On
     systems whose libraries are not ELF (macOS, Windows) it checks nothing.
     """
@@ -131,8 +140,15 @@ def check_shared_object(path: str | os.PathLike, fix: str = DEFAULT_FIX, machine
         raise SharedObjectError(file, "does not exist", fix)
     if not file.is_file():
         raise SharedObjectError(file, "is not a regular file", fix)
-    data = file.read_bytes()
-    size = len(data)
+    with open(file, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        data = handle.read(_ELF64_HEADER)
+        _check_header(file, handle, data, size, machine, fix)
+
+
+def _check_header(
+    file: Path, handle: BinaryIO, data: bytes, size: int, machine: int | None, fix: str
+) -> None:
     if size == 0:
         raise SharedObjectError(file, "is empty (0 bytes)", fix)
     if size < 16 or data[:4] != ELF_MAGIC:
@@ -150,7 +166,7 @@ def check_shared_object(path: str | os.PathLike, fix: str = DEFAULT_FIX, machine
     order = "little" if data[5] == 1 else "big"
     if order != sys.byteorder:
         raise SharedObjectError(file, f"is {order}-endian, but this machine is {sys.byteorder}-endian", fix)
-    header_size = 64 if bits == 64 else 52
+    header_size = _ELF64_HEADER if bits == 64 else 52
     if size < header_size:
         raise SharedObjectError(
             file, f"is truncated: {size} bytes, shorter than its {header_size}-byte header", fix
@@ -165,11 +181,27 @@ def check_shared_object(path: str | os.PathLike, fix: str = DEFAULT_FIX, machine
             f"is built for {_machine_name(header.machine)}, but this machine is {_machine_name(expected)}",
             fix,
         )
-    _check_tables(file, data, header, fix)
+    _check_tables(file, handle, size, header, fix)
 
 
-def _check_tables(file: Path, data: bytes, header: _Header, fix: str) -> None:
-    size = len(data)
+def _read_at(handle: BinaryIO, offset: int, length: int) -> bytes:
+    """``length`` bytes at ``offset`` (callers have checked that they lie inside the file)."""
+    handle.seek(offset)
+    return handle.read(length)
+
+
+def _entries(handle: BinaryIO, offset: int, count: int, entry: int, fmt: str) -> Iterator[tuple]:
+    """The ``count`` table entries at ``offset``, unpacked with ``fmt``, read ``_CHUNK`` at a time."""
+    for first in range(0, count, _CHUNK):
+        n = min(_CHUNK, count - first)
+        data = _read_at(handle, offset + first * entry, n * entry)
+        if len(data) < n * entry:  # the file shrank since it was measured
+            return
+        for i in range(n):
+            yield struct.unpack_from(fmt, data, i * entry)
+
+
+def _check_tables(file: Path, handle: BinaryIO, size: int, header: _Header, fix: str) -> None:
     entry_ph, entry_sh = (56, 64) if header.bits == 64 else (32, 40)
     shnum, phnum = header.shnum, header.phnum
     if header.shoff:
@@ -183,12 +215,19 @@ def _check_tables(file: Path, data: bytes, header: _Header, fix: str) -> None:
                 f"is truncated: {size} bytes, but its section header table starts at byte {header.shoff}",
                 fix,
             )
-        first = _section(data, header, 0)
+        first = _section(_read_at(handle, header.shoff, entry_sh), header)
         if shnum == 0:
             shnum = first[2]  # more than 0xff00 sections: the count lives in section 0
         if phnum == PN_XNUM:
             phnum = first[3]
         end = header.shoff + shnum * entry_sh
+        if max(shnum, phnum) > MAX_TABLE_ENTRIES:
+            raise SharedObjectError(
+                file,
+                f"declares {max(shnum, phnum)} header-table entries, more than the {MAX_TABLE_ENTRIES} "
+                f"a shared library can plausibly have",
+                fix,
+            )
         if end > size:
             raise SharedObjectError(
                 file, f"is truncated: {size} bytes, but its section header table ends at byte {end}", fix
@@ -206,8 +245,7 @@ def _check_tables(file: Path, data: bytes, header: _Header, fix: str) -> None:
         )
     loads = 0
     dynamic = False
-    for i in range(phnum):
-        p_type, offset, filesz = _segment(data, header, i)
+    for i, (p_type, offset, filesz) in enumerate(_segments(handle, header, phnum)):
         dynamic |= p_type == PT_DYNAMIC
         if p_type == PT_LOAD:
             loads += 1
@@ -222,35 +260,42 @@ def _check_tables(file: Path, data: bytes, header: _Header, fix: str) -> None:
         raise SharedObjectError(file, "has no loadable segment", fix)
     if not dynamic:
         raise SharedObjectError(file, "has no dynamic section, so it is not a shared library", fix)
-    for i in range(shnum if header.shoff else 0):
-        sh_type, offset, sh_size, _ = _section(data, header, i)
+    for i, (sh_type, offset, sh_size, _) in enumerate(
+        _sections(handle, header, shnum if header.shoff else 0)
+    ):
         if sh_type not in (SHT_NULL, SHT_NOBITS) and offset + sh_size > size:
             raise SharedObjectError(
                 file, f"is truncated: {size} bytes, but its section {i} ends at byte {offset + sh_size}", fix
             )
 
 
-def _segment(data: bytes, header: _Header, index: int) -> tuple[int, int, int]:
-    """``(p_type, p_offset, p_filesz)`` of program header ``index``."""
+def _segments(handle: BinaryIO, header: _Header, count: int) -> Iterator[tuple[int, int, int]]:
+    """``(p_type, p_offset, p_filesz)`` of each program header."""
     if header.bits == 64:
-        p_type, _, offset, _, _, filesz = struct.unpack_from(
-            header.endian + "IIQQQQ", data, header.phoff + index * 56
-        )
+        for p_type, _, offset, _, _, filesz in _entries(
+            handle, header.phoff, count, 56, header.endian + "IIQQQQ"
+        ):
+            yield p_type, offset, filesz
     else:
-        p_type, offset, _, _, filesz = struct.unpack_from(
-            header.endian + "IIIII", data, header.phoff + index * 32
-        )
-    return p_type, offset, filesz
+        for p_type, offset, _, _, filesz in _entries(
+            handle, header.phoff, count, 32, header.endian + "IIIII"
+        ):
+            yield p_type, offset, filesz
 
 
-def _section(data: bytes, header: _Header, index: int) -> tuple[int, int, int, int]:
-    """``(sh_type, sh_offset, sh_size, sh_info)`` of section header ``index``."""
-    if header.bits == 64:
-        _, sh_type, _, _, offset, sh_size, _, info = struct.unpack_from(
-            header.endian + "IIQQQQII", data, header.shoff + index * 64
-        )
-    else:
-        _, sh_type, _, _, offset, sh_size, _, info = struct.unpack_from(
-            header.endian + "IIIIIIII", data, header.shoff + index * 40
-        )
+def _section_format(header: _Header) -> tuple[int, str]:
+    return (64, header.endian + "IIQQQQII") if header.bits == 64 else (40, header.endian + "IIIIIIII")
+
+
+def _sections(handle: BinaryIO, header: _Header, count: int) -> Iterator[tuple[int, int, int, int]]:
+    """``(sh_type, sh_offset, sh_size, sh_info)`` of each section header."""
+    entry, fmt = _section_format(header)
+    for _, sh_type, _, _, offset, sh_size, _, info in _entries(handle, header.shoff, count, entry, fmt):
+        yield sh_type, offset, sh_size, info
+
+
+def _section(data: bytes, header: _Header) -> tuple[int, int, int, int]:
+    """``(sh_type, sh_offset, sh_size, sh_info)`` of the section header held in ``data``."""
+    _, fmt = _section_format(header)
+    _, sh_type, _, _, offset, sh_size, _, info = struct.unpack_from(fmt, data, 0)
     return sh_type, offset, sh_size, info

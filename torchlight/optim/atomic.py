@@ -9,6 +9,19 @@ import tempfile
 from collections.abc import Callable
 from typing import BinaryIO
 
+_FILE_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def file_kind(mode: int) -> str:
+    """What a ``st_mode`` names, in words ("a FIFO (named pipe)", "a directory", ...)."""
+    return _FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
 
 def _default_mode() -> int:
     """The mode a new file gets from ``open()``: 0o666 less the process umask (read without changing it)."""
@@ -39,20 +52,34 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> 
     The bytes go to a temporary file next to the target, which is flushed and fsynced, given
     the target's permissions, and renamed over it with ``os.replace``; the directory is then
     fsynced. On any error the temporary file is removed and the target is untouched. A symbolic
-    link is written through (its target is replaced, the link stays).
+    link is written through (its target is replaced, the link stays). A target that exists and
+    is not a regular file (a directory, a FIFO, a device such as ``/dev/null``), or a path ending
+    in a separator, is refused (IsADirectoryError / FileExistsError) rather than replaced.
     """
-    target = os.path.realpath(os.fspath(path))
+    given = os.fspath(path)
+    if os.fsdecode(given).endswith(tuple(sep for sep in (os.sep, os.altsep) if sep)):
+        raise IsADirectoryError(
+            f"cannot write {given!r}: a path ending in a separator names a directory; pass a file path"
+        )
+    target = os.path.realpath(given)
     directory = os.path.dirname(target)
-    if os.path.isdir(target):
-        raise IsADirectoryError(f"cannot write {os.fspath(path)!r}: it is a directory; pass a file path")
+    try:
+        existing = os.stat(target).st_mode
+    except FileNotFoundError:
+        existing = None
+    if existing is not None and stat.S_ISDIR(existing):
+        raise IsADirectoryError(f"cannot write {given!r}: it is a directory; pass a file path")
+    if existing is not None and not stat.S_ISREG(existing):
+        # Renaming over it would silently turn a FIFO or a device (/dev/null) into a plain file.
+        raise FileExistsError(
+            f"cannot write {given!r}: it exists and is {file_kind(existing)}, not a regular file; "
+            f"pass a new path or a regular file"
+        )
     if not os.path.isdir(directory):
         raise FileNotFoundError(
-            f"cannot write {os.fspath(path)!r}: directory {directory!r} does not exist; create it first"
+            f"cannot write {given!r}: directory {directory!r} does not exist; create it first"
         )
-    try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        mode = _default_mode()
+    mode = _default_mode() if existing is None else stat.S_IMODE(existing)
     fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:

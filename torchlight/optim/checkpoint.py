@@ -1,16 +1,16 @@
 """Save and load a model's parameters and its optimizer's state in one ``.npz`` file.
 
-Saving is atomic (see ``atomic_write``): a crash during a save leaves the previous checkpoint
-or the new one. Loading reads and checks the whole file, the model part and the optimizer part
-before it changes anything, so a refused load leaves the model and the optimizer as they were.
+Saving is atomic (see ``atomic_write``) and never pickles: a crash during a save leaves the
+previous checkpoint or the new one. Loading is bounded and all-or-nothing: the file's zip
+directory and npy headers are checked against the model and optimizer (names, shapes, total
+size) before any array is decompressed, then every array is read and checked, and only then
+is anything changed, so a refused load leaves the model and the optimizer as they were.
 """
 
 from __future__ import annotations
 
+import math
 import os
-import struct
-import zipfile
-import zlib
 from typing import Any
 
 import numpy as np
@@ -18,16 +18,18 @@ import numpy as np
 from ..core.tensor_data import TensorData
 from ..nn.module import Module, StateDictError
 from .atomic import atomic_write
+from .checkpoint_archive import CheckpointArchive, CheckpointError, write_archive
 from .optimizers import Optimizer
 
 MODEL_PREFIX = "model/"
 OPTIM_PREFIX = "optim/"
-_NPY_MAGIC = b"\x93NUMPY"
-_ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
+# Per element, the widest numeric type (complex128): the most bytes any entry a target can
+# hold needs per element, whatever dtype it was saved in.
+ITEM_BYTES = 16
+# Per entry, room for its npy header and a small scalar (the optimizer's type name).
+ENTRY_BYTES = 4096
 
-
-class CheckpointError(StateDictError):
-    """A checkpoint file that cannot be loaded (unreadable, damaged, or not matching); nothing was changed."""
+__all__ = ["CheckpointError", "load_checkpoint", "read_checkpoint", "save_checkpoint"]
 
 
 def _check_targets(model: Any, optimizer: Any, what: str) -> None:
@@ -46,43 +48,74 @@ def save_checkpoint(path: str | os.PathLike, model: Module, optimizer: Optimizer
     arrays = {MODEL_PREFIX + k: v for k, v in model.state_dict().items()}
     if optimizer is not None:
         arrays.update({OPTIM_PREFIX + k: v for k, v in optimizer.state_dict().items()})
-    atomic_write(path, lambda handle: np.savez(handle, **arrays))
+    atomic_write(path, lambda handle: write_archive(handle, arrays))
 
 
-def read_checkpoint(path: str | os.PathLike) -> dict[str, np.ndarray]:
-    """Every array of a checkpoint file, fully read (CheckpointError when it is not a readable .npz)."""
-    name = os.fspath(path)
-    with open(name, "rb") as handle:
-        head = handle.read(6)
-    if head.startswith(_NPY_MAGIC):
+def read_checkpoint(path: str | os.PathLike, max_bytes: int | None = None) -> dict[str, np.ndarray]:
+    """Every array of a checkpoint file (CheckpointError when it is not a readable .npz).
+
+    ``max_bytes`` caps the total size the zip directory may declare, checked before anything
+    is decompressed (``load_checkpoint`` derives it from the model and optimizer).
+    """
+    with CheckpointArchive(path) as archive:
+        keys = list(archive.members)
+        _check_size(archive, keys, max_bytes, "max_bytes allows")
+        for key in keys:
+            archive.header(key)
+        return {key: archive.read(key) for key in keys}
+
+
+def _check_size(archive: CheckpointArchive, keys: list[str], limit: int | None, what: str) -> None:
+    declared = sum(archive.declared_size(key) for key in keys)
+    if limit is not None and declared > limit:
         raise CheckpointError(
-            f"{name!r} is a single .npy array, not a checkpoint: write checkpoints with "
-            f"torchlight.optim.save_checkpoint"
+            f"{archive.name!r} declares {declared} bytes of arrays, more than the {limit} bytes {what}"
         )
-    if not head.startswith(_ZIP_MAGICS):
-        raise CheckpointError(
-            f"{name!r} is not a checkpoint (.npz) file (it starts with {head!r}): write checkpoints "
-            f"with torchlight.optim.save_checkpoint"
+
+
+def _expected_shapes(model: Module, optimizer: Optimizer | None) -> dict[str, tuple[int, ...]]:
+    """The archive key and shape of every entry ``model`` (and ``optimizer``) can take."""
+    shapes = {MODEL_PREFIX + name: tuple(p.shape) for name, p in model.named_parameters()}
+    if optimizer is not None:
+        scalars = ["type", "steps", *(f"hyper.{k}" for k in optimizer.hyper)]
+        shapes.update({OPTIM_PREFIX + k: () for k in scalars})
+        for i, p in enumerate(optimizer.params):
+            shapes.update({f"{OPTIM_PREFIX}state.{i}.{b}": tuple(p.shape) for b in optimizer.STATE})
+    return shapes
+
+
+def _capacity(shapes: dict[str, tuple[int, ...]]) -> int:
+    """The most bytes a checkpoint of these entries can declare (widest dtype, plus headers)."""
+    return sum(math.prod(shape) * ITEM_BYTES + ENTRY_BYTES for shape in shapes.values())
+
+
+def _read_for(name: str, model: Module, optimizer: Optimizer | None) -> dict[str, np.ndarray]:
+    """The arrays ``load_checkpoint`` needs, checked from the zip directory and headers before reading."""
+    with CheckpointArchive(name) as archive:
+        keys = list(archive.members)
+        unknown = sorted(k for k in keys if not k.startswith((MODEL_PREFIX, OPTIM_PREFIX)))
+        if unknown:
+            raise CheckpointError(
+                f"checkpoint {name!r} holds unknown entries {unknown}: expected only "
+                f"'{MODEL_PREFIX}...' and '{OPTIM_PREFIX}...' (is it a save_checkpoint file?)"
+            )
+        # Without an optimizer its entries are never decompressed.
+        wanted = [k for k in keys if k.startswith(MODEL_PREFIX) or optimizer is not None]
+        shapes = _expected_shapes(model, optimizer)
+        _check_size(
+            archive,
+            wanted,
+            _capacity(shapes),
+            "the model and optimizer can hold: it is not a checkpoint of this model (or it is crafted)",
         )
-    try:
-        with np.load(name, allow_pickle=False) as data:
-            return {key: data[key] for key in data.files}
-    except ValueError as err:
-        if "allow_pickle" not in str(err):
-            raise _damaged(name, err) from None
-        raise CheckpointError(
-            f"{name!r} holds pickled Python objects (object arrays), which are never loaded: "
-            f"a checkpoint holds numeric arrays only; write it with torchlight.optim.save_checkpoint"
-        ) from None
-    except (zipfile.BadZipFile, zlib.error, EOFError, struct.error, NotImplementedError) as err:
-        raise _damaged(name, err) from None
-
-
-def _damaged(name: str, err: Exception) -> CheckpointError:
-    return CheckpointError(
-        f"{name!r} is damaged or truncated and cannot be read ({type(err).__name__}: {err}); "
-        f"load an earlier checkpoint or save again"
-    )
+        for key in wanted:
+            shape, _ = archive.header(key)
+            expected = shapes.get(key)
+            if expected is not None and shape != expected:
+                raise CheckpointError(
+                    f"checkpoint {name!r} does not fit: entry {key!r} has shape {shape}, expected {expected}"
+                )
+        return {key: archive.read(key) for key in wanted}
 
 
 def load_checkpoint(path: str | os.PathLike, model: Module, optimizer: Optimizer | None = None) -> None:
@@ -90,15 +123,9 @@ def load_checkpoint(path: str | os.PathLike, model: Module, optimizer: Optimizer
     _check_targets(model, optimizer, "load_checkpoint")
     name = os.fspath(path)
     try:
-        arrays = read_checkpoint(path)
+        arrays = _read_for(name, model, optimizer)
     except CheckpointError as err:
         raise CheckpointError(f"{err}; nothing was loaded") from None
-    unknown = sorted(k for k in arrays if not k.startswith((MODEL_PREFIX, OPTIM_PREFIX)))
-    if unknown:
-        raise CheckpointError(
-            f"checkpoint {name!r} holds unknown entries {unknown}: expected only "
-            f"'{MODEL_PREFIX}...' and '{OPTIM_PREFIX}...' (is it a save_checkpoint file?); nothing was loaded"
-        )
     model_state = {k[len(MODEL_PREFIX) :]: v for k, v in arrays.items() if k.startswith(MODEL_PREFIX)}
     optim_state = {k[len(OPTIM_PREFIX) :]: v for k, v in arrays.items() if k.startswith(OPTIM_PREFIX)}
     try:

@@ -20,6 +20,8 @@ from ..core.tensor_data import TensorData
 from ..nn.module import Parameter, StateDictError, state_array
 
 STATE_KEY = re.compile(r"state\.(0|[1-9][0-9]*)\.([A-Za-z_][A-Za-z0-9_]*)\Z")
+# The step count is saved as int64, so it stays an int64 (never a Python object to pickle).
+MAX_STEPS = int(np.iinfo(np.int64).max)
 
 
 def _param_list(params: Iterable[Parameter], owner: str) -> list[Parameter]:
@@ -73,6 +75,20 @@ class Optimizer:
         self.state: list[dict[str, Tensor]] = [{} for _ in self.params]
         self.steps = 0
 
+    @property
+    def steps(self) -> int:
+        """How many updates ``step`` has applied: an int in ``[0, MAX_STEPS]``."""
+        return self._steps
+
+    @steps.setter
+    def steps(self, value: int) -> None:
+        where = f"{type(self).__name__}.steps"
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{where} must be an int, got {type(value).__name__} {value!r}")
+        if not 0 <= int(value) <= MAX_STEPS:
+            raise ValueError(f"{where} must be in [0, {MAX_STEPS}] (it is saved as int64), got {value!r}")
+        self._steps = int(value)
+
     def check_hyper(self, name: str, value: Any) -> float:
         """``value`` as a float if it is a valid ``name``, else TypeError/ValueError naming it."""
         where = f"{type(self).__name__} {name}"
@@ -113,6 +129,11 @@ class Optimizer:
                 if grad.dtype != param.dtype:
                     grad = grad.to(param.dtype)
             grads.append(grad)
+        if self.steps == MAX_STEPS:
+            raise ValueError(
+                f"{type(self).__name__} has taken {MAX_STEPS} steps, the most its int64 step count holds; "
+                f"create a new optimizer"
+            )
         self.steps += 1
         with no_grad():
             for param, grad, state in zip(self.params, grads, self.state):
@@ -127,7 +148,7 @@ class Optimizer:
         """Optimizer type, hyper-parameters, the step count and every state buffer, as numpy arrays."""
         out: dict[str, np.ndarray] = {
             "type": np.asarray(type(self).__name__),
-            "steps": np.asarray(self.steps),
+            "steps": np.asarray(self.steps, dtype=np.int64),
         }
         out.update({f"hyper.{k}": np.asarray(v) for k, v in self.hyper.items()})
         for i, state in enumerate(self.state):
@@ -208,8 +229,11 @@ class Optimizer:
                 f"(dtype {array.dtype}, shape {array.shape})"
             )
         steps = int(array)
-        if steps < 0:
-            raise StateDictError(f"{name} state 'steps' must be a non-negative integer, got {steps}")
+        if not 0 <= steps <= MAX_STEPS:
+            raise StateDictError(
+                f"{name} state 'steps' must be a non-negative integer at most {MAX_STEPS} (int64), "
+                f"got {steps}"
+            )
         return steps
 
     def _check_hypers(self, state: Mapping[str, Any]) -> dict[str, float]:
