@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from .build import SimBuildError, build_executable
-from .limits import launch_timeout
+from .limits import check_environment, launch_timeout
 
 # After the per-launch limit, this long again (at most; never more than the limit itself) for
 # the launch's report and the program's exit.
@@ -184,6 +184,7 @@ def run_check(sources: list[str], entry: str, mode: str, timeout: float | None =
     per launch, passed to the child; the mode as a whole is stopped up to ``TIMEOUT_GRACE_S``
     seconds after it.
     """
+    check_environment()
     limit = resolve_timeout(timeout)
     exe = build_executable(sources, entry, mode)
     grace = grace_after(limit)
