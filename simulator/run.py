@@ -95,6 +95,9 @@ def run_program(
     limit per launch, passed to the program as ``SIMULATOR_TIMEOUT``; the run as a whole is stopped
     up to ``TIMEOUT_GRACE_S`` seconds after that. ``stdout``/``stderr`` are binary streams
     (default: this process's); the program's output is copied to them as it comes.
+    ``ValueError`` for a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB`` (``simulator.limits``);
+    :class:`ProgramInterrupted` when SIGTERM or SIGHUP arrived while the program ran (in the
+    main thread): the program's process group was sent the same signal and has ended.
     """
     if mode not in MODES:
         raise SimBuildError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
