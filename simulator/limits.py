@@ -78,7 +78,7 @@ def built_by_simulator(path: str | os.PathLike) -> bool:
                 return False
             (shoff,) = struct.unpack_from("<Q", head, 0x28)
             shentsize, shnum, shstrndx = struct.unpack_from("<HHH", head, 0x3A)
-            if shoff == 0 or shentsize < 64 or not 0 < shnum <= 65280 or shstrndx >= shnum:
+            if shoff == 0 or shentsize != 64 or not 0 < shnum <= 65280 or shstrndx >= shnum:
                 return False
             fh.seek(shoff)
             table = fh.read(shentsize * shnum)
