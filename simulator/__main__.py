@@ -7,7 +7,8 @@ import sys
 
 from .build import MODES, SimBuildError, build_shared
 from .check import CHECK_MODES, TIMEOUT_GRACE_S, run_check
-from .run import run_program
+from .limits import check_environment
+from .run import ProgramInterrupted, run_program
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -97,6 +98,11 @@ def main(argv: list[str] | None = None) -> int:
         argv, program_args = argv[:cut], argv[cut + 1 :]
     args = _parser().parse_args(argv)
     try:
+        check_environment()
+    except ValueError as exc:
+        print(f"simulator: {exc}", file=sys.stderr)
+        return 2
+    try:
         if args.command == "run":
             return _run(args, program_args)
         if args.command == "build":
@@ -124,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if failed else 0
     except BrokenPipeError:
         return 1
+    except ProgramInterrupted as stop:
+        print(f"simulator: run {stop}", file=sys.stderr)
+        return stop.status
     except SimBuildError as exc:
         print(f"simulator: build failed: {exc}", file=sys.stderr)
         return 2

@@ -14,7 +14,8 @@ import subprocess
 from dataclasses import dataclass, field
 
 from .build import SimBuildError, build_executable
-from .limits import launch_timeout
+from .limits import check_environment, launch_timeout
+from .supervise import die_with_parent
 
 # After the per-launch limit, this long again (at most; never more than the limit itself) for
 # the launch's report and the program's exit.
@@ -184,6 +185,7 @@ def run_check(sources: list[str], entry: str, mode: str, timeout: float | None =
     per launch, passed to the child; the mode as a whole is stopped up to ``TIMEOUT_GRACE_S``
     seconds after it.
     """
+    check_environment()
     limit = resolve_timeout(timeout)
     exe = build_executable(sources, entry, mode)
     grace = grace_after(limit)
@@ -192,7 +194,14 @@ def run_check(sources: list[str], entry: str, mode: str, timeout: float | None =
     env.pop("SIMULATOR_QUIET", None)
     env["SIMULATOR_TIMEOUT"] = f"{limit:g}"
     try:
-        proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=wall_limit(limit), env=env)
+        proc = subprocess.run(
+            [str(exe)],
+            capture_output=True,
+            text=True,
+            timeout=wall_limit(limit),
+            env=env,
+            preexec_fn=die_with_parent(),  # a check killed from outside takes its child with it
+        )
     except subprocess.TimeoutExpired as exc:
         out = "".join(
             (s or b"").decode(errors="replace") if isinstance(s, bytes) else (s or "")

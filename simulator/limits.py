@@ -5,15 +5,99 @@ launch is stopped and returns ``cudaErrorLaunchTimeout`` (702), like a GPU watch
 runtime reads the same variable with the same default (``kDefaultLaunchTimeoutS`` in
 ``runtime/sim_internal.h``); ``check`` and ``run`` can use :func:`launch_timeout` to size the
 time they allow a whole program per mode.
+
+``SIMULATOR_THREADS`` and ``SIMULATOR_STACK_KB`` are whole numbers in the ranges of
+:data:`KNOBS` (the runtime's ``kKnobs`` in ``runtime/host_api.cpp`` has the same table and
+refuses a bad value when it is loaded); :func:`check_environment` refuses a bad one with the
+same one line before anything is built or loaded.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
+import struct
 from collections.abc import Mapping
+from dataclasses import dataclass
 
-__all__ = ["DEFAULT_LAUNCH_TIMEOUT_S", "launch_timeout"]
+__all__ = [
+    "DEFAULT_LAUNCH_TIMEOUT_S",
+    "KNOBS",
+    "SIMULATOR_SECTION",
+    "built_by_simulator",
+    "check_environment",
+    "launch_timeout",
+]
+
+
+@dataclass(frozen=True)
+class Knob:
+    """An integer environment variable of the runtime: its valid range and what it sets."""
+
+    name: str
+    low: int
+    high: int
+    what: str
+    unset: str
+
+
+KNOBS = (
+    Knob("SIMULATOR_THREADS", 1, 64, "worker threads for blocks", "the CPU count, at most 64"),
+    Knob(
+        "SIMULATOR_STACK_KB", 16, 65536, "KiB of stack per CUDA thread", "128; 256 in memcheck and racecheck"
+    ),
+)
+
+# The section the runtime puts into every object it is linked into (runtime/reports.cpp).
+SIMULATOR_SECTION = b".cuda_cpu_simulator"
+
+
+def check_environment(environ: Mapping[str, str] | None = None) -> None:
+    """Refuse a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB`` with one line (ValueError)."""
+    env = os.environ if environ is None else environ
+    for knob in KNOBS:
+        raw = env.get(knob.name, "")
+        if raw == "":
+            continue
+        # Digits only, as the runtime reads them: no sign, spaces or fractions.
+        if not re.fullmatch(r"[0-9]{1,9}", raw) or not knob.low <= int(raw) <= knob.high:
+            raise ValueError(
+                f"{knob.name}={raw[:80]!r} is not valid: give a whole number of {knob.what} from "
+                f"{knob.low} to {knob.high}, or leave it unset (default: {knob.unset})"
+            )
+
+
+def built_by_simulator(path: str | os.PathLike) -> bool:
+    """True when the ELF file ``path`` holds the runtime's marker section (reads only headers)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+            # 64-bit little-endian ELF only: the simulator builds for the machine it runs on.
+            if len(head) < 64 or head[:6] != b"\x7fELF\x02\x01":
+                return False
+            (shoff,) = struct.unpack_from("<Q", head, 0x28)
+            shentsize, shnum, shstrndx = struct.unpack_from("<HHH", head, 0x3A)
+            if shoff == 0 or shentsize != 64 or not 0 < shnum <= 65280 or shstrndx >= shnum:
+                return False
+            fh.seek(shoff)
+            table = fh.read(shentsize * shnum)
+            if len(table) < shentsize * shnum:
+                return False
+            str_offset, str_size = struct.unpack_from("<QQ", table, shstrndx * shentsize + 0x18)
+            if str_size > 1 << 20:
+                return False
+            fh.seek(str_offset)
+            names = fh.read(str_size)
+    except OSError:
+        return False
+    wanted = SIMULATOR_SECTION + b"\0"
+    for i in range(shnum):
+        (name,) = struct.unpack_from("<I", table, i * shentsize)
+        if names[name : name + len(wanted)] == wanted:
+            return True
+    return False
+
 
 DEFAULT_LAUNCH_TIMEOUT_S = 60.0
 

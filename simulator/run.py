@@ -23,9 +23,11 @@ from pathlib import Path
 
 from .build import CUDA_SUFFIXES, HOST_CXX_SUFFIXES, MODES, SimBuildError, build_program
 from .check import _ENV, TIMEOUT_GRACE_S, _findings, death_by_signal, grace_after, resolve_timeout, wall_limit
+from .limits import check_environment
+from .supervise import ProgramInterrupted, die_with_parent, forward_stop_signals, stop_group
 from .transform import arch_conditionals, translate
 
-__all__ = ["RunResult", "run_program", "TIMEOUT_GRACE_S", "TIMEOUT_STATUS"]
+__all__ = ["ProgramInterrupted", "RunResult", "run_program", "TIMEOUT_GRACE_S", "TIMEOUT_STATUS"]
 
 TIMEOUT_STATUS = 124  # as timeout(1)
 _KEEP_STDERR = 16 * 1024 * 1024  # bytes of the program's stderr kept for the findings
@@ -93,9 +95,13 @@ def run_program(
     limit per launch, passed to the program as ``SIMULATOR_TIMEOUT``; the run as a whole is stopped
     up to ``TIMEOUT_GRACE_S`` seconds after that. ``stdout``/``stderr`` are binary streams
     (default: this process's); the program's output is copied to them as it comes.
+    ``ValueError`` for a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB`` (``simulator.limits``);
+    :class:`ProgramInterrupted` when SIGTERM or SIGHUP arrived while the program ran (in the
+    main thread): the program's process group was sent the same signal and has ended.
     """
     if mode not in MODES:
         raise SimBuildError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
+    check_environment()
     limit = resolve_timeout(timeout)
     exe = build_program(list(sources), mode, include_dirs)
     files: list[str] = []
@@ -123,32 +129,41 @@ def run_program(
             stream.flush()
         except (BrokenPipeError, ValueError):
             pass
-    proc = subprocess.Popen(
-        [str(exe), *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        start_new_session=True,
-    )
     kept_err = bytearray()
-    pumps = [
-        threading.Thread(target=_pump, args=(proc.stdout, out, bytearray()), daemon=True),
-        threading.Thread(target=_pump, args=(proc.stderr, err, kept_err), daemon=True),
-    ]
-    for t in pumps:
-        t.start()
     timed_out = False
-    try:
-        rc = proc.wait(timeout=wall_limit(limit))
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        os.killpg(proc.pid, signal.SIGKILL)
-        rc = proc.wait()
-    except KeyboardInterrupt:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise
+    # The program runs in its own session, so nothing sent to this process reaches it unless
+    # passed on: SIGTERM/SIGHUP (and Ctrl-C) stop its group too, and it dies with this process.
+    with forward_stop_signals():
+        proc = subprocess.Popen(
+            [str(exe), *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+            preexec_fn=die_with_parent(),
+        )
+        pumps = [
+            threading.Thread(target=_pump, args=(proc.stdout, out, bytearray()), daemon=True),
+            threading.Thread(target=_pump, args=(proc.stderr, err, kept_err), daemon=True),
+        ]
+        for t in pumps:
+            t.start()
+        try:
+            rc = proc.wait(timeout=wall_limit(limit))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGKILL)
+            rc = proc.wait()
+        except KeyboardInterrupt:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+        except ProgramInterrupted as stop:
+            stop_group(proc, stop.signum)
+            for t in pumps:
+                t.join(timeout=5)
+            raise
     for t in pumps:
         t.join(timeout=5)
     findings, reports = [], []

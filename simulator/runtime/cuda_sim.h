@@ -115,7 +115,8 @@ static inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) {
     X(cudaSuccess, 0, "no error")                                                                             \
     X(cudaErrorInvalidValue, 1, "invalid argument")                                                           \
     X(cudaErrorMemoryAllocation, 2, "out of memory")                                                          \
-    X(cudaErrorInitializationError, 3, "initialization error")                                                \
+    X(cudaErrorInitializationError, 3, "initialization error (a SIMULATOR_ variable is not "                  \
+                                       "valid: see stderr)")                                                  \
     X(cudaErrorCudartUnloading, 4, "driver shutting down")                                                    \
     X(cudaErrorProfilerDisabled, 5, "profiler disabled while using external profiling tool")                  \
     X(cudaErrorInvalidConfiguration, 9, "invalid configuration argument")                                     \

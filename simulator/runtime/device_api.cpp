@@ -130,6 +130,28 @@ void check_pending_warps(Block* b, int w) {
     }
 }
 
+// A barrier is its call site and its place in the block's sequence of barriers (the n-th one
+// each thread reaches): one source line can be several barriers (a __device__ helper called
+// twice, two calls on one line), and threads that took different numbers of them show up here
+// even when every call is on the same line. A thread that leaves before any barrier (an early
+// return for out-of-range indices) is not waited for, as on a GPU since Volta.
+void thread_exited(Block* b, Fiber* f) {
+    if (!kSyncCheck || b->failed || b->bar_gen == 0 || b->left_thread >= 0) return;
+    b->left_thread = f->linear;
+    b->left_after = b->bar_gen;
+    if (b->bar_arrived == 0) return;  // reported if another barrier is reached after this exit
+    const Fiber* waiting = nullptr;
+    for (int i = 0; i < b->nthreads && waiting == nullptr; ++i) {
+        if (b->fibers[i].state == FState::kBarrier) waiting = &b->fibers[i];
+    }
+    report("synccheck: divergent __syncthreads in %s: thread %s exited after %llu barrier(s) while %d thread(s) "
+           "(e.g. thread %s) wait at barrier %llu of the block at %s:%d; every thread that takes part in a "
+           "block's barriers must reach the same ones (the same number of them, wherever they are written)",
+           where(b).c_str(), tid_str(*f).c_str(), b->bar_gen, b->bar_arrived,
+           waiting ? tid_str(*waiting).c_str() : "?", b->bar_gen + 1, b->bar_file, b->bar_line);
+    fail_block(b);
+}
+
 // ---- device-side entry points -------------------------------------------------------------
 void syncthreads(const char* file, int line) { (void)syncthreads_reduce(-1, 0, file, line); }
 
@@ -146,6 +168,15 @@ int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
     require_device("__syncthreads", file, line);
     Block* b = tl_block;
     Fiber* f = tl_fiber;
+    if (kSyncCheck && b->left_thread >= 0) {
+        report("synccheck: divergent __syncthreads in %s: thread %s reached barrier %llu of the block at %s:%d "
+               "but thread %s exited after %llu barrier(s); every thread that takes part in a block's barriers "
+               "must reach the same ones (the same number of them, wherever they are written)",
+               where(b).c_str(), tid_str(*f).c_str(), b->bar_gen + 1, file, line,
+               tid_str(b->fibers[b->left_thread]).c_str(), b->left_after);
+        fail_block(b);
+        yield_to_scheduler(true);
+    }
     if (b->bar_arrived == 0) {
         b->bar_file = file;
         b->bar_line = line;
@@ -160,10 +191,10 @@ int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
             }
         }
         report("synccheck: divergent __syncthreads in %s: thread %s reached the barrier at %s:%d while %d "
-               "thread(s) (e.g. thread %s) wait at the barrier at %s:%d; every live thread of a block must "
-               "reach the same __syncthreads",
+               "thread(s) (e.g. thread %s) wait at the barrier at %s:%d (barrier %llu of the block); every live "
+               "thread of a block must reach the same __syncthreads",
                where(b).c_str(), tid_str(*f).c_str(), file, line, b->bar_arrived,
-               other ? tid_str(*other).c_str() : "?", b->bar_file, b->bar_line);
+               other ? tid_str(*other).c_str() : "?", b->bar_file, b->bar_line, b->bar_gen + 1);
         fail_block(b);
         yield_to_scheduler(true);
     }

@@ -18,6 +18,7 @@
 // and the error-string calls never fail because of a sticky error.
 #include "sim_internal.h"
 
+#include <link.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -73,6 +74,83 @@ cudaError_t set_sticky_error(cudaError_t e) {
     tl_last_error = sticky_error();
     return tl_last_error;
 }
+
+// ---- environment knobs ------------------------------------------------------------------------
+// SIMULATOR_THREADS and SIMULATOR_STACK_KB must be whole numbers in their ranges (the scheduler
+// reads them with these bounds; simulator/limits.py has the same table for the front end). A
+// bad value is refused once, when the runtime is loaded: a program stops with status 2 and
+// the one line; in a library loaded into another process (ctypes) every call that uses the
+// device returns cudaErrorInitializationError, as CUDA's calls do when it cannot start.
+namespace {
+
+struct Knob {
+    const char* name;
+    long lo, hi;
+    const char* what;
+    const char* unset;
+};
+
+constexpr Knob kKnobs[] = {
+    {"SIMULATOR_THREADS", 1, 64, "worker threads for blocks", "the CPU count, at most 64"},
+    {"SIMULATOR_STACK_KB", 16, 65536, "KiB of stack per CUDA thread", "128; 256 in memcheck and racecheck"},
+};
+
+// The first bad knob as one line, or "" when every knob is valid or unset.
+std::string knob_error() {
+    for (const Knob& k : kKnobs) {
+        const char* v = std::getenv(k.name);
+        if (v == nullptr || *v == '\0') continue;
+        const size_t n = std::strlen(v);
+        const bool digits = n <= 9 && std::strspn(v, "0123456789") == n;
+        const long value = digits ? std::strtol(v, nullptr, 10) : -1;
+        if (!digits || value < k.lo || value > k.hi) {
+            char buf[512];
+            std::snprintf(buf, sizeof buf,
+                          "%s='%.80s' is not valid: give a whole number of %s from %ld to %ld, or leave it unset "
+                          "(default: %s)",
+                          k.name, v, k.what, k.lo, k.hi, k.unset);
+            return buf;
+        }
+    }
+    return "";
+}
+
+// True when this copy of the runtime is part of the program itself, not of a loaded library.
+bool in_main_program() {
+    struct Query {
+        uintptr_t addr;
+        bool found;
+    } q{reinterpret_cast<uintptr_t>(&in_main_program), false};
+    dl_iterate_phdr(
+        [](struct dl_phdr_info* info, size_t, void* data) -> int {
+            Query* q = static_cast<Query*>(data);
+            for (int i = 0; i < info->dlpi_phnum; ++i) {
+                const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+                const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+                if (ph.p_type == PT_LOAD && q->addr >= start && q->addr < start + ph.p_memsz) q->found = true;
+            }
+            return 1;  // the first object listed is the program
+        },
+        &q);
+    return q.found;
+}
+
+bool g_knob_error = false;  // set at load: every device call fails
+
+struct KnobCheckAtLoad {
+    KnobCheckAtLoad() {
+        const std::string e = knob_error();
+        if (e.empty()) return;
+        // Not report(): SIMULATOR_QUIET silences kernel reports, not a refused configuration.
+        std::fprintf(stderr, "simulator: %s\n", e.c_str());
+        std::fflush(stderr);
+        if (in_main_program()) std::_Exit(2);
+        g_knob_error = true;
+        g_sticky_error.store(cudaErrorInitializationError);
+    }
+} g_knob_check;
+
+}  // namespace
 
 double launch_timeout_s() {
     const char* env = std::getenv("SIMULATOR_TIMEOUT");
@@ -404,9 +482,10 @@ cudaError_t cudaDeviceReset(void) {
         sim::g_alloc_sites.clear();
         sim::g_smem_optin.clear();
     }
-    sim::g_sticky_error.store(cudaSuccess);
+    // A refused environment knob is not cleared by a reset: the configuration is still wrong.
+    sim::g_sticky_error.store(sim::g_knob_error ? cudaErrorInitializationError : cudaSuccess);
     sim::tl_last_error = cudaSuccess;
-    return cudaSuccess;
+    return sim::sticky_error();
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t* stream) {

@@ -13,6 +13,12 @@
 
 namespace sim {
 
+// Marks every object the runtime is linked into: loaders that must check the SIMULATOR_*
+// environment before loading a simulated library find this section by its name alone
+// (torchlight's CUDA C loader; simulator.limits.SIMULATOR_SECTION).
+__attribute__((used, section(".cuda_cpu_simulator"))) extern const char kSimulatorMarker[] =
+    "CUDA CPU simulator runtime";
+
 namespace {
 
 std::mutex g_report_mu;

@@ -188,6 +188,7 @@ void fiber_main() {
     f->state = FState::kDone;
     b->live--;
     b->warp_exited[f->warp] |= 1u << f->lane;
+    thread_exited(b, f);
 #if defined(SIM_RACECHECK)
     __tsan_release(b->tsan_done);
 #endif
@@ -368,18 +369,6 @@ void run_blocks(Launch* L) {
 // Workers beyond the calling thread; blocks of one launch are shared out between them.
 class Pool {
 public:
-    ~Pool() {
-        if (pid_ != getpid()) return;  // a forked child does not own its parent's workers
-        {
-            std::lock_guard<std::mutex> lock(mu_);
-            stop_ = true;
-        }
-        cv_.notify_all();
-        for (auto* t : threads_) {
-            t->join();
-            delete t;
-        }
-    }
     void run(Launch* L) {
         unsigned want = workers_for(L->nblocks);
         if (want <= 1) {
@@ -418,8 +407,7 @@ private:
         unsigned long long seen = 0;
         std::unique_lock<std::mutex> lock(mu_);
         for (;;) {
-            cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-            if (stop_) return;
+            cv_.wait(lock, [&] { return generation_ != seen; });
             seen = generation_;
             Launch* L = job_;
             lock.unlock();
@@ -435,12 +423,14 @@ private:
     Launch* job_ = nullptr;
     unsigned long long generation_ = 0;
     int pending_ = 0;
-    bool stop_ = false;
 };
 
+// Never destroyed, like the watchdog: exit() from a host thread while a launch runs would
+// otherwise wait in ~Pool for workers still running kernel code (with no time limit, forever)
+// while the launching thread went on past the exit. The workers end with the process.
 Pool& pool() {
-    static Pool p;
-    return p;
+    static Pool* p = new Pool;
+    return *p;
 }
 
 // ---- the launch watchdog ---------------------------------------------------------------------

@@ -114,7 +114,12 @@ struct Block {
     int bar_kind = -1;
     const char* bar_file = nullptr;
     int bar_line = 0;
-    unsigned long long bar_gen = 0;
+    unsigned long long bar_gen = 0;  // barriers released so far: each live thread passed every one
+    // synccheck: the first thread that exited after taking part in barriers, and after how many.
+    // Each live thread has passed bar_gen barriers, so a thread that leaves while others go on
+    // to another barrier took a different number of barriers than they did.
+    int left_thread = -1;
+    unsigned long long left_after = 0;
     std::vector<unsigned int> warp_present;  // lanes that exist in each warp
     std::vector<unsigned int> warp_exited;
     std::vector<unsigned int> warp_arrived;
@@ -173,6 +178,8 @@ struct RuntimeCall {
 
 // ---- device_api.cpp ------------------------------------------------------------------------
 void release_barrier(Block* b);
+// A thread of ``b`` finished its kernel (synccheck: after how many barriers, see Block).
+void thread_exited(Block* b, Fiber* f);
 // After a lane exits: completes warp operations that were waiting only for exited lanes.
 void check_pending_warps(Block* b, int w);
 // When no thread of the block can run: forms the coalesced groups of the lanes waiting in

@@ -31,6 +31,35 @@ PLANTS = [
     ("planted_missing_sync.cu", "missing_sync", "racecheck", "data race", "PLANT: write"),
     ("planted_divergent_barrier.cu", "divergent_barrier", "synccheck", "divergent __syncthreads", "PLANT"),
     ("planted_divergent_shuffle.cu", "divergent_shuffle", "synccheck", "lanes that have exited", "PLANT"),
+    # One source line, different barriers: told apart by how many each thread reaches.
+    (
+        "planted_hidden_divergence.cu",
+        "same_line_barrier",
+        "synccheck",
+        "divergent __syncthreads",
+        "PLANT: same line",
+    ),
+    (
+        "planted_hidden_divergence.cu",
+        "helper_barrier",
+        "synccheck",
+        "divergent __syncthreads",
+        "PLANT: helper barrier",
+    ),
+    (
+        "planted_hidden_divergence.cu",
+        "helper_barrier_exit",
+        "synccheck",
+        "divergent __syncthreads",
+        "PLANT: helper barrier",
+    ),
+    (
+        "planted_hidden_divergence.cu",
+        "helper_shuffle",
+        "synccheck",
+        "lanes that have exited",
+        "PLANT: helper shuffle",
+    ),
 ]
 
 
@@ -59,6 +88,15 @@ def test_fixed_twin_is_clean(source, name, mode):
     proc = run_cli("check", str(KERNELS / source), "--entry", f"fixed_{name}", "--mode", mode)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"{mode}: clean" in proc.stdout
+
+
+def test_an_early_return_before_any_barrier_is_not_a_divergence():
+    # Threads that leave before the block's first barrier are not waited for (as on a GPU);
+    # only threads that took part in barriers must all reach the same ones.
+    src = str(KERNELS / "planted_hidden_divergence.cu")
+    proc = run_cli("check", src, "--entry", "early_return_then_barriers", "--mode", "synccheck")
+    assert proc.returncode == 0, proc.stdout
+    assert "synccheck: clean" in proc.stdout
 
 
 def test_missing_sync_is_not_a_memcheck_or_synccheck_finding():

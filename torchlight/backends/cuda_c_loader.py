@@ -16,6 +16,7 @@ imports numba.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -240,10 +241,24 @@ def _open_library(path: Path) -> ctypes.CDLL:
         raise KernelLibraryError(
             f"{err.path} is not a loadable shared library: it {err.problem}; {err.fix}"
         ) from err
+    _check_simulator_environment(path)
     try:
         return ctypes.CDLL(str(path))
     except OSError as err:
         raise KernelLibraryError(f"{path} is not a loadable shared library ({err}); {BUILD_HINT}") from err
+
+
+def _check_simulator_environment(path: Path) -> None:
+    # A simulator build's runtime refuses a bad SIMULATOR_THREADS/STACK_KB when loaded (every
+    # launcher then fails); refuse it here first, with the same line, as a ValueError.
+    from ..build_kernels import KernelBuildError, simulator_package
+
+    try:
+        limits = importlib.import_module(simulator_package().__name__ + ".limits")
+    except (ImportError, KernelBuildError):
+        return  # no simulator in this install: the library's runtime still refuses the value
+    if limits.built_by_simulator(path):
+        limits.check_environment()
 
 
 class CudaCKernels:
