@@ -128,7 +128,6 @@ _LIBRARY_HEADERS = [
     (r"cudnn", "cuDNN"),
     (r"cub/", "CUB"),
     (r"thrust/", "Thrust"),
-    (r"curand", "cuRAND"),
     (r"cufft", "cuFFT"),
     (r"cusparse", "cuSPARSE"),
     (r"cusolver", "cuSOLVER"),
@@ -142,7 +141,7 @@ _LIBRARY_HEADERS = [
     (r"nvtx3|nvToolsExt", "NVTX"),
 ]
 LIBRARIES_OUT_OF_SCOPE = (
-    "of NVIDIA's libraries it provides only the cuBLAS/cublasLt subset in simulator/README.md; the others "
+    "of NVIDIA's libraries it provides only the cuBLAS/cublasLt and cuRAND subsets in simulator/README.md; the others "
     "(cuDNN, CUB, Thrust, cuFFT, cuSPARSE, NCCL, CUTLASS, ...) are out of its scope: it runs CUDA C++ and the "
     "CUDA runtime API"
 )

@@ -59,7 +59,7 @@ def test_unknown_cuda_api_is_named(tmp_path):
         ("cudnn.h", "cuDNN"),
         ("cub/cub.cuh", "CUB"),
         ("thrust/device_vector.h", "Thrust"),
-        ("curand_kernel.h", "cuRAND"),
+        ("cufft.h", "cuFFT"),
         ("my_missing_header.h", None),
     ],
 )
