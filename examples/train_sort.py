@@ -23,7 +23,18 @@ from pathlib import Path
 
 import numpy as np
 
-import torchlight as tl
+try:
+    import torchlight as tl
+except ModuleNotFoundError as err:
+    if err.name != "torchlight":
+        raise
+    # The examples import the installed package (README, "Set up on a fresh machine").
+    print(
+        "train_sort.py: needs torchlight, which is not installed here: "
+        'from the repository root run  pip install ".[numba]"',
+        file=sys.stderr,
+    )
+    raise SystemExit(2) from None
 from torchlight import nn
 from torchlight.nn import functional as F
 from torchlight.optim import AdamW, clip_grad_norm_, save_checkpoint
