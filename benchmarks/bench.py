@@ -20,8 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # PyTorch's OpenMP workers spin after each parallel region and starve numpy's BLAS threads on a
 # small machine; passive waiting lets every contender run at its own speed.
@@ -31,6 +29,7 @@ from script_deps import require  # noqa: E402
 from timing_stats import Timing, time_interleaved, trust_note  # noqa: E402
 
 tl = require("torchlight", "the library it times")
+import numpy as np  # noqa: E402  (torchlight brings it)
 
 try:
     import torch

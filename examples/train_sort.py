@@ -21,8 +21,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 try:
     import torchlight as tl
 except ModuleNotFoundError as err:
@@ -35,6 +33,8 @@ except ModuleNotFoundError as err:
         file=sys.stderr,
     )
     raise SystemExit(2) from None
+import numpy as np  # torchlight brings it
+
 from torchlight import nn
 from torchlight.nn import functional as F
 from torchlight.optim import AdamW, clip_grad_norm_, save_checkpoint
