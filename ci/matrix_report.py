@@ -1,11 +1,13 @@
 """Merge the per-tier JSON of tests/matrix_plugin.py into reports/matrix.md and reports/matrix.json.
 
-Usage: ``python ci/matrix_report.py [--tiers TIERS.json] [--out DIR] [RESULTS.json ...]``
+Usage: ``python -m ci.matrix_report [--tiers TIERS.json] [--out DIR] [RESULTS.json ...]`` (or
+``python ci/matrix_report.py ...``), from the repository root.
 
 ``--tiers`` is the summary the ``matrix`` nox session writes (one entry per tier: session,
 status passed / failed / not selected / cannot run here, reason, seconds); the result files of
 the tiers that ran are taken from its directory (``<tier>.json``, and ``compile_ptx.json`` from
-``ci/compile_ptx.py --json``) unless given as arguments. Without ``--tiers`` a tier counts as run
+``ci/compile_ptx.py --json``, and ``nvcc-<tier>.json``, the nvcc a tier built its kernels with,
+from ``python -m ci.tiers nvcc --json``) unless given as arguments. Without ``--tiers`` a tier counts as run
 when a result file names it, and as unknown otherwise.
 
 The page starts with a header (commit, date, CPU count, and each tier's Python, numpy, numba
@@ -33,11 +35,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+if __package__ in (None, ""):  # run as `python ci/matrix_report.py`: make `ci` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ci import tiers  # noqa: E402
+
 REGISTRY = Path(__file__).resolve().parent.parent / "torchlight" / "backends" / "registry.py"
 
 
 def registered_backends() -> list[str]:
     """Backend names in the order of torchlight's backend registry (read without importing torchlight)."""
+    # By path: `import torchlight.backends.registry` runs the package's __init__, which needs numpy,
+    # and the CI report job has a bare Python.
     spec = importlib.util.spec_from_file_location("torchlight_backend_registry", REGISTRY)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
@@ -45,14 +54,9 @@ def registered_backends() -> list[str]:
     return module.backend_names()
 
 
-TIER_ORDER = ["cpu", "cudasim", "kernels", "sanitize", "gpu"]
-TIER_SESSIONS = {
-    "cpu": "tests-cpu",
-    "cudasim": "tests-cudasim",
-    "kernels": "kernels",
-    "sanitize": "sanitize",
-    "gpu": "tests-gpu",
-}
+# Rows in the order of the tier table, each with the session that runs it.
+TIER_ORDER = list(tiers.TIERS)
+TIER_SESSIONS = {name: tier.session for name, tier in tiers.TIERS.items()}
 # Columns: the registered backends, then "-" for tests that take no backend.
 BACKEND_ORDER = [*registered_backends(), "-"]
 OUTCOMES = ["passed", "failed", "error", "skipped"]
@@ -61,6 +65,7 @@ RAN = ("passed", "failed")
 NOT_RUN = ("not selected", "cannot run here", "unknown")
 REPORTED_PACKAGES = ("numpy", "numba", "numba-cuda")
 COMPILE_FILE = "compile_ptx.json"
+NVCC_PREFIX = "nvcc-"  # nvcc-<tier>.json: the nvcc that tier built its kernels with
 
 
 def column_label(backend: str, tier: str) -> str:
@@ -86,14 +91,18 @@ def load_results(paths: list[Path]) -> list[dict[str, Any]]:
 
 
 def load_inputs(paths: list[Path]) -> dict[str, Any]:
-    """Records, each tier's environment and the compile counts from plugin and compile_ptx files."""
+    """Records, each tier's environment, the compile counts and each tier's nvcc from the files."""
     records: list[dict[str, Any]] = []
     environments: dict[str, dict[str, str]] = {}
     compile_counts: dict[str, Any] | None = None
+    nvcc: dict[str, dict[str, str] | None] = {}
     for path in paths:
         data = json.loads(path.read_text())
         if isinstance(data, dict) and "compile_ptx" in data:
             compile_counts = data["compile_ptx"]
+            continue
+        if isinstance(data, dict) and "nvcc" in data and path.stem.startswith(NVCC_PREFIX):
+            nvcc[path.stem[len(NVCC_PREFIX) :]] = data["nvcc"]
             continue
         if not isinstance(data, dict) or "results" not in data:
             raise ValueError(f"{path} is not a --matrix-json file (no 'results' key)")
@@ -108,7 +117,12 @@ def load_inputs(paths: list[Path]) -> dict[str, Any]:
     unique: dict[tuple[str, str, str], dict[str, Any]] = {}
     for r in records:
         unique.setdefault((r["tier"], r["backend"], r["nodeid"]), r)
-    return {"records": list(unique.values()), "environments": environments, "compile": compile_counts}
+    return {
+        "records": list(unique.values()),
+        "environments": environments,
+        "compile": compile_counts,
+        "nvcc": nvcc,
+    }
 
 
 def _git(*args: str) -> str | None:
@@ -132,12 +146,27 @@ def machine_header() -> dict[str, Any]:
     }
 
 
-def tier_statuses(tiers: list[dict[str, Any]], records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def tier_statuses(
+    summary_tiers: list[dict[str, Any]],
+    records: list[dict[str, Any]],
+    nvcc: dict[str, dict[str, str] | None] | None = None,
+) -> list[dict[str, Any]]:
     """One entry per tier: ``ran`` and ``status`` with its ``reason``, whatever the input said.
 
     From the ``matrix`` session's summary when given (an old ``unavailable`` reads as ``cannot
-    run here``); else a tier with results ran and one without is ``unknown``.
+    run here``); else a tier with results ran and one without is ``unknown``. A tier that ran
+    and recorded its nvcc (``nvcc``: tier -> ``python -m ci.tiers nvcc`` answer) names it.
     """
+    out = _statuses(summary_tiers, records)
+    for entry in out:
+        if entry["ran"] and entry["tier"] in (nvcc or {}):
+            entry["nvcc"] = nvcc[entry["tier"]]
+            built = f"kernels built with {tiers.nvcc_text(entry['nvcc'])}"
+            entry["reason"] = "; ".join(filter(None, [entry.get("reason", ""), built]))
+    return out
+
+
+def _statuses(summary_tiers: list[dict[str, Any]], records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     counts: dict[str, Counter] = defaultdict(Counter)
     for r in records:
         counts[r["tier"]][r["outcome"]] += 1
@@ -147,8 +176,8 @@ def tier_statuses(tiers: list[dict[str, Any]], records: list[dict[str, Any]]) ->
         return ", ".join(f"{c[o]} {o}" for o in OUTCOMES if c and c[o]) if c else "no test results recorded"
 
     out = []
-    if tiers:
-        for t in tiers:
+    if summary_tiers:
+        for t in summary_tiers:
             status = "cannot run here" if t.get("status") == "unavailable" else t.get("status", "unknown")
             entry = {**t, "status": status, "ran": status in RAN}
             if entry["ran"]:
@@ -169,10 +198,11 @@ def tier_statuses(tiers: list[dict[str, Any]], records: list[dict[str, Any]]) ->
 
 def build(
     records: list[dict[str, Any]],
-    tiers: list[dict[str, Any]],
+    summary_tiers: list[dict[str, Any]],
     environments: dict[str, dict[str, str]] | None = None,
     compile_counts: dict[str, Any] | None = None,
     header: dict[str, Any] | None = None,
+    nvcc: dict[str, dict[str, str] | None] | None = None,
 ) -> dict[str, Any]:
     """The report as data: header, tier statuses, compile counts, per-op per-column counts."""
     pairs = sorted({(r["backend"], r["tier"]) for r in records}, key=lambda p: _column_key(*p))
@@ -190,7 +220,7 @@ def build(
         for op, by_col in sorted(cells.items())
     }
     totals = Counter(r["outcome"] for r in records)
-    statuses = tier_statuses(tiers, records)
+    statuses = tier_statuses(summary_tiers, records, nvcc)
     return {
         "header": {**(header or machine_header()), "environments": environments or {}},
         "columns": columns,
@@ -335,7 +365,7 @@ def render_docker(records: list[dict[str, Any]]) -> str:
         lines += ["No image was built (`nox -s docker-cpu`, `nox -s docker-cuda` write this section).", ""]
         return "\n".join(lines)
     lines += ["| session | image | status | build | size | bases | checks |", "|---|---|---|---|---|---|---|"]
-    tiers = []
+    in_image = []
     for record in records:
         for image in record["images"]:
             status = "failed: " + "; ".join(image["problems"]) if image.get("problems") else "passed"
@@ -346,16 +376,16 @@ def render_docker(records: list[dict[str, Any]]) -> str:
                 f"| {'; '.join(image.get('checks', []))} |"
             )
             for name, run in (image.get("tests") or {}).items():
-                tiers.append((image["tag"], name, run))
+                in_image.append((image["tag"], name, run))
     lines.append("")
-    if tiers:
+    if in_image:
         lines += [
             f"In-image tiers ({' / '.join(OUTCOMES)}), next to the same session outside Docker:",
             "",
             "| image | session | in image | outside Docker | counts | exit | time |",
             "|---|---|---|---|---|---|---|",
         ]
-        for tag, name, run in tiers:
+        for tag, name, run in in_image:
             verdict = "match" if run.get("match") else "**differ**"
             lines.append(
                 f"| `{tag}` | `nox -s {name}` | {_counts_cell(run.get('inside'))} "
@@ -374,14 +404,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports"), help="output directory")
     parser.add_argument("--docker", type=Path, help="docker session records (default: <out>/docker)")
     args = parser.parse_args(argv)
-    tiers: list[dict[str, Any]] = json.loads(args.tiers.read_text()) if args.tiers else []
+    summary: list[dict[str, Any]] = json.loads(args.tiers.read_text()) if args.tiers else []
     paths = list(args.results)
     if not paths and args.tiers:
-        paths = [args.tiers.parent / f"{t['tier']}.json" for t in tiers if t.get("status") in RAN]
+        ran = [t["tier"] for t in summary if t.get("status") in RAN]
+        paths = [args.tiers.parent / f"{name}.json" for name in ran]
+        paths += [args.tiers.parent / f"{NVCC_PREFIX}{name}.json" for name in ran]
         paths = [p for p in [*paths, args.tiers.parent / COMPILE_FILE] if p.is_file()]
     try:
         inputs = load_inputs(paths)
-        report = build(inputs["records"], tiers, inputs["environments"], inputs["compile"])
+        report = build(
+            inputs["records"], summary, inputs["environments"], inputs["compile"], nvcc=inputs["nvcc"]
+        )
         report["docker"] = load_docker(args.docker if args.docker else args.out / "docker")
     except (OSError, ValueError, KeyError) as err:
         print(f"matrix_report: {err}", file=sys.stderr)

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 import torchlight as tl
+from ci.tiers import limit_profiles
 from torchlight.core.tensor_data import TensorData
 
 TIER_ENV = "TORCHLIGHT_TEST_TIER"
@@ -37,6 +38,8 @@ class Limits:
     grad_side: int  # base size of the shapes in the gradient checks
 
 
+# Sizes per TORCHLIGHT_TEST_TIER value; ci/tiers.py says which value each tier sets, and
+# tests/harness checks that every one it sets has its limits here.
 TIERS: dict[str, Limits] = {
     "cpu": Limits("cpu", 30, 4, 5, 8, 2, 4, 16, 4),
     "cudasim": Limits("cudasim", 4, 3, 4, 4, 1, 3, 8, 2),
@@ -50,7 +53,7 @@ def resolve_tier(environ: dict | None = None) -> Limits:
     name = env.get(TIER_ENV, "").strip() or "cpu"
     if name not in TIERS:
         raise ValueError(
-            f"{TIER_ENV}={name!r} is not a test tier: expected one of {', '.join(sorted(TIERS))}"
+            f"{TIER_ENV}={name!r} is not a test tier: expected one of {', '.join(limit_profiles())}"
         )
     return TIERS[name]
 

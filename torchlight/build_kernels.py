@@ -91,8 +91,11 @@ def _wheel_nvcc_candidates() -> list[Path]:
     return found
 
 
-def find_nvcc() -> tuple[Path | None, list[str]]:
-    """The nvcc to run and the places looked at (for the error when there is none)."""
+def find_nvcc(include_wheel: bool = True) -> tuple[Path | None, list[str]]:
+    """The nvcc to run and the places looked at (for the error when there is none).
+
+    ``include_wheel=False`` looks for a CUDA toolkit only, not the pip wheel's nvcc.
+    """
     looked = []
     explicit = os.environ.get("NVCC", "")
     if explicit:
@@ -113,11 +116,22 @@ def find_nvcc() -> tuple[Path | None, list[str]]:
         looked.append(f"{home}/bin")
         if (Path(home) / "bin" / "nvcc").is_file():
             return Path(home) / "bin" / "nvcc", looked
+    if not include_wheel:
+        return None, looked
     looked.append("the nvidia-cuda-nvcc wheel")
     wheel = _wheel_nvcc_candidates()
     if wheel:
         return wheel[0], looked
     return None, looked
+
+
+def nvcc_origin(nvcc: Path) -> str:
+    """Where ``nvcc`` (a find_nvcc answer) comes from: $NVCC, the pip wheel or a CUDA toolkit."""
+    if os.environ.get("NVCC"):
+        return "$NVCC"
+    if any(nvcc == candidate for candidate in _wheel_nvcc_candidates()):
+        return "the pip cuda-toolkit wheel"
+    return "the system CUDA toolkit"
 
 
 def user_cache_dir() -> Path:

@@ -119,10 +119,9 @@ def test_bad_shard_is_a_usage_error_naming_the_value(tmp_path, bad):
 
 
 def load_report_module():
-    spec = importlib.util.spec_from_file_location("matrix_report", ROOT / "ci" / "matrix_report.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from ci import matrix_report
+
+    return matrix_report
 
 
 def test_report_merges_tiers_into_rows_and_columns(tmp_path):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
 import pytest
+
+from ci import tiers
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSIONS_FILE = ROOT / "ci" / "versions.env"
@@ -104,15 +105,10 @@ def test_no_file_names_another_cuda_image_or_wheel(path):
         pytest.fail(f"{path.name} names the component wheel {spec!r}: use CUDA_WHEELS from ci/versions.env")
 
 
-def test_noxfile_takes_its_cuda_wheel_and_tools_from_the_versions_file():
-    tree = ast.parse((ROOT / "noxfile.py").read_text())
-    assigned = {
-        target.id: ast.unparse(node.value)
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        for target in node.targets
-        if isinstance(target, ast.Name)
-    }
-    assert "ci" in assigned.get("VERSIONS", "") and "versions.env" in assigned["VERSIONS"]
-    assert assigned.get("PTXAS_WHEEL") == "VERSIONS['CUDA_WHEELS']"
-    assert assigned.get("HARNESS_TEST_TOOLS") == "tuple(VERSIONS['HARNESS_TOOLS'].split())"
+def test_the_tier_table_takes_its_cuda_wheel_and_tools_from_the_versions_file():
+    assert tiers.read_versions() == VERSIONS
+    assert tiers.CUDA_WHEELS == VERSIONS["CUDA_WHEELS"]
+    assert tiers.HARNESS_TEST_TOOLS == tuple(VERSIONS["HARNESS_TOOLS"].split())
+    for name in ("cudasim", "kernels", "gpu"):
+        assert VERSIONS["CUDA_WHEELS"] in tiers.TIERS[name].packages, f"the {name} tier lacks CUDA_WHEELS"
+    assert set(tiers.HARNESS_TEST_TOOLS) <= set(tiers.TIERS["cpu"].packages)

@@ -4,7 +4,6 @@ globals, every test folder runs in some tier, and the backend marker demands a r
 from __future__ import annotations
 
 import ast
-import importlib.util
 import os
 import subprocess
 import sys
@@ -154,18 +153,10 @@ def test_no_library_module_assigns_another_modules_globals():
 
 
 def tier_test_paths() -> dict[str, list[str]]:
-    """``TIER_TESTS`` of noxfile.py, read without importing nox."""
-    tree = ast.parse((ROOT / "noxfile.py").read_text())
-    wanted = [
-        node
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        and isinstance(node.targets[0], ast.Name)
-        and node.targets[0].id in ("GENERIC_TESTS", "TIER_TESTS")
-    ]
-    scope: dict = {}
-    exec(compile(ast.Module(body=wanted, type_ignores=[]), "noxfile.py", "exec"), scope)
-    return scope["TIER_TESTS"]
+    """Each tier's test folders, from the tier table (ci/tiers.py)."""
+    from ci import tiers
+
+    return {name: list(tier.tests) for name, tier in tiers.TIERS.items()}
 
 
 def test_every_test_file_runs_in_some_tier_and_every_tier_path_exists():
@@ -173,7 +164,7 @@ def test_every_test_file_runs_in_some_tier_and_every_tier_path_exists():
     assert {"cpu", "cudasim", "kernels", "gpu"} <= set(tiers)
     paths = {path for folders in tiers.values() for path in folders}
     for path in paths:
-        assert (ROOT / path).is_dir(), f"noxfile.py TIER_TESTS names {path}, which does not exist"
+        assert (ROOT / path).is_dir(), f"ci/tiers.py names {path}, which does not exist"
     for tier in ("cpu", "cudasim", "gpu"):
         assert "tests/generic" in tiers[tier], f"the {tier} tier must run the generic suite"
     for test_file in sorted((ROOT / "tests").rglob("test_*.py")):
@@ -223,10 +214,7 @@ def test_requires_backend_with_a_reason_runs_where_the_backend_builds(tmp_path):
 
 
 def test_the_matrix_report_orders_its_columns_by_the_backend_registry():
+    from ci import matrix_report
     from torchlight.backends.registry import BACKENDS
 
-    spec = importlib.util.spec_from_file_location("matrix_report_columns", ROOT / "ci" / "matrix_report.py")
-    report = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = report
-    spec.loader.exec_module(report)
-    assert report.BACKEND_ORDER == [*BACKENDS, "-"]
+    assert matrix_report.BACKEND_ORDER == [*BACKENDS, "-"]

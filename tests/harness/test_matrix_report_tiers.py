@@ -5,7 +5,6 @@ date, CPU count and each tier's Python and package versions. Names agree across 
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 import os
 import re
@@ -14,20 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ci import matrix_report as report
+from ci import tiers
+
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
-
-
-def _report_module():
-    spec = importlib.util.spec_from_file_location(
-        "matrix_report_under_test", ROOT / "ci" / "matrix_report.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-report = _report_module()
 
 
 def _result_file(path: Path, tier: str, outcomes: list[str], numpy_version: str = "2.0.0") -> None:
@@ -216,12 +206,36 @@ def _nox_sessions() -> dict[str, str]:
 
 def test_tier_names_agree_in_nox_report_and_readme():
     sessions = _nox_sessions()
-    noxfile = (ROOT / "noxfile.py").read_text()
-    block = re.search(r"TIER_SESSIONS = \{(.*?)\}", noxfile, re.S)[1]
-    assert dict(re.findall(r'"([\w-]+)": "([\w-]+)"', block)) == report.TIER_SESSIONS
+    assert report.TIER_ORDER == list(tiers.TIERS)
+    assert report.TIER_SESSIONS == {name: tier.session for name, tier in tiers.TIERS.items()}
     for tier, session in report.TIER_SESSIONS.items():
         assert sessions[session].startswith(f"{tier} tier:"), (
             f"nox -l describes {session} as {sessions[session][:40]!r}; it is the {tier} tier"
         )
         assert f"| {tier} | `nox -s {session}` |" in README, f"README's test matrix lacks the {tier} tier row"
+    noxfile = (ROOT / "noxfile.py").read_text()
     assert "compile tier" not in noxfile and "compile tier" not in README
+
+
+def test_the_kernels_row_names_the_nvcc_it_was_built_with(tmp_path):
+    # What `python -m ci.tiers nvcc --json` writes in the kernels session (reports/raw/nvcc-kernels.json).
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    wheel_nvcc = {
+        "path": "/venv/nvidia/cu13/bin/nvcc",
+        "origin": "the pip cuda-toolkit wheel",
+        "release": "13.0",
+    }
+    (raw / "nvcc-kernels.json").write_text(json.dumps({"nvcc": wheel_nvcc}))
+    md, data = _run_report(
+        tmp_path, [_tier("kernels", "passed"), _tier("cpu", "passed")], {"kernels": ["passed"]}
+    )
+    row = _rows(md)["kernels"]
+    assert row[2:4] == ["yes", "passed"]
+    assert "/venv/nvidia/cu13/bin/nvcc" in row[5] and "the pip cuda-toolkit wheel" in row[5], row
+    assert "nvcc" not in _rows(md)["cpu"][5]
+    assert next(t for t in data["tiers"] if t["tier"] == "kernels")["nvcc"] == wheel_nvcc
+    # The CI report job passes every file of reports/raw/ explicitly: the nvcc record is one of them.
+    out = tmp_path / "explicit"
+    assert report.main([str(raw / "kernels.json"), str(raw / "nvcc-kernels.json"), "--out", str(out)]) == 0
+    assert "/venv/nvidia/cu13/bin/nvcc" in _rows((out / "matrix.md").read_text())["kernels"][5]

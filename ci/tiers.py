@@ -1,0 +1,363 @@
+"""The verification tiers in one table: session, backends, test folders, markers, extras,
+environment, and why a tier cannot run here.
+
+Standard library only, so any ``python3`` reads it: ``noxfile.py`` runs every tier from it,
+``ci/matrix_report.py`` orders and names its rows with it, ``tests/tl_testing.py`` takes the
+tier names from it and ``ci/gpu-check.sh`` asks it on the command line (from the repo root)::
+
+    python3 -m ci.tiers pytest-args gpu    # test folders and marker expression, one line
+    python3 -m ci.tiers env gpu            # KEY=VALUE lines of the tier's environment
+    python3 -m ci.tiers why-not kernels    # why this machine cannot run it (exit 1), or nothing
+    python3 -m ci.tiers nvcc [--json F]    # the nvcc a kernel build here uses, and where it is from
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType, ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNEL_SOURCES = "torchlight/cuda_kernels/*.cu"
+SIM_KERNEL_DIR = "build/sim-kernels"
+GPU_KERNEL_DIR = "build/kernels"
+GENERIC_TESTS = "tests/generic"
+
+
+def read_versions(path: Path = ROOT / "ci" / "versions.env") -> dict[str, str]:
+    """The KEY=VALUE pins of ci/versions.env (values may be double-quoted)."""
+    values: dict[str, str] = {}
+    for number, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not key.isidentifier():
+            raise ValueError(f"{path}:{number}: expected KEY=VALUE, got {line!r}")
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            value = value[1:-1]
+        values[key] = value
+    return values
+
+
+# The one place versions are pinned: CUDA release, base images, CUDA wheels, test tools.
+VERSIONS = read_versions()
+# tests/harness/ lints the Dockerfiles and CI scripts and reads the workflow with these.
+HARNESS_TEST_TOOLS = tuple(VERSIONS["HARNESS_TOOLS"].split())
+# The pinned CUDA release's nvcc and ptxas, which also pin the NVVM/NVRTC/runtime wheels
+# numba-cuda compiles with to that release (the kernels tier needs ptxas and NVVM of one release).
+CUDA_WHEELS = VERSIONS["CUDA_WHEELS"]
+
+
+@dataclass(frozen=True)
+class Tier:
+    """One verification tier: what it runs, with which backends and packages, and what it needs."""
+
+    name: str
+    session: str  # the nox session that runs it
+    tests: tuple[str, ...]  # the folders pytest runs (a path after `nox -s ... --` replaces them)
+    backends: tuple[str, ...] = ()  # TORCHLIGHT_TEST_BACKENDS (empty: the suite's default, cpu)
+    markers: str | None = None  # the `-m` expression
+    extras: str = ".[test]"  # what the session installs from this checkout
+    packages: tuple[str, ...] = ()  # what it installs besides (pinned in ci/versions.env)
+    env: Mapping[str, str] = field(default_factory=dict)  # besides TORCHLIGHT_TEST_BACKENDS
+    workers: str | None = "auto"  # pytest-xdist `-n`; None runs in one process
+    needs: tuple[str, ...] = ()  # keys of REQUIREMENTS: what this machine must have
+    kernels: str | None = None  # the CUDA C build before the tests: "simulator", "nvcc" or None
+    files: tuple[tuple[str, str], ...] = (("tests/conftest.py", "the test suite"),)  # (glob, why)
+    recorded: bool = True  # a full run records its counts under reports/sessions/ (docker compares)
+    loads_conftest: bool = True  # False: its folders do not load tests/conftest.py (the matrix plugin)
+
+    def environment(self) -> dict[str, str]:
+        """The variables the tier's pytest runs with."""
+        out = dict(self.env)
+        if self.backends:
+            out["TORCHLIGHT_TEST_BACKENDS"] = ",".join(self.backends)
+        return out
+
+    def pytest_args(self, posargs: list[str] | tuple[str, ...] = ()) -> list[str]:
+        """Marker expression and test folders; a test path among ``posargs`` replaces the folders."""
+        marks = ["-m", self.markers] if self.markers else []
+        if any(Path(arg.split("::")[0]).exists() for arg in posargs if not arg.startswith("-")):
+            return [*marks, *posargs]
+        return [*marks, *self.tests, *posargs]
+
+    def problem(self, can_install: bool = True) -> str | None:
+        """Why this machine cannot run the tier (hardware or toolchain), or None when it can.
+
+        ``can_install``: the session installs its packages (not ``nox --no-venv``), so the
+        pip CUDA wheels' nvcc counts as present.
+        """
+        for need in self.needs:
+            found = REQUIREMENTS[need](can_install)
+            if found:
+                return found
+        return None
+
+
+def _tier(*args, env: dict[str, str] | None = None, **kwargs) -> Tier:
+    # The environment is read-only so that no caller changes the table for everyone.
+    return Tier(*args, env=MappingProxyType(dict(env or {})), **kwargs)
+
+
+# Report order. An exported NUMBA_ENABLE_CUDASIM=1 would turn a real-hardware or twin run into a
+# simulated one, so the tiers that must not simulate set it to 0.
+TIERS: dict[str, Tier] = {
+    t.name: t
+    for t in (
+        _tier(
+            "cpu",
+            "tests-cpu",
+            (GENERIC_TESTS, "tests/backends/numba", "tests/library", "tests/harness"),
+            backends=("cpu", "numba"),
+            # Tests marked `kernels` need nvcc: the kernels tier runs them, so every machine (and
+            # the cpu image, which has no CUDA toolkit) runs the same cpu-tier tests.
+            markers="not kernels",
+            extras=".[numba,test]",
+            packages=HARNESS_TEST_TOOLS,
+            env={"TORCHLIGHT_TEST_TIER": "cpu", "NUMBA_ENABLE_CUDASIM": "0"},
+        ),
+        _tier(
+            "cudasim",
+            "tests-cudasim",
+            (GENERIC_TESTS, "tests/backends/cuda", "tests/backends/cuda_c"),
+            backends=("cuda", "cuda-c"),
+            extras=".[cuda,test]",
+            packages=(CUDA_WHEELS,),
+            env={
+                "NUMBA_ENABLE_CUDASIM": "1",
+                "TORCHLIGHT_TEST_TIER": "cudasim",
+                "TORCHLIGHT_CUDA_KERNEL_DIR": SIM_KERNEL_DIR,
+            },
+            needs=("c++",),
+            kernels="simulator",
+            files=(
+                ("tests/conftest.py", "the test suite"),
+                ("simulator/__main__.py", "the simulator"),
+                (KERNEL_SOURCES, "the CUDA C kernel sources"),
+            ),
+        ),
+        _tier(
+            "kernels",
+            "kernels",
+            ("tests/backends/cuda", "tests/backends/cuda_c", "tests/library"),
+            markers="kernels",
+            extras=".[cuda,test]",
+            packages=(CUDA_WHEELS,),
+            # Its tests build and load host libraries: the cpu tier's limits, the default backend.
+            env={"TORCHLIGHT_TEST_TIER": "cpu", "TORCHLIGHT_CUDA_KERNEL_DIR": GPU_KERNEL_DIR},
+            workers=None,
+            needs=("nvcc",),
+            kernels="nvcc",
+            files=(
+                ("tests/conftest.py", "the test suite"),
+                ("ci/compile_ptx.py", "the PTX compile check of the numba-cuda kernels"),
+                (KERNEL_SOURCES, "the CUDA C kernel sources"),
+            ),
+        ),
+        _tier(
+            "sanitize",
+            "sanitize",
+            ("simulator/tests",),
+            workers="2",
+            needs=("c++",),
+            files=(("simulator/tests", "the simulator and its tests"),),
+            recorded=False,
+            loads_conftest=False,
+        ),
+        _tier(
+            "gpu",
+            "tests-gpu",
+            (GENERIC_TESTS, "tests/backends/cuda", "tests/backends/cuda_c"),
+            backends=("cuda", "cuda-c"),
+            extras=".[cuda,test]",
+            packages=(CUDA_WHEELS,),
+            env={
+                "NUMBA_ENABLE_CUDASIM": "0",
+                "TORCHLIGHT_TEST_TIER": "gpu",
+                "TORCHLIGHT_CUDA_KERNEL_DIR": GPU_KERNEL_DIR,
+            },
+            workers=None,
+            needs=("gpu",),
+            kernels="nvcc",
+        ),
+    )
+}
+
+
+def tier(name: str) -> Tier:
+    """The tier called ``name``; ValueError listing the known names otherwise."""
+    if name not in TIERS:
+        raise ValueError(f"{name!r} is not a tier: expected one of {', '.join(TIERS)}")
+    return TIERS[name]
+
+
+def by_session(session: str) -> Tier | None:
+    """The tier nox session ``session`` runs, or None for a session that runs no tier."""
+    return next((t for t in TIERS.values() if t.session == session), None)
+
+
+def limit_profiles() -> list[str]:
+    """The TORCHLIGHT_TEST_TIER values the tiers set (tests/tl_testing.py has limits for each)."""
+    return list(
+        dict.fromkeys(
+            t.env["TORCHLIGHT_TEST_TIER"] for t in TIERS.values() if "TORCHLIGHT_TEST_TIER" in t.env
+        )
+    )
+
+
+# --- what a machine has -------------------------------------------------------------------------
+
+
+def build_kernels_module() -> ModuleType:
+    """torchlight/build_kernels.py, whose nvcc lookup the kernel build itself uses.
+
+    Loaded by path: importing it as ``torchlight.build_kernels`` runs the package's __init__,
+    which needs numpy, and this module must work with a bare python3.
+    """
+    name = "torchlight_build_kernels_for_tiers"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "torchlight" / "build_kernels.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def find_cxx() -> str | None:
+    """The C++ compiler the simulator builds with ($CXX, c++, g++ or clang++), or None."""
+    for name in (os.environ.get("CXX"), "c++", "g++", "clang++"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def gpu_problem() -> str | None:
+    """None when nvidia-smi works and lists at least one GPU, else the reason there is none."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return "nvidia-smi not found on PATH (no NVIDIA driver on this machine)"
+    try:
+        proc = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"nvidia-smi -L did not run: {err}"
+    if proc.returncode != 0:
+        return f"nvidia-smi -L exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()}"
+    count = sum(1 for line in proc.stdout.splitlines() if line.startswith("GPU "))
+    if count == 0:
+        return "nvidia-smi lists 0 GPUs (is the device passed to this container with --gpus all?)"
+    return None
+
+
+def nvcc_info() -> dict[str, str] | None:
+    """The nvcc ``python -m torchlight build-kernels`` would run here: path, origin and release."""
+    bk = build_kernels_module()
+    try:
+        path, _ = bk.find_nvcc()
+    except bk.KernelBuildError:
+        return None
+    if path is None:
+        return None
+    try:
+        out = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        out = ""
+    release = re.search(r"release ([0-9.]+)", out)
+    return {
+        "path": str(path),
+        "origin": bk.nvcc_origin(path),
+        "release": release[1] if release else "unknown",
+    }
+
+
+def nvcc_text(info: Mapping[str, str] | None) -> str:
+    """One phrase naming an nvcc and where it comes from."""
+    if not info:
+        return "no nvcc"
+    return f"nvcc {info['path']} (CUDA {info['release']}, {info['origin']})"
+
+
+def _cxx_problem(can_install: bool) -> str | None:
+    if find_cxx() is None:
+        return "no C++ compiler (c++, g++ or clang++) on PATH to build the simulated kernels"
+    return None
+
+
+def _nvcc_problem(can_install: bool) -> str | None:
+    # A session with its own virtualenv installs CUDA_WHEELS, whose nvcc the build finds when
+    # the machine has no CUDA toolkit.
+    if can_install or nvcc_info() is not None:
+        return None
+    return (
+        "nvcc not found (no CUDA toolkit, and no nvcc of the pip CUDA wheels in this Python) and this run "
+        f'installs no packages: install the CUDA toolkit or pip install "{CUDA_WHEELS}"'
+    )
+
+
+def _gpu_problem(can_install: bool) -> str | None:
+    found = gpu_problem()
+    return f"no GPU: {found}" if found else None
+
+
+# What a tier may need -> why this machine lacks it (None when it has it).
+REQUIREMENTS: dict[str, Callable[[bool], str | None]] = {
+    "c++": _cxx_problem,
+    "nvcc": _nvcc_problem,
+    "gpu": _gpu_problem,
+}
+
+
+# --- command line -------------------------------------------------------------------------------
+
+
+def _env_lines(t: Tier) -> list[str]:
+    return [f"{key}={shlex.quote(value)}" for key, value in t.environment().items()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``pytest-args TIER``, ``env TIER``, ``why-not TIER`` or ``nvcc [--json PATH]``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    usage = "usage: python3 -m ci.tiers {pytest-args,env,why-not} TIER | nvcc [--json PATH]"
+    if args[:1] == ["nvcc"]:
+        info = nvcc_info()
+        if args[1:2] == ["--json"] and len(args) == 3:
+            out = Path(args[2])
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps({"nvcc": info}, indent=1) + "\n")
+        elif len(args) != 1:
+            print(usage, file=sys.stderr)
+            return 2
+        print(nvcc_text(info))
+        return 0 if info else 1
+    if len(args) != 2 or args[0] not in ("pytest-args", "env", "why-not"):
+        print(usage, file=sys.stderr)
+        return 2
+    try:
+        t = tier(args[1])
+    except ValueError as err:
+        print(f"ci.tiers: {err}", file=sys.stderr)
+        return 2
+    if args[0] == "pytest-args":
+        print(shlex.join(t.pytest_args()))
+    elif args[0] == "env":
+        for line in _env_lines(t):  # none for a tier that needs no variables
+            print(line)
+    else:
+        found = t.problem(can_install=False)
+        if found:
+            print(found)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

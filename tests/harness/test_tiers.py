@@ -1,0 +1,215 @@
+"""One table of tiers (ci/tiers.py): its command line, its requirements, and that the noxfile,
+the matrix report, the test configuration and the GPU check read it instead of restating it."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ci import docker_images, tiers
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    # -S -E: no site-packages and no PYTHON* variables, so only the standard library is importable.
+    return subprocess.run(
+        [sys.executable, "-S", "-E", "-m", "ci.tiers", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("name", list(tiers.TIERS))
+def test_cli_prints_each_tiers_pytest_arguments_and_environment_with_the_standard_library_only(name):
+    tier = tiers.TIERS[name]
+    args = cli("pytest-args", name)
+    assert args.returncode == 0, args.stderr
+    assert len(args.stdout.splitlines()) == 1
+    words = shlex.split(args.stdout)
+    assert words == tier.pytest_args()
+    assert [w for w in words if not w.startswith("-") and w != tier.markers] == list(tier.tests)
+    if tier.markers:
+        assert words[:2] == ["-m", tier.markers]
+    env = cli("env", name)
+    assert env.returncode == 0, env.stderr
+    # The lines are shell assignments: sourcing them gives back the tier's environment.
+    pairs = [shlex.split(line)[0].split("=", 1) for line in env.stdout.splitlines()]
+    assert dict(pairs) == tier.environment()
+
+
+def test_cli_refuses_an_unknown_tier_naming_the_known_ones():
+    done = cli("env", "cuda")
+    assert done.returncode == 2
+    assert "'cuda' is not a tier" in done.stderr and ", ".join(tiers.TIERS) in done.stderr
+
+
+def test_gpu_tier_cannot_run_without_nvidia_smi_and_says_why(tmp_path):
+    done = cli("why-not", "gpu", env={"PATH": str(tmp_path)})
+    assert done.returncode == 1
+    assert done.stdout.startswith("no GPU: nvidia-smi not found on PATH")
+    assert cli("why-not", "cpu", env={"PATH": str(tmp_path)}).returncode == 0
+
+
+def test_every_tier_session_requirement_and_limit_profile_exists():
+    assert len({t.session for t in tiers.TIERS.values()}) == len(tiers.TIERS)
+    for tier in tiers.TIERS.values():
+        assert set(tier.needs) <= set(tiers.REQUIREMENTS), tier.name
+        assert tier.kernels in (None, "simulator", "nvcc"), tier.name
+        for folder in tier.tests:
+            assert (ROOT / folder).is_dir(), f"the {tier.name} tier runs {folder}, which does not exist"
+    import tl_testing
+
+    assert set(tiers.limit_profiles()) == set(tl_testing.TIERS), "every profile a tier sets has its limits"
+
+
+def test_the_table_cannot_be_changed_by_a_caller():
+    with pytest.raises(TypeError):
+        tiers.TIERS["cpu"].env["TORCHLIGHT_TEST_TIER"] = "gpu"
+    env = tiers.TIERS["cpu"].environment()
+    env["EXTRA"] = "1"
+    assert "EXTRA" not in tiers.TIERS["cpu"].environment()
+
+
+# --- the kernels tier and nvcc ------------------------------------------------------------------
+
+
+def test_kernels_tier_runs_with_the_wheels_nvcc_when_the_session_installs_them(monkeypatch):
+    monkeypatch.setattr(tiers, "nvcc_info", lambda: None)  # no CUDA toolkit, no wheel in this Python
+    kernels = tiers.TIERS["kernels"]
+    assert kernels.problem(can_install=True) is None, "the session installs CUDA_WHEELS, whose nvcc builds"
+    problem = kernels.problem(can_install=False)
+    assert "nvcc not found" in problem and tiers.CUDA_WHEELS in problem
+
+
+def test_nvcc_lookup_is_the_builds_and_names_the_pip_wheel(tmp_path, monkeypatch):
+    # A stand-in pip wheel layout (nvidia/cu13/bin/nvcc) and no CUDA toolkit anywhere.
+    fake = tmp_path / "site" / "nvidia" / "cu13" / "bin" / "nvcc"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.88'\n")
+    fake.chmod(0o755)
+    bk = tiers.build_kernels_module()
+    monkeypatch.setattr(bk, "SYSTEM_CUDA_HOMES", ())
+    monkeypatch.setattr(bk, "_wheel_nvcc_candidates", lambda: [fake])
+    for var in ("NVCC", "CUDA_HOME", "CUDA_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    info = tiers.nvcc_info()
+    assert info == {"path": str(fake), "origin": "the pip cuda-toolkit wheel", "release": "13.0"}
+    assert bk.find_nvcc(include_wheel=False)[0] is None
+    out = tmp_path / "nvcc.json"
+    assert tiers.main(["nvcc", "--json", str(out)]) == 0
+    assert str(fake) in out.read_text()
+
+
+# --- one table: nothing else lists the tiers ------------------------------------------------------
+
+
+def tier_name_lists(path: Path) -> list[str]:
+    """Literal lists, tuples, sets or dict keys in ``path`` holding two or more tier names."""
+    names = set(tiers.TIERS)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            items = node.elts
+        elif isinstance(node, ast.Dict):
+            items = [k for k in node.keys if k is not None]
+        else:
+            continue
+        literal = [i.value for i in items if isinstance(i, ast.Constant) and i.value in names]
+        if len(literal) >= 2:
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {literal}")
+    return found
+
+
+def test_noxfile_report_docker_module_and_test_configuration_list_no_tiers_of_their_own():
+    readers = ["noxfile.py", "ci/matrix_report.py", "ci/docker_images.py", "tests/conftest.py"]
+    found = [hit for path in readers for hit in tier_name_lists(ROOT / path)]
+    assert not found, "tier names restated outside ci/tiers.py:\n" + "\n".join(found)
+    noxfile = (ROOT / "noxfile.py").read_text()
+    for gone in ("TIER_TESTS", "TIER_SESSIONS", "RECORDED_SESSIONS", "spec_from_file_location"):
+        assert gone not in noxfile, f"noxfile.py still has {gone}"
+    report = (ROOT / "ci" / "matrix_report.py").read_text()
+    assert "from ci import tiers" in report and "TIER_SESSIONS = {name: tier.session" in report
+
+
+def test_every_tier_session_is_run_tier_on_its_row():
+    tree = ast.parse((ROOT / "noxfile.py").read_text())
+    sessions = {tier.session: name for name, tier in tiers.TIERS.items()}
+    seen = set()
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or not node.decorator_list:
+            continue
+        deco = node.decorator_list[0]
+        session = node.name
+        if isinstance(deco, ast.Call):
+            session = next((kw.value.value for kw in deco.keywords if kw.arg == "name"), node.name)
+        if session not in sessions:
+            continue
+        calls = [c for c in ast.walk(node) if isinstance(c, ast.Call) and ast.unparse(c.func) == "run_tier"]
+        assert len(calls) == 1, f"{session} must call run_tier once"
+        assert ast.literal_eval(calls[0].args[1]) == sessions[session], f"{session} runs the wrong tier"
+        assert node.end_lineno - node.lineno <= 8, f"{session} is {node.end_lineno - node.lineno} lines"
+        seen.add(session)
+    assert seen == set(sessions), f"tier sessions missing from noxfile.py: {set(sessions) - seen}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ci/gpu-check.sh moves to `python3 -m ci.tiers` on the readme branch; remove this mark there",
+)
+def test_gpu_check_takes_the_gpu_tiers_folders_and_environment_from_the_table():
+    text = (ROOT / "ci" / "gpu-check.sh").read_text()
+    assert "ci.tiers pytest-args gpu" in text and "ci.tiers env gpu" in text
+    for key in tiers.TIERS["gpu"].environment():
+        assert f"{key}=" not in text, f"ci/gpu-check.sh sets {key} itself"
+
+
+# --- docker sessions: the first line says what runs outside Docker first --------------------------
+
+
+class FakeSession:
+    """What ci/docker_images.py uses of a nox session, recording the log lines."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def log(self, text: str) -> None:
+        self.lines.append(text)
+
+
+def test_docker_session_says_first_which_tier_it_runs_outside_docker(tmp_path, monkeypatch):
+    monkeypatch.setattr(docker_images, "SESSION_RESULTS", tmp_path)
+    session = FakeSession()
+    docker_images._announce(session, "cuda", ["kernels", "tests-cudasim"], "/usr/bin/docker", "27.0")
+    first = session.lines[0]
+    assert first.startswith("docker-cuda: first running the kernels tier (`nox -s kernels`")
+    assert "the cudasim tier (`nox -s tests-cudasim`" in first and "outside Docker" in first
+    assert "no recorded full run" in first
+    assert session.lines[1] == "docker CLI /usr/bin/docker, engine 27.0"
+
+
+def test_docker_session_reuses_current_counts_and_reruns_stale_ones(tmp_path, monkeypatch):
+    monkeypatch.setattr(docker_images, "SESSION_RESULTS", tmp_path)
+    newest = docker_images._newest_source_mtime()
+    (tmp_path / "tests-cpu.json").write_text('{"results": []}')
+    os.utime(tmp_path / "tests-cpu.json", (newest + 60, newest + 60))
+    session = FakeSession()
+    docker_images._announce(session, "cpu", ["tests-cpu"], "docker", "27.0")
+    assert (
+        session.lines[0] == "docker-cpu: outside-Docker counts of tests-cpu are current; building the image"
+    )
+    os.utime(tmp_path / "tests-cpu.json", (newest - 60, newest - 60))
+    session = FakeSession()
+    docker_images._announce(session, "cpu", ["tests-cpu"], "docker", "27.0")
+    assert session.lines[0].startswith("docker-cpu: first running the cpu tier (`nox -s tests-cpu`")
+    assert "older than the sources" in session.lines[0]
