@@ -14,7 +14,10 @@ A marker comment right before a block says what it needs:
 * ``<!-- readme-test: needs gpu|nvcc|docker[, ...] -->``: run only where that is present, else
   skipped saying what is missing; blocks needing nvcc are also marked ``kernels``, so the cpu
   tier (which deselects ``kernels``) runs the same tests on every machine;
-* ``<!-- readme-test: setup -->``: part of the set-up, run before the others.
+* ``<!-- readme-test: setup -->``: part of the set-up, run before the others;
+* ``<!-- readme-test: own-venv -->``: installs torchlight another way (the wheel), so it runs in
+  a fresh venv of its own, after which the README's short example runs there from outside the
+  copy: a non-editable install must work on its own (kernel sources, simulator, extras).
 
 When uv is installed, the venv is made with ``uv venv --seed`` and the block's ``pip install``
 runs as ``uv pip install`` (same arguments, uv's package cache: seconds instead of minutes);
@@ -76,6 +79,10 @@ class Block:
     @property
     def setup(self) -> bool:
         return "setup" in self.directives
+
+    @property
+    def own_venv(self) -> bool:
+        return "own-venv" in self.directives
 
 
 def readme_blocks(path: Path = README) -> list[Block]:
@@ -160,20 +167,23 @@ class Sandbox:
     before_install: dict[str, subprocess.CompletedProcess] = field(default_factory=dict)
     setup_results: dict[int, subprocess.CompletedProcess] = field(default_factory=dict)
 
-    def run(self, block: Block) -> subprocess.CompletedProcess:
+    def run(self, block: Block, venv: Path | None = None) -> subprocess.CompletedProcess:
+        """Run ``block`` as the README means it, with ``venv`` (default: the sandbox's) first on PATH."""
+        venv = venv or self.venv
+        env = {**self.env, "VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}{os.pathsep}{self.env['PATH']}"}
         if RUN_LANGUAGES[block.language] == "python":
-            cmd, cwd, stdin = [str(self.venv / "bin" / "python"), "-"], self.elsewhere, block.body
+            cmd, cwd, stdin = [str(venv / "bin" / "python"), "-"], self.elsewhere, block.body
         else:
             cmd, cwd, stdin = ["bash", "-eu", "-o", "pipefail", "-c", block.body], self.src, None
         return subprocess.run(
-            cmd, input=stdin, cwd=cwd, env=self.env, capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S
+            cmd, input=stdin, cwd=cwd, env=env, capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S
         )
 
     def script(self, path: Path, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [str(self.venv / "bin" / "python"), str(path.relative_to(ROOT)), *args],
             cwd=self.src,
-            env=self.env,
+            env={**self.env, "VIRTUAL_ENV": str(self.venv)},
             capture_output=True,
             text=True,
             timeout=120,
@@ -225,7 +235,7 @@ def sandbox(tmp_path_factory) -> Sandbox:
         for k, v in os.environ.items()
         if not k.startswith(("TORCHLIGHT_", "PYTHON", "NUMBA_", "VIRTUAL_ENV", "PIP_REQUIRE"))
     }
-    env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+    env["PATH"] = os.environ.get("PATH", "")
     box = Sandbox(venv, src, elsewhere, env)
     # Before the install: every script must stop with the install line, not a traceback.
     for script in example_scripts():
@@ -245,7 +255,7 @@ def test_every_block_is_run_or_says_why_not():
     for block in blocks:
         where = f"README.md:{block.line}"
         for directive in block.directives:
-            known = directive == "setup" or directive.startswith(("skip:", "needs "))
+            known = directive in ("setup", "own-venv") or directive.startswith(("skip:", "needs "))
             assert known, f"{where}: unknown readme-test directive {directive!r}"
         if block.skip_reason() is not None:
             assert block.skip_reason(), f"{where}: a skip needs its reason"
@@ -291,7 +301,22 @@ def test_readme_block_runs(block: Block, sandbox):
         missing = NEEDS[need]()
         if missing:
             pytest.skip(f"README.md:{block.line} needs {need}: {missing}")
-    proc = sandbox.setup_results[block.line] if block.setup else sandbox.run(block)
+    venv = None
+    if block.own_venv:
+        venv = sandbox.venv.parent / f"venv-{block.line}"
+        _make_venv(venv)
+    proc = sandbox.setup_results[block.line] if block.setup else sandbox.run(block, venv)
+    _assert_ran(block, proc)
+    if venv is not None:
+        example = next(b for b in run_blocks() if b.language == "python" and not b.skip_reason())
+        where = Block(block.line, "python", "import torchlight\nprint(torchlight.__file__)\n")
+        for check in (example, where):
+            _assert_ran(check, sandbox.run(check, venv))
+        found = sandbox.run(where, venv).stdout.strip()
+        assert Path(found).is_relative_to(venv), f"the wheel's torchlight is not the one imported: {found}"
+
+
+def _assert_ran(block: Block, proc: subprocess.CompletedProcess) -> None:
     assert proc.returncode == 0, (
         f"README.md:{block.line} failed (exit {proc.returncode}):\n{block.body}\n"
         f"--- stdout\n{proc.stdout[-3000:]}\n--- stderr\n{proc.stderr[-3000:]}"
