@@ -10,13 +10,9 @@ fails with the reason. The docker sessions live in ``ci/docker_images.py``.
 from __future__ import annotations
 
 import glob
-import json
-import math
 import os
 import shutil
-import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,7 +24,7 @@ ROOT = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:  # so `ci` imports from this checkout whatever the current directory
     sys.path.insert(0, str(ROOT))
 
-from ci import docker_images, tiers  # noqa: E402
+from ci import docker_images, matrix_run, tiers  # noqa: E402
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_venv = "yes"
@@ -36,8 +32,7 @@ nox.options.error_on_missing_interpreters = True
 # `nox` alone runs what CI runs on a machine without a GPU (the README's test command names them).
 nox.options.sessions = ["lint", *(t.session for t in tiers.TIERS.values() if "gpu" not in t.needs)]
 
-REPORTS = Path("reports")
-RAW = REPORTS / "raw"
+RAW = matrix_run.RAW  # reports/raw: what `nox -s matrix` and the CI report job read
 KERNEL_DIR_ENV = "TORCHLIGHT_CUDA_KERNEL_DIR"
 
 
@@ -62,49 +57,13 @@ def _require(session: nox.Session, *patterns: str, why: str) -> None:
         session.error(f"missing {', '.join(missing)} ({why}): this session cannot run without them")
 
 
-def _cgroup_cpu_quota() -> float | None:
-    """The CPU limit of this process's cgroup (a container's --cpus), or None when unlimited."""
-    v2 = Path("/sys/fs/cgroup/cpu.max")  # "max 100000" or "<quota> <period>"
-    v1 = [Path(d) for d in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct")]
-    try:
-        if v2.is_file():
-            quota, period = v2.read_text().split()[:2]
-            return None if quota == "max" else int(quota) / int(period)
-        for d in v1:
-            if (d / "cpu.cfs_quota_us").is_file():
-                quota_us = int((d / "cpu.cfs_quota_us").read_text())
-                period_us = int((d / "cpu.cfs_period_us").read_text())
-                return None if quota_us <= 0 else quota_us / period_us
-    except (OSError, ValueError):
-        return None
-    return None
-
-
-def _cpu_count() -> int:
-    """CPUs this process may run on: its affinity mask, capped by a cgroup quota (containers).
-
-    ``pytest -n auto`` counts the host's CPUs, which inside a CPU-limited container oversubscribes
-    it; TORCHLIGHT_TEST_WORKERS overrides the count.
-    """
-    override = os.environ.get("TORCHLIGHT_TEST_WORKERS", "").strip()
-    if override:
-        if not override.isdigit() or int(override) < 1:
-            raise ValueError(f"TORCHLIGHT_TEST_WORKERS={override!r}: expected a whole number >= 1")
-        return int(override)
-    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    quota = _cgroup_cpu_quota()
-    if quota is not None:
-        count = min(count, max(1, math.ceil(quota)))
-    return max(1, count)
-
-
-def _build_kernels(session: nox.Session, out: str, *args: str) -> None:
+def _build_kernels(session: nox.Session, tier: str, out: str, *args: str) -> None:
     """``python -m torchlight build-kernels`` (nvcc, or ``--simulator``) into ``out``; after _install."""
     _require(session, tiers.KERNEL_SOURCES, why="the CUDA C kernel sources")
     if "--simulator" not in args:
         session.log(f"TORCHLIGHT_CUDA_ARCHS={os.environ.get('TORCHLIGHT_CUDA_ARCHS', '80;90 (default)')}")
         # The same lookup the build makes, in the session's Python (the pip wheel's nvcc counts).
-        nvcc_record = RAW / f"nvcc-{session.name}.json"
+        nvcc_record = RAW / f"nvcc-{tier}.json"  # the report names it in the tier's row
         # Exit 1 (no nvcc) leaves the error to the build, which says where it looked.
         session.run("python", "-m", "ci.tiers", "nvcc", "--json", str(nvcc_record), success_codes=[0, 1])
     session.run("python", "-m", "torchlight", "build-kernels", "--out", out, *args)
@@ -114,7 +73,7 @@ def _pytest_command(session: nox.Session, tier: tiers.Tier, args: list[str]) -> 
     """pytest-xdist workers, the tier's own arguments, and the record docker sessions compare with."""
     if tier.workers == "auto":
         try:
-            workers = str(_cpu_count())
+            workers = str(tiers.cpu_count())
         except ValueError as err:
             session.error(str(err))
         session.log(f"pytest-xdist: {workers} workers (the CPUs this process may use)")
@@ -145,9 +104,9 @@ def run_tier(
     if kernel_dir:
         env[KERNEL_DIR_ENV] = kernel_dir
     elif tier.kernels == "simulator":
-        _build_kernels(session, env[KERNEL_DIR_ENV], "--simulator")
+        _build_kernels(session, name, env[KERNEL_DIR_ENV], "--simulator")
     elif tier.kernels == "nvcc":
-        _build_kernels(session, env[KERNEL_DIR_ENV])
+        _build_kernels(session, name, env[KERNEL_DIR_ENV])
     if then:
         then()
     args = _pytest_command(session, tier, tier.pytest_args(session.posargs))
@@ -182,7 +141,7 @@ def tests_cudasim(session: nox.Session) -> None:
 
 @nox.session
 def kernels(session: nox.Session) -> None:
-    """kernels tier: nvcc builds the CUDA C .so files, numba-cuda kernels compile to PTX, kernel tests run."""
+    """kernels tier: nvcc (toolkit or pip wheel) builds the .so files, numba-cuda kernels pass ptxas."""
     # The compile counts also go to reports/raw/, where `nox -s matrix` and the CI report read them.
     compile_ptx = ("python", "ci/compile_ptx.py", "--require-ptxas", "--json", str(RAW / "compile_ptx.json"))
     run_tier(session, "kernels", then=lambda: session.run(*compile_ptx))
@@ -269,70 +228,7 @@ def bench(session: nox.Session) -> None:
 def matrix(session: nox.Session) -> None:
     """Run every tier this machine supports; write reports/matrix.md and reports/matrix.json."""
     # TORCHLIGHT_MATRIX_TIERS=cpu,sanitize limits the run to those tiers; posargs go to every pytest.
-    if RAW.exists():
-        shutil.rmtree(RAW)
-    RAW.mkdir(parents=True)
-    nested = [sys.executable, "-m", "nox", "--noxfile", str(ROOT / "noxfile.py")]
-    no_venv = "--no-venv" in sys.argv
-    if no_venv:
-        nested.append("--no-venv")
-    chosen = [t.strip() for t in os.environ.get("TORCHLIGHT_MATRIX_TIERS", "").split(",") if t.strip()]
-    unknown = sorted(set(chosen) - set(tiers.TIERS))
-    if unknown:
-        session.error(
-            f"TORCHLIGHT_MATRIX_TIERS names unknown tiers {unknown}; known: {', '.join(tiers.TIERS)}"
-        )
-    records = []
-    for name, tier in tiers.TIERS.items():
-        problem = tier.problem(can_install=not no_venv)
-        record = {"tier": name, "session": tier.session}
-        if chosen and name not in chosen:
-            reason = f"not in TORCHLIGHT_MATRIX_TIERS={','.join(chosen)}"
-            reason += f" (nor could it run here: {problem})" if problem else ""
-            records.append({**record, "status": "not selected", "reason": reason})
-            continue
-        if problem:
-            session.log(f"tier {name}: cannot run here: {problem}")
-            records.append({**record, "status": "cannot run here", "reason": problem})
-            continue
-        out = RAW / f"{name}.json"
-        cmd = [*nested, "-s", tier.session, "--", f"--matrix-json={out}", f"--matrix-tier={name}"]
-        cmd += session.posargs
-        session.log(f"tier {name}: {' '.join(cmd)}")
-        start = time.monotonic()
-        code = subprocess.call(cmd, cwd=ROOT)
-        record.update(seconds=round(time.monotonic() - start, 1), **_tier_outcome(code, out))
-        session.log(f"tier {name}: {record['status']} {record.get('reason', '')}")
-        records.append(record)
-    (RAW / "tiers.json").write_text(json.dumps(records, indent=2) + "\n")
-    report = [
-        sys.executable,
-        "-m",
-        "ci.matrix_report",
-        "--tiers",
-        str(RAW / "tiers.json"),
-        "--out",
-        "reports",
-    ]
-    session.run(*report, external=True)
-    failed = [t["tier"] for t in records if t["status"] == "failed"]
-    # A tier named in TORCHLIGHT_MATRIX_TIERS was asked for: if it cannot run, the run fails.
-    refused = [t["tier"] for t in records if t["status"] == "cannot run here" and t["tier"] in chosen]
-    problems = [f"tiers failed: {', '.join(failed)}"] if failed else []
-    problems += [f"asked for but cannot run here: {', '.join(refused)}"] if refused else []
-    if problems:
-        session.error(f"{'; '.join(problems)} (see reports/matrix.md)")
-
-
-def _tier_outcome(code: int, out: Path) -> dict[str, str]:
-    if code != 0:
-        return {"status": "failed", "reason": f"nox session exited {code}"}
-    if not out.is_file():
-        return {"status": "failed", "reason": f"no results in {out}: the matrix plugin did not run"}
-    results = json.loads(out.read_text()).get("results", [])
-    if not any(r["outcome"] == "passed" for r in results):
-        return {"status": "failed", "reason": f"no test passed ({len(results)} recorded)"}
-    return {"status": "passed"}
+    matrix_run.run(session, ROOT / "noxfile.py", no_venv="--no-venv" in sys.argv)
 
 
 # --- containers (ci/docker_images.py) -------------------------------------------------------------

@@ -234,7 +234,7 @@ def _announce(session: nox.Session, kind: str, names: list[str], cli: str, engin
         ]
         session.log(
             f"docker-{kind}: first running {' and '.join(runs)} outside Docker to have counts to compare "
-            "(the cpu tier alone takes about 35 minutes on a busy 2-core machine), then the image"
+            "(the cpu tier alone took 34 minutes on a busy 2-core machine), then the image"
         )
     else:
         session.log(

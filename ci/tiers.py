@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import re
 import shlex
@@ -314,6 +315,42 @@ REQUIREMENTS: dict[str, Callable[[bool], str | None]] = {
     "nvcc": _nvcc_problem,
     "gpu": _gpu_problem,
 }
+
+
+def cgroup_cpu_quota() -> float | None:
+    """The CPU limit of this process's cgroup (a container's --cpus), or None when unlimited."""
+    v2 = Path("/sys/fs/cgroup/cpu.max")  # "max 100000" or "<quota> <period>"
+    v1 = [Path(d) for d in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct")]
+    try:
+        if v2.is_file():
+            quota, period = v2.read_text().split()[:2]
+            return None if quota == "max" else int(quota) / int(period)
+        for d in v1:
+            if (d / "cpu.cfs_quota_us").is_file():
+                quota_us = int((d / "cpu.cfs_quota_us").read_text())
+                period_us = int((d / "cpu.cfs_period_us").read_text())
+                return None if quota_us <= 0 else quota_us / period_us
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def cpu_count() -> int:
+    """CPUs this process may run on: its affinity mask, capped by a cgroup quota (containers).
+
+    ``pytest -n auto`` counts the host's CPUs, which inside a CPU-limited container oversubscribes
+    it; TORCHLIGHT_TEST_WORKERS overrides the count.
+    """
+    override = os.environ.get("TORCHLIGHT_TEST_WORKERS", "").strip()
+    if override:
+        if not override.isdigit() or int(override) < 1:
+            raise ValueError(f"TORCHLIGHT_TEST_WORKERS={override!r}: expected a whole number >= 1")
+        return int(override)
+    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    quota = cgroup_cpu_quota()
+    if quota is not None:
+        count = min(count, max(1, math.ceil(quota)))
+    return max(1, count)
 
 
 # --- command line -------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ the matrix report, the test configuration and the GPU check read it instead of r
 from __future__ import annotations
 
 import ast
+import json
 import os
 import shlex
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ci import docker_images, tiers
+from ci import docker_images, matrix_run, tiers
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -132,7 +133,13 @@ def tier_name_lists(path: Path) -> list[str]:
 
 
 def test_noxfile_report_docker_module_and_test_configuration_list_no_tiers_of_their_own():
-    readers = ["noxfile.py", "ci/matrix_report.py", "ci/docker_images.py", "tests/conftest.py"]
+    readers = [
+        "noxfile.py",
+        "ci/matrix_report.py",
+        "ci/matrix_run.py",
+        "ci/docker_images.py",
+        "tests/conftest.py",
+    ]
     found = [hit for path in readers for hit in tier_name_lists(ROOT / path)]
     assert not found, "tier names restated outside ci/tiers.py:\n" + "\n".join(found)
     noxfile = (ROOT / "noxfile.py").read_text()
@@ -170,17 +177,77 @@ def test_gpu_check_takes_the_gpu_tiers_folders_and_environment_from_the_table():
         assert f"{key}=" not in text, f"ci/gpu-check.sh sets {key} itself"
 
 
+# --- the matrix session --------------------------------------------------------------------------
+
+
+def test_matrix_runs_the_selected_tiers_and_records_why_the_others_did_not_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(matrix_run, "REPORTS", tmp_path)
+    monkeypatch.setattr(matrix_run, "RAW", tmp_path / "raw")
+    monkeypatch.setenv("TORCHLIGHT_MATRIX_TIERS", "cpu,gpu")
+    monkeypatch.setattr(
+        tiers.Tier, "problem", lambda self, can_install=True: "no GPU: x" if self.name == "gpu" else None
+    )
+    ran = []
+
+    def nested_nox(cmd, cwd):
+        # Stands in for `nox -s <session> -- --matrix-json=...`: one passed test in the result file.
+        ran.append(cmd[cmd.index("-s") + 1 :])
+        out = Path(next(a for a in cmd if a.startswith("--matrix-json=")).split("=", 1)[1])
+        out.write_text(json.dumps({"results": [{"outcome": "passed"}]}))
+        return 0
+
+    monkeypatch.setattr(matrix_run.subprocess, "call", nested_nox)
+    session = FakeSession(posargs=["-k", "add"])
+    with pytest.raises(SessionError, match="asked for but cannot run here: gpu"):
+        matrix_run.run(session, ROOT / "noxfile.py", no_venv=True)
+    assert [cmd[0] for cmd in ran] == ["tests-cpu"]
+    assert ran[0][-2:] == ["-k", "add"], "pytest arguments after -- go to every tier"
+    records = {r["tier"]: r for r in json.loads((tmp_path / "raw" / "tiers.json").read_text())}
+    assert list(records) == list(tiers.TIERS)
+    assert records["cpu"]["status"] == "passed" and records["cpu"]["session"] == "tests-cpu"
+    assert records["gpu"] == {
+        "tier": "gpu",
+        "session": "tests-gpu",
+        "status": "cannot run here",
+        "reason": "no GPU: x",
+    }
+    for name in ("cudasim", "kernels", "sanitize"):
+        assert records[name]["status"] == "not selected"
+        assert records[name]["reason"] == "not in TORCHLIGHT_MATRIX_TIERS=cpu,gpu"
+    assert session.commands and session.commands[-1][1:3] == ("-m", "ci.matrix_report")
+
+
+def test_matrix_refuses_an_unknown_tier_name(tmp_path, monkeypatch):
+    monkeypatch.setattr(matrix_run, "REPORTS", tmp_path)
+    monkeypatch.setattr(matrix_run, "RAW", tmp_path / "raw")
+    monkeypatch.setenv("TORCHLIGHT_MATRIX_TIERS", "cpu,cuda")
+    with pytest.raises(SessionError, match=r"unknown tiers \['cuda'\]; known: cpu, cudasim"):
+        matrix_run.run(FakeSession(), ROOT / "noxfile.py", no_venv=False)
+
+
 # --- docker sessions: the first line says what runs outside Docker first --------------------------
 
 
-class FakeSession:
-    """What ci/docker_images.py uses of a nox session, recording the log lines."""
+class SessionError(Exception):
+    """What FakeSession.error raises, as nox's session.error does."""
 
-    def __init__(self) -> None:
+
+class FakeSession:
+    """What the ci/ session modules use of a nox session: log lines and commands are recorded."""
+
+    def __init__(self, posargs: list[str] | None = None) -> None:
         self.lines: list[str] = []
+        self.commands: list[tuple[str, ...]] = []
+        self.posargs = posargs or []
 
     def log(self, text: str) -> None:
         self.lines.append(text)
+
+    def run(self, *args: str, **kwargs) -> None:
+        self.commands.append(args)
+
+    def error(self, text: str) -> None:
+        raise SessionError(text)
 
 
 def test_docker_session_says_first_which_tier_it_runs_outside_docker(tmp_path, monkeypatch):
