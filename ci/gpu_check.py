@@ -29,6 +29,7 @@ import platform
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -43,6 +44,8 @@ DEFAULT_BUDGET_S = 480  # the 8 minutes a GPU day allows, report included
 REPORT_RESERVE_S = 10
 # Each step's own cap (it also gets no more than what is left of the budget).
 STEP_CAP_S = {"build": 180, "tests": 300, "gpu-launch": 120, "sanitize": 150, "bench": 150}
+# What each step keeps for itself from the steps before it: a slow test run cannot starve the rest.
+STEP_MIN_S = {"build": 30, "tests": 60, "gpu-launch": 40, "sanitize": 40, "bench": 45}
 SANITIZER_TOOLS = ("memcheck", "racecheck")
 LOG_TAIL_LINES = 40
 SMI_QUERY = "index,name,compute_cap,driver_version,memory.total"
@@ -93,6 +96,7 @@ class Context:
     tier_args: list[str]
     tier_env: dict[str, str]
     gpu: Gpu | None = None
+    later: list[str] = field(default_factory=list)  # the selected steps after the running one
 
     @property
     def kernel_dir(self) -> Path:
@@ -177,31 +181,37 @@ def run_logged(ctx: Context, step: Step, label: str, cmd: list[str], cap_s: floa
     step.commands.append(shlex.join(cmd))
     if ctx.dry_run:
         return None
-    timeout = min(cap_s, ctx.left())
+    timeout = min(cap_s, ctx.left() - sum(STEP_MIN_S[s] for s in ctx.later))
     if timeout < 5:
         step.summary.append(f"`{label}` not run: the --budget is spent")
         return None
     start = time.monotonic()
     try:
-        proc = subprocess.run(
-            cmd, cwd=ROOT, env=ctx.env(), capture_output=True, text=True, timeout=timeout, check=False
+        # A session of its own, so a timeout ends the whole tree (pytest-xdist workers hold the GPU).
+        proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            env=ctx.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
         )
-        code, output = proc.returncode, proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as err:
-        code = 124
-        output = _text(err.stdout) + _text(err.stderr) + f"\n(stopped after {timeout:.0f} s)\n"
     except OSError as err:
         code, output = 127, f"{cmd[0]}: {err}\n"
+    else:
+        try:
+            output, _ = proc.communicate(timeout=timeout)
+            code = proc.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            output, _ = proc.communicate()
+            code = 124
+            output += f"\n(stopped after {timeout:.0f} s: the step's share of the --budget)\n"
     step.seconds += time.monotonic() - start
     (ctx.logs / f"{label}.log").write_text(output)
     step.log_tail = (step.log_tail + "\n" + _tail(output)).strip()
     return code, output
-
-
-def _text(data: bytes | str | None) -> str:
-    if data is None:
-        return ""
-    return data.decode(errors="replace") if isinstance(data, bytes) else data
 
 
 def precheck() -> tuple[list[Gpu], str | None]:
@@ -505,6 +515,7 @@ def main(argv: list[str] | None = None) -> int:
     for step in steps:
         if step.name not in selected:
             continue
+        ctx.later = selected[selected.index(step.name) + 1 :]
         RUNNERS[step.name](ctx, step)
         print(f"gpu-check: {step.name}: {step.status} ({step.seconds:.0f} s)", flush=True)
         for line in step.summary:

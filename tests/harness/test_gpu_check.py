@@ -144,3 +144,31 @@ def test_the_script_asks_the_tier_table_and_passes_every_argument_on():
     assert "-m ci.tiers pytest-args gpu" in text and "-m ci.tiers env gpu" in text
     assert '"$@"' in text
     assert set(gpu_check.RUNNERS) == set(gpu_check.STEPS)
+
+
+def test_a_step_past_its_share_of_the_budget_is_stopped_with_its_whole_process_tree(tmp_path, monkeypatch):
+    # A stand-in compute-sanitizer that starts a child and hangs: the step must end both.
+    pidfile = tmp_path / "child.pid"
+    bindir = _bin(tmp_path, f'echo "{H200_LINE}"')
+    sanitizer = bindir / "compute-sanitizer"
+    sanitizer.write_text(f"#!{shutil.which('bash') or '/bin/bash'}\nsleep 300 &\necho $! > {pidfile}\nwait\n")
+    sanitizer.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    for lib in ("softmax_kernel.so", "layernorm_kernel.so"):
+        (kernels / lib).write_bytes(b"")  # only their presence is checked before the run
+    code = gpu_check.main(
+        [
+            "--out", str(tmp_path / "out"), "--logs", str(tmp_path / "logs"), "--only", "sanitize",
+            "--budget", str(gpu_check.REPORT_RESERVE_S + 12), "--tier-args", "tests/generic",
+            "--tier-env", f"TORCHLIGHT_CUDA_KERNEL_DIR={kernels}",
+        ]
+    )  # fmt: skip
+    assert code == 1
+    report = (tmp_path / "out" / "gpu-check.md").read_text()
+    assert "| sanitize | failed |" in report and "memcheck: FAILED (exit 124)" in report
+    assert "the step's share of the --budget" in report
+    assert "racecheck` not run: the --budget is spent" in report
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pidfile.read_text()), 0)
