@@ -20,17 +20,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # PyTorch's OpenMP workers spin after each parallel region and starve numpy's BLAS threads on a
 # small machine; passive waiting lets every contender run at its own speed.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+from script_deps import require  # noqa: E402
 from timing_stats import Timing, time_interleaved, trust_note  # noqa: E402
 
-import torchlight as tl  # noqa: E402
+tl = require("torchlight", "the library it times")
+import numpy as np  # noqa: E402  (torchlight brings it)
 
 try:
     import torch

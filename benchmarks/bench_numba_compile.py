@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 WARM_TARGET_S = 0.5
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from script_deps import require  # noqa: E402
 from timing_stats import Timing, trust_note  # noqa: E402
 
 
@@ -90,7 +91,6 @@ def _inputs():
 
 def child(quick: bool) -> None:
     """Time numba's start-up, then each kernel's first call; print one JSON object."""
-    sys.path.insert(0, str(ROOT))
     start = time.perf_counter()
     import numba
     from numba.core.registry import cpu_target
@@ -137,7 +137,6 @@ def _rounds(fns, rounds: int = 9) -> list[Timing]:
 
 def speed_table() -> None:
     """Backend-level speed: NumbaBackend over CPUBackend on large float32 inputs."""
-    sys.path.insert(0, str(ROOT))
     import numpy as np
 
     from torchlight.backends.cpu import cpu_backend
@@ -194,6 +193,8 @@ def main() -> None:
     parser.add_argument("--speed", action="store_true", help="also time backend calls against CPUBackend")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    require("torchlight", "the library whose kernels it compiles")
+    require("numba", "the twin's compiler it times")
     if args.child:
         child(args.quick)
         return

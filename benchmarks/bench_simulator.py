@@ -29,8 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+from script_deps import require
 
+np = require("numpy", "the kernels' inputs and results")
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
@@ -297,6 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--json", type=Path, help="also write the results here")
     a = p.parse_args(argv)
+    require("numba", "numba's CUDA simulator, the side it compares with")
     nb = time_numba(a.numba_rows, a.k_len, a.repeat)
     sm = time_simulator(a.sim_rows, a.k_len, a.repeat)
     cg = time_simulator(a.sim_rows, a.k_len, a.repeat, CG_KERNEL_CU)

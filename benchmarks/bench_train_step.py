@@ -16,12 +16,13 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from script_deps import require  # noqa: E402
 from timing_stats import Timing, trust_note  # noqa: E402
 
-import torchlight as tl  # noqa: E402
+tl = require("torchlight", "the library it times")
+import numpy as np  # noqa: E402  (torchlight brings it)
+
 from torchlight import nn  # noqa: E402
 from torchlight.nn import functional as F  # noqa: E402
 from torchlight.optim import AdamW  # noqa: E402

@@ -21,9 +21,20 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
+try:
+    import torchlight as tl
+except ModuleNotFoundError as err:
+    if err.name != "torchlight":
+        raise
+    # The examples import the installed package (README, "Set up on a fresh machine").
+    print(
+        "train_sort.py: needs torchlight, which is not installed here: "
+        'from the repository root run  pip install ".[numba]"',
+        file=sys.stderr,
+    )
+    raise SystemExit(2) from None
+import numpy as np  # torchlight brings it
 
-import torchlight as tl
 from torchlight import nn
 from torchlight.nn import functional as F
 from torchlight.optim import AdamW, clip_grad_norm_, save_checkpoint

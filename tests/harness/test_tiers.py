@@ -170,10 +170,6 @@ def test_every_tier_session_is_run_tier_on_its_row():
     assert seen == set(sessions), f"tier sessions missing from noxfile.py: {set(sessions) - seen}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ci/gpu-check.sh moves to `python3 -m ci.tiers` on the readme branch; remove this mark there",
-)
 def test_gpu_check_takes_the_gpu_tiers_folders_and_environment_from_the_table():
     text = (ROOT / "ci" / "gpu-check.sh").read_text()
     assert "ci.tiers pytest-args gpu" in text and "ci.tiers env gpu" in text
