@@ -150,7 +150,8 @@ TIERS: dict[str, Tier] = {
         _tier(
             "kernels",
             "kernels",
-            ("tests/backends/cuda", "tests/backends/cuda_c", "tests/library"),
+            # The README's nvcc blocks (test_readme_blocks.py) run here, where nvcc is.
+            ("tests/backends/cuda", "tests/backends/cuda_c", "tests/library", "tests/harness/test_readme_blocks.py"),
             markers="kernels",
             extras=".[cuda,test]",
             packages=(CUDA_WHEELS,),
