@@ -151,7 +151,12 @@ TIERS: dict[str, Tier] = {
             "kernels",
             "kernels",
             # The README's nvcc blocks (test_readme_blocks.py) run here, where nvcc is.
-            ("tests/backends/cuda", "tests/backends/cuda_c", "tests/library", "tests/harness/test_readme_blocks.py"),
+            (
+                "tests/backends/cuda",
+                "tests/backends/cuda_c",
+                "tests/library",
+                "tests/harness/test_readme_blocks.py",
+            ),
             markers="kernels",
             extras=".[cuda,test]",
             packages=(CUDA_WHEELS,),
