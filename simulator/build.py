@@ -141,9 +141,9 @@ _LIBRARY_HEADERS = [
     (r"nvtx3|nvToolsExt", "NVTX"),
 ]
 LIBRARIES_OUT_OF_SCOPE = (
-    "of NVIDIA's libraries it provides only the cuBLAS/cublasLt and cuRAND subsets in simulator/README.md; the others "
-    "(cuDNN, CUB, Thrust, cuFFT, cuSPARSE, NCCL, CUTLASS, ...) are out of its scope: it runs CUDA C++ and the "
-    "CUDA runtime API"
+    "of NVIDIA's libraries it provides only the cuBLAS/cublasLt and cuRAND subsets in "
+    "simulator/README.md; the others (cuDNN, CUB, Thrust, cuFFT, cuSPARSE, NCCL, CUTLASS, ...) are out "
+    "of its scope: it runs CUDA C++ and the CUDA runtime API"
 )
 
 # g++ messages that name a declaration the program expected from CUDA: (pattern, name group(s)).
