@@ -13,7 +13,7 @@ import signal
 import subprocess
 from dataclasses import dataclass, field
 
-from .build import SimBuildError, build_executable
+from .build import DEFAULT_ARCH, SimBuildError, build_executable
 from .limits import launch_timeout
 
 # After the per-launch limit, this long again (at most; never more than the limit itself) for
@@ -177,7 +177,9 @@ def _findings(mode: str, out: str) -> list[str]:
     return found
 
 
-def run_check(sources: list[str], entry: str, mode: str, timeout: float | None = None) -> CheckResult:
+def run_check(
+    sources: list[str], entry: str, mode: str, timeout: float | None = None, arch: int = DEFAULT_ARCH
+) -> CheckResult:
     """Build ``sources`` for ``mode``, run ``entry`` in a child process and collect findings.
 
     ``timeout`` (default: ``SIMULATOR_TIMEOUT``, see ``simulator.limits``; 0: none) is the limit
@@ -185,7 +187,7 @@ def run_check(sources: list[str], entry: str, mode: str, timeout: float | None =
     seconds after it.
     """
     limit = resolve_timeout(timeout)
-    exe = build_executable(sources, entry, mode)
+    exe = build_executable(sources, entry, mode, arch)
     grace = grace_after(limit)
     env = dict(os.environ)
     env.update(_ENV[mode])

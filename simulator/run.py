@@ -21,9 +21,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .build import CUDA_SUFFIXES, HOST_CXX_SUFFIXES, MODES, SimBuildError, build_program
+from .build import DEFAULT_ARCH, MODES, SimBuildError, build_program
 from .check import _ENV, TIMEOUT_GRACE_S, _findings, death_by_signal, grace_after, resolve_timeout, wall_limit
-from .transform import arch_conditionals, translate
 
 __all__ = ["RunResult", "run_program", "TIMEOUT_GRACE_S", "TIMEOUT_STATUS"]
 
@@ -60,7 +59,6 @@ class RunResult:
     status: int = 0
     stopped_by_checker: bool = False  # the sanitizer ended the program with its own status
     reports: list[str] = field(default_factory=list)  # runtime reports the program saw as CUDA errors
-    notes: list[str] = field(default_factory=list)  # the build's notes (file:line: what to know)
 
 
 def _pump(src, dst, keep: bytearray) -> None:
@@ -86,31 +84,20 @@ def run_program(
     timeout: float | None = None,
     stdout=None,
     stderr=None,
+    arch: int = DEFAULT_ARCH,
 ) -> RunResult:
     """Build ``sources`` as one program for ``mode`` and run it with ``args``.
 
     ``timeout`` (default: ``SIMULATOR_TIMEOUT``, see ``simulator.limits``; 0: none) is the
     limit per launch, passed to the program as ``SIMULATOR_TIMEOUT``; the run as a whole is stopped
     up to ``TIMEOUT_GRACE_S`` seconds after that. ``stdout``/``stderr`` are binary streams
-    (default: this process's); the program's output is copied to them as it comes.
+    (default: this process's); the program's output is copied to them as it comes. Device code
+    is compiled with ``__CUDA_ARCH__ == arch``.
     """
     if mode not in MODES:
         raise SimBuildError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
     limit = resolve_timeout(timeout)
-    exe = build_program(list(sources), mode, include_dirs)
-    files: list[str] = []
-    for src in sources:
-        if Path(src).suffix in CUDA_SUFFIXES + HOST_CXX_SUFFIXES:
-            files += [
-                f
-                for f in translate(str(src), [str(Path(d).resolve()) for d in include_dirs])[1]
-                if f not in files
-            ]
-    notes = [
-        f"{path}:{line}: this #if on __CUDA_ARCH__ takes its host branch (host and device code are "
-        "compiled in one pass without __CUDA_ARCH__; device code it guards is left out)"
-        for path, line in arch_conditionals(files)
-    ]
+    exe = build_program(list(sources), mode, include_dirs, arch)
     grace = grace_after(limit)
     out = stdout if stdout is not None else sys.stdout.buffer
     err = stderr if stderr is not None else sys.stderr.buffer
@@ -174,5 +161,5 @@ def run_program(
     else:
         status = rc
     return RunResult(
-        mode, rc, findings, timed_out, status, rc in _CHECKER_STATUS.get(mode, ()), reports, notes
+        mode, rc, findings, timed_out, status, rc in _CHECKER_STATUS.get(mode, ()), reports
     )

@@ -1,692 +1,850 @@
-"""Source transform: plain CUDA C++ in, C++ that g++ compiles against the runtime header out.
+"""The simulator's C++ front end: preprocessed CUDA in, C++ that g++ compiles out.
 
-Four rewrites, each on one line so that diagnostics keep the original line numbers (the
-output carries ``#line`` markers for the original files):
+The build preprocesses a translation unit with g++ (``-DSIM_FRONTEND``, so the CUDA qualifiers
+survive as clang's CUDA attributes and every line keeps its ``# N "file"`` marker), then this
+module parses that text with libclang as CUDA (host side, ``-nocudainc``) and rewrites the
+syntax tree's constructs at their exact ranges:
 
-* ``kernel<<<grid, block, smem, stream>>>(args)`` becomes a call of ``::sim::launcher`` (or
-  ``::sim::launch_deduced`` for a kernel template with deduced arguments); the kernel may be
-  a name, whose default arguments then apply, or any expression yielding a kernel pointer;
-* a function-scope ``__shared__ T name[N];`` becomes a reference to per-block storage and
-  ``extern __shared__ T name[];`` a pointer to the launch's dynamic shared memory;
-* host code's own names ``threadIdx``/``blockIdx``/``blockDim``/``gridDim``/``warpSize``
-  (and member accesses such as ``prop.warpSize``) become ``sim_host_NAME``, clear of the
-  device built-ins;
-* ``#include "local.cuh"`` (and headers found in the ``-I`` folders) is inlined and
-  transformed too, so that its kernels and shared variables get the same treatment.
+* a kernel-call expression ``k<<<grid, block, smem, stream>>>(args)`` becomes a call of
+  ``::sim::launcher`` (or ``::sim::launch_deduced`` for a kernel template with deduced
+  arguments or an overloaded kernel), marked barrier-free when the kernel's call graph reaches
+  no barrier, warp operation or other wait;
+* a function-scope ``__shared__`` variable becomes a reference to per-block storage and an
+  ``extern __shared__`` array a pointer to the launch's dynamic shared memory;
+* device-code uses of ``threadIdx``/``blockIdx``/``blockDim``/``gridDim``/``warpSize`` read the
+  running thread's state (host code's own variables with these names are left alone);
+* device-code shifts follow PTX (``::sim::shl``/``::sim::shr``);
+* with a device pass (``__CUDA_ARCH__`` defined), each device function takes its device body.
 
-Constructs the simulator cannot run are refused with the file, line and construct named
-(``find_unsupported``, on the preprocessed text).
+Constructs the simulator cannot run are refused with the file, line and name. Only code in
+the user's files is rewritten; system and runtime headers pass through untouched.
 """
 
 from __future__ import annotations
 
-import os
+import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
-__all__ = ["SimBuildError", "arch_conditionals", "find_unsupported", "mask_source", "translate"]
+__all__ = ["INSTALL_HINT", "SimBuildError", "TranslationUnit", "clang_module", "translate_preprocessed"]
+
+RUNTIME_DIR = str(Path(__file__).resolve().parent / "runtime")
+INSTALL_HINT = (
+    'the simulator\'s C++ front end needs libclang: pip install "torchlight[simulator]" '
+    '(in a source checkout: pip install "libclang>=16")'
+)
 
 
 class SimBuildError(Exception):
     """A source the simulator cannot build; the message names the file, line and construct."""
 
 
-# (pattern on code with comments/strings blanked, what it is, what to do instead)
+def clang_module():
+    """``clang.cindex``, or a ``SimBuildError`` with the pip command when libclang is missing."""
+    try:
+        import clang.cindex as ci
+    except ImportError as exc:
+        raise SimBuildError(INSTALL_HINT) from exc
+    return ci
+
+
+# (name pattern, what it is, what to do instead): named constructs the simulator refuses.
 _UNSUPPORTED = [
-    (r"\b(?:asm|__asm__|__asm)\b", "inline assembly (asm / PTX)", "write it in CUDA C++"),
     (
-        r"\btex(?:1D|2D|3D|1Dfetch|Cubemap)\w*\s*[<(]|\btexture\s*<|\bcudaTextureObject_t\b"
-        r"|\bcudaSurfaceObject_t\b|\bsurf(?:1D|2D|3D)\w*\s*[<(]",
+        r"tex(?:1D|2D|3D|1Dfetch|Cubemap)\w*|texture|cudaTextureObject_t|cudaSurfaceObject_t|surf(?:1D|2D|3D)\w*",
         "textures / surfaces",
         "read global memory instead",
     ),
     (
-        r"\b__shfl(?:_up|_down|_xor)?\s*\(|\b__ballot\s*\(|\b__any\s*\(|\b__all\s*\(",
+        r"__shfl(?:_up|_down|_xor)?|__ballot|__any|__all",
         "warp intrinsic without _sync (removed in CUDA 9)",
         "use the *_sync form with a mask",
     ),
     (
-        r"\b__(?:match_any|match_all|reduce_add|reduce_min|reduce_max|reduce_and|reduce_or|reduce_xor)_sync\b",
+        r"__(?:match_any|match_all|reduce_add|reduce_min|reduce_max|reduce_and|reduce_or|reduce_xor)_sync",
         "__match_*_sync / __reduce_*_sync warp intrinsics",
         "build the result from __shfl_*_sync",
     ),
-    (r"\bwmma::|\bnvcuda::", "warp matrix (tensor core) operations", "use scalar arithmetic"),
+    (r"wmma|nvcuda", "warp matrix (tensor core) operations", "use scalar arithmetic"),
     (
-        r"\b(?:cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaGraph\w*"
-        r"|__nanosleep|clock64|cudaMemcpy2D(?:To|From)Array\w*|cudaMemcpy3D\w*|cudaMalloc3D\w*|cudaMallocArray)\s*\(",
+        r"cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaGraph\w*|__nanosleep|clock64"
+        r"|cudaMemcpy2D(?:To|From)Array\w*|cudaMemcpy3D\w*|cudaMalloc3D\w*|cudaMallocArray",
         "this CUDA runtime call or device intrinsic",
         "see simulator/README.md for the supported API",
     ),
 ]
-_UNSUPPORTED.append(
-    (
-        r"<<<",
-        "a kernel launch written inside a macro (launches are rewritten before the preprocessor runs)",
-        "write the launch in the code itself, or a macro that expands to a call of a host function",
-    )
-)
 _UNSUPPORTED_RE = [(re.compile(p), what, fix) for p, what, fix in _UNSUPPORTED]
+# Clang's messages that name a declaration it could not find.
+_UNDECLARED = re.compile(
+    r"(?:use of undeclared identifier|unknown type name|no template named|no member named"
+    r"|use of undeclared label|no type named) '([A-Za-z_]\w*)'"
+)
 
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-_TEMPLATE_FUNC = re.compile(r"\btemplate\s*<[^;{]*?>\s*(?:(?:static|inline|__\w+__)\s+)*void\s+(\w+)\s*\(")
-
-
-def mask_source(text: str, blank_directives: bool = False) -> str:
-    """Return ``text`` with comments and string/char literal contents blanked (same length).
-
-    Newlines are kept, so offsets and line numbers match the original. With
-    ``blank_directives`` preprocessor lines (and their continuations) are blanked too.
-    """
-    out = list(text)
-    i, n = 0, len(text)
-    line_start = True
-    while i < n:
-        c = text[i]
-        if c == "\n":
-            line_start = True
-            i += 1
-            continue
-        if line_start and c in " \t":
-            i += 1
-            continue
-        if line_start and c == "#" and blank_directives:
-            j = i
-            while j < n:
-                if text[j] == "\n" and text[j - 1] != "\\":
-                    break
-                j += 1
-            for k in range(i, j):
-                if out[k] != "\n":
-                    out[k] = " "
-            i = j
-            continue
-        line_start = False
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            for k in range(i, j):
-                out[k] = " "
-            i = j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            for k in range(i, j):
-                if out[k] != "\n":
-                    out[k] = " "
-            i = j
-        elif c == '"' or c == "'":
-            if c == '"' and i > 0 and text[i - 1] == "R":
-                m = re.match(r'R"([^(\s]*)\(', text[i - 1 :])
-                if m:
-                    end = text.find(")" + m.group(1) + '"', i)
-                    end = n if end < 0 else end + len(m.group(1)) + 2
-                    for k in range(i + 1, end - 1):
-                        if out[k] != "\n":
-                            out[k] = " "
-                    i = end
-                    continue
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            for k in range(i + 1, min(j, n)):
-                out[k] = " "
-            i = j + 1
-        else:
-            i += 1
-    return "".join(out)
+# Runtime functions (namespace sim) that wait for other threads of the block or warp.
+_WAITS = frozenset({"syncthreads", "syncthreads_reduce", "warp_op", "active_mask", "coalesced_mask"})
+_ATOMIC = re.compile(r"atomic\w+|__atomic_\w+|__sync_\w+")
+BUILTIN_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
+_BUILTIN_READ = {
+    "threadIdx": "(::sim::tl_thread->thread_idx)",
+    "blockIdx": "(::sim::tl_thread->block_idx)",
+    "blockDim": "(::sim::tl_thread->block_dim)",
+    "gridDim": "(::sim::tl_thread->grid_dim)",
+    "warpSize": "(32)",
+}
+# C library functions CUDA also provides in device code (math functions are allowed by header).
+_DEVICE_LIBC = frozenset(
+    "printf malloc free memcpy memset __assert_fail __assert_perror_fail __assert abs labs llabs".split()
+)
+_MATH_HEADER = re.compile(r"math|cmath|std_abs|fenv|complex|limits|numeric")
+# The qualifiers as the front end sees them, and what g++ gets instead.
+_ATTRIBUTES = {
+    "__attribute__((global))": "",
+    "__attribute__((device))": "",
+    "__attribute__((host))": "",
+    "__attribute__((constant))": "",
+    "__attribute__((managed))": "",
+    "__attribute__((shared))": "static thread_local",
+}
+# Declarations the parse needs that g++ does not: clang turns `<<<...>>>` into a call of this.
+_PRELUDE = (
+    '# 1 "<sim-frontend>"\nstruct dim3;\n'
+    'extern "C" int __cudaPushCallConfiguration(dim3, dim3, unsigned long = 0, void* = 0);\n'
+)
+_HD_BEGIN = "#pragma clang force_cuda_host_device begin\n"
+_HD_END = "#pragma clang force_cuda_host_device end\n"
+_MARKER = re.compile(r'# (\d+) "((?:[^"\\]|\\.)*)"((?: \d)*)$')
 
 
 @dataclass
-class _Scope:
-    kind: str  # "ns" (namespace / extern "C" / file), "class", "func", "block"
-    device: bool  # device-only code (__global__ / __device__ without __host__)
+class _Edit:
     start: int
     end: int
-    host: bool = False  # host-only code (a function, or a block in one, without __device__/__global__)
+    parts: list  # str, or (start, end) of a sub-range rendered with the edits inside it
+    children: list = field(default_factory=list)
+    exact: bool = False  # its text brings its own line markers: no padding to the line count
 
 
-def _scopes(code: str) -> list[_Scope]:
-    """Brace scopes of ``code`` (comments, strings and directives blanked)."""
-    scopes: list[_Scope] = []
-    stack: list[_Scope] = []
-    last_stmt = 0
-    for i, c in enumerate(code):
-        if c == "{":
-            header = code[last_stmt:i]
-            enclosing_is_ns = all(s.kind == "ns" for s in stack)
-            if re.search(r"\bnamespace\b|\bextern\s*\"", header) and enclosing_is_ns:
-                kind, device = "ns", False
-            elif re.search(r"\b(?:struct|class|union|enum)\b", header) and "(" not in header:
-                kind, device = "class", False
-            elif enclosing_is_ns or (stack and stack[-1].kind == "class"):
-                kind = "func"
-                marked = re.search(r"\b__global__\b|\b__device__\b", header) is not None
-                device = marked and not re.search(r"\b__host__\b", header)
-                host = not marked
-            else:
-                # A block, or a lambda's body: a lambda marked __device__ is device code.
-                kind, device = "block", stack[-1].device if stack else False
-                host = stack[-1].host if stack else False
-                if re.search(r"\b__device__\b", header):
-                    device, host = True, False
-            scope = _Scope(kind, device, i, len(code), host if kind in ("func", "block") else False)
-            stack.append(scope)
-            scopes.append(scope)
-            last_stmt = i + 1
-        elif c == "}":
-            if stack:
-                stack.pop().end = i
-            last_stmt = i + 1
-        elif c == ";":
-            last_stmt = i + 1
-    return scopes
+@dataclass
+class _Func:
+    key: int
+    name: str
+    kind: str  # "global", "device", "hd", "host"
+    user: bool
+    body: tuple[int, int] | None = None
+    calls: set = field(default_factory=set)
+    waits: bool = False
+    unknown: bool = False
 
 
-def _enclosing(scopes: list[_Scope], pos: int) -> list[_Scope]:
-    return [s for s in scopes if s.start < pos < s.end]
+class _Source:
+    """The preprocessed text, its line markers and the map from parse offsets back to it."""
+
+    def __init__(self, text: str, user_file) -> None:
+        self.text = text
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        # per preprocessed line: (file, line) it came from, and whether it is the user's code
+        self.origin: list[tuple[str, int]] = []
+        self.user: list[bool] = []
+        self.runtime: list[bool] = []
+        current, lineno, is_user, is_rt = "", 0, False, False
+        chunks, prev_user = [], None
+        self.inserted: list[tuple[int, int]] = []  # (preprocessed offset, bytes inserted before it)
+        offset = 0
+        for raw in text.split("\n"):
+            mk = _MARKER.match(raw) if raw.startswith("# ") else None
+            if mk:
+                current, lineno = bytes(mk.group(2), "utf-8").decode("unicode_escape"), int(mk.group(1)) - 1
+                flags = mk.group(3).split()
+                is_rt = current.startswith(RUNTIME_DIR)
+                is_user = "3" not in flags and not current.startswith("<") and not is_rt and user_file(current)
+                if prev_user is not None and is_user != prev_user:
+                    # Outside the user's code every function is callable from device code (math,
+                    # the runtime): clang's CUDA checks then apply to the user's own functions.
+                    chunks.append(_HD_END if is_user else _HD_BEGIN)
+                    self.inserted.append((offset, len(chunks[-1])))
+                prev_user = is_user
+            self.origin.append((current, lineno))
+            self.user.append(is_user and not mk)
+            self.runtime.append(is_rt)
+            lineno += 1
+            chunks.append(raw + "\n")
+            offset += len(raw) + 1
+        if prev_user is False:
+            chunks.append(_HD_END)
+        self.parse_text = _PRELUDE + _HD_BEGIN + "".join(chunks)
+        self.inserted.insert(0, (0, len(_PRELUDE) + len(_HD_BEGIN)))
+        acc, self._ins_pos, self._ins_acc = 0, [], []
+        pos = 0
+        for at, n in self.inserted:
+            acc += n
+            self._ins_pos.append(at + acc)  # first parse offset after this insertion
+            self._ins_acc.append(acc)
+            pos = at
+        del pos
+
+    def pre(self, parse_offset: int) -> int:
+        """The preprocessed-text offset of a parse-buffer offset."""
+        i = bisect.bisect_right(self._ins_pos, parse_offset) - 1
+        return parse_offset - (self._ins_acc[i] if i >= 0 else 0)
+
+    def line(self, pre_offset: int) -> int:
+        return bisect.bisect_right(self.line_starts, pre_offset) - 1
+
+    def where(self, pre_offset: int) -> tuple[str, int]:
+        return self.origin[min(self.line(pre_offset), len(self.origin) - 1)]
+
+    def is_user(self, pre_offset: int) -> bool:
+        return 0 <= pre_offset < len(self.text) and self.user[self.line(pre_offset)]
+
+    def is_runtime(self, pre_offset: int) -> bool:
+        return 0 <= pre_offset < len(self.text) and self.runtime[self.line(pre_offset)]
 
 
-def _line_of(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
+def _error(src: _Source, pos: int, msg: str) -> SimBuildError:
+    path, line = src.where(pos)
+    return SimBuildError(f"{path}:{line}: {msg}")
 
 
-def _split_top(text: str) -> list[str]:
-    parts, depth, cur = [], 0, []
-    for c in text:
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        if c == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(c)
-    parts.append("".join(cur))
-    return parts
-
-
-def _split_declarators(decl: str) -> list[str]:
-    """``decl`` split at its top-level commas (not inside (), [], {} or template <>)."""
-    parts, depth, angle, cur = [], 0, 0, []
-    for c in decl:
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == "<" and depth == 0:
-            angle += 1
-        elif c == ">" and depth == 0 and angle > 0:
-            angle -= 1
-        if c == "," and depth == 0 and angle == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(c)
-    parts.append("".join(cur))
-    return parts
-
-
-def _top_bracket(declarator: str) -> int:
-    """Index of the first '[' outside template arguments (the array dimensions), or -1."""
-    angle = 0
-    for i, c in enumerate(declarator):
-        if c == "<":
-            angle += 1
-        elif c == ">" and angle > 0:
-            angle -= 1
-        elif c == "[" and angle == 0:
-            return i
-    return -1
-
-
-def _drop_align(text: str) -> str:
-    """``text`` without its ``__align__(...)`` specifiers (balanced parentheses)."""
-    while True:
-        m = re.search(r"__align__\s*\(", text)
-        if not m:
-            return text
-        close = _match_forward(text, m.end() - 1, "(", ")")
-        if close < 0:
-            return text
-        text = text[: m.start()] + " " + text[close + 1 :]
-
-
-def _match_forward(code: str, pos: int, open_c: str, close_c: str) -> int:
-    depth = 0
-    for i in range(pos, len(code)):
-        if code[i] == open_c:
-            depth += 1
-        elif code[i] == close_c:
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
-
-
-# Words before a parenthesised group that is not an operand (`if (x) kernel<<<...`).
-_PAREN_WORDS = frozenset(
-    "if while for switch catch sizeof alignof decltype typeid noexcept static_assert __attribute__".split()
-)
-# Words that are not part of a launched expression (statement keywords, declarations).
-_STOP_WORDS = _PAREN_WORDS | frozenset(
-    "return else do case default goto throw co_return co_yield new delete typedef using static const "
-    "volatile inline extern auto void int unsigned float double char long short".split()
-)
-
-
-def _skip_space_back(code: str, i: int) -> int:
-    while i > 0 and code[i - 1].isspace():
-        i -= 1
-    return i
-
-
-def _word_before(code: str, i: int) -> tuple[int, str]:
-    """The identifier ending at ``i`` and its start (``(i, "")`` when there is none)."""
-    j = i
-    while j > 0 and (code[j - 1].isalnum() or code[j - 1] == "_"):
-        j -= 1
-    word = code[j:i]
-    return (j, word) if word and _IDENT.fullmatch(word) else (i, "")
-
-
-def _match_backward(code: str, close: int) -> int:
-    """Index of the bracket that opens the one at ``close`` (``)``, ``]`` or ``>``), or -1."""
-    want, closer = {")": "(", "]": "[", ">": "<"}[code[close]], code[close]
-    depth = 0
-    for i in range(close, -1, -1):
-        c = code[i]
-        if c == closer and not (closer == ">" and i > 0 and code[i - 1] == "-"):
-            depth += 1
-        elif c == want:
-            depth -= 1
-            if depth == 0:
-                return i
-        elif closer == ">" and c in ";{}":
-            return -1
-    return -1
-
-
-def _operand_back(code: str, end: int, depth: int = 0) -> tuple[int, bool] | None:
-    """Start of the postfix expression that ends at ``end`` and whether it is a plain name.
-
-    A name is an identifier with optional ``ns::`` qualifiers and template arguments
-    (``ns::kernel<T, 4>``); anything else (``kernels[k]``, ``(flag ? a : b)``, ``table.fn``,
-    ``pick(k)``) is an expression whose value is a kernel pointer.
-    """
-    if depth > 64:
-        return None
-    j = _skip_space_back(code, end)
-    if j == 0:
-        return None
-    c = code[j - 1]
-    if c in ")]":
-        o = _match_backward(code, j - 1)
-        if o < 0:
-            return None
-        before = _skip_space_back(code, o)
-        _, word = _word_before(code, before)
-        if c == ")" and word in _PAREN_WORDS:
-            return None  # `if (x)`: a condition, not an operand
-        if (word and word not in _STOP_WORDS) or code[before - 1 : before] in (")", "]"):
-            base = _operand_back(code, o, depth + 1)
-            if base is not None:
-                return base[0], False  # a call or subscript of what precedes it
-        return (o, False) if c == ")" else None
-    if c == ">":
-        o = _match_backward(code, j - 1)
-        if o < 0:
-            return None
-        ws, word = _word_before(code, _skip_space_back(code, o))
-        if not word or word in _STOP_WORDS:
-            return None
-        return _qualified(code, ws, depth)
-    ws, word = _word_before(code, j)
-    if not word or word in _STOP_WORDS:
-        return None
-    return _qualified(code, ws, depth)
-
-
-def _qualified(code: str, ws: int, depth: int) -> tuple[int, bool]:
-    """Extend the name starting at ``ws`` over ``ns::``, ``obj.`` and ``ptr->`` before it."""
-    p = _skip_space_back(code, ws)
-    if code[p - 2 : p] == "::":
-        base = _operand_back(code, p - 2, depth + 1)
-        return (base[0], base[1]) if base is not None else (p - 2, True)
-    if code[p - 1 : p] == "." or code[p - 2 : p] == "->":
-        base = _operand_back(code, p - 1 if code[p - 1] == "." else p - 2, depth + 1)
-        if base is not None:
-            return base[0], False
-    return ws, True
-
-
-# Device built-in variables: macros of the runtime header, so host code that declares its own
-# variable, parameter or member with one of these names gets it renamed (they exist only in device
-# code under nvcc, and `prop.warpSize` is a member of cudaDeviceProp).
-BUILTIN_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
-HOST_PREFIX = "sim_host_"
-_BUILTIN_RE = re.compile(r"\b(?:" + "|".join(BUILTIN_NAMES) + r")\b")
-
-
-def _rename_host_builtins(text: str, code: str, scopes: list[_Scope]) -> str:
-    """``text`` with host-code uses of the built-in names renamed to ``sim_host_NAME``.
-
-    Renamed: member accesses (``x.gridDim``, ``p->warpSize``, ``S::blockDim``) anywhere, and
-    every use in host-only functions, at file scope and in class bodies, except in the header
-    (parameters) of a device function. Device code and ``__host__ __device__`` functions keep
-    the built-ins; so do preprocessor directives (blanked in ``code``).
-    """
-    edits = []
-    for m in _BUILTIN_RE.finditer(code):
-        p = _skip_space_back(code, m.start())
-        member = code[p - 1 : p] == "." or code[p - 2 : p] in ("->", "::")
-        if not member:
-            inner = [s for s in scopes if s.start < m.start() < s.end]
-            scope = inner[-1] if inner else None
-            if scope is not None and scope.kind in ("func", "block"):
-                if not scope.host:
-                    continue
-            else:
-                stmt = max(
-                    code.rfind(";", 0, m.start()),
-                    code.rfind("{", 0, m.start()),
-                    code.rfind("}", 0, m.start()),
-                )
-                head_end = min(
-                    x for x in (code.find("{", m.end()), code.find(";", m.end()), len(code)) if x >= 0
-                )
-                if re.search(r"\b__global__\b|\b__device__\b", code[stmt + 1 : head_end]):
-                    continue  # a parameter of a device function
-        edits.append(m)
-    if not edits:
-        return text
-    out, prev = [], 0
-    for m in edits:
-        out.append(text[prev : m.start()])
-        out.append(HOST_PREFIX + m.group(0))
-        prev = m.end()
-    out.append(text[prev:])
-    return "".join(out)
-
-
-class _Translator:
-    def __init__(self, include_dirs: tuple[str, ...] = ()) -> None:
-        self.include_dirs = tuple(os.path.abspath(d) for d in include_dirs)
-        self.once: set[str] = set()
-        self.stack: list[str] = []
-        self.files: list[str] = []
-        self.template_kernels: set[str] = set()
-
-    def error(self, path: str, text: str, pos: int, msg: str) -> SimBuildError:
-        return SimBuildError(f"{path}:{_line_of(text, pos)}: {msg}")
-
-    def file(self, path: str) -> str:
-        path = os.path.abspath(path)
-        if path in self.stack or len(self.stack) > 32:
-            raise SimBuildError(f"{path}: recursive #include")
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as exc:
-            raise SimBuildError(f"{path}: cannot read the source ({exc.strerror})") from exc
-        except UnicodeDecodeError as exc:
-            raise SimBuildError(f"{path}: not UTF-8 text") from exc
-        self.files.append(path)
-        self.stack.append(path)
-        try:
-            return self._translate(path, text)
-        finally:
-            self.stack.pop()
-
-    def _translate(self, path: str, text: str) -> str:
-        code = mask_source(text, blank_directives=True)
-        renamed = _rename_host_builtins(text, code, _scopes(code))
-        if renamed != text:
-            text = renamed
-            code = mask_source(text, blank_directives=True)
-        masked = mask_source(text)
-        scopes = _scopes(code)
-        edits: list[tuple[int, int, str]] = []
-        self._includes(path, text, masked, edits)
-        for tm in _TEMPLATE_FUNC.finditer(code):
-            self.template_kernels.add(tm.group(1))
-        self._launches(path, text, code, scopes, edits)
-        self._shared(path, text, code, scopes, edits)
-        edits.sort()
-        for a, b in zip(edits, edits[1:]):
-            if a[1] > b[0]:
-                raise self.error(path, text, b[0], "overlapping constructs the simulator cannot rewrite")
-        out = []
-        prev = 0
-        for start, end, repl in edits:
-            out.append(text[prev:start])
-            out.append(repl)
-            prev = end
-        out.append(text[prev:])
-        return f'#line 1 "{path}"\n' + "".join(out)
-
-    def _includes(self, path: str, text: str, masked: str, edits: list) -> None:
-        for m in re.finditer(r'(?m)^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"][^\n]*', masked):
-            name = text[m.start(2) : m.end(2)].strip()
-            # As the compiler searches: "x.h" in the including file's folder first, then the -I
-            # folders (for <x.h> too). Headers found there are the program's own and are
-            # translated with it; system and CUDA headers are left to the compiler.
-            folders = ((os.path.dirname(path),) if m.group(1) == '"' else ()) + self.include_dirs
-            found = [os.path.join(d, name) for d in folders if os.path.isfile(os.path.join(d, name))]
-            if not found:
-                continue
-            local = os.path.abspath(found[0])
-            with open(local, encoding="utf-8", errors="replace") as f:
-                once = re.search(r"(?m)^[ \t]*#[ \t]*pragma[ \t]+once\b", f.read()) is not None
-            if once and local in self.once:
-                edits.append((m.start(), m.end(), ""))
-                continue
-            if once:
-                self.once.add(local)
-            body = self.file(local)
-            line = _line_of(text, m.start())
-            edits.append((m.start(), m.end(), f'{body}\n#line {line + 1} "{path}"\n'))
-            # The inlined text ends with a #line for the next line, so drop the directive's newline.
-            if m.end() < len(text) and text[m.end()] == "\n":
-                edits[-1] = (m.start(), m.end() + 1, edits[-1][2])
-
-    def _launches(self, path: str, text: str, code: str, scopes: list, edits: list) -> None:
-        for m in re.finditer(r"<<<", code):
-            found = _operand_back(code, m.start())
-            if found is None:
-                raise self.error(path, text, m.start(), "cannot find the kernel before '<<<'")
-            start, is_name = found
-            callee = code[start : m.start()].strip()
-            enclosing = _enclosing(scopes, m.start())
-            if any(s.device for s in enclosing):
-                raise self.error(
-                    path,
-                    text,
-                    m.start(),
-                    f"unsupported CUDA construct: kernel launch of '{callee}' from device code "
-                    "(dynamic parallelism)",
-                )
-            depth, j = 0, m.end()
-            while j < len(code):
-                if code[j] in "([{":
-                    depth += 1
-                elif code[j] in ")]}":
-                    depth -= 1
-                elif depth == 0 and code.startswith(">>>", j):
-                    break
-                j += 1
-            else:
-                raise self.error(path, text, m.start(), "'<<<' without a matching '>>>'")
-            # Split where the code (comments blanked) has its commas; keep the original text.
-            config, pos = [], m.end()
-            for part in _split_top(code[m.end() : j]):
-                config.append(text[pos : pos + len(part)])
-                pos += len(part) + 1
-            if len(config) < 2 or len(config) > 4 or any(not c.strip() for c in config):
-                raise self.error(
-                    path, text, m.start(), "a launch needs <<<grid, block[, shared_bytes[, stream]]>>>"
-                )
-            k = j + 3
-            while k < len(code) and code[k].isspace():
-                k += 1
-            if k >= len(code) or code[k] != "(":
-                raise self.error(path, text, j, "expected the kernel's argument list after '>>>'")
-            close = _match_forward(code, k, "(", ")")
-            if close < 0:
-                raise self.error(path, text, k, "unbalanced parentheses in the kernel's argument list")
-            args = text[k + 1 : close]
-            cfg = [c for c in config] + ["0"] * (4 - len(config))
-            cfg[3] = f"(cudaStream_t)({cfg[3]})"
-            name = " ".join(callee.split()).replace('"', "").replace("\\", "")
-            # Config and arguments are copied verbatim; newlines elsewhere go at the end.
-            pad = "\n" * (text[start : m.start()].count("\n") + text[j : k + 1].count("\n"))
-            call_args = ", ".join(f"({c})" if i < 3 else c for i, c in enumerate(cfg))
-            kernel = " ".join(code[start : m.start()].split())
-            in_function = any(s.kind in ("func", "block") for s in enclosing)
-            capture = "&" if in_function else ""
-            head = f'"{name}", __FILE__, __LINE__, {call_args}'
-            if is_name and kernel.split("::")[-1] in self.template_kernels and not kernel.endswith(">"):
-                # A kernel template called with deduced arguments: deduce them per call, as nvcc does.
-                deduce = f"[{capture}](auto... sim_a) {{ {kernel}(sim_a...); }}"
-                repl = (
-                    f"::sim::launch_deduced({head}, {deduce}" + (", " + args if args.strip() else args) + ")"
-                )
-            elif is_name:
-                # Called by name when arguments are left out, so the kernel's default arguments apply.
-                by_name = f"[{capture}](auto... sim_a) {{ {kernel}(sim_a...); }}"
-                repl = f"::sim::launcher({head}, {kernel}, {by_name})({args})"
-            else:
-                # An expression yielding a kernel pointer: evaluated once, before the arguments.
-                repl = f"::sim::launcher({head}, ({kernel}), ::sim::no_default_args{{}})({args})"
-            edits.append((start, close + 1, repl + pad))
-
-    def _shared(self, path: str, text: str, code: str, scopes: list, edits: list) -> None:
-        for m in re.finditer(r"\b__shared__\b", code):
-            begin = max(
-                code.rfind(";", 0, m.start()), code.rfind("{", 0, m.start()), code.rfind("}", 0, m.start())
-            )
-            begin += 1
-            end = code.find(";", m.end())
-            if end < 0:
-                raise self.error(path, text, m.start(), "__shared__ declaration without ';'")
-            decl = code[begin:end]
-            lead = len(decl) - len(decl.lstrip())
-            newlines = decl[lead:].count("\n")
-            in_func = any(s.kind in ("func", "block") for s in _enclosing(scopes, m.start()))
-            body = " ".join(decl.split())
-            is_extern = re.search(r"\bextern\b", body) is not None
-            body = re.sub(r"\b(?:__shared__|extern|static)\b", " ", body)
-            body = " ".join(body.split())
-            if "=" in body:
-                raise self.error(path, text, m.start(), "a __shared__ variable cannot have an initializer")
-            declarators = _split_declarators(body)
-            if is_extern:
-                dm = re.fullmatch(r"(.*?)\b([A-Za-z_]\w*)\s*\[\s*\]\s*((?:\[[^\[\]]+\]\s*)*)", body)
-                if not dm or len(declarators) > 1:
-                    raise self.error(
-                        path, text, m.start(), "expected 'extern __shared__ T name[];' (or T name[][N]...)"
-                    )
-                ctype = re.sub(r"\bvolatile\b", " ", _drop_align(dm.group(1)))
-                ctype = " ".join(ctype.split())
-                name = dm.group(2)
-                inner = "".join(dm.group(3).split())  # the fixed inner dimensions of name[][N]...
-                elem = f"{ctype}(*){inner}" if inner else f"{ctype}*"
-                if in_func:
-                    pointer = f"{ctype} (* const {name}){inner}" if inner else f"{ctype}* const {name}"
-                    repl = f"{pointer} = reinterpret_cast<{elem}>(::sim::dynamic_shared());"
-                else:
-                    repl = (
-                        f"\n#define {name} (reinterpret_cast<{elem}>(::sim::dynamic_shared()))\n"
-                        f'#line {_line_of(text, end) + 1} "{path}"\n'
-                    )
-                    edits.append(
-                        (begin + lead, end + 2 if text[end + 1 : end + 2] == "\n" else end + 1, repl)
-                    )
-                    continue
-            else:
-                if not in_func:
-                    continue  # file scope: the header's fallback makes it per-worker storage
-                # `__shared__ T a[N], *p, b;`: one per-block variable per declarator.
-                parts = []
-                specifiers = None
-                for k, declarator in enumerate(declarators):
-                    bracket = _top_bracket(declarator)
-                    head = declarator if bracket < 0 else declarator[:bracket]
-                    dims = "" if bracket < 0 else declarator[bracket:].strip()
-                    nm = re.search(r"([A-Za-z_]\w*)\s*$", head)
-                    if not nm or (k == 0 and nm.start() == 0):
-                        raise self.error(path, text, m.start(), "cannot parse this __shared__ declaration")
-                    rest = head[: nm.start()]
-                    stars = re.search(r"[\s*&]*$", rest).group(0)
-                    if k == 0:
-                        specifiers = rest[: len(rest) - len(stars)].strip()
-                    elif rest[: len(rest) - len(stars)].strip():
-                        raise self.error(path, text, m.start(), "cannot parse this __shared__ declaration")
-                    name = nm.group(1)
-                    ctype = f"{specifiers} {''.join(stars.split())}".strip()
-                    alias = f"sim_shared_{name}_t"
-                    parts.append(
-                        f"typedef {ctype} {alias}{dims}; static char sim_shared_{name}_site; "
-                        f"{alias}& {name} = ::sim::shared_var<{alias}>(&sim_shared_{name}_site);"
-                    )
-                repl = " ".join(parts)
-            edits.append((begin + lead, end + 1, repl + "\n" * newlines))
-
-
-def find_unsupported(preprocessed: str, user_files: set[str]) -> SimBuildError | None:
-    """The first unsupported construct in the user's code that survived the preprocessor.
-
-    Scanning after ``g++ -E`` means a construct inside an inactive ``#if`` branch (say an
-    ``asm`` block under ``#ifdef __CUDA_ARCH__``) is no obstacle. Line markers in the output
-    map each line back to its file and line; system and runtime headers are skipped.
-    """
-    lines: list[str] = []
-    origin: list[tuple[str, int]] = []
-    current, lineno = "", 0
-    for raw in preprocessed.splitlines():
-        mk = re.match(r'#\s*(\d+)\s+"([^"]*)"', raw)
-        if mk:
-            lineno, current = int(mk.group(1)), mk.group(2)
-            continue
-        if current in user_files:
-            lines.append(raw)
-            origin.append((current, lineno))
-        lineno += 1
-    text = mask_source("\n".join(lines), blank_directives=True)
+def _unsupported(name: str) -> tuple[str, str] | None:
     for rx, what, fix in _UNSUPPORTED_RE:
-        m = rx.search(text)
-        if m:
-            path, line = origin[text.count("\n", 0, m.start())]
-            found = m.group(0).strip()
-            return SimBuildError(f"{path}:{line}: unsupported CUDA construct '{found}' ({what}); {fix}")
+        if rx.fullmatch(name):
+            return what, fix
     return None
 
 
-_ARCH_CONDITIONAL = re.compile(r"(?m)^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b[^\n]*\b__CUDA_ARCH__\b")
+_FUNC_KINDS_NAMES = (
+    "FUNCTION_DECL",
+    "CXX_METHOD",
+    "FUNCTION_TEMPLATE",
+    "CONSTRUCTOR",
+    "DESTRUCTOR",
+    "CONVERSION_FUNCTION",
+)
 
 
-def arch_conditionals(paths: list[str]) -> list[tuple[str, int]]:
-    """``(file, line)`` of each ``#if``/``#ifdef``/``#elif`` on ``__CUDA_ARCH__`` in ``paths``.
+class TranslationUnit:
+    """One parsed pass (host, or device with ``__CUDA_ARCH__``) and the rewrites it asks for."""
 
-    The simulator compiles host and device code in one pass without ``__CUDA_ARCH__``, so each
-    of these takes its host branch: device code under ``#if __CUDA_ARCH__ >= 700`` is left out.
+    def __init__(self, text: str, user_file, device_pass: bool = False) -> None:
+        self.ci = ci = clang_module()
+        self.src = _Source(text, user_file)
+        self.device_pass = device_pass
+        self.func_kinds = {getattr(ci.CursorKind, n) for n in _FUNC_KINDS_NAMES}
+        index = ci.Index.create()
+        args = ["-x", "cuda", "-nocudainc", "-nocudalib", "--cuda-host-only", "-std=gnu++17", "-w"]
+        args += ["-Wno-unknown-cuda-version", "-ferror-limit=0", "-fno-spell-checking"]
+        self.name = name = "sim_frontend.cu"
+        self.tu = index.parse(name, args=args, unsaved_files=[(name, self.src.parse_text)])
+        self.edits: list[_Edit] = []
+        self.funcs: dict[int, _Func] = {}
+        self.launches: list[tuple[_Edit, int | None]] = []  # edit, kernel key (None: unknown)
+        self.problems: list[tuple[int, str]] = []
+        self.dyn_shared: dict[int, str] = {}  # file-scope extern __shared__: decl key -> element type
+        self._parents: dict[int, tuple[int, int]] = {}  # local variable -> its declaration statement
+        self._shared_groups: dict[tuple[int, int], list[str]] = {}
+        self._overloads: dict = {}
+        self._by_origin: dict | None = None
+        self._roots: list | None = None
+        self.walk()
+        for (start, end), decls in self._shared_groups.items():
+            self.edits.append(_Edit(start, end, [" ".join(decls)]))
+        self._diagnostics()
+
+    # ---- the walk over the tree ------------------------------------------------------------------
+    def off(self, loc) -> int:
+        return self.src.pre(loc.offset)
+
+    def rng(self, cursor) -> tuple[int, int]:
+        return self.off(cursor.extent.start), self.off(cursor.extent.end)
+
+    def key_of(self, cursor) -> int | None:
+        """A function's identity: the preprocessed offset of its definition's name."""
+        if cursor is None:
+            return None
+        d = cursor.get_definition()
+        if d is None:
+            return None
+        return self.off(d.location)
+
+    def _kind(self, cursor) -> str:
+        ck = self.ci.CursorKind
+        kinds = {c.kind for c in cursor.get_children()}
+        if ck.CUDAGLOBAL_ATTR in kinds:
+            return "global"
+        if ck.CUDADEVICE_ATTR in kinds:
+            return "hd" if ck.CUDAHOST_ATTR in kinds else "device"
+        return "host"
+
+    def walk(self) -> None:
+        for c in self.tu.cursor.get_children():
+            start = self.off(c.extent.start)
+            if start < 0:
+                continue  # the prelude
+            if self.src.is_user(start) or self.src.is_runtime(start):
+                self._visit(c, None, self.src.is_user(start))
+
+    def _visit(self, c, func: _Func | None, user: bool) -> None:
+        ck = self.ci.CursorKind
+        kind = c.kind
+        if kind in self.func_kinds and c.is_definition():
+            fkind = self._kind(c)
+            f = _Func(self.off(c.location), c.spelling, fkind, user)
+            self.funcs[f.key] = f
+            for ch in c.get_children():
+                if ch.kind == ck.COMPOUND_STMT:
+                    f.body = self.rng(ch)
+                self._visit(ch, f, user)
+            return
+        if kind == ck.LAMBDA_EXPR and func is not None:
+            # A lambda's body belongs to the enclosing function (a __device__ lambda is device code).
+            pass
+        if user:
+            self._user_node(c, func)
+        if func is not None:
+            self._graph_node(c, func)
+        for ch in c.get_children():
+            self._visit(ch, func, user)
+
+    def _device(self, func: _Func | None) -> bool:
+        return func is not None and func.kind in ("global", "device", "hd")
+
+    def _graph_node(self, c, func: _Func) -> None:
+        ck = self.ci.CursorKind
+        if c.kind == ck.CALL_EXPR:
+            ref = c.referenced
+            if ref is None or ref.kind not in self.func_kinds:
+                if not self._is_config(c):
+                    func.unknown = True  # a call through a pointer or an unresolved (dependent) name
+                return
+            if ref.spelling in _WAITS and ref.semantic_parent is not None and ref.semantic_parent.spelling == "sim":
+                func.waits = True
+                return
+            where = self.off(ref.location)
+            if func.user and func.kind in ("global", "device"):
+                self._device_call(c, ref, func, where)
+            if self.src.is_user(where) or self.src.is_runtime(where):
+                key = self.key_of(ref)
+                if key is None:
+                    if self.src.is_user(where):
+                        func.unknown = True  # declared in the program, defined elsewhere
+                else:
+                    func.calls.add(key)
+        elif c.kind in (ck.WHILE_STMT, ck.DO_STMT, ck.FOR_STMT) and self._device(func):
+            # A loop waiting on memory another thread writes (a volatile flag, an atomic read) is a
+            # wait too: in a plain loop over the block's threads the writer would never run.
+            if self._spins(c):
+                func.waits = True
+
+    def _device_call(self, call, ref, func: _Func, where: int) -> None:
+        """Refuse a call from device code of a function that exists only on the host, as nvcc does.
+
+        Device-callable: functions marked __device__ (or constexpr), everything the simulator's
+        runtime headers declare, and the C library functions CUDA provides in device code
+        (printf, malloc/free, memcpy/memset, assert and the math headers).
+        """
+        ck = self.ci.CursorKind
+        if ref.kind != ck.FUNCTION_DECL or self.src.is_runtime(where):
+            return
+        name = ref.spelling
+        if self.src.is_user(where):
+            decl = ref.get_definition() or ref
+            if self._kind(decl) != "host" or self._kind(ref) != "host":
+                return
+            if any(t.spelling == "constexpr" for t in list(ref.get_tokens())[:12]):
+                return
+            if ref.semantic_parent is not None and ref.semantic_parent.kind == ck.CLASS_DECL:
+                return
+            why = "a host function of the program: mark it __device__ or __host__ __device__"
+        else:
+            parent = ref.semantic_parent
+            if parent is None or parent.kind not in (ck.TRANSLATION_UNIT, ck.LINKAGE_SPEC) or name.startswith("__b"):
+                return
+            if name in _DEVICE_LIBC or _MATH_HEADER.search(self.src.where(where)[0]):
+                return
+            why = "a C library function that CUDA does not provide in device code"
+        self.problems.append(
+            (
+                self.off(call.extent.start),
+                f"a __{func.kind}__ function calls the host function '{name}' ({why})",
+            )
+        )
+
+    def _spins(self, loop) -> bool:
+        ck = self.ci.CursorKind
+        children = list(loop.get_children())
+        if loop.kind == ck.DO_STMT:
+            conds = children[-1:]
+        elif loop.kind == ck.WHILE_STMT:
+            conds = children[:1]
+        else:
+            conds = [ch for ch in children[:-1] if ch.kind != ck.DECL_STMT][-1:]
+        stack = list(conds)
+        while stack:
+            n = stack.pop()
+            if n.kind in (ck.DECL_REF_EXPR, ck.MEMBER_REF_EXPR, ck.UNARY_OPERATOR, ck.ARRAY_SUBSCRIPT_EXPR):
+                if n.type.is_volatile_qualified():
+                    return True
+            if n.kind == ck.CALL_EXPR and _ATOMIC.fullmatch(n.spelling or ""):
+                return True
+            stack.extend(n.get_children())
+        return False
+
+    def _is_config(self, c) -> bool:
+        return c.spelling == "__cudaPushCallConfiguration"
+
+    def _user_node(self, c, func: _Func | None) -> None:
+        ck = self.ci.CursorKind
+        kind = c.kind
+        if kind in (ck.ASM_STMT, ck.MS_ASM_STMT):
+            self.problems.append(
+                (self.off(c.extent.start), "unsupported CUDA construct 'asm' (inline assembly (asm / PTX)); "
+                 "write it in CUDA C++")
+            )
+        elif kind == ck.CALL_EXPR:
+            if c.referenced is None and c.spelling and _unsupported(c.spelling):
+                # An unknown template called with explicit arguments (`tex1Dfetch<float>(...)`):
+                # clang keeps the call unresolved rather than reporting the name.
+                self._refuse(self.off(c.extent.start), c.spelling, _unsupported(c.spelling))
+                return
+            children = list(c.get_children())
+            config = next((ch for ch in children[1:2] if ch.kind == ck.CALL_EXPR and self._is_config(ch)), None)
+            if config is not None:
+                self._launch(c, children[0], config, func)
+        elif kind == ck.DECL_STMT:
+            rng = self.rng(c)
+            for ch in c.get_children():
+                if ch.kind == ck.VAR_DECL:
+                    self._parents[self.off(ch.location)] = rng
+        elif kind == ck.VAR_DECL and func is not None:
+            if any(ch.kind == ck.CUDASHARED_ATTR for ch in c.get_children()):
+                self._shared(c)
+        elif kind == ck.VAR_DECL and func is None:
+            if any(ch.kind == ck.CUDASHARED_ATTR for ch in c.get_children()) and c.storage_class == (
+                self.ci.StorageClass.EXTERN
+            ):
+                # File scope `extern __shared__ T name[];`: each use reads the dynamic shared memory.
+                start, end = self._decl_stmt(c)
+                self.edits.append(_Edit(start, end, [""]))
+                self.dyn_shared[self.off(c.location)] = c.type.get_array_element_type().spelling
+        elif kind in (ck.DECL_REF_EXPR, ck.TYPE_REF, ck.TEMPLATE_REF, ck.NAMESPACE_REF, ck.OVERLOADED_DECL_REF):
+            if kind == ck.OVERLOADED_DECL_REF and _unsupported(c.spelling):
+                self._refuse(self.off(c.extent.start), c.spelling, _unsupported(c.spelling))
+                return
+            ref = c.referenced
+            if ref is None:
+                return
+            where = self.off(ref.location)
+            if kind == ck.DECL_REF_EXPR and ref.spelling in BUILTIN_NAMES and self.src.is_runtime(where):
+                self._builtin(c, ref.spelling, func)
+            elif kind == ck.DECL_REF_EXPR and where in self.dyn_shared:
+                start, end = self.rng(c)
+                elem = self.dyn_shared[where]
+                self.edits.append(_Edit(start, end, [f"(reinterpret_cast<{elem}*>(::sim::dynamic_shared()))"]))
+            elif not self.src.is_user(where):
+                found = _unsupported(ref.spelling)
+                if found:
+                    self._refuse(self.off(c.extent.start), ref.spelling, found)
+        elif kind in (ck.BINARY_OPERATOR, ck.COMPOUND_ASSIGNMENT_OPERATOR) and self._device(func):
+            self._shift(c)
+
+    def _refuse(self, pos: int, name: str, found: tuple[str, str]) -> None:
+        what, fix = found
+        self.problems.append((pos, f"unsupported CUDA construct '{name}' ({what}); {fix}"))
+
+    # ---- rewrites ------------------------------------------------------------------------------
+    def _text(self, start: int, end: int) -> str:
+        return self.src.text[start:end]
+
+    def _builtin(self, c, name: str, func: _Func | None) -> None:
+        start, end = self.rng(c)
+        if func is not None and func.kind == "host":
+            self.problems.append(
+                (
+                    start,
+                    f"'{name}' is a device built-in variable: host code cannot use it "
+                    "(as with nvcc, it exists only in __global__ and __device__ functions)",
+                )
+            )
+            return
+        self.edits.append(_Edit(start, end, [_BUILTIN_READ[name]]))
+
+    def _shift(self, c) -> None:
+        children = list(c.get_children())
+        if len(children) != 2:
+            return
+        a, b = (self.rng(ch) for ch in children)
+        op = self._text(a[1], b[0]).strip()
+        helper = {"<<": "shl", ">>": "shr", "<<=": "shl_assign", ">>=": "shr_assign"}.get(op)
+        if helper is None or a[0] < 0 or b[1] <= b[0]:
+            return
+        start, end = self.rng(c)
+        self.edits.append(_Edit(start, end, [f"::sim::{helper}(", a, ", ", b, ")"]))
+
+    def _shared(self, var) -> None:
+        ci = self.ci
+        name = var.spelling
+        stmt_start, stmt_end = self._decl_stmt(var)
+        if var.storage_class == ci.StorageClass.EXTERN:
+            elem = var.type.get_array_element_type().spelling
+            if var.type.kind != ci.TypeKind.INCOMPLETEARRAY:
+                self.problems.append((stmt_start, "expected 'extern __shared__ T name[];' (or T name[][N]...)"))
+                return
+            decl = (
+                f"using sim_shared_{name}_e = {elem}; sim_shared_{name}_e* const {name} = "
+                f"reinterpret_cast<sim_shared_{name}_e*>(::sim::dynamic_shared());"
+            )
+        else:
+            declarator = re.sub(r"\[[^\]]*\]", "", self._text(self.off(var.location), self.rng(var)[1]))
+            if "=" in declarator or "{" in declarator:
+                self.problems.append((stmt_start, "a __shared__ variable cannot have an initializer"))
+                return
+            typ = var.type.spelling
+            decl = (
+                f"using sim_shared_{name}_t = {typ}; static char sim_shared_{name}_site; "
+                f"sim_shared_{name}_t& {name} = ::sim::shared_var<sim_shared_{name}_t>(&sim_shared_{name}_site);"
+            )
+        group = self._shared_groups.setdefault((stmt_start, stmt_end), [])
+        group.append(decl)
+
+    def _decl_stmt(self, var) -> tuple[int, int]:
+        parent = self._parents.get(self.off(var.location))
+        if parent is not None:
+            return parent
+        start, end = self.rng(var)
+        text = self.src.text
+        j = end
+        while j < len(text) and text[j] in " \t\n":
+            j += 1
+        if j < len(text) and text[j] == ";":
+            end = j + 1
+        return start, end
+
+    def _launch(self, call, callee, config, func: _Func | None) -> None:
+        ci = self.ci
+        ck = ci.CursorKind
+        start, end = self.rng(call)
+        cfg_start, cfg_end = self.rng(config)
+        path, line = self.src.where(start)
+        kernel_text = " ".join(self._text(start, cfg_start).split())
+        name = kernel_text.replace('"', "").replace("\\", "")
+        if self._device(func) and func.kind != "hd":
+            self.problems.append(
+                (
+                    start,
+                    f"unsupported CUDA construct: kernel launch of '{name}' from device code (dynamic parallelism)",
+                )
+            )
+            return
+        cfg = [self.rng(ch) for ch in list(config.get_children())[1:]]
+        cfg = [r for r in cfg if r[1] > r[0]]
+        if len(cfg) < 2 or len(cfg) > 4:
+            self.problems.append((start, "a launch needs <<<grid, block[, shared_bytes[, stream]]>>>"))
+            return
+        text = self.src.text
+        k = cfg_end
+        while k < end and text[k] != "(":
+            k += 1
+        args = (k + 1, end - 1)
+        parts: list = []
+        for i in range(4):
+            if i < len(cfg):
+                parts += ["(cudaStream_t)(" if i == 3 else "(", cfg[i], ")"]
+            else:
+                parts.append("0")
+            parts.append(", ")
+        target = callee
+        while target.kind == ck.UNEXPOSED_EXPR and len(list(target.get_children())) == 1:
+            target = next(target.get_children())
+        ref = target.referenced if target.kind in (ck.DECL_REF_EXPR, ck.OVERLOADED_DECL_REF) else None
+        by_name = ref is not None and (ref.kind in self.func_kinds or target.kind == ck.OVERLOADED_DECL_REF)
+        capture = "&" if func is not None else ""
+        file_lit = '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        head = f'"{name}", {file_lit}, {line}, '
+        key = self.key_of(ref) if by_name and target.kind != ck.OVERLOADED_DECL_REF else None
+        is_template = by_name and (
+            target.kind == ck.OVERLOADED_DECL_REF
+            or ref.kind == ck.FUNCTION_TEMPLATE
+            or ref.get_num_template_arguments() > 0
+        )
+        explicit = kernel_text.endswith(">")
+        bf = "SIM_BARRIER_FREE"
+        call_args = (k + 1, end - 1)
+        has_args = text[k + 1 : end - 1].strip() != ""
+        if by_name and ((is_template and not explicit) or self._overloaded(ref, target)):
+            # Deduced template arguments or an overload set: resolved per call, as nvcc does.
+            deduce = f"[{capture}](auto... sim_a) {{ {kernel_text}(sim_a...); }}"
+            edit = _Edit(start, end, ["::sim::launch_deduced(" + head, *parts, bf, f", {deduce}"])
+            if has_args:
+                edit.parts += [", ", call_args]
+            edit.parts.append(")")
+        elif by_name:
+            lam = f"[{capture}](auto... sim_a) {{ {kernel_text}(sim_a...); }}"
+            edit = _Edit(
+                start, end, ["::sim::launcher(" + head, *parts, kernel_text, f", {lam}, ", bf, ")(", args, ")"]
+            )
+        else:
+            edit = _Edit(
+                start,
+                end,
+                ["::sim::launcher(" + head, *parts, "(", (start, cfg_start), "), ::sim::no_default_args{}, ", bf,
+                 ")(", args, ")"],
+            )
+            key = None
+        self.edits.append(edit)
+        self.launches.append((edit, key))
+
+    def _overloaded(self, ref, target) -> bool:
+        ck = self.ci.CursorKind
+        if target.kind == ck.OVERLOADED_DECL_REF:
+            return True
+        parent = ref.semantic_parent
+        if parent is None:
+            return False
+        count = self._overloads.get((parent.hash, ref.spelling))
+        if count is None:
+            count = sum(
+                1
+                for ch in parent.get_children()
+                if ch.kind in self.func_kinds and ch.spelling == ref.spelling and ch.is_definition()
+            )
+            self._overloads[(parent.hash, ref.spelling)] = count
+        return count > 1
+
+    # ---- after the walk ------------------------------------------------------------------------
+    def _diagnostics(self) -> None:
+        """Refusals from clang's own checks: unsupported names it could not find, host-only calls."""
+        for d in self.tu.diagnostics:
+            if d.severity < 3 or d.location.file is None:
+                continue
+            pos = self.src.pre(d.location.offset)
+            if not self.src.is_user(pos):
+                continue
+            m = _UNDECLARED.search(d.spelling)
+            if m and _unsupported(m.group(1)):
+                self._refuse(pos, m.group(1), _unsupported(m.group(1)))
+                continue
+            # A statement clang dropped for an error elsewhere in it: its tokens still name it.
+            for tok in self._line_tokens(d.location.offset):
+                if tok.kind == self.ci.TokenKind.IDENTIFIER and _unsupported(tok.spelling):
+                    self._refuse(pos, tok.spelling, _unsupported(tok.spelling))
+                    break
+            notes = " ".join(ch.spelling for ch in d.children)
+            t = re.search(r"call to __host__ function from __(global|device)__ function", notes + " " + d.spelling)
+            if t:
+                callee = re.search(r"'([^']+)'", d.spelling)
+                what = callee.group(1) if callee else "?"
+                self.problems.append(
+                    (
+                        pos,
+                        f"a __{t.group(1)}__ function calls the host function '{what}', which device code "
+                        "cannot call (as with nvcc: mark it __device__ or __host__ __device__)",
+                    )
+                )
+
+    def _line_tokens(self, offset: int) -> list:
+        text = self.src.parse_text
+        a = text.rfind("\n", 0, offset) + 1
+        b = text.find("\n", offset)
+        b = len(text) if b < 0 else b
+        f = self.tu.get_file(self.name)
+        extent = self.ci.SourceRange.from_locations(
+            self.ci.SourceLocation.from_offset(self.tu, f, a), self.ci.SourceLocation.from_offset(self.tu, f, b)
+        )
+        return list(self.tu.get_tokens(extent=extent))
+
+    def barrier_free(self, key: int | None) -> bool:
+        """Whether the kernel ``key`` reaches no wait (barrier, warp operation, spin) and no unknown callee."""
+        if key is None or key not in self.funcs:
+            return False
+        seen, stack = set(), [key]
+        while stack:
+            k = stack.pop()
+            if k in seen:
+                continue
+            seen.add(k)
+            f = self.funcs.get(k)
+            if f is None:
+                continue  # a lambda's body, walked with its enclosing function
+            if f.waits or f.unknown:
+                return False
+            stack.extend(f.calls)
+        return True
+
+    def function_kind(self, pos: int) -> str | None:
+        """The kind of the function whose body holds ``pos`` (None outside any)."""
+        best = None
+        for f in self.funcs.values():
+            if f.body is not None and f.body[0] <= pos < f.body[1]:
+                if best is None or f.body[0] > best.body[0]:
+                    best = f
+        return best.kind if best is not None else None
+
+    def first_problem(self) -> SimBuildError | None:
+        if not self.problems:
+            return None
+        pos, msg = min(self.problems, key=lambda p: p[0])
+        return _error(self.src, pos, msg)
+
+    def render(self, start: int = 0, end: int | None = None) -> str:
+        """The text of ``[start, end)`` with every edit inside it applied."""
+        end = len(self.src.text) if end is None else end
+        self._roots = None
+        return self._render(start, end, self._tree())
+
+    def _tree(self) -> list[_Edit]:
+        if self._roots is not None:
+            return self._roots
+        uniq = {}
+        for e in self.edits:
+            uniq.setdefault((e.start, e.end), e)
+        edits = sorted(uniq.values(), key=lambda e: (e.start, -e.end))
+        roots: list[_Edit] = []
+        stack: list[_Edit] = []
+        for e in edits:
+            e.children = []
+            while stack and stack[-1].end <= e.start:
+                stack.pop()
+            if stack:
+                if e.end > stack[-1].end:
+                    raise _error(self.src, e.start, "overlapping constructs the simulator cannot rewrite")
+                stack[-1].children.append(e)
+            else:
+                roots.append(e)
+            stack.append(e)
+        self._roots = roots
+        return roots
+
+    def _render(self, start: int, end: int, edits: list[_Edit]) -> str:
+        text = self.src.text
+        out, pos = [], start
+        for e in edits:
+            if e.end <= start or e.start >= end:
+                continue
+            if e.start < start or e.end > end:
+                continue  # a construct that straddles the range is not rewritten inside it
+            out.append(text[pos : e.start])
+            out.append(self._apply(e))
+            pos = e.end
+        out.append(text[pos:end])
+        return "".join(out)
+
+    def _apply(self, e: _Edit) -> str:
+        out = []
+        for p in e.parts:
+            if isinstance(p, tuple):
+                out.append(self._render(p[0], p[1], e.children))
+            else:
+                out.append(p)
+        s = "".join(out)
+        if e.exact:
+            return s
+        missing = self.src.text.count("\n", e.start, e.end) - s.count("\n")
+        # Keep the line count, so that every later line keeps its number.
+        return s + "\n" * max(missing, 0)
+
+
+def translate_preprocessed(text: str, user_file, device_text: str | None = None) -> str:
+    """Parse ``text`` (``g++ -E`` output) and return the C++ that g++ compiles.
+
+    ``user_file(path)`` tells the user's files (rewritten) from headers left alone. With
+    ``device_text`` (the same source preprocessed with ``__CUDA_ARCH__``), each device
+    function's body comes from that pass and a ``__host__ __device__`` function whose bodies
+    differ chooses one at run time.
     """
-    found = []
-    for path in paths:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = mask_source(f.read())
-        except OSError:
+    host = _parse_legacy(text, user_file)
+    device = None
+    if device_text is not None and device_text != text:
+        device = _parse_legacy(device_text, user_file, device_pass=True)
+        # Each pass judges its own code: device function bodies the device pass, the rest the host.
+        host.problems = [p for p in host.problems if host.function_kind(p[0]) not in ("global", "device")]
+        device.problems = [p for p in device.problems if device.function_kind(p[0]) in ("global", "device", "hd")]
+    problems = [(tu, p) for tu in (host, device) if tu is not None for p in tu.problems]
+    if problems:
+        tu, (pos, msg) = min(problems, key=lambda tp: tp[0].src.where(tp[1][0]))
+        raise _error(tu.src, pos, msg)
+    for edit, key in host.launches:
+        runs = device if device is not None else host
+        free = runs.barrier_free(_match(host, runs, key))
+        edit.parts = [("true" if free else "false") if p == "SIM_BARRIER_FREE" else p for p in edit.parts]
+    if device is not None:
+        host.edits.extend(_device_bodies(host, device))
+    out = host.render()
+    for attribute, spelled in _ATTRIBUTES.items():
+        out = out.replace(attribute, spelled)
+    return out
+
+
+_LEGACY = re.compile(r"<<[ \t]+<(?!<)|>>[ \t]+>(?!>)")
+
+
+def _parse_legacy(text: str, user_file, device_pass: bool = False) -> TranslationUnit:
+    """Parse ``text``, first joining the legacy launch spelling ``<< <``/``>> >`` where clang stops.
+
+    nvcc accepts ``k<< <grid, block>> >(args)``; clang reads ``<< <`` as a shift and reports an
+    error there. Only lines where the parse failed are joined, and then parsed again.
+    """
+    for _ in range(4):
+        tu = TranslationUnit(text, user_file, device_pass)
+        lines = set()
+        for d in tu.tu.diagnostics:
+            if d.severity >= 3 and d.location.file is not None:
+                pos = tu.src.pre(d.location.offset)
+                if tu.src.is_user(pos):
+                    lines.add(tu.src.line(pos))
+        fixed = text
+        for ln in sorted(lines, reverse=True):
+            a = tu.src.line_starts[ln]
+            b = tu.src.line_starts[ln + 1] if ln + 1 < len(tu.src.line_starts) else len(text)
+            row = _LEGACY.sub(lambda m: m.group(0)[:2] + m.group(0)[-1], text[a:b])
+            fixed = fixed[:a] + row + fixed[b:]
+        if fixed == text:
+            return tu
+        text = fixed
+    return tu
+
+
+def _origin(tu: TranslationUnit, key: int) -> tuple[str, int, int, str]:
+    f = tu.funcs[key]
+    path, line = tu.src.where(key)
+    return path, line, key - tu.src.line_starts[tu.src.line(key)], f.name
+
+
+def _match(host: TranslationUnit, other: TranslationUnit, key: int | None) -> int | None:
+    """The key in ``other`` of the function ``key`` of ``host`` (same file, line, column, name)."""
+    if key is None or other is host:
+        return key
+    if key not in host.funcs:
+        return None
+    if other._by_origin is None:
+        other._by_origin = {_origin(other, k): k for k in other.funcs}
+    return other._by_origin.get(_origin(host, key))
+
+
+def _marker(tu: TranslationUnit, pos: int) -> str:
+    path, line = tu.src.where(pos)
+    return '\n# %d "%s"\n' % (line, path.replace("\\", "\\\\").replace('"', '\\"'))
+
+
+def _device_bodies(host: TranslationUnit, device: TranslationUnit) -> list[_Edit]:
+    """Edits giving each device function of ``host`` its body from the ``__CUDA_ARCH__`` pass."""
+    edits = []
+    for key, f in host.funcs.items():
+        if not f.user or f.body is None or f.kind == "host":
             continue
-        found += [(path, _line_of(text, m.start())) for m in _ARCH_CONDITIONAL.finditer(text)]
-    return found
-
-
-def translate(path: str, include_dirs: tuple[str, ...] | list[str] = ()) -> tuple[str, list[str]]:
-    """Translate one ``.cu`` file; returns the C++ text and every source file it read.
-
-    Headers that ``#include`` finds next to the file (``"x.h"``) or in ``include_dirs`` are
-    inlined and translated too.
-    """
-    t = _Translator(tuple(include_dirs))
-    return t.file(path), t.files
+        dkey = _match(host, device, key)
+        dbody = device.funcs[dkey].body if dkey is not None else None
+        if dbody is None:
+            continue
+        dev = device.render(*dbody)
+        start, end = f.body
+        # The device body keeps its own line numbers; a marker after it puts the next line back.
+        after = _marker(host, end)
+        if f.kind == "hd":
+            if dev == host.render(start, end):
+                continue
+            parts = ["{ if (::sim::on_device()) ", dev, _marker(host, start), " else ", (start, end), " }", after]
+        else:
+            parts = [dev, after]
+        edits.append(_Edit(start, end, parts, exact=True))
+    return edits
