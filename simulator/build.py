@@ -28,6 +28,7 @@ __all__ = [
     "build_program",
     "build_shared",
     "cache_dir",
+    "translate_source",
     "compiler",
 ]
 
@@ -281,6 +282,41 @@ def _front_end_version() -> str:
     return (PACKAGE_DIR / "transform.py").read_text()
 
 
+def _preprocess(cxx: str, path: str, flags: list[str], arch: int, what: str) -> tuple[str, str | None]:
+    """``g++ -E`` of a .cu source for the front end: the host pass, and the device pass
+    (``__CUDA_ARCH__`` defined) when the program's files test it (else None)."""
+    clang_module()  # the front end's dependency, checked before any work
+    pp = [cxx, *flags, "-I", str(RUNTIME_DIR), "-DSIM_FRONTEND", "-include", "cuda_sim.h", "-x", "c++"]
+    host_pre = _run_compiler([*pp, "-E", path], what)
+    for f in sorted(_user_files(host_pre)):
+        try:
+            tested = "__CUDA_ARCH__" in Path(f).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            tested = True
+        if tested:
+            return host_pre, _run_compiler([*pp, f"-D__CUDA_ARCH__={arch}", "-E", path], what)
+    return host_pre, None
+
+
+def translate_source(
+    source: str | os.PathLike,
+    mode: str = "fast",
+    include_dirs: tuple[str, ...] | list[str] = (),
+    arch: int = DEFAULT_ARCH,
+) -> str:
+    """The C++ that the build compiles for a .cu ``source`` (preprocessed and rewritten; not cached)."""
+    _check_mode(mode)
+    _check_arch(arch)
+    src = Path(source).resolve()
+    if not src.is_file():
+        raise SimBuildError(f"{source}: no such source file")
+    includes = ["-I", str(RUNTIME_DIR / "include"), "-I", str(src.parent)]
+    for d in include_dirs:
+        includes += ["-I", str(Path(d).resolve())]
+    host_pre, device_pre = _preprocess(compiler(), str(src), _COMMON + _KERNEL_FLAGS[mode] + includes, arch, str(src))
+    return translate_preprocessed(host_pre, lambda _path: True, device_pre)
+
+
 def kernel_object(
     source: str | os.PathLike,
     mode: str,
@@ -322,29 +358,20 @@ def kernel_object(
         else:
             lang = ["-x", "c++"]
             flags = _COMMON + _KERNEL_FLAGS[mode] + includes + ["-I", str(RUNTIME_DIR)]
-        key = _hash(src.read_bytes(), _runtime_sources(), " ".join(flags + lang), _compiler_id(cxx), path)
-        out = cache_dir() / f"{stem}-{mode}-{key}.o"
-        # Preprocessed here so that a change in an included header makes a new key.
+        # Keyed by the preprocessed text, so that a change in an included header makes a new key.
         pre = _run_compiler([cxx, *flags, *lang, "-E", path], str(src))
-        key = _hash(key, pre)
+        key = _hash(pre, _runtime_sources(), " ".join(flags + lang), _compiler_id(cxx), path)
         out = cache_dir() / f"{stem}-{mode}-{key}.o"
         return _atomic_output(out, lambda tmp: _compile([cxx, *flags, *lang, "-c", path, "-o", str(tmp)], str(src)))
-    clang_module()  # the front end's dependency, checked before any work
     flags = _COMMON + _KERNEL_FLAGS[mode]
-    pp = [cxx, *flags, *includes, "-I", str(RUNTIME_DIR), "-DSIM_FRONTEND", "-include", "cuda_sim.h", "-x", "c++"]
-    host_pre = _run_compiler([*pp, "-E", path], str(src))
-    # Device code sees __CUDA_ARCH__: a second pass only when the program's files test it.
-    device_pre = None
-    for f in sorted(_user_files(host_pre)):
-        try:
-            tested = "__CUDA_ARCH__" in Path(f).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            tested = True
-        if tested:
-            device_pre = _run_compiler([*pp, f"-D__CUDA_ARCH__={arch}", "-E", path], str(src))
-            break
+    host_pre, device_pre = _preprocess(cxx, path, flags + includes, arch, str(src))
     key = _hash(
-        host_pre, device_pre or "", _runtime_sources(), " ".join(flags), str(arch), _compiler_id(cxx),
+        host_pre,
+        device_pre or "",
+        _runtime_sources(),
+        " ".join(flags),
+        str(arch),
+        _compiler_id(cxx),
         _front_end_version(),
     )
     out = cache_dir() / f"{stem}-{mode}-{key}.o"

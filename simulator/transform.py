@@ -143,62 +143,63 @@ class _Source:
     def __init__(self, text: str, user_file) -> None:
         self.text = text
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        # per preprocessed line: (file, line) it came from, and whether it is the user's code
-        self.origin: list[tuple[str, int]] = []
-        self.user: list[bool] = []
-        self.runtime: list[bool] = []
-        current, lineno, is_user, is_rt = "", 0, False, False
-        chunks, prev_user = [], None
-        self.inserted: list[tuple[int, int]] = []  # (preprocessed offset, bytes inserted before it)
-        offset = 0
-        for raw in text.split("\n"):
-            mk = _MARKER.match(raw) if raw.startswith("# ") else None
-            if mk:
-                current, lineno = bytes(mk.group(2), "utf-8").decode("unicode_escape"), int(mk.group(1)) - 1
-                flags = mk.group(3).split()
-                is_rt = current.startswith(RUNTIME_DIR)
-                is_user = "3" not in flags and not current.startswith("<") and not is_rt and user_file(current)
-                if prev_user is not None and is_user != prev_user:
-                    # Outside the user's code every function is callable from device code (math,
-                    # the runtime): clang's CUDA checks then apply to the user's own functions.
-                    chunks.append(_HD_END if is_user else _HD_BEGIN)
-                    self.inserted.append((offset, len(chunks[-1])))
-                prev_user = is_user
-            self.origin.append((current, lineno))
-            self.user.append(is_user and not mk)
-            self.runtime.append(is_rt)
-            lineno += 1
-            chunks.append(raw + "\n")
-            offset += len(raw) + 1
-        if prev_user is False:
+        # One entry per line marker: the preprocessed line it starts, the file and line there,
+        # and whether that stretch is the user's code or the simulator's runtime.
+        self.marks: list[int] = [0]
+        self.files: list[tuple[str, int, bool, bool]] = [("", 0, False, False)]
+        chunks, pos, prev_user = [], 0, None
+        self.inserted: list[tuple[int, int]] = [(0, len(_PRELUDE) + len(_HD_BEGIN))]
+        chunks.append(_PRELUDE + _HD_BEGIN)
+        for m in re.finditer(r'(?m)^# (\d+) "((?:[^"\\]|\\.)*)"((?: \d)*)$', text):
+            path = m.group(2).replace('\\"', '"').replace("\\\\", "\\")
+            flags = m.group(3).split()
+            is_rt = path.startswith(RUNTIME_DIR)
+            is_user = "3" not in flags and not path.startswith("<") and not is_rt and bool(user_file(path))
+            line = bisect.bisect_right(self.line_starts, m.start()) - 1
+            self.marks.append(line + 1)
+            self.files.append((path, int(m.group(1)), is_user, is_rt))
+            if prev_user is not None and is_user != prev_user:
+                # Outside the user's code every function is callable from device code (math, the
+                # runtime): clang's CUDA checks then apply to the user's own functions only.
+                chunks.append(text[pos : m.start()])
+                chunks.append(_HD_END if is_user else _HD_BEGIN)
+                self.inserted.append((m.start(), len(chunks[-1])))
+                pos = m.start()
+            prev_user = is_user
+        chunks.append(text[pos:])
+        if not text.endswith("\n"):
+            chunks.append("\n")
+        if prev_user is not True:
             chunks.append(_HD_END)
-        self.parse_text = _PRELUDE + _HD_BEGIN + "".join(chunks)
-        self.inserted.insert(0, (0, len(_PRELUDE) + len(_HD_BEGIN)))
+        self.parse_text = "".join(chunks)
         acc, self._ins_pos, self._ins_acc = 0, [], []
-        pos = 0
         for at, n in self.inserted:
             acc += n
             self._ins_pos.append(at + acc)  # first parse offset after this insertion
             self._ins_acc.append(acc)
-            pos = at
-        del pos
 
     def pre(self, parse_offset: int) -> int:
         """The preprocessed-text offset of a parse-buffer offset."""
         i = bisect.bisect_right(self._ins_pos, parse_offset) - 1
-        return parse_offset - (self._ins_acc[i] if i >= 0 else 0)
+        return parse_offset - (self._ins_acc[i] if i >= 0 else len(_PRELUDE) + len(_HD_BEGIN))
 
     def line(self, pre_offset: int) -> int:
         return bisect.bisect_right(self.line_starts, pre_offset) - 1
 
+    def _mark(self, pre_offset: int) -> int:
+        return bisect.bisect_right(self.marks, self.line(pre_offset)) - 1
+
     def where(self, pre_offset: int) -> tuple[str, int]:
-        return self.origin[min(self.line(pre_offset), len(self.origin) - 1)]
+        line = self.line(pre_offset)
+        i = bisect.bisect_right(self.marks, line) - 1
+        path, first, _, _ = self.files[i]
+        return path, first + line - self.marks[i]
 
     def is_user(self, pre_offset: int) -> bool:
-        return 0 <= pre_offset < len(self.text) and self.user[self.line(pre_offset)]
+        return 0 <= pre_offset < len(self.text) and self.files[self._mark(pre_offset)][2]
 
     def is_runtime(self, pre_offset: int) -> bool:
-        return 0 <= pre_offset < len(self.text) and self.runtime[self.line(pre_offset)]
+        return 0 <= pre_offset < len(self.text) and self.files[self._mark(pre_offset)][3]
 
 
 def _error(src: _Source, pos: int, msg: str) -> SimBuildError:
@@ -211,6 +212,21 @@ def _unsupported(name: str) -> tuple[str, str] | None:
         if rx.fullmatch(name):
             return what, fix
     return None
+
+
+def _bind_overloads(ci) -> None:
+    """Give ``clang.cindex`` the two libclang calls that list an overload set's members."""
+    import ctypes
+
+    lib = ci.conf.lib
+    if getattr(lib, "_sim_overloads", False):
+        return
+    lib.clang_getNumOverloadedDecls.argtypes = [ci.Cursor]
+    lib.clang_getNumOverloadedDecls.restype = ctypes.c_uint
+    lib.clang_getOverloadedDecl.argtypes = [ci.Cursor, ctypes.c_uint]
+    lib.clang_getOverloadedDecl.restype = ci.Cursor
+    lib.clang_getOverloadedDecl.errcheck = ci.Cursor.from_result
+    lib._sim_overloads = True
 
 
 _FUNC_KINDS_NAMES = (
@@ -231,6 +247,7 @@ class TranslationUnit:
         self.src = _Source(text, user_file)
         self.device_pass = device_pass
         self.func_kinds = {getattr(ci.CursorKind, n) for n in _FUNC_KINDS_NAMES}
+        _bind_overloads(ci)
         index = ci.Index.create()
         args = ["-x", "cuda", "-nocudainc", "-nocudalib", "--cuda-host-only", "-std=gnu++17", "-w"]
         args += ["-Wno-unknown-cuda-version", "-ferror-limit=0", "-fno-spell-checking"]
@@ -238,7 +255,7 @@ class TranslationUnit:
         self.tu = index.parse(name, args=args, unsaved_files=[(name, self.src.parse_text)])
         self.edits: list[_Edit] = []
         self.funcs: dict[int, _Func] = {}
-        self.launches: list[tuple[_Edit, int | None]] = []  # edit, kernel key (None: unknown)
+        self.launches: list[tuple[_Edit, list]] = []  # edit, the keys of the kernels it may launch
         self.problems: list[tuple[int, str]] = []
         self.dyn_shared: dict[int, str] = {}  # file-scope extern __shared__: decl key -> element type
         self._parents: dict[int, tuple[int, int]] = {}  # local variable -> its declaration statement
@@ -314,27 +331,56 @@ class TranslationUnit:
         if c.kind == ck.CALL_EXPR:
             ref = c.referenced
             if ref is None or ref.kind not in self.func_kinds:
-                if not self._is_config(c):
-                    func.unknown = True  # a call through a pointer or an unresolved (dependent) name
+                if self._is_config(c):
+                    return
+                first = next(c.get_children(), None)
+                if first is not None and first.kind == ck.TYPE_REF:
+                    return  # `T(x)` in a template: a conversion, not a call
+                candidates = self._candidates(first)
+                if candidates is None:
+                    func.unknown = True  # a call through a pointer or an unresolved member
+                    return
+                for cand in candidates:
+                    self._add_call(func, cand)
                 return
-            if ref.spelling in _WAITS and ref.semantic_parent is not None and ref.semantic_parent.spelling == "sim":
-                func.waits = True
-                return
-            where = self.off(ref.location)
-            if func.user and func.kind in ("global", "device"):
-                self._device_call(c, ref, func, where)
-            if self.src.is_user(where) or self.src.is_runtime(where):
-                key = self.key_of(ref)
-                if key is None:
-                    if self.src.is_user(where):
-                        func.unknown = True  # declared in the program, defined elsewhere
-                else:
-                    func.calls.add(key)
+            self._add_call(func, ref, c)
         elif c.kind in (ck.WHILE_STMT, ck.DO_STMT, ck.FOR_STMT) and self._device(func):
             # A loop waiting on memory another thread writes (a volatile flag, an atomic read) is a
             # wait too: in a plain loop over the block's threads the writer would never run.
             if self._spins(c):
                 func.waits = True
+
+    def _candidates(self, callee) -> list | None:
+        """The functions an unresolved (dependent) call by name may call, or None when not by name."""
+        ck = self.ci.CursorKind
+        node = callee
+        while node is not None and node.kind == ck.UNEXPOSED_EXPR:
+            node = next(node.get_children(), None)
+        if node is None:
+            return None
+        if node.kind == ck.DECL_REF_EXPR:
+            node = next((ch for ch in node.get_children() if ch.kind == ck.OVERLOADED_DECL_REF), None)
+        if node is None or node.kind != ck.OVERLOADED_DECL_REF:
+            return None
+        lib = self.ci.conf.lib
+        return [lib.clang_getOverloadedDecl(node, i) for i in range(lib.clang_getNumOverloadedDecls(node))]
+
+    def _add_call(self, func: _Func, ref, call=None) -> None:
+        if ref.kind not in self.func_kinds:
+            return
+        if ref.spelling in _WAITS and ref.semantic_parent is not None and ref.semantic_parent.spelling == "sim":
+            func.waits = True
+            return
+        where = self.off(ref.location)
+        if func.user and func.kind in ("global", "device") and call is not None:
+            self._device_call(call, ref, func, where)
+        if self.src.is_user(where) or self.src.is_runtime(where):
+            key = self.key_of(ref)
+            if key is None:
+                if self.src.is_user(where):
+                    func.unknown = True  # declared in the program, defined elsewhere
+            else:
+                func.calls.add(key)
 
     def _device_call(self, call, ref, func: _Func, where: int) -> None:
         """Refuse a call from device code of a function that exists only on the host, as nvcc does.
@@ -557,11 +603,17 @@ class TranslationUnit:
         while target.kind == ck.UNEXPOSED_EXPR and len(list(target.get_children())) == 1:
             target = next(target.get_children())
         ref = target.referenced if target.kind in (ck.DECL_REF_EXPR, ck.OVERLOADED_DECL_REF) else None
+        if ref is not None and ref.kind == ck.OVERLOADED_DECL_REF:
+            target = ref  # an overload set, or a kernel template named in a template
         by_name = ref is not None and (ref.kind in self.func_kinds or target.kind == ck.OVERLOADED_DECL_REF)
         capture = "&" if func is not None else ""
         file_lit = '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
         head = f'"{name}", {file_lit}, {line}, '
-        key = self.key_of(ref) if by_name and target.kind != ck.OVERLOADED_DECL_REF else None
+        if by_name and target.kind == ck.OVERLOADED_DECL_REF:
+            lib = ci.conf.lib
+            keys = [self.key_of(lib.clang_getOverloadedDecl(target, i)) for i in range(lib.clang_getNumOverloadedDecls(target))]
+        else:
+            keys = [self.key_of(ref) if by_name else None]
         is_template = by_name and (
             target.kind == ck.OVERLOADED_DECL_REF
             or ref.kind == ck.FUNCTION_TEMPLATE
@@ -590,9 +642,9 @@ class TranslationUnit:
                 ["::sim::launcher(" + head, *parts, "(", (start, cfg_start), "), ::sim::no_default_args{}, ", bf,
                  ")(", args, ")"],
             )
-            key = None
+            keys = [None]
         self.edits.append(edit)
-        self.launches.append((edit, key))
+        self.launches.append((edit, keys))
 
     def _overloaded(self, ref, target) -> bool:
         ck = self.ci.CursorKind
@@ -763,9 +815,9 @@ def translate_preprocessed(text: str, user_file, device_text: str | None = None)
     if problems:
         tu, (pos, msg) = min(problems, key=lambda tp: tp[0].src.where(tp[1][0]))
         raise _error(tu.src, pos, msg)
-    for edit, key in host.launches:
+    for edit, keys in host.launches:
         runs = device if device is not None else host
-        free = runs.barrier_free(_match(host, runs, key))
+        free = bool(keys) and all(runs.barrier_free(_match(host, runs, key)) for key in keys)
         edit.parts = [("true" if free else "false") if p == "SIM_BARRIER_FREE" else p for p in edit.parts]
     if device is not None:
         host.edits.extend(_device_bodies(host, device))
