@@ -273,7 +273,11 @@ def _user_files(pre: str) -> set[str]:
     found = set()
     for m in re.finditer(r'(?m)^# \d+ "([^"]+)"((?: \d)*)$', pre):
         path = m.group(1)
-        if "3" not in m.group(2).split() and not path.startswith("<") and not path.startswith(str(RUNTIME_DIR)):
+        if (
+            "3" not in m.group(2).split()
+            and not path.startswith("<")
+            and not path.startswith(str(RUNTIME_DIR))
+        ):
             found.add(path)
     return found
 
@@ -289,6 +293,8 @@ def _preprocess(cxx: str, path: str, flags: list[str], arch: int, what: str) -> 
     pp = [cxx, *flags, "-I", str(RUNTIME_DIR), "-DSIM_FRONTEND", "-include", "cuda_sim.h", "-x", "c++"]
     host_pre = _run_compiler([*pp, "-E", path], what)
     for f in sorted(_user_files(host_pre)):
+        if not os.path.isfile(f):
+            continue  # the working-folder marker that -g adds
         try:
             tested = "__CUDA_ARCH__" in Path(f).read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -313,7 +319,9 @@ def translate_source(
     includes = ["-I", str(RUNTIME_DIR / "include"), "-I", str(src.parent)]
     for d in include_dirs:
         includes += ["-I", str(Path(d).resolve())]
-    host_pre, device_pre = _preprocess(compiler(), str(src), _COMMON + _KERNEL_FLAGS[mode] + includes, arch, str(src))
+    host_pre, device_pre = _preprocess(
+        compiler(), str(src), _COMMON + _KERNEL_FLAGS[mode] + includes, arch, str(src)
+    )
     return translate_preprocessed(host_pre, lambda _path: True, device_pre)
 
 
@@ -362,7 +370,9 @@ def kernel_object(
         pre = _run_compiler([cxx, *flags, *lang, "-E", path], str(src))
         key = _hash(pre, _runtime_sources(), " ".join(flags + lang), _compiler_id(cxx), path)
         out = cache_dir() / f"{stem}-{mode}-{key}.o"
-        return _atomic_output(out, lambda tmp: _compile([cxx, *flags, *lang, "-c", path, "-o", str(tmp)], str(src)))
+        return _atomic_output(
+            out, lambda tmp: _compile([cxx, *flags, *lang, "-c", path, "-o", str(tmp)], str(src))
+        )
     flags = _COMMON + _KERNEL_FLAGS[mode]
     host_pre, device_pre = _preprocess(cxx, path, flags + includes, arch, str(src))
     key = _hash(

@@ -19,7 +19,6 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .build import DEFAULT_ARCH, MODES, SimBuildError, build_program
 from .check import _ENV, TIMEOUT_GRACE_S, _findings, death_by_signal, grace_after, resolve_timeout, wall_limit
@@ -160,6 +159,4 @@ def run_program(
         status = rc if rc != 0 else 1
     else:
         status = rc
-    return RunResult(
-        mode, rc, findings, timed_out, status, rc in _CHECKER_STATUS.get(mode, ()), reports
-    )
+    return RunResult(mode, rc, findings, timed_out, status, rc in _CHECKER_STATUS.get(mode, ()), reports)

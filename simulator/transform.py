@@ -313,9 +313,7 @@ class TranslationUnit:
                     f.body = self.rng(ch)
                 self._visit(ch, f, user)
             return
-        if kind == ck.LAMBDA_EXPR and func is not None:
-            # A lambda's body belongs to the enclosing function (a __device__ lambda is device code).
-            pass
+        # A lambda's body is walked as part of the enclosing function (its calls are that function's).
         if user:
             self._user_node(c, func)
         if func is not None:
@@ -368,7 +366,11 @@ class TranslationUnit:
     def _add_call(self, func: _Func, ref, call=None) -> None:
         if ref.kind not in self.func_kinds:
             return
-        if ref.spelling in _WAITS and ref.semantic_parent is not None and ref.semantic_parent.spelling == "sim":
+        if (
+            ref.spelling in _WAITS
+            and ref.semantic_parent is not None
+            and ref.semantic_parent.spelling == "sim"
+        ):
             func.waits = True
             return
         where = self.off(ref.location)
@@ -404,7 +406,11 @@ class TranslationUnit:
             why = "a host function of the program: mark it __device__ or __host__ __device__"
         else:
             parent = ref.semantic_parent
-            if parent is None or parent.kind not in (ck.TRANSLATION_UNIT, ck.LINKAGE_SPEC) or name.startswith("__b"):
+            if (
+                parent is None
+                or parent.kind not in (ck.TRANSLATION_UNIT, ck.LINKAGE_SPEC)
+                or name.startswith("__b")
+            ):
                 return
             if name in _DEVICE_LIBC or _MATH_HEADER.search(self.src.where(where)[0]):
                 return
@@ -444,8 +450,10 @@ class TranslationUnit:
         kind = c.kind
         if kind in (ck.ASM_STMT, ck.MS_ASM_STMT):
             self.problems.append(
-                (self.off(c.extent.start), "unsupported CUDA construct 'asm' (inline assembly (asm / PTX)); "
-                 "write it in CUDA C++")
+                (
+                    self.off(c.extent.start),
+                    "unsupported CUDA construct 'asm' (inline assembly (asm / PTX)); write it in CUDA C++",
+                )
             )
         elif kind == ck.CALL_EXPR:
             if c.referenced is None and c.spelling and _unsupported(c.spelling):
@@ -454,7 +462,9 @@ class TranslationUnit:
                 self._refuse(self.off(c.extent.start), c.spelling, _unsupported(c.spelling))
                 return
             children = list(c.get_children())
-            config = next((ch for ch in children[1:2] if ch.kind == ck.CALL_EXPR and self._is_config(ch)), None)
+            config = next(
+                (ch for ch in children[1:2] if ch.kind == ck.CALL_EXPR and self._is_config(ch)), None
+            )
             if config is not None:
                 self._launch(c, children[0], config, func)
         elif kind == ck.DECL_STMT:
@@ -473,7 +483,13 @@ class TranslationUnit:
                 start, end = self._decl_stmt(c)
                 self.edits.append(_Edit(start, end, [""]))
                 self.dyn_shared[self.off(c.location)] = c.type.get_array_element_type().spelling
-        elif kind in (ck.DECL_REF_EXPR, ck.TYPE_REF, ck.TEMPLATE_REF, ck.NAMESPACE_REF, ck.OVERLOADED_DECL_REF):
+        elif kind in (
+            ck.DECL_REF_EXPR,
+            ck.TYPE_REF,
+            ck.TEMPLATE_REF,
+            ck.NAMESPACE_REF,
+            ck.OVERLOADED_DECL_REF,
+        ):
             if kind == ck.OVERLOADED_DECL_REF and _unsupported(c.spelling):
                 self._refuse(self.off(c.extent.start), c.spelling, _unsupported(c.spelling))
                 return
@@ -486,7 +502,9 @@ class TranslationUnit:
             elif kind == ck.DECL_REF_EXPR and where in self.dyn_shared:
                 start, end = self.rng(c)
                 elem = self.dyn_shared[where]
-                self.edits.append(_Edit(start, end, [f"(reinterpret_cast<{elem}*>(::sim::dynamic_shared()))"]))
+                self.edits.append(
+                    _Edit(start, end, [f"(reinterpret_cast<{elem}*>(::sim::dynamic_shared()))"])
+                )
             elif not self.src.is_user(where):
                 found = _unsupported(ref.spelling)
                 if found:
@@ -534,7 +552,9 @@ class TranslationUnit:
         if var.storage_class == ci.StorageClass.EXTERN:
             elem = var.type.get_array_element_type().spelling
             if var.type.kind != ci.TypeKind.INCOMPLETEARRAY:
-                self.problems.append((stmt_start, "expected 'extern __shared__ T name[];' (or T name[][N]...)"))
+                self.problems.append(
+                    (stmt_start, "expected 'extern __shared__ T name[];' (or T name[][N]...)")
+                )
                 return
             decl = (
                 f"using sim_shared_{name}_e = {elem}; sim_shared_{name}_e* const {name} = "
@@ -546,9 +566,10 @@ class TranslationUnit:
                 self.problems.append((stmt_start, "a __shared__ variable cannot have an initializer"))
                 return
             typ = var.type.spelling
+            alias, site = f"sim_shared_{name}_t", f"sim_shared_{name}_site"
             decl = (
-                f"using sim_shared_{name}_t = {typ}; static char sim_shared_{name}_site; "
-                f"sim_shared_{name}_t& {name} = ::sim::shared_var<sim_shared_{name}_t>(&sim_shared_{name}_site);"
+                f"using {alias} = {typ}; static char {site}; "
+                f"{alias}& {name} = ::sim::shared_var<{alias}>(&{site});"
             )
         group = self._shared_groups.setdefault((stmt_start, stmt_end), [])
         group.append(decl)
@@ -578,7 +599,8 @@ class TranslationUnit:
             self.problems.append(
                 (
                     start,
-                    f"unsupported CUDA construct: kernel launch of '{name}' from device code (dynamic parallelism)",
+                    f"unsupported CUDA construct: kernel launch of '{name}' from device code "
+                    "(dynamic parallelism)",
                 )
             )
             return
@@ -611,7 +633,10 @@ class TranslationUnit:
         head = f'"{name}", {file_lit}, {line}, '
         if by_name and target.kind == ck.OVERLOADED_DECL_REF:
             lib = ci.conf.lib
-            keys = [self.key_of(lib.clang_getOverloadedDecl(target, i)) for i in range(lib.clang_getNumOverloadedDecls(target))]
+            keys = [
+                self.key_of(lib.clang_getOverloadedDecl(target, i))
+                for i in range(lib.clang_getNumOverloadedDecls(target))
+            ]
         else:
             keys = [self.key_of(ref) if by_name else None]
         is_template = by_name and (
@@ -633,14 +658,25 @@ class TranslationUnit:
         elif by_name:
             lam = f"[{capture}](auto... sim_a) {{ {kernel_text}(sim_a...); }}"
             edit = _Edit(
-                start, end, ["::sim::launcher(" + head, *parts, kernel_text, f", {lam}, ", bf, ")(", args, ")"]
+                start,
+                end,
+                ["::sim::launcher(" + head, *parts, kernel_text, f", {lam}, ", bf, ")(", args, ")"],
             )
         else:
             edit = _Edit(
                 start,
                 end,
-                ["::sim::launcher(" + head, *parts, "(", (start, cfg_start), "), ::sim::no_default_args{}, ", bf,
-                 ")(", args, ")"],
+                [
+                    "::sim::launcher(" + head,
+                    *parts,
+                    "(",
+                    (start, cfg_start),
+                    "), ::sim::no_default_args{}, ",
+                    bf,
+                    ")(",
+                    args,
+                    ")",
+                ],
             )
             keys = [None]
         self.edits.append(edit)
@@ -682,7 +718,9 @@ class TranslationUnit:
                     self._refuse(pos, tok.spelling, _unsupported(tok.spelling))
                     break
             notes = " ".join(ch.spelling for ch in d.children)
-            t = re.search(r"call to __host__ function from __(global|device)__ function", notes + " " + d.spelling)
+            t = re.search(
+                r"call to __host__ function from __(global|device)__ function", notes + " " + d.spelling
+            )
             if t:
                 callee = re.search(r"'([^']+)'", d.spelling)
                 what = callee.group(1) if callee else "?"
@@ -701,12 +739,13 @@ class TranslationUnit:
         b = len(text) if b < 0 else b
         f = self.tu.get_file(self.name)
         extent = self.ci.SourceRange.from_locations(
-            self.ci.SourceLocation.from_offset(self.tu, f, a), self.ci.SourceLocation.from_offset(self.tu, f, b)
+            self.ci.SourceLocation.from_offset(self.tu, f, a),
+            self.ci.SourceLocation.from_offset(self.tu, f, b),
         )
         return list(self.tu.get_tokens(extent=extent))
 
     def barrier_free(self, key: int | None) -> bool:
-        """Whether the kernel ``key`` reaches no wait (barrier, warp operation, spin) and no unknown callee."""
+        """Whether kernel ``key`` reaches no wait (barrier, warp operation, spin) and no unknown callee."""
         if key is None or key not in self.funcs:
             return False
         seen, stack = set(), [key]
@@ -731,12 +770,6 @@ class TranslationUnit:
                 if best is None or f.body[0] > best.body[0]:
                     best = f
         return best.kind if best is not None else None
-
-    def first_problem(self) -> SimBuildError | None:
-        if not self.problems:
-            return None
-        pos, msg = min(self.problems, key=lambda p: p[0])
-        return _error(self.src, pos, msg)
 
     def render(self, start: int = 0, end: int | None = None) -> str:
         """The text of ``[start, end)`` with every edit inside it applied."""
@@ -810,7 +843,9 @@ def translate_preprocessed(text: str, user_file, device_text: str | None = None)
         device = _parse_legacy(device_text, user_file, device_pass=True)
         # Each pass judges its own code: device function bodies the device pass, the rest the host.
         host.problems = [p for p in host.problems if host.function_kind(p[0]) not in ("global", "device")]
-        device.problems = [p for p in device.problems if device.function_kind(p[0]) in ("global", "device", "hd")]
+        device.problems = [
+            p for p in device.problems if device.function_kind(p[0]) in ("global", "device", "hd")
+        ]
     problems = [(tu, p) for tu in (host, device) if tu is not None for p in tu.problems]
     if problems:
         tu, (pos, msg) = min(problems, key=lambda tp: tp[0].src.where(tp[1][0]))
@@ -875,7 +910,8 @@ def _match(host: TranslationUnit, other: TranslationUnit, key: int | None) -> in
 
 def _marker(tu: TranslationUnit, pos: int) -> str:
     path, line = tu.src.where(pos)
-    return '\n# %d "%s"\n' % (line, path.replace("\\", "\\\\").replace('"', '\\"'))
+    escaped = path.replace("\\", "\\\\").replace('"', '\\"')
+    return f'\n# {line} "{escaped}"\n'
 
 
 def _device_bodies(host: TranslationUnit, device: TranslationUnit) -> list[_Edit]:
@@ -895,7 +931,15 @@ def _device_bodies(host: TranslationUnit, device: TranslationUnit) -> list[_Edit
         if f.kind == "hd":
             if dev == host.render(start, end):
                 continue
-            parts = ["{ if (::sim::on_device()) ", dev, _marker(host, start), " else ", (start, end), " }", after]
+            parts = [
+                "{ if (::sim::on_device()) ",
+                dev,
+                _marker(host, start),
+                " else ",
+                (start, end),
+                " }",
+                after,
+            ]
         else:
             parts = [dev, after]
         edits.append(_Edit(start, end, parts, exact=True))

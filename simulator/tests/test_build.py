@@ -135,7 +135,9 @@ def test_builtin_names_are_device_builtins_only_in_device_code(tmp_path):
             struct Shape { dim3 gridDim; };
             __device__ int lane() { return threadIdx.x % warpSize; }
             __host__ __device__ int hd() { return blockDim.x; }
-            __global__ void k(int* p, Shape s) { p[threadIdx.x] = gridDim.x * 100 + s.gridDim.x * 10 + lane(); }
+            __global__ void k(int* p, Shape s) {
+                p[threadIdx.x] = gridDim.x * 100 + s.gridDim.x * 10 + lane() + hd() - blockDim.x;
+            }
             extern "C" int host(int* out) {
                 int warpSize = 7;
                 dim3 blockDim(4);

@@ -20,7 +20,9 @@ PROGRAMS = sorted(p.name for p in FRONTEND.glob("*.cu"))
 
 
 def _nvcc() -> str | None:
-    return shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+    return shutil.which("nvcc") or (
+        "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None
+    )
 
 
 def test_the_conformance_suite_is_there():
