@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,6 +112,34 @@ _PRELUDE = (
     '# 1 "<sim-frontend>"\nstruct dim3;\n'
     'extern "C" int __cudaPushCallConfiguration(dim3, dim3, unsigned long = 0, void* = 0);\n'
 )
+# libstdc++ preprocessed by g++ takes its GCC-only branch for index sequences (`__integer_pack`,
+# which clang lacks); the parse gets clang's branch instead, same length, so offsets stay. The
+# prelude declares the alias that branch needs.
+_PRELUDE += (
+    "namespace std { template <decltype(sizeof 0)...> struct _Index_tuple;\n"
+    "template <class T, T... I> using __sim_it = _Index_tuple<I...>; }\n"
+)
+_GCC_ONLY = [
+    (
+        re.compile(r"(?m)^[ \t]*using __type = _Index_tuple<__integer_pack\(_Num\)\.\.\.>;$"),
+        "using __type=__make_integer_seq<__sim_it,size_t,_Num>;",
+    ),
+    (
+        re.compile(r"(?m)^[ \t]*= integer_sequence<_Tp, __integer_pack\(_Num\)\.\.\.>;$"),
+        "= __make_integer_seq<integer_sequence, _Tp, _Num>;",
+    ),
+]
+
+
+def _for_clang(text: str) -> str:
+    """``text`` with the GCC-only library lines clang cannot parse swapped for clang's own (same length)."""
+    for rx, repl in _GCC_ONLY:
+        text = rx.sub(
+            lambda m, r=repl: r.rjust(len(m.group(0))) if len(r) <= len(m.group(0)) else m.group(0), text
+        )
+    return text
+
+
 _HD_BEGIN = "#pragma clang force_cuda_host_device begin\n"
 _HD_END = "#pragma clang force_cuda_host_device end\n"
 _MARKER = re.compile(r'# (\d+) "((?:[^"\\]|\\.)*)"((?: \d)*)$')
@@ -167,6 +196,7 @@ class _Source:
                 pos = m.start()
             prev_user = is_user
         chunks.append(text[pos:])
+        chunks = [_for_clang(c) for c in chunks]
         if not text.endswith("\n"):
             chunks.append("\n")
         if prev_user is not True:
@@ -252,7 +282,9 @@ class TranslationUnit:
         args = ["-x", "cuda", "-nocudainc", "-nocudalib", "--cuda-host-only", "-std=gnu++17", "-w"]
         args += ["-Wno-unknown-cuda-version", "-ferror-limit=0", "-fno-spell-checking"]
         self.name = name = "sim_frontend.cu"
+        began = time.perf_counter()
         self.tu = index.parse(name, args=args, unsaved_files=[(name, self.src.parse_text)])
+        self.parse_seconds = time.perf_counter() - began  # libclang's share (benchmarks/bench_frontend.py)
         self.edits: list[_Edit] = []
         self.funcs: dict[int, _Func] = {}
         self.launches: list[tuple[_Edit, list]] = []  # edit, the keys of the kernels it may launch
@@ -713,10 +745,20 @@ class TranslationUnit:
                 self._refuse(pos, m.group(1), _unsupported(m.group(1)))
                 continue
             # A statement clang dropped for an error elsewhere in it: its tokens still name it.
-            for tok in self._line_tokens(d.location.offset):
+            tokens = self._line_tokens(d.location.offset)
+            for tok in tokens:
                 if tok.kind == self.ci.TokenKind.IDENTIFIER and _unsupported(tok.spelling):
                     self._refuse(pos, tok.spelling, _unsupported(tok.spelling))
                     break
+            else:
+                launches = [e for e, _ in self.launches]
+                for tok in tokens:
+                    at = self.src.pre(tok.extent.start.offset)
+                    if tok.spelling == "<<<" and not any(e.start <= at < e.end for e in launches):
+                        self.problems.append(
+                            (at, f"cannot read this kernel launch: the C++ front end reports: {d.spelling}")
+                        )
+                        break
             notes = " ".join(ch.spelling for ch in d.children)
             t = re.search(
                 r"call to __host__ function from __(global|device)__ function", notes + " " + d.spelling
