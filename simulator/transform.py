@@ -345,13 +345,34 @@ class TranslationUnit:
                     f.body = self.rng(ch)
                 self._visit(ch, f, user)
             return
-        # A lambda's body is walked as part of the enclosing function (its calls are that function's).
+        if kind == ck.LAMBDA_EXPR and (func is None or func.kind == "host"):
+            # An extended lambda (`[] __device__ (...) {...}`) in host code is device code; other
+            # lambdas are walked as part of the enclosing function (their calls are its calls).
+            lam = self._lambda_kind(c)
+            if lam != "host":
+                inner = _Func(self.off(c.location), "<lambda>", lam, user)
+                for ch in c.get_children():
+                    self._visit(ch, inner, user)
+                return
         if user:
             self._user_node(c, func)
         if func is not None:
             self._graph_node(c, func)
         for ch in c.get_children():
             self._visit(ch, func, user)
+
+    def _lambda_kind(self, lam) -> str:
+        """``device``/``hd`` for a lambda marked __device__ (before its parameters), else ``host``."""
+        words = []
+        for tok in lam.get_tokens():
+            if tok.spelling in ("{", "->"):
+                break
+            words.append(tok.spelling)
+        opener = ["__attribute__", "(", "("]
+        marks = {words[i + 3] for i in range(len(words) - 3) if words[i : i + 3] == opener}
+        if "device" not in marks:
+            return "host"
+        return "hd" if "host" in marks else "device"
 
     def _device(self, func: _Func | None) -> bool:
         return func is not None and func.kind in ("global", "device", "hd")

@@ -51,7 +51,16 @@ def test_conformance_program_compiles_with_nvcc(tmp_path, name):
     if nvcc is None:
         pytest.skip("nvcc is not installed: no reference compile of the conformance programs")
     proc = subprocess.run(
-        [nvcc, "-c", "-std=c++17", "-arch=sm_80", str(FRONTEND / name), "-o", str(tmp_path / "x.o")],
+        [
+            nvcc,
+            "-c",
+            "-std=c++17",
+            "-arch=sm_80",
+            "--extended-lambda",
+            str(FRONTEND / name),
+            "-o",
+            str(tmp_path / "x.o"),
+        ],
         capture_output=True,
         text=True,
         timeout=280,

@@ -1,4 +1,5 @@
-// Front-end conformance: built-in names in host code, PTX shift semantics in device code.
+// Front-end conformance: built-in names in host code, PTX shift semantics in device code, an
+// extended __device__ lambda written in host code (nvcc: --extended-lambda).
 #include <cuda_runtime.h>
 #include <cstdio>
 
@@ -35,6 +36,9 @@ __global__ void shifts(unsigned* bits, int* sr, unsigned long long* wide) {
     }
 }
 
+template <class F>
+__global__ void apply(int* out, F f) { out[threadIdx.x] = f(threadIdx.x); }
+
 int main() {
     Launch launch;
     launch.gridDim = dim3(1);
@@ -60,6 +64,14 @@ int main() {
         CHECK(hs[t] == (t < 3 ? (-8 / (1 << t)) : -1));
         CHECK(hw[t] == (1ull << t));
     }
+    int* lam;
+    int hl[4];
+    cudaMalloc(&lam, sizeof hl);
+    auto twice = [] __device__(unsigned i) { return (int)(2 * i + blockDim.x); };
+    apply<<<1, 4>>>(lam, twice);
+    cudaMemcpy(hl, lam, sizeof hl, cudaMemcpyDeviceToHost);
+    cudaFree(lam);
+    for (int t = 0; t < 4; t++) CHECK(hl[t] == 2 * t + 4);
     CHECK(hb[64] == 0u);
     CHECK(hb[65] == 0u);
     cudaFree(bits);
