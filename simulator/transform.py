@@ -33,7 +33,7 @@ __all__ = ["INSTALL_HINT", "SimBuildError", "TranslationUnit", "clang_module", "
 RUNTIME_DIR = str(Path(__file__).resolve().parent / "runtime")
 INSTALL_HINT = (
     'the simulator\'s C++ front end needs libclang: pip install "torchlight[simulator]" '
-    '(in a source checkout: pip install "libclang>=16")'
+    '(in a source checkout: pip install "libclang>=18.1")'
 )
 
 
@@ -272,10 +272,9 @@ _FUNC_KINDS_NAMES = (
 class TranslationUnit:
     """One parsed pass (host, or device with ``__CUDA_ARCH__``) and the rewrites it asks for."""
 
-    def __init__(self, text: str, user_file, device_pass: bool = False) -> None:
+    def __init__(self, text: str, user_file) -> None:
         self.ci = ci = clang_module()
         self.src = _Source(text, user_file)
-        self.device_pass = device_pass
         self.func_kinds = {getattr(ci.CursorKind, n) for n in _FUNC_KINDS_NAMES}
         _bind_overloads(ci)
         index = ci.Index.create()
@@ -903,7 +902,7 @@ def translate_preprocessed(text: str, user_file, device_text: str | None = None)
     host = _parse_legacy(text, user_file)
     device = None
     if device_text is not None and device_text != text:
-        device = _parse_legacy(device_text, user_file, device_pass=True)
+        device = _parse_legacy(device_text, user_file)
         # Each pass judges its own code: device function bodies the device pass, the rest the host.
         host.problems = [p for p in host.problems if host.function_kind(p[0]) not in ("global", "device")]
         device.problems = [
@@ -928,14 +927,14 @@ def translate_preprocessed(text: str, user_file, device_text: str | None = None)
 _LEGACY = re.compile(r"<<[ \t]+<(?!<)|>>[ \t]+>(?!>)")
 
 
-def _parse_legacy(text: str, user_file, device_pass: bool = False) -> TranslationUnit:
+def _parse_legacy(text: str, user_file) -> TranslationUnit:
     """Parse ``text``, first joining the legacy launch spelling ``<< <``/``>> >`` where clang stops.
 
     nvcc accepts ``k<< <grid, block>> >(args)``; clang reads ``<< <`` as a shift and reports an
     error there. Only lines where the parse failed are joined, and then parsed again.
     """
     for _ in range(4):
-        tu = TranslationUnit(text, user_file, device_pass)
+        tu = TranslationUnit(text, user_file)
         lines = set()
         for d in tu.tu.diagnostics:
             if d.severity >= 3 and d.location.file is not None:
