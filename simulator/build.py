@@ -283,7 +283,9 @@ def _user_files(pre: str) -> set[str]:
 
 
 def _front_end_version() -> str:
-    return (PACKAGE_DIR / "transform.py").read_text()
+    """The front end's sources: a change in any of them rebuilds every object."""
+    names = ("errors.py", "linemap.py", "refusals.py", "syntax.py", "transform.py")
+    return "\n".join((PACKAGE_DIR / n).read_text() for n in names)
 
 
 def _preprocess(cxx: str, path: str, flags: list[str], arch: int, what: str) -> tuple[str, str | None]:
