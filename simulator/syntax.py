@@ -106,6 +106,7 @@ class TranslationUnit:
         self._parents: dict[int, tuple[int, int]] = {}  # local variable -> its declaration statement
         self._shared_groups: dict[tuple[int, int], list[str]] = {}
         self._overloads: dict = {}
+        self._lazy: set[int] = set()  # runtime functions walked because device code calls them
         self._by_origin: dict | None = None
         self._roots: list | None = None
         self.walk()
@@ -143,8 +144,9 @@ class TranslationUnit:
             start = self.off(c.extent.start)
             if start < 0:
                 continue  # the prelude
-            if self.src.is_user(start) or self.src.is_runtime(start):
-                self._visit(c, None, self.src.is_user(start))
+            # The runtime's functions are walked when device code calls them (see _add_call).
+            if self.src.is_user(start):
+                self._visit(c, None, True)
 
     def _visit(self, c, func: _Func | None, user: bool) -> None:
         ck = self.ci.CursorKind
@@ -249,6 +251,10 @@ class TranslationUnit:
                     func.unknown = True  # declared in the program, defined elsewhere
             else:
                 func.calls.add(key)
+                lazy = self.src.is_runtime(where) and (func.kind != "host" or not func.user)
+                if lazy and key not in self.funcs and key not in self._lazy:
+                    self._lazy.add(key)
+                    self._visit(ref.get_definition(), None, False)
 
     def _device_call(self, call, ref, func: _Func, where: int) -> None:
         """Refuse a call from device code of a function that exists only on the host, as nvcc does.
