@@ -189,17 +189,10 @@ def _explain_compiler_error(what: str, stderr: str) -> str:
             m = re.search(rx, ln)
             if m:
                 name = m.group(1) if m.lastindex == 1 else f"{m.group(2)}::{m.group(1)}"
-                if name.startswith("sim_host_"):
-                    builtin = name[len("sim_host_") :]
-                    hint = (
-                        f"\n{where}'{builtin}' is a device built-in variable: host code cannot use it "
-                        "(as with nvcc, it exists only in __global__ and __device__ functions)"
-                    )
-                else:
-                    hint = (
-                        f"\n{where}'{name}' is not provided by the simulator (an unsupported CUDA API or a "
-                        "missing declaration); see simulator/README.md for what is supported"
-                    )
+                hint = (
+                    f"\n{where}'{name}' is not provided by the simulator (an unsupported CUDA API or a "
+                    "missing declaration); see simulator/README.md for what is supported"
+                )
                 break
         if hint:
             break
