@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .build import MODES, SimBuildError, build_shared
+from .build import DEFAULT_ARCH, MODES, SimBuildError, build_shared
 from .check import CHECK_MODES, TIMEOUT_GRACE_S, run_check
 from .limits import check_environment
 from .run import ProgramInterrupted, run_program
@@ -59,15 +59,19 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds per launch (default: $SIMULATOR_TIMEOUT, else 60; 0: none); "
         f"the run is stopped up to {TIMEOUT_GRACE_S:g} s later",
     )
+    for command in (b, c, r):
+        command.add_argument(
+            "--arch",
+            type=int,
+            default=DEFAULT_ARCH,
+            metavar="N",
+            help=f"__CUDA_ARCH__ that device code sees (default {DEFAULT_ARCH}, the modelled sm_80)",
+        )
     return p
 
 
 def _run(args, program_args: list[str]) -> int:
-    res = run_program(args.sources, args.mode, args.include_dirs, program_args, args.timeout)
-    for note in res.notes[:3]:
-        print(f"simulator: note: {note}", file=sys.stderr)
-    if len(res.notes) > 3:
-        print(f"simulator: note: ... and {len(res.notes) - 3} more #if on __CUDA_ARCH__", file=sys.stderr)
+    res = run_program(args.sources, args.mode, args.include_dirs, program_args, args.timeout, arch=args.arch)
     if res.reports:
         print(
             f"simulator: run ({res.mode}): {len(res.reports)} report(s) from the runtime, returned to the "
@@ -107,13 +111,13 @@ def main(argv: list[str] | None = None) -> int:
             return _run(args, program_args)
         if args.command == "build":
             for src in args.sources:
-                out = build_shared(src, args.out, args.mode)
+                out = build_shared(src, args.out, args.mode, args.arch)
                 print(f"built {out} ({args.mode})")
             return 0
         modes = CHECK_MODES if args.mode == "all" else (args.mode,)
         failed = False
         for mode in modes:
-            res = run_check(args.sources, args.entry, mode, args.timeout)
+            res = run_check(args.sources, args.entry, mode, args.timeout, arch=args.arch)
             if res.ok:
                 print(f"{mode}: clean ({args.entry} returned 0)")
                 continue

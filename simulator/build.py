@@ -1,8 +1,10 @@
-"""Compile translated CUDA sources with g++ into shared objects or check executables.
+"""Compile CUDA sources with g++ into shared objects or check executables.
 
-Every artefact is cached by a hash of its inputs (translated source, runtime sources, flags,
-compiler version) under ``build/simulator-cache`` (or ``$SIMULATOR_CACHE``), so repeated
-builds and test runs on a busy machine cost one compile each.
+A ``.cu`` source is preprocessed by g++ (``-DSIM_FRONTEND``, the runtime header force-included,
+line markers kept), parsed and rewritten by the front end (``transform.py``), and the rewritten
+preprocessed text is compiled by g++ as ``c++-cpp-output``. Every artefact is cached by a hash of
+its inputs (preprocessed text, runtime sources, flags, ``__CUDA_ARCH__``, compiler version) under
+``build/simulator-cache`` (or ``$SIMULATOR_CACHE``): a hit costs one ``g++ -E`` and no parse.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from .transform import SimBuildError, find_unsupported, translate
+from .transform import SimBuildError, clang_module, translate_preprocessed
 
 __all__ = [
     "MODES",
@@ -26,6 +28,7 @@ __all__ = [
     "build_program",
     "build_shared",
     "cache_dir",
+    "translate_source",
     "compiler",
 ]
 
@@ -34,6 +37,7 @@ RUNTIME_DIR = PACKAGE_DIR / "runtime"
 REPO_ROOT = PACKAGE_DIR.parent
 
 MODES = ("fast", "memcheck", "racecheck", "synccheck")
+DEFAULT_ARCH = 800  # __CUDA_ARCH__ of the modelled sm_80 device
 
 # Flags for the translated kernel source (instrumented) and for the runtime (never instrumented:
 # its scheduler state is shared between fibers by design).
@@ -185,17 +189,10 @@ def _explain_compiler_error(what: str, stderr: str) -> str:
             m = re.search(rx, ln)
             if m:
                 name = m.group(1) if m.lastindex == 1 else f"{m.group(2)}::{m.group(1)}"
-                if name.startswith("sim_host_"):
-                    builtin = name[len("sim_host_") :]
-                    hint = (
-                        f"\n{where}'{builtin}' is a device built-in variable: host code cannot use it "
-                        "(as with nvcc, it exists only in __global__ and __device__ functions)"
-                    )
-                else:
-                    hint = (
-                        f"\n{where}'{name}' is not provided by the simulator (an unsupported CUDA API or a "
-                        "missing declaration); see simulator/README.md for what is supported"
-                    )
+                hint = (
+                    f"\n{where}'{name}' is not provided by the simulator (an unsupported CUDA API or a "
+                    "missing declaration); see simulator/README.md for what is supported"
+                )
                 break
         if hint:
             break
@@ -256,16 +253,88 @@ HOST_CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".C", ".c++")
 HOST_C_SUFFIXES = (".c",)
 
 
+def _check_arch(arch: int) -> int:
+    if isinstance(arch, bool) or not isinstance(arch, int):
+        raise SimBuildError(f"--arch {arch!r}: give __CUDA_ARCH__ as an integer such as 800 (sm_80)")
+    if arch < 100 or arch % 10 != 0:
+        raise SimBuildError(f"--arch {arch}: not a __CUDA_ARCH__ value; give one such as 700, 800 or 900")
+    return arch
+
+
+def _user_files(pre: str) -> set[str]:
+    """The program's own files named by the line markers of ``pre`` (no system or runtime header)."""
+    found = set()
+    for m in re.finditer(r'(?m)^# \d+ "([^"]+)"((?: \d)*)$', pre):
+        path = m.group(1)
+        if (
+            "3" not in m.group(2).split()
+            and not path.startswith("<")
+            and not path.startswith(str(RUNTIME_DIR))
+        ):
+            found.add(path)
+    return found
+
+
+def _front_end_version() -> str:
+    """The front end's sources: a change in any of them rebuilds every object."""
+    names = ("errors.py", "linemap.py", "refusals.py", "syntax.py", "transform.py")
+    return "\n".join((PACKAGE_DIR / n).read_text() for n in names)
+
+
+def _preprocess(cxx: str, path: str, flags: list[str], arch: int, what: str) -> tuple[str, str | None]:
+    """``g++ -E`` of a .cu source for the front end: the host pass, and the device pass
+    (``__CUDA_ARCH__`` defined) when the program's files test it (else None)."""
+    clang_module()  # the front end's dependency, checked before any work
+    pp = [cxx, *flags, "-I", str(RUNTIME_DIR), "-DSIM_FRONTEND", "-include", "cuda_sim.h", "-x", "c++"]
+    host_pre = _run_compiler([*pp, "-E", path], what)
+    for f in sorted(_user_files(host_pre)):
+        if not os.path.isfile(f):
+            continue  # the working-folder marker that -g adds
+        try:
+            tested = "__CUDA_ARCH__" in Path(f).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            tested = True
+        if tested:
+            return host_pre, _run_compiler([*pp, f"-D__CUDA_ARCH__={arch}", "-E", path], what)
+    return host_pre, None
+
+
+def translate_source(
+    source: str | os.PathLike,
+    mode: str = "fast",
+    include_dirs: tuple[str, ...] | list[str] = (),
+    arch: int = DEFAULT_ARCH,
+) -> str:
+    """The C++ that the build compiles for a .cu ``source`` (preprocessed and rewritten; not cached)."""
+    _check_mode(mode)
+    _check_arch(arch)
+    src = Path(source).resolve()
+    if not src.is_file():
+        raise SimBuildError(f"{source}: no such source file")
+    includes = ["-I", str(RUNTIME_DIR / "include"), "-I", str(src.parent)]
+    for d in include_dirs:
+        includes += ["-I", str(Path(d).resolve())]
+    host_pre, device_pre = _preprocess(
+        compiler(), str(src), _COMMON + _KERNEL_FLAGS[mode] + includes, arch, str(src)
+    )
+    return translate_preprocessed(host_pre, lambda _path: True, device_pre)
+
+
 def kernel_object(
-    source: str | os.PathLike, mode: str, include_dirs: tuple[str, ...] | list[str] = ()
+    source: str | os.PathLike,
+    mode: str,
+    include_dirs: tuple[str, ...] | list[str] = (),
+    arch: int = DEFAULT_ARCH,
 ) -> Path:
-    """Translate and compile one source for ``mode`` (cached by content).
+    """Preprocess, rewrite and compile one source for ``mode`` (cached by content).
 
     ``.cu`` sources get the runtime header force-included (as nvcc makes the CUDA built-ins
-    visible); host C++ sources (``.cpp``, ...) are translated too but see the CUDA API only
-    through their own ``#include <cuda_runtime.h>``; C sources are compiled as C.
+    visible) and go through the front end, device code seeing ``__CUDA_ARCH__ == arch``; host
+    C++ sources (``.cpp``, ...) are compiled as the host compiler would under nvcc, seeing the
+    CUDA API only through their own ``#include <cuda_runtime.h>``; C sources are compiled as C.
     """
     _check_mode(mode)
+    _check_arch(arch)
     src = Path(source)
     if not src.is_file():
         raise SimBuildError(f"{src}: no such source file")
@@ -280,38 +349,55 @@ def kernel_object(
         if not Path(d).is_dir():
             raise SimBuildError(f"-I {d}: no such folder")
     cxx = compiler()
+    path = str(src.resolve())
     includes = ["-I", str(RUNTIME_DIR / "include"), "-I", str(src.resolve().parent)]
     for d in user_dirs:
         includes += ["-I", d]
-    if suffix in HOST_C_SUFFIXES:
-        text, files = src.read_text(encoding="utf-8", errors="replace"), [str(src.resolve())]
-        lang = ["-x", "c", "-std=gnu11"]
-        flags = [f for f in _COMMON if not f.startswith("-std=")] + _KERNEL_FLAGS[mode] + includes
-    else:
-        text, files = translate(str(src), user_dirs)
-        lang = ["-x", "c++"]
-        forced = ["-include", "cuda_sim.h"] if suffix in CUDA_SUFFIXES else []
-        flags = _COMMON + _KERNEL_FLAGS[mode] + includes + forced + ["-I", str(RUNTIME_DIR)]
-    key = _hash(text, _runtime_sources(), " ".join(flags + lang), _compiler_id(cxx))
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", src.stem)
-    translated = cache_dir() / f"{stem}-{key}.sim{'.c' if suffix in HOST_C_SUFFIXES else '.cpp'}"
-    if not translated.exists():
-        _atomic_output(translated, lambda tmp: tmp.write_text(text))
+    if suffix not in CUDA_SUFFIXES:
+        if suffix in HOST_C_SUFFIXES:
+            lang = ["-x", "c", "-std=gnu11"]
+            flags = [f for f in _COMMON if not f.startswith("-std=")] + _KERNEL_FLAGS[mode] + includes
+        else:
+            lang = ["-x", "c++"]
+            flags = _COMMON + _KERNEL_FLAGS[mode] + includes + ["-I", str(RUNTIME_DIR)]
+        # Keyed by the preprocessed text, so that a change in an included header makes a new key.
+        pre = _run_compiler([cxx, *flags, *lang, "-E", path], str(src))
+        key = _hash(pre, _runtime_sources(), " ".join(flags + lang), _compiler_id(cxx), path)
+        out = cache_dir() / f"{stem}-{mode}-{key}.o"
+        return _atomic_output(
+            out, lambda tmp: _compile([cxx, *flags, *lang, "-c", path, "-o", str(tmp)], str(src))
+        )
+    flags = _COMMON + _KERNEL_FLAGS[mode]
+    host_pre, device_pre = _preprocess(cxx, path, flags + includes, arch, str(src))
+    key = _hash(
+        host_pre,
+        device_pre or "",
+        _runtime_sources(),
+        " ".join(flags),
+        str(arch),
+        _compiler_id(cxx),
+        _front_end_version(),
+    )
     out = cache_dir() / f"{stem}-{mode}-{key}.o"
 
     def produce(tmp: Path) -> None:
-        pre = _run_compiler([cxx, *flags, *lang, "-E", str(translated)], str(src))
-        problem = find_unsupported(pre, set(files))
-        if problem is not None:
-            raise problem
-        _compile([cxx, *flags, *lang, "-c", str(translated), "-o", str(tmp)], str(src))
+        text = translate_preprocessed(host_pre, lambda _path: True, device_pre)
+        translated = tmp.with_name(tmp.name + ".sim.ii")
+        translated.write_text(text)
+        try:
+            _compile([cxx, *flags, "-x", "c++-cpp-output", "-c", str(translated), "-o", str(tmp)], str(src))
+        finally:
+            translated.unlink(missing_ok=True)
 
     return _atomic_output(out, produce)
 
 
-def build_shared(source: str | os.PathLike, out_dir: str | os.PathLike, mode: str = "fast") -> Path:
+def build_shared(
+    source: str | os.PathLike, out_dir: str | os.PathLike, mode: str = "fast", arch: int = DEFAULT_ARCH
+) -> Path:
     """Build ``source`` into ``out_dir/<stem>.so`` exporting the same launchers as nvcc's build."""
-    obj = kernel_object(source, mode)
+    obj = kernel_object(source, mode, arch=arch)
     rt = runtime_object(mode)
     cxx = compiler()
     key = _hash(obj.name, rt.name, "shared")
@@ -343,11 +429,13 @@ int main() {{
 """
 
 
-def build_executable(sources: list[str | os.PathLike], entry: str, mode: str) -> Path:
+def build_executable(
+    sources: list[str | os.PathLike], entry: str, mode: str, arch: int = DEFAULT_ARCH
+) -> Path:
     """Link ``sources`` with a ``main`` that calls ``extern "C" int entry(void)`` (cached)."""
     if not re.fullmatch(r"[A-Za-z_]\w*", entry):
         raise SimBuildError(f"--entry '{entry}' is not a C identifier")
-    objs = [kernel_object(s, mode) for s in sources]
+    objs = [kernel_object(s, mode, arch=arch) for s in sources]
     rt = runtime_object(mode)
     cxx = compiler()
     main_src = _MAIN.format(entry=entry)
@@ -380,12 +468,15 @@ def build_executable(sources: list[str | os.PathLike], entry: str, mode: str) ->
 
 
 def build_program(
-    sources: list[str | os.PathLike], mode: str, include_dirs: tuple[str, ...] | list[str] = ()
+    sources: list[str | os.PathLike],
+    mode: str,
+    include_dirs: tuple[str, ...] | list[str] = (),
+    arch: int = DEFAULT_ARCH,
 ) -> Path:
     """Link a whole program (its own ``main``) from ``sources`` with the runtime (cached)."""
     if not sources:
         raise SimBuildError("no sources given: pass the program's .cu file (and the files it links with)")
-    objs = [kernel_object(s, mode, include_dirs) for s in sources]
+    objs = [kernel_object(s, mode, include_dirs, arch) for s in sources]
     rt = runtime_object(mode)
     cxx = compiler()
     key = _hash(*(o.name for o in objs), rt.name, mode, "program")

@@ -13,7 +13,7 @@ import signal
 import subprocess
 from dataclasses import dataclass, field
 
-from .build import SimBuildError, build_executable
+from .build import DEFAULT_ARCH, SimBuildError, build_executable
 from .limits import check_environment, launch_timeout
 from .supervise import die_with_parent
 
@@ -178,7 +178,9 @@ def _findings(mode: str, out: str) -> list[str]:
     return found
 
 
-def run_check(sources: list[str], entry: str, mode: str, timeout: float | None = None) -> CheckResult:
+def run_check(
+    sources: list[str], entry: str, mode: str, timeout: float | None = None, arch: int = DEFAULT_ARCH
+) -> CheckResult:
     """Build ``sources`` for ``mode``, run ``entry`` in a child process and collect findings.
 
     ``timeout`` (default: ``SIMULATOR_TIMEOUT``, see ``simulator.limits``; 0: none) is the limit
@@ -187,7 +189,7 @@ def run_check(sources: list[str], entry: str, mode: str, timeout: float | None =
     """
     check_environment()
     limit = resolve_timeout(timeout)
-    exe = build_executable(sources, entry, mode)
+    exe = build_executable(sources, entry, mode, arch)
     grace = grace_after(limit)
     env = dict(os.environ)
     env.update(_ENV[mode])

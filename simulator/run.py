@@ -19,13 +19,11 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from .build import CUDA_SUFFIXES, HOST_CXX_SUFFIXES, MODES, SimBuildError, build_program
+from .build import DEFAULT_ARCH, MODES, SimBuildError, build_program
 from .check import _ENV, TIMEOUT_GRACE_S, _findings, death_by_signal, grace_after, resolve_timeout, wall_limit
 from .limits import check_environment
 from .supervise import ProgramInterrupted, die_with_parent, forward_stop_signals, stop_group
-from .transform import arch_conditionals, translate
 
 __all__ = ["ProgramInterrupted", "RunResult", "run_program", "TIMEOUT_GRACE_S", "TIMEOUT_STATUS"]
 
@@ -62,7 +60,6 @@ class RunResult:
     status: int = 0
     stopped_by_checker: bool = False  # the sanitizer ended the program with its own status
     reports: list[str] = field(default_factory=list)  # runtime reports the program saw as CUDA errors
-    notes: list[str] = field(default_factory=list)  # the build's notes (file:line: what to know)
 
 
 def _pump(src, dst, keep: bytearray) -> None:
@@ -88,13 +85,15 @@ def run_program(
     timeout: float | None = None,
     stdout=None,
     stderr=None,
+    arch: int = DEFAULT_ARCH,
 ) -> RunResult:
     """Build ``sources`` as one program for ``mode`` and run it with ``args``.
 
     ``timeout`` (default: ``SIMULATOR_TIMEOUT``, see ``simulator.limits``; 0: none) is the
     limit per launch, passed to the program as ``SIMULATOR_TIMEOUT``; the run as a whole is stopped
     up to ``TIMEOUT_GRACE_S`` seconds after that. ``stdout``/``stderr`` are binary streams
-    (default: this process's); the program's output is copied to them as it comes.
+    (default: this process's); the program's output is copied to them as it comes. Device code
+    is compiled with ``__CUDA_ARCH__ == arch``.
     ``ValueError`` for a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB`` (``simulator.limits``);
     :class:`ProgramInterrupted` when SIGTERM or SIGHUP arrived while the program ran (in the
     main thread): the program's process group was sent the same signal and has ended.
@@ -103,20 +102,7 @@ def run_program(
         raise SimBuildError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
     check_environment()
     limit = resolve_timeout(timeout)
-    exe = build_program(list(sources), mode, include_dirs)
-    files: list[str] = []
-    for src in sources:
-        if Path(src).suffix in CUDA_SUFFIXES + HOST_CXX_SUFFIXES:
-            files += [
-                f
-                for f in translate(str(src), [str(Path(d).resolve()) for d in include_dirs])[1]
-                if f not in files
-            ]
-    notes = [
-        f"{path}:{line}: this #if on __CUDA_ARCH__ takes its host branch (host and device code are "
-        "compiled in one pass without __CUDA_ARCH__; device code it guards is left out)"
-        for path, line in arch_conditionals(files)
-    ]
+    exe = build_program(list(sources), mode, include_dirs, arch)
     grace = grace_after(limit)
     out = stdout if stdout is not None else sys.stdout.buffer
     err = stderr if stderr is not None else sys.stderr.buffer
@@ -188,6 +174,4 @@ def run_program(
         status = rc if rc != 0 else 1
     else:
         status = rc
-    return RunResult(
-        mode, rc, findings, timed_out, status, rc in _CHECKER_STATUS.get(mode, ()), reports, notes
-    )
+    return RunResult(mode, rc, findings, timed_out, status, rc in _CHECKER_STATUS.get(mode, ()), reports)

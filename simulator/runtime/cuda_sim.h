@@ -37,19 +37,35 @@
 #define SIM_API __attribute__((visibility("hidden")))
 
 // ---- qualifiers ----------------------------------------------------------------------------
+// The build preprocesses every .cu source with SIM_FRONTEND defined: the qualifiers then reach
+// the front end (simulator/transform.py) as clang's CUDA attributes, and it removes them from
+// the C++ that g++ compiles. Without SIM_FRONTEND (the runtime's own sources, host .cpp files)
+// they are empty, as for a host compiler.
+#ifdef SIM_FRONTEND
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __host__ __attribute__((host))
+#define __constant__ __attribute__((constant))
+#define __managed__ __attribute__((managed))
+#else
 #define __global__
 #define __device__
 #define __host__
 #define __constant__
 #define __managed__
+#endif
 #define __grid_constant__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
 #define __builtin_align__(n) __attribute__((aligned(n)))
-// Declarations the build's transform did not rewrite (e.g. inside a macro) become per-OS-thread
-// storage, which is per block because one worker runs one block at a time.
+// The front end rewrites every function-scope __shared__ variable into per-block storage; one at
+// file scope stays per-OS-thread storage (per block, as one worker runs one block at a time).
+#ifdef SIM_FRONTEND
+#define __shared__ __attribute__((shared))
+#else
 #define __shared__ static thread_local
+#endif
 
 // ---- vector types ------------------------------------------------------------------------------
 struct uint3 {
@@ -375,6 +391,7 @@ struct LaunchSpec {
     dim3 block;
     size_t smem;
     cudaStream_t stream;
+    bool barrier_free = false;  // reaches no barrier, warp operation or other wait: threads may run as a plain loop
 };
 
 SIM_API void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
@@ -404,13 +421,13 @@ static inline void launch(const char* name, const char* file, int line, dim3 gri
 // rewrites it: ``call`` is a generic lambda that calls the kernel by name.
 template <class F, class... A>
 static inline void launch_deduced(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
-                                  cudaStream_t stream, F call, A&&... args) {
+                                  cudaStream_t stream, bool barrier_free, F call, A&&... args) {
     struct Pack {
         F call;
         std::tuple<std::decay_t<A>...> args;
     };
     Pack pack{call, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...)};
-    LaunchSpec spec{grid, block, smem, stream};
+    LaunchSpec spec{grid, block, smem, stream, barrier_free};
     launch_raw(spec, name, file, line, nullptr,
                [](void* p) {
                    Pack* pk = static_cast<Pack*>(p);
@@ -423,11 +440,73 @@ static inline void launch_deduced(const char* name, const char* file, int line, 
 
 #include "host_api.h"
 
-#define threadIdx (::sim::tl_thread->thread_idx)
-#define blockIdx (::sim::tl_thread->block_idx)
-#define blockDim (::sim::tl_thread->block_dim)
-#define gridDim (::sim::tl_thread->grid_dim)
-#define warpSize 32
+// The device built-in variables, declared as nvcc declares them: the front end rewrites each
+// device-code use into a read of the running thread's state and refuses host-code uses, while
+// host code's own variables and members with these names (prop.warpSize) stay what they are.
+#ifdef SIM_FRONTEND
+extern const uint3 threadIdx;
+extern const uint3 blockIdx;
+extern const dim3 blockDim;
+extern const dim3 gridDim;
+extern const int warpSize;
+
+// Texture and surface reads, declared for the front end only: it refuses each use by name.
+template <class T = int, class... A>
+T tex1Dfetch(A...);
+template <class T = int, class... A>
+T tex1D(A...);
+template <class T = int, class... A>
+T tex2D(A...);
+template <class T = int, class... A>
+T tex3D(A...);
+template <class... A>
+struct texture;
+typedef unsigned long long cudaTextureObject_t;
+typedef unsigned long long cudaSurfaceObject_t;
+#endif
+
+namespace sim {
+// True while a kernel thread runs on this OS thread: a __host__ __device__ function whose body
+// differs under __CUDA_ARCH__ takes its device body then.
+static inline bool on_device() { return tl_thread != nullptr; }
+
+// Shifts in device code, as PTX does them: the count is read as unsigned and a count of the
+// operand's bit width or more gives 0 (or the sign for a signed right shift), where x86 masks
+// the count. The result type is C++'s (the promoted left operand).
+template <class A, class B>
+constexpr auto shl(A a, B b) -> decltype(a << b) {
+    using R = decltype(a << b);
+    if constexpr (std::is_integral<R>::value && std::is_integral<decltype(+b)>::value) {
+        using U = std::make_unsigned_t<R>;
+        const unsigned long long n = static_cast<std::make_unsigned_t<decltype(+b)>>(+b);
+        if (n >= sizeof(R) * CHAR_BIT) return R(0);
+        return static_cast<R>(static_cast<U>(static_cast<R>(a)) << n);
+    } else {
+        return a << b;
+    }
+}
+template <class A, class B>
+constexpr auto shr(A a, B b) -> decltype(a >> b) {
+    using R = decltype(a >> b);
+    if constexpr (std::is_integral<R>::value && std::is_integral<decltype(+b)>::value) {
+        const unsigned long long n = static_cast<std::make_unsigned_t<decltype(+b)>>(+b);
+        if (n >= sizeof(R) * CHAR_BIT) return (std::is_signed<R>::value && static_cast<R>(a) < 0) ? R(-1) : R(0);
+        return static_cast<R>(static_cast<R>(a) >> n);
+    } else {
+        return a >> b;
+    }
+}
+template <class A, class B>
+constexpr A& shl_assign(A& a, B b) {
+    a = static_cast<A>(shl(a, b));
+    return a;
+}
+template <class A, class B>
+constexpr A& shr_assign(A& a, B b) {
+    a = static_cast<A>(shr(a, b));
+    return a;
+}
+}  // namespace sim
 
 // ---- synchronisation, shuffles, votes ------------------------------------------------------
 #define __syncthreads() ::sim::syncthreads(__FILE__, __LINE__)

@@ -264,7 +264,7 @@ void model_device(cudaDeviceProp* p) {
     p->reservedSharedMemPerBlock = 1024;
     p->regsPerBlock = 65536;
     p->regsPerMultiprocessor = 65536;
-    p->sim_host_warpSize = 32;
+    p->warpSize = 32;
     p->memPitch = 2147483647;
     p->maxThreadsPerBlock = 1024;
     p->maxThreadsDim[0] = 1024;
@@ -535,7 +535,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
         case cudaDevAttrMaxGridDimZ: *value = p.maxGridSize[attr - cudaDevAttrMaxGridDimX]; break;
         case cudaDevAttrMaxSharedMemoryPerBlock: *value = (int)p.sharedMemPerBlock; break;
         case cudaDevAttrTotalConstantMemory: *value = (int)p.totalConstMem; break;
-        case cudaDevAttrWarpSize: *value = p.sim_host_warpSize; break;
+        case cudaDevAttrWarpSize: *value = p.warpSize; break;
         case cudaDevAttrMaxPitch: *value = (int)p.memPitch; break;
         case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
         case cudaDevAttrClockRate: *value = p.clockRate; break;

@@ -60,15 +60,14 @@ enum cudaLimit {
 // ---- the modelled device ---------------------------------------------------------------------
 // One device, modelled on an sm_80 GPU wherever a value is a launch limit the simulator
 // enforces; see simulator/README.md ("The modelled device") for every value and where it
-// comes from. Member names are CUDA's, except that `warpSize` is spelled sim_host_warpSize:
-// the build renames `prop.warpSize` to it, because warpSize is the device built-in macro.
+// comes from. Member names are CUDA's.
 struct cudaDeviceProp {
     char name[256];
     char uuid[16];
     size_t totalGlobalMem;
     size_t sharedMemPerBlock;
     int regsPerBlock;
-    int sim_host_warpSize;
+    int warpSize;
     size_t memPitch;
     int maxThreadsPerBlock;
     int maxThreadsDim[3];
@@ -381,12 +380,14 @@ struct Launcher<F, std::index_sequence<N...>, P...>
 };
 
 // `kernel<<<grid, block, smem, stream>>>(args)` becomes
-// `::sim::launcher(name, __FILE__, __LINE__, grid, block, smem, stream, kernel, by_name)(args)`.
+// `::sim::launcher(name, __FILE__, __LINE__, grid, block, smem, stream, kernel, by_name, barrier_free)(args)`,
+// where barrier_free is the front end's finding that the kernel reaches no barrier or other wait.
 template <class F, class... P>
 static inline auto launcher(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
-                            cudaStream_t stream, void (*kernel)(P...), F by_name) {
+                            cudaStream_t stream, void (*kernel)(P...), F by_name, bool barrier_free = false) {
     using Counts = typename by_name_counts<F>::template type<sizeof...(P)>;
-    return Launcher<F, Counts, P...>(name, file, line, LaunchSpec{grid, block, smem, stream}, kernel, by_name);
+    return Launcher<F, Counts, P...>(name, file, line, LaunchSpec{grid, block, smem, stream, barrier_free}, kernel,
+                                     by_name);
 }
 
 }  // namespace sim

@@ -167,6 +167,13 @@ def test_every_package_is_listed_and_the_simulator_ships_inside_torchlight():
     assert "runtime/**/*" in config["package-data"]["torchlight._simulator"]
 
 
+def test_the_simulator_extra_brings_its_front_end_and_the_test_extras_include_it():
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(req.startswith("libclang>=") for req in extras["simulator"])
+    assert "torchlight[simulator]" in extras["test"]
+    assert "torchlight[test]" in extras["dev"]
+
+
 def test_simulator_modules_import_each_other_relatively():
     for path in (ROOT / "simulator").glob("*.py"):
         text = path.read_text()
@@ -248,7 +255,8 @@ def installed(tmp_path_factory) -> dict:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
     pip = subprocess.run(
-        [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", str(src)],
+        # The simulator extra brings libclang, the simulator's C++ front end.
+        [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", f"{src}[simulator]"],
         capture_output=True,
         text=True,
         timeout=900,

@@ -1,0 +1,118 @@
+"""The preprocessed text of one translation unit as the front end reads it.
+
+g++'s line markers name each line's file and line; the text handed to libclang gets a prelude
+and pragmas between the program's code and the headers, and this map takes libclang's offsets
+back to the preprocessed text and to the user's file and line.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from .errors import RUNTIME_DIR
+
+__all__ = ["SourceMap"]
+
+# Declarations the parse needs that g++ does not: clang turns `<<<...>>>` into a call of this.
+_PRELUDE = (
+    '# 1 "<sim-frontend>"\nstruct dim3;\n'
+    'extern "C" int __cudaPushCallConfiguration(dim3, dim3, unsigned long = 0, void* = 0);\n'
+)
+# libstdc++ preprocessed by g++ takes its GCC-only branch for index sequences (`__integer_pack`,
+# which clang lacks); the parse gets clang's branch instead, same length, so offsets stay. The
+# prelude declares the alias that branch needs.
+_PRELUDE += (
+    "namespace std { template <decltype(sizeof 0)...> struct _Index_tuple;\n"
+    "template <class T, T... I> using __sim_it = _Index_tuple<I...>; }\n"
+)
+_GCC_ONLY = [
+    (
+        re.compile(r"(?m)^[ \t]*using __type = _Index_tuple<__integer_pack\(_Num\)\.\.\.>;$"),
+        "using __type=__make_integer_seq<__sim_it,size_t,_Num>;",
+    ),
+    (
+        re.compile(r"(?m)^[ \t]*= integer_sequence<_Tp, __integer_pack\(_Num\)\.\.\.>;$"),
+        "= __make_integer_seq<integer_sequence, _Tp, _Num>;",
+    ),
+]
+
+
+def _for_clang(text: str) -> str:
+    """``text`` with the GCC-only library lines clang cannot parse swapped for clang's own (same length)."""
+    for rx, repl in _GCC_ONLY:
+        text = rx.sub(
+            lambda m, r=repl: r.rjust(len(m.group(0))) if len(r) <= len(m.group(0)) else m.group(0), text
+        )
+    return text
+
+
+_HD_BEGIN = "#pragma clang force_cuda_host_device begin\n"
+_HD_END = "#pragma clang force_cuda_host_device end\n"
+_MARKER = re.compile(r'# (\d+) "((?:[^"\\]|\\.)*)"((?: \d)*)$')
+
+
+class SourceMap:
+    """The preprocessed text, its line markers and the map from parse offsets back to it."""
+
+    def __init__(self, text: str, user_file) -> None:
+        self.text = text
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        # One entry per line marker: the preprocessed line it starts, the file and line there,
+        # and whether that stretch is the user's code or the simulator's runtime.
+        self.marks: list[int] = [0]
+        self.files: list[tuple[str, int, bool, bool]] = [("", 0, False, False)]
+        chunks, pos, prev_user = [], 0, None
+        self.inserted: list[tuple[int, int]] = [(0, len(_PRELUDE) + len(_HD_BEGIN))]
+        chunks.append(_PRELUDE + _HD_BEGIN)
+        for m in re.finditer(r'(?m)^# (\d+) "((?:[^"\\]|\\.)*)"((?: \d)*)$', text):
+            path = m.group(2).replace('\\"', '"').replace("\\\\", "\\")
+            flags = m.group(3).split()
+            is_rt = path.startswith(RUNTIME_DIR)
+            is_user = "3" not in flags and not path.startswith("<") and not is_rt and bool(user_file(path))
+            line = bisect.bisect_right(self.line_starts, m.start()) - 1
+            self.marks.append(line + 1)
+            self.files.append((path, int(m.group(1)), is_user, is_rt))
+            if prev_user is not None and is_user != prev_user:
+                # Outside the user's code every function is callable from device code (math, the
+                # runtime): clang's CUDA checks then apply to the user's own functions only.
+                chunks.append(text[pos : m.start()])
+                chunks.append(_HD_END if is_user else _HD_BEGIN)
+                self.inserted.append((m.start(), len(chunks[-1])))
+                pos = m.start()
+            prev_user = is_user
+        chunks.append(text[pos:])
+        chunks = [_for_clang(c) for c in chunks]
+        if not text.endswith("\n"):
+            chunks.append("\n")
+        if prev_user is not True:
+            chunks.append(_HD_END)
+        self.parse_text = "".join(chunks)
+        acc, self._ins_pos, self._ins_acc = 0, [], []
+        for at, n in self.inserted:
+            acc += n
+            self._ins_pos.append(at + acc)  # first parse offset after this insertion
+            self._ins_acc.append(acc)
+
+    def pre(self, parse_offset: int) -> int:
+        """The preprocessed-text offset of a parse-buffer offset."""
+        i = bisect.bisect_right(self._ins_pos, parse_offset) - 1
+        return parse_offset - (self._ins_acc[i] if i >= 0 else len(_PRELUDE) + len(_HD_BEGIN))
+
+    def line(self, pre_offset: int) -> int:
+        return bisect.bisect_right(self.line_starts, pre_offset) - 1
+
+    def _mark(self, pre_offset: int) -> int:
+        return bisect.bisect_right(self.marks, self.line(pre_offset)) - 1
+
+    def where(self, pre_offset: int) -> tuple[str, int]:
+        line = self.line(pre_offset)
+        i = bisect.bisect_right(self.marks, line) - 1
+        path, first, _, _ = self.files[i]
+        return path, first + line - self.marks[i]
+
+    def is_user(self, pre_offset: int) -> bool:
+        return 0 <= pre_offset < len(self.text) and self.files[self._mark(pre_offset)][2]
+
+    def is_runtime(self, pre_offset: int) -> bool:
+        return 0 <= pre_offset < len(self.text) and self.files[self._mark(pre_offset)][3]

@@ -1,0 +1,62 @@
+// Front-end conformance: __CUDA_ARCH__ is defined in device code only, as nvcc compiles it.
+// Expects the simulator's default architecture (800); EXPECT_ARCH overrides it.
+#include <cuda_runtime.h>
+#include <cstdio>
+
+#ifndef EXPECT_ARCH
+#define EXPECT_ARCH 800
+#endif
+
+#define CHECK(cond)                                                              \
+    do {                                                                         \
+        if (!(cond)) {                                                           \
+            std::printf("FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
+            return 1;                                                            \
+        }                                                                        \
+    } while (0)
+
+__device__ int device_arch() {
+#ifdef __CUDA_ARCH__
+    return __CUDA_ARCH__;
+#else
+    return -1;  // never compiled for the device
+#endif
+}
+
+// Both versions: the device one inside kernels, the host one from host code.
+__host__ __device__ int where_am_i() {
+#if defined(__CUDA_ARCH__)
+    return 1000 + __CUDA_ARCH__ / 100;
+#else
+    return 2;
+#endif
+}
+
+__global__ void arch_kernel(int* out) {
+#if __CUDA_ARCH__ >= 700
+    out[0] = device_arch();
+#else
+    out[0] = -7;
+#endif
+    out[1] = where_am_i();
+}
+
+int main() {
+    int* d;
+    int h[2] = {0, 0};
+    cudaMalloc(&d, sizeof h);
+    arch_kernel<<<1, 1>>>(d);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    CHECK(h[0] == (EXPECT_ARCH >= 700 ? EXPECT_ARCH : -7));
+    CHECK(h[1] == 1000 + EXPECT_ARCH / 100);
+    CHECK(where_am_i() == 2);
+#ifdef __CUDA_ARCH__
+    const bool host_sees_arch = true;
+#else
+    const bool host_sees_arch = false;
+#endif
+    CHECK(!host_sees_arch);
+    std::printf("arch: OK\n");
+    return 0;
+}
