@@ -125,8 +125,9 @@ inline void store_matrix_sync_at(P* p, const fragment<Use, M, N, K, T, void>& f,
                                  const char* file, int line) {
     using F = fragment<Use, M, N, K, T, void>;
     detail::warp_sync(file, line);
-    const int lane = (int)(::sim::tl_thread->thread_idx.x + ::sim::tl_thread->thread_idx.y * blockDim.x +
-                           ::sim::tl_thread->thread_idx.z * blockDim.x * blockDim.y) %
+    const ::sim::ThreadState& me = *::sim::tl_thread;
+    const int lane = (int)(me.thread_idx.x + me.thread_idx.y * me.block_dim.x +
+                           me.thread_idx.z * me.block_dim.x * me.block_dim.y) %
                      32;
     for (int i = lane; i < F::num_elements; i += 32) {
         const int r = i / F::cols, c = i % F::cols;
