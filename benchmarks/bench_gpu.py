@@ -232,7 +232,7 @@ def _copy_seconds(cuda, inputs: dict[str, np.ndarray], outputs_bytes: int) -> fl
 
 def time_torchlight(case: Case, provider, repeat: int, copies_inside: bool, cuda) -> dict[str, Timing]:
     """total, transfer and kernel timings of ``case`` on a CudaBackend over ``provider``."""
-    from torchlight.backends.cuda_backend import CudaBackend
+    from torchlight.backends.numba_cuda.backend import CudaBackend
     from torchlight.core.tensor_data import TensorData
 
     backend = CudaBackend(provider)
@@ -375,8 +375,9 @@ def main(argv: list[str] | None = None) -> int:
     if not simulator and not cuda.is_available():
         print("bench_gpu.py: numba-cuda finds no usable CUDA GPU here (see `nvidia-smi`)", file=sys.stderr)
         return 2
-    from torchlight.backends.cuda_c import CudaCKernelProvider, KernelLibraryError
-    from torchlight.backends.cuda_provider import CudaProvider
+    from torchlight.backends.cuda_c.loader import KernelLibraryError
+    from torchlight.backends.cuda_c.provider import CudaCKernelProvider
+    from torchlight.backends.numba_cuda.provider import CudaProvider
 
     header = ["# torchlight on the GPU against PyTorch", ""]
     if simulator:

@@ -100,7 +100,7 @@ def child(quick: bool) -> None:
     cpu_target.target_context.refresh()
     startup = time.perf_counter() - start
 
-    from torchlight.backends.numba_twin import numba_backend
+    from torchlight.backends.cuda import numba_backend
 
     backend = numba_backend()
     data = _inputs()
@@ -140,7 +140,7 @@ def speed_table() -> None:
     import numpy as np
 
     from torchlight.backends.cpu import cpu_backend
-    from torchlight.backends.numba_twin import numba_backend
+    from torchlight.backends.cuda import numba_backend
     from torchlight.core.tensor_data import TensorData
 
     rng = np.random.default_rng(0)

@@ -37,7 +37,7 @@ os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
 # Run from a checkout without installing: the repository root holds the torchlight package.
 sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-DEFAULT_PROVIDER = "torchlight.backends.cuda_provider:CudaProvider"
+DEFAULT_PROVIDER = "torchlight.backends.numba_cuda.provider:CudaProvider"
 DEFAULT_ARCHS = "80,90"
 
 

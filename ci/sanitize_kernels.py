@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     from torchlight.backends.cpu import cpu_backend
-    from torchlight.backends.cuda_c_loader import load_kernels
+    from torchlight.backends.cuda_c.loader import load_kernels
 
     kernels, reference = load_kernels(args.kernel_dir), cpu_backend()
     rng = np.random.default_rng(0)

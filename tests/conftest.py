@@ -12,7 +12,8 @@ and the one marker for tests that need a particular backend.
   ``installed=True`` needs only the backend's packages (for tests of what happens when the
   backend cannot run). A ``requires_backend`` without a reason is a collection error.
 
-The folders: ``generic/`` (the device-generic suite every tier runs), ``backends/<name>/``
+The folders: ``generic/`` (the device-generic suite every tier runs: only tests that take
+``backend``, which ``harness/test_layout.py`` checks), ``backends/<name>/``
 (one backend's internals), ``library/`` (backend-independent library behaviour) and
 ``harness/`` (the repository itself); this file and ``tl_testing.py`` serve them all.
 """

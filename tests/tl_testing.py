@@ -7,11 +7,15 @@ take every size from ``LIMITS`` rather than from literals.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
@@ -20,6 +24,7 @@ from ci.tiers import limit_profiles
 from torchlight.core.tensor_data import TensorData
 
 TIER_ENV = "TORCHLIGHT_TEST_TIER"
+ROOT = Path(__file__).resolve().parent.parent
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -322,3 +327,37 @@ def gradcheck(
             leaf.grad.numpy(), numeric, rtol=rtol, atol=atol, err_msg=f"gradient of input {i}"
         )
     return out
+
+
+def raises_naming(exc: type[BaseException], call, *fragments: str) -> str:
+    """Assert ``call()`` raises ``exc`` whose message names every fragment; returns the message."""
+    with pytest.raises(exc) as info:
+        call()
+    message = str(info.value)
+    for fragment in fragments:
+        assert fragment in message, f"{exc.__name__} message {message!r} does not name {fragment!r}"
+    return message
+
+
+def module_grads(module) -> dict[str, np.ndarray]:
+    """The gradients of a module's parameters that have one, by parameter name."""
+    return {name: p.grad.numpy() for name, p in module.named_parameters() if p.grad is not None}
+
+
+def run_module(module, x: tl.Tensor, **kwargs) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+    """Forward, backward of a fixed random weighting; returns output, param grads, input grad."""
+    module.zero_grad()
+    x = x.detach().requires_grad_()
+    out = module(x, **kwargs)
+    weight = np.random.default_rng(7).uniform(-1, 1, out.shape)
+    (out * weight).sum().backward()
+    return out.numpy(), module_grads(module), x.grad.numpy()
+
+
+def load_train_example():
+    """``examples/train_sort.py`` as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location("train_sort", ROOT / "examples" / "train_sort.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module

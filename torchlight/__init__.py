@@ -19,6 +19,10 @@ from .core import (
     tensor,
     zeros,
 )
+from .core import backend_lookup as _backend_lookup
+
+# core/ resolves devices through get_backend without importing backends/ (which builds on core).
+_backend_lookup.install(get_backend)
 
 __version__ = "0.1.0"
 

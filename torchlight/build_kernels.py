@@ -28,7 +28,7 @@ from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 SOURCE_DIR = PACKAGE_DIR / "cuda_kernels"
-# The loader (torchlight.backends.cuda_c) reads $TORCHLIGHT_CUDA_KERNEL_DIR, else SOURCE_DIR.
+# The loader (torchlight.backends.cuda_c.loader) reads $TORCHLIGHT_CUDA_KERNEL_DIR, else SOURCE_DIR.
 KERNEL_DIR_ENV = "TORCHLIGHT_CUDA_KERNEL_DIR"
 ARCHS_ENV = "TORCHLIGHT_CUDA_ARCHS"
 DEFAULT_ARCHS = "80;90"

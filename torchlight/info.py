@@ -72,10 +72,17 @@ def gpu_status() -> list[str]:
         return [f"no GPU information: {type(err).__name__}: {err}"]
 
 
+def device_status() -> list[str]:
+    """What each device name passed to ``get_backend`` means here, and why (the registry's rule)."""
+    from .backends.registry import DEVICES, explain_device
+
+    return [f"  {explain_device(device)}" for device in DEVICES]
+
+
 def kernel_library_status() -> list[str]:
     """Where the CUDA C kernel libraries were found and whether they load."""
     try:
-        from .backends import cuda_c_loader
+        from .backends.cuda_c import loader as cuda_c_loader
 
         directory = cuda_c_loader.find_kernel_dir()
     except Exception as err:
@@ -103,6 +110,7 @@ def report() -> str:
     lines += ["", "backends:"]
     for name, (ok, why) in backend_status().items():
         lines.append(f"  {name:8s} {'usable' if ok else 'unavailable'}" + ("" if ok else f"  ({why})"))
+    lines += ["", "devices (get_backend(name) -> backend: why):", *device_status()]
     lines += ["", "tiers:"]
     try:
         nvcc = find_nvcc()[0]

@@ -156,7 +156,7 @@ def test_simulated_objects_are_told_apart_by_their_section(library, program):
 
 
 def test_torchlight_refuses_a_bad_knob_before_loading_simulated_kernels(sim_lib_dir, monkeypatch, capfd):
-    from torchlight.backends.cuda_c_loader import CudaCKernels
+    from torchlight.backends.cuda_c.loader import CudaCKernels
 
     if not (sim_lib_dir / "softmax_kernel.so").is_file():
         pytest.skip("the shipped kernel sources are not in this checkout")

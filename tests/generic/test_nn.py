@@ -10,26 +10,13 @@ import math
 
 import numpy as np
 import pytest
+from tl_testing import module_grads, run_module
 
 import torchlight as tl
 from torchlight import nn
 from torchlight.nn import functional as F
 
 RTOL, ATOL = 1e-9, 1e-11
-
-
-def _grads(module: nn.Module) -> dict[str, np.ndarray]:
-    return {name: p.grad.numpy() for name, p in module.named_parameters() if p.grad is not None}
-
-
-def _run(module: nn.Module, x: tl.Tensor, **kwargs) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
-    """Forward, backward of a fixed random weighting; returns output, param grads, input grad."""
-    module.zero_grad()
-    x = x.detach().requires_grad_()
-    out = module(x, **kwargs)
-    weight = np.random.default_rng(7).uniform(-1, 1, out.shape)
-    (out * weight).sum().backward()
-    return out.numpy(), _grads(module), x.grad.numpy()
 
 
 def _same(a, b, what: str) -> None:
@@ -41,61 +28,6 @@ def _copy_weights(src: nn.Module, dst: nn.Module) -> None:
 
 
 # --- plumbing ---------------------------------------------------------------------------------
-
-
-class Stack(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layers = [nn.Linear(3, 4), nn.Linear(4, 2, bias=False)]
-        self.scale = nn.Parameter(np.ones(2))
-        self.shared = self.layers[0]  # the same module twice: its parameters count once
-
-    def forward(self, x):
-        return self.layers[1](self.layers[0](x)) * self.scale
-
-
-def test_parameter_discovery_through_attributes_and_lists():
-    model = Stack()
-    names = [n for n, _ in model.named_parameters()]
-    assert names == ["scale", "layers.0.weight", "layers.0.bias", "layers.1.weight"]  # own first
-    assert len(model.parameters()) == 4
-    assert all(p.requires_grad for p in model.parameters())
-
-
-def test_train_eval_reach_every_submodule():
-    model = nn.DecoderLM(5, dim=8, heads=2, layers=2, max_len=4)
-    model.eval()
-    assert not any(m.training for m in model.modules())
-    model.train()
-    assert all(m.training for m in model.modules())
-
-
-def test_state_dict_round_trip_and_errors():
-    a, b = Stack(), Stack()
-    b.load_state_dict(a.state_dict())
-    for (name, p), (_, q) in zip(a.named_parameters(), b.named_parameters()):
-        np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=name)
-    state = a.state_dict()
-    state["layers.0.weight"] = np.zeros((5, 5))
-    with pytest.raises(ValueError, match=r"layers\.0\.weight.*\(5, 5\).*\(4, 3\)"):
-        b.load_state_dict(state)
-    with pytest.raises(KeyError, match="missing.*scale"):
-        b.load_state_dict({k: v for k, v in a.state_dict().items() if k != "scale"})
-    with pytest.raises(KeyError, match="unexpected.*extra"):
-        b.load_state_dict({**a.state_dict(), "extra": np.ones(1)})
-    b.load_state_dict({"scale": np.full(2, 3.0)}, strict=False)
-    np.testing.assert_array_equal(b.scale.numpy(), [3.0, 3.0])
-
-
-def test_layer_input_errors_name_the_value():
-    with pytest.raises(ValueError, match="Linear\\(3, 4\\).*last dim 5"):
-        nn.Linear(3, 4)(tl.ones(2, 5))
-    with pytest.raises(IndexError, match="embedding index value 9"):
-        nn.Embedding(4, 2)(np.array([[1, 9]]))
-    with pytest.raises(ValueError, match="dim 10 must be a positive multiple of heads 3"):
-        nn.MultiHeadAttention(10, 3)
-    with pytest.raises(ValueError, match="dropout probability.*1.5"):
-        nn.Dropout(1.5)
 
 
 # --- equivalence with the unfused composition, on every backend ----------------------------
@@ -110,7 +42,9 @@ def test_layernorm_module_matches_composition(backend):
     fused.bias = nn.Parameter(tl.randn(6, dtype="float64", device=backend))
     _copy_weights(fused, plain)
     x = tl.randn(2, 3, 6, dtype="float64", device=backend)
-    for got, want, what in zip(_run(fused, x), _run(plain, x), ("output", "param grads", "input grad")):
+    for got, want, what in zip(
+        run_module(fused, x), run_module(plain, x), ("output", "param grads", "input grad")
+    ):
         if isinstance(got, dict):
             for k in got:
                 _same(got[k], want[k], f"{what} {k}")
@@ -127,7 +61,10 @@ def test_attention_module_matches_composition(backend, causal):
     _copy_weights(fused, plain)
     x = tl.randn(2, 3, 4, dtype="float64", device=backend)
     padding = np.array([[False, False, True], [False, False, False]])  # no row loses every key
-    got, want = _run(fused, x, padding=padding, causal=causal), _run(plain, x, padding=padding, causal=causal)
+    got, want = (
+        run_module(fused, x, padding=padding, causal=causal),
+        run_module(plain, x, padding=padding, causal=causal),
+    )
     _same(got[0], want[0], "output")
     _same(got[2], want[2], "input grad")
     for k in want[1]:
@@ -141,7 +78,7 @@ def test_transformer_block_matches_composition(backend):
     plain = nn.TransformerBlock(4, 2, hidden=8, fused=False, dtype="float64").to(backend)
     _copy_weights(fused, plain)
     x = tl.randn(1, 3, 4, dtype="float64", device=backend)
-    got, want = _run(fused, x), _run(plain, x)
+    got, want = run_module(fused, x), run_module(plain, x)
     _same(got[0], want[0], "output")
     _same(got[2], want[2], "input grad")
     assert set(got[1]) == set(want[1]) and len(got[1]) == len(list(fused.parameters()))
@@ -154,7 +91,7 @@ def test_linear_and_embedding_match_numpy(backend):
     tl.manual_seed(4)
     lin = nn.Linear(3, 2, dtype="float64").to(backend)
     x = np.random.default_rng(0).standard_normal((4, 3))
-    out, grads, gx = _run(lin, tl.tensor(x, dtype="float64", device=backend))
+    out, grads, gx = run_module(lin, tl.tensor(x, dtype="float64", device=backend))
     w, b = lin.weight.numpy(), lin.bias.numpy()
     _same(out, x @ w.T + b, "linear output")
     up = np.random.default_rng(7).uniform(-1, 1, (4, 2))
@@ -182,7 +119,7 @@ def test_decoder_lm_fused_matches_unfused(backend):
         model.zero_grad()
         loss = F.cross_entropy(model(ids), np.array([[2, 3, -100], [0, 4, 1]]))
         loss.backward()
-        losses.append((loss.item(), _grads(model)))
+        losses.append((loss.item(), module_grads(model)))
     assert math.isclose(losses[0][0], losses[1][0], rel_tol=1e-12)
     for k in losses[1][1]:
         _same(losses[0][1][k], losses[1][1][k], k)
@@ -191,75 +128,4 @@ def test_decoder_lm_fused_matches_unfused(backend):
 # --- functional ------------------------------------------------------------------------------------
 
 
-def test_cross_entropy_ignores_index_and_matches_numpy():
-    rng = np.random.default_rng(0)
-    logits = rng.standard_normal((2, 3, 4))
-    targets = np.array([[1, -100, 3], [0, 2, -100]])
-    loss = F.cross_entropy(tl.tensor(logits, dtype="float64"), targets)
-    z = logits - logits.max(-1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
-    keep = targets != -100
-    want = -logp[keep, targets[keep]].mean()
-    assert math.isclose(loss.item(), want, rel_tol=1e-12)
-    with pytest.raises(ValueError, match=r"targets have shape \(2,\)"):
-        F.cross_entropy(tl.tensor(logits), np.array([1, 2]))
-    with pytest.raises(IndexError, match="target value 7"):
-        F.cross_entropy(tl.tensor(logits), np.full((2, 3), 7))
-
-
-def test_dropout_is_seedable_and_off_in_eval():
-    x = tl.ones(4, 50)
-    first = nn.Dropout(0.5, generator=np.random.default_rng(3))(x).numpy()
-    second = nn.Dropout(0.5, generator=np.random.default_rng(3))(x).numpy()
-    np.testing.assert_array_equal(first, second)
-    assert set(np.unique(first)) == {0.0, 2.0}
-    layer = nn.Dropout(0.5).eval()
-    np.testing.assert_array_equal(layer(x).numpy(), x.numpy())
-
-
-def test_gelu_matches_tanh_formula():
-    x = np.linspace(-4, 4, 17)
-    want = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
-    np.testing.assert_allclose(F.gelu(tl.tensor(x, dtype="float64")).numpy(), want, rtol=1e-12)
-
-
 # --- torch.nn, when it is importable ------------------------------------------------------------------
-
-
-def _torch():
-    return pytest.importorskip("torch", reason="PyTorch is not installed: the torch.nn comparison needs it")
-
-
-def test_layers_match_torch_nn():
-    torch = _torch()
-    tl.manual_seed(6)
-    x = np.random.default_rng(1).standard_normal((2, 3, 4))
-    tx = torch.tensor(x, requires_grad=True)
-    block = nn.TransformerBlock(4, 2, hidden=8, dtype="float64")
-    state = {k: torch.tensor(v) for k, v in block.state_dict().items()}
-
-    def torch_block(t):
-        def ln(t, p):
-            return torch.nn.functional.layer_norm(t, (4,), state[p + ".weight"], state[p + ".bias"], 1e-5)
-
-        def lin(t, p):
-            return torch.nn.functional.linear(t, state[p + ".weight"], state[p + ".bias"])
-
-        h = ln(t, "ln1")
-        q, k, v = (lin(h, f"attn.{n}_proj").view(2, 3, 2, 2).transpose(1, 2) for n in "qkv")
-        att = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-        t = t + lin(att.transpose(1, 2).reshape(2, 3, 4), "attn.out_proj")
-        mlp = lin(torch.nn.functional.gelu(lin(ln(t, "ln2"), "fc1"), approximate="tanh"), "fc2")
-        return t + mlp
-
-    weight = np.random.default_rng(7).uniform(-1, 1, (2, 3, 4))
-    want = torch_block(tx)
-    (want * torch.tensor(weight)).sum().backward()
-    out, _, gx = _run(block, tl.tensor(x, dtype="float64"))
-    np.testing.assert_allclose(out, want.detach().numpy(), rtol=1e-9, atol=1e-11)
-    np.testing.assert_allclose(gx, tx.grad.numpy(), rtol=1e-9, atol=1e-11)
-    logits = np.random.default_rng(2).standard_normal((5, 3))
-    targets = np.array([0, 2, -100, 1, 1])
-    ours = F.cross_entropy(tl.tensor(logits, dtype="float64"), targets).item()
-    theirs = torch.nn.functional.cross_entropy(torch.tensor(logits), torch.tensor(targets), ignore_index=-100)
-    assert math.isclose(ours, theirs.item(), rel_tol=1e-12)

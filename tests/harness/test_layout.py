@@ -14,30 +14,63 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BACKENDS = ROOT / "torchlight" / "backends"
-PACKAGE = "torchlight.backends"
+CORE = ROOT / "torchlight" / "core"
+
+
+def package_modules(folder: Path, root: Path = ROOT) -> dict[str, Path]:
+    """Every module under ``folder`` by dotted name; a package by its own name (its ``__init__``)."""
+    modules = {}
+    for path in sorted(folder.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree`` except those under ``if TYPE_CHECKING:`` (annotations only, never run)."""
+    found = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            stack.extend(node.orelse)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def module_imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """Which of the ``known`` modules ``name`` (at ``path``) imports, at module level or inside functions.
+
+    Relative imports are resolved against the module's package; ``from pkg import a`` counts as
+    importing ``pkg.a`` when that is a module, else ``pkg`` itself.
+    """
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = set()
+    for node in runtime_nodes(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            target = ".".join(base + (node.module.split(".") if node.module else []))
+            for alias in node.names:
+                if f"{target}.{alias.name}" in known:
+                    found.add(f"{target}.{alias.name}")
+                elif target in known:
+                    found.add(target)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name in known)
+    return found - {name}
+
+
+def import_graph(folder: Path, root: Path = ROOT) -> dict[str, set[str]]:
+    """The modules under ``folder`` and which of them each imports."""
+    modules = package_modules(folder, root)
+    return {name: module_imports(name, path, set(modules)) for name, path in modules.items()}
 
 
 def backend_modules() -> list[str]:
-    """The module names of torchlight/backends (``__init__`` included)."""
-    return sorted(p.stem for p in BACKENDS.glob("*.py"))
-
-
-def sibling_imports(path: Path, siblings: set[str]) -> set[str]:
-    """Which sibling backend modules ``path`` imports, at module level or inside functions."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            if node.level == 1 and node.module is None:  # from . import a, b
-                found.update(alias.name for alias in node.names if alias.name in siblings)
-            elif node.level == 1 and node.module in siblings:  # from .a import x
-                found.add(node.module)
-            elif node.level == 0 and node.module and node.module.startswith(PACKAGE + "."):
-                found.add(node.module.split(".")[2])
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.startswith(PACKAGE + "."):
-                    found.add(alias.name.split(".")[2])
-    return found
+    """The dotted names of torchlight.backends' modules (packages included)."""
+    return sorted(package_modules(BACKENDS))
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -72,24 +105,76 @@ def test_find_cycle_finds_a_planted_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
 
 
+def test_import_graph_resolves_relative_imports_in_a_planted_package(tmp_path):
+    pkg = tmp_path / "top" / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from .a import x\n")
+    (pkg / "a.py").write_text(
+        "def f():\n    from .sub import b\n\n\nif TYPE_CHECKING:\n    from . import sub\n"
+    )
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "b.py").write_text("from .. import a\nfrom ...pkg import sub\n")
+    graph = import_graph(pkg, tmp_path)
+    assert graph == {
+        "top.pkg": {"top.pkg.a"},
+        "top.pkg.a": {"top.pkg.sub.b"},
+        "top.pkg.sub": set(),
+        "top.pkg.sub.b": {"top.pkg.a", "top.pkg.sub"},
+    }
+    assert find_cycle(graph) == ["top.pkg.a", "top.pkg.sub.b", "top.pkg.a"]
+
+
 def test_backend_modules_import_each_other_without_cycles():
-    names = set(backend_modules())
-    graph = {name: sibling_imports(BACKENDS / f"{name}.py", names) - {name} for name in names}
-    assert graph["cuda_backend"] >= {"cuda_c", "cuda_provider"}  # the walk does see imports
+    graph = import_graph(BACKENDS)
+    # The walk does see imports, inside functions too: the registry builds every backend.
+    assert graph["torchlight.backends.registry"] >= {
+        "torchlight.backends.numba_cuda.backend",
+        "torchlight.backends.cuda_c.provider",
+        "torchlight.backends.numba_twin.backend",
+    }
     cycle = find_cycle(graph)
     assert cycle is None, f"backend modules import each other in a cycle: {' -> '.join(cycle)}"
+
+
+def test_only_the_registry_chooses_between_backends():
+    """No backend module imports the registry, and CudaBackend imports neither other target."""
+    graph = import_graph(BACKENDS)
+    users = sorted(name for name, imported in graph.items() if "torchlight.backends.registry" in imported)
+    assert users == ["torchlight.backends"], f"only get_backend reads the registry, not {users}"
+    cuda = graph["torchlight.backends.numba_cuda.backend"]
+    assert not {
+        m for m in cuda if m.startswith(("torchlight.backends.cuda_c", "torchlight.backends.numba_twin"))
+    }
+
+
+def test_core_modules_import_each_other_without_cycles():
+    graph = import_graph(CORE)
+    assert graph["torchlight.core.tensor"] >= {"torchlight.core.functions", "torchlight.core.autograd"}
+    cycle = find_cycle(graph)
+    assert cycle is None, f"core modules import each other in a cycle: {' -> '.join(cycle)}"
+
+
+def test_core_imports_nothing_above_it():
+    """core/ is the bottom layer: it never reaches up into backends/, nn/ or optim/."""
+    library = set(package_modules(ROOT / "torchlight"))
+    upward = {
+        f"{name} imports {target}"
+        for name, path in package_modules(CORE).items()
+        for target in module_imports(name, path, library)
+        if not target.startswith("torchlight.core")
+    }
+    assert not upward, "core reaches above itself: " + "; ".join(sorted(upward))
 
 
 def test_every_backend_module_imports_alone_without_numba():
     code = textwrap.dedent(
         """
         import importlib, subprocess, sys
-        for name in sys.argv[1:]:
-            module = "torchlight.backends" + ("" if name == "__init__" else "." + name)
+        for module in sys.argv[1:]:
             heavy = "sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'numba_cuda'))"
             probe = f"import sys, {module}; print({heavy})"
             done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-            print(name, done.returncode, done.stdout.strip(), done.stderr.strip().splitlines()[-1:])
+            print(module, done.returncode, done.stdout.strip(), done.stderr.strip().splitlines()[-1:])
         """
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -218,3 +303,36 @@ def test_the_matrix_report_orders_its_columns_by_the_backend_registry():
     from torchlight.backends.registry import BACKENDS
 
     assert matrix_report.BACKEND_ORDER == [*BACKENDS, "-"]
+NO_BACKEND_PLUGIN = """
+def pytest_collection_finish(session):
+    for item in session.items:
+        # fixturenames is the whole closure: a fixture that takes `backend` counts too.
+        print("USES-BACKEND" if "backend" in item.fixturenames else "NO-BACKEND", item.nodeid)
+"""
+
+
+def test_every_generic_test_takes_the_backend_fixture(tmp_path):
+    """tests/generic is the matrix every tier reruns: a test that takes no backend belongs elsewhere."""
+    (tmp_path / "report_backend_use.py").write_text(NO_BACKEND_PLUGIN)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    env["TORCHLIGHT_TEST_BACKENDS"] = "cpu"
+    control = "tests/library/test_device_resolution.py"  # takes no backend: the check must see that
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+        + ["-p", "report_backend_use", "tests/generic", control],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [line.split(" ", 1) for line in done.stdout.splitlines() if line.startswith(("USES-", "NO-"))]
+    generic = [nodeid for verdict, nodeid in lines if nodeid.startswith("tests/generic/")]
+    assert len(generic) > 100, done.stdout  # the generic suite was collected
+    lacking = sorted({nodeid.split("[")[0] for verdict, nodeid in lines if verdict == "NO-BACKEND"})
+    assert any(nodeid.startswith(control) for nodeid in lacking), "the check must flag the control file"
+    misplaced = [nodeid for nodeid in lacking if nodeid.startswith("tests/generic/")]
+    assert not misplaced, (
+        "tests in tests/generic that take no backend (move them to tests/library):\n" + "\n".join(misplaced)
+    )

@@ -124,7 +124,7 @@ def _compiling_nvcc(directory: Path, symbols: tuple[str, ...]) -> Path:
 
 
 def test_the_default_output_is_the_directory_the_loader_reads(monkeypatch, tmp_path):
-    from torchlight.backends import cuda_c_loader as cuda_c
+    from torchlight.backends.cuda_c import loader as cuda_c
 
     assert bk.SOURCE_DIR == cuda_c.DEFAULT_KERNEL_DIR
     assert set(bk.LIBRARIES) == set(cuda_c.LIBRARIES)
@@ -220,7 +220,7 @@ _CHECK_SOFTMAX = r"""
 import os, sys
 import numpy as np
 import torchlight
-from torchlight.backends.cuda_c import find_kernel_dir, load_kernels
+from torchlight.backends.cuda_c.loader import find_kernel_dir, load_kernels
 from torchlight.backends.cpu import cpu_backend
 from torchlight.core.tensor_data import TensorData
 
@@ -310,8 +310,9 @@ def test_nvcc_build_from_a_pip_install_goes_where_the_loader_looks(installed):
     assert build.returncode == 0, build.stdout + build.stderr
     assert "(its default)" in build.stdout and "export" not in build.stdout
     code = (
-        "import torchlight.build_kernels as bk; from torchlight.backends.cuda_c import find_kernel_dir, "
-        "load_kernels; d = find_kernel_dir(); assert d == bk.SOURCE_DIR, d; load_kernels(d); print(d)"
+        "import torchlight.build_kernels as bk; from torchlight.backends.cuda_c.loader import "
+        "find_kernel_dir, load_kernels; d = find_kernel_dir(); assert d == bk.SOURCE_DIR, d; "
+        "load_kernels(d); print(d)"
     )
     check = _run(installed, "-c", code)
     assert check.returncode == 0, check.stdout + check.stderr

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from torchlight.backends import cuda_c_loader
-from torchlight.backends.cuda_c_loader import KERNEL_DIR_ENV, KernelLibraryError
+from torchlight.backends.cuda_c import loader as cuda_c_loader
+from torchlight.backends.cuda_c.loader import KERNEL_DIR_ENV, KernelLibraryError
 
 ROOT = Path(__file__).resolve().parents[2]
 BLOCK_NUMBA = "import sys; sys.modules['numba'] = None; sys.modules['numba_cuda'] = None\n"
@@ -99,7 +99,7 @@ def test_fallback_warning_points_at_the_users_line_and_does_not_repeat_the_varia
 
 
 def test_no_gpu_error_suggests_the_fallback_variable_only_when_unset(monkeypatch):
-    from torchlight.backends.cuda_kernels import unavailable_error
+    from torchlight.backends.numba_cuda.kernels import unavailable_error
 
     monkeypatch.delenv("TORCHLIGHT_CUDA_FALLBACK", raising=False)
     assert "TORCHLIGHT_CUDA_FALLBACK=numba to have" in str(unavailable_error("no driver"))
@@ -108,11 +108,11 @@ def test_no_gpu_error_suggests_the_fallback_variable_only_when_unset(monkeypatch
 
 
 def test_kernel_dir_messages_do_not_contradict_themselves(monkeypatch, tmp_path):
-    from torchlight.backends.cuda_c import CudaCKernelProvider
+    from torchlight.backends.cuda_c.provider import CudaCKernelProvider
 
     monkeypatch.delenv(KERNEL_DIR_ENV, raising=False)
     monkeypatch.setattr(cuda_c_loader, "DEFAULT_KERNEL_DIR", tmp_path / "empty")
-    monkeypatch.setattr("torchlight.backends.cuda_c.find_kernel_dir", lambda: None)
+    monkeypatch.setattr("torchlight.backends.cuda_c.provider.find_kernel_dir", lambda: None)
     with pytest.raises(KernelLibraryError) as unset:
         CudaCKernelProvider()
     text = str(unset.value)

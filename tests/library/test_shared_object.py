@@ -18,7 +18,7 @@ import tracemalloc
 
 import pytest
 
-from torchlight.backends.shared_object import (
+from torchlight.backends.cuda_c.shared_object import (
     _MACHINE_BY_NAME,
     ET_EXEC,
     ET_REL,
@@ -142,7 +142,7 @@ def test_checked_load_of_a_truncated_library_does_not_crash(tmp_path, library):
     script = textwrap.dedent(
         f"""
         import ctypes
-        from torchlight.backends.shared_object import SharedObjectError, check_shared_object
+        from torchlight.backends.cuda_c.shared_object import SharedObjectError, check_shared_object
         try:
             check_shared_object({str(path)!r})
         except SharedObjectError as err:

@@ -1,7 +1,7 @@
 """The hardware layer: every tensor op reduces to map, zip, reduce and matmul (+ fused ops).
 
 ``get_backend(device)`` resolves a device hint into a backend instance through the one
-backend registry (``registry.BACKENDS``).
+backend registry: ``registry.DEVICES`` says which backend a device name means here, and why.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from ..core.device import Device
 from .base import Backend
 from .cpu import CPUBackend, cpu_backend
-from .registry import BACKENDS, device_entry
+from .registry import BACKENDS, device_backend
 
 DEVICE_ENV = "TORCHLIGHT_DEVICE"
 
@@ -35,7 +35,7 @@ def get_backend(device: None | str | Device | Backend = None) -> Backend:
         raise ValueError(
             f"device {str(device)!r} is not available: torchlight drives one GPU, use 'cuda' or 'cuda:0'"
         )
-    return device_entry(device.type).device_backend()
+    return device_backend(device.type)
 
 
 def __getattr__(name: str) -> Any:

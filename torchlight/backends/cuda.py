@@ -1,13 +1,14 @@
 """NumbaBackend (the CPU twin) and CudaBackend (numba-cuda on an NVIDIA GPU).
 
-Public home of ``NumbaBackend``, ``numba_backend``, ``CudaProvider``, ``CudaBackend``,
-``cuda_backend`` and ``CudaCKernelProvider``. Each lives in the module of its role and is
-loaded on first use, so importing this module never imports numba:
+The one public re-export path of the seed's names: ``NumbaBackend``, ``numba_backend``,
+``CudaProvider``, ``CudaBackend``, ``cuda_backend`` and ``CudaCKernelProvider``. Each lives in
+the package of its target and is loaded on first use, so importing this module never imports
+numba:
 
-* ``numba_twin``: ``NumbaBackend``, ``numba_backend`` (kernels in ``numba_kernels``)
-* ``cuda_provider``: ``CudaProvider`` (kernels in ``cuda_kernels``)
-* ``cuda_backend``: ``CudaBackend``, ``cuda_backend``
-* ``cuda_c``: ``CudaCKernelProvider`` (libraries loaded by ``cuda_c_loader``)
+* ``numba_twin/``: ``NumbaBackend``, ``numba_backend`` (``backend``; kernels in ``kernels``)
+* ``numba_cuda/``: ``CudaProvider`` (``provider``), ``CudaBackend`` (``backend``)
+* ``cuda_c/``: ``CudaCKernelProvider`` (``provider``; libraries loaded by ``loader``)
+* ``registry``: ``cuda_backend``, the cached backend ``get_backend("cuda")`` returns
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ import importlib
 from typing import Any
 
 _HOMES = {
-    "NumbaBackend": "numba_twin",
-    "numba_backend": "numba_twin",
-    "CudaProvider": "cuda_provider",
-    "CudaBackend": "cuda_backend",
-    "cuda_backend": "cuda_backend",
-    "CudaCKernelProvider": "cuda_c",
+    "NumbaBackend": "numba_twin.backend",
+    "numba_backend": "numba_twin.backend",
+    "CudaProvider": "numba_cuda.provider",
+    "CudaBackend": "numba_cuda.backend",
+    "cuda_backend": "registry",
+    "CudaCKernelProvider": "cuda_c.provider",
 }
 
 __all__ = sorted(_HOMES)

@@ -156,8 +156,6 @@ def _parents(tensor: Tensor) -> tuple:
 
 def backward(root: Tensor, grad: Tensor | None = None) -> None:
     """Accumulate d(root)/d(leaf) into ``leaf.grad`` for every leaf that requires grad."""
-    from .tensor import Tensor
-
     if not root.requires_grad:
         raise RuntimeError(
             "backward() called on a tensor that does not require grad: create the inputs "
@@ -171,7 +169,8 @@ def backward(root: Tensor, grad: Tensor | None = None) -> None:
             )
         seed = TensorData.from_array(np.ones(root.shape, dtype=root.dtype))
     else:
-        if not isinstance(grad, Tensor):
+        # Any Tensor carries its TensorData in ``_data``; checking that keeps tensor.py out of imports.
+        if not isinstance(getattr(grad, "_data", None), TensorData):
             raise TypeError(f"backward grad must be a Tensor, got {type(grad).__name__}")
         if grad.shape != root.shape:
             raise ValueError(f"backward grad has shape {grad.shape}, expected {root.shape}")

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import functions as F
 from .autograd import backward as _run_backward
+from .backend_lookup import backend_for
 from .device import Device
 from .tensor_data import DEFAULT_DTYPE, SUPPORTED_DTYPES, TensorData, normalize_dim
 
@@ -133,9 +134,8 @@ def check_device_or_dtype(target: str) -> None:
 
 
 def _backend_for(device: Any) -> Backend:
-    from ..backends import get_backend
-
-    return get_backend(device)
+    # The lookup (get_backend) is installed by the package init: core never imports backends/.
+    return backend_for(device)
 
 
 class Tensor:

@@ -27,8 +27,8 @@ PLANTED = """
 import numba
 from numba import cuda
 
-from torchlight.backends.cuda_kernels import KernelSpec
-from torchlight.backends.cuda_provider import CudaProvider
+from torchlight.backends.numba_cuda.kernels import KernelSpec
+from torchlight.backends.numba_cuda.provider import CudaProvider
 
 
 def planted_list_append(out, a, n):

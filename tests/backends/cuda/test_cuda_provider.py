@@ -59,15 +59,15 @@ def run_python(
 @pytest.fixture(scope="module")
 def provider():
     """A CudaProvider on the GPU or the simulator (tests using it carry ``needs_cuda``)."""
-    from torchlight.backends.cuda_provider import CudaProvider
+    from torchlight.backends.numba_cuda.provider import CudaProvider
 
     return CudaProvider()
 
 
 def small_provider(launch_fields: dict):
     """A provider with an explicit (small) launch configuration, on whatever device exists."""
-    from torchlight.backends.cuda_kernels import LaunchConfig
-    from torchlight.backends.cuda_provider import CudaProvider
+    from torchlight.backends.numba_cuda.kernels import LaunchConfig
+    from torchlight.backends.numba_cuda.provider import CudaProvider
 
     return CudaProvider(launch=LaunchConfig(**launch_fields))
 
@@ -83,7 +83,7 @@ def test_importing_the_cuda_modules_does_not_import_numba():
     done = run_python(
         """
         import sys
-        import torchlight, torchlight.backends.cuda, torchlight.backends.cuda_provider
+        import torchlight, torchlight.backends.cuda, torchlight.backends.numba_cuda.provider
         from torchlight.backends.cuda import CudaBackend, CudaProvider
         loaded = sorted(m for m in sys.modules if m == "numba" or m.startswith(("numba.", "numba_cuda")))
         print("LOADED", loaded)
@@ -171,8 +171,9 @@ print("NUMBA_CUDA_LOADED", "numba_cuda" in sys.modules and sys.modules["numba_cu
 
 
 def test_unknown_fallback_value_is_refused():
-    from torchlight.backends.cuda_backend import fallback_choice
+    from torchlight.backends.registry import device_rule
 
+    fallback_choice = device_rule("cuda").fallback_choice
     assert fallback_choice({}) is None
     assert fallback_choice({"TORCHLIGHT_CUDA_FALLBACK": "Numba"}) == "numba"
     with pytest.raises(ValueError, match=r"TORCHLIGHT_CUDA_FALLBACK='cpu'.*numba"):
@@ -235,7 +236,7 @@ print("WARN", [str(w.message)[:200] for w in caught])
 
 @needs_numba_cuda
 def test_registry_lists_every_op_of_the_table_for_both_dtypes():
-    from torchlight.backends.cuda_provider import CudaProvider
+    from torchlight.backends.numba_cuda.provider import CudaProvider
 
     specs = CudaProvider.kernel_specs()
     names = [s.name for s in specs]
@@ -265,7 +266,7 @@ def test_registry_lists_every_op_of_the_table_for_both_dtypes():
 
 @needs_cuda
 def test_launches_compile_exactly_the_registry_specs(provider):
-    from torchlight.backends.cuda_provider import CudaProvider
+    from torchlight.backends.numba_cuda.provider import CudaProvider
 
     built = []
 
@@ -309,22 +310,27 @@ def test_cuda_backend_is_a_cached_singleton_on_the_cuda_device(provider):
 
 
 @needs_cuda
-def test_default_provider_follows_the_kernel_libraries(provider, monkeypatch, tmp_path):
-    """No libraries: the numba-cuda kernels; a configured directory that is missing: an error."""
-    from torchlight.backends import cuda_c
-    from torchlight.backends.cuda_backend import CudaBackend
+def test_get_backend_cuda_follows_the_kernel_libraries(provider, monkeypatch, tmp_path):
+    """CudaBackend() runs numba-cuda; get_backend("cuda") takes the registry's choice, and a
+    configured kernel directory that is missing is an error, never a silent switch."""
+    from torchlight.backends import get_backend, registry
+    from torchlight.backends.cuda_c import loader
+    from torchlight.backends.numba_cuda.backend import CudaBackend
 
     monkeypatch.delenv("TORCHLIGHT_CUDA_KERNEL_DIR", raising=False)
-    expected = "CudaProvider" if cuda_c.find_kernel_dir() is None else "CudaCKernelProvider"
-    assert type(CudaBackend().provider).__name__ == expected
+    monkeypatch.setattr(registry, "_DEVICE_BACKENDS", {})
+    assert type(CudaBackend().provider).__name__ == "CudaProvider"
+    expected = "CudaProvider" if loader.find_kernel_dir() is None else "CudaCKernelProvider"
+    assert type(get_backend("cuda").provider).__name__ == expected
+    monkeypatch.setattr(registry, "_DEVICE_BACKENDS", {})
     monkeypatch.setenv("TORCHLIGHT_CUDA_KERNEL_DIR", str(tmp_path / "missing"))
-    with pytest.raises(cuda_c.KernelLibraryError, match="missing"):
-        CudaBackend()
+    with pytest.raises(loader.KernelLibraryError, match="missing"):
+        get_backend("cuda")
 
 
 @needs_cuda
 def test_backend_checks_inputs_before_launching(provider):
-    from torchlight.backends.cuda_backend import CudaBackend
+    from torchlight.backends.numba_cuda.backend import CudaBackend
 
     backend = CudaBackend(provider=provider)
     a = data(np.zeros((2, 3), np.float32))
@@ -437,7 +443,7 @@ def test_fused_rows_longer_than_the_block(provider, dtype):
 def test_scalar_ops_give_ieee_results_at_the_edges(provider):
     """log(0) = -inf, exp overflow = inf, 1/0 = inf, 0/0 = nan: as numpy and a GPU give them."""
     from torchlight.backends.cpu import cpu_backend
-    from torchlight.backends.cuda_backend import CudaBackend
+    from torchlight.backends.numba_cuda.backend import CudaBackend
 
     backend, cpu = CudaBackend(provider=provider), cpu_backend()
     for dtype in (np.float32, np.float64):

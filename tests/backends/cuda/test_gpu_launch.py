@@ -48,14 +48,14 @@ MATMUL = ((2, 17, 33), (33, 18))  # 16x16 tiles: partial tiles on m, n and k, tw
 @pytest.fixture(scope="module")
 def ck():
     """The numba-cuda kernel module (kernels, launch configurations, device helpers)."""
-    from torchlight.backends import cuda_kernels
+    from torchlight.backends.numba_cuda import kernels as cuda_kernels
 
     return cuda_kernels
 
 
 @pytest.fixture(scope="module")
 def provider_class():
-    from torchlight.backends.cuda_provider import CudaProvider
+    from torchlight.backends.numba_cuda.provider import CudaProvider
 
     return CudaProvider
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from torchlight.backends import cuda_c_loader
-from torchlight.backends.cuda_c_loader import CudaCKernelError, CudaCKernels, find_kernel_dir, load_kernels
+from torchlight.backends.cuda_c import loader as cuda_c_loader
+from torchlight.backends.cuda_c.loader import CudaCKernelError, CudaCKernels, find_kernel_dir, load_kernels
 from torchlight.core.tensor_data import TensorData
 
 # cudaErrorStubLibrary (34), cudaErrorInsufficientDriver (35), cudaErrorNoDevice (100): an nvcc

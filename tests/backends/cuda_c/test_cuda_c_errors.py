@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from torchlight.backends import cuda_c_loader
 from torchlight.backends.cpu import cpu_backend
-from torchlight.backends.cuda_c_loader import CudaCKernelError, CudaCKernels
+from torchlight.backends.cuda_c import loader as cuda_c_loader
+from torchlight.backends.cuda_c.loader import CudaCKernelError, CudaCKernels
 from torchlight.core.tensor_data import TensorData
 
 F32 = np.float32

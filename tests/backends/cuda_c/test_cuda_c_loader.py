@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from torchlight.backends import cuda_c_loader
 from torchlight.backends.cpu import cpu_backend
-from torchlight.backends.cuda_c_loader import (
+from torchlight.backends.cuda_c import loader as cuda_c_loader
+from torchlight.backends.cuda_c.loader import (
     KERNEL_DIR_ENV,
     CudaCKernelError,
     CudaCKernels,
@@ -478,7 +478,7 @@ def test_libraries_load_once_per_directory(monkeypatch, tmp_path):
 
 
 def test_importing_cuda_c_does_not_import_numba():
-    code = "import sys, torchlight.backends.cuda_c_loader, torchlight.backends.cuda_c\n"
+    code = "import sys, torchlight.backends.cuda_c.loader, torchlight.backends.cuda_c.provider\n"
     code += "print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.strip() == "False"

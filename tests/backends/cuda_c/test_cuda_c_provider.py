@@ -12,11 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from torchlight.backends import cuda_c
-from torchlight.backends import cuda_provider as cp
+from torchlight.backends import get_backend, registry
 from torchlight.backends.cpu import cpu_backend
-from torchlight.backends.cuda_backend import CudaBackend
-from torchlight.backends.cuda_c import KERNEL_DIR_ENV, KernelLibraryError
+from torchlight.backends.cuda_c import loader
+from torchlight.backends.cuda_c import provider as cuda_c
+from torchlight.backends.cuda_c.provider import KERNEL_DIR_ENV, KernelLibraryError
+from torchlight.backends.numba_cuda import provider as cp
+from torchlight.backends.numba_cuda.backend import CudaBackend
 from torchlight.core.tensor_data import TensorData
 
 FUSED = ("attn_softmax_fw", "attn_softmax_bw", "layernorm_fw", "layernorm_bw")
@@ -149,16 +151,31 @@ def test_constructor_with_a_bad_env_dir_is_a_clear_error(monkeypatch, tmp_path):
     with pytest.raises(KernelLibraryError, match="is not a directory"):
         cuda_c.CudaCKernelProvider()
     with pytest.raises(KernelLibraryError, match="is not a directory"):
-        cuda_c.default_cuda_provider()  # never a silent switch to the numba-cuda kernels
+        registry.device_rule("cuda").choose()  # never a silent switch to the numba-cuda kernels
+    assert "cuda -> error: KernelLibraryError" in registry.explain_device("cuda")
 
 
-def test_default_provider_follows_the_libraries(monkeypatch, tmp_path):
+def test_the_registry_chooses_cuda_c_where_the_libraries_are(monkeypatch, tmp_path):
+    monkeypatch.setattr(loader, "find_kernel_dir", lambda: None)
+    name, why = registry.device_rule("cuda").choose()
+    assert name == "cuda" and "no CUDA C kernel libraries" in why
+    monkeypatch.setattr(loader, "find_kernel_dir", lambda: tmp_path)
+    name, why = registry.device_rule("cuda").choose()
+    assert name == "cuda-c" and str(tmp_path) in why
+    assert registry.explain_device("cuda").startswith(
+        f"cuda -> cuda-c: CUDA C kernel libraries found in {tmp_path}"
+    )
+
+
+def test_get_backend_cuda_builds_the_registry_choice(monkeypatch, tmp_path):
     monkeypatch.setattr(cp.CudaProvider, "__init__", lambda self, *a, **k: None)
-    monkeypatch.setattr(cuda_c, "find_kernel_dir", lambda: None)
-    assert type(cuda_c.default_cuda_provider()) is cp.CudaProvider
-    monkeypatch.setattr(cuda_c, "find_kernel_dir", lambda: tmp_path)
+    monkeypatch.setattr(registry, "_DEVICE_BACKENDS", {})
+    monkeypatch.setattr(loader, "find_kernel_dir", lambda: tmp_path)  # the registry's rule
+    monkeypatch.setattr(cuda_c, "find_kernel_dir", lambda: tmp_path)  # the provider's own lookup
     monkeypatch.setattr(cuda_c, "load_kernels", lambda d: RecordingKernels())
-    assert type(cuda_c.default_cuda_provider()) is cuda_c.CudaCKernelProvider
+    backend = get_backend("cuda")
+    assert type(backend.provider) is cuda_c.CudaCKernelProvider
+    assert get_backend("cuda") is backend
 
 
 @pytest.mark.requires_backend("cuda", reason="runs the numba-cuda kernels beside recorded CUDA C calls")

@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-from torchlight.backends.cuda_c_loader import BUILD_HINT, KERNEL_DIR_ENV, LIBRARIES
+from torchlight.backends.cuda_c.loader import BUILD_HINT, KERNEL_DIR_ENV, LIBRARIES
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF libraries: Linux only")
 
@@ -40,7 +40,7 @@ def library(tmp_path_factory) -> bytes:
 def _load_in_child(directory) -> subprocess.CompletedProcess:
     script = textwrap.dedent(
         """
-        from torchlight.backends.cuda_c_loader import CudaCKernels, KernelLibraryError, find_kernel_dir
+        from torchlight.backends.cuda_c.loader import CudaCKernels, KernelLibraryError, find_kernel_dir
         try:
             CudaCKernels.load(find_kernel_dir())
         except KernelLibraryError as err:

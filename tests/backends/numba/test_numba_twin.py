@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 import torchlight
-from torchlight.backends import kernel_bodies, numba_kernels, numba_twin
+from torchlight.backends import kernel_bodies
 from torchlight.backends.base import Backend
+from torchlight.backends.numba_twin import backend as numba_twin
+from torchlight.backends.numba_twin import kernels as numba_kernels
 from torchlight.backends.ops import ScalarOp
 from torchlight.core.device import Device
 from torchlight.core.tensor_data import TensorData
@@ -23,7 +25,7 @@ from torchlight.core.tensor_data import TensorData
 pytestmark = pytest.mark.requires_backend("numba", reason="these are the numba twin's own tests")
 
 ROOT = Path(torchlight.__file__).resolve().parent.parent
-LOGGER = "torchlight.backends.numba_twin"
+LOGGER = "torchlight.backends.numba_twin.backend"
 
 
 def _run_python(code: str, **env: str) -> subprocess.CompletedProcess:
@@ -66,8 +68,8 @@ import sys
 sys.modules["numba"] = None  # makes every "import numba" fail as if it were not installed
 import torchlight
 import torchlight.backends.cuda as cuda
-import torchlight.backends.numba_twin
-import torchlight.backends.numba_kernels
+import torchlight.backends.numba_twin.backend
+import torchlight.backends.numba_twin.kernels
 import torchlight.backends.kernel_bodies as kb
 assert callable(kb.make_bodies)
 for make in (cuda.NumbaBackend, cuda.numba_backend):
@@ -90,7 +92,7 @@ def test_without_numba_import_works_and_constructors_give_the_install_hint():
 
 
 def test_importing_the_twin_does_not_import_numba():
-    code = "import sys, torchlight.backends.numba_twin, torchlight.backends.numba_kernels\n"
+    code = "import sys, torchlight.backends.numba_twin.backend, torchlight.backends.numba_twin.kernels\n"
     code += "print('numba' in sys.modules)"
     result = _run_python(code)
     assert result.returncode == 0, result.stderr
@@ -247,7 +249,7 @@ def test_map_writes_into_a_strided_out_view():
 
 _CACHED_CALL = """
 import numpy as np
-from torchlight.backends.numba_twin import numba_backend
+from torchlight.backends.numba_twin.backend import numba_backend
 from torchlight.core.tensor_data import TensorData
 a = TensorData.from_array(np.arange(6.0).reshape(2, 3))
 numba_backend().attn_softmax_bw(a, a)  # a fused op: one row body per prange index

@@ -22,7 +22,7 @@ def test_matmul_without_scipy_runs_the_tiled_kernel():
         import sys
         sys.modules["scipy"] = None  # as if SciPy were not installed
         import numpy as np
-        from torchlight.backends.numba_twin import NumbaBackend
+        from torchlight.backends.numba_twin.backend import NumbaBackend
         from torchlight.core.tensor_data import TensorData
         rng = np.random.default_rng(0)
         a, b = rng.standard_normal((2, 5, 7)), rng.standard_normal((2, 7, 3))

@@ -33,11 +33,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import cudasim_shims, kernel_bodies
-from .ops import BINARY_OPS, REDUCE_OPS, UNARY_OPS
+from .. import kernel_bodies
+from ..ops import BINARY_OPS, REDUCE_OPS, UNARY_OPS
+from . import cudasim_shims
 
 INSTALL_HINT = 'pip install "torchlight[cuda]"'
-FALLBACK_ENV = "TORCHLIGHT_CUDA_FALLBACK"  # read by cuda_backend; named in the no-GPU error
+FALLBACK_ENV = "TORCHLIGHT_CUDA_FALLBACK"  # registry.FALLBACK_ENV (the rule); named in the no-GPU error
 SIM_ENV = "NUMBA_ENABLE_CUDASIM"
 KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 

@@ -1,7 +1,7 @@
 """The numba CPU twin's kernels: ``prange`` loops over every "thread" running the shared bodies.
 
 Every kernel runs the per-thread bodies of ``kernel_bodies`` (the ones the CUDA kernels
-reuse) over every thread index with ``prange``; ``numba_twin.NumbaBackend`` prepares the
+reuse) over every thread index with ``prange``; ``backend.NumbaBackend`` prepares the
 operands and calls them.
 
 Compiled kernels and the on-disk cache: each kernel is ``njit(cache=True)`` (``parallel=True``
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import kernel_bodies, ops
+from .. import kernel_bodies, ops
 
 INSTALL_HINT = 'NumbaBackend needs numba, which is not installed: pip install "torchlight[numba]"'
 

@@ -1,6 +1,6 @@
 """CudaCKernelProvider: CudaProvider with the four fused ops on the CUDA C kernel libraries.
 
-The libraries are found and loaded by ``cuda_c_loader``; this module only routes: float32
+The libraries are found and loaded by ``loader``; this module only routes: float32
 fused ops go to the CUDA C launchers, everything else stays on the numba-cuda kernels.
 Importing this module never imports numba (``CudaProvider`` loads it on construction).
 """
@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..core.tensor_data import TensorData
-from .cuda_c_loader import (
+from ...core.tensor_data import TensorData
+from ..numba_cuda.provider import CudaProvider
+from .loader import (
     BUILD_HINT,
     DEFAULT_KERNEL_DIR,
     KERNEL_DIR_ENV,
@@ -22,7 +23,6 @@ from .cuda_c_loader import (
     find_kernel_dir,
     load_kernels,
 )
-from .cuda_provider import CudaProvider
 
 __all__ = [
     "CudaCKernelError",
@@ -30,7 +30,6 @@ __all__ = [
     "CudaCKernels",
     "KERNEL_DIR_ENV",
     "KernelLibraryError",
-    "default_cuda_provider",
     "find_kernel_dir",
     "load_kernels",
 ]
@@ -91,11 +90,3 @@ class CudaCKernelProvider(CudaProvider):
         if all_float32(dy, x, gamma, mean, rstd):
             return self.kernels.layernorm_bw(dy, x, gamma, mean, rstd)
         return super().layernorm_bw(dy, x, gamma, mean, rstd)
-
-
-def default_cuda_provider(**kwargs: Any) -> CudaProvider:
-    """CudaCKernelProvider when kernel libraries are found (see ``find_kernel_dir``), else CudaProvider."""
-    directory = find_kernel_dir()
-    if directory is None:
-        return CudaProvider(**kwargs)
-    return CudaCKernelProvider(kernel_dir=directory, **kwargs)

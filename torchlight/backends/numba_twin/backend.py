@@ -4,7 +4,7 @@ Every primitive and fused op runs the per-thread bodies of ``kernel_bodies`` (th
 CUDA kernels reuse) over every "thread" index with ``prange``. So an index-maths bug shows
 here, on any CPU, in seconds.
 
-The kernels themselves, and how they stay in numba's on-disk cache, are in ``numba_kernels``;
+The kernels themselves, and how they stay in numba's on-disk cache, are in ``kernels``;
 this module holds the backend: operand preparation, path choice and the numpy fallback.
 
 Paths that run:
@@ -31,10 +31,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..core.device import Device
-from ..core.tensor_data import TensorData, broadcast_shapes
-from .base import Backend
-from .checks import (
+from ...core.device import Device
+from ...core.tensor_data import TensorData, broadcast_shapes
+from ..base import Backend
+from ..checks import (
     attn_softmax_inputs,
     check_layernorm,
     check_layernorm_bw,
@@ -43,8 +43,8 @@ from .checks import (
     compact_mask,
     matmul_shape,
 )
-from .numba_kernels import INSTALL_HINT, build, op_kernel, require_numba
-from .ops import BINARY_OPS, UNARY_OPS, ReduceOp, ScalarOp
+from ..ops import BINARY_OPS, UNARY_OPS, ReduceOp, ScalarOp
+from .kernels import INSTALL_HINT, build, op_kernel, require_numba
 
 __all__ = ["INSTALL_HINT", "NumbaBackend", "numba_backend"]
 

@@ -9,7 +9,7 @@ checked here: float32 only, C-contiguous (copies are made), shapes and sizes as 
 contract says; a broadcast attention mask goes as its own elements plus strides.
 
 ``CudaCKernels`` runs the four fused ops through a loaded pair of libraries; the provider that
-routes float32 fused ops to it is ``cuda_c.CudaCKernelProvider``. Importing this module never
+routes float32 fused ops to it is ``provider.CudaCKernelProvider``. Importing this module never
 imports numba.
 """
 
@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from ..core.tensor_data import TensorData
-from .checks import attn_softmax_inputs, check_layernorm, check_layernorm_bw, check_same_shape, compact_mask
+from ...core.tensor_data import TensorData
+from ..checks import attn_softmax_inputs, check_layernorm, check_layernorm_bw, check_same_shape, compact_mask
 
 KERNEL_DIR_ENV = "TORCHLIGHT_CUDA_KERNEL_DIR"
-DEFAULT_KERNEL_DIR = Path(__file__).resolve().parent.parent / "cuda_kernels"
+DEFAULT_KERNEL_DIR = Path(__file__).resolve().parents[2] / "cuda_kernels"
 # 2: tl_attn_softmax_fw_strided (masks broadcast by strides); see tl_common.cuh.
 ABI_VERSION = 2
 FLOAT32 = np.dtype(np.float32)

@@ -1,8 +1,8 @@
 """CudaProvider: the host side of the numba-cuda kernels (transfers, launch shapes, launches).
 
 A *provider* owns the kernels and the per-op host<->device transfer; ``CudaBackend``
-(``cuda_backend``) owns the input checks and the op names. The kernels themselves, and the
-registry of their specs, live in ``cuda_kernels``.
+(``backend``) owns the input checks and the op names. The kernels themselves, and the
+registry of their specs, live in ``kernels``.
 
 Importing this module never imports numba; it loads when a provider is constructed.
 """
@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from ..core.tensor_data import TensorData, broadcast_shapes, contiguous_strides
-from . import cuda_kernels
-from .checks import attn_softmax_inputs, compact_mask, matmul_shape
-from .cuda_kernels import GPU_LAUNCH, SIM_LAUNCH, KernelSpec, LaunchConfig, unavailable_error
+from ...core.tensor_data import TensorData, broadcast_shapes, contiguous_strides
+from ..checks import attn_softmax_inputs, compact_mask, matmul_shape
+from . import kernels as cuda_kernels
 from .cudasim_shims import short_switch_interval
+from .kernels import GPU_LAUNCH, SIM_LAUNCH, KernelSpec, LaunchConfig, unavailable_error
 from .launch_lock import LAUNCH_LOCK
 
 

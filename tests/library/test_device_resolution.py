@@ -1,0 +1,106 @@
+"""Device parsing and get_backend resolution: they pick backends themselves, so no tier re-runs them."""
+
+from __future__ import annotations
+
+import pytest
+
+import torchlight as tl
+from torchlight.backends import DEVICE_ENV, CPUBackend, get_backend
+from torchlight.backends.cpu import cpu_backend
+
+
+@pytest.mark.parametrize(
+    "spec, kind, index",
+    [
+        ("cpu", "cpu", None),
+        ("cuda", "cuda", None),
+        ("cuda:0", "cuda", 0),
+        ("cuda:3", "cuda", 3),
+        (" CPU ", "cpu", None),
+    ],
+)
+def test_device_parses_accepted_forms(spec, kind, index):
+    d = tl.Device(spec)
+    assert (d.type, d.index) == (kind, index)
+    assert tl.Device(d) == d, "a Device is accepted where a spec is"
+
+
+def test_device_equality_and_hashing():
+    assert tl.Device("cpu") == tl.Device("cpu")
+    assert tl.Device("cuda:0") == tl.Device("cuda:0")
+    assert tl.Device("cuda:0") != tl.Device("cuda:1")
+    assert tl.Device("cuda") != tl.Device("cpu")
+    assert tl.Device("cpu") == "cpu" and tl.Device("cuda:1") == "cuda:1"
+    assert tl.Device("cpu") != "not a device"
+    assert tl.Device("cpu") != 3
+    assert hash(tl.Device("cuda:2")) == hash(tl.Device("cuda:2"))
+    assert len({tl.Device("cpu"), tl.Device("cpu"), tl.Device("cuda"), tl.Device("cuda:0")}) == 3
+    assert {tl.Device("cuda:0"): 1}[tl.Device("cuda:0")] == 1
+
+
+def test_device_repr_and_str():
+    assert repr(tl.Device("cpu")) == "Device('cpu')"
+    assert repr(tl.Device("cuda:1")) == "Device('cuda:1')"
+    assert str(tl.Device("cuda")) == "cuda"
+    assert eval(repr(tl.Device("cuda:2")), {"Device": tl.Device}) == tl.Device("cuda:2")
+
+
+@pytest.mark.parametrize("spec", ["gpu", "cuda:x", "cuda:-1", "", "cpu:1", "tpu:0", "cuda:0:1", None, 0])
+def test_device_rejects_bad_specs(spec):
+    with pytest.raises(ValueError) as info:
+        tl.Device(spec)
+    message = str(info.value)
+    assert repr(spec) in message, f"message does not name {spec!r}: {message}"
+    if spec != "cpu:1":
+        assert "'cpu'" in message and "'cuda'" in message, "message lists the accepted forms"
+
+
+def test_get_backend_default_is_cpu(monkeypatch):
+    monkeypatch.delenv(DEVICE_ENV, raising=False)
+    assert get_backend() is cpu_backend()
+    assert get_backend(None) is cpu_backend()
+    monkeypatch.setenv(DEVICE_ENV, "  ")
+    assert get_backend() is cpu_backend(), "a blank TORCHLIGHT_DEVICE means the default"
+
+
+def test_get_backend_honours_env(monkeypatch):
+    monkeypatch.setenv(DEVICE_ENV, "cpu")
+    assert get_backend() is cpu_backend()
+    assert tl.tensor([1.0]).backend is cpu_backend()
+
+
+@pytest.mark.parametrize("bad", ["gpu", "cuda:zero", "cpu:2"])
+def test_get_backend_rejects_bad_env(monkeypatch, bad):
+    monkeypatch.setenv(DEVICE_ENV, bad)
+    with pytest.raises(ValueError) as info:
+        get_backend()
+    assert DEVICE_ENV in str(info.value) and repr(bad) in str(info.value)
+    with pytest.raises(ValueError, match=DEVICE_ENV):
+        tl.tensor([1.0])
+
+
+def test_get_backend_from_device_and_string():
+    assert get_backend(tl.Device("cpu")) is cpu_backend()
+    assert get_backend("cpu") is cpu_backend()
+    assert isinstance(get_backend("cpu"), CPUBackend)
+    assert get_backend("cpu").device == tl.Device("cpu")
+
+
+def test_get_backend_passes_instances_through():
+    mine = CPUBackend()
+    assert get_backend(mine) is mine
+    t = tl.tensor([1.0, 2.0], device=mine)
+    assert t.backend is mine and t.device == tl.Device("cpu")
+
+
+@pytest.mark.parametrize("bad", ["gpu", "cuda:x", "metal"])
+def test_get_backend_rejects_unknown_strings(bad):
+    with pytest.raises(ValueError) as info:
+        get_backend(bad)
+    assert repr(bad) in str(info.value)
+
+
+def test_get_backend_rejects_second_gpu():
+    with pytest.raises(ValueError) as info:
+        get_backend("cuda:1")
+    assert "'cuda:1'" in str(info.value)

@@ -1,0 +1,54 @@
+"""The training example's command line: checkpoint and final line, default checkpoint folder."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import tl_testing
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_command_line_writes_checkpoint_and_final_line(tmp_path):
+    ckpt = tmp_path / "out.npz"
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "examples" / "train_sort.py"),
+            "--epochs",
+            "1",
+            "--steps",
+            "3",
+            "--length",
+            "3",
+            "--dim",
+            "16",
+            "--heads",
+            "2",
+            "--layers",
+            "1",
+            "--eval-size",
+            "8",
+            "--no-progress",
+            "--checkpoint",
+            str(ckpt),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1].startswith("final sequence accuracy:")
+    assert ckpt.exists()
+    assert list(tmp_path.iterdir()) == [ckpt], "the example must write nothing else into the cwd"
+
+
+def test_default_checkpoint_goes_to_an_ignored_build_folder():
+    example = tl_testing.load_train_example()
+    default = Path(example.parse_args([]).checkpoint)
+    assert default.parent == ROOT / "build" / "examples"
+    assert "build/" in (ROOT / ".gitignore").read_text().splitlines()
