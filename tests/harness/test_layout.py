@@ -303,6 +303,8 @@ def test_the_matrix_report_orders_its_columns_by_the_backend_registry():
     from torchlight.backends.registry import BACKENDS
 
     assert matrix_report.BACKEND_ORDER == [*BACKENDS, "-"]
+
+
 NO_BACKEND_PLUGIN = """
 def pytest_collection_finish(session):
     for item in session.items:
