@@ -361,3 +361,30 @@ def load_train_example():
     sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
     spec.loader.exec_module(module)
     return module
+
+
+# ---- several Python threads on one backend (tests/generic/test_threads.py, tests/backends/cuda) ----
+THREADS = 8
+THREAD_JOIN_TIMEOUT_S = 600  # a hang fails the test instead of the run
+
+
+def thread_work(device, seed: int) -> dict[str, np.ndarray]:
+    """Fused attention softmax and layer norm, a matmul and their gradients, for one seed."""
+    rng = np.random.default_rng(seed)
+    f32 = np.float32
+    scores = tl.tensor(rng.uniform(-3, 3, (2, 2, 3, 5)).astype(f32), device=device, requires_grad=True)
+    mask = tl.tensor(np.where(rng.random((2, 5)) < 0.3, -2.0, 0.0).astype(f32), device=device)
+    x = tl.tensor(rng.uniform(-2, 2, (4, 6)).astype(f32), device=device, requires_grad=True)
+    gamma = tl.tensor(rng.uniform(0.5, 1.5, (6,)).astype(f32), device=device, requires_grad=True)
+    beta = tl.tensor(rng.uniform(-0.5, 0.5, (6,)).astype(f32), device=device, requires_grad=True)
+    w = tl.tensor(rng.uniform(-1, 1, (6, 3)).astype(f32), device=device, requires_grad=True)
+    probs = scores.attn_softmax(mask, causal=True)
+    normed = x.layer_norm(gamma, beta)
+    out = (normed @ w).tanh()
+    loss = (probs * probs).sum() + (out * out).sum()
+    loss.backward()
+    tensors = {"probs": probs, "normed": normed, "out": out, "loss": loss}
+    tensors.update(
+        {f"grad {n}": t.grad for n, t in [("scores", scores), ("x", x), ("gamma", gamma), ("w", w)]}
+    )
+    return {name: t.numpy() for name, t in tensors.items()}
