@@ -35,19 +35,12 @@ class SimBuildError(Exception):
 _UNSUPPORTED = [
     (r"\b(?:asm|__asm__|__asm)\b", "inline assembly (asm / PTX)", "write it in CUDA C++"),
     (
-        r"\btex(?:1D|2D|3D|1Dfetch|Cubemap)\w*\s*[<(]|\btexture\s*<|\bcudaTextureObject_t\b"
-        r"|\bcudaSurfaceObject_t\b|\bsurf(?:1D|2D|3D)\w*\s*[<(]",
-        "textures / surfaces",
-        "read global memory instead",
-    ),
-    (
         r"\b__shfl(?:_up|_down|_xor)?\s*\(|\b__ballot\s*\(|\b__any\s*\(|\b__all\s*\(",
         "warp intrinsic without _sync (removed in CUDA 9)",
         "use the *_sync form with a mask",
     ),
     (
-        r"\b(?:cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaGraph\w*"
-        r"|cudaMemcpy2D(?:To|From)Array\w*|cudaMemcpy3D\w*|cudaMalloc3D\w*|cudaMallocArray)\s*\(",
+        r"\b(?:cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaGraph\w*)\s*\(",
         "this CUDA runtime call or device intrinsic",
         "see simulator/README.md for the supported API",
     ),

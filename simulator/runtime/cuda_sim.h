@@ -421,6 +421,7 @@ static inline void launch_deduced(const char* name, const char* file, int line, 
 }  // namespace sim
 
 #include "host_api.h"
+#include "sim_textures.h"
 
 #define threadIdx (::sim::tl_thread->thread_idx)
 #define blockIdx (::sim::tl_thread->block_idx)
