@@ -58,9 +58,24 @@ size_t alloc_remaining(const void* p) {
     return a - it->first < it->second ? it->second - (a - it->first) : 0;
 }
 
-cudaError_t fail(cudaError_t e, const char* fmt, const char* name) {
-    sim::report(fmt, name);
+// An argument CUDA refuses: the call returns the error, as on a GPU, and says nothing (a report
+// would be a checker finding). `why` documents the rule at the call site.
+cudaError_t fail(cudaError_t e, const char* why, const char* api) {
+    (void)why;
+    (void)api;
     return sim::set_error(e);
+}
+
+// A feature outside the simulator's subset: one line naming it, and cudaErrorNotSupported.
+cudaError_t unsupported(const char* api, const char* what) {
+    sim::report("%s: %s is not supported by the simulator (see simulator/README.md)", api, what);
+    return sim::set_error(cudaErrorNotSupported);
+}
+
+// A range outside device memory: a memory error, reported like cudaMemcpy's.
+cudaError_t outside_device(const char* api, const char* what) {
+    sim::report("%s: %s: %s is not inside one live device allocation", sim::mode_name(), api, what);
+    return sim::set_error(cudaErrorInvalidValue);
 }
 
 void set_channels(TexData* t, const cudaChannelFormatDesc& d, int nch, int bits) {
@@ -100,7 +115,7 @@ cudaError_t resource_data(const cudaResourceDesc& r, TexData* t, const char* api
             if (!channel_info(r.res.linear.desc, &nch, &bits)) return sim::set_error(cudaErrorInvalidChannelDescriptor);
             set_channels(t, r.res.linear.desc, nch, bits);
             if (!device_range(r.res.linear.devPtr, r.res.linear.sizeInBytes))
-                return fail(cudaErrorInvalidValue, "%s: res.linear is not inside one live device allocation", api);
+                return outside_device(api, "res.linear");
             t->base = static_cast<const unsigned char*>(r.res.linear.devPtr);
             t->w = (int)(r.res.linear.sizeInBytes / t->elem);
             t->h = t->d = 1;
@@ -117,7 +132,7 @@ cudaError_t resource_data(const cudaResourceDesc& r, TexData* t, const char* api
                             "and a multiple of 32 (texturePitchAlignment)",
                             api);
             if (!device_range(p.devPtr, p.pitchInBytes * (p.height - 1) + p.width * t->elem))
-                return fail(cudaErrorInvalidValue, "%s: res.pitch2D is not inside one live device allocation", api);
+                return outside_device(api, "res.pitch2D");
             t->base = static_cast<const unsigned char*>(p.devPtr);
             t->w = (int)p.width;
             t->h = (int)p.height;
@@ -127,8 +142,7 @@ cudaError_t resource_data(const cudaResourceDesc& r, TexData* t, const char* api
             return cudaSuccess;
         }
         default:
-            return fail(cudaErrorNotSupported,
-                        "%s: mipmapped arrays are not supported by the simulator (textures have one level)", api);
+            return unsupported(api, "a mipmapped-array resource (textures have one level here)");
     }
 }
 
@@ -221,16 +235,14 @@ cudaError_t make_array(cudaArray_t* array, const cudaChannelFormatDesc* desc, cu
 }
 
 // One line per legacy name and process (the style of legacy_api.cpp).
-void note_gone(std::atomic<bool>& said, const char* name) {
+void note_gone(std::atomic<bool>& said, const char* name, const char* instead) {
     if (!said.exchange(true))
-        std::fprintf(stderr,
-                     "note (simulator): %s (texture references) is gone from current CUDA; it runs as a texture "
-                     "object over the same memory\n",
-                     name);
+        std::fprintf(stderr, "note (simulator): %s (texture references) is gone from current CUDA; it runs as %s\n",
+                     name, instead);
 }
-#define SIM_TEXREF_GONE(name)                     \
+#define SIM_TEXREF_GONE(name, instead)            \
     static std::atomic<bool> said_##name{false}; \
-    note_gone(said_##name, #name)
+    note_gone(said_##name, #name, instead)
 
 textureReference* bindable(const textureReference* r) { return const_cast<textureReference*>(r); }
 
@@ -463,8 +475,7 @@ cudaError_t cudaCreateTextureObject(cudaTextureObject_t* tex, const cudaResource
                                     const cudaResourceViewDesc* view) {
     if (tex == nullptr || res == nullptr || desc == nullptr) return sim::set_error(cudaErrorInvalidValue);
     if (view != nullptr)
-        return fail(cudaErrorNotSupported, "%s: resource views are not supported by the simulator",
-                    "cudaCreateTextureObject");
+        return unsupported("cudaCreateTextureObject", "a resource view");
     TexData t;
     if (cudaError_t e = resource_data(*res, &t, "cudaCreateTextureObject")) return e;
     for (int k = 0; k < 3; k++)
@@ -562,7 +573,7 @@ cudaError_t cudaGetSurfaceObjectResourceDesc(cudaResourceDesc* res, cudaSurfaceO
 // ---- texture references ----------------------------------------------------------------------
 cudaError_t cudaBindTexture(size_t* offset, const textureReference* texref, const void* devPtr,
                             const cudaChannelFormatDesc* desc, size_t size) {
-    SIM_TEXREF_GONE(cudaBindTexture);
+    SIM_TEXREF_GONE(cudaBindTexture, "a texture object over the same memory");
     if (texref == nullptr || desc == nullptr) return sim::set_error(cudaErrorInvalidValue);
     if (offset) *offset = 0;  // no alignment offset: any device address can be bound here
     if (size == UINT_MAX) size = alloc_remaining(devPtr);
@@ -580,7 +591,7 @@ cudaError_t cudaBindTexture(size_t* offset, const textureReference* texref, cons
 
 cudaError_t cudaBindTexture2D(size_t* offset, const textureReference* texref, const void* devPtr,
                               const cudaChannelFormatDesc* desc, size_t width, size_t height, size_t pitch) {
-    SIM_TEXREF_GONE(cudaBindTexture2D);
+    SIM_TEXREF_GONE(cudaBindTexture2D, "a texture object over the same memory");
     if (texref == nullptr || desc == nullptr) return sim::set_error(cudaErrorInvalidValue);
     if (offset) *offset = 0;
     cudaResourceDesc r{};
@@ -599,7 +610,7 @@ cudaError_t cudaBindTexture2D(size_t* offset, const textureReference* texref, co
 
 cudaError_t cudaBindTextureToArray(const textureReference* texref, cudaArray_const_t array,
                                    const cudaChannelFormatDesc* desc) {
-    SIM_TEXREF_GONE(cudaBindTextureToArray);
+    SIM_TEXREF_GONE(cudaBindTextureToArray, "a texture object over the same memory");
     (void)desc;  // the array's own format decides how texels decode, as on a GPU
     if (texref == nullptr || !live(g_arrays, array)) return sim::set_error(cudaErrorInvalidValue);
     bindable(texref)->sim_data = array_data(array);
@@ -608,7 +619,7 @@ cudaError_t cudaBindTextureToArray(const textureReference* texref, cudaArray_con
 }
 
 cudaError_t cudaUnbindTexture(const textureReference* texref) {
-    SIM_TEXREF_GONE(cudaUnbindTexture);
+    SIM_TEXREF_GONE(cudaUnbindTexture, "cudaDestroyTextureObject");
     if (texref == nullptr) return sim::set_error(cudaErrorInvalidValue);
     bindable(texref)->sim_bound = 0;
     return cudaSuccess;

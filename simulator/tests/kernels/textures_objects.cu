@@ -136,6 +136,23 @@ int main() {
         }
     }
 
+    // A fine sweep across texels 0 and 1, whose fractions are not multiples of 1/256.
+    {
+        const int NF = 205;
+        float xf[NF];
+        for (int k = 0; k < NF; ++k) xf[k] = 0.5f + k * 0.0049f;
+        float* d_xf = to_device(xf, NF);
+        cudaResourceDesc r = array_res(a1);
+        cudaTextureDesc td = tex_desc(cudaAddressModeClamp, cudaFilterModeLinear, 0);
+        cudaTextureObject_t t;
+        CHECK(cudaCreateTextureObject(&t, &r, &td, nullptr));
+        sample1d<<<(NF + T - 1) / T, T>>>(t, d_xf, NF, d_out);
+        CHECK(cudaMemcpy(out, d_out, NF * sizeof(float), cudaMemcpyDeviceToHost));
+        print_floats("tex1d_fine", out, NF);
+        CHECK(cudaDestroyTextureObject(t));
+        CHECK(cudaFree(d_xf));
+    }
+
     // ---- 2-D float array 8 x 4 (through a pitched host buffer), every combination ----------
     const int W2 = 8, H2 = 4, GX = 13, GY = 10, N2 = GX * GY;
     float d2[H2][10];  // host pitch of 10 floats
