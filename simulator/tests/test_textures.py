@@ -205,6 +205,14 @@ def test_linear_memory_fetches_out_of_range_read_zero_and_normalized_shorts(obje
     np.testing.assert_array_equal(rows["fetch_int"], want)
     shorts = np.array([-32768, -32767, -16384, -1, 0, 1, 16384, 32767])
     np.testing.assert_allclose(rows["fetch_short_norm"], np.maximum(shorts / 32767.0, -1.0), rtol=1e-7)
+    halves = np.array([0x3C00, 0xC000, 0x3800, 0x7BFF, 0x0001, 0x8400], dtype=np.uint16).view(np.float16)
+    # printed with 9 digits, which names one float32 exactly
+    np.testing.assert_array_equal(rows["fetch_half"].astype(np.float32), halves.astype(np.float32))
+    schar = np.array([-128, -127, -1, 0, 127])
+    np.testing.assert_allclose(rows["fetch_schar_norm"], np.maximum(schar / 127.0, -1.0), rtol=1e-7)
+    np.testing.assert_allclose(
+        rows["fetch_ushort2_norm"], np.array([0, 65535, 1, 32768, 65534, 257]) / 65535.0, rtol=1e-7
+    )
     # CUDA's documented refusals: linear filtering of integer elements, normalized 32-bit reads.
     assert values["err_linear_int"] == "cudaErrorInvalidFilterSetting"
     assert values["err_norm_int32"] == "cudaErrorInvalidNormSetting"
@@ -250,6 +258,8 @@ def test_3d_trilinear_layered_and_cubemap(objects):
         want.append(sample(faces[face], (u, v), CLAMP, False, True)[0])
     assert int(values["cube_directions"]) == len(want)
     np.testing.assert_array_equal(rows["cubemap_point"], want)
+    # Layer 1 of a layered cubemap is faces 6..11: the same lookups, 600 higher.
+    np.testing.assert_array_equal(rows["cubemap_layer1_point"], np.array(want) + 600.0)
 
 
 def test_out_of_range_coordinates_never_read_outside_the_arrays(objects):
@@ -292,6 +302,9 @@ def test_surfaces_write_read_with_boundary_modes_in_every_checker(mode):
     want = [sum(x + 10 * y + 100 * z - z for z in range(SD)) for y in range(SH) for x in range(SW)]
     np.testing.assert_array_equal(rows["sum3d"], want)
     assert values["err_no_flag"] == "cudaErrorInvalidValue"
+    # Layer 1 of the 2-D layered surface, one to the right (wrapping), plus the 1-D layered one.
+    want = [1000 + 10 * y + (x + 1) % SW - (100 * (y % 3) + x) for y in range(SH) for x in range(SW)]
+    np.testing.assert_array_equal(rows["layered_surfaces"], want)
 
 
 def test_surface_trap_mode_faults_the_launch_and_names_the_line():
@@ -299,7 +312,10 @@ def test_surface_trap_mode_faults_the_launch_and_names_the_line():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert _values(proc.stdout)["trap_launch"] == "cudaErrorIllegalAddress"
     assert "surf2Dread out of bounds with cudaBoundaryModeTrap (x=32 bytes, y=0, z=0)" in proc.stderr
-    assert "textures_surfaces.cu:43 in kernel 'read_past_edge' block (0,0,0) thread (7,0,0)" in proc.stderr
+    line = next(i for i, t in enumerate(SURFACES.read_text().splitlines(), 1) if "trap mode: x == W - 1" in t)
+    assert (
+        f"textures_surfaces.cu:{line} in kernel 'read_past_edge' block (0,0,0) thread (7,0,0)" in proc.stderr
+    )
 
 
 # ---- texture references --------------------------------------------------------------------------

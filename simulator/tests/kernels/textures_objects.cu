@@ -49,6 +49,14 @@ __global__ void sample_cube(cudaTextureObject_t t, const float4* d, int n, float
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = texCubemap<float>(t, d[i].x, d[i].y, d[i].z);
 }
+__global__ void sample_cube_layered(cudaTextureObject_t t, const float4* d, int n, int layer, float* out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = texCubemapLayered<float>(t, d[i].x, d[i].y, d[i].z, layer);
+}
+__global__ void fetch_float2(cudaTextureObject_t t, int n, float2* out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex1Dfetch<float2>(t, i);
+}
 __global__ void fetch_int(cudaTextureObject_t t, int n, int* out) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = tex1Dfetch<int>(t, i - 2);
@@ -290,6 +298,42 @@ int main() {
     CHECK(cudaMemcpy(out, d_out, 8 * sizeof(float), cudaMemcpyDeviceToHost));
     print_floats("fetch_short_norm", out, 8);
     CHECK(cudaDestroyTextureObject(tl));
+    // 16-bit float channels read as float; signed char and ushort2 as normalized floats.
+    const unsigned short hbits[6] = {0x3C00, 0xC000, 0x3800, 0x7BFF, 0x0001, 0x8400};
+    unsigned short* d_h = to_device(hbits, 6);
+    rl.res.linear.devPtr = d_h;
+    rl.res.linear.desc = cudaCreateChannelDescHalf();
+    rl.res.linear.sizeInBytes = sizeof(hbits);
+    tdl.readMode = cudaReadModeElementType;
+    CHECK(cudaCreateTextureObject(&tl, &rl, &tdl, nullptr));
+    fetch_float<<<1, 32>>>(tl, 6, d_out);
+    CHECK(cudaMemcpy(out, d_out, 6 * sizeof(float), cudaMemcpyDeviceToHost));
+    print_floats("fetch_half", out, 6);
+    CHECK(cudaDestroyTextureObject(tl));
+    const signed char hsc[5] = {-128, -127, -1, 0, 127};
+    signed char* d_sc = to_device(hsc, 5);
+    rl.res.linear.devPtr = d_sc;
+    rl.res.linear.desc = cudaCreateChannelDesc<signed char>();
+    rl.res.linear.sizeInBytes = sizeof(hsc);
+    tdl.readMode = cudaReadModeNormalizedFloat;
+    CHECK(cudaCreateTextureObject(&tl, &rl, &tdl, nullptr));
+    fetch_float<<<1, 32>>>(tl, 5, d_out);
+    CHECK(cudaMemcpy(out, d_out, 5 * sizeof(float), cudaMemcpyDeviceToHost));
+    print_floats("fetch_schar_norm", out, 5);
+    CHECK(cudaDestroyTextureObject(tl));
+    const ushort2 hu2[3] = {make_ushort2(0, 65535), make_ushort2(1, 32768), make_ushort2(65534, 257)};
+    ushort2* d_u2 = to_device(hu2, 3);
+    rl.res.linear.devPtr = d_u2;
+    rl.res.linear.desc = cudaCreateChannelDesc<ushort2>();
+    rl.res.linear.sizeInBytes = sizeof(hu2);
+    CHECK(cudaCreateTextureObject(&tl, &rl, &tdl, nullptr));
+    fetch_float2<<<1, 32>>>(tl, 3, reinterpret_cast<float2*>(d_out));
+    CHECK(cudaMemcpy(out, d_out, 6 * sizeof(float), cudaMemcpyDeviceToHost));
+    print_floats("fetch_ushort2_norm", out, 6);
+    CHECK(cudaDestroyTextureObject(tl));
+    CHECK(cudaFree(d_h));
+    CHECK(cudaFree(d_sc));
+    CHECK(cudaFree(d_u2));
 
     // ---- 3-D float array 4 x 4 x 2 through cudaMemcpy3D, trilinear ---------------------------
     const int W3 = 4, H3 = 4, D3 = 2, G3 = 10, N3 = G3 * G3 * 5;
@@ -425,6 +469,26 @@ int main() {
     CHECK(cudaMemcpy(out, d_out, nd * sizeof(float), cudaMemcpyDeviceToHost));
     print_floats("cubemap_point", out, nd);
     CHECK(cudaDestroyTextureObject(tc));
+    // A layered cubemap of 2 x 6 faces: layer 1 holds faces 6..11 of the same formula.
+    float hcl[12][4][4];
+    for (int f = 0; f < 12; ++f)
+        for (int y = 0; y < 4; ++y)
+            for (int x = 0; x < 4; ++x) hcl[f][y][x] = f * 100.0f + y * 4 + x;
+    cudaArray_t acl;
+    CHECK(cudaMalloc3DArray(&acl, &fdesc, make_cudaExtent(4, 4, 12), cudaArrayCubemap | cudaArrayLayered));
+    memset(&p3, 0, sizeof(p3));
+    p3.srcPtr = make_cudaPitchedPtr(hcl, 4 * sizeof(float), 4, 4);
+    p3.dstArray = acl;
+    p3.extent = make_cudaExtent(4, 4, 12);
+    p3.kind = cudaMemcpyHostToDevice;
+    CHECK(cudaMemcpy3D(&p3));
+    rc = array_res(acl);
+    CHECK(cudaCreateTextureObject(&tc, &rc, &tdc, nullptr));
+    sample_cube_layered<<<(nd + T - 1) / T, T>>>(tc, d_dirs, nd, 1, d_out);
+    CHECK(cudaMemcpy(out, d_out, nd * sizeof(float), cudaMemcpyDeviceToHost));
+    print_floats("cubemap_layer1_point", out, nd);
+    CHECK(cudaDestroyTextureObject(tc));
+    CHECK(cudaFreeArray(acl));
 
     // ---- argument errors ----------------------------------------------------------------------
     cudaArray_t bad_array;

@@ -38,6 +38,14 @@ __global__ void write_then_read(cudaSurfaceObject_t s2, cudaSurfaceObject_t s3, 
     sum3[i] = total;
 }
 
+__global__ void layered(cudaSurfaceObject_t s2l, cudaSurfaceObject_t s1l, float* out) {
+    const int x = threadIdx.x, y = threadIdx.y;
+    for (int layer = 0; layer < 2; ++layer) surf2DLayeredwrite(1000.0f * layer + 10.0f * y + x, s2l, x * 4, y, layer);
+    if (y < 3) surf1DLayeredwrite(-(100.0f * y + x), s1l, x * 4, y);
+    __syncthreads();
+    out[y * W + x] = surf2DLayeredread<float>(s2l, ((x + 1) % W) * 4, y, 1) + surf1DLayeredread<float>(s1l, x * 4, y % 3);
+}
+
 __global__ void read_past_edge(cudaSurfaceObject_t s2, float* out) {
     const int x = threadIdx.x;
     out[x] = surf2Dread<float>(s2, (x + 1) * (int)sizeof(float), 0);  // trap mode: x == W - 1 faults
@@ -104,6 +112,22 @@ int main(int argc, char** argv) {
     std::printf("sum3d");
     for (int i = 0; i < W * H; ++i) std::printf(" %d", sums[i]);
     std::printf("\n");
+    // Layered surfaces: 2 layers of W x H, and a 1-D array of 3 layers.
+    cudaArray_t a2l, a1l;
+    CHECK(cudaMalloc3DArray(&a2l, &fdesc, make_cudaExtent(W, H, 2), cudaArrayLayered | cudaArraySurfaceLoadStore));
+    CHECK(cudaMalloc3DArray(&a1l, &fdesc, make_cudaExtent(W, 0, 3), cudaArrayLayered | cudaArraySurfaceLoadStore));
+    cudaSurfaceObject_t s2l, s1l;
+    r.res.array.array = a2l;
+    CHECK(cudaCreateSurfaceObject(&s2l, &r));
+    r.res.array.array = a1l;
+    CHECK(cudaCreateSurfaceObject(&s1l, &r));
+    layered<<<1, dim3(W, H)>>>(s2l, s1l, d_f);
+    CHECK(cudaMemcpy(f, d_f, W * H * sizeof(float), cudaMemcpyDeviceToHost));
+    print_floats("layered_surfaces", f, W * H);
+    CHECK(cudaDestroySurfaceObject(s2l));
+    CHECK(cudaDestroySurfaceObject(s1l));
+    CHECK(cudaFreeArray(a2l));
+    CHECK(cudaFreeArray(a1l));
     // The whole 2-D array through a host copy, and a surface over an array without the flag.
     float host[H][W];
     CHECK(cudaMemcpy2DFromArray(host, W * sizeof(float), a2, 0, 0, W * sizeof(float), H, cudaMemcpyDeviceToHost));
