@@ -110,7 +110,10 @@ def _run(program, mode: str, *args: str) -> tuple[dict[str, str], dict[str, np.n
     return values, _rows(proc.stdout), proc.stderr
 
 
-@pytest.fixture(scope="module", params=["fast", "memcheck"])
+ALL_MODES = ["fast", "memcheck", "racecheck", "synccheck"]
+
+
+@pytest.fixture(scope="module", params=ALL_MODES)
 def objects(request):
     return _run(OBJECTS, request.param)
 
@@ -285,7 +288,7 @@ def test_the_texture_programs_build_with_nvcc(tmp_path, program):
 SW, SH, SD = 8, 6, 3
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("mode", ALL_MODES)
 def test_surfaces_write_read_with_boundary_modes_in_every_checker(mode):
     values, rows, _ = _run(SURFACES, mode)
     written = np.array([[100.0 * y + x for x in range(SW)] for y in range(SH)])
@@ -319,7 +322,7 @@ def test_surface_trap_mode_faults_the_launch_and_names_the_line():
 
 
 # ---- texture references --------------------------------------------------------------------------
-@pytest.mark.parametrize("mode", ["fast", "memcheck"])
+@pytest.mark.parametrize("mode", ALL_MODES)
 def test_texture_references_bind_fetch_and_note_once(mode):
     values, rows, stderr = _run(TEXREF, mode)
     feat = np.array([0.5 * i * i - 3.0 for i in range(12)])
