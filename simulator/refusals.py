@@ -9,18 +9,12 @@ __all__ = ["DEVICE_LIBC", "MATH_HEADER", "UNDECLARED", "unsupported"]
 # (name pattern, what it is, what to do instead): named constructs the simulator refuses.
 UNSUPPORTED = [
     (
-        r"tex(?:1D|2D|3D|1Dfetch|Cubemap)\w*|texture|cudaTextureObject_t|cudaSurfaceObject_t|surf(?:1D|2D|3D)\w*",
-        "textures / surfaces",
-        "read global memory instead",
-    ),
-    (
         r"__shfl(?:_up|_down|_xor)?|__ballot|__any|__all",
         "warp intrinsic without _sync (removed in CUDA 9)",
         "use the *_sync form with a mask",
     ),
     (
-        r"cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaGraph\w*"
-        r"|cudaMemcpy2D(?:To|From)Array\w*|cudaMemcpy3D\w*|cudaMalloc3D\w*|cudaMallocArray",
+        r"cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaGraph\w*",
         "this CUDA runtime call or device intrinsic",
         "see simulator/README.md for the supported API",
     ),

@@ -439,6 +439,7 @@ static inline void launch_deduced(const char* name, const char* file, int line, 
 }  // namespace sim
 
 #include "host_api.h"
+#include "sim_textures.h"
 
 // The device built-in variables, declared as nvcc declares them: the front end rewrites each
 // device-code use into a read of the running thread's state and refuses host-code uses, while
