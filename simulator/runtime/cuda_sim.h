@@ -450,20 +450,6 @@ extern const uint3 blockIdx;
 extern const dim3 blockDim;
 extern const dim3 gridDim;
 extern const int warpSize;
-
-// Texture and surface reads, declared for the front end only: it refuses each use by name.
-template <class T = int, class... A>
-T tex1Dfetch(A...);
-template <class T = int, class... A>
-T tex1D(A...);
-template <class T = int, class... A>
-T tex2D(A...);
-template <class T = int, class... A>
-T tex3D(A...);
-template <class... A>
-struct texture;
-typedef unsigned long long cudaTextureObject_t;
-typedef unsigned long long cudaSurfaceObject_t;
 #endif
 
 namespace sim {
