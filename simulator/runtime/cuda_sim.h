@@ -312,23 +312,24 @@ struct LaunchSpec {
     dim3 block;
     size_t smem;
     cudaStream_t stream;
+    bool barrier_free = false;  // reaches no barrier, warp operation or other wait: threads may run as a plain loop
 };
 
 SIM_API void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
                         void (*invoke)(void*), void* pack);
 
 // A <<<grid, block, smem, stream>>> launch, as the build rewrites it: the arguments convert
-// to the kernel's parameter types once, on the host, like a real launch.
+// to the kernel's parameter types once, on the host, like a real launch. ``spec`` carries the
+// launch configuration and whether the kernel is barrier-free (then a fast build runs each
+// block's threads as a plain loop instead of fibers).
 template <class... P>
-static inline void launch(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
-                          cudaStream_t stream, void (*kernel)(P...),
-                          typename nondeduced<std::decay_t<P>>::type... args) {
+static inline void launch(const LaunchSpec& spec, const char* name, const char* file, int line,
+                          void (*kernel)(P...), typename nondeduced<std::decay_t<P>>::type... args) {
     struct Pack {
         void (*kernel)(P...);
         std::tuple<std::decay_t<P>...> args;
     };
     Pack pack{kernel, std::tuple<std::decay_t<P>...>(args...)};
-    LaunchSpec spec{grid, block, smem, stream};
     launch_raw(spec, name, file, line, reinterpret_cast<const void*>(kernel),
                [](void* p) {
                    Pack* pk = static_cast<Pack*>(p);
@@ -337,23 +338,35 @@ static inline void launch(const char* name, const char* file, int line, dim3 gri
                &pack);
 }
 
+template <class... P>
+static inline void launch(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
+                          cudaStream_t stream, void (*kernel)(P...),
+                          typename nondeduced<std::decay_t<P>>::type... args) {
+    launch<P...>(LaunchSpec{grid, block, smem, stream}, name, file, line, kernel, args...);
+}
+
 // A launch of a kernel template whose arguments are deduced from the call, as the build
 // rewrites it: ``call`` is a generic lambda that calls the kernel by name.
 template <class F, class... A>
-static inline void launch_deduced(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
-                                  cudaStream_t stream, F call, A&&... args) {
+static inline void launch_deduced(const LaunchSpec& spec, const char* name, const char* file, int line, F call,
+                                  A&&... args) {
     struct Pack {
         F call;
         std::tuple<std::decay_t<A>...> args;
     };
     Pack pack{call, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...)};
-    LaunchSpec spec{grid, block, smem, stream};
     launch_raw(spec, name, file, line, nullptr,
                [](void* p) {
                    Pack* pk = static_cast<Pack*>(p);
                    std::apply(pk->call, pk->args);
                },
                &pack);
+}
+
+template <class F, class... A>
+static inline void launch_deduced(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
+                                  cudaStream_t stream, F call, A&&... args) {
+    launch_deduced(LaunchSpec{grid, block, smem, stream}, name, file, line, call, std::forward<A>(args)...);
 }
 
 }  // namespace sim

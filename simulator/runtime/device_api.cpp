@@ -106,11 +106,23 @@ static void require_device(const char* what, const char* file, int line) {
     }
 }
 
+[[noreturn]] void refuse_wait(Block* b, const char* what, const char* file, int line) {
+    report("%s: kernel '%s' block (%u,%u,%u) thread %s reached %s at %s:%d, but the launch (at %s:%d) was marked "
+           "barrier-free and runs its threads as a plain loop, where nothing can wait; the launch returns "
+           "cudaErrorLaunchFailure (SIMULATOR_FIBERS=1 runs it with fibers)",
+           mode_name(), b->launch->name, b->idx.x, b->idx.y, b->idx.z, tid_str(*tl_fiber).c_str(), what, file, line,
+           b->launch->file, b->launch->line);
+    fail_block(b);
+    yield_to_scheduler(true);
+    std::abort();  // a plain-loop thread that stops never comes back
+}
+
 int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
     RuntimeCall in_runtime;
     require_device("__syncthreads", file, line);
     Block* b = tl_block;
     Fiber* f = tl_fiber;
+    if (b->plain) refuse_wait(b, "__syncthreads", file, line);
     if (b->bar_arrived == 0) {
         b->bar_file = file;
         b->bar_line = line;
@@ -170,6 +182,7 @@ unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value
     require_device(warp_kind_name(kind), file, line);
     Block* b = tl_block;
     Fiber* f = tl_fiber;
+    if (b->plain) refuse_wait(b, warp_kind_name(kind), file, line);
     const int w = f->warp;
     const unsigned int me = 1u << f->lane;
     if (!(mask & me)) {
@@ -232,6 +245,11 @@ unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value
 
 unsigned int active_mask() {
     Block* b = tl_block;
+    if (b->plain) {
+        // Threads run in order here, as fibers without barriers do: the earlier lanes have exited.
+        const int lane = tl_fiber->linear & 31;
+        return b->warp_present[tl_fiber->linear >> 5] & ~((1u << lane) - 1);
+    }
     const int w = tl_fiber->warp;
     return b->warp_present[w] & ~b->warp_exited[w];
 }
@@ -245,6 +263,7 @@ unsigned int coalesced_mask(const char* file, int line) {
     require_device("cooperative_groups::coalesced_threads()", file, line);
     Block* b = tl_block;
     Fiber* f = tl_fiber;
+    if (b->plain) refuse_wait(b, "cooperative_groups::coalesced_threads()", file, line);
     f->wkind = -1;
     f->wfile = file;
     f->wline = line;
@@ -285,7 +304,7 @@ void* shared_static(const void* site, size_t size, size_t align) {
     RuntimeCall in_runtime;
     require_device("a __shared__ variable", "?", 0);
     Block* b = tl_block;
-    for (auto& s : b->statics) {
+    for (auto& s : *b->statics) {
         if (s.first == site) {
 #if defined(SIM_RACECHECK)
             __tsan_acquire(const_cast<void*>(site));
@@ -333,7 +352,7 @@ void* shared_static(const void* site, size_t size, size_t align) {
 #else
     __tsan_acquire(const_cast<void*>(site));
 #endif
-    b->statics.emplace_back(site, p);
+    b->statics->emplace_back(site, p);
     return p;
 }
 

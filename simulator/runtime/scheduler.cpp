@@ -132,6 +132,13 @@ void switch_to_fiber(Fiber* f) {
 
 // Back to the scheduler; returns when the scheduler resumes this fiber.
 void yield_to_scheduler(bool final_exit) {
+    if (tl_block != nullptr && tl_block->plain) {
+        // A plain-loop thread has no context of its own to leave: it stops, and so does its
+        // block (every way here is a failure; a wait is refused before it gets here).
+        if (!final_exit) fail_block(tl_block);
+        tl_in_kernel = false;
+        siglongjmp(tl_worker->plain_exit, 1);
+    }
     Fiber* f = tl_fiber;
 #if defined(SIM_RACECHECK)
     __tsan_switch_to_fiber(tl_sched_tsan, 1);
@@ -160,6 +167,17 @@ void fail_block(Block* b) {
 Worker::~Worker() {
     if (stacks != nullptr) munmap(stacks, stacks_bytes);
     std::free(arena);
+}
+
+bool fibers_forced() {
+    const char* env = std::getenv("SIMULATOR_FIBERS");
+    if (env == nullptr || *env == '\0' || std::strcmp(env, "0") == 0) return false;
+    if (std::strcmp(env, "1") == 0) return true;
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true)) {
+        report("SIMULATOR_FIBERS='%s' is not 0 or 1 (1 runs barrier-free launches with fibers too); using 1", env);
+    }
+    return true;  // fibers run every kernel correctly: the safe reading of a bad value
 }
 
 Worker* worker() {
@@ -246,11 +264,63 @@ void init_fiber(Fiber* f) {
 
 void free_block_memory(Block* b) {
 #if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
-    for (auto& s : b->statics) std::free(s.second);
+    for (auto& s : *b->statics) std::free(s.second);
     std::free(b->dyn);
 #endif
-    b->statics.clear();
+    b->statics->clear();
     b->dyn = nullptr;
+}
+
+// Runs the threads of a barrier-free block one after another on the worker's own stack: no
+// fiber, no context switch. Each thread runs to its end (or stops the block, see run_block_plain).
+void run_threads_plain(Block* b, Fiber* f) {
+    Launch* L = b->launch;
+    void (*invoke)(void*) = L->invoke;
+    void* pack = L->pack;
+    const dim3 dim = L->spec.block;
+    bool* in_kernel = &tl_in_kernel;
+    unsigned int x = 0, y = 0, z = 0;
+    // Only what changes from thread to thread is stored; warp, lane and the exited lanes that
+    // __activemask() reads follow from ``linear`` (see active_mask).
+    f->thread_idx = uint3{0, 0, 0};
+    for (int i = 0; i < b->nthreads; ++i) {
+        f->linear = i;
+        *in_kernel = true;
+        invoke(pack);
+        *in_kernel = false;
+        if (L->timed_out.load(std::memory_order_relaxed)) {
+            fail_block(b);
+            return;
+        }
+        if (++x == dim.x) {
+            x = 0;
+            if (++y == dim.y) {
+                y = 0;
+                f->thread_idx.z = ++z;
+            }
+            f->thread_idx.y = y;
+        }
+        f->thread_idx.x = x;
+    }
+}
+
+// A thread that stops early (a failed assert, a memory fault, the launch timeout, a refused
+// wait) leaves through yield_to_scheduler, which jumps back here: the block has failed and ends.
+void run_block_plain(Block* b) {
+    Worker* wk = tl_worker;
+    Fiber* f = &b->fibers[0];
+    f->block_idx = b->idx;
+    f->block_dim = b->launch->spec.block;
+    f->grid_dim = b->launch->spec.grid;
+    f->state = FState::kReady;
+    b->live = b->nthreads;
+    tl_block = b;
+    tl_fiber = f;
+    tl_thread = f;
+    if (sigsetjmp(wk->plain_exit, 0) == 0) run_threads_plain(b, f);
+    tl_in_kernel = false;
+    tl_fiber = nullptr;
+    tl_thread = nullptr;
 }
 
 void run_block(Launch* L, unsigned long long id) {
@@ -258,13 +328,24 @@ void run_block(Launch* L, unsigned long long id) {
     const LaunchSpec& s = L->spec;
     Block b;
     b.launch = L;
+    b.plain = L->plain;
     b.idx = uint3{(unsigned)(id % s.grid.x), (unsigned)((id / s.grid.x) % s.grid.y),
                   (unsigned)(id / ((unsigned long long)s.grid.x * s.grid.y))};
     b.nthreads = (int)(s.block.x * s.block.y * s.block.z);
     b.nwarps = (b.nthreads + 31) / 32;
-    b.warp_present.assign(b.nwarps, 0);
-    b.warp_exited.assign(b.nwarps, 0);
-    b.warp_arrived.assign(b.nwarps, 0);
+    // Per-block bookkeeping lives in the worker and is reused: no heap allocation per block.
+    if (wk->warp_bits.size() < 3 * (size_t)b.nwarps) wk->warp_bits.resize(3 * (size_t)b.nwarps);
+    b.warp_present = wk->warp_bits.data();
+    b.warp_exited = b.warp_present + b.nwarps;
+    b.warp_arrived = b.warp_exited + b.nwarps;
+    for (int w = 0; w < b.nwarps; ++w) {
+        const int lanes = std::min(32, b.nthreads - 32 * w);
+        b.warp_present[w] = lanes == 32 ? ~0u : (1u << lanes) - 1;
+        b.warp_exited[w] = 0;
+        b.warp_arrived[w] = 0;
+    }
+    wk->statics.clear();
+    b.statics = &wk->statics;
     wk->arena_used = 0;
 #if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
     b.dyn = static_cast<char*>(std::malloc(s.smem == 0 ? 1 : s.smem));
@@ -281,6 +362,12 @@ void run_block(Launch* L, unsigned long long id) {
     if (s.smem > 0) std::memset(b.dyn, 0xff, s.smem);  // shared memory starts as garbage, as on a GPU
     if ((int)wk->fibers.size() < b.nthreads) wk->fibers.resize(b.nthreads);
     b.fibers = wk->fibers.data();
+    if (b.plain) {
+        run_block_plain(&b);
+        tl_block = nullptr;
+        free_block_memory(&b);
+        return;
+    }
     if (!reserve_stacks(wk, b.nthreads)) {
         report("cannot map %d fiber stacks for %s", b.nthreads, where(&b).c_str());
         fail_block(&b);
@@ -301,7 +388,6 @@ void run_block(Launch* L, unsigned long long id) {
         f.stack = fiber_stack(wk, i);
         f.stack_size = stack_size();
         f.asan_fake = nullptr;
-        b.warp_present[f.warp] |= 1u << f.lane;
 #if defined(SIM_MEMCHECK)
         // Frames of fibers that never returned leave poisoned redzones behind.
         __asan_unpoison_memory_region(f.stack, f.stack_size);

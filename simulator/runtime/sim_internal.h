@@ -16,6 +16,7 @@
 #include "cuda_sim.h"
 
 #include <pthread.h>
+#include <setjmp.h>
 
 #include <atomic>
 #include <map>
@@ -99,6 +100,7 @@ struct Launch {
     uintptr_t code_lo = 0, code_hi = 0;   // executable segment of the object with the kernel
     std::atomic<bool> faulted{false};     // a thread touched unmapped memory (fast/synccheck)
     std::atomic<bool> asserted{false};    // a thread's assert() failed
+    bool plain = false;                   // its blocks run as plain loops (see Block::plain)
 };
 
 struct Block {
@@ -115,13 +117,18 @@ struct Block {
     const char* bar_file = nullptr;
     int bar_line = 0;
     unsigned long long bar_gen = 0;
-    std::vector<unsigned int> warp_present;  // lanes that exist in each warp
-    std::vector<unsigned int> warp_exited;
-    std::vector<unsigned int> warp_arrived;
-    std::vector<std::pair<const void*, void*>> statics;
+    // Per warp (nwarps entries each, in the worker's storage): lanes that exist, have exited,
+    // wait in a warp operation.
+    unsigned int* warp_present = nullptr;
+    unsigned int* warp_exited = nullptr;
+    unsigned int* warp_arrived = nullptr;
+    std::vector<std::pair<const void*, void*>>* statics = nullptr;  // the worker's, emptied per block
     size_t static_bytes = 0;
     char* dyn = nullptr;
     bool failed = false;
+    // A barrier-free launch in a fast build: the threads run one after another on the worker's
+    // own stack (no fibers); a wait of any kind is refused (see refuse_wait).
+    bool plain = false;
     char tsan_sync[2][64];  // addresses for barrier release/acquire (per generation parity)
     char tsan_done[64];
 };
@@ -134,6 +141,10 @@ struct Worker {
     char* arena = nullptr;  // shared memory in fast/synccheck mode
     size_t arena_used = 0;
     std::vector<Fiber> fibers;
+    std::vector<unsigned int> warp_bits;                      // Block::warp_present/exited/arrived
+    std::vector<std::pair<const void*, void*>> statics;      // Block::statics
+    sigjmp_buf plain_exit;     // where a plain-loop thread that stops early returns to
+    int stacks_ready = 0;      // fiber stacks whose guard page is in place
     std::vector<void*> tsan_fibers;  // reused between blocks: creating one per thread per block is slow
     char tsan_start[64];             // released by the scheduler before a block's fibers start
     ~Worker();
@@ -171,7 +182,14 @@ struct RuntimeCall {
     RuntimeCall& operator=(const RuntimeCall&) = delete;
 };
 
+// True when barrier-free launches must run with fibers (SIMULATOR_FIBERS=1); read per launch.
+bool fibers_forced();
+
 // ---- device_api.cpp ------------------------------------------------------------------------
+// In a plain-loop block: reports that the running thread reached ``what`` (a barrier, warp
+// operation or other wait) although its launch was marked barrier-free, fails the block and
+// leaves the thread. Never returns.
+[[noreturn]] void refuse_wait(Block* b, const char* what, const char* file, int line);
 void release_barrier(Block* b);
 // After a lane exits: completes warp operations that were waiting only for exited lanes.
 void check_pending_warps(Block* b, int w);
