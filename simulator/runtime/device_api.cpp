@@ -63,7 +63,7 @@ void complete_warp(Block* b, int w, unsigned int mask) {
         } else if (f.wkind == kAll) {
             f.wresult = (ballot & f.wmask) == (waiting & f.wmask) ? 1 : 0;
         }
-        if (&f != tl_fiber) f.state = FState::kReady;
+        if (&f != tl_run.fiber) f.state = FState::kReady;
     }
     b->warp_arrived[w] &= ~mask;
 }
@@ -100,7 +100,7 @@ void syncthreads(const char* file, int line) { (void)syncthreads_reduce(-1, 0, f
 
 // Device-only runtime calls made outside a kernel: say so instead of dereferencing nothing.
 static void require_device(const char* what, const char* file, int line) {
-    if (tl_block == nullptr || tl_fiber == nullptr) {
+    if (tl_run.block == nullptr || tl_run.fiber == nullptr) {
         report("%s called outside a kernel at %s:%d", what, file, line);
         std::abort();
     }
@@ -110,7 +110,7 @@ static void require_device(const char* what, const char* file, int line) {
     report("%s: kernel '%s' block (%u,%u,%u) thread %s reached %s at %s:%d, but the launch (at %s:%d) was marked "
            "barrier-free and runs its threads as a plain loop, where nothing can wait; the launch returns "
            "cudaErrorLaunchFailure (SIMULATOR_FIBERS=1 runs it with fibers)",
-           mode_name(), b->launch->name, b->idx.x, b->idx.y, b->idx.z, tid_str(*tl_fiber).c_str(), what, file, line,
+           mode_name(), b->launch->name, b->idx.x, b->idx.y, b->idx.z, tid_str(*tl_run.fiber).c_str(), what, file, line,
            b->launch->file, b->launch->line);
     fail_block(b);
     yield_to_scheduler(true);
@@ -120,8 +120,8 @@ static void require_device(const char* what, const char* file, int line) {
 int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
     RuntimeCall in_runtime;
     require_device("__syncthreads", file, line);
-    Block* b = tl_block;
-    Fiber* f = tl_fiber;
+    Block* b = tl_run.block;
+    Fiber* f = tl_run.fiber;
     if (b->plain) refuse_wait(b, "__syncthreads", file, line);
     if (b->bar_arrived == 0) {
         b->bar_file = file;
@@ -180,8 +180,8 @@ unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value
                            const char* file, int line) {
     RuntimeCall in_runtime;
     require_device(warp_kind_name(kind), file, line);
-    Block* b = tl_block;
-    Fiber* f = tl_fiber;
+    Block* b = tl_run.block;
+    Fiber* f = tl_run.fiber;
     if (b->plain) refuse_wait(b, warp_kind_name(kind), file, line);
     const int w = f->warp;
     const unsigned int me = 1u << f->lane;
@@ -244,13 +244,13 @@ unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value
 }
 
 unsigned int active_mask() {
-    Block* b = tl_block;
+    Block* b = tl_run.block;
     if (b->plain) {
         // Threads run in order here, as fibers without barriers do: the earlier lanes have exited.
-        const int lane = tl_fiber->linear & 31;
-        return b->warp_present[tl_fiber->linear >> 5] & ~((1u << lane) - 1);
+        const int lane = tl_run.fiber->linear & 31;
+        return b->warp_present[tl_run.fiber->linear >> 5] & ~((1u << lane) - 1);
     }
-    const int w = tl_fiber->warp;
+    const int w = tl_run.fiber->warp;
     return b->warp_present[w] & ~b->warp_exited[w];
 }
 
@@ -261,8 +261,8 @@ unsigned int active_mask() {
 unsigned int coalesced_mask(const char* file, int line) {
     RuntimeCall in_runtime;
     require_device("cooperative_groups::coalesced_threads()", file, line);
-    Block* b = tl_block;
-    Fiber* f = tl_fiber;
+    Block* b = tl_run.block;
+    Fiber* f = tl_run.fiber;
     if (b->plain) refuse_wait(b, "cooperative_groups::coalesced_threads()", file, line);
     f->wkind = -1;
     f->wfile = file;
@@ -303,7 +303,7 @@ bool release_coalesced(Block* b) {
 void* shared_static(const void* site, size_t size, size_t align) {
     RuntimeCall in_runtime;
     require_device("a __shared__ variable", "?", 0);
-    Block* b = tl_block;
+    Block* b = tl_run.block;
     for (auto& s : *b->statics) {
         if (s.first == site) {
 #if defined(SIM_RACECHECK)
@@ -330,7 +330,7 @@ void* shared_static(const void* site, size_t size, size_t align) {
     }
     std::memset(p, 0xff, size);
     __tsan_release(const_cast<void*>(site));
-    __tsan_switch_to_fiber(tl_fiber->tsan_fiber, 1);
+    __tsan_switch_to_fiber(tl_run.fiber->tsan_fiber, 1);
 #elif defined(SIM_MEMCHECK)
     if (align > 16) {
         if (posix_memalign(&p, align, size) != 0) p = nullptr;
@@ -358,7 +358,7 @@ void* shared_static(const void* site, size_t size, size_t align) {
 
 void* dynamic_shared() {
     require_device("extern __shared__ memory", "?", 0);
-    return tl_block->dyn;
+    return tl_run.block->dyn;
 }
 
 void thread_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
@@ -372,10 +372,10 @@ void thread_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 extern "C" __attribute__((noreturn, visibility("hidden"))) void __assert_fail(const char* expr, const char* file,
                                                                              unsigned int line, const char* func) {
     using namespace sim;
-    Fiber* f = tl_fiber;
-    Block* b = tl_block;
+    Fiber* f = tl_run.fiber;
+    Block* b = tl_run.block;
     if (f != nullptr && b != nullptr) {
-        tl_in_kernel = false;
+        tl_run.in_kernel = false;
         report("device assert: %s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed (kernel '%s'); "
                "the launch returns cudaErrorAssert, which is sticky",
                file, line, func, b->idx.x, b->idx.y, b->idx.z, f->thread_idx.x, f->thread_idx.y, f->thread_idx.z,

@@ -26,9 +26,7 @@ namespace sim {
 
 // What threadIdx & co. read: the running fiber's ThreadState.
 __thread ThreadState* tl_thread = nullptr;
-__thread Block* tl_block = nullptr;
-__thread Fiber* tl_fiber = nullptr;
-__thread bool tl_in_kernel = false;
+__thread RunState tl_run = {nullptr, nullptr, false, nullptr, nullptr};
 #if defined(SIM_RACECHECK)
 __thread void* tl_sched_tsan = nullptr;
 #endif
@@ -36,6 +34,9 @@ __thread void* tl_sched_tsan = nullptr;
 namespace {
 
 // ---- context switching ---------------------------------------------------------------------
+// Only the callee-saved registers and the stack change hands. The SSE/x87 control words are
+// left alone: every fiber of a worker shares them, as a GPU thread has no rounding-mode state
+// of its own to keep (saving and restoring them cost most of a switch).
 #if defined(__x86_64__)
 extern "C" void sim_ctx_swap(void** save_sp, void* next_sp);
 asm(R"(
@@ -51,14 +52,8 @@ sim_ctx_swap:
     pushq %r13
     pushq %r14
     pushq %r15
-    subq $8, %rsp
-    stmxcsr (%rsp)
-    fnstcw 4(%rsp)
     movq %rsp, (%rdi)
     movq %rsi, %rsp
-    ldmxcsr (%rsp)
-    fldcw 4(%rsp)
-    addq $8, %rsp
     popq %r15
     popq %r14
     popq %r13
@@ -88,10 +83,7 @@ size_t stack_size() {
 }
 const size_t kGuard = 4096;
 
-__thread Worker* tl_worker = nullptr;
-#if defined(__x86_64__)
-__thread void* tl_sched_sp = nullptr;
-#else
+#if !defined(__x86_64__)
 __thread ucontext_t* tl_sched_uc = nullptr;
 #endif
 #if defined(SIM_MEMCHECK)
@@ -107,7 +99,7 @@ extern "C" SIM_API void sim_fiber_entry() { fiber_main(); }
 #endif
 
 void switch_to_fiber(Fiber* f) {
-    tl_fiber = f;
+    tl_run.fiber = f;
     tl_thread = f;
 #if defined(SIM_RACECHECK)
     __tsan_switch_to_fiber(f->tsan_fiber, 1);
@@ -117,14 +109,14 @@ void switch_to_fiber(Fiber* f) {
     __sanitizer_start_switch_fiber(&fake, f->stack, f->stack_size);
 #endif
 #if defined(__x86_64__)
-    sim_ctx_swap(&tl_sched_sp, f->sp);
+    sim_ctx_swap(&tl_run.sched_sp, f->sp);
 #else
     swapcontext(tl_sched_uc, &f->uc);
 #endif
 #if defined(SIM_MEMCHECK)
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
-    tl_fiber = nullptr;
+    tl_run.fiber = nullptr;
     tl_thread = nullptr;
 }
 
@@ -132,14 +124,31 @@ void switch_to_fiber(Fiber* f) {
 
 // Back to the scheduler; returns when the scheduler resumes this fiber.
 void yield_to_scheduler(bool final_exit) {
-    if (tl_block != nullptr && tl_block->plain) {
+    if (tl_run.block != nullptr && tl_run.block->plain) {
         // A plain-loop thread has no context of its own to leave: it stops, and so does its
         // block (every way here is a failure; a wait is refused before it gets here).
-        if (!final_exit) fail_block(tl_block);
-        tl_in_kernel = false;
-        siglongjmp(tl_worker->plain_exit, 1);
+        if (!final_exit) fail_block(tl_run.block);
+        tl_run.in_kernel = false;
+        siglongjmp(tl_run.worker->plain_exit, 1);
     }
-    Fiber* f = tl_fiber;
+    Fiber* f = tl_run.fiber;
+    Block* b = tl_run.block;
+    b->cursor = f->linear;
+#if defined(__x86_64__) && !defined(SIM_MEMCHECK) && !defined(SIM_RACECHECK)
+    // Straight to the next ready fiber of this pass, which the scheduler would run next anyway
+    // (so the order of execution, and what synccheck sees, stays the same): one context switch
+    // per wait instead of two. The scheduler resumes when no fiber after this one is ready.
+    if (!b->failed) {
+        for (int j = f->linear + 1; j < b->nthreads; ++j) {
+            Fiber* next = &b->fibers[j];
+            if (next->state != FState::kReady) continue;
+            tl_run.fiber = next;
+            tl_thread = next;
+            sim_ctx_swap(&f->sp, next->sp);
+            return;  // whoever resumed this fiber set tl_run.fiber and tl_thread
+        }
+    }
+#endif
 #if defined(SIM_RACECHECK)
     __tsan_switch_to_fiber(tl_sched_tsan, 1);
 #endif
@@ -150,7 +159,7 @@ void yield_to_scheduler(bool final_exit) {
     (void)final_exit;
 #endif
 #if defined(__x86_64__)
-    sim_ctx_swap(&f->sp, tl_sched_sp);
+    sim_ctx_swap(&f->sp, tl_run.sched_sp);
 #else
     swapcontext(&f->uc, tl_sched_uc);
 #endif
@@ -181,28 +190,28 @@ bool fibers_forced() {
 }
 
 Worker* worker() {
-    if (tl_worker == nullptr) {
+    if (tl_run.worker == nullptr) {
         static thread_local Worker w;
-        tl_worker = &w;
+        tl_run.worker = &w;
     }
-    return tl_worker;
+    return tl_run.worker;
 }
 
 namespace {
 
 void fiber_main() {
-    Fiber* f = tl_fiber;
-    Block* b = tl_block;
+    Fiber* f = tl_run.fiber;
+    Block* b = tl_run.block;
 #if defined(SIM_MEMCHECK)
     __sanitizer_finish_switch_fiber(nullptr, &tl_sched_stack_bottom, &tl_sched_stack_size);
 #endif
 #if defined(SIM_RACECHECK)
     // Everything before this block on this worker (earlier blocks, the host) happens before it.
-    __tsan_acquire(tl_worker->tsan_start);
+    __tsan_acquire(tl_run.worker->tsan_start);
 #endif
-    tl_in_kernel = true;
+    tl_run.in_kernel = true;
     b->launch->invoke(b->launch->pack);
-    tl_in_kernel = false;
+    tl_run.in_kernel = false;
     f->state = FState::kDone;
     b->live--;
     b->warp_exited[f->warp] |= 1u << f->lane;
@@ -211,7 +220,7 @@ void fiber_main() {
 #endif
     if (!b->failed) {
         if (b->bar_arrived > 0 && b->bar_arrived == b->live) release_barrier(b);
-        check_pending_warps(b, f->warp);
+        if (b->warp_arrived[f->warp] != 0) check_pending_warps(b, f->warp);
     }
     yield_to_scheduler(true);
     std::abort();  // a finished fiber is never resumed
@@ -245,13 +254,6 @@ void init_fiber(Fiber* f) {
     *--sp = nullptr;  // keeps the entry's stack 16-byte aligned, as after a call
     *--sp = reinterpret_cast<void*>(&sim_fiber_entry);
     for (int i = 0; i < 6; ++i) *--sp = nullptr;  // rbp rbx r12 r13 r14 r15
-    --sp;
-    unsigned int csr;
-    unsigned short cw;
-    asm volatile("stmxcsr %0" : "=m"(csr));
-    asm volatile("fnstcw %0" : "=m"(cw));
-    std::memcpy(reinterpret_cast<char*>(sp), &csr, 4);
-    std::memcpy(reinterpret_cast<char*>(sp) + 4, &cw, 2);
     f->sp = sp;
 #else
     getcontext(&f->uc);
@@ -278,7 +280,7 @@ void run_threads_plain(Block* b, Fiber* f) {
     void (*invoke)(void*) = L->invoke;
     void* pack = L->pack;
     const dim3 dim = L->spec.block;
-    bool* in_kernel = &tl_in_kernel;
+    bool* in_kernel = &tl_run.in_kernel;
     unsigned int x = 0, y = 0, z = 0;
     // Only what changes from thread to thread is stored; warp, lane and the exited lanes that
     // __activemask() reads follow from ``linear`` (see active_mask).
@@ -307,19 +309,19 @@ void run_threads_plain(Block* b, Fiber* f) {
 // A thread that stops early (a failed assert, a memory fault, the launch timeout, a refused
 // wait) leaves through yield_to_scheduler, which jumps back here: the block has failed and ends.
 void run_block_plain(Block* b) {
-    Worker* wk = tl_worker;
+    Worker* wk = tl_run.worker;
     Fiber* f = &b->fibers[0];
     f->block_idx = b->idx;
     f->block_dim = b->launch->spec.block;
     f->grid_dim = b->launch->spec.grid;
     f->state = FState::kReady;
     b->live = b->nthreads;
-    tl_block = b;
-    tl_fiber = f;
+    tl_run.block = b;
+    tl_run.fiber = f;
     tl_thread = f;
     if (sigsetjmp(wk->plain_exit, 0) == 0) run_threads_plain(b, f);
-    tl_in_kernel = false;
-    tl_fiber = nullptr;
+    tl_run.in_kernel = false;
+    tl_run.fiber = nullptr;
     tl_thread = nullptr;
 }
 
@@ -364,7 +366,7 @@ void run_block(Launch* L, unsigned long long id) {
     b.fibers = wk->fibers.data();
     if (b.plain) {
         run_block_plain(&b);
-        tl_block = nullptr;
+        tl_run.block = nullptr;
         free_block_memory(&b);
         return;
     }
@@ -404,7 +406,7 @@ void run_block(Launch* L, unsigned long long id) {
         init_fiber(&f);
     }
     b.live = b.nthreads;
-    tl_block = &b;
+    tl_run.block = &b;
 #if defined(SIM_RACECHECK)
     tl_sched_tsan = __tsan_get_current_fiber();
     __tsan_release(wk->tsan_start);
@@ -418,6 +420,7 @@ void run_block(Launch* L, unsigned long long id) {
         for (int i = 0; i < b.nthreads && !b.failed; ++i) {
             if (b.fibers[i].state == FState::kReady) {
                 switch_to_fiber(&b.fibers[i]);
+                i = b.cursor;  // the fibers up to here ran, one handing over to the next
                 ran = true;
             }
         }
@@ -430,7 +433,7 @@ void run_block(Launch* L, unsigned long long id) {
 #if defined(SIM_RACECHECK)
     __tsan_acquire(b.tsan_done);
 #endif
-    tl_block = nullptr;
+    tl_run.block = nullptr;
     free_block_memory(&b);
 }
 
@@ -567,18 +570,18 @@ void chain_timeout_signal(int sig, siginfo_t* info, void* uc) {
 }
 
 void on_timeout_signal(int sig, siginfo_t* info, void* uc) {
-    Fiber* f = tl_fiber;
-    Block* b = tl_block;
+    Fiber* f = tl_run.fiber;
+    Block* b = tl_run.block;
     if (f == nullptr || b == nullptr) {
         chain_timeout_signal(sig, info, uc);  // not this copy's fiber
         return;
     }
-    if (!tl_in_kernel || !b->launch->timed_out.load()) return;
+    if (!tl_run.in_kernel || !b->launch->timed_out.load()) return;
     const uintptr_t pc = interrupted_pc(uc);
     if (pc != 0 && (pc < b->launch->code_lo || pc >= b->launch->code_hi)) return;
     // The fiber is abandoned where it stands (its stack is reused by the next block); nothing
     // returns to the interrupted code. SA_NODEFER left the signal unblocked.
-    tl_in_kernel = false;
+    tl_run.in_kernel = false;
     fail_block(b);
     f->state = FState::kDone;
     yield_to_scheduler(true);
@@ -638,11 +641,11 @@ struct sigaction g_previous_fault[2];
 bool g_fault_quiet = false;  // SIMULATOR_QUIET=1, read when the handler is installed
 
 void on_fault_signal(int sig, siginfo_t* info, void* uc) {
-    Fiber* f = tl_fiber;
-    Block* b = tl_block;
+    Fiber* f = tl_run.fiber;
+    Block* b = tl_run.block;
     const uintptr_t pc = interrupted_pc(uc);
-    if (f != nullptr && b != nullptr && tl_in_kernel && pc >= b->launch->code_lo && pc < b->launch->code_hi) {
-        tl_in_kernel = false;
+    if (f != nullptr && b != nullptr && tl_run.in_kernel && pc >= b->launch->code_lo && pc < b->launch->code_hi) {
+        tl_run.in_kernel = false;
         char msg[320];
         const int n = std::snprintf(msg, sizeof msg,
                                     "simulator: illegal address: kernel '%s' block (%u,%u,%u) thread (%u,%u,%u) "

@@ -117,6 +117,7 @@ struct Block {
     const char* bar_file = nullptr;
     int bar_line = 0;
     unsigned long long bar_gen = 0;
+    int cursor = 0;  // the fiber that last handed control back to the scheduler
     // Per warp (nwarps entries each, in the worker's storage): lanes that exist, have exited,
     // wait in a warp operation.
     unsigned int* warp_present = nullptr;
@@ -156,8 +157,17 @@ constexpr size_t kDefaultSmemLimit = 48 * 1024;
 constexpr size_t kOptinSmemLimit = 227 * 1024;
 
 // ---- scheduler.cpp -------------------------------------------------------------------------
-extern __thread Block* tl_block;  // the block this worker runs (null outside a launch)
-extern __thread Fiber* tl_fiber;  // the running CUDA thread (null in the scheduler)
+// What this OS thread runs now. One thread-local object rather than several: in a shared
+// object each thread-local variable a function touches costs it a call (__tls_get_addr), and
+// these are read at every barrier and context switch.
+struct RunState {
+    Block* block;    // the block this worker runs (null outside a launch)
+    Fiber* fiber;    // the running CUDA thread (null in the scheduler)
+    bool in_kernel;  // see RuntimeCall below
+    Worker* worker;  // this thread's Worker once worker() made it
+    void* sched_sp;  // the scheduler's saved stack pointer while a fiber runs (x86-64)
+};
+extern __thread RunState tl_run;
 #if defined(SIM_RACECHECK)
 extern __thread void* tl_sched_tsan;  // the worker's own ThreadSanitizer fiber
 #endif
@@ -170,14 +180,13 @@ void fail_block(Block* b);
 // Runs every block of ``L`` on the worker pool; returns when all have finished, one failed or
 // the launch ran past L->timeout_s (then L->timed_out is set).
 void run_launch(Launch* L);
-// True while the running fiber executes kernel code, false in the runtime and the scheduler:
+// tl_run.in_kernel: true while the running fiber executes kernel code, false in the runtime and the scheduler:
 // a launch timeout stops a fiber only there (never inside the runtime's own bookkeeping).
-extern __thread bool tl_in_kernel;
 
 // Marks a runtime call made from kernel code (barriers, warp operations, shared memory).
 struct RuntimeCall {
-    RuntimeCall() { tl_in_kernel = false; }
-    ~RuntimeCall() { tl_in_kernel = true; }
+    RuntimeCall() { tl_run.in_kernel = false; }
+    ~RuntimeCall() { tl_run.in_kernel = true; }
     RuntimeCall(const RuntimeCall&) = delete;
     RuntimeCall& operator=(const RuntimeCall&) = delete;
 };
