@@ -3,7 +3,9 @@
 // time; fibers switch only at __syncthreads, warp shuffles/votes/__syncwarp and thread exit, so
 // barriers and shuffles mean what they mean on a GPU. When no fiber of a block can make
 // progress the block fails with a deadlock report instead of hanging. The blocks of a launch
-// are shared out between SIMULATOR_THREADS workers (the calling thread is one of them).
+// are shared out between SIMULATOR_THREADS workers (the calling thread is one of them). A
+// barrier-free launch in a fast build runs each block's threads as a plain loop instead
+// (run_block_plain): no fibers, since nothing in it ever waits.
 #include "sim_internal.h"
 
 #include <link.h>

@@ -5,11 +5,9 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 
-template <class... P, class... A>
-static void launch_flagged(int plain, dim3 grid, dim3 block, size_t smem, void (*kernel)(P...), A... args) {
-    ::sim::LaunchSpec spec{grid, block, smem, 0, plain != 0};
-    ::sim::launch(spec, "kernel", __FILE__, __LINE__, kernel, args...);
-}
+#define LAUNCH(plain, grid, block, smem, kernel, ...)                                                        \
+    ::sim::launch(::sim::LaunchSpec{dim3(grid), dim3(block), (size_t)(smem), 0, (plain) != 0}, #kernel, __FILE__, \
+                  __LINE__, kernel, __VA_ARGS__)
 
 // Elementwise, with every built-in a thread reads recorded.
 __global__ void add_ids(const float* a, const float* b, float* c, int* ids, int n) {
@@ -39,7 +37,7 @@ extern "C" int plain_add(int plain, const float* a, const float* b, float* c, in
     cudaMalloc(&di, 8 * n * sizeof(int));
     cudaMemcpy(da, a, n * sizeof(float), cudaMemcpyHostToDevice);
     cudaMemcpy(db, b, n * sizeof(float), cudaMemcpyHostToDevice);
-    launch_flagged(plain, dim3(gx, gy, gz), dim3(bx, by, bz), 0, add_ids, da, db, dc, di, n);
+    LAUNCH(plain, dim3(gx, gy, gz), dim3(bx, by, bz), 0, add_ids, da, db, dc, di, n);
     cudaError_t err = cudaGetLastError();
     cudaMemcpy(c, dc, n * sizeof(float), cudaMemcpyDeviceToHost);
     cudaMemcpy(ids, di, 8 * n * sizeof(int), cudaMemcpyDeviceToHost);
@@ -57,7 +55,6 @@ __global__ void shared_chain(int* out) {
     __shared__ int sm[64];
     extern __shared__ int dyn[];
     const int t = threadIdx.x;
-    const int* o = nullptr;
     if (t % 5 == 4) return;
     const int before = t > 0 ? sm[t - 1] : sm[blockDim.x - 1];
     const int dyn_before = t > 0 ? dyn[t - 1] : dyn[blockDim.x - 1];
@@ -67,8 +64,7 @@ __global__ void shared_chain(int* out) {
     r[0] = before;
     r[1] = dyn_before;
     r[2] = (int)__activemask();
-    r[3] = atomicAdd(&out[0], 0) == 0 ? 0 : 1;  // an atomic in a barrier-free kernel
-    (void)o;
+    r[3] = (int)(threadIdx.x / 32);
 }
 
 extern "C" int plain_shared(int plain, int* out, int blocks, int threads) {
@@ -76,7 +72,7 @@ extern "C" int plain_shared(int plain, int* out, int blocks, int threads) {
     const size_t bytes = 4 * sizeof(int) * blocks * threads;
     cudaMalloc(&d, bytes);
     cudaMemset(d, 0, bytes);
-    launch_flagged(plain, dim3(blocks), dim3(threads), threads * sizeof(int), shared_chain, d);
+    LAUNCH(plain, dim3(blocks), dim3(threads), threads * sizeof(int), shared_chain, d);
     cudaError_t err = cudaGetLastError();
     cudaMemcpy(out, d, bytes, cudaMemcpyDeviceToHost);
     cudaFree(d);
@@ -95,7 +91,7 @@ extern "C" int plain_atomics(int plain, unsigned int* counter, float* sum, int b
     cudaMalloc(&ds, sizeof(float));
     cudaMemset(dc, 0, sizeof(unsigned int));
     cudaMemset(ds, 0, sizeof(float));
-    launch_flagged(plain, dim3(blocks), dim3(threads), 0, count_atomics, dc, ds);
+    LAUNCH(plain, dim3(blocks), dim3(threads), 0, count_atomics, dc, ds);
     cudaError_t err = cudaGetLastError();
     cudaMemcpy(counter, dc, sizeof(unsigned int), cudaMemcpyDeviceToHost);
     cudaMemcpy(sum, ds, sizeof(float), cudaMemcpyDeviceToHost);
@@ -154,11 +150,11 @@ extern "C" int plain_failure(int plain, int which, int* out) {
     int host_in[128];
     for (int i = 0; i < 128; i++) host_in[i] = i * 3 - 50;
     cudaMemcpy(din, host_in, sizeof host_in, cudaMemcpyHostToDevice);
-    if (which == 0) launch_flagged(plain, dim3(4), dim3(32), 0, print_and_assert, d);
-    if (which == 1) launch_flagged(plain, dim3(4), dim3(32), 0, wild_write, d);
-    if (which == 2) launch_flagged(plain, dim3(4), dim3(32), 0, spin_forever, (volatile int*)d);
-    if (which == 3) launch_flagged(plain, dim3(4), dim3(32), 0, tree_sum, (const int*)din, d);
-    if (which == 4) launch_flagged(plain, dim3(4), dim3(32), 0, warp_sum, (const int*)din, d);
+    if (which == 0) LAUNCH(plain, dim3(4), dim3(32), 0, print_and_assert, d);
+    if (which == 1) LAUNCH(plain, dim3(4), dim3(32), 0, wild_write, d);
+    if (which == 2) LAUNCH(plain, dim3(4), dim3(32), 0, spin_forever, (volatile int*)d);
+    if (which == 3) LAUNCH(plain, dim3(4), dim3(32), 0, tree_sum, (const int*)din, d);
+    if (which == 4) LAUNCH(plain, dim3(4), dim3(32), 0, warp_sum, (const int*)din, d);
     cudaError_t err = cudaGetLastError();
     if (err == cudaSuccess) err = cudaMemcpy(out, d, 128 * sizeof(int), cudaMemcpyDeviceToHost);
     fflush(stdout);
