@@ -99,8 +99,8 @@ void check_pending_warps(Block* b, int w) {
 void syncthreads(const char* file, int line) { (void)syncthreads_reduce(-1, 0, file, line); }
 
 // Device-only runtime calls made outside a kernel: say so instead of dereferencing nothing.
-static void require_device(const char* what, const char* file, int line) {
-    if (tl_run.block == nullptr || tl_run.fiber == nullptr) {
+static void require_device(const RunState& run, const char* what, const char* file, int line) {
+    if (run.block == nullptr || run.fiber == nullptr) {
         report("%s called outside a kernel at %s:%d", what, file, line);
         std::abort();
     }
@@ -119,9 +119,9 @@ static void require_device(const char* what, const char* file, int line) {
 
 int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
     RuntimeCall in_runtime;
-    require_device("__syncthreads", file, line);
-    Block* b = tl_run.block;
-    Fiber* f = tl_run.fiber;
+    require_device(in_runtime.run, "__syncthreads", file, line);
+    Block* b = in_runtime.run.block;
+    Fiber* f = in_runtime.run.fiber;
     if (b->plain) refuse_wait(b, "__syncthreads", file, line);
     if (b->bar_arrived == 0) {
         b->bar_file = file;
@@ -179,9 +179,9 @@ int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
 unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value, int param, int width,
                            const char* file, int line) {
     RuntimeCall in_runtime;
-    require_device(warp_kind_name(kind), file, line);
-    Block* b = tl_run.block;
-    Fiber* f = tl_run.fiber;
+    require_device(in_runtime.run, warp_kind_name(kind), file, line);
+    Block* b = in_runtime.run.block;
+    Fiber* f = in_runtime.run.fiber;
     if (b->plain) refuse_wait(b, warp_kind_name(kind), file, line);
     const int w = f->warp;
     const unsigned int me = 1u << f->lane;
@@ -260,7 +260,7 @@ unsigned int active_mask() {
 // waiting elsewhere or have exited).
 unsigned int coalesced_mask(const char* file, int line) {
     RuntimeCall in_runtime;
-    require_device("cooperative_groups::coalesced_threads()", file, line);
+    require_device(tl_run, "cooperative_groups::coalesced_threads()", file, line);
     Block* b = tl_run.block;
     Fiber* f = tl_run.fiber;
     if (b->plain) refuse_wait(b, "cooperative_groups::coalesced_threads()", file, line);
@@ -302,8 +302,8 @@ bool release_coalesced(Block* b) {
 
 void* shared_static(const void* site, size_t size, size_t align) {
     RuntimeCall in_runtime;
-    require_device("a __shared__ variable", "?", 0);
-    Block* b = tl_run.block;
+    require_device(in_runtime.run, "a __shared__ variable", "?", 0);
+    Block* b = in_runtime.run.block;
     for (auto& s : *b->statics) {
         if (s.first == site) {
 #if defined(SIM_RACECHECK)
@@ -357,7 +357,7 @@ void* shared_static(const void* site, size_t size, size_t align) {
 }
 
 void* dynamic_shared() {
-    require_device("extern __shared__ memory", "?", 0);
+    require_device(tl_run, "extern __shared__ memory", "?", 0);
     return tl_run.block->dyn;
 }
 

@@ -84,6 +84,16 @@ size_t stack_size() {
     return size;
 }
 const size_t kGuard = 4096;
+// Each stack slot has this much room beyond its size, so that the tops of the fibers' stacks
+// can be staggered (stack_color): at the same offset in every slot they would all fall into
+// the same few cache sets, and every barrier touches the top of each fiber's stack in turn.
+const size_t kColorSpan = 32 * 1024;
+
+size_t slot_bytes() { return stack_size() + kGuard + kColorSpan; }
+
+// How far below the end of its slot a fiber's stack starts: 16 steps of 256 bytes (across the
+// L1 sets of a page) times 8 pages (across more L2 sets); less than kColorSpan.
+size_t stack_color(int slot) { return (size_t)(slot % 16) * 256 + (size_t)((slot / 16) % 8) * 4096; }
 
 #if !defined(__x86_64__)
 __thread ucontext_t* tl_sched_uc = nullptr;
@@ -126,15 +136,16 @@ void switch_to_fiber(Fiber* f) {
 
 // Back to the scheduler; returns when the scheduler resumes this fiber.
 void yield_to_scheduler(bool final_exit) {
-    if (tl_run.block != nullptr && tl_run.block->plain) {
+    RunState& run = run_state();
+    Block* b = run.block;
+    if (b != nullptr && b->plain) {
         // A plain-loop thread has no context of its own to leave: it stops, and so does its
         // block (every way here is a failure; a wait is refused before it gets here).
-        if (!final_exit) fail_block(tl_run.block);
-        tl_run.in_kernel = false;
-        siglongjmp(tl_run.worker->plain_exit, 1);
+        if (!final_exit) fail_block(b);
+        run.in_kernel = false;
+        siglongjmp(run.worker->plain_exit, 1);
     }
-    Fiber* f = tl_run.fiber;
-    Block* b = tl_run.block;
+    Fiber* f = run.fiber;
     b->cursor = f->linear;
 #if defined(__x86_64__) && !defined(SIM_MEMCHECK) && !defined(SIM_RACECHECK)
     // Straight to the next ready fiber of this pass, which the scheduler would run next anyway
@@ -144,7 +155,7 @@ void yield_to_scheduler(bool final_exit) {
         for (int j = f->linear + 1; j < b->nthreads; ++j) {
             Fiber* next = &b->fibers[j];
             if (next->state != FState::kReady) continue;
-            tl_run.fiber = next;
+            run.fiber = next;
             tl_thread = next;
             sim_ctx_swap(&f->sp, next->sp);
             return;  // whoever resumed this fiber set tl_run.fiber and tl_thread
@@ -161,7 +172,7 @@ void yield_to_scheduler(bool final_exit) {
     (void)final_exit;
 #endif
 #if defined(__x86_64__)
-    sim_ctx_swap(&f->sp, tl_run.sched_sp);
+    sim_ctx_swap(&f->sp, run.sched_sp);
 #else
     swapcontext(&f->uc, tl_sched_uc);
 #endif
@@ -235,19 +246,21 @@ bool reserve_stacks(Worker* wk, int count) {
         wk->stacks = nullptr;
         wk->stack_slots = 0;
         const int slots = std::max(count, 32);
-        const size_t bytes = (stack_size() + kGuard) * (size_t)slots;
+        const size_t bytes = slot_bytes() * (size_t)slots;
         void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p == MAP_FAILED) return false;
         wk->stacks = static_cast<char*>(p);
         wk->stacks_bytes = bytes;
         wk->stack_slots = slots;
         // A guard page under each stack turns an overflow into a fault instead of corruption.
-        for (int i = 0; i < slots; ++i) mprotect(wk->stacks + (stack_size() + kGuard) * i, kGuard, PROT_NONE);
+        for (int i = 0; i < slots; ++i) mprotect(wk->stacks + slot_bytes() * i, kGuard, PROT_NONE);
     }
     return true;
 }
 
-char* fiber_stack(Worker* wk, int slot) { return wk->stacks + (stack_size() + kGuard) * (size_t)slot + kGuard; }
+// A slot is [guard page][stack_size() + kColorSpan]: a fiber's stack starts above the guard and
+// its top is stack_color(slot) below the end of the slot, so it is never below SIMULATOR_STACK_KB.
+char* fiber_stack(Worker* wk, int slot) { return wk->stacks + slot_bytes() * (size_t)slot + kGuard; }
 
 void init_fiber(Fiber* f) {
 #if defined(__x86_64__)
@@ -390,7 +403,7 @@ void run_block(Launch* L, unsigned long long id) {
         f.lane = i % 32;
         f.state = FState::kReady;
         f.stack = fiber_stack(wk, i);
-        f.stack_size = stack_size();
+        f.stack_size = stack_size() + kColorSpan - stack_color(i);
         f.asan_fake = nullptr;
 #if defined(SIM_MEMCHECK)
         // Frames of fibers that never returned leave poisoned redzones behind.

@@ -168,6 +168,14 @@ struct RunState {
     void* sched_sp;  // the scheduler's saved stack pointer while a fiber runs (x86-64)
 };
 extern __thread RunState tl_run;
+// tl_run's address, looked up once: hidden from the optimiser, which would otherwise compute it
+// again (another __tls_get_addr call) at each use rather than keep it in a register. Valid for
+// the caller's whole run: a fiber never changes OS thread.
+inline RunState& run_state() {
+    RunState* p = &tl_run;
+    asm("" : "+r"(p));
+    return *p;
+}
 #if defined(SIM_RACECHECK)
 extern __thread void* tl_sched_tsan;  // the worker's own ThreadSanitizer fiber
 #endif
@@ -185,8 +193,9 @@ void run_launch(Launch* L);
 
 // Marks a runtime call made from kernel code (barriers, warp operations, shared memory).
 struct RuntimeCall {
-    RuntimeCall() { tl_run.in_kernel = false; }
-    ~RuntimeCall() { tl_run.in_kernel = true; }
+    RunState& run;
+    RuntimeCall() : run(run_state()) { run.in_kernel = false; }
+    ~RuntimeCall() { run.in_kernel = true; }
     RuntimeCall(const RuntimeCall&) = delete;
     RuntimeCall& operator=(const RuntimeCall&) = delete;
 };
