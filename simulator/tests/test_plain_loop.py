@@ -112,6 +112,14 @@ def test_atomics_across_blocks(plain_lib, way):
     assert total[0] == np.float32(0.5 * 16 * 128)  # exact: multiples of 0.5 below 2**24
 
 
+def test_launcher_and_deduced_launch_forms_take_the_flag(plain_lib, way):
+    scaled = np.zeros(64, dtype=np.int32)
+    filled = np.zeros(64, dtype=np.float32)
+    assert plain_lib.plain_launch_forms(way, ptr(scaled), ptr(filled)) == CUDA_SUCCESS
+    np.testing.assert_array_equal(scaled, 3 * (np.arange(64) % 32))  # the default factor applied
+    np.testing.assert_array_equal(filled, 1.5 + (np.arange(64) // 32))
+
+
 _CHILD = r"""
 import ctypes, json, sys
 import numpy as np
@@ -121,7 +129,15 @@ rc = lib.plain_failure(int(sys.argv[2]), int(sys.argv[3]), ctypes.c_void_p(out.c
 print(json.dumps({"rc": rc, "out": out.tolist()}))
 """
 
-_KERNELS = {"assert": 0, "wild write": 1, "spin": 2, "tree sum": 3, "warp sum": 4}
+_KERNELS = {
+    "assert": 0,
+    "wild write": 1,
+    "spin": 2,
+    "tree sum": 3,
+    "warp sum": 4,
+    "tree sum by launcher": 5,
+    "tree sum by launch_deduced": 6,
+}
 
 
 def run_child(lib: ctypes.CDLL, plain: int, kernel: str, **env: str) -> tuple[dict, str]:
@@ -170,6 +186,8 @@ def test_spinning_kernel_times_out(plain_lib, plain):
     [
         ("tree sum", "__syncthreads", "__syncthreads();\n    for"),
         ("warp sum", "__shfl_xor_sync", "__shfl_xor_sync("),
+        ("tree sum by launcher", "__syncthreads", "__syncthreads();\n    for"),
+        ("tree sum by launch_deduced", "__syncthreads", "__syncthreads();\n    for"),
     ],
 )
 def test_a_wait_in_a_kernel_marked_barrier_free_fails_loudly(plain_lib, kernel, what, line_marker):
@@ -178,7 +196,7 @@ def test_a_wait_in_a_kernel_marked_barrier_free_fails_loudly(plain_lib, kernel, 
     result, err = run_child(plain_lib, 1, kernel)
     assert result["rc"] == CUDA_ERROR_LAUNCH_FAILURE
     assert result["out"] == [-1] * 128  # nothing copied back: the launch failed
-    name = kernel.replace(" ", "_")
+    name = "_".join(kernel.split()[:2])
     assert f"kernel '{name}' block (0,0,0) thread (0,0,0) reached {what} at " in err
     assert f"plain_loop.cu:{line}, but the launch" in err and "marked barrier-free" in err
     # The same launch with fibers computes the sums; so does SIMULATOR_FIBERS=1 with the flag.
