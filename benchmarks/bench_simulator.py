@@ -20,10 +20,12 @@ Then, against numpy doing the same work on ``--elements`` (default 4M) float32 v
 ratio of seconds in one run: an elementwise kernel (one add per thread, 256-thread blocks) and
 a 256-thread block tree-sum with a ``__syncthreads`` per level (numpy: the same per-block sums).
 Only the launch is timed (the data is on the device already); each side takes the minimum over
-``--repeat`` rounds. The elementwise kernel runs three ways: launched through the runtime with
-``LaunchSpec::barrier_free`` set (a plain loop, no fibers), the same launch with
-``SIMULATOR_FIBERS=1`` (fibers forced), and as the build translates its ``<<<...>>>`` launch
-(a plain loop once the build sets the flag for barrier-free kernels; fibers until then).
+``--repeat`` rounds, of wall-clock seconds (``ratio``) and of the process's CPU seconds (``cpu
+ratio``: all workers together, steadier on a shared machine). The elementwise kernel runs
+three ways: launched through the runtime with ``LaunchSpec::barrier_free`` set (a plain loop,
+no fibers), the same launch with ``SIMULATOR_FIBERS=1`` (fibers forced), and as the build
+translates its ``<<<...>>>`` launch (a plain loop once the build sets the flag for barrier-free
+kernels; fibers until then).
 """
 
 from __future__ import annotations
@@ -352,28 +354,34 @@ def time_simulator(rows: int, k_len: int, repeat: int, source: str = KERNEL_CU, 
     extra = (ctypes.c_void_p(xr.ctypes.data),) if bf16 else ()
     if lib.bench_softmax(px, py, 1, k_len, *extra) != 0:
         raise SystemExit("the simulated kernel failed")
-    best = float("inf")
+    best = best_cpu = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         rc = lib.bench_softmax(px, py, rows, k_len, *extra)
         best = min(best, time.perf_counter() - t0)
+        best_cpu = min(best_cpu, time.process_time() - c0)
         if rc != 0:
             raise SystemExit(f"the simulated kernel returned {rc}")
     ref_in = (xr if bf16 else x).astype(np.float64)
     e = np.exp(ref_in - ref_in.max(axis=1, keepdims=True))
     want = e / e.sum(axis=1, keepdims=True)
-    return {"seconds": best, "max_error": float(np.abs(y - want).max())}
+    return {"seconds": best, "cpu_seconds": best_cpu, "max_error": float(np.abs(y - want).max())}
 
 
-def _best(fn, repeat: int) -> float:
-    """The fastest of ``repeat`` timed calls of ``fn`` (after one warm-up call)."""
+def _best(fn, repeat: int) -> dict:
+    """The fastest of ``repeat`` timed calls of ``fn`` (after a warm-up call): wall and CPU seconds.
+
+    CPU seconds are the process's (all of the simulator's workers together): on a machine shared
+    with other work they vary much less than wall-clock time.
+    """
     fn()
-    best = float("inf")
+    wall = cpu = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+        wall = min(wall, time.perf_counter() - t0)
+        cpu = min(cpu, time.process_time() - c0)
+    return {"wall": wall, "cpu": cpu}
 
 
 def time_against_numpy(elements: int, repeat: int) -> dict:
@@ -392,7 +400,7 @@ def time_against_numpy(elements: int, repeat: int) -> dict:
     if lib.bench_setup(ctypes.c_void_p(a.ctypes.data), ctypes.c_void_p(b.ctypes.data), n) != 0:
         raise SystemExit("cudaMalloc failed in the elementwise benchmark")
 
-    def launch(entry, want: np.ndarray, fibers: bool = False) -> float:
+    def launch(entry, want: np.ndarray, fibers: bool = False) -> dict:
         saved = os.environ.get("SIMULATOR_FIBERS")
         if fibers:
             os.environ["SIMULATOR_FIBERS"] = "1"  # the runtime reads it at every launch
@@ -432,7 +440,7 @@ def time_against_numpy(elements: int, repeat: int) -> dict:
     return res
 
 
-def time_numpy_softmax(rows: int, k_len: int, repeat: int) -> float:
+def time_numpy_softmax(rows: int, k_len: int, repeat: int) -> dict:
     """Seconds numpy takes for the softmax the kernels compute (float32 rows)."""
     x = np.random.default_rng(0).standard_normal((rows, k_len)).astype(np.float32)
 
@@ -467,18 +475,23 @@ def main(argv: list[str] | None = None) -> int:
     per_bf = bf["seconds"] / (a.sim_rows * BLOCK)
     ratio = per_nb / per_sm
     threads = os.environ.get("SIMULATOR_THREADS", str(os.cpu_count()))
+    softmax_sm = {"wall": sm["seconds"], "cpu": sm["cpu_seconds"]}
+    softmax_cg = {"wall": cg["seconds"], "cpu": cg["cpu_seconds"]}
     vs_rows = [
         ("elementwise add, plain loop", vs["add_plain"], vs["numpy_add"], "<= 10x"),
         ("elementwise add, SIMULATOR_FIBERS=1", vs["add_fibers"], vs["numpy_add"], ""),
         ("elementwise add, <<<>>> as built", vs["add_built"], vs["numpy_add"], ""),
         ("tree-sum, barrier per level", vs["tree_sum"], vs["numpy_sum"], "<= 500x"),
-        ("softmax (shared memory)", sm["seconds"], np_softmax, ""),
-        ("softmax (cooperative groups)", cg["seconds"], np_softmax, ""),
+        ("softmax (shared memory)", softmax_sm, np_softmax, ""),
+        ("softmax (cooperative groups)", softmax_cg, np_softmax, ""),
     ]
     print(f"against numpy, {vs['elements']} float32 values (softmax: {a.sim_rows} x {a.k_len}), launch only")
-    print(f"{'case':<38}{'seconds':>10}{'numpy s':>10}{'ratio':>9}  target")
+    print(f"{'case':<38}{'seconds':>10}{'numpy s':>10}{'ratio':>9}{'cpu ratio':>11}  target")
     for name, sec, ref, target in vs_rows:
-        print(f"{name:<38}{sec:>10.4f}{ref:>10.4f}{sec / ref:>8.0f}x  {target}")
+        print(
+            f"{name:<38}{sec['wall']:>10.4f}{ref['wall']:>10.4f}{sec['wall'] / ref['wall']:>8.0f}x"
+            f"{sec['cpu'] / ref['cpu']:>10.0f}x  {target}"
+        )
     print(f"softmax rows x {BLOCK} threads, k_len {a.k_len}, {2 * 8 + 3} barriers per thread")
     print(f"{'side':<28}{'rows':>7}{'seconds':>11}{'us/thread':>12}{'max err':>10}")
     print(
@@ -525,7 +538,8 @@ def main(argv: list[str] | None = None) -> int:
                     "k_len": a.k_len,
                     "against_numpy": vs,
                     "numpy_softmax": np_softmax,
-                    "ratios_to_numpy": {name: sec / ref for name, sec, ref, _ in vs_rows},
+                    "ratios_to_numpy": {name: sec["wall"] / ref["wall"] for name, sec, ref, _ in vs_rows},
+                    "cpu_ratios_to_numpy": {name: sec["cpu"] / ref["cpu"] for name, sec, ref, _ in vs_rows},
                 },
                 indent=2,
             )
