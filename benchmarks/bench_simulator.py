@@ -15,6 +15,17 @@ written with cooperative groups (``cg::tiled_partition<32>`` warps, ``cg::reduce
 ``cg::greater``/``cg::plus``, one shared slot per warp, ``block.sync()``), and the first
 softmax reading and writing ``__nv_bfloat16`` data (float arithmetic). Their cost per thread
 is printed next to the shared-memory softmax's, with the same rows and row length.
+
+Then, against numpy doing the same work on ``--elements`` (default 4M) float32 values, as a
+ratio of seconds in one run: an elementwise kernel (one add per thread, 256-thread blocks) and
+a 256-thread block tree-sum with a ``__syncthreads`` per level (numpy: the same per-block sums).
+Only the launch is timed (the data is on the device already); each side takes the minimum over
+``--repeat`` rounds, of wall-clock seconds (``ratio``) and of the process's CPU seconds (``cpu
+ratio``: all workers together, steadier on a shared machine). The elementwise kernel runs
+three ways: launched through the runtime with ``LaunchSpec::barrier_free`` set (a plain loop,
+no fibers), the same launch with ``SIMULATOR_FIBERS=1`` (fibers forced), and as the build
+translates its ``<<<...>>>`` launch (a plain loop once the build sets the flag for barrier-free
+kernels; fibers until then).
 """
 
 from __future__ import annotations
@@ -187,6 +198,74 @@ extern "C" int bench_softmax(const float* x, float* y, int rows, int k_len, floa
 }
 """
 
+ELEMENTWISE_CU = r"""
+#include <cuda_runtime.h>
+#define BLOCK 256
+
+__global__ void add_one(const float* a, const float* b, float* c, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+
+__global__ void tree_sum(const float* x, float* out) {
+    __shared__ float sm[BLOCK];
+    const int t = threadIdx.x;
+    sm[t] = x[(size_t)blockIdx.x * BLOCK + t];
+    __syncthreads();
+    for (int s = BLOCK / 2; s > 0; s >>= 1) {
+        if (t < s) sm[t] += sm[t + s];
+        __syncthreads();
+    }
+    if (t == 0) out[blockIdx.x] = sm[0];
+}
+
+static float *da = NULL, *db = NULL, *dc = NULL;
+static int n_ = 0;
+
+// Device copies of a and b (n values, a multiple of BLOCK) and room for the results.
+extern "C" int bench_setup(const float* a, const float* b, int n) {
+    n_ = n;
+    const size_t bytes = (size_t)n * sizeof(float);
+    if (cudaMalloc(&da, bytes) != cudaSuccess || cudaMalloc(&db, bytes) != cudaSuccess ||
+        cudaMalloc(&dc, bytes) != cudaSuccess)
+        return 1;
+    cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, b, bytes, cudaMemcpyHostToDevice);
+    return 0;
+}
+
+// c = a + b as the build translates the launch.
+extern "C" int bench_add_built(void) {
+    add_one<<<n_ / BLOCK, BLOCK>>>(da, db, dc, n_);
+    return (int)cudaGetLastError();
+}
+
+// c = a + b through the runtime's launch with barrier_free set: the plain loop (fibers with
+// SIMULATOR_FIBERS=1), whatever the build does with <<<...>>>.
+extern "C" int bench_add_flagged(void) {
+    ::sim::LaunchSpec spec{dim3(n_ / BLOCK), dim3(BLOCK), 0, 0, true};
+    ::sim::launch(spec, "add_one", __FILE__, __LINE__, add_one, da, db, dc, n_);
+    return (int)cudaGetLastError();
+}
+
+// c[0 .. n / BLOCK) = the sum of each BLOCK values of a.
+extern "C" int bench_tree_sum(void) {
+    tree_sum<<<n_ / BLOCK, BLOCK>>>(da, dc);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int bench_fetch(float* c) {
+    return (int)cudaMemcpy(c, dc, (size_t)n_ * sizeof(float), cudaMemcpyDeviceToHost);
+}
+
+extern "C" int bench_free(void) {
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dc);
+    return 0;
+}
+"""
+
 NUMBA_SIDE = r"""
 import json, math, sys, time
 import numpy as np
@@ -276,17 +355,101 @@ def time_simulator(rows: int, k_len: int, repeat: int, source: str = KERNEL_CU, 
     extra = (ctypes.c_void_p(xr.ctypes.data),) if bf16 else ()
     if lib.bench_softmax(px, py, 1, k_len, *extra) != 0:
         raise SystemExit("the simulated kernel failed")
-    best = float("inf")
+    best = best_cpu = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         rc = lib.bench_softmax(px, py, rows, k_len, *extra)
         best = min(best, time.perf_counter() - t0)
+        best_cpu = min(best_cpu, time.process_time() - c0)
         if rc != 0:
             raise SystemExit(f"the simulated kernel returned {rc}")
     ref_in = (xr if bf16 else x).astype(np.float64)
     e = np.exp(ref_in - ref_in.max(axis=1, keepdims=True))
     want = e / e.sum(axis=1, keepdims=True)
-    return {"seconds": best, "max_error": float(np.abs(y - want).max())}
+    return {"seconds": best, "cpu_seconds": best_cpu, "max_error": float(np.abs(y - want).max())}
+
+
+def _best(fn, repeat: int) -> dict:
+    """The fastest of ``repeat`` timed calls of ``fn`` (after a warm-up call): wall and CPU seconds.
+
+    CPU seconds are the process's (all of the simulator's workers together): on a machine shared
+    with other work they vary much less than wall-clock time.
+    """
+    fn()
+    wall = cpu = float("inf")
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        wall = min(wall, time.perf_counter() - t0)
+        cpu = min(cpu, time.process_time() - c0)
+    return {"wall": wall, "cpu": cpu}
+
+
+def time_against_numpy(elements: int, repeat: int) -> dict:
+    """Seconds of the elementwise and tree-sum kernels and of numpy doing the same work."""
+    from simulator import build_shared
+
+    n = elements - elements % BLOCK
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    c = np.zeros(n, dtype=np.float32)
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "bench_elementwise.cu"
+        src.write_text(ELEMENTWISE_CU)
+        lib = ctypes.CDLL(str(build_shared(src, Path(tmp) / "out", "fast")))
+    if lib.bench_setup(ctypes.c_void_p(a.ctypes.data), ctypes.c_void_p(b.ctypes.data), n) != 0:
+        raise SystemExit("cudaMalloc failed in the elementwise benchmark")
+
+    def launch(entry, want: np.ndarray, fibers: bool = False) -> dict:
+        saved = os.environ.get("SIMULATOR_FIBERS")
+        if fibers:
+            os.environ["SIMULATOR_FIBERS"] = "1"  # the runtime reads it at every launch
+        try:
+
+            def call() -> None:
+                rc = entry()
+                if rc != 0:
+                    raise SystemExit(f"the simulated kernel returned {rc}")
+
+            seconds = _best(call, repeat)
+        finally:
+            if saved is None:
+                os.environ.pop("SIMULATOR_FIBERS", None)
+            else:
+                os.environ["SIMULATOR_FIBERS"] = saved
+        c[:] = 0
+        lib.bench_fetch(ctypes.c_void_p(c.ctypes.data))
+        got = c[: want.size]
+        if not np.allclose(got, want, rtol=1e-5, atol=1e-4):
+            raise SystemExit(f"wrong results from {entry.__name__}: max error {np.abs(got - want).max():.3g}")
+        return seconds
+
+    add_want = a + b
+    sum_want = a.reshape(-1, BLOCK).astype(np.float64).sum(axis=1)
+    out = np.empty_like(a)
+    res = {
+        "elements": n,
+        "numpy_add": _best(lambda: np.add(a, b, out=out), repeat),
+        "numpy_sum": _best(lambda: a.reshape(-1, BLOCK).sum(axis=1), repeat),
+        "add_plain": launch(lib.bench_add_flagged, add_want),
+        "add_fibers": launch(lib.bench_add_flagged, add_want, fibers=True),
+        "add_built": launch(lib.bench_add_built, add_want),
+        "tree_sum": launch(lib.bench_tree_sum, sum_want),
+    }
+    lib.bench_free()
+    return res
+
+
+def time_numpy_softmax(rows: int, k_len: int, repeat: int) -> dict:
+    """Seconds numpy takes for the softmax the kernels compute (float32 rows)."""
+    x = np.random.default_rng(0).standard_normal((rows, k_len)).astype(np.float32)
+
+    def softmax() -> None:
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        e / e.sum(axis=1, keepdims=True)
+
+    return _best(softmax, repeat)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -296,19 +459,41 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--numba-rows", type=int, default=4)
     p.add_argument("--sim-rows", type=int, default=4096)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--elements", type=int, default=4 << 20, help="values against numpy (default 4M)")
     p.add_argument("--json", type=Path, help="also write the results here")
     a = p.parse_args(argv)
+    if a.elements < BLOCK:
+        p.error(f"--elements {a.elements} is below one block of {BLOCK}; pass e.g. --elements 4194304")
     require("numba", "numba's CUDA simulator, the side it compares with")
     nb = time_numba(a.numba_rows, a.k_len, a.repeat)
     sm = time_simulator(a.sim_rows, a.k_len, a.repeat)
     cg = time_simulator(a.sim_rows, a.k_len, a.repeat, CG_KERNEL_CU)
     bf = time_simulator(a.sim_rows, a.k_len, a.repeat, BF16_KERNEL_CU, bf16=True)
+    vs = time_against_numpy(a.elements, a.repeat)
+    np_softmax = time_numpy_softmax(a.sim_rows, a.k_len, a.repeat)
     per_nb = nb["seconds"] / (a.numba_rows * BLOCK)
     per_sm = sm["seconds"] / (a.sim_rows * BLOCK)
     per_cg = cg["seconds"] / (a.sim_rows * BLOCK)
     per_bf = bf["seconds"] / (a.sim_rows * BLOCK)
     ratio = per_nb / per_sm
     threads = os.environ.get("SIMULATOR_THREADS", str(os.cpu_count()))
+    softmax_sm = {"wall": sm["seconds"], "cpu": sm["cpu_seconds"]}
+    softmax_cg = {"wall": cg["seconds"], "cpu": cg["cpu_seconds"]}
+    vs_rows = [
+        ("elementwise add, plain loop", vs["add_plain"], vs["numpy_add"], "<= 10x"),
+        ("elementwise add, SIMULATOR_FIBERS=1", vs["add_fibers"], vs["numpy_add"], ""),
+        ("elementwise add, <<<>>> as built", vs["add_built"], vs["numpy_add"], ""),
+        ("tree-sum, barrier per level", vs["tree_sum"], vs["numpy_sum"], "<= 500x"),
+        ("softmax (shared memory)", softmax_sm, np_softmax, ""),
+        ("softmax (cooperative groups)", softmax_cg, np_softmax, ""),
+    ]
+    print(f"against numpy, {vs['elements']} float32 values (softmax: {a.sim_rows} x {a.k_len}), launch only")
+    print(f"{'case':<38}{'seconds':>10}{'numpy s':>10}{'ratio':>9}{'cpu ratio':>11}  target")
+    for name, sec, ref, target in vs_rows:
+        print(
+            f"{name:<38}{sec['wall']:>10.4f}{ref['wall']:>10.4f}{sec['wall'] / ref['wall']:>8.0f}x"
+            f"{sec['cpu'] / ref['cpu']:>10.0f}x  {target}"
+        )
     print(f"softmax rows x {BLOCK} threads, k_len {a.k_len}, {2 * 8 + 3} barriers per thread")
     print(f"{'side':<28}{'rows':>7}{'seconds':>11}{'us/thread':>12}{'max err':>10}")
     print(
@@ -353,6 +538,10 @@ def main(argv: list[str] | None = None) -> int:
                     },
                     "ratio": ratio,
                     "k_len": a.k_len,
+                    "against_numpy": vs,
+                    "numpy_softmax": np_softmax,
+                    "ratios_to_numpy": {name: sec["wall"] / ref["wall"] for name, sec, ref, _ in vs_rows},
+                    "cpu_ratios_to_numpy": {name: sec["cpu"] / ref["cpu"] for name, sec, ref, _ in vs_rows},
                 },
                 indent=2,
             )

@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from .build import DEFAULT_ARCH, SimBuildError, build_executable
-from .limits import check_environment, launch_timeout
+from .limits import check_environment, fibers_forced, launch_timeout
 from .supervise import die_with_parent
 
 # After the per-launch limit, this long again (at most; never more than the limit itself) for
@@ -43,8 +43,12 @@ def death_by_signal(number: int) -> str:
 
 
 def resolve_timeout(timeout: float | None) -> float:
-    """The per-launch limit in seconds: ``timeout``, else ``SIMULATOR_TIMEOUT`` (0: no limit)."""
+    """The per-launch limit in seconds: ``timeout``, else ``SIMULATOR_TIMEOUT`` (0: no limit).
+
+    Also refuses a bad ``SIMULATOR_FIBERS`` before anything is built or run.
+    """
     try:
+        fibers_forced()  # a bad SIMULATOR_FIBERS stops here with one line, not in every launch
         limit = launch_timeout() if timeout is None else float(timeout)
     except ValueError as exc:
         raise SimBuildError(str(exc)) from None

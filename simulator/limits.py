@@ -10,6 +10,10 @@ time they allow a whole program per mode.
 :data:`KNOBS` (the runtime's ``kKnobs`` in ``runtime/host_api.cpp`` has the same table and
 refuses a bad value when it is loaded); :func:`check_environment` refuses a bad one with the
 same one line before anything is built or loaded.
+
+``SIMULATOR_FIBERS=1`` makes a fast build run barrier-free launches with fibers too (for
+comparison and debugging; by default their threads run as a plain loop). The runtime reads it at
+each launch; :func:`fibers_forced` validates it for the front end.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ __all__ = [
     "SIMULATOR_SECTION",
     "built_by_simulator",
     "check_environment",
+    "fibers_forced",
     "launch_timeout",
 ]
 
@@ -54,8 +59,9 @@ SIMULATOR_SECTION = b".cuda_cpu_simulator"
 
 
 def check_environment(environ: Mapping[str, str] | None = None) -> None:
-    """Refuse a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB`` with one line (ValueError)."""
+    """Refuse a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB``/``SIMULATOR_FIBERS`` with one line."""
     env = os.environ if environ is None else environ
+    fibers_forced(env)
     for knob in KNOBS:
         raw = env.get(knob.name, "")
         if raw == "":
@@ -118,3 +124,15 @@ def launch_timeout(environ: Mapping[str, str] | None = None) -> float:
             "set e.g. SIMULATOR_TIMEOUT=60, or 0 for no limit"
         )
     return value
+
+
+def fibers_forced(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``SIMULATOR_FIBERS`` forces fibers for barrier-free launches ("1"; "0" or unset: no)."""
+    env = os.environ if environ is None else environ
+    raw = env.get("SIMULATOR_FIBERS", "")
+    if raw not in ("", "0", "1"):
+        raise ValueError(
+            f"SIMULATOR_FIBERS={raw!r} is not 0 or 1; set SIMULATOR_FIBERS=1 to run barrier-free "
+            "kernels with fibers, or unset it"
+        )
+    return raw == "1"

@@ -354,7 +354,7 @@ SIM_API unsigned long long warp_op(int kind, unsigned int mask, unsigned long lo
                                    const char* file, int line);
 SIM_API unsigned int active_mask();
 // __nanosleep: lets the block's other threads run (a spin-wait on them then makes progress).
-SIM_API void nanosleep_thread(unsigned int ns);
+SIM_API void nanosleep_thread(unsigned int ns, const char* file, int line);
 // clock64() and %globaltimer: a steady host clock, scaled to the modelled 1.41 GHz SM clock.
 SIM_API long long clock_cycles();
 // The lanes of the caller's warp that reach this call site together (cg::coalesced_threads()).
@@ -398,17 +398,17 @@ SIM_API void launch_raw(const LaunchSpec& spec, const char* name, const char* fi
                         void (*invoke)(void*), void* pack);
 
 // A <<<grid, block, smem, stream>>> launch, as the build rewrites it: the arguments convert
-// to the kernel's parameter types once, on the host, like a real launch.
+// to the kernel's parameter types once, on the host, like a real launch. ``spec`` carries the
+// launch configuration and whether the kernel is barrier-free (then a fast build runs each
+// block's threads as a plain loop instead of fibers).
 template <class... P>
-static inline void launch(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
-                          cudaStream_t stream, void (*kernel)(P...),
-                          typename nondeduced<std::decay_t<P>>::type... args) {
+static inline void launch(const LaunchSpec& spec, const char* name, const char* file, int line,
+                          void (*kernel)(P...), typename nondeduced<std::decay_t<P>>::type... args) {
     struct Pack {
         void (*kernel)(P...);
         std::tuple<std::decay_t<P>...> args;
     };
     Pack pack{kernel, std::tuple<std::decay_t<P>...>(args...)};
-    LaunchSpec spec{grid, block, smem, stream};
     launch_raw(spec, name, file, line, reinterpret_cast<const void*>(kernel),
                [](void* p) {
                    Pack* pk = static_cast<Pack*>(p);
@@ -417,23 +417,38 @@ static inline void launch(const char* name, const char* file, int line, dim3 gri
                &pack);
 }
 
+template <class... P>
+static inline void launch(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
+                          cudaStream_t stream, void (*kernel)(P...),
+                          typename nondeduced<std::decay_t<P>>::type... args) {
+    launch<P...>(LaunchSpec{grid, block, smem, stream}, name, file, line, kernel, args...);
+}
+
 // A launch of a kernel template whose arguments are deduced from the call, as the build
 // rewrites it: ``call`` is a generic lambda that calls the kernel by name.
 template <class F, class... A>
-static inline void launch_deduced(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
-                                  cudaStream_t stream, bool barrier_free, F call, A&&... args) {
+static inline void launch_deduced(const LaunchSpec& spec, const char* name, const char* file, int line, F call,
+                                  A&&... args) {
     struct Pack {
         F call;
         std::tuple<std::decay_t<A>...> args;
     };
     Pack pack{call, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...)};
-    LaunchSpec spec{grid, block, smem, stream, barrier_free};
     launch_raw(spec, name, file, line, nullptr,
                [](void* p) {
                    Pack* pk = static_cast<Pack*>(p);
                    std::apply(pk->call, pk->args);
                },
                &pack);
+}
+
+// The form the front end emits: barrier_free is its finding that the kernel reaches no barrier
+// or other wait.
+template <class F, class... A>
+static inline void launch_deduced(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
+                                  cudaStream_t stream, bool barrier_free, F call, A&&... args) {
+    launch_deduced(LaunchSpec{grid, block, smem, stream, barrier_free}, name, file, line, call,
+                   std::forward<A>(args)...);
 }
 
 }  // namespace sim
@@ -518,7 +533,7 @@ constexpr A& shr_assign(A& a, B b) {
 #define __reduce_and_sync(mask, v) ::sim::warp_reduce(::sim::kReduceAnd, (mask), (v), __FILE__, __LINE__)
 #define __reduce_or_sync(mask, v) ::sim::warp_reduce(::sim::kReduceOr, (mask), (v), __FILE__, __LINE__)
 #define __reduce_xor_sync(mask, v) ::sim::warp_reduce(::sim::kReduceXor, (mask), (v), __FILE__, __LINE__)
-#define __nanosleep(ns) ::sim::nanosleep_thread(ns)
+#define __nanosleep(ns) ::sim::nanosleep_thread((ns), __FILE__, __LINE__)
 #define clock64() ::sim::clock_cycles()
 #define __threadfence() ::sim::thread_fence()
 #define __threadfence_block() ::sim::thread_fence()

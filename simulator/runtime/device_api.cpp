@@ -98,7 +98,7 @@ void complete_warp(Block* b, int w, unsigned int mask) {
         } else if (f.wkind == kAll) {
             f.wresult = (ballot & f.wmask) == (waiting & f.wmask) ? 1 : 0;
         }
-        if (&f != tl_fiber) f.state = FState::kReady;
+        if (&f != tl_run.fiber) f.state = FState::kReady;
     }
     b->warp_arrived[w] &= ~mask;
 }
@@ -156,18 +156,30 @@ void thread_exited(Block* b, Fiber* f) {
 void syncthreads(const char* file, int line) { (void)syncthreads_reduce(-1, 0, file, line); }
 
 // Device-only runtime calls made outside a kernel: say so instead of dereferencing nothing.
-static void require_device(const char* what, const char* file, int line) {
-    if (tl_block == nullptr || tl_fiber == nullptr) {
+static void require_device(const RunState& run, const char* what, const char* file, int line) {
+    if (run.block == nullptr || run.fiber == nullptr) {
         report("%s called outside a kernel at %s:%d", what, file, line);
         std::abort();
     }
 }
 
+[[noreturn]] void refuse_wait(Block* b, const char* what, const char* file, int line) {
+    report("%s: kernel '%s' block (%u,%u,%u) thread %s reached %s at %s:%d, but the launch (at %s:%d) was marked "
+           "barrier-free and runs its threads as a plain loop, where nothing can wait; the launch returns "
+           "cudaErrorLaunchFailure (SIMULATOR_FIBERS=1 runs it with fibers)",
+           mode_name(), b->launch->name, b->idx.x, b->idx.y, b->idx.z, tid_str(*tl_run.fiber).c_str(), what, file, line,
+           b->launch->file, b->launch->line);
+    fail_block(b);
+    yield_to_scheduler(true);
+    std::abort();  // a plain-loop thread that stops never comes back
+}
+
 int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
     RuntimeCall in_runtime;
-    require_device("__syncthreads", file, line);
-    Block* b = tl_block;
-    Fiber* f = tl_fiber;
+    require_device(in_runtime.run, "__syncthreads", file, line);
+    Block* b = in_runtime.run.block;
+    Fiber* f = in_runtime.run.fiber;
+    if (b->plain) refuse_wait(b, "__syncthreads", file, line);
     if (kSyncCheck && b->left_thread >= 0) {
         report("synccheck: divergent __syncthreads in %s: thread %s reached barrier %llu of the block at %s:%d "
                "but thread %s exited after %llu barrier(s); every thread that takes part in a block's barriers "
@@ -233,9 +245,10 @@ int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
 unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value, int param, int width,
                            const char* file, int line) {
     RuntimeCall in_runtime;
-    require_device(warp_kind_name(kind), file, line);
-    Block* b = tl_block;
-    Fiber* f = tl_fiber;
+    require_device(in_runtime.run, warp_kind_name(kind), file, line);
+    Block* b = in_runtime.run.block;
+    Fiber* f = in_runtime.run.fiber;
+    if (b->plain) refuse_wait(b, warp_kind_name(kind), file, line);
     const int w = f->warp;
     const unsigned int me = 1u << f->lane;
     if (!(mask & me)) {
@@ -296,15 +309,18 @@ unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value
     return f->wresult;
 }
 
-void nanosleep_thread(unsigned int ns) {
+void nanosleep_thread(unsigned int ns, const char* file, int line) {
     // A GPU sleeps up to ns (at most about 1 ms); here the other threads of the block run
     // meanwhile, which is what a spin-wait with __nanosleep waits for.
     (void)ns;
-    Fiber* f = tl_fiber;
-    if (f == nullptr) return;
+    RuntimeCall in_runtime;
+    Block* b = in_runtime.run.block;
+    Fiber* f = in_runtime.run.fiber;
+    if (f == nullptr || b == nullptr) return;
+    if (b->plain) refuse_wait(b, "__nanosleep", file, line);
     f->state = FState::kReady;
     yield_to_scheduler(false);
-    if (tl_block->failed) yield_to_scheduler(true);
+    if (b->failed) yield_to_scheduler(true);
 }
 
 long long clock_cycles() {
@@ -314,8 +330,13 @@ long long clock_cycles() {
 }
 
 unsigned int active_mask() {
-    Block* b = tl_block;
-    const int w = tl_fiber->warp;
+    Block* b = tl_run.block;
+    if (b->plain) {
+        // Threads run in order here, as fibers without barriers do: the earlier lanes have exited.
+        const int lane = tl_run.fiber->linear & 31;
+        return b->warp_present[tl_run.fiber->linear >> 5] & ~((1u << lane) - 1);
+    }
+    const int w = tl_run.fiber->warp;
     return b->warp_present[w] & ~b->warp_exited[w];
 }
 
@@ -325,9 +346,10 @@ unsigned int active_mask() {
 // waiting elsewhere or have exited).
 unsigned int coalesced_mask(const char* file, int line) {
     RuntimeCall in_runtime;
-    require_device("cooperative_groups::coalesced_threads()", file, line);
-    Block* b = tl_block;
-    Fiber* f = tl_fiber;
+    require_device(tl_run, "cooperative_groups::coalesced_threads()", file, line);
+    Block* b = tl_run.block;
+    Fiber* f = tl_run.fiber;
+    if (b->plain) refuse_wait(b, "cooperative_groups::coalesced_threads()", file, line);
     f->wkind = -1;
     f->wfile = file;
     f->wline = line;
@@ -366,9 +388,9 @@ bool release_coalesced(Block* b) {
 
 void* shared_static(const void* site, size_t size, size_t align) {
     RuntimeCall in_runtime;
-    require_device("a __shared__ variable", "?", 0);
-    Block* b = tl_block;
-    for (auto& s : b->statics) {
+    require_device(in_runtime.run, "a __shared__ variable", "?", 0);
+    Block* b = in_runtime.run.block;
+    for (auto& s : *b->statics) {
         if (s.first == site) {
 #if defined(SIM_RACECHECK)
             __tsan_acquire(const_cast<void*>(site));
@@ -394,7 +416,7 @@ void* shared_static(const void* site, size_t size, size_t align) {
     }
     std::memset(p, 0xff, size);
     __tsan_release(const_cast<void*>(site));
-    __tsan_switch_to_fiber(tl_fiber->tsan_fiber, 1);
+    __tsan_switch_to_fiber(tl_run.fiber->tsan_fiber, 1);
 #elif defined(SIM_MEMCHECK)
     if (align > 16) {
         if (posix_memalign(&p, align, size) != 0) p = nullptr;
@@ -416,13 +438,13 @@ void* shared_static(const void* site, size_t size, size_t align) {
 #else
     __tsan_acquire(const_cast<void*>(site));
 #endif
-    b->statics.emplace_back(site, p);
+    b->statics->emplace_back(site, p);
     return p;
 }
 
 void* dynamic_shared() {
-    require_device("extern __shared__ memory", "?", 0);
-    return tl_block->dyn;
+    require_device(tl_run, "extern __shared__ memory", "?", 0);
+    return tl_run.block->dyn;
 }
 
 void thread_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
@@ -436,10 +458,10 @@ void thread_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 extern "C" __attribute__((noreturn, visibility("hidden"))) void __assert_fail(const char* expr, const char* file,
                                                                              unsigned int line, const char* func) {
     using namespace sim;
-    Fiber* f = tl_fiber;
-    Block* b = tl_block;
+    Fiber* f = tl_run.fiber;
+    Block* b = tl_run.block;
     if (f != nullptr && b != nullptr) {
-        tl_in_kernel = false;
+        tl_run.in_kernel = false;
         report("device assert: %s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed (kernel '%s'); "
                "the launch returns cudaErrorAssert, which is sticky",
                file, line, func, b->idx.x, b->idx.y, b->idx.z, f->thread_idx.x, f->thread_idx.y, f->thread_idx.z,

@@ -381,13 +381,20 @@ struct Launcher<F, std::index_sequence<N...>, P...>
 
 // `kernel<<<grid, block, smem, stream>>>(args)` becomes
 // `::sim::launcher(name, __FILE__, __LINE__, grid, block, smem, stream, kernel, by_name, barrier_free)(args)`,
-// where barrier_free is the front end's finding that the kernel reaches no barrier or other wait.
+// where barrier_free is the front end's finding that the kernel reaches no barrier or other wait;
+// or, with the whole configuration in a LaunchSpec, `::sim::launcher(spec, name, __FILE__,
+// __LINE__, kernel, by_name)(args)`.
+template <class F, class... P>
+static inline auto launcher(const LaunchSpec& spec, const char* name, const char* file, int line,
+                            void (*kernel)(P...), F by_name) {
+    using Counts = typename by_name_counts<F>::template type<sizeof...(P)>;
+    return Launcher<F, Counts, P...>(name, file, line, spec, kernel, by_name);
+}
+
 template <class F, class... P>
 static inline auto launcher(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
                             cudaStream_t stream, void (*kernel)(P...), F by_name, bool barrier_free = false) {
-    using Counts = typename by_name_counts<F>::template type<sizeof...(P)>;
-    return Launcher<F, Counts, P...>(name, file, line, LaunchSpec{grid, block, smem, stream, barrier_free}, kernel,
-                                     by_name);
+    return launcher(LaunchSpec{grid, block, smem, stream, barrier_free}, name, file, line, kernel, by_name);
 }
 
 }  // namespace sim

@@ -130,8 +130,8 @@ namespace {
 
 #if defined(SIM_MEMCHECK)
 void on_death() {
-    Block* b = tl_block;
-    Fiber* f = tl_fiber;
+    Block* b = tl_run.block;
+    Fiber* f = tl_run.fiber;
     if (b != nullptr && f != nullptr) {
         report("memcheck: the fault above happened in %s thread %s", where(b).c_str(), tid_str(*f).c_str());
     }

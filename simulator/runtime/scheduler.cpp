@@ -3,7 +3,9 @@
 // time; fibers switch only at __syncthreads, warp shuffles/votes/__syncwarp and thread exit, so
 // barriers and shuffles mean what they mean on a GPU. When no fiber of a block can make
 // progress the block fails with a deadlock report instead of hanging. The blocks of a launch
-// are shared out between SIMULATOR_THREADS workers (the calling thread is one of them).
+// are shared out between SIMULATOR_THREADS workers (the calling thread is one of them). A
+// barrier-free launch in a fast build runs each block's threads as a plain loop instead
+// (run_block_plain): no fibers, since nothing in it ever waits.
 #include "sim_internal.h"
 
 #include <link.h>
@@ -26,9 +28,7 @@ namespace sim {
 
 // What threadIdx & co. read: the running fiber's ThreadState.
 __thread ThreadState* tl_thread = nullptr;
-__thread Block* tl_block = nullptr;
-__thread Fiber* tl_fiber = nullptr;
-__thread bool tl_in_kernel = false;
+__thread RunState tl_run = {nullptr, nullptr, false, nullptr, nullptr};
 #if defined(SIM_RACECHECK)
 __thread void* tl_sched_tsan = nullptr;
 #endif
@@ -36,6 +36,9 @@ __thread void* tl_sched_tsan = nullptr;
 namespace {
 
 // ---- context switching ---------------------------------------------------------------------
+// Only the callee-saved registers and the stack change hands. The SSE/x87 control words are
+// left alone: every fiber of a worker shares them, as a GPU thread has no rounding-mode state
+// of its own to keep (saving and restoring them cost most of a switch).
 #if defined(__x86_64__)
 extern "C" void sim_ctx_swap(void** save_sp, void* next_sp);
 asm(R"(
@@ -51,14 +54,8 @@ sim_ctx_swap:
     pushq %r13
     pushq %r14
     pushq %r15
-    subq $8, %rsp
-    stmxcsr (%rsp)
-    fnstcw 4(%rsp)
     movq %rsp, (%rdi)
     movq %rsi, %rsp
-    ldmxcsr (%rsp)
-    fldcw 4(%rsp)
-    addq $8, %rsp
     popq %r15
     popq %r14
     popq %r13
@@ -87,11 +84,18 @@ size_t stack_size() {
     return size;
 }
 const size_t kGuard = 4096;
+// Each stack slot has this much room beyond its size, so that the tops of the fibers' stacks
+// can be staggered (stack_color): at the same offset in every slot they would all fall into
+// the same few cache sets, and every barrier touches the top of each fiber's stack in turn.
+const size_t kColorSpan = 32 * 1024;
 
-__thread Worker* tl_worker = nullptr;
-#if defined(__x86_64__)
-__thread void* tl_sched_sp = nullptr;
-#else
+size_t slot_bytes() { return stack_size() + kGuard + kColorSpan; }
+
+// How far below the end of its slot a fiber's stack starts: 16 steps of 256 bytes (across the
+// L1 sets of a page) times 8 pages (across more L2 sets); less than kColorSpan.
+size_t stack_color(int slot) { return (size_t)(slot % 16) * 256 + (size_t)((slot / 16) % 8) * 4096; }
+
+#if !defined(__x86_64__)
 __thread ucontext_t* tl_sched_uc = nullptr;
 #endif
 #if defined(SIM_MEMCHECK)
@@ -107,7 +111,7 @@ extern "C" SIM_API void sim_fiber_entry() { fiber_main(); }
 #endif
 
 void switch_to_fiber(Fiber* f) {
-    tl_fiber = f;
+    tl_run.fiber = f;
     tl_thread = f;
 #if defined(SIM_RACECHECK)
     __tsan_switch_to_fiber(f->tsan_fiber, 1);
@@ -117,14 +121,14 @@ void switch_to_fiber(Fiber* f) {
     __sanitizer_start_switch_fiber(&fake, f->stack, f->stack_size);
 #endif
 #if defined(__x86_64__)
-    sim_ctx_swap(&tl_sched_sp, f->sp);
+    sim_ctx_swap(&tl_run.sched_sp, f->sp);
 #else
     swapcontext(tl_sched_uc, &f->uc);
 #endif
 #if defined(SIM_MEMCHECK)
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
-    tl_fiber = nullptr;
+    tl_run.fiber = nullptr;
     tl_thread = nullptr;
 }
 
@@ -132,7 +136,32 @@ void switch_to_fiber(Fiber* f) {
 
 // Back to the scheduler; returns when the scheduler resumes this fiber.
 void yield_to_scheduler(bool final_exit) {
-    Fiber* f = tl_fiber;
+    RunState& run = run_state();
+    Block* b = run.block;
+    if (b != nullptr && b->plain) {
+        // A plain-loop thread has no context of its own to leave: it stops, and so does its
+        // block (every way here is a failure; a wait is refused before it gets here).
+        if (!final_exit) fail_block(b);
+        run.in_kernel = false;
+        siglongjmp(run.worker->plain_exit, 1);
+    }
+    Fiber* f = run.fiber;
+    b->cursor = f->linear;
+#if defined(__x86_64__) && !defined(SIM_MEMCHECK) && !defined(SIM_RACECHECK)
+    // Straight to the next ready fiber of this pass, which the scheduler would run next anyway
+    // (so the order of execution, and what synccheck sees, stays the same): one context switch
+    // per wait instead of two. The scheduler resumes when no fiber after this one is ready.
+    if (!b->failed) {
+        for (int j = f->linear + 1; j < b->nthreads; ++j) {
+            Fiber* next = &b->fibers[j];
+            if (next->state != FState::kReady) continue;
+            run.fiber = next;
+            tl_thread = next;
+            sim_ctx_swap(&f->sp, next->sp);
+            return;  // whoever resumed this fiber set tl_run.fiber and tl_thread
+        }
+    }
+#endif
 #if defined(SIM_RACECHECK)
     __tsan_switch_to_fiber(tl_sched_tsan, 1);
 #endif
@@ -143,7 +172,7 @@ void yield_to_scheduler(bool final_exit) {
     (void)final_exit;
 #endif
 #if defined(__x86_64__)
-    sim_ctx_swap(&f->sp, tl_sched_sp);
+    sim_ctx_swap(&f->sp, run.sched_sp);
 #else
     swapcontext(&f->uc, tl_sched_uc);
 #endif
@@ -162,29 +191,40 @@ Worker::~Worker() {
     std::free(arena);
 }
 
-Worker* worker() {
-    if (tl_worker == nullptr) {
-        static thread_local Worker w;
-        tl_worker = &w;
+bool fibers_forced() {
+    const char* env = std::getenv("SIMULATOR_FIBERS");
+    if (env == nullptr || *env == '\0' || std::strcmp(env, "0") == 0) return false;
+    if (std::strcmp(env, "1") == 0) return true;
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true)) {
+        report("SIMULATOR_FIBERS='%s' is not 0 or 1 (1 runs barrier-free launches with fibers too); using 1", env);
     }
-    return tl_worker;
+    return true;  // fibers run every kernel correctly: the safe reading of a bad value
+}
+
+Worker* worker() {
+    if (tl_run.worker == nullptr) {
+        static thread_local Worker w;
+        tl_run.worker = &w;
+    }
+    return tl_run.worker;
 }
 
 namespace {
 
 void fiber_main() {
-    Fiber* f = tl_fiber;
-    Block* b = tl_block;
+    Fiber* f = tl_run.fiber;
+    Block* b = tl_run.block;
 #if defined(SIM_MEMCHECK)
     __sanitizer_finish_switch_fiber(nullptr, &tl_sched_stack_bottom, &tl_sched_stack_size);
 #endif
 #if defined(SIM_RACECHECK)
     // Everything before this block on this worker (earlier blocks, the host) happens before it.
-    __tsan_acquire(tl_worker->tsan_start);
+    __tsan_acquire(tl_run.worker->tsan_start);
 #endif
-    tl_in_kernel = true;
+    tl_run.in_kernel = true;
     b->launch->invoke(b->launch->pack);
-    tl_in_kernel = false;
+    tl_run.in_kernel = false;
     f->state = FState::kDone;
     b->live--;
     b->warp_exited[f->warp] |= 1u << f->lane;
@@ -194,7 +234,7 @@ void fiber_main() {
 #endif
     if (!b->failed) {
         if (b->bar_arrived > 0 && b->bar_arrived == b->live) release_barrier(b);
-        check_pending_warps(b, f->warp);
+        if (b->warp_arrived[f->warp] != 0) check_pending_warps(b, f->warp);
     }
     yield_to_scheduler(true);
     std::abort();  // a finished fiber is never resumed
@@ -207,19 +247,21 @@ bool reserve_stacks(Worker* wk, int count) {
         wk->stacks = nullptr;
         wk->stack_slots = 0;
         const int slots = std::max(count, 32);
-        const size_t bytes = (stack_size() + kGuard) * (size_t)slots;
+        const size_t bytes = slot_bytes() * (size_t)slots;
         void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p == MAP_FAILED) return false;
         wk->stacks = static_cast<char*>(p);
         wk->stacks_bytes = bytes;
         wk->stack_slots = slots;
         // A guard page under each stack turns an overflow into a fault instead of corruption.
-        for (int i = 0; i < slots; ++i) mprotect(wk->stacks + (stack_size() + kGuard) * i, kGuard, PROT_NONE);
+        for (int i = 0; i < slots; ++i) mprotect(wk->stacks + slot_bytes() * i, kGuard, PROT_NONE);
     }
     return true;
 }
 
-char* fiber_stack(Worker* wk, int slot) { return wk->stacks + (stack_size() + kGuard) * (size_t)slot + kGuard; }
+// A slot is [guard page][stack_size() + kColorSpan]: a fiber's stack starts above the guard and
+// its top is stack_color(slot) below the end of the slot, so it is never below SIMULATOR_STACK_KB.
+char* fiber_stack(Worker* wk, int slot) { return wk->stacks + slot_bytes() * (size_t)slot + kGuard; }
 
 void init_fiber(Fiber* f) {
 #if defined(__x86_64__)
@@ -228,13 +270,6 @@ void init_fiber(Fiber* f) {
     *--sp = nullptr;  // keeps the entry's stack 16-byte aligned, as after a call
     *--sp = reinterpret_cast<void*>(&sim_fiber_entry);
     for (int i = 0; i < 6; ++i) *--sp = nullptr;  // rbp rbx r12 r13 r14 r15
-    --sp;
-    unsigned int csr;
-    unsigned short cw;
-    asm volatile("stmxcsr %0" : "=m"(csr));
-    asm volatile("fnstcw %0" : "=m"(cw));
-    std::memcpy(reinterpret_cast<char*>(sp), &csr, 4);
-    std::memcpy(reinterpret_cast<char*>(sp) + 4, &cw, 2);
     f->sp = sp;
 #else
     getcontext(&f->uc);
@@ -247,11 +282,63 @@ void init_fiber(Fiber* f) {
 
 void free_block_memory(Block* b) {
 #if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
-    for (auto& s : b->statics) std::free(s.second);
+    for (auto& s : *b->statics) std::free(s.second);
     std::free(b->dyn);
 #endif
-    b->statics.clear();
+    b->statics->clear();
     b->dyn = nullptr;
+}
+
+// Runs the threads of a barrier-free block one after another on the worker's own stack: no
+// fiber, no context switch. Each thread runs to its end (or stops the block, see run_block_plain).
+void run_threads_plain(Block* b, Fiber* f) {
+    Launch* L = b->launch;
+    void (*invoke)(void*) = L->invoke;
+    void* pack = L->pack;
+    const dim3 dim = L->spec.block;
+    bool* in_kernel = &tl_run.in_kernel;
+    unsigned int x = 0, y = 0, z = 0;
+    // Only what changes from thread to thread is stored; warp, lane and the exited lanes that
+    // __activemask() reads follow from ``linear`` (see active_mask).
+    f->thread_idx = uint3{0, 0, 0};
+    for (int i = 0; i < b->nthreads; ++i) {
+        f->linear = i;
+        *in_kernel = true;
+        invoke(pack);
+        *in_kernel = false;
+        if (L->timed_out.load(std::memory_order_relaxed)) {
+            fail_block(b);
+            return;
+        }
+        if (++x == dim.x) {
+            x = 0;
+            if (++y == dim.y) {
+                y = 0;
+                f->thread_idx.z = ++z;
+            }
+            f->thread_idx.y = y;
+        }
+        f->thread_idx.x = x;
+    }
+}
+
+// A thread that stops early (a failed assert, a memory fault, the launch timeout, a refused
+// wait) leaves through yield_to_scheduler, which jumps back here: the block has failed and ends.
+void run_block_plain(Block* b) {
+    Worker* wk = tl_run.worker;
+    Fiber* f = &b->fibers[0];
+    f->block_idx = b->idx;
+    f->block_dim = b->launch->spec.block;
+    f->grid_dim = b->launch->spec.grid;
+    f->state = FState::kReady;
+    b->live = b->nthreads;
+    tl_run.block = b;
+    tl_run.fiber = f;
+    tl_thread = f;
+    if (sigsetjmp(wk->plain_exit, 0) == 0) run_threads_plain(b, f);
+    tl_run.in_kernel = false;
+    tl_run.fiber = nullptr;
+    tl_thread = nullptr;
 }
 
 void run_block(Launch* L, unsigned long long id) {
@@ -259,13 +346,24 @@ void run_block(Launch* L, unsigned long long id) {
     const LaunchSpec& s = L->spec;
     Block b;
     b.launch = L;
+    b.plain = L->plain;
     b.idx = uint3{(unsigned)(id % s.grid.x), (unsigned)((id / s.grid.x) % s.grid.y),
                   (unsigned)(id / ((unsigned long long)s.grid.x * s.grid.y))};
     b.nthreads = (int)(s.block.x * s.block.y * s.block.z);
     b.nwarps = (b.nthreads + 31) / 32;
-    b.warp_present.assign(b.nwarps, 0);
-    b.warp_exited.assign(b.nwarps, 0);
-    b.warp_arrived.assign(b.nwarps, 0);
+    // Per-block bookkeeping lives in the worker and is reused: no heap allocation per block.
+    if (wk->warp_bits.size() < 3 * (size_t)b.nwarps) wk->warp_bits.resize(3 * (size_t)b.nwarps);
+    b.warp_present = wk->warp_bits.data();
+    b.warp_exited = b.warp_present + b.nwarps;
+    b.warp_arrived = b.warp_exited + b.nwarps;
+    for (int w = 0; w < b.nwarps; ++w) {
+        const int lanes = std::min(32, b.nthreads - 32 * w);
+        b.warp_present[w] = lanes == 32 ? ~0u : (1u << lanes) - 1;
+        b.warp_exited[w] = 0;
+        b.warp_arrived[w] = 0;
+    }
+    wk->statics.clear();
+    b.statics = &wk->statics;
     wk->arena_used = 0;
 #if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
     b.dyn = static_cast<char*>(std::malloc(s.smem == 0 ? 1 : s.smem));
@@ -282,6 +380,12 @@ void run_block(Launch* L, unsigned long long id) {
     if (s.smem > 0) std::memset(b.dyn, 0xff, s.smem);  // shared memory starts as garbage, as on a GPU
     if ((int)wk->fibers.size() < b.nthreads) wk->fibers.resize(b.nthreads);
     b.fibers = wk->fibers.data();
+    if (b.plain) {
+        run_block_plain(&b);
+        tl_run.block = nullptr;
+        free_block_memory(&b);
+        return;
+    }
     if (!reserve_stacks(wk, b.nthreads)) {
         report("cannot map %d fiber stacks for %s", b.nthreads, where(&b).c_str());
         fail_block(&b);
@@ -300,9 +404,8 @@ void run_block(Launch* L, unsigned long long id) {
         f.lane = i % 32;
         f.state = FState::kReady;
         f.stack = fiber_stack(wk, i);
-        f.stack_size = stack_size();
+        f.stack_size = stack_size() + kColorSpan - stack_color(i);
         f.asan_fake = nullptr;
-        b.warp_present[f.warp] |= 1u << f.lane;
 #if defined(SIM_MEMCHECK)
         // Frames of fibers that never returned leave poisoned redzones behind.
         __asan_unpoison_memory_region(f.stack, f.stack_size);
@@ -319,7 +422,7 @@ void run_block(Launch* L, unsigned long long id) {
         init_fiber(&f);
     }
     b.live = b.nthreads;
-    tl_block = &b;
+    tl_run.block = &b;
 #if defined(SIM_RACECHECK)
     tl_sched_tsan = __tsan_get_current_fiber();
     __tsan_release(wk->tsan_start);
@@ -333,6 +436,7 @@ void run_block(Launch* L, unsigned long long id) {
         for (int i = 0; i < b.nthreads && !b.failed; ++i) {
             if (b.fibers[i].state == FState::kReady) {
                 switch_to_fiber(&b.fibers[i]);
+                i = b.cursor;  // the fibers up to here ran, one handing over to the next
                 ran = true;
             }
         }
@@ -345,7 +449,7 @@ void run_block(Launch* L, unsigned long long id) {
 #if defined(SIM_RACECHECK)
     __tsan_acquire(b.tsan_done);
 #endif
-    tl_block = nullptr;
+    tl_run.block = nullptr;
     free_block_memory(&b);
 }
 
@@ -471,18 +575,18 @@ void chain_timeout_signal(int sig, siginfo_t* info, void* uc) {
 }
 
 void on_timeout_signal(int sig, siginfo_t* info, void* uc) {
-    Fiber* f = tl_fiber;
-    Block* b = tl_block;
+    Fiber* f = tl_run.fiber;
+    Block* b = tl_run.block;
     if (f == nullptr || b == nullptr) {
         chain_timeout_signal(sig, info, uc);  // not this copy's fiber
         return;
     }
-    if (!tl_in_kernel || !b->launch->timed_out.load()) return;
+    if (!tl_run.in_kernel || !b->launch->timed_out.load()) return;
     const uintptr_t pc = interrupted_pc(uc);
     if (pc != 0 && (pc < b->launch->code_lo || pc >= b->launch->code_hi)) return;
     // The fiber is abandoned where it stands (its stack is reused by the next block); nothing
     // returns to the interrupted code. SA_NODEFER left the signal unblocked.
-    tl_in_kernel = false;
+    tl_run.in_kernel = false;
     fail_block(b);
     f->state = FState::kDone;
     yield_to_scheduler(true);
@@ -542,11 +646,11 @@ struct sigaction g_previous_fault[2];
 bool g_fault_quiet = false;  // SIMULATOR_QUIET=1, read when the handler is installed
 
 void on_fault_signal(int sig, siginfo_t* info, void* uc) {
-    Fiber* f = tl_fiber;
-    Block* b = tl_block;
+    Fiber* f = tl_run.fiber;
+    Block* b = tl_run.block;
     const uintptr_t pc = interrupted_pc(uc);
-    if (f != nullptr && b != nullptr && tl_in_kernel && pc >= b->launch->code_lo && pc < b->launch->code_hi) {
-        tl_in_kernel = false;
+    if (f != nullptr && b != nullptr && tl_run.in_kernel && pc >= b->launch->code_lo && pc < b->launch->code_hi) {
+        tl_run.in_kernel = false;
         char msg[320];
         const int n = std::snprintf(msg, sizeof msg,
                                     "simulator: illegal address: kernel '%s' block (%u,%u,%u) thread (%u,%u,%u) "

@@ -16,6 +16,7 @@
 #include "cuda_sim.h"
 
 #include <pthread.h>
+#include <setjmp.h>
 
 #include <atomic>
 #include <map>
@@ -99,6 +100,7 @@ struct Launch {
     uintptr_t code_lo = 0, code_hi = 0;   // executable segment of the object with the kernel
     std::atomic<bool> faulted{false};     // a thread touched unmapped memory (fast/synccheck)
     std::atomic<bool> asserted{false};    // a thread's assert() failed
+    bool plain = false;                   // its blocks run as plain loops (see Block::plain)
 };
 
 struct Block {
@@ -120,13 +122,19 @@ struct Block {
     // to another barrier took a different number of barriers than they did.
     int left_thread = -1;
     unsigned long long left_after = 0;
-    std::vector<unsigned int> warp_present;  // lanes that exist in each warp
-    std::vector<unsigned int> warp_exited;
-    std::vector<unsigned int> warp_arrived;
-    std::vector<std::pair<const void*, void*>> statics;
+    int cursor = 0;  // the fiber that last handed control back to the scheduler
+    // Per warp (nwarps entries each, in the worker's storage): lanes that exist, have exited,
+    // wait in a warp operation.
+    unsigned int* warp_present = nullptr;
+    unsigned int* warp_exited = nullptr;
+    unsigned int* warp_arrived = nullptr;
+    std::vector<std::pair<const void*, void*>>* statics = nullptr;  // the worker's, emptied per block
     size_t static_bytes = 0;
     char* dyn = nullptr;
     bool failed = false;
+    // A barrier-free launch in a fast build: the threads run one after another on the worker's
+    // own stack (no fibers); a wait of any kind is refused (see refuse_wait).
+    bool plain = false;
     char tsan_sync[2][64];  // addresses for barrier release/acquire (per generation parity)
     char tsan_done[64];
 };
@@ -139,6 +147,10 @@ struct Worker {
     char* arena = nullptr;  // shared memory in fast/synccheck mode
     size_t arena_used = 0;
     std::vector<Fiber> fibers;
+    std::vector<unsigned int> warp_bits;                      // Block::warp_present/exited/arrived
+    std::vector<std::pair<const void*, void*>> statics;      // Block::statics
+    sigjmp_buf plain_exit;     // where a plain-loop thread that stops early returns to
+    int stacks_ready = 0;      // fiber stacks whose guard page is in place
     std::vector<void*> tsan_fibers;  // reused between blocks: creating one per thread per block is slow
     char tsan_start[64];             // released by the scheduler before a block's fibers start
     ~Worker();
@@ -150,8 +162,25 @@ constexpr size_t kDefaultSmemLimit = 48 * 1024;
 constexpr size_t kOptinSmemLimit = 227 * 1024;
 
 // ---- scheduler.cpp -------------------------------------------------------------------------
-extern __thread Block* tl_block;  // the block this worker runs (null outside a launch)
-extern __thread Fiber* tl_fiber;  // the running CUDA thread (null in the scheduler)
+// What this OS thread runs now. One thread-local object rather than several: in a shared
+// object each thread-local variable a function touches costs it a call (__tls_get_addr), and
+// these are read at every barrier and context switch.
+struct RunState {
+    Block* block;    // the block this worker runs (null outside a launch)
+    Fiber* fiber;    // the running CUDA thread (null in the scheduler)
+    bool in_kernel;  // see RuntimeCall below
+    Worker* worker;  // this thread's Worker once worker() made it
+    void* sched_sp;  // the scheduler's saved stack pointer while a fiber runs (x86-64)
+};
+extern __thread RunState tl_run;
+// tl_run's address, looked up once: hidden from the optimiser, which would otherwise compute it
+// again (another __tls_get_addr call) at each use rather than keep it in a register. Valid for
+// the caller's whole run: a fiber never changes OS thread.
+inline RunState& run_state() {
+    RunState* p = &tl_run;
+    asm("" : "+r"(p));
+    return *p;
+}
 #if defined(SIM_RACECHECK)
 extern __thread void* tl_sched_tsan;  // the worker's own ThreadSanitizer fiber
 #endif
@@ -164,19 +193,26 @@ void fail_block(Block* b);
 // Runs every block of ``L`` on the worker pool; returns when all have finished, one failed or
 // the launch ran past L->timeout_s (then L->timed_out is set).
 void run_launch(Launch* L);
-// True while the running fiber executes kernel code, false in the runtime and the scheduler:
+// tl_run.in_kernel: true while the running fiber executes kernel code, false in the runtime and the scheduler:
 // a launch timeout stops a fiber only there (never inside the runtime's own bookkeeping).
-extern __thread bool tl_in_kernel;
 
 // Marks a runtime call made from kernel code (barriers, warp operations, shared memory).
 struct RuntimeCall {
-    RuntimeCall() { tl_in_kernel = false; }
-    ~RuntimeCall() { tl_in_kernel = true; }
+    RunState& run;
+    RuntimeCall() : run(run_state()) { run.in_kernel = false; }
+    ~RuntimeCall() { run.in_kernel = true; }
     RuntimeCall(const RuntimeCall&) = delete;
     RuntimeCall& operator=(const RuntimeCall&) = delete;
 };
 
+// True when barrier-free launches must run with fibers (SIMULATOR_FIBERS=1); read per launch.
+bool fibers_forced();
+
 // ---- device_api.cpp ------------------------------------------------------------------------
+// In a plain-loop block: reports that the running thread reached ``what`` (a barrier, warp
+// operation or other wait) although its launch was marked barrier-free, fails the block and
+// leaves the thread. Never returns.
+[[noreturn]] void refuse_wait(Block* b, const char* what, const char* file, int line);
 void release_barrier(Block* b);
 // A thread of ``b`` finished its kernel (synccheck: after how many barriers, see Block).
 void thread_exited(Block* b, Fiber* f);

@@ -251,10 +251,10 @@ textureReference* bindable(const textureReference* r) { return const_cast<textur
 namespace sim {
 
 void texture_fault(const char* what, const char* file, int line) {
-    Fiber* f = tl_fiber;
-    Block* b = tl_block;
+    Fiber* f = tl_run.fiber;
+    Block* b = tl_run.block;
     if (f != nullptr && b != nullptr) {
-        tl_in_kernel = false;
+        tl_run.in_kernel = false;
         report("%s: %s at %s:%d in kernel '%s' block (%u,%u,%u) thread (%u,%u,%u); the launch returns "
                "cudaErrorIllegalAddress, which is sticky",
                mode_name(), what, file, line, b->launch->name, b->idx.x, b->idx.y, b->idx.z, f->thread_idx.x,
