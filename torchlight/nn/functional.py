@@ -56,7 +56,10 @@ def as_index_array(indices: Tensor | np.ndarray | Sequence, size: int, what: str
             raise ValueError(f"{what} must be a rectangular array of integers ({err})") from None
     kind = values.dtype.kind
     if kind == "f":
-        integral = np.isfinite(values) & np.equal(np.mod(values, 1), 0)
+        finite = np.isfinite(values)
+        # mod of a non-finite id would warn (invalid value); those ids are refused anyway.
+        fraction = np.mod(values, 1, out=np.ones_like(values), where=finite)
+        integral = finite & np.equal(fraction, 0)
         if not integral.all():
             bad = values[~integral].reshape(-1)[0]
             raise TypeError(
