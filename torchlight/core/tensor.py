@@ -399,6 +399,12 @@ class Tensor:
             raise ValueError(f"max() of an empty tensor (shape {self.shape}) has no value")
         return self._reduce(F.Max, dim, keepdim)
 
+    def min(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        """Min over ``dim`` (all elements when None); ties share the gradient equally."""
+        if self.size == 0 and (dim is None or self.shape[normalize_dim(dim, self.ndim)] == 0):
+            raise ValueError(f"min() of an empty tensor (shape {self.shape}) has no value")
+        return -((-self).max(dim, keepdim))
+
     # --- linear algebra -----------------------------------------------------------------------------
 
     def matmul(self, other: Tensor) -> Tensor:
