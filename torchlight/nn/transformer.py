@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core.tensor import Tensor
 from . import functional as F
-from .checks import check_count, check_input
+from .checks import check_count, check_flag, check_input, check_real
 from .layers import Dropout, Embedding, LayerNorm, Linear
 from .module import Module
 
@@ -32,9 +32,11 @@ class MultiHeadAttention(Module):
     ):
         super().__init__()
         dim = check_count(dim, "dim", "MultiHeadAttention", 1)
-        heads = check_count(heads, "heads", "MultiHeadAttention")
-        if heads <= 0 or dim % heads:
+        heads = check_count(heads, "heads", "MultiHeadAttention", 1)
+        if dim % heads:
             raise ValueError(f"MultiHeadAttention dim {dim} must be a positive multiple of heads {heads}")
+        check_real(dropout, "dropout", "MultiHeadAttention", 0.0, 1.0)
+        fused = check_flag(fused, "fused", "MultiHeadAttention")
         self.dim, self.heads, self.fused = dim, heads, fused
         self.q_proj = Linear(dim, dim, dtype=dtype, device=device)
         self.k_proj = Linear(dim, dim, dtype=dtype, device=device)
@@ -49,6 +51,7 @@ class MultiHeadAttention(Module):
     def forward(self, x: Tensor, padding: np.ndarray | None = None, causal: bool = False) -> Tensor:
         """Attend over ``x [batch, seq, dim]``; ``padding`` and ``causal`` exclude keys."""
         owner = f"MultiHeadAttention({self.dim}, {self.heads})"
+        causal = check_flag(causal, "causal", owner)
         x = check_input(x, owner, 3, f"[batch, seq, {self.dim}]")
         if x.ndim != 3:
             raise ValueError(
@@ -61,9 +64,7 @@ class MultiHeadAttention(Module):
         scores = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(dim // self.heads))
         mask = None
         if padding is not None:
-            pad = np.asarray(padding, dtype=bool)
-            if pad.shape != (batch, seq):
-                raise ValueError(f"padding has shape {pad.shape}, expected {(batch, seq)}")
+            pad = F.padding_array(padding, (batch, seq))
             mask = x._lift(F.padding_mask(pad, x.dtype))
         weights = self.dropout(F.attention_softmax(scores, mask, causal, fused=self.fused))
         out = (weights @ v).permute(0, 2, 1, 3).view(batch, seq, dim)
@@ -84,7 +85,8 @@ class TransformerBlock(Module):
         device: Any = None,
     ):
         super().__init__()
-        hidden = hidden or 4 * dim
+        dim = check_count(dim, "dim", "TransformerBlock", 1)
+        hidden = 4 * dim if hidden is None else check_count(hidden, "hidden", "TransformerBlock", 1)
         self.ln1 = LayerNorm(dim, fused=fused, dtype=dtype, device=device)
         self.attn = MultiHeadAttention(dim, heads, dropout, fused=fused, dtype=dtype, device=device)
         self.ln2 = LayerNorm(dim, fused=fused, dtype=dtype, device=device)
@@ -93,6 +95,8 @@ class TransformerBlock(Module):
         self.dropout = Dropout(dropout)
 
     def forward(self, x: Tensor, padding: np.ndarray | None = None, causal: bool = True) -> Tensor:
+        """One pre-LN block over ``x [batch, seq, dim]``; ``padding`` and ``causal`` exclude keys."""
+        check_flag(causal, "causal", "TransformerBlock")
         x = x + self.dropout(self.attn(self.ln1(x), padding, causal))
         return x + self.dropout(self.fc2(F.gelu(self.fc1(self.ln2(x)))))
 
@@ -113,6 +117,11 @@ class DecoderLM(Module):
         device: Any = None,
     ):
         super().__init__()
+        vocab = check_count(vocab, "vocab", "DecoderLM", 1)
+        dim = check_count(dim, "dim", "DecoderLM", 1)
+        heads = check_count(heads, "heads", "DecoderLM", 1)
+        layers = check_count(layers, "layers", "DecoderLM")
+        max_len = check_count(max_len, "max_len", "DecoderLM", 1)
         self.vocab, self.max_len = vocab, max_len
         # A small start (std 0.1) keeps the first attention logits tame.
         self.tokens = Embedding(vocab, dim, std=0.1, dtype=dtype, device=device)

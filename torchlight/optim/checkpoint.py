@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.checks import check_path
 from ..core.tensor_data import TensorData
 from ..nn.module import Module, StateDictError
 from .atomic import atomic_write
@@ -42,6 +43,7 @@ def _check_targets(model: Any, optimizer: Any, what: str) -> None:
 
 def save_checkpoint(path: str | os.PathLike, model: Module, optimizer: Optimizer | None = None) -> None:
     """Write ``model`` (and ``optimizer``) state to ``path`` (a ``.npz`` file), atomically."""
+    check_path(path, "save_checkpoint")
     _check_targets(model, optimizer, "save_checkpoint")
     arrays = {MODEL_PREFIX + k: v for k, v in model.state_dict().items()}
     if optimizer is not None:
@@ -51,6 +53,7 @@ def save_checkpoint(path: str | os.PathLike, model: Module, optimizer: Optimizer
 
 def read_checkpoint(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """Every array of a checkpoint file, fully read (CheckpointError when it is not a readable .npz)."""
+    check_path(path, "read_checkpoint")
     name = os.fspath(path)
     with open(name, "rb") as handle:
         head = handle.read(6)
@@ -87,6 +90,7 @@ def _damaged(name: str, err: Exception) -> CheckpointError:
 
 def load_checkpoint(path: str | os.PathLike, model: Module, optimizer: Optimizer | None = None) -> None:
     """Restore ``model`` (and ``optimizer``) from ``save_checkpoint``'s file; all of it or nothing."""
+    check_path(path, "load_checkpoint")
     _check_targets(model, optimizer, "load_checkpoint")
     name = os.fspath(path)
     try:
