@@ -118,4 +118,4 @@ def test_expand_to_incompatible_shape():
 
 def test_bad_creation_shapes():
     _raises(ValueError, lambda: tl.zeros(2, -1), "-1")
-    _raises(ValueError, lambda: tl.ones(1.5), "1.5")
+    _raises(TypeError, lambda: tl.ones(1.5), "1.5")
