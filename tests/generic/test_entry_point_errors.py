@@ -638,6 +638,17 @@ ENTRIES: list[Entry] = [
         PADDING,
         lambda b, v: nn.DecoderLM(3, 4, 1, 1, 4).to(b)(np.zeros((1, 3), int), padding=v),
     ),
+    Entry(
+        "DecoderLM()(tokens)",
+        "tokens",
+        kind(
+            "tokens",
+            lambda v: TypeError if v is None or isinstance(v, (str, bytes, float)) else ValueError,
+            (None, "ab", 1.5, np.zeros(3, int), np.zeros((1, 1, 2), int), 7),
+            st.one_of(st.none(), st.text(max_size=3), st.floats(), st.integers()),
+        ),
+        lambda b, v: nn.DecoderLM(3, 4, 1, 1, 4).to(b)(v),
+    ),
     Entry("Module.train(mode)", "mode", FLAG, lambda b, v: nn.Linear(2, 2).train(v)),
     Entry("Module.to(device)", "device", DEVICE, lambda b, v: nn.Linear(2, 2).to(v)),
     Entry("Module.load_state_dict(state)", "state", STATE, lambda b, v: nn.Linear(2, 2).load_state_dict(v)),

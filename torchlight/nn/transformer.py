@@ -60,11 +60,11 @@ class MultiHeadAttention(Module):
         batch, seq, dim = x.shape
         if dim != self.dim:
             raise ValueError(f"MultiHeadAttention({self.dim}) got input of shape {x.shape}")
+        pad = None if padding is None else F.padding_array(padding, (batch, seq))  # checked before any work
         q, k, v = self._split(self.q_proj(x)), self._split(self.k_proj(x)), self._split(self.v_proj(x))
         scores = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(dim // self.heads))
         mask = None
-        if padding is not None:
-            pad = F.padding_array(padding, (batch, seq))
+        if pad is not None:
             mask = x._lift(F.padding_mask(pad, x.dtype))
         weights = self.dropout(F.attention_softmax(scores, mask, causal, fused=self.fused))
         out = (weights @ v).permute(0, 2, 1, 3).view(batch, seq, dim)
@@ -97,6 +97,9 @@ class TransformerBlock(Module):
     def forward(self, x: Tensor, padding: np.ndarray | None = None, causal: bool = True) -> Tensor:
         """One pre-LN block over ``x [batch, seq, dim]``; ``padding`` and ``causal`` exclude keys."""
         check_flag(causal, "causal", "TransformerBlock")
+        x = check_input(x, "TransformerBlock", 3, "[batch, seq, dim]")
+        if padding is not None:
+            F.padding_array(padding, x.shape[:2])  # refused before any work
         x = x + self.dropout(self.attn(self.ln1(x), padding, causal))
         return x + self.dropout(self.fc2(F.gelu(self.fc1(self.ln2(x)))))
 
@@ -134,11 +137,21 @@ class DecoderLM(Module):
         self.head = Linear(dim, vocab, dtype=dtype, device=device)
 
     def forward(self, tokens: Any, padding: np.ndarray | None = None) -> Tensor:
+        """Logits ``[batch, seq, vocab]`` of integer ``tokens [batch, seq]``; ``padding`` excludes keys."""
+        if isinstance(tokens, Tensor):
+            tokens = tokens.numpy()
+        if tokens is None or isinstance(tokens, (str, bytes, float)):
+            raise TypeError(
+                f"DecoderLM tokens must be integer ids shaped [batch, seq] (a numpy array or nested "
+                f"lists), got {type(tokens).__name__}; e.g. numpy.array([[1, 2, 3]])"
+            )
         ids = np.asarray(tokens)
         if ids.ndim != 2:
-            raise ValueError(f"DecoderLM expects token ids shaped [batch, seq], got {ids.shape}")
+            raise ValueError(f"DecoderLM tokens must be ids shaped [batch, seq], got shape {ids.shape}")
         if ids.shape[1] > self.max_len:
             raise ValueError(f"sequence length {ids.shape[1]} exceeds max_len {self.max_len}")
+        if padding is not None:
+            F.padding_array(padding, ids.shape)  # refused before any work
         x = self.tokens(ids) + self.positions(np.arange(ids.shape[1]))
         for block in self.blocks:
             x = block(x, padding, causal=True)
