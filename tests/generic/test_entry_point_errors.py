@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from tl_testing import on
+from tl_testing import LIMITS, on
 
 import torchlight as tl
 from torchlight import nn
@@ -135,10 +135,23 @@ def device_verdict(v):
     return None if int(index) <= limit else ValueError
 
 
+def target_verdict(v, floats_ok: bool):
+    """``.to(v)``: a device, or (where ``floats_ok``) float32/float64; another dtype is a TypeError."""
+    if isinstance(v, str) and device_verdict(v) is ValueError:
+        try:
+            dtype = np.dtype(v)
+        except (TypeError, ValueError, SyntaxError):
+            return ValueError
+        return None if floats_ok and dtype in (np.float32, np.float64) else TypeError
+    return device_verdict(v)
+
+
 def dtype_verdict(v):
-    if v is None or v in ("float32", "float64", "float", "double", np.float32, np.float64):
+    if v is None:
         return None
-    return TypeError
+    if isinstance(v, str):
+        return None if v in ("float32", "float64", "float", "double") else TypeError
+    return None if v is np.float32 or v is np.float64 else TypeError
 
 
 def seed_verdict(v):
@@ -427,7 +440,7 @@ class Entry:
     """One public entry point: ``call(backend, value)`` passes ``value`` as argument ``arg``."""
 
     label: str
-    arg: str  # the name the message must hold
+    arg: str  # the name the message must hold as a word (a regex: "device|dtype" takes either)
     kind: Kind
     call: Callable[[Any, Any], Any]
 
@@ -531,7 +544,12 @@ ENTRIES: list[Entry] = [
         lambda b, v: x23(b).view(v, 1),
     ),
     Entry("Tensor.requires_grad_(flag)", "requires_grad", FLAG, lambda b, v: x23(b).requires_grad_(v)),
-    Entry("Tensor.to(target)", "device", DEVICE, lambda b, v: x23(b).to(v)),
+    Entry(
+        "Tensor.to(target)",
+        "device|dtype",
+        kind("tensor target", lambda v: target_verdict(v, True), DEVICE.probes, DEVICE.strategy),
+        lambda b, v: x23(b).to(v),
+    ),
     Entry("Tensor.layer_norm(eps=)", "eps", EPS, lambda b, v: x23(b).layer_norm(*ln_params(b), eps=v)),
     Entry("Tensor.layer_norm(gamma)", "gamma", TENSOR, lambda b, v: x23(b).layer_norm(v, ln_params(b)[1])),
     Entry("Tensor.attn_softmax(mask)", "mask", MASK, lambda b, v: scores(b).attn_softmax(v)),
@@ -650,7 +668,12 @@ ENTRIES: list[Entry] = [
         lambda b, v: nn.DecoderLM(3, 4, 1, 1, 4).to(b)(v),
     ),
     Entry("Module.train(mode)", "mode", FLAG, lambda b, v: nn.Linear(2, 2).train(v)),
-    Entry("Module.to(device)", "device", DEVICE, lambda b, v: nn.Linear(2, 2).to(v)),
+    Entry(
+        "Module.to(device)",
+        "device|dtype",
+        kind("module target", lambda v: target_verdict(v, False), DEVICE.probes, DEVICE.strategy),
+        lambda b, v: nn.Linear(2, 2).to(v),
+    ),
     Entry("Module.load_state_dict(state)", "state", STATE, lambda b, v: nn.Linear(2, 2).load_state_dict(v)),
     Entry(
         "Module.load_state_dict(strict=)",
@@ -704,7 +727,7 @@ def refused(entry: Entry, backend, value: Any) -> str | None:
         message = str(err)
         if type(err) is not want and not isinstance(err, want):
             return f"{shown}: {type(err).__name__} ({message}), expected {want.__name__}"
-        if not re.search(rf"(?<!\w){re.escape(entry.arg)}(?!\w)", message):
+        if not re.search(rf"(?<!\w)(?:{entry.arg})(?!\w)", message):
             return f"{shown}: the message {message!r} does not name {entry.arg!r}"
         if FOREIGN_WORDS.search(message):
             return f"{shown}: the message {message!r} is Python's or numpy's, not the library's"
@@ -726,10 +749,15 @@ def test_every_fixed_malformed_value_is_refused_by_the_rule(backend, entry):
     assert not problems, "\n".join(problems)
 
 
+# Each entry gets its own draws: a third of the tier's example count (at least 2).
+PER_ENTRY = settings(max_examples=max(2, LIMITS.max_examples // 3))
+
+
 @pytest.mark.op("input errors")
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.label)
+@PER_ENTRY
 @given(data=st.data())
-def test_drawn_malformed_values_are_refused_by_the_rule(backend, data):
-    entry = data.draw(st.sampled_from(ENTRIES), label="entry")
+def test_drawn_malformed_values_are_refused_by_the_rule(backend, entry, data):
     value = data.draw(entry.kind.strategy, label="value")
     assume(entry.kind.verdict(value) is not None)
     problem = refused(entry, backend, value)

@@ -31,7 +31,7 @@ def resolve_dtype(dtype: DTypeLike) -> np.dtype:
         return DEFAULT_DTYPE
     try:
         resolved = np.dtype(_DTYPE_NAMES.get(dtype, dtype) if isinstance(dtype, str) else dtype)
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):  # numpy parses strings: "01" is a SyntaxError
         resolved = None
     # ``None in SUPPORTED_DTYPES`` is True (numpy reads None as float64): test it explicitly.
     if resolved is None or resolved not in SUPPORTED_DTYPES:
@@ -123,7 +123,7 @@ def check_device_or_dtype(target: str) -> None:
         device_error = err
     try:
         np.dtype(target)
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):
         raise ValueError(
             f"{target!r} is neither a device nor a dtype: {device_error}; dtypes are 'float32' or 'float64'"
         ) from None
