@@ -63,14 +63,29 @@ def resolve_tier(environ: dict | None = None) -> Limits:
     return TIERS[name]
 
 
+RANDOM_ENV = "TORCHLIGHT_TEST_RANDOM"
+
+
+def random_exploration(environ: dict | None = None) -> bool:
+    """True when ``TORCHLIGHT_TEST_RANDOM=1`` asks hypothesis for fresh random draws."""
+    env = os.environ if environ is None else environ
+    return env.get(RANDOM_ENV, "").strip() == "1"
+
+
 def register_profiles() -> None:
-    """One hypothesis profile per tier: example counts scale, no deadlines anywhere."""
-    common = {"deadline": None, "print_blob": True}
+    """One hypothesis profile per tier: example counts scale, no deadlines anywhere.
+
+    Every profile is derandomized (each test draws the same examples on every run and machine)
+    and keeps no example database, so CI and every nox session are reproducible; set
+    ``TORCHLIGHT_TEST_RANDOM=1`` to explore with random draws (and the local database) instead.
+    """
+    common: dict = {"deadline": None, "print_blob": True}
+    if not random_exploration():
+        common.update(derandomize=True, database=None)
     settings.register_profile("cpu", max_examples=TIERS["cpu"].max_examples, **common)
     settings.register_profile(
         "cudasim",
         max_examples=TIERS["cudasim"].max_examples,
-        derandomize=True,
         suppress_health_check=[HealthCheck.too_slow],
         **common,
     )

@@ -96,6 +96,8 @@ BINARY_RULES = {
     "eq": lambda a, b, r: (a == b).astype(np.float64),
     "gt": lambda a, b, r: (a > b).astype(np.float64),
     # backward helpers: (saved value, upstream gradient)
+    "max_hit": lambda x, m, r: ((x == m) | (np.isnan(x) & np.isnan(m))).astype(np.float64),
+    "masked_grad": lambda g, keep, r: np.where(keep != 0, g, 0.0),  # masked_fill's backward
     "relu_back": lambda x, g, r: np.where(x <= 0, 0.0, g),  # PyTorch's threshold_backward
     "log_back": lambda x, g, r: g / x,
     "inv_back": lambda x, g, r: -g / r(x * x),
@@ -168,6 +170,13 @@ def test_reduce(backend, name, dim):
     assert_same(got, want.reshape((-1, 1) if dim == 1 else (1, -1)), f"{name}_reduce(dim={dim})")
 
 
+def _shared_grad(rows, top, g):
+    """Ties share ``g``; in a row whose result is NaN the NaN elements share it (PyTorch's rule)."""
+    with np.errstate(all="ignore"):
+        hits = ((rows == top[:, None]) | (np.isnan(rows) & np.isnan(top)[:, None])).astype(np.float64)
+        return hits * (g / hits.sum(1))[:, None]
+
+
 @pytest.mark.op("nonfinite reduce")
 def test_sum_and_max_backward(backend):
     rows = REDUCE_ROWS.astype(np.float64)
@@ -180,12 +189,27 @@ def test_sum_and_max_backward(backend):
     top = x.max(1)
     assert_same(top, _nanmax(rows), "max forward")
     (top * on(backend, td(g))).sum().backward()
-    # Ties share the gradient; a row whose max is NaN matches no element: its share is
-    # g / 0 and every element's gradient 0 * inf = NaN.
-    with np.errstate(all="ignore"):
-        hits = (rows == _nanmax(rows)[:, None]).astype(np.float64)
-        want = hits * (g / hits.sum(1))[:, None]
-    assert_same(x.grad, want, "max backward")
+    assert_same(x.grad, _shared_grad(rows, _nanmax(rows), g), "max backward")
+
+    x = on(backend, td(REDUCE_ROWS), requires_grad=True)
+    low = x.min(1)
+    want_low = -_nanmax(-rows)
+    assert_same(low, want_low, "min forward")
+    (low * on(backend, td(g))).sum().backward()
+    assert_same(x.grad, _shared_grad(rows, want_low, g), "min backward")
+
+
+@pytest.mark.op("nonfinite reduce")
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_and_min_of_everything_send_a_nan_result_to_the_nans(backend, name):
+    """``tensor([1, nan, 2]).max().backward()`` gives ``[0, 1, 0]``, as PyTorch; two NaNs share it."""
+    for values in ([1.0, np.nan, 2.0], [np.nan, 3.0, np.nan, -1.0], [np.inf, np.nan, -np.inf]):
+        x = on(backend, td(np.array(values, F32)), requires_grad=True)
+        out = getattr(x, name)()
+        assert_same(out, np.nan, f"{name}() of {values}")
+        out.backward()
+        nans = np.isnan(values).astype(np.float64)
+        assert_same(x.grad, nans / nans.sum(), f"{name}() backward of {values}")
 
 
 # --- autograd through the pointwise Functions ----------------------------------------------------
@@ -434,7 +458,13 @@ def test_attn_softmax(backend, causal, masked):
     y32 = r32(want)
     with np.errstate(all="ignore"):
         grad = y32 * (g - (g * y32).sum(-1, keepdims=True))
+    if causal:  # keys after the query are not inputs (PyTorch fills them): zero, even in a NaN row
+        q_len, k_len = x.shape[-2:]
+        grad = np.where(np.arange(k_len)[None, :] > np.arange(q_len)[:, None], 0.0, grad)
     assert_same(xt.grad, grad, "attn_softmax backward")
+    if causal:
+        future = np.triu(np.ones(x.shape[-2:], bool), 1)
+        np.testing.assert_array_equal(values_of(xt.grad)[..., future], 0.0)
     if masked == "excluded":
         np.testing.assert_array_equal(values_of(xt.grad)[1], 0.0)
 

@@ -44,6 +44,8 @@ BINARY_REF = {
     "lt": (lambda x, y: (x < y).astype(np.float64), TIES, TIES),
     "eq": (lambda x, y: (x == y).astype(np.float64), TIES, TIES),
     "gt": (lambda x, y: (x > y).astype(np.float64), TIES, TIES),
+    "max_hit": (lambda x, m: (x == m).astype(np.float64), TIES, TIES),
+    "masked_grad": (lambda g, keep: np.where(keep != 0, g, 0.0), uniform(), TIES),
     "relu_back": (lambda x, g: np.where(x > 0, g, 0.0), TIES, uniform()),
     "log_back": (lambda x, g: g / x, away_from_zero(), uniform()),
     "inv_back": (lambda x, g: -g / (x * x), away_from_zero(), uniform()),

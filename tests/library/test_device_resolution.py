@@ -16,7 +16,7 @@ from torchlight.backends.cpu import cpu_backend
         ("cuda", "cuda", None),
         ("cuda:0", "cuda", 0),
         ("cuda:3", "cuda", 3),
-        (" CPU ", "cpu", None),
+        ("cpu:0", "cpu", None),
     ],
 )
 def test_device_parses_accepted_forms(spec, kind, index):
@@ -45,7 +45,22 @@ def test_device_repr_and_str():
     assert eval(repr(tl.Device("cuda:2")), {"Device": tl.Device}) == tl.Device("cuda:2")
 
 
-@pytest.mark.parametrize("spec", ["gpu", "cuda:x", "cuda:-1", "", "cpu:1", "tpu:0", "cuda:0:1", None, 0])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "gpu",
+        "cuda:x",
+        "cuda:-1",
+        "",
+        "cpu:1",
+        "tpu:0",
+        "cuda:0:1",
+        " CPU ",
+        "CPU",
+        "cuda ",
+        "cuda:99999999999999999999",
+    ],
+)
 def test_device_rejects_bad_specs(spec):
     with pytest.raises(ValueError) as info:
         tl.Device(spec)
@@ -53,6 +68,14 @@ def test_device_rejects_bad_specs(spec):
     assert repr(spec) in message, f"message does not name {spec!r}: {message}"
     if spec != "cpu:1":
         assert "'cpu'" in message and "'cuda'" in message, "message lists the accepted forms"
+
+
+@pytest.mark.parametrize("spec", [None, 0, True, 1.5, b"cpu"])
+def test_device_refuses_specs_that_are_not_strings(spec):
+    with pytest.raises(TypeError) as info:
+        tl.Device(spec)
+    message = str(info.value)
+    assert repr(spec) in message and "device" in message and "'cuda:N'" in message, message
 
 
 def test_get_backend_default_is_cpu(monkeypatch):

@@ -130,11 +130,15 @@ def test_view_refuses_bad_sizes(shape, bad):
     _refused(lambda: x.reshape((bad,)))
 
 
-@given(st.text(max_size=8))
+@given(
+    st.one_of(st.text(max_size=8), st.sampled_from([" cpu", "CPU", "Cuda", "cuda:0 ", "cuda:99999999999"]))
+)
 def test_device_refuses_every_other_string(spec):
-    kind, sep, number = spec.strip().lower().partition(":")
+    """Exactly 'cpu', 'cpu:0', 'cuda' and 'cuda:N' (N < 2**31): no spaces, no other case."""
+    kind, sep, number = spec.partition(":")
     digits = number.isascii() and number.isdigit()
-    accepted = kind in ("cpu", "cuda") and (not sep or (digits and (kind == "cuda" or int(number) == 0)))
+    in_range = digits and int(number) <= (0 if kind == "cpu" else 2**31 - 1)
+    accepted = kind in ("cpu", "cuda") and (not sep or in_range)
     assume(not accepted)
     _refused(lambda: tl.Device(spec), repr(spec))
 

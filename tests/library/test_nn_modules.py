@@ -65,7 +65,7 @@ def test_layer_input_errors_name_the_value():
         nn.Embedding(4, 2)(np.array([[1, 9]]))
     with pytest.raises(ValueError, match="dim 10 must be a positive multiple of heads 3"):
         nn.MultiHeadAttention(10, 3)
-    with pytest.raises(ValueError, match="dropout probability.*1.5"):
+    with pytest.raises(ValueError, match="Dropout p .*1.5"):
         nn.Dropout(1.5)
 
 

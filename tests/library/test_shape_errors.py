@@ -16,4 +16,4 @@ def test_expand_to_incompatible_shape():
 
 def test_bad_creation_shapes():
     raises_naming(ValueError, lambda: tl.zeros(2, -1), "-1")
-    raises_naming(ValueError, lambda: tl.ones(1.5), "1.5")
+    raises_naming(TypeError, lambda: tl.ones(1.5), "1.5")

@@ -121,6 +121,18 @@ def _gt(x, y):
     return 1.0 if x > y else 0.0
 
 
+def _max_hit(x, m):
+    # 1 where x is the reduction's result m; a NaN result is hit by the NaN inputs (PyTorch's
+    # max backward sends the gradient to them, where ``x == m`` would match nothing).
+    return 1.0 if x == m or (x != x and m != m) else 0.0
+
+
+def _masked_grad(g, keep):
+    # masked_fill's backward: zero where the position was filled (keep == 0), g elsewhere, so a
+    # NaN gradient never reaches a value the result did not depend on.
+    return g if keep != 0.0 else 0.0
+
+
 def _relu_back(x, g):
     # PyTorch's threshold_backward: zero where x <= 0, else g (so a NaN input passes g on).
     return 0.0 if x <= 0.0 else g
@@ -163,6 +175,14 @@ def _np_compare(ufunc):
     return compare
 
 
+def _np_max_hit(x, m):
+    return (np.equal(x, m) | (np.isnan(x) & np.isnan(m))).astype(np.result_type(x, m))
+
+
+def _np_masked_grad(g, keep):
+    return np.where(keep != 0, g, 0).astype(np.result_type(g, keep), copy=False)
+
+
 def _np_relu_back(x, g):
     return np.where(x <= 0, 0, g).astype(np.result_type(x, g), copy=False)
 
@@ -188,6 +208,8 @@ BINARY_OPS: tuple[ScalarOp, ...] = (
     ScalarOp("lt", _lt, _np_compare(np.less)),
     ScalarOp("eq", _eq, _np_compare(np.equal)),
     ScalarOp("gt", _gt, _np_compare(np.greater)),
+    ScalarOp("max_hit", _max_hit, _np_max_hit),
+    ScalarOp("masked_grad", _masked_grad, _np_masked_grad),
     ScalarOp("relu_back", _relu_back, _np_relu_back),
     ScalarOp("log_back", _log_back, lambda x, g: g / x),
     ScalarOp("inv_back", _inv_back, lambda x, g: -g / (x * x)),

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .checks import check_count, check_flag, check_numel, check_seed
 from .tensor import DTypeLike, Tensor, _backend_for, resolve_dtype
 from .tensor_data import SUPPORTED_DTYPES, TensorData, shape_arguments
 
@@ -13,9 +14,9 @@ _generator = np.random.default_rng()
 
 
 def manual_seed(seed: int) -> None:
-    """Seed the generator behind ``rand`` and ``randn``."""
+    """Seed the generator behind ``rand`` and ``randn`` (a non-negative int)."""
     global _generator
-    _generator = np.random.default_rng(seed)
+    _generator = np.random.default_rng(check_seed(seed))
 
 
 def default_generator() -> np.random.Generator:
@@ -25,13 +26,14 @@ def default_generator() -> np.random.Generator:
 
 def _shape(shape: tuple) -> tuple[int, ...]:
     sizes = shape_arguments(shape, "shape")
-    if any(s < 0 for s in sizes):
-        raise ValueError(f"invalid shape {sizes}: sizes must be non-negative integers")
-    return sizes
+    for size in sizes:
+        check_count(size, "size", f"shape {sizes}:")
+    return check_numel(sizes, "shape")
 
 
 def _make(array: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
-    return Tensor._wrap(TensorData.from_array(array), _backend_for(device), bool(requires_grad))
+    flag = check_flag(requires_grad, "requires_grad")
+    return Tensor._wrap(TensorData.from_array(array), _backend_for(device), flag)
 
 
 def tensor(data: Any, dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -72,6 +74,11 @@ def randn(
 
 
 def _sample(method: str, shape: tuple, dtype: DTypeLike, device: Any, requires_grad: bool, generator):
+    if generator is not None and not isinstance(generator, np.random.Generator):
+        raise TypeError(
+            f"generator must be a numpy.random.Generator, got {type(generator).__name__}; "
+            f"pass numpy.random.default_rng(seed)"
+        )
     rng = generator if generator is not None else _generator
     return _make(getattr(rng, method)(_shape(shape), dtype=resolve_dtype(dtype)), device, requires_grad)
 

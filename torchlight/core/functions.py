@@ -164,7 +164,7 @@ class Sum(Function):
 
 
 class Max(Function):
-    """Max over one dim, kept with size 1; ties share the gradient equally."""
+    """Max over one dim, kept with size 1; ties share the gradient equally (NaNs, when the max is NaN)."""
 
     @staticmethod
     def forward(ctx, backend, a, dim):
@@ -175,7 +175,7 @@ class Max(Function):
     @staticmethod
     def backward(ctx, backend, grad):
         a, out = ctx.saved
-        hits = backend.eq(a, out)
+        hits = backend.max_hit(a, out)
         count = backend.add_reduce(hits, ctx.params["dim"])
         return backend.mul(hits, backend.div(grad, count))
 
@@ -318,5 +318,13 @@ class AttnSoftmax(Function):
 
     @staticmethod
     def backward(ctx, backend, grad):
+        y = ctx.saved[0]
+        dx = backend.attn_softmax_bw(y, grad)
+        if ctx.params.get("causal"):
+            # Keys after the query are not inputs of the result (PyTorch fills them): their
+            # gradient is 0, also in a row a NaN or +inf made NaN.
+            q_len, k_len = y.shape[-2], y.shape[-1]
+            keep = np.arange(k_len)[None, :] <= np.arange(q_len)[:, None]
+            dx = backend.masked_grad(dx, TensorData.from_array(keep.astype(y.dtype)))
         # The mask is a constant of the attention pattern: it receives no gradient.
-        return backend.attn_softmax_bw(ctx.saved[0], grad), None
+        return dx, None

@@ -15,6 +15,7 @@ import numpy as np
 from . import functions as F
 from .autograd import backward as _run_backward
 from .backend_lookup import backend_for
+from .checks import check_flag, check_real, is_bool
 from .device import Device
 from .tensor_data import DEFAULT_DTYPE, SUPPORTED_DTYPES, TensorData, normalize_dim
 
@@ -31,7 +32,7 @@ def resolve_dtype(dtype: DTypeLike) -> np.dtype:
         return DEFAULT_DTYPE
     try:
         resolved = np.dtype(_DTYPE_NAMES.get(dtype, dtype) if isinstance(dtype, str) else dtype)
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):  # numpy parses strings: "01" is a SyntaxError
         resolved = None
     # ``None in SUPPORTED_DTYPES`` is True (numpy reads None as float64): test it explicitly.
     if resolved is None or resolved not in SUPPORTED_DTYPES:
@@ -123,7 +124,7 @@ def check_device_or_dtype(target: str) -> None:
         device_error = err
     try:
         np.dtype(target)
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):
         raise ValueError(
             f"{target!r} is neither a device nor a dtype: {device_error}; dtypes are 'float32' or 'float64'"
         ) from None
@@ -152,7 +153,7 @@ class Tensor:
         array = as_float_array(data, resolve_dtype(dtype), "tl.tensor")
         self._data = TensorData.from_array(array)
         self.backend = _backend_for(device)
-        self.requires_grad = bool(requires_grad)
+        self.requires_grad = check_flag(requires_grad, "requires_grad")
         self.grad: Tensor | None = None
         self._node = None
 
@@ -220,6 +221,8 @@ class Tensor:
 
     def to(self, target: Any) -> Tensor:
         """A copy on another device/backend, or in another dtype (float32/float64)."""
+        if target is None:
+            raise TypeError("to() needs a device ('cpu', 'cuda') or a dtype ('float32', 'float64'), got None")
         if isinstance(target, str) and target in _DTYPE_NAMES or isinstance(target, (type, np.dtype)):
             dtype = resolve_dtype(target)
             return self if dtype == self.dtype else F.Cast.apply(self, dtype=dtype)
@@ -241,7 +244,8 @@ class Tensor:
         return Tensor._wrap(self._data, self.backend)
 
     def requires_grad_(self, flag: bool = True) -> Tensor:
-        self.requires_grad = bool(flag)
+        """Set ``requires_grad`` in place (True or False); returns self."""
+        self.requires_grad = check_flag(flag, "requires_grad", "requires_grad_:")
         return self
 
     def zero_grad(self) -> None:
@@ -307,9 +311,9 @@ class Tensor:
         return self
 
     def __pow__(self, exponent):
-        if isinstance(exponent, Tensor) or not isinstance(exponent, numbers.Real):
+        if isinstance(exponent, Tensor) or is_bool(exponent) or not isinstance(exponent, numbers.Real):
             raise TypeError(
-                f"** needs a Python number exponent, got {type(exponent).__name__}; "
+                f"** needs a Python number exponent, got {type(exponent).__name__} {_short(exponent)}; "
                 f"for a tensor exponent use (y * x.log()).exp()"
             )
         return F.Pow.apply(self, exponent=float(exponent))
@@ -370,6 +374,7 @@ class Tensor:
     # --- reductions ---------------------------------------------------------------------------
 
     def _reduce(self, function: type, dim: int | None, keepdim: bool) -> Tensor:
+        check_flag(keepdim, "keepdim")
         if dim is None:
             flat = self.view(-1) if self.ndim != 1 else self
             out = function.apply(flat, dim=0)
@@ -386,6 +391,7 @@ class Tensor:
 
     def mean(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
         """Mean over ``dim`` (all elements when None)."""
+        check_flag(keepdim, "keepdim")
         if dim is None or self.ndim == 0:
             count = self.size
         else:
@@ -398,6 +404,12 @@ class Tensor:
         if self.size == 0 and (dim is None or self.shape[normalize_dim(dim, self.ndim)] == 0):
             raise ValueError(f"max() of an empty tensor (shape {self.shape}) has no value")
         return self._reduce(F.Max, dim, keepdim)
+
+    def min(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        """Min over ``dim`` (all elements when None); ties share the gradient equally."""
+        if self.size == 0 and (dim is None or self.shape[normalize_dim(dim, self.ndim)] == 0):
+            raise ValueError(f"min() of an empty tensor (shape {self.shape}) has no value")
+        return -((-self).max(dim, keepdim))
 
     # --- linear algebra -----------------------------------------------------------------------------
 
@@ -487,7 +499,21 @@ class Tensor:
 
     def layer_norm(self, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
         """Fused layer norm over the last dim with scale ``gamma`` and shift ``beta``."""
-        return F.LayerNorm.apply(self, self._lift(gamma), self._lift(beta), eps=float(eps))
+        eps = check_real(eps, "eps", "layer_norm", 0.0, np.inf, low_open=True)
+        gamma = self._operand(gamma, "gamma", "layer_norm")
+        beta = self._operand(beta, "beta", "layer_norm")
+        return F.LayerNorm.apply(self, gamma, beta, eps=eps)
+
+    def _operand(self, value: Any, name: str, owner: str) -> Tensor:
+        """``value`` lifted like an operator's operand, or TypeError naming ``name``."""
+        if isinstance(value, Tensor):
+            return value
+        if is_bool(value) or not isinstance(value, (numbers.Real, np.ndarray, np.generic)):
+            raise TypeError(
+                f"{owner} {name} must be a Tensor (or a numpy array), got {type(value).__name__} "
+                f"{_short(value)}; wrap it with tl.tensor({name})"
+            )
+        return self._lift(value)
 
     def attn_softmax(self, mask: Tensor | None = None, causal: bool = False) -> Tensor:
         """Fused softmax over the last dim of ``[batch, heads, q_len, k_len]`` scores.
@@ -498,9 +524,23 @@ class Tensor:
         dtype promotes with the scores' as in ``x + mask``. ``causal`` excludes keys after the
         query position, aligned top-left (query q sees keys 0..q). Fully excluded rows give zeros.
         """
+        causal = check_flag(causal, "causal", "attn_softmax")
         if mask is None:
-            return F.AttnSoftmax.apply(self, causal=bool(causal))
-        return F.AttnSoftmax.apply(self, self._lift(mask), causal=bool(causal))
+            return F.AttnSoftmax.apply(self, causal=causal)
+        return F.AttnSoftmax.apply(self, self._attn_mask(mask), causal=causal)
+
+    def _attn_mask(self, mask: Any) -> Tensor:
+        """An additive float mask as a Tensor; TypeError for booleans, integers and other kinds."""
+        if isinstance(mask, Tensor):
+            return mask
+        if isinstance(mask, np.ndarray) and mask.dtype.kind == "f":
+            return self._lift(mask)
+        kind = f"dtype {mask.dtype}" if isinstance(mask, np.ndarray) else type(mask).__name__
+        raise TypeError(
+            f"attn_softmax mask must be an additive float mask (0 keeps a key, -inf excludes it) as a "
+            f"Tensor or a float numpy array, got {kind}: a boolean or 0/1 keep-mask would be added as "
+            f"1/0; convert it with numpy.where(keep, 0.0, -numpy.inf)"
+        )
 
     # --- display ----------------------------------------------------------------------------------
 

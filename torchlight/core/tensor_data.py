@@ -214,12 +214,12 @@ def _is_size(value: object) -> bool:
 
 
 def shape_arguments(shape: Sequence, what: str) -> tuple[int, ...]:
-    """Sizes passed as ``f(2, 3)`` or ``f((2, 3))`` as ints; ValueError naming a size that is not an int."""
+    """Sizes passed as ``f(2, 3)`` or ``f((2, 3))`` as ints; TypeError naming a size that is not an int."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     for size in shape:
         if not _is_size(size):
-            raise ValueError(
+            raise TypeError(
                 f"invalid {what} {tuple(shape)!r}: size {size!r} is a {type(size).__name__}, "
                 f"sizes must be ints, e.g. (2, 3); convert with int() first"
             )
@@ -231,16 +231,16 @@ def infer_shape(shape: Sequence, size: int, old_shape: Sequence[int]) -> tuple[i
     shape = shape_arguments(shape, "view shape")
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1 or any(s < -1 for s in shape):
-        raise ValueError(f"invalid shape {shape}: sizes must be >= 0 with at most one -1")
+        raise ValueError(f"invalid view shape {shape}: each size must be >= 0, with at most one -1")
     known = math.prod(s for s in shape if s != -1)
+    mismatch = (
+        f"view shape {shape} is invalid for a tensor of shape {tuple(old_shape)} ({size} elements): "
+        f"the product of the size of each dim must be {size}"
+    )
     if unknown:
         if known == 0 or size % known:
-            raise ValueError(
-                f"shape {shape} is invalid for a tensor of shape {tuple(old_shape)} ({size} elements)"
-            )
+            raise ValueError(mismatch)
         shape = shape[: unknown[0]] + (size // known,) + shape[unknown[0] + 1 :]
     if math.prod(shape) != size:
-        raise ValueError(
-            f"shape {shape} is invalid for a tensor of shape {tuple(old_shape)} ({size} elements)"
-        )
+        raise ValueError(mismatch)
     return shape

@@ -16,29 +16,34 @@ from ..core.autograd import Function
 from ..core.creation import default_generator
 from ..core.tensor import Tensor
 from ..core.tensor_data import TensorData
-from .checks import check_real
+from .checks import check_count, check_flag, check_real, check_tensor
 
 IGNORE_INDEX = -100
 
 
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
     """Softmax along ``dim``."""
-    return x.softmax(dim)
+    return check_tensor(x, "x", "softmax").softmax(dim)
 
 
 def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
     """Log-softmax along ``dim``."""
-    return x.log_softmax(dim)
+    return check_tensor(x, "x", "log_softmax").log_softmax(dim)
 
 
 def gelu(x: Tensor) -> Tensor:
     """GELU, tanh approximation: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
+    check_tensor(x, "x", "gelu")
     inner = (x + (x * x * x) * 0.044715) * math.sqrt(2.0 / math.pi)
     return x * 0.5 * (inner.tanh() + 1.0)
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``x @ weight.T + bias`` with ``weight`` shaped ``[out, in]``."""
+    check_tensor(x, "x", "linear")
+    check_tensor(weight, "weight", "linear")
+    if bias is not None:
+        check_tensor(bias, "bias", "linear")
     out = x @ weight.T
     return out if bias is None else out + bias
 
@@ -56,7 +61,10 @@ def as_index_array(indices: Tensor | np.ndarray | Sequence, size: int, what: str
             raise ValueError(f"{what} must be a rectangular array of integers ({err})") from None
     kind = values.dtype.kind
     if kind == "f":
-        integral = np.isfinite(values) & np.equal(np.mod(values, 1), 0)
+        finite = np.isfinite(values)
+        # mod of a non-finite id would warn (invalid value); those ids are refused anyway.
+        fraction = np.mod(values, 1, out=np.ones_like(values), where=finite)
+        integral = finite & np.equal(fraction, 0)
         if not integral.all():
             bad = values[~integral].reshape(-1)[0]
             raise TypeError(
@@ -86,6 +94,9 @@ def one_hot(indices: np.ndarray, size: int, like: Tensor) -> Tensor:
 
 def embedding(indices: Tensor | np.ndarray | Sequence, weight: Tensor) -> Tensor:
     """Rows of ``weight`` picked by integer ``indices`` (a one-hot matmul, so it differentiates)."""
+    check_tensor(weight, "weight", "embedding")
+    if weight.ndim != 2:
+        raise ValueError(f"embedding weight must be [num_embeddings, dim], got shape {weight.shape}")
     ids = as_index_array(indices, weight.shape[0], "embedding index")
     return one_hot(ids, weight.shape[0], weight) @ weight
 
@@ -156,17 +167,25 @@ def dropout(
     x: Tensor, p: float, training: bool = True, generator: np.random.Generator | None = None
 ) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``."""
-    p = check_real(p, "dropout probability", "", 0.0, 1.0)
-    if not training or p == 0.0:
+    p = check_real(p, "p", "dropout", 0.0, 1.0)
+    check_tensor(x, "x", "dropout")
+    if not check_flag(training, "training", "dropout") or p == 0.0:
         return x
     rng = generator if generator is not None else default_generator()
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"dropout generator must be a numpy.random.Generator, got {type(rng).__name__}; "
+            f"pass numpy.random.default_rng(seed)"
+        )
     keep = (rng.random(x.shape) >= p).astype(x.dtype) / (1.0 - p)
     return x * keep
 
 
 def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5, fused: bool = True) -> Tensor:
     """Layer norm over the last dim: the fused kernel, or the unfused reference."""
-    if fused:
+    check_tensor(x, "x", "layer_norm")
+    eps = check_real(eps, "eps", "layer_norm", 0.0, math.inf, low_open=True)
+    if check_flag(fused, "fused", "layer_norm"):
         return x.layer_norm(gamma, beta, eps)
     return layer_norm_reference(x, gamma, beta, eps)
 
@@ -180,6 +199,8 @@ def layer_norm_reference(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e
 
 def causal_mask(q_len: int, k_len: int, dtype: np.dtype) -> np.ndarray:
     """Additive ``[q_len, k_len]`` mask: ``-inf`` where key ``k > q``, else 0."""
+    q_len = check_count(q_len, "q_len", "causal_mask")
+    k_len = check_count(k_len, "k_len", "causal_mask")
     future = np.arange(k_len)[None, :] > np.arange(q_len)[:, None]
     return np.where(future, -np.inf, 0.0).astype(dtype)
 
@@ -188,7 +209,8 @@ def attention_softmax(
     scores: Tensor, mask: Tensor | None = None, causal: bool = False, fused: bool = True
 ) -> Tensor:
     """Softmax of ``[batch, heads, q, k]`` scores: the fused kernel, or the unfused reference."""
-    if fused:
+    check_tensor(scores, "scores", "attention_softmax")
+    if check_flag(fused, "fused", "attention_softmax"):
         return scores.attn_softmax(mask, causal)
     return attention_softmax_reference(scores, mask, causal)
 
@@ -198,8 +220,14 @@ def attention_softmax_reference(scores: Tensor, mask: Tensor | None = None, caus
 
     ``mask`` broadcasts as in ``Tensor.attn_softmax``: a 2-d mask is ``[batch, k_len]``.
     """
+    causal = check_flag(causal, "causal", "attention_softmax")
+    if scores.ndim != 4:
+        raise ValueError(
+            f"attention_softmax expects scores of shape [batch, heads, q_len, k_len], got {scores.shape}"
+        )
     _, _, q_len, k_len = scores.shape
     if mask is not None:
+        mask = scores._attn_mask(mask)
         if mask.ndim == 2:  # key padding: [batch, k_len] -> [batch, 1, 1, k_len]
             mask = mask.view(mask.shape[0], 1, 1, mask.shape[1])
         scores = scores + mask
@@ -208,6 +236,36 @@ def attention_softmax_reference(scores: Tensor, mask: Tensor | None = None, caus
     return scores.softmax(-1)
 
 
+def padding_array(pad: np.ndarray | Sequence, shape: tuple[int, int] | None = None) -> np.ndarray:
+    """``pad`` as a ``[batch, k_len]`` bool array (True = padding), checked: bools, or ints 0 and 1."""
+    if not isinstance(pad, (np.ndarray, list, tuple)):
+        raise TypeError(
+            f"padding must be a [batch, seq] array of bools (True = padding), got {type(pad).__name__} "
+            f"{pad!r:.60}; e.g. numpy.array([[False, False, True]])"
+        )
+    try:
+        array = np.asarray(pad)
+    except ValueError as err:
+        raise ValueError(f"padding must be a rectangular [batch, seq] array of bools ({err})") from None
+    if array.dtype.kind in "iu":
+        outside = ~np.isin(array, (0, 1))
+        if outside.any():
+            bad = array[outside].reshape(-1)[0]
+            raise ValueError(
+                f"padding holds {bad!r}: an integer padding mask holds only 0 and 1 (1 = padding)"
+            )
+        array = array.astype(bool)
+    elif array.dtype.kind != "b":
+        raise TypeError(
+            f"padding must be bools (True = padding), got dtype {array.dtype}; a float or string mask "
+            f"is ambiguous: pass numpy.asarray(pad, dtype=bool) if that is what it means"
+        )
+    if array.ndim != 2 or (shape is not None and array.shape != tuple(shape)):
+        expected = f"{tuple(shape)} ([batch, seq])" if shape is not None else "[batch, seq] (2-d)"
+        raise ValueError(f"padding has shape {array.shape}, expected {expected}")
+    return array
+
+
 def padding_mask(pad: np.ndarray | Sequence, dtype: np.dtype) -> np.ndarray:
     """Additive ``[batch, k_len]`` mask from booleans (True = padding: excluded)."""
-    return np.where(np.asarray(pad, dtype=bool), -np.inf, 0.0).astype(dtype)
+    return np.where(padding_array(pad), -np.inf, 0.0).astype(dtype)

@@ -7,14 +7,16 @@ from typing import Any
 
 import numpy as np
 
+from ..core.checks import check_numel
 from ..core.creation import default_generator
 from ..core.tensor import Tensor, resolve_dtype
 from . import functional as F
-from .checks import check_count, check_input, check_real
+from .checks import check_count, check_flag, check_input, check_real
 from .module import Module, Parameter
 
 
 def _uniform(shape: tuple[int, ...], bound: float, dtype: Any, device: Any) -> Parameter:
+    check_numel(shape, "weight shape", "Linear")
     values = default_generator().uniform(-bound, bound, size=shape)
     return Parameter(values.astype(resolve_dtype(dtype)), device=device)
 
@@ -28,6 +30,8 @@ class Linear(Module):
         super().__init__()
         in_features = check_count(in_features, "in_features", "Linear")
         out_features = check_count(out_features, "out_features", "Linear")
+        bias = check_flag(bias, "bias", "Linear")
+        resolve_dtype(dtype)  # a bad dtype is named before anything is allocated
         bound = 1.0 / math.sqrt(in_features) if in_features else 0.0
         self.in_features, self.out_features = in_features, out_features
         self.weight = _uniform((out_features, in_features), bound, dtype, device)
@@ -58,6 +62,7 @@ class Embedding(Module):
         num_embeddings = check_count(num_embeddings, "num_embeddings", "Embedding")
         embedding_dim = check_count(embedding_dim, "embedding_dim", "Embedding")
         std = check_real(std, "std", "Embedding", 0.0, math.inf)
+        check_numel((num_embeddings, embedding_dim), "weight shape", "Embedding")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         values = default_generator().normal(0.0, std, (num_embeddings, embedding_dim))
         self.weight = Parameter(values.astype(resolve_dtype(dtype)), device=device)
@@ -77,9 +82,8 @@ class LayerNorm(Module):
     ):
         super().__init__()
         dim = check_count(dim, "dim", "LayerNorm")
-        eps = check_real(eps, "eps", "LayerNorm", 0.0, math.inf)
-        if eps == 0.0:
-            raise ValueError("LayerNorm eps must be > 0 (it keeps 1/sqrt(var + eps) finite), got 0.0")
+        eps = check_real(eps, "eps", "LayerNorm", 0.0, math.inf, low_open=True)
+        fused = check_flag(fused, "fused", "LayerNorm")
         self.dim, self.eps, self.fused = dim, eps, fused
         dt = resolve_dtype(dtype)
         self.weight = Parameter(np.ones(dim, dtype=dt), device=device)
@@ -99,7 +103,7 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.1, generator: np.random.Generator | None = None):
         super().__init__()
-        p = check_real(p, "dropout probability", "", 0.0, 1.0)
+        p = check_real(p, "p", "Dropout", 0.0, 1.0)
         if generator is not None and not isinstance(generator, np.random.Generator):
             raise TypeError(
                 f"Dropout generator must be a numpy.random.Generator, got {type(generator).__name__}; "

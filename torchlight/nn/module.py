@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.checks import check_flag
 from ..core.tensor import Tensor, _backend_for, check_device_or_dtype, resolve_dtype
 from ..core.tensor_data import TensorData
 
@@ -68,7 +69,7 @@ class Parameter(Tensor):
         if isinstance(data, Tensor) and dtype is None and device is None:
             self._data = data._data
             self.backend = data.backend
-            self.requires_grad = bool(requires_grad)
+            self.requires_grad = check_flag(requires_grad, "requires_grad", "Parameter")
             self.grad = None
             self._node = None
         else:
@@ -130,8 +131,9 @@ class Module:
 
     def train(self, mode: bool = True) -> Module:
         """Set training mode (dropout active) on this module and every sub-module."""
+        mode = check_flag(mode, "mode", f"{type(self).__name__}.train")
         for module in self.modules():
-            module.training = bool(mode)
+            module.training = mode
         return self
 
     def eval(self) -> Module:
@@ -173,9 +175,10 @@ class Module:
         """Validate ``state`` (names, shapes, dtypes) without changing anything; returns what to assign."""
         if not isinstance(state, Mapping):
             raise TypeError(
-                f"load_state_dict expects a mapping of names to arrays, got {type(state).__name__}; "
+                f"load_state_dict state must be a mapping of names to arrays, got {type(state).__name__}; "
                 f"pass model.state_dict() or a dict"
             )
+        strict = check_flag(strict, "strict", "load_state_dict")
         bad_names = [k for k in state if not isinstance(k, str)]
         if bad_names:
             raise StateDictError(f"state dict names must be strings, got {bad_names[0]!r}")

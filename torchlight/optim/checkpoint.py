@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.checks import check_path
 from ..core.tensor_data import TensorData
 from ..nn.module import Module, StateDictError
 from .atomic import atomic_write
@@ -44,6 +45,7 @@ def _check_targets(model: Any, optimizer: Any, what: str) -> None:
 
 def save_checkpoint(path: str | os.PathLike, model: Module, optimizer: Optimizer | None = None) -> None:
     """Write ``model`` (and ``optimizer``) state to ``path`` (a ``.npz`` file), atomically."""
+    check_path(path, "save_checkpoint")
     _check_targets(model, optimizer, "save_checkpoint")
     arrays = {MODEL_PREFIX + k: v for k, v in model.state_dict().items()}
     if optimizer is not None:
@@ -57,6 +59,7 @@ def read_checkpoint(path: str | os.PathLike, max_bytes: int | None = None) -> di
     ``max_bytes`` caps the total size the zip directory may declare, checked before anything
     is decompressed (``load_checkpoint`` derives it from the model and optimizer).
     """
+    check_path(path, "read_checkpoint")
     with CheckpointArchive(path) as archive:
         keys = list(archive.members)
         _check_size(archive, keys, max_bytes, "max_bytes allows")
@@ -120,6 +123,7 @@ def _read_for(name: str, model: Module, optimizer: Optimizer | None) -> dict[str
 
 def load_checkpoint(path: str | os.PathLike, model: Module, optimizer: Optimizer | None = None) -> None:
     """Restore ``model`` (and ``optimizer``) from ``save_checkpoint``'s file; all of it or nothing."""
+    check_path(path, "load_checkpoint")
     _check_targets(model, optimizer, "load_checkpoint")
     name = os.fspath(path)
     try:

@@ -27,6 +27,10 @@ MAX_STEPS = int(np.iinfo(np.int64).max)
 def _param_list(params: Iterable[Parameter], owner: str) -> list[Parameter]:
     if isinstance(params, Tensor):
         raise TypeError(f"{owner} expects an iterable of parameters, got one Tensor; pass [param]")
+    if isinstance(params, (str, bytes)):
+        raise TypeError(
+            f"{owner} expects an iterable of parameters, got {type(params).__name__} {params!r:.40}"
+        )
     try:
         params = list(params)
     except TypeError:
@@ -54,8 +58,13 @@ def _hyper_value(value: Any, where: str) -> float:
         value = value[()]
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         hint = f" (float({value!r}) converts it)" if isinstance(value, str) else ""
-        raise TypeError(f"{where} must be a real number, got {type(value).__name__} {value!r}{hint}")
-    return float(value)
+        raise TypeError(f"{where} must be a real number, got {type(value).__name__} {value!r:.60}{hint}")
+    try:
+        return float(value)
+    except OverflowError:  # an int past float range: out of every range below
+        raise ValueError(
+            f"{where} must be a finite number, got an int of {value.bit_length()} bits"
+        ) from None
 
 
 class Optimizer:
@@ -362,6 +371,11 @@ def clip_grad_norm_(params: Iterable[Parameter], max_norm: float) -> float:
         raise ValueError(f"max_norm must be > 0 and finite, got {max_norm!r}")
     if isinstance(params, Tensor):
         params = [params]
+    if isinstance(params, (str, bytes)) or not hasattr(params, "__iter__"):
+        raise TypeError(
+            f"clip_grad_norm_ parameters must be an iterable of parameters, got {type(params).__name__}; "
+            f"pass model.parameters()"
+        )
     unique = {id(p): p for p in params}  # a parameter listed twice is counted and scaled once
     grads = [p for p in unique.values() if getattr(p, "grad", None) is not None]
     with no_grad():
