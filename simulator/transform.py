@@ -46,8 +46,7 @@ _UNSUPPORTED = [
         "use the *_sync form with a mask",
     ),
     (
-        r"\b(?:cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaGraph\w*"
-        r"|cudaMemcpy2D(?:To|From)Array\w*|cudaMemcpy3D\w*|cudaMalloc3D\w*|cudaMallocArray)\s*\(",
+        r"\b(?:cudaMemcpy2D(?:To|From)Array\w*|cudaMemcpy3D\w*|cudaMalloc3D\w*|cudaMallocArray)\s*\(",
         "this CUDA runtime call or device intrinsic",
         "see simulator/README.md for the supported API",
     ),
