@@ -22,6 +22,17 @@ __global__ void iota_add(float* x, int n) {
     if (i < n) x[i] += (float)i;
 }
 
+template <class T>
+__global__ void add_const(T* x, T v, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] += v;
+}
+
+__global__ void shift(float* x, int n, float by = 10.0f) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] += by;
+}
+
 __global__ void never_launched(float* x) { x[0] = 42.0f; }
 
 static const int N = 256;
@@ -147,7 +158,9 @@ static int captured(float* y, float* hy) {
     int n = N;
     void* args[] = {&y, &a, &b, &n};
     CHECK(cudaLaunchKernel((void*)affine, dim3(2), dim3(128), args, 0, s));  // 6 + 3i
-    a = 100.0f;  // the launch copied its arguments when it was captured
+    a = 100.0f;                                      // the launch copied its arguments when it was captured
+    add_const<<<2, 128, 0, s>>>(y, 1.0f, N);         // 7 + 3i (a kernel template, arguments deduced)
+    shift<<<2, 128, 0, s>>>(y, N);                   // 17 + 3i (a default argument)
     CHECK(cudaLaunchHostFunc(s, bump, &hits));
     CHECK(cudaMemcpyAsync(hy, y, N * sizeof(float), cudaMemcpyDeviceToHost, s));
     unsigned long long id = 0;
