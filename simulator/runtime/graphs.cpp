@@ -373,7 +373,8 @@ cudaError_t cudaGraphCreate(cudaGraph_t* graph, unsigned int flags) {
 }
 
 cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
-                                   size_t num_deps, const struct cudaKernelNodeParams* params) {
+                                   size_t num_deps, const struct cudaKernelNodeParams* params, const char* file,
+                                   int line) {
     if (params == nullptr) return set_error(cudaErrorInvalidValue);
     if (params->kernelParams == nullptr && params->extra != nullptr) {
         sim::note("cudaGraphAddKernelNode: arguments in the 'extra' format are not supported by the simulator "
@@ -383,7 +384,7 @@ cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* node, cudaGraph_t graph, con
     NodeOp n;
     n.type = cudaGraphNodeTypeKernel;
     const sim::LaunchSpec spec{params->sim_host_gridDim, params->sim_host_blockDim, params->sharedMemBytes, nullptr};
-    if (cudaError_t e = sim::make_kernel_op(params->func, spec, params->kernelParams, "(kernel node)", 0,
+    if (cudaError_t e = sim::make_kernel_op(params->func, spec, params->kernelParams, file, line,
                                             "cudaGraphAddKernelNode", &n.kernel))
         return e;
     std::lock_guard<std::mutex> lock(g_graph_mu);

@@ -722,8 +722,10 @@ SIM_API cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStrea
                                              const cudaGraphEdgeData** edge_data = 0, size_t* num_dependencies = 0);
 SIM_API cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode* mode);
 SIM_API cudaError_t cudaGraphCreate(cudaGraph_t* graph, unsigned int flags);
+// The two trailing parameters (the caller's file and line, for reports) are the simulator's.
 SIM_API cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
-                                           size_t num_deps, const struct cudaKernelNodeParams* params);
+                                           size_t num_deps, const struct cudaKernelNodeParams* params,
+                                           const char* file = __builtin_FILE(), int line = __builtin_LINE());
 SIM_API cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
                                            size_t num_deps, const struct cudaMemcpy3DParms* params);
 SIM_API cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
