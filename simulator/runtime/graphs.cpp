@@ -231,12 +231,16 @@ bool capturing(cudaStream_t stream) {
 }
 
 cudaError_t capture_op(const KernelOp& op) {
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (!g_capture_active.load()) return run_kernel_op(op);  // the capture ended meanwhile
-    NodeOp n;
-    n.type = cudaGraphNodeTypeKernel;
-    n.kernel = op;
-    return capture_node(std::move(n));
+    {
+        std::lock_guard<std::mutex> lock(g_graph_mu);
+        if (g_capture_active.load()) {
+            NodeOp n;
+            n.type = cudaGraphNodeTypeKernel;
+            n.kernel = op;
+            return capture_node(std::move(n));
+        }
+    }
+    return run_kernel_op(op);  // the capture ended meanwhile: run it, outside the lock
 }
 
 void capture_kernel(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
@@ -310,7 +314,8 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMo
     if ((int)mode < 0 || (int)mode > 2) return set_error(cudaErrorInvalidValue);
     if (cudaError_t e = sim::sticky_error()) return e;
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (sim::g_capture_active.load()) return set_error(cudaErrorIllegalState);  // one capture at a time
+    // One capture at a time; CUDA documents cudaErrorInvalidValue for a stream that cannot begin one.
+    if (sim::g_capture_active.load()) return set_error(cudaErrorInvalidValue);
     auto* graph = new CUgraph_st();
     sim::g_graphs.insert(graph);
     sim::g_capture = sim::Capture{graph, mode, std::this_thread::get_id(), ++sim::g_capture_ids, nullptr};
@@ -322,7 +327,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
     (void)stream;
     if (graph == nullptr) return set_error(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (!sim::g_capture_active.load()) return set_error(cudaErrorIllegalState);
+    if (!sim::g_capture_active.load()) return set_error(cudaErrorInvalidValue);  // not capturing
     if (sim::g_capture.mode != cudaStreamCaptureModeRelaxed && sim::g_capture.thread != std::this_thread::get_id())
         return set_error(cudaErrorStreamCaptureWrongThread);
     *graph = sim::g_capture.graph;
