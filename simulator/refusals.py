@@ -13,11 +13,6 @@ UNSUPPORTED = [
         "warp intrinsic without _sync (removed in CUDA 9)",
         "use the *_sync form with a mask",
     ),
-    (
-        r"cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaGraph\w*",
-        "this CUDA runtime call or device intrinsic",
-        "see simulator/README.md for the supported API",
-    ),
 ]
 UNSUPPORTED_RE = [(re.compile(p), what, fix) for p, what, fix in UNSUPPORTED]
 # Clang's messages that name a declaration it could not find.

@@ -171,8 +171,14 @@ static inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) {
     X(cudaErrorLaunchFailure, 719, "unspecified launch failure (the simulator reported the kernel fault on "  \
                                    "stderr)")                                                                 \
     X(cudaErrorCooperativeLaunchTooLarge, 720, "too many blocks in cooperative launch")                       \
+    X(cudaErrorIllegalState, 401, "the operation cannot be performed in the present state")                   \
     X(cudaErrorNotSupported, 801, "operation not supported")                                                  \
     X(cudaErrorStreamCaptureUnsupported, 900, "operation not permitted when stream is capturing")             \
+    X(cudaErrorStreamCaptureUnmatched, 903, "capture was not initiated in this stream")                       \
+    X(cudaErrorStreamCaptureWrongThread, 908, "attempt to terminate a thread-local capture sequence from "     \
+                                              "another thread")                                               \
+    X(cudaErrorGraphExecUpdateFailure, 910, "the graph update was not performed because it included changes " \
+                                            "which violated constraints specific to instantiated graph update")\
     X(cudaErrorUnknown, 999, "unknown error")
 
 #define SIM_CUDA_ERROR_ENUM(name, value, text) name = value,
@@ -397,6 +403,74 @@ struct LaunchSpec {
 SIM_API void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
                         void (*invoke)(void*), void* pack);
 
+// A kernel and its converted arguments. A launch runs it from the caller's stack; a launch
+// made while a stream capture is active copies it to the heap and the graph node owns it.
+template <class F, class Tuple>
+struct Packed {
+    F fn;
+    Tuple args;
+    static void invoke(void* p) {
+        Packed* pk = static_cast<Packed*>(p);
+        std::apply(pk->fn, pk->args);
+    }
+    static void destroy(void* p) { delete static_cast<Packed*>(p); }
+};
+
+// Stream capture (graphs.cpp): true while a capture is active (every stream is one stream).
+SIM_API bool capturing(cudaStream_t stream);
+// Records a launch in the capturing graph; the node takes ownership of ``pack``.
+SIM_API void capture_kernel(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
+                            void (*invoke)(void*), void (*destroy)(void*), void* pack);
+
+// Runs a launch, or records it when a capture is active. Every launch template goes through here.
+template <class F, class Tuple>
+static inline void dispatch(const LaunchSpec& spec, const char* name, const char* file, int line,
+                            const void* kernel, F fn, Tuple&& args) {
+    using Pk = Packed<F, std::decay_t<Tuple>>;
+    if (capturing(spec.stream)) {
+        capture_kernel(spec, name, file, line, kernel, &Pk::invoke, &Pk::destroy,
+                       new Pk{fn, std::forward<Tuple>(args)});
+        return;
+    }
+    Pk pack{fn, std::forward<Tuple>(args)};
+    launch_raw(spec, name, file, line, kernel, &Pk::invoke, &pack);
+}
+
+// ---- the kernel registry (kernel_registry.cpp) -----------------------------------------------
+// A launch by address (cudaLaunchKernel, cudaLaunchKernelExC, a graph's kernel node) passes
+// the arguments as `void** args`; the registry knows, per kernel address, how to copy them
+// into the kernel's parameter types. Every <<<>>> launch and every typed launch form
+// registers its kernel on first use; the front end registers every kernel definition.
+// make_pack returns a heap Packed that ``destroy`` frees.
+using MakePack = void* (*)(const void* kernel, void** args);
+SIM_API bool register_kernel_raw(const void* kernel, const char* name, int nparams, MakePack make,
+                                 void (*invoke)(void*), void (*destroy)(void*));
+
+template <class... P>
+struct KernelPacker {
+    using Fn = void (*)(P...);
+    using Pk = Packed<Fn, std::tuple<std::decay_t<P>...>>;
+    template <size_t... I>
+    static void* make_at(const void* kernel, void** args, std::index_sequence<I...>) {
+        (void)args;
+        return new Pk{reinterpret_cast<Fn>(const_cast<void*>(kernel)),
+                      std::tuple<std::decay_t<P>...>(*static_cast<std::decay_t<P>*>(args[I])...)};
+    }
+    static void* make(const void* kernel, void** args) {
+        return make_at(kernel, args, std::index_sequence_for<P...>{});
+    }
+};
+
+// Records ``k`` (with its name for reports; may be null) so that it can be launched by
+// address. Cheap after the first call for a kernel; true when ``k`` is (now) registered.
+template <class... P>
+static inline bool register_kernel(void (*k)(P...), const char* name) {
+    if (k == nullptr) return false;
+    return register_kernel_raw(reinterpret_cast<const void*>(k), name, (int)sizeof...(P),
+                               &KernelPacker<P...>::make, &KernelPacker<P...>::Pk::invoke,
+                               &KernelPacker<P...>::Pk::destroy);
+}
+
 // A <<<grid, block, smem, stream>>> launch, as the build rewrites it: the arguments convert
 // to the kernel's parameter types once, on the host, like a real launch. ``spec`` carries the
 // launch configuration and whether the kernel is barrier-free (then a fast build runs each
@@ -404,17 +478,9 @@ SIM_API void launch_raw(const LaunchSpec& spec, const char* name, const char* fi
 template <class... P>
 static inline void launch(const LaunchSpec& spec, const char* name, const char* file, int line,
                           void (*kernel)(P...), typename nondeduced<std::decay_t<P>>::type... args) {
-    struct Pack {
-        void (*kernel)(P...);
-        std::tuple<std::decay_t<P>...> args;
-    };
-    Pack pack{kernel, std::tuple<std::decay_t<P>...>(args...)};
-    launch_raw(spec, name, file, line, reinterpret_cast<const void*>(kernel),
-               [](void* p) {
-                   Pack* pk = static_cast<Pack*>(p);
-                   std::apply(pk->kernel, pk->args);
-               },
-               &pack);
+    register_kernel(kernel, name);
+    dispatch(spec, name, file, line, reinterpret_cast<const void*>(kernel), kernel,
+             std::tuple<std::decay_t<P>...>(args...));
 }
 
 template <class... P>
@@ -429,17 +495,7 @@ static inline void launch(const char* name, const char* file, int line, dim3 gri
 template <class F, class... A>
 static inline void launch_deduced(const LaunchSpec& spec, const char* name, const char* file, int line, F call,
                                   A&&... args) {
-    struct Pack {
-        F call;
-        std::tuple<std::decay_t<A>...> args;
-    };
-    Pack pack{call, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...)};
-    launch_raw(spec, name, file, line, nullptr,
-               [](void* p) {
-                   Pack* pk = static_cast<Pack*>(p);
-                   std::apply(pk->call, pk->args);
-               },
-               &pack);
+    dispatch(spec, name, file, line, nullptr, call, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...));
 }
 
 // The form the front end emits: barrier_free is its finding that the kernel reaches no barrier

@@ -429,12 +429,6 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpy
     return cudaSuccess;
 }
 
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind,
-                            cudaStream_t stream) {
-    (void)stream;
-    return cudaMemcpy(dst, src, count, kind);
-}
-
 cudaError_t cudaMemset(void* ptr, int value, size_t count) {
     if (cudaError_t e = sticky_error()) return e;
     if (count == 0) return cudaSuccess;
@@ -450,11 +444,6 @@ cudaError_t cudaMemset(void* ptr, int value, size_t count) {
     }
     std::memset(ptr, value, count);
     return cudaSuccess;
-}
-
-cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream) {
-    (void)stream;
-    return cudaMemset(ptr, value, count);
 }
 
 cudaError_t cudaGetLastError(void) {
@@ -684,15 +673,6 @@ cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int flag
 cudaError_t cudaStreamQuery(cudaStream_t stream) {
     (void)stream;
     return sticky_error();
-}
-
-// Work in a stream is done when the call returns, so a host function runs at once, in order.
-cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) {
-    (void)stream;
-    if (fn == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (cudaError_t e = sticky_error()) return e;
-    fn(user_data);
-    return cudaSuccess;
 }
 
 cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* user_data,

@@ -4,6 +4,7 @@
 //   device_api.cpp  what a CUDA thread calls: barriers, warp operations, shared memory
 //   host_api.cpp    the cuda* calls: memory, launches, streams, errors, device queries
 //   reports.cpp     what the checkers print: findings, deadlocks, memcheck's hooks
+//   kernel_registry.cpp, graphs.cpp  launches by address, graphs, capture (graphs_internal.h)
 //
 // The runtime is compiled once per mode without sanitizer instrumentation (its bookkeeping is
 // shared by fibers on purpose) and linked into every simulated library or check executable.

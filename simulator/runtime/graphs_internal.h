@@ -1,0 +1,51 @@
+// Internal declarations shared by kernel_registry.cpp and graphs.cpp (never included by
+// kernel code): a registered kernel, and a kernel launch held by a graph node or a capture.
+#ifndef SIM_GRAPHS_INTERNAL_H
+#define SIM_GRAPHS_INTERNAL_H
+
+#include "sim_internal.h"
+
+#include <memory>
+
+#pragma GCC visibility push(hidden)
+
+namespace sim {
+
+struct KernelEntry {
+    const char* name;  // null when only typed forms registered it
+    int nparams;
+    MakePack make;
+    void (*invoke)(void*);
+    void (*destroy)(void*);
+};
+
+// One launch with its own copy of the arguments; copies of a KernelOp share the pack.
+struct KernelOp {
+    LaunchSpec spec{};
+    const char* name = nullptr;
+    const char* file = nullptr;
+    int line = 0;
+    const void* kernel = nullptr;
+    void (*invoke)(void*) = nullptr;
+    std::shared_ptr<void> pack;
+};
+
+// ---- kernel_registry.cpp ---------------------------------------------------------------------
+bool find_kernel(const void* kernel, KernelEntry* out);
+// cudaErrorInvalidDeviceFunction with the one-line note naming the registration rule.
+cudaError_t unknown_kernel(const void* func, const char* call);
+// Copies ``args`` into a KernelOp for the registered kernel ``func``.
+cudaError_t make_kernel_op(const void* func, const LaunchSpec& spec, void** args, const char* file, int line,
+                           const char* call, KernelOp* op);
+// Runs it now; returns the launch's error (configuration, or the sticky error it caused).
+cudaError_t run_kernel_op(const KernelOp& op);
+
+// ---- graphs.cpp -------------------------------------------------------------------------------
+// Appends a kernel node to the capturing graph.
+cudaError_t capture_op(const KernelOp& op);
+
+}  // namespace sim
+
+#pragma GCC visibility pop
+
+#endif  // SIM_GRAPHS_INTERNAL_H

@@ -1,0 +1,158 @@
+// The kernel registry and the launch forms that name a kernel by address: cudaLaunchKernel,
+// cudaLaunchKernelEx(C), cudaLaunchCooperativeKernel (refused) and cudaFuncGetAttributes. A
+// registry entry turns `void** args` into a copy of the arguments in the kernel's own
+// parameter types (KernelPacker in cuda_sim.h), which a launch or a graph node then runs.
+#include "graphs_internal.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace sim {
+namespace {
+
+std::mutex g_registry_mu;
+std::unordered_map<const void*, KernelEntry>& registry() {
+    static auto* table = new std::unordered_map<const void*, KernelEntry>();  // outlives exit-time launches
+    return *table;
+}
+
+// Launch-by-address failures a program can recover from print one line each time, naming the
+// rule, so that a wrong result is never silent.
+cudaError_t refuse(cudaError_t e, const char* fmt, const void* func) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, fmt, func);
+    std::fprintf(stderr, "note (simulator): %s\n", buf);
+    std::fflush(stderr);
+    return set_error(e);
+}
+
+}  // namespace
+
+bool register_kernel_raw(const void* kernel, const char* name, int nparams, MakePack make, void (*invoke)(void*),
+                         void (*destroy)(void*)) {
+    std::lock_guard<std::mutex> lock(g_registry_mu);
+    auto& table = registry();
+    auto it = table.find(kernel);
+    if (it == table.end()) {
+        table.emplace(kernel, KernelEntry{name, nparams, make, invoke, destroy});
+    } else if (it->second.name == nullptr && name != nullptr) {
+        it->second.name = name;  // a typed form registered it first, without a name
+    }
+    return true;
+}
+
+bool find_kernel(const void* kernel, KernelEntry* out) {
+    std::lock_guard<std::mutex> lock(g_registry_mu);
+    auto it = registry().find(kernel);
+    if (it == registry().end()) return false;
+    *out = it->second;
+    return true;
+}
+
+cudaError_t unknown_kernel(const void* func, const char* call) {
+    char fmt[256];
+    std::snprintf(fmt, sizeof fmt,
+                  "%s: kernel %%p is not registered: a kernel launched only by address (void*) needs the "
+                  "simulator's front end to register its definition, or one <<<>>> or typed launch of it first",
+                  call);
+    return refuse(cudaErrorInvalidDeviceFunction, fmt, func);
+}
+
+cudaError_t make_kernel_op(const void* func, const LaunchSpec& spec, void** args, const char* file, int line,
+                           const char* call, KernelOp* op) {
+    if (func == nullptr) return set_error(cudaErrorInvalidDeviceFunction);
+    KernelEntry e;
+    if (!find_kernel(func, &e)) return unknown_kernel(func, call);
+    if (args == nullptr && e.nparams > 0) return set_error(cudaErrorInvalidValue);
+    op->spec = spec;
+    op->name = e.name != nullptr ? e.name : "(launched by address)";
+    op->file = file;
+    op->line = line;
+    op->kernel = func;
+    op->invoke = e.invoke;
+    op->pack = std::shared_ptr<void>(e.make(func, args), e.destroy);
+    return cudaSuccess;
+}
+
+cudaError_t run_kernel_op(const KernelOp& op) {
+    const cudaError_t before = tl_last_error;
+    tl_last_error = cudaSuccess;
+    launch_raw(op.spec, op.name, op.file, op.line, op.kernel, op.invoke, op.pack.get());
+    const cudaError_t e = tl_last_error;
+    if (e == cudaSuccess) tl_last_error = before;
+    return e != cudaSuccess ? e : sticky_error();
+}
+
+cudaError_t launch_by_address(const void* func, const LaunchSpec& spec, void** args, bool cooperative,
+                              const char* file, int line) {
+    if (cudaError_t e = sticky_error()) return e;
+    if (cooperative) {
+        return refuse(cudaErrorNotSupported,
+                      "cooperative launch of kernel %p: not supported by the simulator (grid-wide "
+                      "synchronisation needs every block resident at once); returns cudaErrorNotSupported",
+                      func);
+    }
+    KernelOp op;
+    if (cudaError_t e = make_kernel_op(func, spec, args, file, line, "cudaLaunchKernel", &op)) return e;
+    if (capturing(spec.stream)) return capture_op(op);
+    return run_kernel_op(op);
+}
+
+cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, void** args, const char* file, int line) {
+    if (config == nullptr || (config->numAttrs > 0 && config->attrs == nullptr)) return set_error(cudaErrorInvalidValue);
+    bool cooperative = false;
+    for (unsigned int i = 0; i < config->numAttrs; ++i) {
+        const cudaLaunchAttribute& a = config->attrs[i];
+        switch (a.id) {
+            case cudaLaunchAttributeIgnore:
+            case cudaLaunchAttributePriority:  // one stream, run in order: a priority changes nothing
+                break;
+            case cudaLaunchAttributeAccessPolicyWindow: {
+                // Checked as cudaStreamSetAttribute checks it; there is no cache to steer.
+                const cudaAccessPolicyWindow& w = a.val.accessPolicyWindow;
+                cudaDeviceProp prop;
+                cudaGetDeviceProperties(&prop, 0);
+                if (w.num_bytes > (size_t)prop.accessPolicyMaxWindowSize || !(w.hitRatio >= 0.0f && w.hitRatio <= 1.0f) ||
+                    (int)w.hitProp < 0 || (int)w.hitProp > 2 || (int)w.missProp < 0 || (int)w.missProp > 2)
+                    return set_error(cudaErrorInvalidValue);
+                break;
+            }
+            case cudaLaunchAttributeCooperative:
+                cooperative = cooperative || a.val.cooperative != 0;
+                break;
+            default: {
+                char buf[256];
+                std::snprintf(buf, sizeof buf,
+                              "cudaLaunchKernelEx: launch attribute %d is not supported by the simulator (supported: "
+                              "access policy window, priority, cooperative); returns cudaErrorInvalidValue",
+                              (int)a.id);
+                std::fprintf(stderr, "note (simulator): %s\n", buf);
+                return set_error(cudaErrorInvalidValue);
+            }
+        }
+    }
+    return launch_by_address(func, LaunchSpec{config->gridDim, config->blockDim, config->dynamicSmemBytes, config->stream},
+                             args, cooperative, file, line);
+}
+
+cudaError_t func_get_attributes(struct cudaFuncAttributes* attr, const void* func) {
+    if (attr == nullptr) return set_error(cudaErrorInvalidValue);
+    KernelEntry e;
+    if (func == nullptr) return set_error(cudaErrorInvalidDeviceFunction);
+    if (!find_kernel(func, &e)) return unknown_kernel(func, "cudaFuncGetAttributes");
+    std::memset(attr, 0, sizeof(*attr));
+    attr->maxThreadsPerBlock = 1024;
+    attr->ptxVersion = 80;  // the modelled sm_80 device
+    attr->binaryVersion = 80;
+    attr->preferredShmemCarveout = -1;
+    int optin = 0;
+    {
+        std::lock_guard<std::mutex> lock(g_state_mu);
+        auto it = g_smem_optin.find(func);
+        if (it != g_smem_optin.end()) optin = it->second;
+    }
+    attr->maxDynamicSharedSizeBytes = std::max(optin, (int)kDefaultSmemLimit);
+    return sticky_error();
+}
+
+}  // namespace sim
