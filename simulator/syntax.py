@@ -162,6 +162,8 @@ class TranslationUnit:
                 if ch.kind == ck.COMPOUND_STMT:
                     f.body = self.rng(ch)
                 self._visit(ch, f, user)
+            if user and fkind == "global":
+                self._register(c)
             return
         if kind == ck.LAMBDA_EXPR and (func is None or func.kind == "host"):
             # An extended lambda (`[] __device__ (...) {...}`) in host code is device code; other
@@ -178,6 +180,38 @@ class TranslationUnit:
             self._graph_node(c, func)
         for ch in c.get_children():
             self._visit(ch, func, user)
+
+    def _register(self, kernel) -> None:
+        """After a (non-template) kernel's definition, register it for launches by address.
+
+        ``cudaLaunchKernel((void*)k, ...)`` and graph kernel nodes name a kernel by its address
+        alone; the runtime needs its parameter types to unpack ``void** args``.
+        """
+        ck = self.ci.CursorKind
+        if kernel.kind != ck.FUNCTION_DECL or kernel.get_num_template_arguments() > 0:
+            return  # templates: registered by their typed launches instead
+        if kernel.semantic_parent is None or kernel.semantic_parent.kind not in (
+            ck.TRANSLATION_UNIT,
+            ck.NAMESPACE,
+        ):
+            return
+        end = self.off(kernel.extent.end)
+        signature = kernel.type.get_canonical().spelling  # e.g. "void (float *, int)"
+        if "(" not in signature:
+            return
+        result, params = signature.split("(", 1)
+        pointer = f"{result.strip()} (*)({params}"
+        name = kernel.spelling
+        self.edits.append(
+            Edit(
+                end,
+                end,
+                [
+                    f" static const bool sim_registered_{len(self.edits)}_{name} = "
+                    f'::sim::register_kernel(static_cast<{pointer}>(&{name}), "{name}");'
+                ],
+            )
+        )
 
     def _lambda_kind(self, lam) -> str:
         """``device``/``hd`` for a lambda marked __device__ (before its parameters), else ``host``."""

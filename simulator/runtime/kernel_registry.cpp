@@ -52,8 +52,9 @@ bool find_kernel(const void* kernel, KernelEntry* out) {
 cudaError_t unknown_kernel(const void* func, const char* call) {
     char fmt[256];
     std::snprintf(fmt, sizeof fmt,
-                  "%s: kernel %%p is not registered: a kernel launched only by address (void*) needs the "
-                  "simulator's front end to register its definition, or one <<<>>> or typed launch of it first",
+                  "%s: kernel %%p is not registered: the build registers every kernel definition, and a "
+                  "kernel template's instance once it is launched with <<<>>> or a typed call; this address is "
+                  "neither (a host function?)",
                   call);
     return refuse(cudaErrorInvalidDeviceFunction, fmt, func);
 }

@@ -55,6 +55,7 @@ def test_launches_by_address_typed_and_ex(graphs_run):
     assert float(v["launches_last"]) == x[-1]
     assert float(v["launches_sum"]) == pytest.approx(float(x.astype(np.float64).sum()), abs=0.05)
     assert v["unknown_attribute"] == "cudaErrorInvalidValue"
+    assert v["address_only"] == "42"  # never launched but by address: the build registered it
     assert v["unregistered"] == "cudaErrorInvalidDeviceFunction"
     assert v["unregistered_last"] == "cudaErrorInvalidDeviceFunction"
     assert v["cooperative"] == "cudaErrorNotSupported"
@@ -66,13 +67,13 @@ def test_refusals_print_one_note_naming_the_rule(graphs_run):
     _, proc = graphs_run
     notes = [ln for ln in proc.stderr.splitlines() if ln.startswith("note (simulator): ")]
     unregistered = [ln for ln in notes if "is not registered" in ln]
-    # cudaLaunchKernel, cudaFuncGetAttributes and cudaGraphAddKernelNode of never_launched.
+    # cudaLaunchKernel, cudaFuncGetAttributes and cudaGraphAddKernelNode of not_a_kernel.
     assert [ln.split(":")[1].strip() for ln in unregistered] == [
         "cudaLaunchKernel",
         "cudaFuncGetAttributes",
         "cudaGraphAddKernelNode",
     ]
-    assert all("front end" in ln and "<<<>>>" in ln for ln in unregistered)
+    assert all("registers every kernel definition" in ln and "<<<>>>" in ln for ln in unregistered)
     assert sum("launch attribute 4 is not supported" in ln for ln in notes) == 1
     assert sum("cooperative launch" in ln and "cudaErrorNotSupported" in ln for ln in notes) == 1
     assert sum("form a cycle" in ln for ln in notes) == 1

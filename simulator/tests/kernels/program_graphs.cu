@@ -34,6 +34,8 @@ __global__ void shift(float* x, int n, float by = 10.0f) {
 }
 
 __global__ void never_launched(float* x) { x[0] = 42.0f; }
+// Not a kernel: launching it by address is refused, on a GPU as here.
+static void not_a_kernel(float* x) { x[0] = -1.0f; }
 
 static const int N = 256;
 
@@ -116,9 +118,18 @@ static int launch_forms(float* d, float* h) {
     cfg.attrs = nullptr;
     CHECK(cudaLaunchKernelExC(&cfg, (const void*)affine, args));  // 3i + 6.5
 
+    // A kernel used only by address runs: the build registers every kernel definition.
+    float* probe;
+    CHECK(cudaMalloc(&probe, sizeof(float)));
+    void* probe_args[] = {&probe};
+    CHECK(cudaLaunchKernel((void*)never_launched, dim3(1), dim3(1), probe_args, 0, 0));
+    float probe_value = 0.0f;
+    CHECK(cudaMemcpy(&probe_value, probe, sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK(cudaFree(probe));
+    std::printf("address_only=%g\n", probe_value);
     void* never_args[] = {&d};
     std::printf("unregistered=%s\n",
-                cudaGetErrorName(cudaLaunchKernel((void*)never_launched, dim3(1), dim3(1), never_args, 0, 0)));
+                cudaGetErrorName(cudaLaunchKernel((void*)not_a_kernel, dim3(1), dim3(1), never_args, 0, 0)));
     std::printf("unregistered_last=%s\n", cudaGetErrorName(cudaGetLastError()));
     std::printf("cooperative=%s\n",
                 cudaGetErrorName(cudaLaunchCooperativeKernel((void*)affine, dim3(2), dim3(128), args, 0, 0)));
@@ -128,7 +139,7 @@ static int launch_forms(float* d, float* h) {
     CHECK(cudaFuncGetAttributes(&fa, affine));
     std::printf("max_threads=%d\n", fa.maxThreadsPerBlock);
     std::printf("attributes_unregistered=%s\n",
-                cudaGetErrorName(cudaFuncGetAttributes(&fa, (const void*)never_launched)));
+                cudaGetErrorName(cudaFuncGetAttributes(&fa, (const void*)not_a_kernel)));
     cudaGetLastError();
 
     CHECK(cudaDeviceSynchronize());
@@ -301,7 +312,7 @@ static int explicit_graphs(float* z, float* hz) {
 
     // A kernel node for a kernel the registry does not know is refused.
     void* never_args[] = {&z};
-    kp.func = (void*)never_launched;
+    kp.func = (void*)not_a_kernel;
     kp.kernelParams = never_args;
     cudaGraphNode_t bad;
     std::printf("node_unregistered=%s\n", cudaGetErrorName(cudaGraphAddKernelNode(&bad, g3, nullptr, 0, &kp)));
