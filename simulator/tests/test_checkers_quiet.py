@@ -50,13 +50,22 @@ def test_leak_check_full_names_each_programs_own_cudamalloc_line(spelling):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert proc.stdout.strip() == "PASSED"
     found = _summary(proc.stderr)
-    assert len(found) == 2, proc.stderr  # the freed buffer is not one of them
-    typed = f"in main at {LEAKS}:{_line_of(LEAKS, 'LEAK: typed form')} "
-    void_form = f"in keep_buffer at {LEAKS}:{_line_of(LEAKS, 'LEAK: void** form')} "
-    assert sum(typed in f for f in found) == 1, found
-    assert sum(void_form in f for f in found) == 1, found
+    assert len(found) == 5, proc.stderr  # the freed buffer is not one of them
+    n = 100  # floats per buffer in the program
+    expected = {
+        "LEAK: typed form": ("main", n * 4),
+        "LEAK: void** form": ("keep_buffer", n * 4),
+        "LEAK: managed": ("main", 64),
+        "LEAK: pitch": ("main", 512 * 3),  # 3 rows of 40 bytes, each padded to 512
+        "LEAK: async": ("main", 128),
+    }
+    for marker, (func, size) in expected.items():
+        want = (
+            f"memcheck: device memory leak: {size} bytes from cudaMalloc in {func} at "
+            f"{LEAKS}:{_line_of(LEAKS, marker)} were never freed"
+        )
+        assert sum(f.startswith(want) for f in found) == 1, (want, found)
     for f in found:
-        assert f.startswith("memcheck: device memory leak: 400 bytes from cudaMalloc"), f
         assert "cuda_sim.h" not in f and "/simulator/runtime/" not in f, f
 
 

@@ -1,5 +1,5 @@
-// A correct program that leaves two device buffers allocated at exit (a GPU frees them with
-// the process): memcheck is clean unless --leak-check full, which names each cudaMalloc line.
+// A correct program that leaves device buffers allocated at exit (a GPU frees them with the
+// process): memcheck is clean unless --leak-check full, which names each allocating line.
 #include <cstdio>
 #include <cuda_runtime.h>
 
@@ -28,7 +28,15 @@ int main() {
     cudaMemcpy(ha, a, sizeof ha, cudaMemcpyDeviceToHost);
     cudaMemcpy(hb, b, sizeof hb, cudaMemcpyDeviceToHost);
     cudaFree(c);
-    int bad = 0;
+    float* managed = nullptr;
+    cudaMallocManaged(&managed, 64);  // LEAK: managed
+    float* pitched = nullptr;
+    size_t pitch = 0;
+    cudaMallocPitch(&pitched, &pitch, 40, 3);  // LEAK: pitch
+    float* async = nullptr;
+    cudaMallocAsync(&async, 128, 0);  // LEAK: async
+    cudaStreamSynchronize(0);
+    int bad = pitch != 512;
     for (int i = 0; i < n; ++i) bad += ha[i] != 2.0f * i || hb[i] != 3.0f * i;
     std::printf("%s\n", bad ? "FAILED" : "PASSED");
     return bad != 0;
