@@ -27,7 +27,14 @@ from .limits import check_environment
 from .supervise import ProgramInterrupted, die_with_parent, forward_stop_signals, stop_group
 from .transform import arch_conditionals, translate
 
-__all__ = ["LEAK_CHECKS", "ProgramInterrupted", "RunResult", "run_program", "TIMEOUT_GRACE_S", "TIMEOUT_STATUS"]
+__all__ = [
+    "LEAK_CHECKS",
+    "ProgramInterrupted",
+    "RunResult",
+    "run_program",
+    "TIMEOUT_GRACE_S",
+    "TIMEOUT_STATUS",
+]
 
 TIMEOUT_STATUS = 124  # as timeout(1)
 _KEEP_STDERR = 16 * 1024 * 1024  # bytes of the program's stderr kept for the findings
