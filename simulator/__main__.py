@@ -8,7 +8,7 @@ import sys
 from .build import DEFAULT_ARCH, MODES, SimBuildError, build_shared
 from .check import CHECK_MODES, TIMEOUT_GRACE_S, run_check
 from .limits import check_environment
-from .run import ProgramInterrupted, run_program
+from .run import LEAK_CHECKS, ProgramInterrupted, run_program
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
         "run",
         help="build a whole program (its own main) and run it; arguments after -- go to the program",
         usage="python -m simulator run PROGRAM.cu [FILE.cu|FILE.cpp ...] [-I DIR ...] [--mode MODE] "
-        "[--timeout S] [-- ARGS ...]",
+        "[--leak-check full|no] [--check-host] [--timeout S] [-- ARGS ...]",
     )
     r.add_argument(
         "sources", nargs="+", metavar="FILE", help="the program's .cu sources and host .cpp/.c files"
@@ -51,6 +51,18 @@ def _parser() -> argparse.ArgumentParser:
         "-I", dest="include_dirs", action="append", default=[], metavar="DIR", help="include folder"
     )
     r.add_argument("--mode", default="fast", choices=MODES)
+    r.add_argument(
+        "--leak-check",
+        default="no",
+        choices=LEAK_CHECKS,
+        help="memcheck: 'full' reports device memory still allocated at exit (default: no, "
+        "as compute-sanitizer)",
+    )
+    r.add_argument(
+        "--check-host",
+        action="store_true",
+        help="memcheck: judge sanitizer reports from host code too (default: device code only)",
+    )
     r.add_argument(
         "--timeout",
         type=float,
@@ -71,7 +83,23 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args, program_args: list[str]) -> int:
-    res = run_program(args.sources, args.mode, args.include_dirs, program_args, args.timeout, arch=args.arch)
+    if (args.leak_check == "full" or args.check_host) and args.mode != "memcheck":
+        print(
+            f"simulator: --leak-check full and --check-host are memcheck options: add --mode memcheck "
+            f"(not {args.mode})",
+            file=sys.stderr,
+        )
+        return 2
+    res = run_program(
+        args.sources,
+        args.mode,
+        args.include_dirs,
+        program_args,
+        args.timeout,
+        arch=args.arch,
+        leak_check=args.leak_check,
+        check_host=args.check_host,
+    )
     if res.reports:
         print(
             f"simulator: run ({res.mode}): {len(res.reports)} report(s) from the runtime, returned to the "

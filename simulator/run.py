@@ -25,22 +25,34 @@ from .check import _ENV, TIMEOUT_GRACE_S, _findings, death_by_signal, grace_afte
 from .limits import check_environment
 from .supervise import ProgramInterrupted, die_with_parent, forward_stop_signals, stop_group
 
-__all__ = ["ProgramInterrupted", "RunResult", "run_program", "TIMEOUT_GRACE_S", "TIMEOUT_STATUS"]
+__all__ = [
+    "LEAK_CHECKS",
+    "ProgramInterrupted",
+    "RunResult",
+    "run_program",
+    "TIMEOUT_GRACE_S",
+    "TIMEOUT_STATUS",
+]
 
 TIMEOUT_STATUS = 124  # as timeout(1)
 _KEEP_STDERR = 16 * 1024 * 1024  # bytes of the program's stderr kept for the findings
 
-# Per mode, what the child gets in its environment. Host memory leaks are the program's own
-# affair (a GPU checker reports device memory only): the runtime reports device leaks itself.
+# Per mode, what the child gets in its environment. As compute-sanitizer does, memcheck judges
+# device code and reports device memory left allocated at exit only when asked
+# (``leak_check``); host-code reports only with ``check_host``. Host memory leaks are the
+# program's own affair (LeakSanitizer off).
 _RUN_ENV = {
     "fast": {},
     "memcheck": {
         **_ENV["memcheck"],
         "ASAN_OPTIONS": _ENV["memcheck"]["ASAN_OPTIONS"].replace("detect_leaks=1", "detect_leaks=0"),
+        "SIMULATOR_LEAK_CHECK": "no",
+        "SIMULATOR_CHECK_HOST": "0",
     },
     "racecheck": _ENV["racecheck"],
     "synccheck": _ENV["synccheck"],
 }
+LEAK_CHECKS = ("no", "full")  # compute-sanitizer's --leak-check values
 
 
 # The exit statuses the sanitizers are told to use (check._ENV): the checker stopped the program.
@@ -86,6 +98,8 @@ def run_program(
     stdout=None,
     stderr=None,
     arch: int = DEFAULT_ARCH,
+    leak_check: str = "no",
+    check_host: bool = False,
 ) -> RunResult:
     """Build ``sources`` as one program for ``mode`` and run it with ``args``.
 
@@ -94,12 +108,19 @@ def run_program(
     up to ``TIMEOUT_GRACE_S`` seconds after that. ``stdout``/``stderr`` are binary streams
     (default: this process's); the program's output is copied to them as it comes. Device code
     is compiled with ``__CUDA_ARCH__ == arch``.
+    ``leak_check="full"`` makes device memory still allocated at exit a memcheck finding (named by
+    the program's ``cudaMalloc`` line); ``check_host`` makes sanitizer reports from host code
+    memcheck findings too (labelled ``host code``). Both are memcheck options, off by default.
     ``ValueError`` for a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB`` (``simulator.limits``);
     :class:`ProgramInterrupted` when SIGTERM or SIGHUP arrived while the program ran (in the
     main thread): the program's process group was sent the same signal and has ended.
     """
     if mode not in MODES:
         raise SimBuildError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
+    if leak_check not in LEAK_CHECKS:
+        raise ValueError(f"leak_check={leak_check!r}: give 'full' (report device leaks) or 'no'")
+    if (leak_check == "full" or check_host) and mode != "memcheck":
+        raise ValueError(f"--leak-check full and --check-host are memcheck options, not for --mode {mode}")
     check_environment()
     limit = resolve_timeout(timeout)
     exe = build_program(list(sources), mode, include_dirs, arch)
@@ -108,6 +129,9 @@ def run_program(
     err = stderr if stderr is not None else sys.stderr.buffer
     env = dict(os.environ)
     env.update(_RUN_ENV[mode])
+    if mode == "memcheck":
+        env["SIMULATOR_LEAK_CHECK"] = leak_check
+        env["SIMULATOR_CHECK_HOST"] = "1" if check_host else "0"
     env.pop("SIMULATOR_QUIET", None)
     env["SIMULATOR_TIMEOUT"] = f"{limit:g}"
     for stream in (out, err):

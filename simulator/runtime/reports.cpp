@@ -7,6 +7,10 @@
 
 #if defined(SIM_MEMCHECK)
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
@@ -129,44 +133,217 @@ void report_deadlock(Block* b) {
 namespace {
 
 #if defined(SIM_MEMCHECK)
-void on_death() {
-    Block* b = tl_run.block;
-    Fiber* f = tl_run.fiber;
-    if (b != nullptr && f != nullptr) {
+// What memcheck judges. Kernels run on the runtime's fibers, so a sanitizer report raised
+// while this thread runs no fiber comes from host code (main, option parsing, a host
+// callback), which compute-sanitizer never sees: by default such a report is not printed, the
+// program goes on and one note at exit counts them; SIMULATOR_CHECK_HOST=1 (`run --check-host`)
+// prints them, labelled as host code, and they are findings like a device report (an
+// AddressSanitizer report stops the program, an undefined-behaviour report lets it go on).
+bool env_is(const char* name, const char* value) {
+    const char* v = std::getenv(name);
+    return v != nullptr && std::strcmp(v, value) == 0;
+}
+const bool g_check_host = env_is("SIMULATOR_CHECK_HOST", "1");
+std::atomic<int> g_host_reports{0};
+int g_devnull = -1;
+__thread bool tl_hidden_host_report = false;  // this thread's report is host code, hidden
+__thread bool tl_located = false;           // "the fault above happened in ..." already said
+
+constexpr int kDeviceFaultStatus = 86;  // ASAN_OPTIONS exitcode in check/run: stopped by memcheck
+
+// The only reads of the scheduler's thread-locals here.
+Block* current_block() { return tl_run.block; }
+Fiber* current_fiber() { return tl_run.fiber; }
+bool in_device_code() { return current_fiber() != nullptr; }
+
+void say_where() {
+    Block* b = current_block();
+    Fiber* f = current_fiber();
+    if (b != nullptr && f != nullptr && !tl_located) {
+        tl_located = true;
         report("memcheck: the fault above happened in %s thread %s", where(b).c_str(), tid_str(*f).c_str());
     }
 }
+
+void say_host(const char* where_) {
+    report("memcheck: host code: the report %s is from host code (not a kernel); it is judged because "
+           "host checks were asked for (--check-host)",
+           where_);
+}
+
+// The sanitizers' report fd: /dev/null while a host report is hidden, else stderr.
+void set_report_fd(void* handle, bool hide) {
+    typedef void (*SetFd)(void*);
+    SetFd set = reinterpret_cast<SetFd>(handle == nullptr ? dlsym(RTLD_DEFAULT, "__sanitizer_set_report_fd")
+                                                          : dlsym(handle, "__sanitizer_set_report_fd"));
+    if (set == nullptr) return;
+    if (hide && g_devnull < 0) g_devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    set(reinterpret_cast<void*>(static_cast<uintptr_t>(hide && g_devnull >= 0 ? g_devnull : 2)));
+}
+
+void* ubsan_handle() {
+    static void* h = dlopen("libubsan.so.1", RTLD_NOW | RTLD_NOLOAD);
+    return h;
+}
+
+void on_death() {
+    if (!in_device_code() && tl_hidden_host_report) {
+        // A host report that cannot be recovered from (the sanitizer stops the program anyway).
+        report("memcheck: host code: the program was stopped by a sanitizer report from host code; "
+               "run with --check-host to see it");
+        return;
+    }
+    say_where();
+}
+
+// After AddressSanitizer printed a report (also in a library loaded from Python).
+void on_asan_report(const char*) {
+    if (in_device_code()) {
+        say_where();
+        // run/check set halt_on_error=0 so host reports can go on; a device fault still stops.
+        _exit(kDeviceFaultStatus);
+    }
+    if (tl_hidden_host_report) {  // hidden by __asan_on_error: the program goes on
+        tl_hidden_host_report = false;
+        set_report_fd(nullptr, false);
+        return;
+    }
+    if (g_check_host) {
+        say_host("above");
+        _exit(kDeviceFaultStatus);
+    }
+    // A library loaded from Python keeps the sanitizer's own hooks: label the report, and
+    // leave the stop to the sanitizer's options.
+    report("memcheck: host code: the report above is from host code (not a kernel)");
+}
+
 // UBSan is a separate runtime library under GCC, with its own death callback.
 struct DeathHook {
     DeathHook() {
         __sanitizer_set_death_callback(on_death);
-        void* ubsan = dlopen("libubsan.so.1", RTLD_NOW | RTLD_NOLOAD);
-        if (ubsan != nullptr) {
+        __asan_set_error_report_callback(on_asan_report);
+        if (void* ubsan = ubsan_handle()) {
             typedef void (*SetCallback)(void (*)(void));
             SetCallback set = reinterpret_cast<SetCallback>(dlsym(ubsan, "__sanitizer_set_death_callback"));
             if (set != nullptr) set(on_death);
         }
     }
+    ~DeathHook() {
+        int n = g_host_reports.load();
+        if (n > 0 && !g_check_host) {
+            report("memcheck: note: %d sanitizer report(s) from host code were not shown: memcheck judges "
+                   "device code, as compute-sanitizer does (--check-host checks host code too)",
+                   n);
+        }
+    }
 } g_death_hook;
 #endif
-
 
 }  // namespace
 
 #if defined(SIM_MEMCHECK)
-// Device buffers still allocated at exit: a launcher that misses a cudaFree on some path.
+// Device buffers still allocated at exit: a launcher that misses a cudaFree on some path. Only
+// when asked for (SIMULATOR_LEAK_CHECK=full: `run --leak-check full`, and `check`), as
+// compute-sanitizer reports leaks only with --leak-check full.
 void report_leaks() {
+    if (!env_is("SIMULATOR_LEAK_CHECK", "full")) return;
     std::lock_guard<std::mutex> lock(g_state_mu);
     for (const auto& a : g_allocs) {
-        char where_buf[512] = "unknown caller";
-        auto site = g_alloc_sites.find(a.first);
-        if (site != g_alloc_sites.end()) {
-            __sanitizer_symbolize_pc(const_cast<void*>(site->second), "%f at %s:%l", where_buf, sizeof where_buf);
-        }
+        std::string site = "unknown caller";
+        auto it = g_alloc_sites.find(a.first);
+        site = user_frame(reinterpret_cast<const void*>(a.first),
+                          it == g_alloc_sites.end() ? nullptr : it->second);
         report("memcheck: device memory leak: %zu bytes from cudaMalloc in %s were never freed with cudaFree",
-               a.second, where_buf);
+               a.second, site.c_str());
     }
+}
+
+namespace {
+
+// The runtime's own sources, and the C/C++ runtime, are never the place a finding names.
+bool runtime_file(const char* path) {
+    // The sanitizers' own frames carry relative paths (../../../../src/libsanitizer/...); the
+    // program's sources are compiled by absolute path.
+    return path[0] != '/' || std::strstr(path, "/simulator/runtime/") != nullptr ||
+           std::strncmp(path, "/usr/", 5) == 0 || std::strstr(path, "/gcc/") != nullptr ||
+           std::strstr(path, "libsanitizer") != nullptr;
+}
+
+// "FUNC at FILE:LINE" of the first frame of ``pc`` (with its inlined frames, innermost first)
+// outside the runtime; empty if every frame is the runtime's.
+std::string user_frame_of_pc(const void* pc) {
+    char buf[4096];
+    buf[0] = buf[1] = '\0';
+    // One NUL-terminated line per frame, innermost inlined frame first; "%s" alone locates it.
+    __sanitizer_symbolize_pc(const_cast<void*>(pc), "%s\x1f%f at %s:%l", buf, sizeof buf);
+    for (const char* fr = buf; *fr != '\0' && fr < buf + sizeof buf; fr += std::strlen(fr) + 1) {
+        const char* sep = std::strchr(fr, '\x1f');
+        if (sep == nullptr) continue;
+        std::string file(fr, sep - fr);
+        if (!runtime_file(file.c_str())) return sep + 1;
+    }
+    return "";
+}
+
+}  // namespace
+
+std::string user_frame(const void* block, const void* call_site) {
+    // AddressSanitizer keeps the stack of every allocation (cudaMalloc's malloc): its first frame
+    // outside the runtime is the program's call, also through a template wrapper, a
+    // cudaMallocManaged/Pitch/Async or a helper in a runtime header.
+    void* trace[64];
+    int tid = 0;
+    size_t n = __asan_get_alloc_stack(const_cast<void*>(block), trace, 64, &tid);
+    for (size_t i = 0; i < n; ++i) {
+        // Return addresses: step back into the call for its line.
+        std::string s = user_frame_of_pc(static_cast<const char*>(trace[i]) - (i == 0 ? 0 : 1));
+        if (!s.empty()) return s;
+    }
+    if (call_site != nullptr) {
+        std::string s = user_frame_of_pc(call_site);
+        if (!s.empty()) return s;
+    }
+    return "unknown caller";
 }
 #endif
 
 }  // namespace sim
+
+#if defined(SIM_MEMCHECK)
+// Called by AddressSanitizer and UBSan before they print a report (weak defaults in their
+// libraries, replaced by these in a linked program; a library loaded from Python keeps the
+// defaults and shows every report). A host-code report is hidden unless host checks are on.
+extern "C" {
+__attribute__((visibility("default"))) void __asan_on_error() {
+    if (sim::in_device_code()) return;
+    if (!sim::g_check_host) {
+        sim::tl_hidden_host_report = true;
+        ++sim::g_host_reports;
+        sim::set_report_fd(nullptr, true);
+    }
+}
+
+__attribute__((visibility("default"))) void __ubsan_on_report() {
+    void* ubsan = sim::ubsan_handle();
+    sim::tl_hidden_host_report = false;
+    if (sim::in_device_code()) {
+        sim::set_report_fd(ubsan, false);
+        // UBSan prints after this hook: name the CUDA thread first. Its report then goes on
+        // (halt_on_error=0 in run/check), and the finding fails the run at exit.
+        sim::report("memcheck: the undefined behaviour below happened in %s thread %s",
+                    sim::where(sim::current_block()).c_str(), sim::tid_str(*sim::current_fiber()).c_str());
+        return;
+    }
+    if (!sim::g_check_host) {
+        // Hidden; UBSan's next report sets its output again through this hook. A fatal kind
+        // (unreachable code, a missing return) still stops the program: on_death says so.
+        sim::tl_hidden_host_report = true;
+        ++sim::g_host_reports;
+        sim::set_report_fd(ubsan, true);
+        return;
+    }
+    sim::set_report_fd(ubsan, false);
+    sim::say_host("below");
+}
+}
+#endif

@@ -241,8 +241,17 @@ void fiber_main() {
 }
 
 // Makes room for ``count`` stacks (all remapped at once, before any fiber of a block starts).
+#if defined(SIM_MEMCHECK)
+// Fibers that return unpoison their own frames on the way out; only a block abandoned mid-frame
+// (failed, timed out) or fresh stack memory needs the whole stacks' shadow cleared.
+thread_local bool tl_stacks_dirty = true;
+#endif
+
 bool reserve_stacks(Worker* wk, int count) {
     if (count > wk->stack_slots) {
+#if defined(SIM_MEMCHECK)
+        tl_stacks_dirty = true;
+#endif
         if (wk->stacks != nullptr) munmap(wk->stacks, wk->stacks_bytes);
         wk->stacks = nullptr;
         wk->stack_slots = 0;
@@ -408,7 +417,7 @@ void run_block(Launch* L, unsigned long long id) {
         f.asan_fake = nullptr;
 #if defined(SIM_MEMCHECK)
         // Frames of fibers that never returned leave poisoned redzones behind.
-        __asan_unpoison_memory_region(f.stack, f.stack_size);
+        if (tl_stacks_dirty) __asan_unpoison_memory_region(f.stack, f.stack_size);
 #endif
 #if defined(SIM_RACECHECK)
         if ((int)wk->tsan_fibers.size() <= i) wk->tsan_fibers.push_back(__tsan_create_fiber(0));
@@ -422,6 +431,9 @@ void run_block(Launch* L, unsigned long long id) {
         init_fiber(&f);
     }
     b.live = b.nthreads;
+#if defined(SIM_MEMCHECK)
+    tl_stacks_dirty = false;
+#endif
     tl_run.block = &b;
 #if defined(SIM_RACECHECK)
     tl_sched_tsan = __tsan_get_current_fiber();
@@ -448,6 +460,9 @@ void run_block(Launch* L, unsigned long long id) {
     }
 #if defined(SIM_RACECHECK)
     __tsan_acquire(b.tsan_done);
+#endif
+#if defined(SIM_MEMCHECK)
+    if (b.failed || b.live > 0) tl_stacks_dirty = true;
 #endif
     tl_run.block = nullptr;
     free_block_memory(&b);

@@ -256,8 +256,11 @@ std::string tid_str(const Fiber& f);
 const char* warp_kind_name(int kind);
 void report_deadlock(Block* b);
 #if defined(SIM_MEMCHECK)
-// Lists the device buffers still allocated (called at exit).
+// Lists the device buffers still allocated (called at exit; only with SIMULATOR_LEAK_CHECK=full).
 void report_leaks();
+// "FUNC at FILE:LINE" of the program's code that allocated the heap block ``block`` (the first
+// frame of its allocation stack outside the runtime), else of ``call_site`` (a return address).
+std::string user_frame(const void* block, const void* call_site);
 #endif
 
 }  // namespace sim

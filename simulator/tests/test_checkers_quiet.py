@@ -1,0 +1,171 @@
+"""memcheck follows compute-sanitizer: correct programs run clean (device memory left allocated
+at exit is reported only with ``--leak-check full``; host-code reports only with
+``--check-host``, labelled as host code), and every finding names the program's own line."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+from .conftest import KERNELS, run_cli
+
+LEAKS = KERNELS / "program_leak_at_exit.cu"
+HOST_BUGS = KERNELS / "program_host_bugs.cu"
+
+
+def _line_of(path, marker: str) -> int:
+    """The 1-based line of ``path`` that carries ``marker`` (exactly one)."""
+    lines = [i for i, text in enumerate(path.read_text().splitlines(), 1) if marker in text]
+    assert len(lines) == 1, (marker, lines)
+    return lines[0]
+
+
+def _summary(stderr: str) -> list[str]:
+    """The findings ``run`` lists after the program's output."""
+    out, inside = [], False
+    for ln in stderr.splitlines():
+        if re.match(r"simulator: run \(\w+\): \d+ finding\(s\):", ln):
+            inside = True
+            continue
+        if inside and ln.startswith("  "):
+            out.append(ln.strip())
+        elif inside:
+            break
+    return out
+
+
+def test_device_memory_left_at_exit_is_not_a_finding_by_default():
+    for extra in ((), ("--leak-check", "no")):
+        proc = run_cli("run", str(LEAKS), "--mode", "memcheck", *extra)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert proc.stdout.strip() == "PASSED"
+        assert "leak" not in proc.stderr and "finding" not in proc.stderr
+
+
+@pytest.mark.parametrize("spelling", [("--leak-check", "full"), ("--leak-check=full",)])
+def test_leak_check_full_names_each_programs_own_cudamalloc_line(spelling):
+    proc = run_cli("run", str(LEAKS), "--mode", "memcheck", *spelling)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.strip() == "PASSED"
+    found = _summary(proc.stderr)
+    assert len(found) == 5, proc.stderr  # the freed buffer is not one of them
+    n = 100  # floats per buffer in the program
+    expected = {
+        "LEAK: typed form": ("main", n * 4),
+        "LEAK: void** form": ("keep_buffer", n * 4),
+        "LEAK: managed": ("main", 64),
+        "LEAK: pitch": ("main", 512 * 3),  # 3 rows of 40 bytes, each padded to 512
+        "LEAK: async": ("main", 128),
+    }
+    for marker, (func, size) in expected.items():
+        want = (
+            f"memcheck: device memory leak: {size} bytes from cudaMalloc in {func} at "
+            f"{LEAKS}:{_line_of(LEAKS, marker)} were never freed"
+        )
+        assert sum(f.startswith(want) for f in found) == 1, (want, found)
+    for f in found:
+        assert "cuda_sim.h" not in f and "/simulator/runtime/" not in f, f
+
+
+def test_leak_check_and_check_host_are_memcheck_options():
+    for option in (("--leak-check", "full"), ("--check-host",)):
+        proc = run_cli("run", str(LEAKS), "--mode", "fast", *option)
+        assert proc.returncode == 2
+        assert "memcheck options" in proc.stderr
+
+
+def test_check_reports_a_device_leak_at_the_entry_line(tmp_path):
+    # check's entry is a test driver: its contract is to free what it allocates.
+    src = tmp_path / "leak.cu"
+    src.write_text(
+        "#include <cuda_runtime.h>\n"
+        'extern "C" int leaks(void) {\n'
+        "    float* p;\n"
+        "    return (int)cudaMalloc(&p, 64);\n"
+        "}\n"
+    )
+    proc = run_cli("check", str(src), "--entry", "leaks", "--mode", "memcheck")
+    assert proc.returncode == 1, proc.stdout
+    assert f"device memory leak: 64 bytes from cudaMalloc in leaks at {src}:4 " in proc.stdout
+
+
+def test_host_code_reports_do_not_fail_memcheck_by_default():
+    proc = run_cli("run", str(HOST_BUGS), "--mode", "memcheck")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip() == "PASSED"
+    assert "runtime error" not in proc.stderr and "AddressSanitizer" not in proc.stderr
+    assert "finding" not in proc.stderr
+    assert "2 sanitizer report(s) from host code were not shown" in proc.stderr
+
+
+def test_check_host_reports_host_code_labelled_as_host_code():
+    proc = run_cli("run", str(HOST_BUGS), "--mode", "memcheck", "--check-host")
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    found = _summary(proc.stderr)
+    shift = _line_of(HOST_BUGS, "HOST-UB")
+    mismatch = _line_of(HOST_BUGS, "HOST-ASAN")
+    assert any(
+        f.startswith("memcheck: host code: undefined behaviour: shift exponent -1 is negative")
+        and f.endswith(f"{HOST_BUGS}:{shift}")
+        for f in found
+    ), found
+    assert any(
+        f.startswith("memcheck: host code: alloc-dealloc-mismatch") and f.endswith(f"{HOST_BUGS}:{mismatch}")
+        for f in found
+    ), found
+    assert not any("kernel '" in f for f in found), found
+
+
+DEVICE_BUGS = textwrap.dedent(
+    """\
+    #include <cstdio>
+    #include <cuda_runtime.h>
+    __global__ void shift_kernel(int* out, int s) {
+        out[threadIdx.x] = 1 << (s - (int)threadIdx.x);  // DEVICE-UB
+    }
+    __global__ void oob_kernel(float* p, int n) {
+        p[threadIdx.x + n] = 1.0f;  // DEVICE-OOB
+    }
+    int main(int argc, char** argv) {
+        int* d;
+        float* f;
+        cudaMalloc(&d, 64 * sizeof(int));
+        cudaMalloc(&f, 32 * sizeof(float));
+        shift_kernel<<<1, 4>>>(d, 2);
+        if (argc > 1) oob_kernel<<<1, 32>>>(f, 16);
+        cudaDeviceSynchronize();
+        cudaFree(d);
+        cudaFree(f);
+        std::printf("done\\n");
+        return 0;
+    }
+    """
+)
+
+
+def test_device_findings_still_fail_memcheck_and_name_the_kernel_line(tmp_path):
+    src = tmp_path / "device_bugs.cu"
+    src.write_text(DEVICE_BUGS)
+    ub_line, oob_line = _line_of(src, "DEVICE-UB"), _line_of(src, "DEVICE-OOB")
+    # Undefined behaviour in a kernel: reported with the CUDA thread; the program goes on.
+    proc = run_cli("run", str(src), "--mode", "memcheck")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.strip() == "done"
+    found = _summary(proc.stderr)
+    assert len(found) == 1, found
+    assert found[0].startswith("memcheck: undefined behaviour: shift exponent -1 is negative")
+    assert f"at {src}:{ub_line}; in kernel 'shift_kernel' block (0,0,0)" in found[0]
+    assert found[0].endswith("thread (3,0,0)")
+    # An out-of-bounds write stops the program, as before, naming the kernel's line.
+    proc = run_cli("run", str(src), "--mode", "memcheck", "--", "oob")
+    assert proc.returncode == 86, proc.stdout + proc.stderr
+    found = _summary(proc.stderr)
+    oob = [f for f in found if "heap-buffer-overflow" in f]
+    assert len(oob) == 1, found
+    assert oob[0].startswith("memcheck: heap-buffer-overflow: oob_kernel(float*, int) at "), oob[0]
+    assert f" at {src}:{oob_line}; in kernel 'oob_kernel' block (0,0,0)" in oob[0]
+    assert oob[0].endswith("thread (16,0,0)")
+    assert "host code" not in " ".join(found)
+    assert "stopped by memcheck" in proc.stderr
