@@ -251,7 +251,7 @@ def _open_library(path: Path) -> ctypes.CDLL:
 def _check_simulator_environment(path: Path) -> None:
     # A simulator build's runtime refuses a bad SIMULATOR_THREADS/STACK_KB when loaded (every
     # launcher then fails); refuse it here first, with the same line, as a ValueError.
-    from ..build_kernels import KernelBuildError, simulator_package
+    from ...build_kernels import KernelBuildError, simulator_package
 
     try:
         limits = importlib.import_module(simulator_package().__name__ + ".limits")
