@@ -123,7 +123,7 @@ DEVICE_BUGS = textwrap.dedent(
     #include <cstdio>
     #include <cuda_runtime.h>
     __global__ void overflow_kernel(int* out, int s) {
-        out[threadIdx.x] = (2147483644 + s - 1) + (int)threadIdx.x;  // DEVICE-UB
+        out[threadIdx.x] = ((int)threadIdx.x + s) * 429496730;  // DEVICE-UB
     }
     __global__ void oob_kernel(float* p, int n) {
         p[threadIdx.x + n] = 1.0f;  // DEVICE-OOB
@@ -156,7 +156,7 @@ def test_device_findings_still_fail_memcheck_and_name_the_kernel_line(tmp_path):
     found = _summary(proc.stderr)
     assert len(found) == 1, found
     # (A shift by a negative count is no longer one: device shifts follow PTX, see the front end.)
-    assert found[0].startswith("memcheck: undefined behaviour: signed integer overflow: 2147483645 + 3")
+    assert found[0].startswith("memcheck: undefined behaviour: signed integer overflow: 5 * 429496730")
     assert f"at {src}:{ub_line}; in kernel 'overflow_kernel' block (0,0,0)" in found[0]
     assert found[0].endswith("thread (3,0,0)")
     # An out-of-bounds write stops the program, as before, naming the kernel's line.
