@@ -403,3 +403,26 @@ def thread_work(device, seed: int) -> dict[str, np.ndarray]:
         {f"grad {n}": t.grad for n, t in [("scores", scores), ("x", x), ("gamma", gamma), ("w", w)]}
     )
     return {name: t.numpy() for name, t in tensors.items()}
+
+
+def run_in_threads(work) -> None:
+    """Run ``work(thread)`` in THREADS threads started together; fail on a hang or any error."""
+    import threading
+
+    errors: list[str] = []
+    start = threading.Barrier(THREADS)
+
+    def run(thread: int) -> None:
+        try:
+            start.wait()
+            work(thread)
+        except Exception as err:  # reported below with the thread's number
+            errors.append(f"thread {thread}: {type(err).__name__}: {err}")
+
+    workers = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(THREADS)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(THREAD_JOIN_TIMEOUT_S)
+    assert not any(w.is_alive() for w in workers), "a thread did not finish: the backend hangs under threads"
+    assert not errors, f"{len(errors)} of {THREADS} threads failed:\n" + "\n".join(errors)

@@ -56,3 +56,29 @@ def sim_lib_dir(tmp_path_factory) -> Path:
 def sem(sim_lib_dir) -> ctypes.CDLL:
     """The semantics kernels, loaded with ctypes."""
     return ctypes.CDLL(str(sim_lib_dir / "semantics.so"))
+
+
+def nvcc_compile(
+    program: Path, tmp_path: Path, needs_header: str | None = None
+) -> subprocess.CompletedProcess:
+    """``nvcc -arch=sm_80 -c PROGRAM``; a skip when nvcc, or the library ``needs_header``, is absent."""
+    import shutil
+
+    nvcc = shutil.which("nvcc") or (
+        "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None
+    )
+    if nvcc is None:
+        pytest.skip("nvcc is not installed: cannot check that the program builds for a GPU unchanged")
+    if needs_header is not None:
+        probe = tmp_path / "probe.cu"
+        probe.write_text(f"#include <{needs_header}>\n")
+        if subprocess.run([nvcc, "-E", str(probe)], capture_output=True, timeout=120).returncode != 0:
+            pytest.skip(
+                f"this CUDA toolkit has no <{needs_header}> (its library's -dev package is not installed)"
+            )
+    return subprocess.run(
+        [nvcc, "-arch=sm_80", "-c", str(program), "-o", str(tmp_path / "p.o")],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )

@@ -5,13 +5,11 @@ own arithmetic and from the modelled sm_80 device described in simulator/README.
 
 from __future__ import annotations
 
-import subprocess
-
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, run_cli
-from .test_run import _nvcc, _values
+from .conftest import KERNELS, nvcc_compile, run_cli
+from .test_run import _values
 
 STREAM_MEMORY = KERNELS / "program_stream_memory.cu"
 LEGACY = KERNELS / "program_legacy.cu"
@@ -250,19 +248,5 @@ def test_cublas_and_cublaslt_compute_the_column_major_products(mode):
     ids=["stream_memory", "warp", "wmma", "cublas"],
 )
 def test_the_programs_build_with_nvcc(tmp_path, program):
-    nvcc = _nvcc()
-    if program == CUBLAS:
-        probe = tmp_path / "probe.cu"
-        probe.write_text("#include <cublasLt.h>\n")
-        found = subprocess.run([nvcc, "-E", str(probe)], capture_output=True, text=True, timeout=120)
-        if found.returncode != 0:
-            pytest.skip(
-                "this CUDA toolkit has no cuBLAS headers (<cublasLt.h>): libcublas-dev is not installed"
-            )
-    proc = subprocess.run(
-        [nvcc, "-arch=sm_80", "-c", str(program), "-o", str(tmp_path / "p.o")],
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    proc = nvcc_compile(program, tmp_path, needs_header="cublasLt.h" if program == CUBLAS else None)
     assert proc.returncode == 0, proc.stderr

@@ -6,13 +6,12 @@ numpy's GF(2) matrix powers) and Philox; distributions by their moments over fix
 from __future__ import annotations
 
 import math
-import subprocess
 
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, run_cli
-from .test_run import _nvcc, _values
+from .conftest import KERNELS, nvcc_compile, run_cli
+from .test_run import _values
 
 PROGRAM = KERNELS / "curand_calls.cu"
 SEED = 0x0123456789ABCDEF
@@ -142,17 +141,5 @@ def test_host_api_normals_statuses_and_unsupported_generators(out):
 
 
 def test_the_program_builds_with_nvcc(tmp_path):
-    nvcc = _nvcc()
-    probe = tmp_path / "probe.cu"
-    probe.write_text("#include <curand_kernel.h>\n")
-    if subprocess.run([nvcc, "-E", str(probe)], capture_output=True, timeout=120).returncode != 0:
-        pytest.skip(
-            "this CUDA toolkit has no cuRAND headers (<curand_kernel.h>): libcurand-dev is not installed"
-        )
-    proc = subprocess.run(
-        [nvcc, "-arch=sm_80", "-c", str(PROGRAM), "-o", str(tmp_path / "p.o")],
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    proc = nvcc_compile(PROGRAM, tmp_path, needs_header="curand_kernel.h")
     assert proc.returncode == 0, proc.stderr

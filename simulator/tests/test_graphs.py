@@ -11,8 +11,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, run_cli
-from .test_run import _nvcc, _values
+from .conftest import KERNELS, nvcc_compile, run_cli
+from .test_run import _values
 
 GRAPHS = KERNELS / "program_graphs.cu"
 N = 256  # the program's element count
@@ -138,12 +138,7 @@ def test_pitched_memcpy_node(graphs_run):
 
 
 def test_the_program_builds_with_nvcc(tmp_path):
-    proc = subprocess.run(
-        [_nvcc(), "-arch=sm_80", "-c", str(GRAPHS), "-o", str(tmp_path / "p.o")],
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    proc = nvcc_compile(GRAPHS, tmp_path)
     assert proc.returncode == 0, proc.stderr
 
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import itertools
 import math
-import subprocess
 
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, run_cli
-from .test_run import _nvcc, _values
+from .conftest import KERNELS, nvcc_compile, run_cli
+from .test_run import _values
 
 OBJECTS = KERNELS / "textures_objects.cu"
 SURFACES = KERNELS / "textures_surfaces.cu"
@@ -275,12 +274,7 @@ def test_out_of_range_coordinates_never_read_outside_the_arrays(objects):
 
 @pytest.mark.parametrize("program", [OBJECTS, SURFACES], ids=["objects", "surfaces"])
 def test_the_texture_programs_build_with_nvcc(tmp_path, program):
-    proc = subprocess.run(
-        [_nvcc(), "-arch=sm_80", "-c", str(program), "-o", str(tmp_path / "p.o")],
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    proc = nvcc_compile(program, tmp_path)
     assert proc.returncode == 0, proc.stderr
 
 
@@ -354,12 +348,7 @@ def test_texture_references_bind_fetch_and_note_once(mode):
 
 def test_texture_references_are_refused_by_nvcc_13(tmp_path):
     """The reason the reference program is not built with nvcc: CUDA 12 removed the names."""
-    proc = subprocess.run(
-        [_nvcc(), "-arch=sm_80", "-c", str(TEXREF), "-o", str(tmp_path / "p.o")],
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    proc = nvcc_compile(TEXREF, tmp_path)
     if proc.returncode == 0:
         pytest.skip("this nvcc still has texture references (CUDA 11 or older)")
     assert "texture" in proc.stderr

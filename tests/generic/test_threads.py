@@ -9,12 +9,9 @@ CUDA C launchers) and their backward passes.
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
-from tl_testing import THREAD_JOIN_TIMEOUT_S as JOIN_TIMEOUT_S
-from tl_testing import THREADS, assert_close
+from tl_testing import THREADS, assert_close, run_in_threads
 from tl_testing import thread_work as _work
 
 from torchlight.backends import get_backend
@@ -27,24 +24,12 @@ def test_eight_threads_get_the_cpu_answers(backend):
     seeds = [(thread, r) for thread in range(THREADS) for r in range(ROUNDS)]
     reference = {seed: _work(get_backend("cpu"), seed[0] * 100 + seed[1]) for seed in seeds}
     results: dict[tuple[int, int], dict[str, np.ndarray]] = {}
-    errors: list[str] = []
-    start = threading.Barrier(THREADS)
 
-    def run(thread: int) -> None:
-        try:
-            start.wait()
-            for r in range(ROUNDS):
-                results[(thread, r)] = _work(backend, thread * 100 + r)
-        except Exception as err:  # reported below with the thread's number
-            errors.append(f"thread {thread}: {type(err).__name__}: {err}")
+    def work(thread: int) -> None:
+        for r in range(ROUNDS):
+            results[(thread, r)] = _work(backend, thread * 100 + r)
 
-    workers = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(THREADS)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(JOIN_TIMEOUT_S)
-    assert not any(w.is_alive() for w in workers), "a thread did not finish: the backend hangs under threads"
-    assert not errors, f"{len(errors)} of {THREADS} threads failed:\n" + "\n".join(errors)
+    run_in_threads(work)
     for seed in seeds:
         for name, expected in reference[seed].items():
             assert_close(results[seed][name], expected, np.float32, scale=10, what=f"{seed} {name}")

@@ -8,21 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tl_testing import raises_naming as _raises
 
 import torchlight as tl
 from torchlight import nn
 from torchlight.nn import functional as F
 from torchlight.optim import SGD, Adam, AdamW, clip_grad_norm_
-
-
-def _raises(exc: type[BaseException], call, *fragments: str) -> str:
-    with pytest.raises(exc) as info:
-        call()
-    message = str(info.value)
-    for fragment in fragments:
-        assert fragment in message, f"{exc.__name__} message {message!r} does not name {fragment!r}"
-    return message
-
 
 # --- tensor data ---------------------------------------------------------------------------------
 
