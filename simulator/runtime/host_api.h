@@ -1,6 +1,8 @@
-// Host API of the simulator, part two (included by cuda_sim.h after the launch machinery):
-// events, the modelled device's properties, stream flags and the launcher that the build's
-// transform emits for `kernel<<<...>>>(args)`. Definitions are in host_api.cpp.
+// Host API of the simulator (included by cuda_sim.h after the vector types): the error codes,
+// the host types and every cuda* call, the launch machinery that the build's transform emits
+// for `kernel<<<...>>>(args)`, events, the modelled device's properties, streams, memory pools,
+// graphs and (through sim_textures.h) CUDA arrays and textures. Definitions are in host_api.cpp
+// and the files each section names.
 #ifndef CUDA_CPU_SIMULATOR_HOST_API_H
 #define CUDA_CPU_SIMULATOR_HOST_API_H
 
@@ -8,6 +10,207 @@
 // CUDA samples' helper_cuda.h) test them to see whether the runtime API is available.
 #define __CUDA_RUNTIME_H__
 #define __DRIVER_TYPES_H__
+
+// ---- error codes and host types ------------------------------------------------------------------------
+// Every error code the runtime knows: name, value and cudaGetErrorString's text (errors.cpp).
+// Some (cudaErrorAddressOfConstant, cudaErrorTextureFetchFailed, cudaErrorTextureNotBound,
+// cudaErrorSynchronizationError, cudaErrorMixedDeviceExecution, cudaErrorNotYetImplemented,
+// cudaErrorMemoryValueTooLarge, cudaErrorPriorLaunchFailure, cudaErrorInvalidHostPointer) are
+// gone from CUDA 12/13; older programs still name them, and the simulator never returns them.
+#define SIM_CUDA_ERRORS(X)                                                                                    \
+    X(cudaSuccess, 0, "no error")                                                                             \
+    X(cudaErrorInvalidValue, 1, "invalid argument")                                                           \
+    X(cudaErrorMemoryAllocation, 2, "out of memory")                                                          \
+    X(cudaErrorInitializationError, 3, "initialization error (a SIMULATOR_ variable is not "                  \
+                                       "valid: see stderr)")                                                  \
+    X(cudaErrorCudartUnloading, 4, "driver shutting down")                                                    \
+    X(cudaErrorProfilerDisabled, 5, "profiler disabled while using external profiling tool")                  \
+    X(cudaErrorInvalidConfiguration, 9, "invalid configuration argument")                                     \
+    X(cudaErrorInvalidPitchValue, 12, "invalid pitch argument")                                               \
+    X(cudaErrorInvalidSymbol, 13, "invalid device symbol")                                                    \
+    X(cudaErrorInvalidHostPointer, 16, "invalid host pointer")                                                \
+    X(cudaErrorInvalidDevicePointer, 17, "invalid device pointer")                                            \
+    X(cudaErrorInvalidTexture, 18, "invalid texture reference")                                               \
+    X(cudaErrorInvalidTextureBinding, 19, "texture is not bound to a pointer")                                \
+    X(cudaErrorInvalidChannelDescriptor, 20, "invalid channel descriptor")                                    \
+    X(cudaErrorInvalidMemcpyDirection, 21, "invalid copy direction for memcpy")                               \
+    X(cudaErrorAddressOfConstant, 22, "invalid address of constant")                                          \
+    X(cudaErrorTextureFetchFailed, 23, "fetch from texture failed")                                           \
+    X(cudaErrorTextureNotBound, 24, "cannot fetch from a texture that is not bound")                          \
+    X(cudaErrorSynchronizationError, 25, "incorrect use of __syncthreads()")                                  \
+    X(cudaErrorInvalidFilterSetting, 26, "linear filtering not supported for non-float type")                 \
+    X(cudaErrorInvalidNormSetting, 27, "read as normalized float not supported for 32-bit non float type")    \
+    X(cudaErrorMixedDeviceExecution, 28, "device emulation mode and device execution mode cannot be mixed")   \
+    X(cudaErrorNotYetImplemented, 31, "function not yet implemented")                                         \
+    X(cudaErrorMemoryValueTooLarge, 32, "memory size or pointer value too large")                             \
+    X(cudaErrorInsufficientDriver, 35, "CUDA driver version is insufficient for CUDA runtime version")        \
+    X(cudaErrorInvalidSurface, 37, "invalid surface reference")                                               \
+    X(cudaErrorMissingConfiguration, 52, "__global__ function call is not configured")                        \
+    X(cudaErrorPriorLaunchFailure, 53, "unspecified launch failure in prior launch")                          \
+    X(cudaErrorInvalidDeviceFunction, 98, "invalid device function")                                          \
+    X(cudaErrorNoDevice, 100, "no CUDA-capable device is detected")                                           \
+    X(cudaErrorInvalidDevice, 101, "invalid device ordinal")                                                  \
+    X(cudaErrorStartupFailure, 127, "startup failure in cuda runtime")                                        \
+    X(cudaErrorInvalidKernelImage, 200, "device kernel image is invalid")                                     \
+    X(cudaErrorInvalidResourceHandle, 400, "invalid resource handle")                                         \
+    X(cudaErrorNotReady, 600, "device not ready")                                                             \
+    X(cudaErrorIllegalAddress, 700, "an illegal memory access was encountered")                               \
+    X(cudaErrorLaunchOutOfResources, 701, "too many resources requested for launch")                          \
+    X(cudaErrorLaunchTimeout, 702, "the launch timed out and was terminated (SIMULATOR_TIMEOUT)")             \
+    X(cudaErrorAssert, 710, "device-side assert triggered")                                                   \
+    X(cudaErrorLaunchFailure, 719, "unspecified launch failure (the simulator reported the kernel fault on "  \
+                                   "stderr)")                                                                 \
+    X(cudaErrorCooperativeLaunchTooLarge, 720, "too many blocks in cooperative launch")                       \
+    X(cudaErrorIllegalState, 401, "the operation cannot be performed in the present state")                   \
+    X(cudaErrorNotSupported, 801, "operation not supported")                                                  \
+    X(cudaErrorStreamCaptureUnsupported, 900, "operation not permitted when stream is capturing")             \
+    X(cudaErrorStreamCaptureUnmatched, 903, "capture was not initiated in this stream")                       \
+    X(cudaErrorStreamCaptureWrongThread, 908, "attempt to terminate a thread-local capture sequence from "     \
+                                              "another thread")                                               \
+    X(cudaErrorGraphExecUpdateFailure, 910, "the graph update was not performed because it included changes " \
+                                            "which violated constraints specific to instantiated graph update")\
+    X(cudaErrorUnknown, 999, "unknown error")
+
+#define SIM_CUDA_ERROR_ENUM(name, value, text) name = value,
+enum cudaError { SIM_CUDA_ERRORS(SIM_CUDA_ERROR_ENUM) };
+#undef SIM_CUDA_ERROR_ENUM
+typedef enum cudaError cudaError_t;
+
+enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+    cudaMemcpyDefault = 4,
+};
+
+enum cudaFuncAttribute {
+    cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+    cudaFuncAttributePreferredSharedMemoryCarveout = 9,
+};
+
+enum cudaDeviceAttr {
+    cudaDevAttrMaxThreadsPerBlock = 1,
+    cudaDevAttrMaxBlockDimX = 2,
+    cudaDevAttrMaxBlockDimY = 3,
+    cudaDevAttrMaxBlockDimZ = 4,
+    cudaDevAttrMaxGridDimX = 5,
+    cudaDevAttrMaxGridDimY = 6,
+    cudaDevAttrMaxGridDimZ = 7,
+    cudaDevAttrMaxSharedMemoryPerBlock = 8,
+    cudaDevAttrTotalConstantMemory = 9,
+    cudaDevAttrWarpSize = 10,
+    cudaDevAttrMaxPitch = 11,
+    cudaDevAttrMaxRegistersPerBlock = 12,
+    cudaDevAttrClockRate = 13,
+    cudaDevAttrTextureAlignment = 14,
+    cudaDevAttrGpuOverlap = 15,
+    cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrKernelExecTimeout = 17,
+    cudaDevAttrIntegrated = 18,
+    cudaDevAttrCanMapHostMemory = 19,
+    cudaDevAttrComputeMode = 20,
+    cudaDevAttrConcurrentKernels = 31,
+    cudaDevAttrEccEnabled = 32,
+    cudaDevAttrPciBusId = 33,
+    cudaDevAttrPciDeviceId = 34,
+    cudaDevAttrMemoryClockRate = 36,
+    cudaDevAttrGlobalMemoryBusWidth = 37,
+    cudaDevAttrL2CacheSize = 38,
+    cudaDevAttrMaxThreadsPerMultiProcessor = 39,
+    cudaDevAttrAsyncEngineCount = 40,
+    cudaDevAttrUnifiedAddressing = 41,
+    cudaDevAttrComputeCapabilityMajor = 75,
+    cudaDevAttrComputeCapabilityMinor = 76,
+    cudaDevAttrStreamPrioritiesSupported = 78,
+    cudaDevAttrGlobalL1CacheSupported = 79,
+    cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81,
+    cudaDevAttrMaxRegistersPerMultiprocessor = 82,
+    cudaDevAttrManagedMemory = 83,
+    cudaDevAttrIsMultiGpuBoard = 84,
+    cudaDevAttrHostNativeAtomicSupported = 86,
+    cudaDevAttrPageableMemoryAccess = 88,
+    cudaDevAttrConcurrentManagedAccess = 89,
+    cudaDevAttrCooperativeLaunch = 95,
+    cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+    cudaDevAttrMaxBlocksPerMultiprocessor = 106,
+    cudaDevAttrMaxPersistingL2CacheSize = 108,
+    cudaDevAttrMaxAccessPolicyWindowSize = 109,
+    cudaDevAttrReservedSharedMemoryPerBlock = 111,
+    cudaDevAttrSparseCudaArraySupported = 112,
+    cudaDevAttrHostRegisterReadOnlySupported = 113,
+    cudaDevAttrTimelineSemaphoreInteropSupported = 114,
+    cudaDevAttrMemoryPoolsSupported = 115,
+    cudaDevAttrGPUDirectRDMASupported = 116,
+    cudaDevAttrMemoryPoolSupportedHandleTypes = 119,
+    cudaDevAttrClusterLaunch = 120,
+};
+
+struct CUstream_st;
+typedef struct CUstream_st* cudaStream_t;
+
+extern "C" {
+SIM_API cudaError_t cudaMalloc(void** ptr, size_t size);
+SIM_API cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int flags = 1);
+SIM_API cudaError_t cudaMallocHost(void** ptr, size_t size);
+SIM_API cudaError_t cudaFree(void* ptr);
+SIM_API cudaError_t cudaFreeHost(void* ptr);
+SIM_API cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind);
+SIM_API cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind,
+                                    cudaStream_t stream = 0);
+SIM_API cudaError_t cudaMemset(void* ptr, int value, size_t count);
+SIM_API cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream = 0);
+SIM_API cudaError_t cudaGetLastError(void);
+SIM_API cudaError_t cudaPeekAtLastError(void);
+SIM_API cudaError_t cudaDeviceSynchronize(void);
+SIM_API cudaError_t cudaDeviceReset(void);
+SIM_API cudaError_t cudaStreamCreate(cudaStream_t* stream);
+SIM_API cudaError_t cudaStreamDestroy(cudaStream_t stream);
+SIM_API cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+SIM_API cudaError_t cudaGetDeviceCount(int* count);
+SIM_API cudaError_t cudaGetDevice(int* device);
+SIM_API cudaError_t cudaSetDevice(int device);
+SIM_API cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device);
+SIM_API const char* cudaGetErrorString(cudaError_t error);
+SIM_API const char* cudaGetErrorName(cudaError_t error);
+}
+
+template <class T>
+__attribute__((always_inline)) static inline cudaError_t cudaMalloc(T** ptr, size_t size) {
+    return cudaMalloc(reinterpret_cast<void**>(ptr), size);
+}
+template <class T>
+__attribute__((always_inline)) static inline cudaError_t cudaMallocHost(T** ptr, size_t size) {
+    return cudaMallocHost(reinterpret_cast<void**>(ptr), size);
+}
+template <class T>
+__attribute__((always_inline)) static inline cudaError_t cudaMallocManaged(T** ptr, size_t size, unsigned int flags = 1) {
+    return cudaMallocManaged(reinterpret_cast<void**>(ptr), size, flags);
+}
+
+namespace sim {
+SIM_API cudaError_t func_set_attribute(const void* kernel, int attr, int value);
+SIM_API cudaError_t symbol_copy(void* dst, const void* src, size_t count);
+}  // namespace sim
+
+template <class K>
+static inline cudaError_t cudaFuncSetAttribute(K* kernel, enum cudaFuncAttribute attr, int value) {
+    return sim::func_set_attribute(reinterpret_cast<const void*>(kernel), (int)attr, value);
+}
+template <class T>
+static inline cudaError_t cudaMemcpyToSymbol(T& symbol, const void* src, size_t count, size_t offset = 0,
+                                             enum cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
+    (void)kind;
+    if (offset + count > sizeof(T)) return cudaErrorInvalidValue;
+    return sim::symbol_copy(reinterpret_cast<char*>(&symbol) + offset, src, count);
+}
+template <class T>
+static inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t count, size_t offset = 0,
+                                               enum cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
+    (void)kind;
+    if (offset + count > sizeof(T)) return cudaErrorInvalidValue;
+    return sim::symbol_copy(dst, reinterpret_cast<const char*>(&symbol) + offset, count);
+}
 
 // ---- events --------------------------------------------------------------------------------
 // Launches and copies are synchronous, so an event records the host clock when it is recorded
@@ -288,6 +491,131 @@ static inline cudaError_t cudaFuncSetCacheConfig(K* kernel, enum cudaFuncCache c
     return (int)config >= 0 && (int)config <= 3 ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+// ---- launch machinery ------------------------------------------------------------------
+namespace sim {
+
+template <class T>
+struct nondeduced {
+    using type = T;
+};
+
+struct LaunchSpec {
+    dim3 grid;
+    dim3 block;
+    size_t smem;
+    cudaStream_t stream;
+    bool barrier_free = false;  // reaches no barrier, warp operation or other wait: threads may run as a plain loop
+};
+
+SIM_API void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
+                        void (*invoke)(void*), void* pack);
+
+// A kernel and its converted arguments. A launch runs it from the caller's stack; a launch
+// made while a stream capture is active copies it to the heap and the graph node owns it.
+template <class F, class Tuple>
+struct Packed {
+    F fn;
+    Tuple args;
+    static void invoke(void* p) {
+        Packed* pk = static_cast<Packed*>(p);
+        std::apply(pk->fn, pk->args);
+    }
+    static void destroy(void* p) { delete static_cast<Packed*>(p); }
+};
+
+// Stream capture (graphs.cpp): true while a capture is active (every stream is one stream).
+SIM_API bool capturing(cudaStream_t stream);
+// Records a launch in the capturing graph; the node takes ownership of ``pack``.
+SIM_API void capture_kernel(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
+                            void (*invoke)(void*), void (*destroy)(void*), void* pack);
+
+// Runs a launch, or records it when a capture is active. Every launch template goes through here.
+template <class F, class Tuple>
+static inline void dispatch(const LaunchSpec& spec, const char* name, const char* file, int line,
+                            const void* kernel, F fn, Tuple&& args) {
+    using Pk = Packed<F, std::decay_t<Tuple>>;
+    if (capturing(spec.stream)) {
+        capture_kernel(spec, name, file, line, kernel, &Pk::invoke, &Pk::destroy,
+                       new Pk{fn, std::forward<Tuple>(args)});
+        return;
+    }
+    Pk pack{fn, std::forward<Tuple>(args)};
+    launch_raw(spec, name, file, line, kernel, &Pk::invoke, &pack);
+}
+
+// ---- the kernel registry (kernel_registry.cpp) -----------------------------------------------
+// A launch by address (cudaLaunchKernel, cudaLaunchKernelExC, a graph's kernel node) passes
+// the arguments as `void** args`; the registry knows, per kernel address, how to copy them
+// into the kernel's parameter types. Every <<<>>> launch and every typed launch form
+// registers its kernel on first use; the front end registers every kernel definition.
+// make_pack returns a heap Packed that ``destroy`` frees.
+using MakePack = void* (*)(const void* kernel, void** args);
+SIM_API bool register_kernel_raw(const void* kernel, const char* name, int nparams, MakePack make,
+                                 void (*invoke)(void*), void (*destroy)(void*));
+
+template <class... P>
+struct KernelPacker {
+    using Fn = void (*)(P...);
+    using Pk = Packed<Fn, std::tuple<std::decay_t<P>...>>;
+    template <size_t... I>
+    static void* make_at(const void* kernel, void** args, std::index_sequence<I...>) {
+        (void)args;
+        return new Pk{reinterpret_cast<Fn>(const_cast<void*>(kernel)),
+                      std::tuple<std::decay_t<P>...>(*static_cast<std::decay_t<P>*>(args[I])...)};
+    }
+    static void* make(const void* kernel, void** args) {
+        return make_at(kernel, args, std::index_sequence_for<P...>{});
+    }
+};
+
+// Records ``k`` (with its name for reports; may be null) so that it can be launched by
+// address. Cheap after the first call for a kernel; true when ``k`` is (now) registered.
+template <class... P>
+static inline bool register_kernel(void (*k)(P...), const char* name) {
+    if (k == nullptr) return false;
+    return register_kernel_raw(reinterpret_cast<const void*>(k), name, (int)sizeof...(P),
+                               &KernelPacker<P...>::make, &KernelPacker<P...>::Pk::invoke,
+                               &KernelPacker<P...>::Pk::destroy);
+}
+
+// A <<<grid, block, smem, stream>>> launch, as the build rewrites it: the arguments convert
+// to the kernel's parameter types once, on the host, like a real launch. ``spec`` carries the
+// launch configuration and whether the kernel is barrier-free (then a fast build runs each
+// block's threads as a plain loop instead of fibers).
+template <class... P>
+static inline void launch(const LaunchSpec& spec, const char* name, const char* file, int line,
+                          void (*kernel)(P...), typename nondeduced<std::decay_t<P>>::type... args) {
+    register_kernel(kernel, name);
+    dispatch(spec, name, file, line, reinterpret_cast<const void*>(kernel), kernel,
+             std::tuple<std::decay_t<P>...>(args...));
+}
+
+template <class... P>
+static inline void launch(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
+                          cudaStream_t stream, void (*kernel)(P...),
+                          typename nondeduced<std::decay_t<P>>::type... args) {
+    launch<P...>(LaunchSpec{grid, block, smem, stream}, name, file, line, kernel, args...);
+}
+
+// A launch of a kernel template whose arguments are deduced from the call, as the build
+// rewrites it: ``call`` is a generic lambda that calls the kernel by name.
+template <class F, class... A>
+static inline void launch_deduced(const LaunchSpec& spec, const char* name, const char* file, int line, F call,
+                                  A&&... args) {
+    dispatch(spec, name, file, line, nullptr, call, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...));
+}
+
+// The form the front end emits: barrier_free is its finding that the kernel reaches no barrier
+// or other wait.
+template <class F, class... A>
+static inline void launch_deduced(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
+                                  cudaStream_t stream, bool barrier_free, F call, A&&... args) {
+    launch_deduced(LaunchSpec{grid, block, smem, stream, barrier_free}, name, file, line, call,
+                   std::forward<A>(args)...);
+}
+
+}  // namespace sim
+
 // ---- launches --------------------------------------------------------------------------------
 namespace sim {
 
@@ -535,7 +863,7 @@ SIM_API cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache* config);
 #include "sim_textures.h"
 
 // A launch by address (cudaLaunchKernel, cudaLaunchKernelExC, a kernel node) needs the kernel
-// in the registry (cuda_sim.h): every <<<>>> launch and every typed form below registers its
+// in the registry (above): every <<<>>> launch and every typed form below registers its
 // kernel, and the front end registers every kernel definition; an address never registered
 // is refused with cudaErrorInvalidDeviceFunction and a one-line note. Graphs replay their
 // nodes synchronously, in a topological order (creation order among ready nodes). Capture
