@@ -124,7 +124,7 @@ static inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) {
 
 // ---- host API ----------------------------------------------------------------------------
 // Every cuda* call and host type (host_api.h; launches, events, devices, graphs, textures).
-#include "host_api.h"
+#include "host_api.h"  // (with sim_textures.h)
 
 // ---- device-side state -------------------------------------------------------------------
 namespace sim {
@@ -193,7 +193,6 @@ static inline T& shared_var(const void* site) {
 
 }  // namespace sim
 
-#include "sim_textures.h"
 
 // The device built-in variables, declared as nvcc declares them: the front end rewrites each
 // device-code use into a read of the running thread's state and refuses host-code uses, while
