@@ -8,6 +8,8 @@
 // (run_block_plain): no fibers, since nothing in it ever waits.
 #include "sim_internal.h"
 
+#include "mode_hooks.h"
+
 #include <link.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -18,11 +20,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <thread>
-
-#if defined(SIM_MEMCHECK)
-#include <sanitizer/asan_interface.h>
-#include <sanitizer/common_interface_defs.h>
-#endif
 
 namespace sim {
 
@@ -67,11 +64,7 @@ sim_ctx_swap:
 )");
 #endif
 
-#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
-const size_t kDefaultStackKiB = 256;
-#else
-const size_t kDefaultStackKiB = 128;
-#endif
+const size_t kDefaultStackKiB = mode::kDefaultStackKiB;
 
 // Per-CUDA-thread stack: SIMULATOR_STACK_KB (16..65536) or the mode's default.
 size_t stack_size() {
@@ -98,10 +91,6 @@ size_t stack_color(int slot) { return (size_t)(slot % 16) * 256 + (size_t)((slot
 #if !defined(__x86_64__)
 __thread ucontext_t* tl_sched_uc = nullptr;
 #endif
-#if defined(SIM_MEMCHECK)
-__thread const void* tl_sched_stack_bottom = nullptr;
-__thread size_t tl_sched_stack_size = 0;
-#endif
 
 // ---- fiber switching -----------------------------------------------------------------------
 void fiber_main();
@@ -113,21 +102,14 @@ extern "C" SIM_API void sim_fiber_entry() { fiber_main(); }
 void switch_to_fiber(Fiber* f) {
     tl_run.fiber = f;
     tl_thread = f;
-#if defined(SIM_RACECHECK)
-    __tsan_switch_to_fiber(f->tsan_fiber, 1);
-#endif
-#if defined(SIM_MEMCHECK)
-    void* fake = nullptr;
-    __sanitizer_start_switch_fiber(&fake, f->stack, f->stack_size);
-#endif
+    void* token = nullptr;
+    mode::before_enter(f, &token);
 #if defined(__x86_64__)
     sim_ctx_swap(&tl_run.sched_sp, f->sp);
 #else
     swapcontext(tl_sched_uc, &f->uc);
 #endif
-#if defined(SIM_MEMCHECK)
-    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
-#endif
+    mode::after_enter(token);
     tl_run.fiber = nullptr;
     tl_thread = nullptr;
 }
@@ -147,11 +129,11 @@ void yield_to_scheduler(bool final_exit) {
     }
     Fiber* f = run.fiber;
     b->cursor = f->linear;
-#if defined(__x86_64__) && !defined(SIM_MEMCHECK) && !defined(SIM_RACECHECK)
+#if defined(__x86_64__)
     // Straight to the next ready fiber of this pass, which the scheduler would run next anyway
     // (so the order of execution, and what synccheck sees, stays the same): one context switch
     // per wait instead of two. The scheduler resumes when no fiber after this one is ready.
-    if (!b->failed) {
+    if (mode::kDirectHandoff && !b->failed) {
         for (int j = f->linear + 1; j < b->nthreads; ++j) {
             Fiber* next = &b->fibers[j];
             if (next->state != FState::kReady) continue;
@@ -162,23 +144,13 @@ void yield_to_scheduler(bool final_exit) {
         }
     }
 #endif
-#if defined(SIM_RACECHECK)
-    __tsan_switch_to_fiber(tl_sched_tsan, 1);
-#endif
-#if defined(SIM_MEMCHECK)
-    __sanitizer_start_switch_fiber(final_exit ? nullptr : &f->asan_fake, tl_sched_stack_bottom,
-                                   tl_sched_stack_size);
-#else
-    (void)final_exit;
-#endif
+    mode::before_leave(f, final_exit);
 #if defined(__x86_64__)
     sim_ctx_swap(&f->sp, run.sched_sp);
 #else
     swapcontext(&f->uc, tl_sched_uc);
 #endif
-#if defined(SIM_MEMCHECK)
-    __sanitizer_finish_switch_fiber(f->asan_fake, nullptr, nullptr);
-#endif
+    mode::after_leave(f);
 }
 
 void fail_block(Block* b) {
@@ -215,13 +187,7 @@ namespace {
 void fiber_main() {
     Fiber* f = tl_run.fiber;
     Block* b = tl_run.block;
-#if defined(SIM_MEMCHECK)
-    __sanitizer_finish_switch_fiber(nullptr, &tl_sched_stack_bottom, &tl_sched_stack_size);
-#endif
-#if defined(SIM_RACECHECK)
-    // Everything before this block on this worker (earlier blocks, the host) happens before it.
-    __tsan_acquire(tl_run.worker->tsan_start);
-#endif
+    mode::on_fiber_start(tl_run.worker);
     tl_run.in_kernel = true;
     b->launch->invoke(b->launch->pack);
     tl_run.in_kernel = false;
@@ -229,9 +195,7 @@ void fiber_main() {
     b->live--;
     b->warp_exited[f->warp] |= 1u << f->lane;
     thread_exited(b, f);
-#if defined(SIM_RACECHECK)
-    __tsan_release(b->tsan_done);
-#endif
+    mode::on_thread_exit(b);
     if (!b->failed) {
         if (b->bar_arrived > 0 && b->bar_arrived == b->live) release_barrier(b);
         if (b->warp_arrived[f->warp] != 0) check_pending_warps(b, f->warp);
@@ -241,17 +205,9 @@ void fiber_main() {
 }
 
 // Makes room for ``count`` stacks (all remapped at once, before any fiber of a block starts).
-#if defined(SIM_MEMCHECK)
-// Fibers that return unpoison their own frames on the way out; only a block abandoned mid-frame
-// (failed, timed out) or fresh stack memory needs the whole stacks' shadow cleared.
-thread_local bool tl_stacks_dirty = true;
-#endif
-
 bool reserve_stacks(Worker* wk, int count) {
     if (count > wk->stack_slots) {
-#if defined(SIM_MEMCHECK)
-        tl_stacks_dirty = true;
-#endif
+        mode::on_stacks_mapped();
         if (wk->stacks != nullptr) munmap(wk->stacks, wk->stacks_bytes);
         wk->stacks = nullptr;
         wk->stack_slots = 0;
@@ -290,10 +246,7 @@ void init_fiber(Fiber* f) {
 }
 
 void free_block_memory(Block* b) {
-#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
-    for (auto& s : *b->statics) std::free(s.second);
-    std::free(b->dyn);
-#endif
+    mode::free_shared(b);
     b->statics->clear();
     b->dyn = nullptr;
 }
@@ -374,18 +327,7 @@ void run_block(Launch* L, unsigned long long id) {
     wk->statics.clear();
     b.statics = &wk->statics;
     wk->arena_used = 0;
-#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
-    b.dyn = static_cast<char*>(std::malloc(s.smem == 0 ? 1 : s.smem));
-    if (s.smem == 0) {
-        // Zero bytes of dynamic shared memory: any access is out of bounds.
-        std::free(b.dyn);
-        b.dyn = static_cast<char*>(std::malloc(0));
-    }
-#else
-    if (wk->arena == nullptr) wk->arena = static_cast<char*>(std::aligned_alloc(256, kArenaBytes));
-    b.dyn = wk->arena;
-    wk->arena_used = (s.smem + 255) & ~size_t(255);
-#endif
+    b.dyn = mode::dynamic_shared(wk, s.smem);
     if (s.smem > 0) std::memset(b.dyn, 0xff, s.smem);  // shared memory starts as garbage, as on a GPU
     if ((int)wk->fibers.size() < b.nthreads) wk->fibers.resize(b.nthreads);
     b.fibers = wk->fibers.data();
@@ -415,30 +357,12 @@ void run_block(Launch* L, unsigned long long id) {
         f.stack = fiber_stack(wk, i);
         f.stack_size = stack_size() + kColorSpan - stack_color(i);
         f.asan_fake = nullptr;
-#if defined(SIM_MEMCHECK)
-        // Frames of fibers that never returned leave poisoned redzones behind.
-        if (tl_stacks_dirty) __asan_unpoison_memory_region(f.stack, f.stack_size);
-#endif
-#if defined(SIM_RACECHECK)
-        if ((int)wk->tsan_fibers.size() <= i) wk->tsan_fibers.push_back(__tsan_create_fiber(0));
-        f.tsan_fiber = wk->tsan_fibers[i];
-        char nb[160];
-        std::snprintf(nb, sizeof nb, "kernel %s block (%u,%u,%u) thread (%u,%u,%u)", L->name, b.idx.x, b.idx.y,
-                      b.idx.z, f.thread_idx.x, f.thread_idx.y, f.thread_idx.z);
-        f.name = nb;
-        __tsan_set_fiber_name(f.tsan_fiber, f.name.c_str());
-#endif
+        mode::on_fiber_init(wk, b, f, i, L->name);
         init_fiber(&f);
     }
     b.live = b.nthreads;
-#if defined(SIM_MEMCHECK)
-    tl_stacks_dirty = false;
-#endif
     tl_run.block = &b;
-#if defined(SIM_RACECHECK)
-    tl_sched_tsan = __tsan_get_current_fiber();
-    __tsan_release(wk->tsan_start);
-#endif
+    mode::on_block_start(wk);
 #if !defined(__x86_64__)
     ucontext_t sched;
     tl_sched_uc = &sched;
@@ -458,12 +382,7 @@ void run_block(Launch* L, unsigned long long id) {
         }
         if (!ran && b.live > 0 && !b.failed && !release_coalesced(&b)) report_deadlock(&b);
     }
-#if defined(SIM_RACECHECK)
-    __tsan_acquire(b.tsan_done);
-#endif
-#if defined(SIM_MEMCHECK)
-    if (b.failed || b.live > 0) tl_stacks_dirty = true;
-#endif
+    mode::on_block_end(b);
     tl_run.block = nullptr;
     free_block_memory(&b);
 }

@@ -1,6 +1,7 @@
 // Internal declarations shared by the runtime's sources (never included by kernel code):
 //
-//   scheduler.cpp   fibers, blocks, the worker pool and the run of one launch
+//   scheduler.cpp   fibers, blocks, the worker pool and the run of one launch; what each mode
+//                   adds there is in mode_hooks.h, one definition per hook and mode
 //   watchdog.cpp    the launch time limit and faults in kernel code (signals)
 //   device_api.cpp  what a CUDA thread calls: barriers, warp operations, shared memory
 //   host_api.cpp    the cuda* calls: memory, launches, streams, events, errors
