@@ -41,7 +41,7 @@ def cpu_seconds(exe: Path, workload: str, env: dict[str, str]) -> float:
 def main(argv: list[str] | None = None) -> int:
     """Build both modes, time each workload and print the memcheck/fast ratios."""
     from simulator.build import build_program
-    from simulator.run import _RUN_ENV
+    from simulator.sanitizer_env import RUN_ENV
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument(
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     for w in a.workloads:
         best = {}
         for mode, exe in exes.items():
-            env = {**os.environ, **_RUN_ENV[mode], "SIMULATOR_TIMEOUT": "0", "SIMULATOR_THREADS": a.threads}
+            env = {**os.environ, **RUN_ENV[mode], "SIMULATOR_TIMEOUT": "0", "SIMULATOR_THREADS": a.threads}
             best[mode] = min(cpu_seconds(exe, w, env) for _ in range(a.repeat))
         ratio = best["memcheck"] / best["fast"]
         print(f"{w:<10}{best['fast']:>9.2f}{best['memcheck']:>12.2f}{ratio:>7.1f}x")

@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from .build import DEFAULT_ARCH, MODES, SimBuildError, build_shared
-from .check import CHECK_MODES, TIMEOUT_GRACE_S, run_check
-from .limits import check_environment
+from .check import CHECK_MODES, run_check
+from .limits import TIMEOUT_GRACE_S, check_environment
 from .run import LEAK_CHECKS, ProgramInterrupted, run_program
 
 

@@ -3,8 +3,8 @@
 ``SIMULATOR_TIMEOUT`` is the longest a single kernel launch may run, in seconds; past it the
 launch is stopped and returns ``cudaErrorLaunchTimeout`` (702), like a GPU watchdog. The C++
 runtime reads the same variable with the same default (``kDefaultLaunchTimeoutS`` in
-``runtime/sim_internal.h``); ``check`` and ``run`` can use :func:`launch_timeout` to size the
-time they allow a whole program per mode.
+``runtime/sim_internal.h``); ``check`` and ``run`` size the time they allow a whole program
+with :func:`resolve_timeout`, :func:`grace_after` and :func:`wall_limit`.
 
 ``SIMULATOR_THREADS`` and ``SIMULATOR_STACK_KB`` are whole numbers in the ranges of
 :data:`KNOBS` (the runtime's ``kKnobs`` in ``runtime/host_api.cpp`` has the same table and
@@ -25,14 +25,20 @@ import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .errors import SimBuildError
+
 __all__ = [
     "DEFAULT_LAUNCH_TIMEOUT_S",
+    "TIMEOUT_GRACE_S",
     "KNOBS",
     "SIMULATOR_SECTION",
     "built_by_simulator",
     "check_environment",
     "fibers_forced",
+    "grace_after",
     "launch_timeout",
+    "resolve_timeout",
+    "wall_limit",
 ]
 
 
@@ -136,3 +142,33 @@ def fibers_forced(environ: Mapping[str, str] | None = None) -> bool:
             "kernels with fibers, or unset it"
         )
     return raw == "1"
+
+
+# After the per-launch limit, this long again (at most; never more than the limit itself) for
+# the launch's report and the program's exit.
+TIMEOUT_GRACE_S = 10.0
+
+
+def grace_after(limit: float) -> float:
+    """Seconds a run may go on after its per-launch ``limit`` before it is stopped."""
+    return min(TIMEOUT_GRACE_S, limit)
+
+
+def resolve_timeout(timeout: float | None) -> float:
+    """The per-launch limit in seconds: ``timeout``, else ``SIMULATOR_TIMEOUT`` (0: no limit).
+
+    Also refuses a bad ``SIMULATOR_FIBERS`` before anything is built or run.
+    """
+    try:
+        fibers_forced()  # a bad SIMULATOR_FIBERS stops here with one line, not in every launch
+        limit = launch_timeout() if timeout is None else float(timeout)
+    except ValueError as exc:
+        raise SimBuildError(str(exc)) from None
+    if not 0 <= limit <= 1e9:
+        raise SimBuildError(f"--timeout {timeout}: give the seconds per launch (0 for no limit)")
+    return limit
+
+
+def wall_limit(limit: float) -> float | None:
+    """How long a whole run may take for a per-launch ``limit`` (None: no limit)."""
+    return None if limit == 0 else limit + grace_after(limit)

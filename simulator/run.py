@@ -21,8 +21,9 @@ import threading
 from dataclasses import dataclass, field
 
 from .build import DEFAULT_ARCH, MODES, SimBuildError, build_program
-from .check import _ENV, TIMEOUT_GRACE_S, _findings, death_by_signal, grace_after, resolve_timeout, wall_limit
-from .limits import check_environment
+from .findings import death_by_signal, parse_findings
+from .limits import TIMEOUT_GRACE_S, check_environment, grace_after, resolve_timeout, wall_limit
+from .sanitizer_env import CHECKER_STATUS, run_child_env
 from .supervise import ProgramInterrupted, die_with_parent, forward_stop_signals, stop_group
 
 __all__ = [
@@ -37,26 +38,9 @@ __all__ = [
 TIMEOUT_STATUS = 124  # as timeout(1)
 _KEEP_STDERR = 16 * 1024 * 1024  # bytes of the program's stderr kept for the findings
 
-# Per mode, what the child gets in its environment. As compute-sanitizer does, memcheck judges
-# device code and reports device memory left allocated at exit only when asked
-# (``leak_check``); host-code reports only with ``check_host``. Host memory leaks are the
-# program's own affair (LeakSanitizer off).
-_RUN_ENV = {
-    "fast": {},
-    "memcheck": {
-        **_ENV["memcheck"],
-        "ASAN_OPTIONS": _ENV["memcheck"]["ASAN_OPTIONS"].replace("detect_leaks=1", "detect_leaks=0"),
-        "SIMULATOR_LEAK_CHECK": "no",
-        "SIMULATOR_CHECK_HOST": "0",
-    },
-    "racecheck": _ENV["racecheck"],
-    "synccheck": _ENV["synccheck"],
-}
 LEAK_CHECKS = ("no", "full")  # compute-sanitizer's --leak-check values
 
 
-# The exit statuses the sanitizers are told to use (check._ENV): the checker stopped the program.
-_CHECKER_STATUS = {"memcheck": (86, 87, 88), "racecheck": (66,)}
 # Runtime reports of CUDA-defined outcomes (cudaErrorAssert, cudaErrorLaunchTimeout).
 _PROGRAM_VISIBLE = re.compile(r"returns cudaErrorAssert|launch timeout: kernel")
 
@@ -127,13 +111,7 @@ def run_program(
     grace = grace_after(limit)
     out = stdout if stdout is not None else sys.stdout.buffer
     err = stderr if stderr is not None else sys.stderr.buffer
-    env = dict(os.environ)
-    env.update(_RUN_ENV[mode])
-    if mode == "memcheck":
-        env["SIMULATOR_LEAK_CHECK"] = leak_check
-        env["SIMULATOR_CHECK_HOST"] = "1" if check_host else "0"
-    env.pop("SIMULATOR_QUIET", None)
-    env["SIMULATOR_TIMEOUT"] = f"{limit:g}"
+    env = run_child_env(mode, limit, leak_check, check_host)
     for stream in (out, err):
         try:
             stream.flush()
@@ -177,7 +155,7 @@ def run_program(
     for t in pumps:
         t.join(timeout=5)
     findings, reports = [], []
-    for f in _findings(mode, kept_err.decode(errors="replace")):
+    for f in parse_findings(mode, kept_err.decode(errors="replace")):
         # In `fast` mode the program runs as on a GPU: what the runtime reports it also returns
         # to the program as a CUDA error, so the program's own status decides. A failed device
         # assert or a launch past the time limit is CUDA behaviour (710, 702) in every mode.
@@ -198,4 +176,4 @@ def run_program(
         status = rc if rc != 0 else 1
     else:
         status = rc
-    return RunResult(mode, rc, findings, timed_out, status, rc in _CHECKER_STATUS.get(mode, ()), reports)
+    return RunResult(mode, rc, findings, timed_out, status, rc in CHECKER_STATUS.get(mode, ()), reports)

@@ -1,4 +1,4 @@
-// cudaGetErrorName and cudaGetErrorString, from the one error table in cuda_sim.h.
+// cudaGetErrorName and cudaGetErrorString, from the one error table in host_api.h.
 #include "sim_internal.h"
 
 extern "C" {

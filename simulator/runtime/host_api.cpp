@@ -14,8 +14,8 @@
 //   host thread, and cudaGetLastError/cudaPeekAtLastError return it without clearing it.
 //   CUDA documents that only a new process recovers; the simulator also lets cudaDeviceReset
 //   clear it, which frees every device allocation as a real reset does.
-// Device queries (cudaGetDeviceCount, cudaGetDevice, cudaSetDevice, cudaDeviceGetAttribute)
-// and the error-string calls never fail because of a sticky error.
+// Device queries (cudaGetDeviceCount, cudaGetDevice, cudaSetDevice, cudaDeviceGetAttribute; in
+// device_props.cpp) and the error-string calls never fail because of a sticky error.
 #include "sim_internal.h"
 
 #include <link.h>
@@ -254,79 +254,7 @@ constexpr size_t kPitchAlignment = 512;  // cudaMallocPitch's row alignment (tex
 size_t g_limits[7] = {1024, 1 << 20, 8 << 20, 2, 2048, 64, 0};
 
 bool live_event(const CUevent_st* e) { return e != nullptr && g_events.count(e) != 0; }
-
-// The modelled device: an sm_80 GPU's limits (those the launch checks enforce), the host's
-// memory and core count where a program sizes its work by them (README: "The modelled device").
-void model_device(cudaDeviceProp* p) {
-    std::memset(p, 0, sizeof(*p));
-    std::snprintf(p->name, sizeof(p->name), "CUDA CPU simulator (sm_80 model)");
-    std::memcpy(p->uuid, "cuda-cpu-sim-000", 16);
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    p->totalGlobalMem = (size_t)sysconf(_SC_PHYS_PAGES) * page;
-    p->sharedMemPerBlock = kDefaultSmemLimit;
-    p->sharedMemPerBlockOptin = kOptinSmemLimit;
-    p->sharedMemPerMultiprocessor = 228 * 1024;
-    p->reservedSharedMemPerBlock = 1024;
-    p->regsPerBlock = 65536;
-    p->regsPerMultiprocessor = 65536;
-    p->warpSize = 32;
-    p->memPitch = 2147483647;
-    p->maxThreadsPerBlock = 1024;
-    p->maxThreadsDim[0] = 1024;
-    p->maxThreadsDim[1] = 1024;
-    p->maxThreadsDim[2] = 64;
-    p->maxGridSize[0] = 2147483647;
-    p->maxGridSize[1] = 65535;
-    p->maxGridSize[2] = 65535;
-    p->clockRate = 1410000;  // kHz
-    p->totalConstMem = 65536;
-    p->major = 8;
-    p->minor = 0;
-    p->textureAlignment = 512;
-    p->texturePitchAlignment = 32;
-    p->multiProcessorCount = (int)std::max(1u, std::thread::hardware_concurrency());
-    p->canMapHostMemory = 1;
-    p->concurrentKernels = 1;
-    p->unifiedAddressing = 1;
-    p->memoryClockRate = 1215000;  // kHz
-    p->memoryBusWidth = 5120;
-    p->l2CacheSize = 40 * 1024 * 1024;
-    // An A100's persisting-L2 limits: access policy windows are accepted and have no effect.
-    p->persistingL2CacheMaxSize = 30 * 1024 * 1024;
-    p->accessPolicyMaxWindowSize = 128 * 1024 * 1024 - 4096;
-    p->memoryPoolsSupported = 1;
-    p->maxThreadsPerMultiProcessor = 2048;
-    p->maxBlocksPerMultiProcessor = 32;
-    p->streamPrioritiesSupported = 1;
-    p->globalL1CacheSupported = 1;
-    p->localL1CacheSupported = 1;
-    p->managedMemory = 1;
-    p->concurrentManagedAccess = 1;
-    p->pageableMemoryAccess = 1;
-    p->directManagedMemAccessFromHost = 1;
-    p->canUseHostPointerForRegisteredMem = 1;
-    p->hostRegisterSupported = 1;
-    p->singleToDoublePrecisionPerfRatio = 2;
-    p->unifiedFunctionPointers = 1;
-}
 }  // namespace
-
-int occupancy_blocks_per_sm(int block_size, size_t dynamic_smem) {
-    cudaDeviceProp p;
-    model_device(&p);
-    if (block_size <= 0 || block_size > p.maxThreadsPerBlock || dynamic_smem > p.sharedMemPerBlockOptin) return 0;
-    const int warps = (block_size + 31) / 32;
-    int blocks = std::min(p.maxBlocksPerMultiProcessor, p.maxThreadsPerMultiProcessor / (warps * 32));
-    const size_t smem = dynamic_smem + p.reservedSharedMemPerBlock;
-    blocks = std::min(blocks, (int)(p.sharedMemPerMultiprocessor / smem));
-    return blocks;
-}
-
-int occupancy_sm_count() {
-    cudaDeviceProp p;
-    model_device(&p);
-    return p.multiProcessorCount;
-}
 
 }  // namespace sim
 
@@ -491,102 +419,6 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream) {
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     (void)stream;
     return sticky_error();
-}
-
-cudaError_t cudaGetDeviceCount(int* count) {
-    if (count == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    *count = 1;
-    return cudaSuccess;
-}
-
-cudaError_t cudaGetDevice(int* device) {
-    if (device == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    *device = 0;
-    return cudaSuccess;
-}
-
-cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : sim::set_error(cudaErrorInvalidDevice); }
-
-cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device) {
-    if (prop == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (device != 0) return sim::set_error(cudaErrorInvalidDevice);
-    sim::model_device(prop);
-    return cudaSuccess;
-}
-
-cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device) {
-    if (value == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (device != 0) return sim::set_error(cudaErrorInvalidDevice);
-    cudaDeviceProp p;
-    sim::model_device(&p);
-    switch (attr) {
-        case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
-        case cudaDevAttrMaxBlockDimX:
-        case cudaDevAttrMaxBlockDimY:
-        case cudaDevAttrMaxBlockDimZ: *value = p.maxThreadsDim[attr - cudaDevAttrMaxBlockDimX]; break;
-        case cudaDevAttrMaxGridDimX:
-        case cudaDevAttrMaxGridDimY:
-        case cudaDevAttrMaxGridDimZ: *value = p.maxGridSize[attr - cudaDevAttrMaxGridDimX]; break;
-        case cudaDevAttrMaxSharedMemoryPerBlock: *value = (int)p.sharedMemPerBlock; break;
-        case cudaDevAttrTotalConstantMemory: *value = (int)p.totalConstMem; break;
-        case cudaDevAttrWarpSize: *value = p.warpSize; break;
-        case cudaDevAttrMaxPitch: *value = (int)p.memPitch; break;
-        case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
-        case cudaDevAttrClockRate: *value = p.clockRate; break;
-        case cudaDevAttrTextureAlignment: *value = (int)p.textureAlignment; break;
-        case cudaDevAttrGpuOverlap: *value = p.deviceOverlap; break;
-        case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
-        case cudaDevAttrKernelExecTimeout: *value = p.kernelExecTimeoutEnabled; break;
-        case cudaDevAttrIntegrated: *value = p.integrated; break;
-        case cudaDevAttrCanMapHostMemory: *value = p.canMapHostMemory; break;
-        case cudaDevAttrComputeMode: *value = p.computeMode; break;
-        case cudaDevAttrConcurrentKernels: *value = p.concurrentKernels; break;
-        case cudaDevAttrEccEnabled: *value = p.ECCEnabled; break;
-        case cudaDevAttrPciBusId: *value = p.pciBusID; break;
-        case cudaDevAttrPciDeviceId: *value = p.pciDeviceID; break;
-        case cudaDevAttrMemoryClockRate: *value = p.memoryClockRate; break;
-        case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
-        case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
-        case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
-        case cudaDevAttrAsyncEngineCount: *value = p.asyncEngineCount; break;
-        case cudaDevAttrUnifiedAddressing: *value = p.unifiedAddressing; break;
-        case cudaDevAttrComputeCapabilityMajor: *value = p.major; break;
-        case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
-        case cudaDevAttrStreamPrioritiesSupported: *value = p.streamPrioritiesSupported; break;
-        case cudaDevAttrGlobalL1CacheSupported: *value = p.globalL1CacheSupported; break;
-        case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = (int)p.sharedMemPerMultiprocessor; break;
-        case cudaDevAttrMaxRegistersPerMultiprocessor: *value = p.regsPerMultiprocessor; break;
-        case cudaDevAttrManagedMemory: *value = p.managedMemory; break;
-        case cudaDevAttrIsMultiGpuBoard: *value = p.isMultiGpuBoard; break;
-        case cudaDevAttrHostNativeAtomicSupported: *value = 1; break;  // atomics are host atomics
-        case cudaDevAttrPageableMemoryAccess: *value = p.pageableMemoryAccess; break;
-        case cudaDevAttrConcurrentManagedAccess: *value = p.concurrentManagedAccess; break;
-        case cudaDevAttrCooperativeLaunch: *value = p.cooperativeLaunch; break;
-        case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = (int)p.sharedMemPerBlockOptin; break;
-        case cudaDevAttrMaxBlocksPerMultiprocessor: *value = p.maxBlocksPerMultiProcessor; break;
-        case cudaDevAttrReservedSharedMemoryPerBlock: *value = (int)p.reservedSharedMemPerBlock; break;
-        case cudaDevAttrMaxPersistingL2CacheSize: *value = p.persistingL2CacheMaxSize; break;
-        case cudaDevAttrMaxAccessPolicyWindowSize: *value = p.accessPolicyMaxWindowSize; break;
-        case cudaDevAttrSparseCudaArraySupported: *value = p.sparseCudaArraySupported; break;
-        case cudaDevAttrHostRegisterReadOnlySupported: *value = p.hostRegisterReadOnlySupported; break;
-        case cudaDevAttrTimelineSemaphoreInteropSupported: *value = p.timelineSemaphoreInteropSupported; break;
-        case cudaDevAttrMemoryPoolsSupported: *value = p.memoryPoolsSupported; break;
-        case cudaDevAttrGPUDirectRDMASupported: *value = p.gpuDirectRDMASupported; break;
-        case cudaDevAttrMemoryPoolSupportedHandleTypes: *value = 0; break;  // no IPC handles
-        case cudaDevAttrClusterLaunch: *value = p.clusterLaunch; break;
-        default:
-            return sim::set_error(cudaErrorInvalidValue);
-    }
-    return cudaSuccess;
-}
-
-cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
-    if (free_bytes == nullptr || total_bytes == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (cudaError_t e = sticky_error()) return e;
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    *total_bytes = (size_t)sysconf(_SC_PHYS_PAGES) * page;
-    *free_bytes = (size_t)sysconf(_SC_AVPHYS_PAGES) * page;
-    return cudaSuccess;
 }
 
 // ---- events --------------------------------------------------------------------------------

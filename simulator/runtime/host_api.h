@@ -1,6 +1,8 @@
-// Host API of the simulator, part two (included by cuda_sim.h after the launch machinery):
-// events, the modelled device's properties, stream flags and the launcher that the build's
-// transform emits for `kernel<<<...>>>(args)`. Definitions are in host_api.cpp.
+// Host API of the simulator (included by cuda_sim.h after the vector types): the error codes,
+// the host types and every cuda* call, the launch machinery that the build's transform emits
+// for `kernel<<<...>>>(args)`, events, the modelled device's properties, streams, memory pools,
+// graphs and (through sim_textures.h) CUDA arrays and textures. Definitions are in host_api.cpp
+// and the files each section names.
 #ifndef CUDA_CPU_SIMULATOR_HOST_API_H
 #define CUDA_CPU_SIMULATOR_HOST_API_H
 
@@ -8,6 +10,207 @@
 // CUDA samples' helper_cuda.h) test them to see whether the runtime API is available.
 #define __CUDA_RUNTIME_H__
 #define __DRIVER_TYPES_H__
+
+// ---- error codes and host types --------------------------------------------------------------
+// Every error code the runtime knows: name, value and cudaGetErrorString's text (errors.cpp).
+// Some (cudaErrorAddressOfConstant, cudaErrorTextureFetchFailed, cudaErrorTextureNotBound,
+// cudaErrorSynchronizationError, cudaErrorMixedDeviceExecution, cudaErrorNotYetImplemented,
+// cudaErrorMemoryValueTooLarge, cudaErrorPriorLaunchFailure, cudaErrorInvalidHostPointer) are
+// gone from CUDA 12/13; older programs still name them, and the simulator never returns them.
+#define SIM_CUDA_ERRORS(X)                                                                                    \
+    X(cudaSuccess, 0, "no error")                                                                             \
+    X(cudaErrorInvalidValue, 1, "invalid argument")                                                           \
+    X(cudaErrorMemoryAllocation, 2, "out of memory")                                                          \
+    X(cudaErrorInitializationError, 3, "initialization error (a SIMULATOR_ variable is not "                  \
+                                       "valid: see stderr)")                                                  \
+    X(cudaErrorCudartUnloading, 4, "driver shutting down")                                                    \
+    X(cudaErrorProfilerDisabled, 5, "profiler disabled while using external profiling tool")                  \
+    X(cudaErrorInvalidConfiguration, 9, "invalid configuration argument")                                     \
+    X(cudaErrorInvalidPitchValue, 12, "invalid pitch argument")                                               \
+    X(cudaErrorInvalidSymbol, 13, "invalid device symbol")                                                    \
+    X(cudaErrorInvalidHostPointer, 16, "invalid host pointer")                                                \
+    X(cudaErrorInvalidDevicePointer, 17, "invalid device pointer")                                            \
+    X(cudaErrorInvalidTexture, 18, "invalid texture reference")                                               \
+    X(cudaErrorInvalidTextureBinding, 19, "texture is not bound to a pointer")                                \
+    X(cudaErrorInvalidChannelDescriptor, 20, "invalid channel descriptor")                                    \
+    X(cudaErrorInvalidMemcpyDirection, 21, "invalid copy direction for memcpy")                               \
+    X(cudaErrorAddressOfConstant, 22, "invalid address of constant")                                          \
+    X(cudaErrorTextureFetchFailed, 23, "fetch from texture failed")                                           \
+    X(cudaErrorTextureNotBound, 24, "cannot fetch from a texture that is not bound")                          \
+    X(cudaErrorSynchronizationError, 25, "incorrect use of __syncthreads()")                                  \
+    X(cudaErrorInvalidFilterSetting, 26, "linear filtering not supported for non-float type")                 \
+    X(cudaErrorInvalidNormSetting, 27, "read as normalized float not supported for 32-bit non float type")    \
+    X(cudaErrorMixedDeviceExecution, 28, "device emulation mode and device execution mode cannot be mixed")   \
+    X(cudaErrorNotYetImplemented, 31, "function not yet implemented")                                         \
+    X(cudaErrorMemoryValueTooLarge, 32, "memory size or pointer value too large")                             \
+    X(cudaErrorInsufficientDriver, 35, "CUDA driver version is insufficient for CUDA runtime version")        \
+    X(cudaErrorInvalidSurface, 37, "invalid surface reference")                                               \
+    X(cudaErrorMissingConfiguration, 52, "__global__ function call is not configured")                        \
+    X(cudaErrorPriorLaunchFailure, 53, "unspecified launch failure in prior launch")                          \
+    X(cudaErrorInvalidDeviceFunction, 98, "invalid device function")                                          \
+    X(cudaErrorNoDevice, 100, "no CUDA-capable device is detected")                                           \
+    X(cudaErrorInvalidDevice, 101, "invalid device ordinal")                                                  \
+    X(cudaErrorStartupFailure, 127, "startup failure in cuda runtime")                                        \
+    X(cudaErrorInvalidKernelImage, 200, "device kernel image is invalid")                                     \
+    X(cudaErrorInvalidResourceHandle, 400, "invalid resource handle")                                         \
+    X(cudaErrorNotReady, 600, "device not ready")                                                             \
+    X(cudaErrorIllegalAddress, 700, "an illegal memory access was encountered")                               \
+    X(cudaErrorLaunchOutOfResources, 701, "too many resources requested for launch")                          \
+    X(cudaErrorLaunchTimeout, 702, "the launch timed out and was terminated (SIMULATOR_TIMEOUT)")             \
+    X(cudaErrorAssert, 710, "device-side assert triggered")                                                   \
+    X(cudaErrorLaunchFailure, 719, "unspecified launch failure (the simulator reported the kernel fault on "  \
+                                   "stderr)")                                                                 \
+    X(cudaErrorCooperativeLaunchTooLarge, 720, "too many blocks in cooperative launch")                       \
+    X(cudaErrorIllegalState, 401, "the operation cannot be performed in the present state")                   \
+    X(cudaErrorNotSupported, 801, "operation not supported")                                                  \
+    X(cudaErrorStreamCaptureUnsupported, 900, "operation not permitted when stream is capturing")             \
+    X(cudaErrorStreamCaptureUnmatched, 903, "capture was not initiated in this stream")                       \
+    X(cudaErrorStreamCaptureWrongThread, 908, "attempt to terminate a thread-local capture sequence from "     \
+                                              "another thread")                                               \
+    X(cudaErrorGraphExecUpdateFailure, 910, "the graph update was not performed because it included changes " \
+                                            "which violated constraints specific to instantiated graph update")\
+    X(cudaErrorUnknown, 999, "unknown error")
+
+#define SIM_CUDA_ERROR_ENUM(name, value, text) name = value,
+enum cudaError { SIM_CUDA_ERRORS(SIM_CUDA_ERROR_ENUM) };
+#undef SIM_CUDA_ERROR_ENUM
+typedef enum cudaError cudaError_t;
+
+enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+    cudaMemcpyDefault = 4,
+};
+
+enum cudaFuncAttribute {
+    cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+    cudaFuncAttributePreferredSharedMemoryCarveout = 9,
+};
+
+enum cudaDeviceAttr {
+    cudaDevAttrMaxThreadsPerBlock = 1,
+    cudaDevAttrMaxBlockDimX = 2,
+    cudaDevAttrMaxBlockDimY = 3,
+    cudaDevAttrMaxBlockDimZ = 4,
+    cudaDevAttrMaxGridDimX = 5,
+    cudaDevAttrMaxGridDimY = 6,
+    cudaDevAttrMaxGridDimZ = 7,
+    cudaDevAttrMaxSharedMemoryPerBlock = 8,
+    cudaDevAttrTotalConstantMemory = 9,
+    cudaDevAttrWarpSize = 10,
+    cudaDevAttrMaxPitch = 11,
+    cudaDevAttrMaxRegistersPerBlock = 12,
+    cudaDevAttrClockRate = 13,
+    cudaDevAttrTextureAlignment = 14,
+    cudaDevAttrGpuOverlap = 15,
+    cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrKernelExecTimeout = 17,
+    cudaDevAttrIntegrated = 18,
+    cudaDevAttrCanMapHostMemory = 19,
+    cudaDevAttrComputeMode = 20,
+    cudaDevAttrConcurrentKernels = 31,
+    cudaDevAttrEccEnabled = 32,
+    cudaDevAttrPciBusId = 33,
+    cudaDevAttrPciDeviceId = 34,
+    cudaDevAttrMemoryClockRate = 36,
+    cudaDevAttrGlobalMemoryBusWidth = 37,
+    cudaDevAttrL2CacheSize = 38,
+    cudaDevAttrMaxThreadsPerMultiProcessor = 39,
+    cudaDevAttrAsyncEngineCount = 40,
+    cudaDevAttrUnifiedAddressing = 41,
+    cudaDevAttrComputeCapabilityMajor = 75,
+    cudaDevAttrComputeCapabilityMinor = 76,
+    cudaDevAttrStreamPrioritiesSupported = 78,
+    cudaDevAttrGlobalL1CacheSupported = 79,
+    cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81,
+    cudaDevAttrMaxRegistersPerMultiprocessor = 82,
+    cudaDevAttrManagedMemory = 83,
+    cudaDevAttrIsMultiGpuBoard = 84,
+    cudaDevAttrHostNativeAtomicSupported = 86,
+    cudaDevAttrPageableMemoryAccess = 88,
+    cudaDevAttrConcurrentManagedAccess = 89,
+    cudaDevAttrCooperativeLaunch = 95,
+    cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+    cudaDevAttrMaxBlocksPerMultiprocessor = 106,
+    cudaDevAttrMaxPersistingL2CacheSize = 108,
+    cudaDevAttrMaxAccessPolicyWindowSize = 109,
+    cudaDevAttrReservedSharedMemoryPerBlock = 111,
+    cudaDevAttrSparseCudaArraySupported = 112,
+    cudaDevAttrHostRegisterReadOnlySupported = 113,
+    cudaDevAttrTimelineSemaphoreInteropSupported = 114,
+    cudaDevAttrMemoryPoolsSupported = 115,
+    cudaDevAttrGPUDirectRDMASupported = 116,
+    cudaDevAttrMemoryPoolSupportedHandleTypes = 119,
+    cudaDevAttrClusterLaunch = 120,
+};
+
+struct CUstream_st;
+typedef struct CUstream_st* cudaStream_t;
+
+extern "C" {
+SIM_API cudaError_t cudaMalloc(void** ptr, size_t size);
+SIM_API cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int flags = 1);
+SIM_API cudaError_t cudaMallocHost(void** ptr, size_t size);
+SIM_API cudaError_t cudaFree(void* ptr);
+SIM_API cudaError_t cudaFreeHost(void* ptr);
+SIM_API cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind);
+SIM_API cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind,
+                                    cudaStream_t stream = 0);
+SIM_API cudaError_t cudaMemset(void* ptr, int value, size_t count);
+SIM_API cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream = 0);
+SIM_API cudaError_t cudaGetLastError(void);
+SIM_API cudaError_t cudaPeekAtLastError(void);
+SIM_API cudaError_t cudaDeviceSynchronize(void);
+SIM_API cudaError_t cudaDeviceReset(void);
+SIM_API cudaError_t cudaStreamCreate(cudaStream_t* stream);
+SIM_API cudaError_t cudaStreamDestroy(cudaStream_t stream);
+SIM_API cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+SIM_API cudaError_t cudaGetDeviceCount(int* count);
+SIM_API cudaError_t cudaGetDevice(int* device);
+SIM_API cudaError_t cudaSetDevice(int device);
+SIM_API cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device);
+SIM_API const char* cudaGetErrorString(cudaError_t error);
+SIM_API const char* cudaGetErrorName(cudaError_t error);
+}
+
+template <class T>
+__attribute__((always_inline)) static inline cudaError_t cudaMalloc(T** ptr, size_t size) {
+    return cudaMalloc(reinterpret_cast<void**>(ptr), size);
+}
+template <class T>
+__attribute__((always_inline)) static inline cudaError_t cudaMallocHost(T** ptr, size_t size) {
+    return cudaMallocHost(reinterpret_cast<void**>(ptr), size);
+}
+template <class T>
+__attribute__((always_inline)) static inline cudaError_t cudaMallocManaged(T** ptr, size_t size, unsigned int flags = 1) {
+    return cudaMallocManaged(reinterpret_cast<void**>(ptr), size, flags);
+}
+
+namespace sim {
+SIM_API cudaError_t func_set_attribute(const void* kernel, int attr, int value);
+SIM_API cudaError_t symbol_copy(void* dst, const void* src, size_t count);
+}  // namespace sim
+
+template <class K>
+static inline cudaError_t cudaFuncSetAttribute(K* kernel, enum cudaFuncAttribute attr, int value) {
+    return sim::func_set_attribute(reinterpret_cast<const void*>(kernel), (int)attr, value);
+}
+template <class T>
+static inline cudaError_t cudaMemcpyToSymbol(T& symbol, const void* src, size_t count, size_t offset = 0,
+                                             enum cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
+    (void)kind;
+    if (offset + count > sizeof(T)) return cudaErrorInvalidValue;
+    return sim::symbol_copy(reinterpret_cast<char*>(&symbol) + offset, src, count);
+}
+template <class T>
+static inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t count, size_t offset = 0,
+                                               enum cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
+    (void)kind;
+    if (offset + count > sizeof(T)) return cudaErrorInvalidValue;
+    return sim::symbol_copy(dst, reinterpret_cast<const char*>(&symbol) + offset, count);
+}
 
 // ---- events --------------------------------------------------------------------------------
 // Launches and copies are synchronous, so an event records the host clock when it is recorded
@@ -57,218 +260,8 @@ enum cudaLimit {
     cudaLimitPersistingL2CacheSize = 0x06,
 };
 
-// ---- the modelled device ---------------------------------------------------------------------
-// One device, modelled on an sm_80 GPU wherever a value is a launch limit the simulator
-// enforces; see simulator/README.md ("The modelled device") for every value and where it
-// comes from. Member names are CUDA's.
-struct cudaDeviceProp {
-    char name[256];
-    char uuid[16];
-    size_t totalGlobalMem;
-    size_t sharedMemPerBlock;
-    int regsPerBlock;
-    int warpSize;
-    size_t memPitch;
-    int maxThreadsPerBlock;
-    int maxThreadsDim[3];
-    int maxGridSize[3];
-    int clockRate;
-    size_t totalConstMem;
-    int major;
-    int minor;
-    size_t textureAlignment;
-    size_t texturePitchAlignment;
-    int deviceOverlap;
-    int multiProcessorCount;
-    int kernelExecTimeoutEnabled;
-    int integrated;
-    int canMapHostMemory;
-    int computeMode;
-    int concurrentKernels;
-    int ECCEnabled;
-    int pciBusID;
-    int pciDeviceID;
-    int pciDomainID;
-    int tccDriver;
-    int asyncEngineCount;
-    int unifiedAddressing;
-    int memoryClockRate;
-    int memoryBusWidth;
-    int l2CacheSize;
-    int persistingL2CacheMaxSize;
-    int maxThreadsPerMultiProcessor;
-    int streamPrioritiesSupported;
-    int globalL1CacheSupported;
-    int localL1CacheSupported;
-    size_t sharedMemPerMultiprocessor;
-    int regsPerMultiprocessor;
-    int managedMemory;
-    int isMultiGpuBoard;
-    int multiGpuBoardGroupID;
-    int singleToDoublePrecisionPerfRatio;
-    int pageableMemoryAccess;
-    int concurrentManagedAccess;
-    int computePreemptionSupported;
-    int canUseHostPointerForRegisteredMem;
-    int cooperativeLaunch;
-    int cooperativeMultiDeviceLaunch;
-    size_t sharedMemPerBlockOptin;
-    int pageableMemoryAccessUsesHostPageTables;
-    int directManagedMemAccessFromHost;
-    int maxBlocksPerMultiProcessor;
-    int accessPolicyMaxWindowSize;
-    size_t reservedSharedMemPerBlock;
-    int hostRegisterSupported;
-    int sparseCudaArraySupported;
-    int hostRegisterReadOnlySupported;
-    int timelineSemaphoreInteropSupported;
-    int memoryPoolsSupported;
-    int gpuDirectRDMASupported;
-    int clusterLaunch;
-    int unifiedFunctionPointers;
-};
-
-enum cudaComputeMode {
-    cudaComputeModeDefault = 0,
-    cudaComputeModeExclusive = 1,
-    cudaComputeModeProhibited = 2,
-    cudaComputeModeExclusiveProcess = 3,
-};
-
-#define cudaOccupancyDefault 0x00u
-#define cudaOccupancyDisableCachingOverride 0x01u
-
-enum cudaFuncCache {
-    cudaFuncCachePreferNone = 0,
-    cudaFuncCachePreferShared = 1,
-    cudaFuncCachePreferL1 = 2,
-    cudaFuncCachePreferEqual = 3,
-};
-
-enum cudaSharedMemConfig {
-    cudaSharedMemBankSizeDefault = 0,
-    cudaSharedMemBankSizeFourByte = 1,
-    cudaSharedMemBankSizeEightByte = 2,
-};
-
-extern "C" {
-SIM_API cudaError_t cudaEventCreate(cudaEvent_t* event);
-SIM_API cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags);
-SIM_API cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = 0);
-SIM_API cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream = 0, unsigned int flags = 0);
-SIM_API cudaError_t cudaEventQuery(cudaEvent_t event);
-SIM_API cudaError_t cudaEventSynchronize(cudaEvent_t event);
-SIM_API cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
-SIM_API cudaError_t cudaEventDestroy(cudaEvent_t event);
-SIM_API cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags = 0);
-SIM_API cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags);
-SIM_API cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int flags, int priority);
-SIM_API cudaError_t cudaStreamQuery(cudaStream_t stream);
-SIM_API cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data);
-SIM_API cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* user_data,
-                                          unsigned int flags);
-SIM_API cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest);
-SIM_API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device);
-SIM_API cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes);
-SIM_API cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int flags);
-SIM_API cudaError_t cudaHostGetDevicePointer(void** device_ptr, void* host_ptr, unsigned int flags);
-SIM_API cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags);
-SIM_API cudaError_t cudaHostUnregister(void* ptr);
-SIM_API cudaError_t cudaSetDeviceFlags(unsigned int flags);
-SIM_API cudaError_t cudaGetDeviceFlags(unsigned int* flags);
-SIM_API cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache config);
-SIM_API cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config);
-SIM_API cudaError_t cudaDriverGetVersion(int* version);
-SIM_API cudaError_t cudaRuntimeGetVersion(int* version);
-SIM_API cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height);
-SIM_API cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
-                                 size_t height, enum cudaMemcpyKind kind);
-SIM_API cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
-                                      size_t height, enum cudaMemcpyKind kind, cudaStream_t stream = 0);
-SIM_API cudaError_t cudaMemset2D(void* ptr, size_t pitch, int value, size_t width, size_t height);
-SIM_API cudaError_t cudaMemset2DAsync(void* ptr, size_t pitch, int value, size_t width, size_t height,
-                                      cudaStream_t stream = 0);
-SIM_API cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value);
-SIM_API cudaError_t cudaDeviceGetLimit(size_t* value, enum cudaLimit limit);
-SIM_API cudaError_t cudaProfilerStart(void);
-SIM_API cudaError_t cudaProfilerStop(void);
-}
-
-// ---- occupancy ---------------------------------------------------------------------------------
-// Modelled on the device above from the block size and the dynamic shared memory only: the
-// simulator does not know a kernel's registers or static shared memory (README, "Occupancy").
-namespace sim {
-SIM_API int occupancy_blocks_per_sm(int block_size, size_t dynamic_smem);
-SIM_API int occupancy_sm_count();
-}  // namespace sim
-
-template <class K>
-static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* num_blocks, K* kernel,
-                                                                               int block_size, size_t dynamic_smem,
-                                                                               unsigned int flags) {
-    (void)kernel;
-    if (num_blocks == nullptr || block_size <= 0 || flags > 1) return cudaErrorInvalidValue;
-    *num_blocks = sim::occupancy_blocks_per_sm(block_size, dynamic_smem);
-    return cudaSuccess;
-}
-template <class K>
-static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* num_blocks, K* kernel, int block_size,
-                                                                        size_t dynamic_smem) {
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(num_blocks, kernel, block_size, dynamic_smem, 0);
-}
-// The block size (a multiple of 32, at most block_size_limit) that keeps the most threads
-// resident per multiprocessor, the larger on a tie; min_grid_size fills every multiprocessor.
-template <class K, class SmemOf>
-static inline cudaError_t cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(
-    int* min_grid_size, int* block_size, K* kernel, SmemOf smem_of_block_size, int block_size_limit = 0,
-    unsigned int flags = 0) {
-    (void)kernel;
-    if (min_grid_size == nullptr || block_size == nullptr || flags > 1) return cudaErrorInvalidValue;
-    int limit = block_size_limit <= 0 || block_size_limit > 1024 ? 1024 : block_size_limit;
-    int best = 0, best_blocks = 0;
-    for (int b = (limit + 31) / 32 * 32; b >= 32; b -= 32) {
-        const int size = b > limit ? limit : b;
-        const int blocks = sim::occupancy_blocks_per_sm(size, (size_t)smem_of_block_size(size));
-        if ((long)blocks * size > (long)best_blocks * best) {
-            best = size;
-            best_blocks = blocks;
-        }
-    }
-    *block_size = best;
-    *min_grid_size = best_blocks * sim::occupancy_sm_count();
-    return cudaSuccess;
-}
-template <class K, class SmemOf>
-static inline cudaError_t cudaOccupancyMaxPotentialBlockSizeVariableSMem(int* min_grid_size, int* block_size,
-                                                                         K* kernel, SmemOf smem_of_block_size,
-                                                                         int block_size_limit = 0) {
-    return cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(min_grid_size, block_size, kernel,
-                                                                   smem_of_block_size, block_size_limit, 0);
-}
-template <class K>
-static inline cudaError_t cudaOccupancyMaxPotentialBlockSizeWithFlags(int* min_grid_size, int* block_size,
-                                                                      K* kernel, size_t dynamic_smem = 0,
-                                                                      int block_size_limit = 0,
-                                                                      unsigned int flags = 0) {
-    return cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(
-        min_grid_size, block_size, kernel, [dynamic_smem](int) { return dynamic_smem; }, block_size_limit, flags);
-}
-template <class K>
-static inline cudaError_t cudaOccupancyMaxPotentialBlockSize(int* min_grid_size, int* block_size, K* kernel,
-                                                             size_t dynamic_smem = 0, int block_size_limit = 0) {
-    return cudaOccupancyMaxPotentialBlockSizeWithFlags(min_grid_size, block_size, kernel, dynamic_smem,
-                                                       block_size_limit, 0);
-}
-template <class K>
-static inline cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* smem, K* kernel, int num_blocks,
-                                                                    int block_size) {
-    (void)kernel;
-    if (smem == nullptr || num_blocks <= 0 || block_size <= 0 || block_size > 1024) return cudaErrorInvalidValue;
-    const size_t per_block = (228u * 1024u) / (size_t)num_blocks;
-    *smem = per_block > 1024 ? per_block - 1024 : 0;
-    if (*smem > 227u * 1024u) *smem = 227u * 1024u;
-    return cudaSuccess;
-}
+// ---- the modelled device and occupancy (device_props.h) ---------------------------------
+#include "device_props.h"
 
 template <class T>
 static inline cudaError_t cudaHostAlloc(T** ptr, size_t size, unsigned int flags) {
@@ -288,99 +281,8 @@ static inline cudaError_t cudaFuncSetCacheConfig(K* kernel, enum cudaFuncCache c
     return (int)config >= 0 && (int)config <= 3 ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-// ---- launches --------------------------------------------------------------------------------
-namespace sim {
-
-// Passed instead of a call-by-name function when the launched kernel is an expression (a
-// pointer through a table, a conditional, ...): C++ applies no default arguments through a
-// pointer, so every argument must be given.
-struct no_default_args {};
-
-template <size_t N, class Tuple, class Seq = std::make_index_sequence<N>>
-struct tuple_prefix;
-template <size_t N, class Tuple, size_t... I>
-struct tuple_prefix<N, Tuple, std::index_sequence<I...>> {
-    using type = std::tuple<std::tuple_element_t<I, Tuple>...>;
-};
-
-// One call operator per accepted argument count: its parameters are the kernel's first
-// sizeof...(T) parameter types, so arguments convert at the call site as in a real launch
-// (a literal 0 or NULL becomes a null pointer, a double a float, ...).
-template <class Self, class Prefix>
-struct launch_with;
-template <class Self, class... T>
-struct launch_with<Self, std::tuple<T...>> {
-    void operator()(T... args) const {
-        static_cast<const Self&>(*this).run(std::tuple<T...>(std::move(args)...));
-    }
-};
-
-template <class F>
-struct by_name_counts {
-    template <size_t M>
-    using type = std::make_index_sequence<M + 1>;  // every prefix: defaults fill the rest
-};
-template <>
-struct by_name_counts<no_default_args> {
-    template <size_t M>
-    using type = std::index_sequence<M>;  // all arguments
-};
-
-template <class F, class Seq, class... P>
-struct Launcher;
-template <class F, size_t... N, class... P>
-struct Launcher<F, std::index_sequence<N...>, P...>
-    : launch_with<Launcher<F, std::index_sequence<N...>, P...>,
-                  typename tuple_prefix<N, std::tuple<std::decay_t<P>...>>::type>... {
-    using launch_with<Launcher, typename tuple_prefix<N, std::tuple<std::decay_t<P>...>>::type>::operator()...;
-
-    const char* name;
-    const char* file;
-    int line;
-    LaunchSpec spec;
-    void (*kernel)(P...);
-    F by_name;
-
-    Launcher(const char* n, const char* f, int l, const LaunchSpec& s, void (*k)(P...), F b)
-        : name(n), file(f), line(l), spec(s), kernel(k), by_name(b) {}
-
-    template <class... T>
-    void run(std::tuple<T...>&& args) const {
-        const void* address = reinterpret_cast<const void*>(kernel);
-        if (kernel == nullptr) {
-            // Launching a null kernel pointer: a GPU refuses it with cudaErrorInvalidDeviceFunction.
-            launch_raw(spec, name, file, line, nullptr, nullptr, nullptr);
-            return;
-        }
-        register_kernel(kernel, name);
-        if constexpr (sizeof...(T) == sizeof...(P)) {
-            dispatch(spec, name, file, line, address, kernel, std::move(args));
-        } else {
-            // Fewer arguments than parameters: call the kernel by name so its defaults apply.
-            dispatch(spec, name, file, line, address, by_name, std::move(args));
-        }
-    }
-};
-
-// `kernel<<<grid, block, smem, stream>>>(args)` becomes
-// `::sim::launcher(name, __FILE__, __LINE__, grid, block, smem, stream, kernel, by_name, barrier_free)(args)`,
-// where barrier_free is the front end's finding that the kernel reaches no barrier or other wait;
-// or, with the whole configuration in a LaunchSpec, `::sim::launcher(spec, name, __FILE__,
-// __LINE__, kernel, by_name)(args)`.
-template <class F, class... P>
-static inline auto launcher(const LaunchSpec& spec, const char* name, const char* file, int line,
-                            void (*kernel)(P...), F by_name) {
-    using Counts = typename by_name_counts<F>::template type<sizeof...(P)>;
-    return Launcher<F, Counts, P...>(name, file, line, spec, kernel, by_name);
-}
-
-template <class F, class... P>
-static inline auto launcher(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
-                            cudaStream_t stream, void (*kernel)(P...), F by_name, bool barrier_free = false) {
-    return launcher(LaunchSpec{grid, block, smem, stream, barrier_free}, name, file, line, kernel, by_name);
-}
-
-}  // namespace sim
+// ---- launches (launch.h) ------------------------------------------------------------------
+#include "launch.h"
 
 // ---- stream-ordered memory and memory pools (mem_pools.cpp) ----------------------------------
 // Streams run in order, so an allocation on a stream is ready when the call returns and a
@@ -535,7 +437,7 @@ SIM_API cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache* config);
 #include "sim_textures.h"
 
 // A launch by address (cudaLaunchKernel, cudaLaunchKernelExC, a kernel node) needs the kernel
-// in the registry (cuda_sim.h): every <<<>>> launch and every typed form below registers its
+// in the registry (launch.h): every <<<>>> launch and every typed form below registers its
 // kernel, and the front end registers every kernel definition; an address never registered
 // is refused with cudaErrorInvalidDeviceFunction and a one-line note. Graphs replay their
 // nodes synchronously, in a topological order (creation order among ready nodes). Capture

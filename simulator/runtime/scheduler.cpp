@@ -8,6 +8,8 @@
 // (run_block_plain): no fibers, since nothing in it ever waits.
 #include "sim_internal.h"
 
+#include "mode_hooks.h"
+
 #include <link.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -18,11 +20,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <thread>
-
-#if defined(SIM_MEMCHECK)
-#include <sanitizer/asan_interface.h>
-#include <sanitizer/common_interface_defs.h>
-#endif
 
 namespace sim {
 
@@ -67,11 +64,7 @@ sim_ctx_swap:
 )");
 #endif
 
-#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
-const size_t kDefaultStackKiB = 256;
-#else
-const size_t kDefaultStackKiB = 128;
-#endif
+const size_t kDefaultStackKiB = mode::kDefaultStackKiB;
 
 // Per-CUDA-thread stack: SIMULATOR_STACK_KB (16..65536) or the mode's default.
 size_t stack_size() {
@@ -98,10 +91,6 @@ size_t stack_color(int slot) { return (size_t)(slot % 16) * 256 + (size_t)((slot
 #if !defined(__x86_64__)
 __thread ucontext_t* tl_sched_uc = nullptr;
 #endif
-#if defined(SIM_MEMCHECK)
-__thread const void* tl_sched_stack_bottom = nullptr;
-__thread size_t tl_sched_stack_size = 0;
-#endif
 
 // ---- fiber switching -----------------------------------------------------------------------
 void fiber_main();
@@ -113,21 +102,14 @@ extern "C" SIM_API void sim_fiber_entry() { fiber_main(); }
 void switch_to_fiber(Fiber* f) {
     tl_run.fiber = f;
     tl_thread = f;
-#if defined(SIM_RACECHECK)
-    __tsan_switch_to_fiber(f->tsan_fiber, 1);
-#endif
-#if defined(SIM_MEMCHECK)
-    void* fake = nullptr;
-    __sanitizer_start_switch_fiber(&fake, f->stack, f->stack_size);
-#endif
+    void* token = nullptr;
+    mode::before_enter(f, &token);
 #if defined(__x86_64__)
     sim_ctx_swap(&tl_run.sched_sp, f->sp);
 #else
     swapcontext(tl_sched_uc, &f->uc);
 #endif
-#if defined(SIM_MEMCHECK)
-    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
-#endif
+    mode::after_enter(token);
     tl_run.fiber = nullptr;
     tl_thread = nullptr;
 }
@@ -147,11 +129,11 @@ void yield_to_scheduler(bool final_exit) {
     }
     Fiber* f = run.fiber;
     b->cursor = f->linear;
-#if defined(__x86_64__) && !defined(SIM_MEMCHECK) && !defined(SIM_RACECHECK)
+#if defined(__x86_64__)
     // Straight to the next ready fiber of this pass, which the scheduler would run next anyway
     // (so the order of execution, and what synccheck sees, stays the same): one context switch
     // per wait instead of two. The scheduler resumes when no fiber after this one is ready.
-    if (!b->failed) {
+    if (mode::kDirectHandoff && !b->failed) {
         for (int j = f->linear + 1; j < b->nthreads; ++j) {
             Fiber* next = &b->fibers[j];
             if (next->state != FState::kReady) continue;
@@ -162,23 +144,13 @@ void yield_to_scheduler(bool final_exit) {
         }
     }
 #endif
-#if defined(SIM_RACECHECK)
-    __tsan_switch_to_fiber(tl_sched_tsan, 1);
-#endif
-#if defined(SIM_MEMCHECK)
-    __sanitizer_start_switch_fiber(final_exit ? nullptr : &f->asan_fake, tl_sched_stack_bottom,
-                                   tl_sched_stack_size);
-#else
-    (void)final_exit;
-#endif
+    mode::before_leave(f, final_exit);
 #if defined(__x86_64__)
     sim_ctx_swap(&f->sp, run.sched_sp);
 #else
     swapcontext(&f->uc, tl_sched_uc);
 #endif
-#if defined(SIM_MEMCHECK)
-    __sanitizer_finish_switch_fiber(f->asan_fake, nullptr, nullptr);
-#endif
+    mode::after_leave(f);
 }
 
 void fail_block(Block* b) {
@@ -215,13 +187,7 @@ namespace {
 void fiber_main() {
     Fiber* f = tl_run.fiber;
     Block* b = tl_run.block;
-#if defined(SIM_MEMCHECK)
-    __sanitizer_finish_switch_fiber(nullptr, &tl_sched_stack_bottom, &tl_sched_stack_size);
-#endif
-#if defined(SIM_RACECHECK)
-    // Everything before this block on this worker (earlier blocks, the host) happens before it.
-    __tsan_acquire(tl_run.worker->tsan_start);
-#endif
+    mode::on_fiber_start(tl_run.worker);
     tl_run.in_kernel = true;
     b->launch->invoke(b->launch->pack);
     tl_run.in_kernel = false;
@@ -229,9 +195,7 @@ void fiber_main() {
     b->live--;
     b->warp_exited[f->warp] |= 1u << f->lane;
     thread_exited(b, f);
-#if defined(SIM_RACECHECK)
-    __tsan_release(b->tsan_done);
-#endif
+    mode::on_thread_exit(b);
     if (!b->failed) {
         if (b->bar_arrived > 0 && b->bar_arrived == b->live) release_barrier(b);
         if (b->warp_arrived[f->warp] != 0) check_pending_warps(b, f->warp);
@@ -241,17 +205,9 @@ void fiber_main() {
 }
 
 // Makes room for ``count`` stacks (all remapped at once, before any fiber of a block starts).
-#if defined(SIM_MEMCHECK)
-// Fibers that return unpoison their own frames on the way out; only a block abandoned mid-frame
-// (failed, timed out) or fresh stack memory needs the whole stacks' shadow cleared.
-thread_local bool tl_stacks_dirty = true;
-#endif
-
 bool reserve_stacks(Worker* wk, int count) {
     if (count > wk->stack_slots) {
-#if defined(SIM_MEMCHECK)
-        tl_stacks_dirty = true;
-#endif
+        mode::on_stacks_mapped();
         if (wk->stacks != nullptr) munmap(wk->stacks, wk->stacks_bytes);
         wk->stacks = nullptr;
         wk->stack_slots = 0;
@@ -290,10 +246,7 @@ void init_fiber(Fiber* f) {
 }
 
 void free_block_memory(Block* b) {
-#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
-    for (auto& s : *b->statics) std::free(s.second);
-    std::free(b->dyn);
-#endif
+    mode::free_shared(b);
     b->statics->clear();
     b->dyn = nullptr;
 }
@@ -374,18 +327,7 @@ void run_block(Launch* L, unsigned long long id) {
     wk->statics.clear();
     b.statics = &wk->statics;
     wk->arena_used = 0;
-#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
-    b.dyn = static_cast<char*>(std::malloc(s.smem == 0 ? 1 : s.smem));
-    if (s.smem == 0) {
-        // Zero bytes of dynamic shared memory: any access is out of bounds.
-        std::free(b.dyn);
-        b.dyn = static_cast<char*>(std::malloc(0));
-    }
-#else
-    if (wk->arena == nullptr) wk->arena = static_cast<char*>(std::aligned_alloc(256, kArenaBytes));
-    b.dyn = wk->arena;
-    wk->arena_used = (s.smem + 255) & ~size_t(255);
-#endif
+    b.dyn = mode::dynamic_shared(wk, s.smem);
     if (s.smem > 0) std::memset(b.dyn, 0xff, s.smem);  // shared memory starts as garbage, as on a GPU
     if ((int)wk->fibers.size() < b.nthreads) wk->fibers.resize(b.nthreads);
     b.fibers = wk->fibers.data();
@@ -415,30 +357,12 @@ void run_block(Launch* L, unsigned long long id) {
         f.stack = fiber_stack(wk, i);
         f.stack_size = stack_size() + kColorSpan - stack_color(i);
         f.asan_fake = nullptr;
-#if defined(SIM_MEMCHECK)
-        // Frames of fibers that never returned leave poisoned redzones behind.
-        if (tl_stacks_dirty) __asan_unpoison_memory_region(f.stack, f.stack_size);
-#endif
-#if defined(SIM_RACECHECK)
-        if ((int)wk->tsan_fibers.size() <= i) wk->tsan_fibers.push_back(__tsan_create_fiber(0));
-        f.tsan_fiber = wk->tsan_fibers[i];
-        char nb[160];
-        std::snprintf(nb, sizeof nb, "kernel %s block (%u,%u,%u) thread (%u,%u,%u)", L->name, b.idx.x, b.idx.y,
-                      b.idx.z, f.thread_idx.x, f.thread_idx.y, f.thread_idx.z);
-        f.name = nb;
-        __tsan_set_fiber_name(f.tsan_fiber, f.name.c_str());
-#endif
+        mode::on_fiber_init(wk, b, f, i, L->name);
         init_fiber(&f);
     }
     b.live = b.nthreads;
-#if defined(SIM_MEMCHECK)
-    tl_stacks_dirty = false;
-#endif
     tl_run.block = &b;
-#if defined(SIM_RACECHECK)
-    tl_sched_tsan = __tsan_get_current_fiber();
-    __tsan_release(wk->tsan_start);
-#endif
+    mode::on_block_start(wk);
 #if !defined(__x86_64__)
     ucontext_t sched;
     tl_sched_uc = &sched;
@@ -458,17 +382,10 @@ void run_block(Launch* L, unsigned long long id) {
         }
         if (!ran && b.live > 0 && !b.failed && !release_coalesced(&b)) report_deadlock(&b);
     }
-#if defined(SIM_RACECHECK)
-    __tsan_acquire(b.tsan_done);
-#endif
-#if defined(SIM_MEMCHECK)
-    if (b.failed || b.live > 0) tl_stacks_dirty = true;
-#endif
+    mode::on_block_end(b);
     tl_run.block = nullptr;
     free_block_memory(&b);
 }
-
-void ensure_signal_stack();
 
 void run_blocks(Launch* L) {
     ensure_signal_stack();
@@ -552,256 +469,14 @@ Pool& pool() {
     return *p;
 }
 
-// ---- the launch watchdog ---------------------------------------------------------------------
-// Like a GPU's watchdog, it stops a launch that runs past its deadline. It sets the launch's
-// timed_out flag, which the scheduler checks between fiber switches, and sends each thread
-// running a block a signal (again every 20 ms until the launch returns). The handler leaves
-// the running fiber for the scheduler when the signal interrupted kernel code: so a kernel
-// stuck in a loop without barriers stops too. It does nothing when the signal lands in the
-// runtime, the scheduler or another library (a fiber stopped inside printf or malloc would
-// leave their locks held); the next signal tries again. Under ThreadSanitizer, signals reach
-// handlers only at library calls, so racecheck relies on the flag (and on the caller's process
-// timeout for a loop without barriers or calls).
-
-int timeout_signal() { return SIGRTMIN + 7; }
-
-uintptr_t interrupted_pc(void* uc) {
-#if defined(__x86_64__)
-    return (uintptr_t) static_cast<ucontext_t*>(uc)->uc_mcontext.gregs[REG_RIP];
-#elif defined(__aarch64__)
-    return (uintptr_t) static_cast<ucontext_t*>(uc)->uc_mcontext.pc;
-#else
-    (void)uc;
-    return 0;
-#endif
-}
-
-// The handler installed before ours: every simulated library loaded into a process has its
-// own copy of the runtime, each with its handler; a signal for another copy's fiber goes on.
-struct sigaction g_previous_handler;
-
-void chain_timeout_signal(int sig, siginfo_t* info, void* uc) {
-    const struct sigaction& prev = g_previous_handler;
-    if (prev.sa_flags & SA_SIGINFO) {
-        if (prev.sa_sigaction != nullptr) prev.sa_sigaction(sig, info, uc);
-    } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN && prev.sa_handler != nullptr) {
-        prev.sa_handler(sig);
-    }
-}
-
-void on_timeout_signal(int sig, siginfo_t* info, void* uc) {
-    Fiber* f = tl_run.fiber;
-    Block* b = tl_run.block;
-    if (f == nullptr || b == nullptr) {
-        chain_timeout_signal(sig, info, uc);  // not this copy's fiber
-        return;
-    }
-    if (!tl_run.in_kernel || !b->launch->timed_out.load()) return;
-    const uintptr_t pc = interrupted_pc(uc);
-    if (pc != 0 && (pc < b->launch->code_lo || pc >= b->launch->code_hi)) return;
-    // The fiber is abandoned where it stands (its stack is reused by the next block); nothing
-    // returns to the interrupted code. SA_NODEFER left the signal unblocked.
-    tl_run.in_kernel = false;
-    fail_block(b);
-    f->state = FState::kDone;
-    yield_to_scheduler(true);
-}
-
-bool install_timeout_handler() {
-#if defined(SIM_RACECHECK)
-    return false;
-#else
-    struct sigaction old;
-    if (sigaction(timeout_signal(), nullptr, &old) != 0) return false;
-    if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_timeout_signal) return true;
-    g_previous_handler = old;
-    struct sigaction sa;
-    std::memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_timeout_signal;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    return sigaction(timeout_signal(), &sa, nullptr) == 0;
-#endif
-}
-
-// The executable segment of the loaded object that holds ``addr`` (the launch's code).
-void code_range(const void* addr, uintptr_t* lo, uintptr_t* hi) {
-    struct Query {
-        uintptr_t addr, lo, hi;
-    } q{reinterpret_cast<uintptr_t>(addr), 0, 0};
-    dl_iterate_phdr(
-        [](struct dl_phdr_info* info, size_t, void* data) -> int {
-            Query* q = static_cast<Query*>(data);
-            for (int i = 0; i < info->dlpi_phnum; ++i) {
-                const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-                if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
-                const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
-                if (q->addr >= start && q->addr < start + ph.p_memsz) {
-                    q->lo = start;
-                    q->hi = start + ph.p_memsz;
-                    return 1;
-                }
-            }
-            return 0;
-        },
-        &q);
-    *lo = q.lo;
-    *hi = q.hi;
-}
-
-// ---- memory faults in kernels (fast and synccheck builds) -------------------------------------
-// A kernel that touches unmapped memory (a wild or null pointer) would kill the process; on a
-// GPU the launch fails with cudaErrorIllegalAddress and the context is lost. When the fault is
-// in kernel code, the handler reports it, abandons the block like a timeout does and the launch
-// returns that sticky error. A fault anywhere else (the runtime, another library, the host) goes
-// to the handler installed before, or kills the process as it would have. memcheck leaves
-// faults to AddressSanitizer, racecheck to ThreadSanitizer.
-#if !defined(SIM_MEMCHECK) && !defined(SIM_RACECHECK)
-struct sigaction g_previous_fault[2];
-bool g_fault_quiet = false;  // SIMULATOR_QUIET=1, read when the handler is installed
-
-void on_fault_signal(int sig, siginfo_t* info, void* uc) {
-    Fiber* f = tl_run.fiber;
-    Block* b = tl_run.block;
-    const uintptr_t pc = interrupted_pc(uc);
-    if (f != nullptr && b != nullptr && tl_run.in_kernel && pc >= b->launch->code_lo && pc < b->launch->code_hi) {
-        tl_run.in_kernel = false;
-        char msg[320];
-        const int n = std::snprintf(msg, sizeof msg,
-                                    "simulator: illegal address: kernel '%s' block (%u,%u,%u) thread (%u,%u,%u) "
-                                    "accessed %p; the launch returns cudaErrorIllegalAddress, which is sticky "
-                                    "(check --mode memcheck names the line)\n",
-                                    b->launch->name, b->idx.x, b->idx.y, b->idx.z, f->thread_idx.x,
-                                    f->thread_idx.y, f->thread_idx.z, info->si_addr);
-        if (n > 0 && !g_fault_quiet) (void)!write(2, msg, (size_t)std::min(n, (int)sizeof msg - 1));
-        b->launch->faulted.store(true);
-        fail_block(b);
-        f->state = FState::kDone;
-        yield_to_scheduler(true);
-    }
-    // Not a kernel's fault: what would have happened without this handler.
-    const struct sigaction& prev = g_previous_fault[sig == SIGBUS ? 1 : 0];
-    if (prev.sa_flags & SA_SIGINFO) {
-        prev.sa_sigaction(sig, info, uc);
-    } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
-        prev.sa_handler(sig);
-    } else {
-        signal(sig, SIG_DFL);  // the faulting instruction runs again and takes the default action
-    }
-}
-
-// On the thread that runs blocks: an alternate signal stack, so that a fault reaches the handler.
-void ensure_signal_stack() {
-    static thread_local bool done = false;
-    if (done) return;
-    done = true;
-    stack_t cur;
-    if (sigaltstack(nullptr, &cur) == 0 && !(cur.ss_flags & SS_DISABLE)) return;  // the program's own
-    stack_t ss;
-    ss.ss_size = 64 * 1024;
-    ss.ss_sp = std::malloc(ss.ss_size);  // kept for the thread's lifetime
-    ss.ss_flags = 0;
-    if (ss.ss_sp != nullptr) sigaltstack(&ss, nullptr);
-}
-
-void install_fault_handler() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        const char* q = std::getenv("SIMULATOR_QUIET");
-        g_fault_quiet = q != nullptr && q[0] == '1';
-        const int sigs[2] = {SIGSEGV, SIGBUS};
-        for (int i = 0; i < 2; ++i) {
-            struct sigaction sa;
-            std::memset(&sa, 0, sizeof sa);
-            sa.sa_sigaction = on_fault_signal;
-            sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-            sigemptyset(&sa.sa_mask);
-            sigaction(sigs[i], &sa, &g_previous_fault[i]);
-        }
-    });
-}
-#else
-void ensure_signal_stack() {}
-void install_fault_handler() {}
-#endif
-
-class Watchdog {
-public:
-    // Watches ``L`` until disarm(); a launch without a limit is not watched.
-    void arm(Launch* L) {
-        if (L->timeout_s <= 0) return;
-        std::lock_guard<std::mutex> lock(mu_);
-        if (pid_ != getpid()) {
-            // After fork() the watchdog thread did not come along.
-            started_ = false;
-            pid_ = getpid();
-        }
-        if (!started_) {
-            signals_ = install_timeout_handler();
-            std::thread([this] { loop(); }).detach();
-            started_ = true;
-        }
-        current_ = L;
-        deadline_ = std::chrono::steady_clock::now() +
-                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                        std::chrono::duration<double>(L->timeout_s));
-        if (idle_) cv_.notify_one();
-    }
-    void disarm() {
-        std::lock_guard<std::mutex> lock(mu_);
-        current_ = nullptr;
-    }
-
-private:
-    void loop() {
-        std::unique_lock<std::mutex> lock(mu_);
-        for (;;) {
-            if (current_ == nullptr) {
-                idle_ = true;
-                cv_.wait(lock);
-                idle_ = false;
-                continue;
-            }
-            if (std::chrono::steady_clock::now() < deadline_) {
-                const auto until = deadline_;
-                cv_.wait_until(lock, until);
-                continue;
-            }
-            Launch* L = current_;
-            L->timed_out.store(true);
-            L->failed.store(true);
-            if (signals_) {
-                // disarm() waits for mu_, so L and its threads outlive this step.
-                std::lock_guard<std::mutex> tl(L->threads_mu);
-                for (pthread_t t : L->threads) pthread_kill(t, timeout_signal());
-            }
-            deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
-        }
-    }
-    std::mutex mu_;
-    std::condition_variable cv_;
-    Launch* current_ = nullptr;
-    std::chrono::steady_clock::time_point deadline_;
-    pid_t pid_ = getpid();
-    bool started_ = false;
-    bool idle_ = false;
-    bool signals_ = false;
-};
-
-// Never destroyed: the detached watchdog thread may still wait on it at exit.
-Watchdog& watchdog() {
-    static Watchdog* w = new Watchdog;
-    return *w;
-}
-
 }  // namespace
 
 void run_launch(Launch* L) {
     code_range(reinterpret_cast<const void*>(L->invoke), &L->code_lo, &L->code_hi);
     install_fault_handler();
-    watchdog().arm(L);
+    watch_launch(L);
     pool().run(L);
-    watchdog().disarm();
+    unwatch_launch();
 }
 
 }  // namespace sim

@@ -1,10 +1,19 @@
 // Internal declarations shared by the runtime's sources (never included by kernel code):
 //
-//   scheduler.cpp   fibers, blocks, the worker pool and the run of one launch
+//   scheduler.cpp   fibers, blocks, the worker pool and the run of one launch; what each mode
+//                   adds there is in mode_hooks.h, one definition per hook and mode
+//   watchdog.cpp    the launch time limit and faults in kernel code (signals)
 //   device_api.cpp  what a CUDA thread calls: barriers, warp operations, shared memory
-//   host_api.cpp    the cuda* calls: memory, launches, streams, errors, device queries
+//   host_api.cpp    the cuda* calls: memory, launches, streams, events, errors
+//   device_props.cpp  the modelled device: properties, attributes, device queries, occupancy
 //   reports.cpp     what the checkers print: findings, deadlocks, memcheck's hooks
 //   kernel_registry.cpp, graphs.cpp  launches by address, graphs, capture (graphs_internal.h)
+//   textures.cpp, mem_pools.cpp, legacy_api.cpp, errors.cpp  the rest of the host API
+//
+// Headers kernel code sees: cuda_sim.h (force-included: qualifiers, vector types, the device
+// API) includes host_api.h (every cuda* call and host type), which includes device_props.h,
+// launch.h (the launch machinery and the kernel registry) and sim_textures.h (with
+// sim_texture_types.h and sim_texture_fetch.h).
 //
 // The runtime is compiled once per mode without sanitizer instrumentation (its bookkeeping is
 // shared by fibers on purpose) and linked into every simulated library or check executable.
@@ -194,6 +203,18 @@ void fail_block(Block* b);
 // Runs every block of ``L`` on the worker pool; returns when all have finished, one failed or
 // the launch ran past L->timeout_s (then L->timed_out is set).
 void run_launch(Launch* L);
+
+// ---- watchdog.cpp --------------------------------------------------------------------------
+// The executable segment of the loaded object that holds ``addr`` (the launch's code).
+void code_range(const void* addr, uintptr_t* lo, uintptr_t* hi);
+// Fast and synccheck builds: a fault in kernel code fails the launch (cudaErrorIllegalAddress)
+// instead of killing the process; memcheck and racecheck leave faults to their sanitizer.
+void install_fault_handler();
+// On each thread that runs blocks: an alternate signal stack for the fault handler.
+void ensure_signal_stack();
+// Watches ``L`` against its time limit until unwatch_launch() (a launch without one is not watched).
+void watch_launch(Launch* L);
+void unwatch_launch();
 // tl_run.in_kernel: true while the running fiber executes kernel code, false in the runtime and the scheduler:
 // a launch timeout stops a fiber only there (never inside the runtime's own bookkeeping).
 

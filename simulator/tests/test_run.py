@@ -400,3 +400,41 @@ def test_device_code_guarded_by___CUDA_ARCH___runs_with_the_chosen_arch(tmp_path
     proc = run_cli("run", str(tmp_path / "arch.cu"), "--arch", "600")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "0"  # compiled for sm_60 the guarded store is left out
+
+
+def test_run_translates_each_source_once(tmp_path, monkeypatch):
+    # `run` takes everything it needs from the build: a second pass over the sources (to list
+    # files or notes) would parse each one again.
+    import simulator.build as build
+    from simulator.run import run_program
+
+    calls = []
+    real = build.translate_preprocessed
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(build, "translate_preprocessed", counting)
+    src = tmp_path / "once.cu"  # a fresh path: the build cache cannot hold its object yet
+    src.write_text(
+        textwrap.dedent(
+            """\
+            #include <cstdio>
+            __global__ void inc(int *x) { x[threadIdx.x] += 1; }
+            int main() {
+                int *d;
+                cudaMalloc(&d, 4 * sizeof(int));
+                cudaMemset(d, 0, 4 * sizeof(int));
+                inc<<<1, 4>>>(d);
+                int h[4];
+                cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+                cudaFree(d);
+                return h[3] == 1 ? 0 : 5;
+            }
+            """
+        )
+    )
+    result = run_program([str(src)], "fast")
+    assert result.status == 0, result.findings
+    assert len(calls) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -338,3 +339,23 @@ def test_every_generic_test_takes_the_backend_fixture(tmp_path):
     assert not misplaced, (
         "tests in tests/generic that take no backend (move them to tests/library):\n" + "\n".join(misplaced)
     )
+
+
+SIM_RUNTIME = ROOT / "simulator" / "runtime"
+# A runtime source past this many lines is split by role (simulator/README.md, "How it works").
+RUNTIME_FILE_LINES = 720
+
+
+def test_every_simulator_runtime_file_is_split_by_role():
+    sizes = {p.name: len(p.read_text().splitlines()) for p in sorted(SIM_RUNTIME.glob("*.[ch]*"))}
+    assert "scheduler.cpp" in sizes and "host_api.h" in sizes
+    big = {name: n for name, n in sizes.items() if n > RUNTIME_FILE_LINES}
+    assert not big, f"split these runtime files by role (at most {RUNTIME_FILE_LINES} lines each): {big}"
+
+
+def test_the_host_api_is_declared_in_host_api_h_only():
+    device_header = (SIM_RUNTIME / "cuda_sim.h").read_text()
+    host_header = (SIM_RUNTIME / "host_api.h").read_text()
+    call = re.compile(r"\bcuda[A-Z]\w*\s*\(")
+    assert call.search(host_header) is not None
+    assert call.findall(device_header) == [], "cuda* host calls belong in runtime/host_api.h"

@@ -1,0 +1,163 @@
+"""Read a simulated program's output into findings, one line each.
+
+The sanitizers (AddressSanitizer, UBSan, LeakSanitizer, ThreadSanitizer) and the runtime print
+reports; each becomes one line naming the kind of error and the first frame in the user's code
+(frames in the runtime and the system are skipped). ``check`` and ``run`` both judge a child by
+these lines.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+
+__all__ = ["death_by_signal", "parse_findings"]
+
+_SIGNAL_HINTS = {
+    signal.SIGABRT: "an abort: a failed assert() or std::abort",
+    signal.SIGSEGV: "a segmentation fault: e.g. a wild pointer or a stack overflow",
+    signal.SIGBUS: "a bus error: e.g. a misaligned or wild pointer",
+    signal.SIGFPE: "an arithmetic fault: e.g. an integer division by zero",
+    signal.SIGILL: "an illegal instruction: e.g. __builtin_trap or a function that fell off its end",
+}
+
+
+def death_by_signal(number: int) -> str:
+    """``signal N`` with what it usually means in a simulated program."""
+    hint = _SIGNAL_HINTS.get(number, "")
+    return f"signal {number}" + (f" ({hint})" if hint else "")
+
+
+_FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (.+?) (/\S+?):(\d+)(?::\d+)?$|#\d+ (.+?) (/\S+?):(\d+)(?::\d+)? \(")
+
+
+def _runtime_frame(path: str) -> bool:
+    return "/simulator/runtime/" in path or path.startswith("/usr/") or "/gcc/" in path
+
+
+def _first_user_frame(lines: list[str], start: int) -> str:
+    for ln in lines[start : start + 40]:
+        m = _FRAME.search(ln.strip())
+        if not m:
+            continue
+        func = m.group(1) or m.group(4)
+        path = m.group(2) or m.group(5)
+        line = m.group(3) or m.group(6)
+        if not _runtime_frame(path):
+            return f"{func} at {path}:{line}"
+    return "source line unknown"
+
+
+def _tsan_threads(lines: list[str]) -> dict[str, str]:
+    """Thread names (``T3`` -> ``kernel K block (..) thread (..)``) as one report lists them.
+
+    The runtime reuses ThreadSanitizer fibers between launches and renames them, so a name is
+    only right within the report that prints it.
+    """
+    names = {}
+    for ln in lines:
+        m = re.match(r"\s*Thread (T\d+) '(.*)' \(tid=", ln)
+        if m:
+            names[m.group(1)] = m.group(2)
+    return names
+
+
+def _report_end(lines: list[str], start: int) -> int:
+    for j in range(start + 1, len(lines)):
+        if lines[j].startswith("SUMMARY") or "WARNING: ThreadSanitizer:" in lines[j]:
+            return j
+    return len(lines)
+
+
+# Lines the runtime prints to label a sanitizer report, not findings of their own.
+_LABEL = re.compile(
+    r"simulator: memcheck: (the fault above happened in|the undefined behaviour below happened in"
+    r"|host code: the report (above|below) is from host code|note: )"
+)
+_HOST_ABOVE = "simulator: memcheck: host code: the report above"
+_HOST_BELOW = "simulator: memcheck: host code: the report below"
+_UB_BELOW = re.compile(r"simulator: memcheck: the undefined behaviour below happened in (.*)")
+
+
+def _asan_is_host(lines: list[str], start: int) -> bool:
+    """Whether the AddressSanitizer report at ``start`` is labelled as host code after it."""
+    for ln in lines[start + 1 :]:
+        if "ERROR: AddressSanitizer" in ln or "runtime error:" in ln:
+            return False
+        if ln.startswith(_HOST_ABOVE):
+            return True
+    return False
+
+
+def _ub_label(lines: list[str], at: int) -> tuple[bool, str]:
+    """(host code?, the CUDA thread) from the runtime's label printed just before a UBSan report."""
+    for ln in reversed(lines[max(0, at - 3) : at]):
+        if ln.startswith(_HOST_BELOW):
+            return True, ""
+        m = _UB_BELOW.match(ln)
+        if m:
+            return False, m.group(1)
+    return False, ""
+
+
+def parse_findings(mode: str, out: str) -> list[str]:
+    """The findings (one line each) in a simulated program's output ``out`` for ``mode``."""
+    lines = out.splitlines()
+    found: list[str] = []
+    where = ""
+    for ln in lines:
+        m = re.search(r"simulator: memcheck: the fault above happened in (.*)", ln)
+        if m:
+            where = m.group(1)
+    for i, ln in enumerate(lines):
+        m = re.search(r"ERROR: AddressSanitizer: ([\w-]+)", ln)
+        if m:
+            kind = m.group(1)
+            if _asan_is_host(lines, i):
+                found.append(f"memcheck: host code: {kind}: {_first_user_frame(lines, i + 1)}")
+                continue
+            detail = f"{kind}: {_first_user_frame(lines, i + 1)}"
+            if where:
+                detail += f"; in {where}"
+            found.append(f"memcheck: {detail}")
+            continue
+        if "ERROR: LeakSanitizer" in ln:
+            block = "\n".join(lines[i : i + 30])
+            what = (
+                "device memory leak (cudaMalloc without cudaFree)" if "cudaMalloc" in block else "memory leak"
+            )
+            found.append(f"memcheck: {what}: {_first_user_frame(lines, i + 1)}")
+            continue
+        m = re.search(r"(/\S+?):(\d+):\d+: runtime error: (.*)", ln)
+        if m:
+            host, thread = _ub_label(lines, i)
+            at = f"at {m.group(1)}:{m.group(2)}"
+            if _runtime_frame(m.group(1)):  # inside a runtime header: name the program's line
+                at = _first_user_frame(lines, i + 1)
+            detail = f"memcheck: {'host code: ' if host else ''}undefined behaviour: {m.group(3)} {at}"
+            found.append(detail + (f"; in {thread}" if thread else ""))
+            continue
+        if "WARNING: ThreadSanitizer:" in ln:
+            kind = ln.split("WARNING: ThreadSanitizer:", 1)[1].split("(")[0].strip()
+            detail = f"racecheck: {kind}"
+            tsan_names = _tsan_threads(lines[i : _report_end(lines, i)])
+            accesses = []
+            for j in range(i + 1, min(i + 60, len(lines))):
+                am = re.match(
+                    r"\s*(?:Previous )?(\w+) of size (\d+) at (0x[0-9a-f]+) by thread (T\d+)", lines[j]
+                )
+                if am:
+                    who = tsan_names.get(am.group(4), am.group(4))
+                    accesses.append(f"{am.group(1).lower()} by {who} in {_first_user_frame(lines, j + 1)}")
+                if lines[j].startswith("SUMMARY"):
+                    break
+            if accesses:
+                detail += ": " + "; ".join(accesses[:2])
+            found.append(detail)
+            continue
+        if _LABEL.match(ln):
+            continue
+        m = re.match(r"simulator: (.*)", ln)
+        if m:
+            found.append(m.group(1))
+    return found

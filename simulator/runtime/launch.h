@@ -1,0 +1,227 @@
+// Launches (included by host_api.h): the machinery every `kernel<<<...>>>(args)` that the
+// build rewrites goes through (sim::launch, sim::launcher, sim::launch_deduced), stream
+// capture's hook and the kernel registry that launches by address use. Definitions are in
+// host_api.cpp, graphs.cpp and kernel_registry.cpp.
+#ifndef CUDA_CPU_SIMULATOR_LAUNCH_H
+#define CUDA_CPU_SIMULATOR_LAUNCH_H
+
+// ---- launch machinery ------------------------------------------------------------------
+namespace sim {
+
+template <class T>
+struct nondeduced {
+    using type = T;
+};
+
+struct LaunchSpec {
+    dim3 grid;
+    dim3 block;
+    size_t smem;
+    cudaStream_t stream;
+    bool barrier_free = false;  // reaches no barrier, warp operation or other wait: threads may run as a plain loop
+};
+
+SIM_API void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
+                        void (*invoke)(void*), void* pack);
+
+// A kernel and its converted arguments. A launch runs it from the caller's stack; a launch
+// made while a stream capture is active copies it to the heap and the graph node owns it.
+template <class F, class Tuple>
+struct Packed {
+    F fn;
+    Tuple args;
+    static void invoke(void* p) {
+        Packed* pk = static_cast<Packed*>(p);
+        std::apply(pk->fn, pk->args);
+    }
+    static void destroy(void* p) { delete static_cast<Packed*>(p); }
+};
+
+// Stream capture (graphs.cpp): true while a capture is active (every stream is one stream).
+SIM_API bool capturing(cudaStream_t stream);
+// Records a launch in the capturing graph; the node takes ownership of ``pack``.
+SIM_API void capture_kernel(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
+                            void (*invoke)(void*), void (*destroy)(void*), void* pack);
+
+// Runs a launch, or records it when a capture is active. Every launch template goes through here.
+template <class F, class Tuple>
+static inline void dispatch(const LaunchSpec& spec, const char* name, const char* file, int line,
+                            const void* kernel, F fn, Tuple&& args) {
+    using Pk = Packed<F, std::decay_t<Tuple>>;
+    if (capturing(spec.stream)) {
+        capture_kernel(spec, name, file, line, kernel, &Pk::invoke, &Pk::destroy,
+                       new Pk{fn, std::forward<Tuple>(args)});
+        return;
+    }
+    Pk pack{fn, std::forward<Tuple>(args)};
+    launch_raw(spec, name, file, line, kernel, &Pk::invoke, &pack);
+}
+
+// ---- the kernel registry (kernel_registry.cpp) -----------------------------------------------
+// A launch by address (cudaLaunchKernel, cudaLaunchKernelExC, a graph's kernel node) passes
+// the arguments as `void** args`; the registry knows, per kernel address, how to copy them
+// into the kernel's parameter types. Every <<<>>> launch and every typed launch form
+// registers its kernel on first use; the front end registers every kernel definition.
+// make_pack returns a heap Packed that ``destroy`` frees.
+using MakePack = void* (*)(const void* kernel, void** args);
+SIM_API bool register_kernel_raw(const void* kernel, const char* name, int nparams, MakePack make,
+                                 void (*invoke)(void*), void (*destroy)(void*));
+
+template <class... P>
+struct KernelPacker {
+    using Fn = void (*)(P...);
+    using Pk = Packed<Fn, std::tuple<std::decay_t<P>...>>;
+    template <size_t... I>
+    static void* make_at(const void* kernel, void** args, std::index_sequence<I...>) {
+        (void)args;
+        return new Pk{reinterpret_cast<Fn>(const_cast<void*>(kernel)),
+                      std::tuple<std::decay_t<P>...>(*static_cast<std::decay_t<P>*>(args[I])...)};
+    }
+    static void* make(const void* kernel, void** args) {
+        return make_at(kernel, args, std::index_sequence_for<P...>{});
+    }
+};
+
+// Records ``k`` (with its name for reports; may be null) so that it can be launched by
+// address. Cheap after the first call for a kernel; true when ``k`` is (now) registered.
+template <class... P>
+static inline bool register_kernel(void (*k)(P...), const char* name) {
+    if (k == nullptr) return false;
+    return register_kernel_raw(reinterpret_cast<const void*>(k), name, (int)sizeof...(P),
+                               &KernelPacker<P...>::make, &KernelPacker<P...>::Pk::invoke,
+                               &KernelPacker<P...>::Pk::destroy);
+}
+
+// A <<<grid, block, smem, stream>>> launch, as the build rewrites it: the arguments convert
+// to the kernel's parameter types once, on the host, like a real launch. ``spec`` carries the
+// launch configuration and whether the kernel is barrier-free (then a fast build runs each
+// block's threads as a plain loop instead of fibers).
+template <class... P>
+static inline void launch(const LaunchSpec& spec, const char* name, const char* file, int line,
+                          void (*kernel)(P...), typename nondeduced<std::decay_t<P>>::type... args) {
+    register_kernel(kernel, name);
+    dispatch(spec, name, file, line, reinterpret_cast<const void*>(kernel), kernel,
+             std::tuple<std::decay_t<P>...>(args...));
+}
+
+template <class... P>
+static inline void launch(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
+                          cudaStream_t stream, void (*kernel)(P...),
+                          typename nondeduced<std::decay_t<P>>::type... args) {
+    launch<P...>(LaunchSpec{grid, block, smem, stream}, name, file, line, kernel, args...);
+}
+
+// A launch of a kernel template whose arguments are deduced from the call, as the build
+// rewrites it: ``call`` is a generic lambda that calls the kernel by name.
+template <class F, class... A>
+static inline void launch_deduced(const LaunchSpec& spec, const char* name, const char* file, int line, F call,
+                                  A&&... args) {
+    dispatch(spec, name, file, line, nullptr, call, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...));
+}
+
+// The form the front end emits: barrier_free is its finding that the kernel reaches no barrier
+// or other wait.
+template <class F, class... A>
+static inline void launch_deduced(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
+                                  cudaStream_t stream, bool barrier_free, F call, A&&... args) {
+    launch_deduced(LaunchSpec{grid, block, smem, stream, barrier_free}, name, file, line, call,
+                   std::forward<A>(args)...);
+}
+
+}  // namespace sim
+
+// ---- launches --------------------------------------------------------------------------------
+namespace sim {
+
+// Passed instead of a call-by-name function when the launched kernel is an expression (a
+// pointer through a table, a conditional, ...): C++ applies no default arguments through a
+// pointer, so every argument must be given.
+struct no_default_args {};
+
+template <size_t N, class Tuple, class Seq = std::make_index_sequence<N>>
+struct tuple_prefix;
+template <size_t N, class Tuple, size_t... I>
+struct tuple_prefix<N, Tuple, std::index_sequence<I...>> {
+    using type = std::tuple<std::tuple_element_t<I, Tuple>...>;
+};
+
+// One call operator per accepted argument count: its parameters are the kernel's first
+// sizeof...(T) parameter types, so arguments convert at the call site as in a real launch
+// (a literal 0 or NULL becomes a null pointer, a double a float, ...).
+template <class Self, class Prefix>
+struct launch_with;
+template <class Self, class... T>
+struct launch_with<Self, std::tuple<T...>> {
+    void operator()(T... args) const {
+        static_cast<const Self&>(*this).run(std::tuple<T...>(std::move(args)...));
+    }
+};
+
+template <class F>
+struct by_name_counts {
+    template <size_t M>
+    using type = std::make_index_sequence<M + 1>;  // every prefix: defaults fill the rest
+};
+template <>
+struct by_name_counts<no_default_args> {
+    template <size_t M>
+    using type = std::index_sequence<M>;  // all arguments
+};
+
+template <class F, class Seq, class... P>
+struct Launcher;
+template <class F, size_t... N, class... P>
+struct Launcher<F, std::index_sequence<N...>, P...>
+    : launch_with<Launcher<F, std::index_sequence<N...>, P...>,
+                  typename tuple_prefix<N, std::tuple<std::decay_t<P>...>>::type>... {
+    using launch_with<Launcher, typename tuple_prefix<N, std::tuple<std::decay_t<P>...>>::type>::operator()...;
+
+    const char* name;
+    const char* file;
+    int line;
+    LaunchSpec spec;
+    void (*kernel)(P...);
+    F by_name;
+
+    Launcher(const char* n, const char* f, int l, const LaunchSpec& s, void (*k)(P...), F b)
+        : name(n), file(f), line(l), spec(s), kernel(k), by_name(b) {}
+
+    template <class... T>
+    void run(std::tuple<T...>&& args) const {
+        const void* address = reinterpret_cast<const void*>(kernel);
+        if (kernel == nullptr) {
+            // Launching a null kernel pointer: a GPU refuses it with cudaErrorInvalidDeviceFunction.
+            launch_raw(spec, name, file, line, nullptr, nullptr, nullptr);
+            return;
+        }
+        register_kernel(kernel, name);
+        if constexpr (sizeof...(T) == sizeof...(P)) {
+            dispatch(spec, name, file, line, address, kernel, std::move(args));
+        } else {
+            // Fewer arguments than parameters: call the kernel by name so its defaults apply.
+            dispatch(spec, name, file, line, address, by_name, std::move(args));
+        }
+    }
+};
+
+// `kernel<<<grid, block, smem, stream>>>(args)` becomes
+// `::sim::launcher(name, __FILE__, __LINE__, grid, block, smem, stream, kernel, by_name, barrier_free)(args)`,
+// where barrier_free is the front end's finding that the kernel reaches no barrier or other wait;
+// or, with the whole configuration in a LaunchSpec, `::sim::launcher(spec, name, __FILE__,
+// __LINE__, kernel, by_name)(args)`.
+template <class F, class... P>
+static inline auto launcher(const LaunchSpec& spec, const char* name, const char* file, int line,
+                            void (*kernel)(P...), F by_name) {
+    using Counts = typename by_name_counts<F>::template type<sizeof...(P)>;
+    return Launcher<F, Counts, P...>(name, file, line, spec, kernel, by_name);
+}
+
+template <class F, class... P>
+static inline auto launcher(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
+                            cudaStream_t stream, void (*kernel)(P...), F by_name, bool barrier_free = false) {
+    return launcher(LaunchSpec{grid, block, smem, stream, barrier_free}, name, file, line, kernel, by_name);
+}
+
+}  // namespace sim
+
+#endif  // CUDA_CPU_SIMULATOR_LAUNCH_H

@@ -1,0 +1,137 @@
+// What each mode adds to the scheduler (included by scheduler.cpp only), one definition of
+// each hook per mode: memcheck tells AddressSanitizer about fiber switches and clears the
+// shadow of reused stacks, racecheck gives every CUDA thread a ThreadSanitizer fiber and orders
+// blocks with release/acquire pairs; both give each block's shared memory its own heap block
+// and fibers bigger stacks. fast and synccheck builds run the plain versions, which do nothing.
+#ifndef SIM_MODE_HOOKS_H
+#define SIM_MODE_HOOKS_H
+
+#include "sim_internal.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#if defined(SIM_MEMCHECK)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+// Inlined, so that each mode compiles to what it would with the code written in place.
+#define SIM_HOOK static inline __attribute__((always_inline))
+
+namespace sim {
+namespace mode {
+
+#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
+// A sanitizer sees each shared-memory allocation as its own heap block, and its frames need room.
+constexpr bool kSanitized = true;
+constexpr size_t kDefaultStackKiB = 256;
+#else
+constexpr bool kSanitized = false;
+constexpr size_t kDefaultStackKiB = 128;
+#endif
+// A waiting fiber may hand over straight to the next ready one (x86-64 only) unless a sanitizer
+// must see every switch go through the scheduler.
+constexpr bool kDirectHandoff = !kSanitized;
+
+// The dynamic shared memory of a block of ``wk`` (``smem`` bytes): a heap block of its own for a
+// sanitizer, else the worker's arena.
+SIM_HOOK char* dynamic_shared(Worker* wk, size_t smem) {
+    if constexpr (kSanitized) {
+        char* dyn = static_cast<char*>(std::malloc(smem == 0 ? 1 : smem));
+        if (smem == 0) {
+            // Zero bytes of dynamic shared memory: any access is out of bounds.
+            std::free(dyn);
+            dyn = static_cast<char*>(std::malloc(0));
+        }
+        return dyn;
+    }
+    if (wk->arena == nullptr) wk->arena = static_cast<char*>(std::aligned_alloc(256, kArenaBytes));
+    wk->arena_used = (smem + 255) & ~size_t(255);
+    return wk->arena;
+}
+
+// Frees what dynamic_shared and the __shared__ variables of block ``b`` took from the heap.
+SIM_HOOK void free_shared(Block* b) {
+    if constexpr (!kSanitized) return;
+    for (auto& s : *b->statics) std::free(s.second);
+    std::free(b->dyn);
+}
+
+#if defined(SIM_MEMCHECK)
+// The scheduler's own stack, as AddressSanitizer reported it when the first fiber started.
+static __thread const void* tl_sched_stack_bottom = nullptr;
+static __thread size_t tl_sched_stack_size = 0;
+// Fibers that return unpoison their own frames on the way out; only a block abandoned mid-frame
+// (failed, timed out) or fresh stack memory needs the whole stacks' shadow cleared.
+static thread_local bool tl_stacks_dirty = true;
+
+SIM_HOOK void on_stacks_mapped() { tl_stacks_dirty = true; }
+SIM_HOOK void on_fiber_init(Worker*, const Block&, Fiber& f, int, const char*) {
+    // Frames of fibers that never returned leave poisoned redzones behind.
+    if (tl_stacks_dirty) __asan_unpoison_memory_region(f.stack, f.stack_size);
+}
+SIM_HOOK void on_block_start(Worker*) { tl_stacks_dirty = false; }
+SIM_HOOK void on_block_end(Block& b) {
+    if (b.failed || b.live > 0) tl_stacks_dirty = true;
+}
+// The scheduler switches to fiber ``f``; after_enter runs when it is back.
+SIM_HOOK void before_enter(Fiber* f, void** token) { __sanitizer_start_switch_fiber(token, f->stack, f->stack_size); }
+SIM_HOOK void after_enter(void* token) { __sanitizer_finish_switch_fiber(token, nullptr, nullptr); }
+// Fiber ``f`` switches back to the scheduler (for good when final_exit); after_leave runs when
+// the scheduler resumes it.
+SIM_HOOK void before_leave(Fiber* f, bool final_exit) {
+    __sanitizer_start_switch_fiber(final_exit ? nullptr : &f->asan_fake, tl_sched_stack_bottom, tl_sched_stack_size);
+}
+SIM_HOOK void after_leave(Fiber* f) { __sanitizer_finish_switch_fiber(f->asan_fake, nullptr, nullptr); }
+// First and last thing a fiber does.
+SIM_HOOK void on_fiber_start(Worker*) {
+    __sanitizer_finish_switch_fiber(nullptr, &tl_sched_stack_bottom, &tl_sched_stack_size);
+}
+SIM_HOOK void on_thread_exit(Block*) {}
+
+#elif defined(SIM_RACECHECK)
+SIM_HOOK void on_stacks_mapped() {}
+SIM_HOOK void on_fiber_init(Worker* wk, const Block& b, Fiber& f, int i, const char* kernel) {
+    if ((int)wk->tsan_fibers.size() <= i) wk->tsan_fibers.push_back(__tsan_create_fiber(0));
+    f.tsan_fiber = wk->tsan_fibers[i];
+    char nb[160];
+    std::snprintf(nb, sizeof nb, "kernel %s block (%u,%u,%u) thread (%u,%u,%u)", kernel, b.idx.x, b.idx.y,
+                  b.idx.z, f.thread_idx.x, f.thread_idx.y, f.thread_idx.z);
+    f.name = nb;
+    __tsan_set_fiber_name(f.tsan_fiber, f.name.c_str());
+}
+SIM_HOOK void on_block_start(Worker* wk) {
+    tl_sched_tsan = __tsan_get_current_fiber();
+    __tsan_release(wk->tsan_start);
+}
+SIM_HOOK void on_block_end(Block& b) { __tsan_acquire(b.tsan_done); }
+SIM_HOOK void before_enter(Fiber* f, void**) { __tsan_switch_to_fiber(f->tsan_fiber, 1); }
+SIM_HOOK void after_enter(void*) {}
+SIM_HOOK void before_leave(Fiber*, bool) { __tsan_switch_to_fiber(tl_sched_tsan, 1); }
+SIM_HOOK void after_leave(Fiber*) {}
+SIM_HOOK void on_fiber_start(Worker* wk) {
+    // Everything before this block on this worker (earlier blocks, the host) happens before it.
+    __tsan_acquire(wk->tsan_start);
+}
+SIM_HOOK void on_thread_exit(Block* b) { __tsan_release(b->tsan_done); }
+
+#else
+SIM_HOOK void on_stacks_mapped() {}
+SIM_HOOK void on_fiber_init(Worker*, const Block&, Fiber&, int, const char*) {}
+SIM_HOOK void on_block_start(Worker*) {}
+SIM_HOOK void on_block_end(Block&) {}
+SIM_HOOK void before_enter(Fiber*, void**) {}
+SIM_HOOK void after_enter(void*) {}
+SIM_HOOK void before_leave(Fiber*, bool) {}
+SIM_HOOK void after_leave(Fiber*) {}
+SIM_HOOK void on_fiber_start(Worker*) {}
+SIM_HOOK void on_thread_exit(Block*) {}
+#endif
+
+}  // namespace mode
+}  // namespace sim
+
+#undef SIM_HOOK
+
+#endif  // SIM_MODE_HOOKS_H

@@ -1,0 +1,511 @@
+// Texture fetches and surface accesses in device code (included by sim_textures.h): how a
+// resource is sampled, and the tex*/surf* functions, which run inline in the kernel. The
+// SIM_TEX_SITE and SIM_TEX_OBJ macros stay defined for sim_textures.h's texture references,
+// which undefines them.
+//
+// A fetch follows the CUDA Programming Guide's "Texture Fetching" appendix: normalized
+// coordinates are scaled by the size, wrap and mirror act on normalized coordinates (without
+// them they clamp), linear filtering uses x_B = x - 0.5 with the fraction rounded to 1.8 fixed
+// point, and every texel index is resolved by the address mode before memory is read, so a
+// fetch never reads outside its resource.
+#ifndef SIM_TEXTURE_FETCH_H
+#define SIM_TEXTURE_FETCH_H
+
+namespace sim {
+
+// A resolved resource: where texel (x, y, z) lives and how its channels decode.
+struct TexData {
+    const unsigned char* base;
+    size_t pitch, slice;  // bytes between rows and between slices (layers, cube faces)
+    int w, h, d;          // texels; h and d are 1 when unused
+    int layers;           // layered and cubemap arrays: number of layers (faces count for cubemaps)
+    int nch, bits, kind;  // channels, bits per channel, cudaChannelFormatKind
+    int elem;             // bytes per texel
+    int linear;           // a cudaResourceTypeLinear resource (tex1Dfetch: out of range reads 0)
+};
+// How a fetch samples (from a cudaTextureDesc or a texture reference's fields).
+struct TexSampler {
+    int addr[3];
+    int filter;
+    int read;
+    int normalized;
+    float border[4];
+};
+struct TexObj {
+    TexData data;
+    TexSampler s;
+    cudaResourceDesc res;
+    cudaTextureDesc desc;
+};
+struct SurfObj {
+    TexData data;
+    cudaResourceDesc res;
+};
+
+// A fetch through a null or destroyed object, or a surface access out of bounds with
+// cudaBoundaryModeTrap: reported, and the kernel stops as on a GPU fault (textures.cpp).
+SIM_API __attribute__((noreturn)) void texture_fault(const char* what, const char* file, int line);
+
+// The component type and count of each type a fetch may return.
+template <class T>
+struct tex_vec;
+#define SIM_TEX_VEC(T, C, N)              \
+    template <>                           \
+    struct tex_vec<T> {                   \
+        typedef C comp;                   \
+        static constexpr int n = N;       \
+        typedef float float_type;         \
+    };
+#define SIM_TEX_VECS(C, V)                \
+    SIM_TEX_VEC(V##1, C, 1)               \
+    SIM_TEX_VEC(V##2, C, 2)               \
+    SIM_TEX_VEC(V##4, C, 4)
+SIM_TEX_VEC(char, char, 1)
+SIM_TEX_VEC(signed char, signed char, 1)
+SIM_TEX_VEC(unsigned char, unsigned char, 1)
+SIM_TEX_VEC(short, short, 1)
+SIM_TEX_VEC(unsigned short, unsigned short, 1)
+SIM_TEX_VEC(int, int, 1)
+SIM_TEX_VEC(unsigned int, unsigned int, 1)
+SIM_TEX_VEC(float, float, 1)
+SIM_TEX_VECS(signed char, char)
+SIM_TEX_VECS(unsigned char, uchar)
+SIM_TEX_VECS(short, short)
+SIM_TEX_VECS(unsigned short, ushort)
+SIM_TEX_VECS(int, int)
+SIM_TEX_VECS(unsigned int, uint)
+SIM_TEX_VECS(float, float)
+#undef SIM_TEX_VECS
+#undef SIM_TEX_VEC
+
+// What a texture reference of element type T returns in cudaReadModeNormalizedFloat.
+template <class T, int N = tex_vec<T>::n>
+struct tex_float_of {
+    typedef float type;
+};
+template <class T>
+struct tex_float_of<T, 2> {
+    typedef float2 type;
+};
+template <class T>
+struct tex_float_of<T, 4> {
+    typedef float4 type;
+};
+template <class T>
+struct tex_float_of<T, 1> {
+    typedef typename std::conditional<std::is_arithmetic<T>::value, float, float1>::type type;
+};
+
+template <class T>
+static inline T tex_make(const double* v) {
+    typedef typename tex_vec<T>::comp C;
+    C c[4];
+    for (int i = 0; i < tex_vec<T>::n; i++) c[i] = (C)v[i];
+    T out;
+    std::memcpy(&out, c, sizeof(T));
+    return out;
+}
+
+// IEEE binary16 bits to float (16-bit float channels read as float).
+static inline float tex_half_to_float(unsigned short h) {
+    const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    float v;
+    if (e == 0) v = std::ldexp((float)m, -24);
+    else if (e == 31) v = m ? NAN : INFINITY;
+    else v = std::ldexp((float)(m | 0x400), e - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+// One channel of one texel, in the read mode's domain.
+static inline double tex_channel(const unsigned char* p, int bits, int kind, int normalized_read) {
+    if (kind == cudaChannelFormatKindFloat) {
+        if (bits == 16) {
+            unsigned short h;
+            std::memcpy(&h, p, 2);
+            return tex_half_to_float(h);
+        }
+        float f;
+        std::memcpy(&f, p, 4);
+        return f;
+    }
+    double v;
+    const bool sgn = kind == cudaChannelFormatKindSigned;
+    if (bits == 8) {
+        v = sgn ? (double)*(const signed char*)p : (double)*p;
+    } else if (bits == 16) {
+        short s;
+        std::memcpy(&s, p, 2);
+        v = sgn ? (double)s : (double)(unsigned short)s;
+    } else {
+        int s;
+        std::memcpy(&s, p, 4);
+        v = sgn ? (double)s : (double)(unsigned int)s;
+    }
+    if (!normalized_read) return v;
+    const double top = sgn ? (double)((1 << (bits - 1)) - 1) : (double)((1 << bits) - 1);
+    const double r = v / top;
+    return r < -1.0 ? -1.0 : r;  // the most negative signed value reads as -1, like its neighbour
+}
+
+static inline void tex_texel(const TexData& t, int x, int y, int z, int normalized_read, double* out) {
+    const unsigned char* p = t.base + (size_t)z * t.slice + (size_t)y * t.pitch + (size_t)x * t.elem;
+    const int step = t.bits / 8;
+    for (int c = 0; c < 4; c++) out[c] = c < t.nch ? tex_channel(p + c * step, t.bits, t.kind, normalized_read) : 0.0;
+}
+
+// floor(x) as an int that stays far from overflow (NaN reads as 0).
+static inline int tex_floor(float x) {
+    if (!(x == x)) return 0;
+    if (x < -1.0e9f) return -1000000000;
+    if (x > 1.0e9f) return 1000000000;
+    return (int)std::floor(x);
+}
+
+// The address mode that applies: wrap and mirror need normalized coordinates, else they clamp.
+static inline int tex_mode(const TexSampler& s, int k) {
+    const int m = s.addr[k];
+    if (!s.normalized && (m == cudaAddressModeWrap || m == cudaAddressModeMirror)) return cudaAddressModeClamp;
+    return m;
+}
+
+// Texel-space coordinate: normalized coordinates are wrapped or mirrored, then scaled.
+static inline float tex_coord(float x, int n, int mode, int normalized) {
+    if (!normalized) return x;
+    if (mode == cudaAddressModeWrap) {
+        x = x - std::floor(x);
+    } else if (mode == cudaAddressModeMirror) {
+        const float f = std::floor(x);
+        const float fr = x - f;
+        x = (std::fmod(f, 2.0f) == 0.0f) ? fr : 1.0f - fr;
+    }
+    return x * (float)n;
+}
+
+// A texel index inside [0, n) by the address mode; false when it falls on the border.
+static inline bool tex_index(int i, int n, int mode, int* out) {
+    if (i >= 0 && i < n) {
+        *out = i;
+        return true;
+    }
+    switch (mode) {
+        case cudaAddressModeBorder: return false;
+        case cudaAddressModeWrap: *out = ((i % n) + n) % n; return true;
+        case cudaAddressModeMirror: {
+            int m = ((i % (2 * n)) + 2 * n) % (2 * n);
+            *out = m < n ? m : 2 * n - 1 - m;
+            return true;
+        }
+        default: *out = i < 0 ? 0 : n - 1; return true;
+    }
+}
+
+static inline int tex_layer(const TexData& t, int layer) {
+    return layer < 0 ? 0 : (layer >= t.layers ? t.layers - 1 : layer);
+}
+
+// Samples `dims` coordinates (1..3); `layer` selects the row (1-D layered) or slice (2-D
+// layered, cubemap face), -1 when the texture is not layered.
+static inline void tex_sample(const TexData& t, const TexSampler& s, int dims, const float* coord, int layer,
+                              double* out) {
+    const int n[3] = {t.w, t.h, t.d};
+    float x[3] = {0, 0, 0};
+    int mode[3];
+    for (int k = 0; k < dims; k++) {
+        mode[k] = tex_mode(s, k);
+        x[k] = tex_coord(coord[k], n[k], mode[k], s.normalized);
+    }
+    const int nread = s.read == cudaReadModeNormalizedFloat;
+    auto fetch = [&](const int* i, double* v) {
+        int r[3] = {0, 0, 0};
+        for (int k = 0; k < dims; k++) {
+            if (!tex_index(i[k], n[k], mode[k], &r[k])) {
+                for (int c = 0; c < 4; c++) v[c] = s.border[c];
+                return;
+            }
+        }
+        if (layer >= 0) r[dims] = tex_layer(t, layer);
+        tex_texel(t, r[0], r[1], r[2], nread, v);
+    };
+    if (s.filter != cudaFilterModeLinear) {
+        int i[3];
+        for (int k = 0; k < 3; k++) i[k] = tex_floor(x[k]);
+        fetch(i, out);
+        return;
+    }
+    // Linear: the weights are the fractions of x - 0.5, rounded to 8 fractional bits.
+    int i0[3];
+    float a[3];
+    for (int k = 0; k < dims; k++) {
+        const float xb = x[k] - 0.5f;
+        i0[k] = tex_floor(xb);
+        const float fr = xb - std::floor(xb);
+        a[k] = (fr == fr) ? std::nearbyint(fr * 256.0f) / 256.0f : 0.0f;
+    }
+    float acc[4] = {0, 0, 0, 0};
+    for (int corner = 0; corner < (1 << dims); corner++) {
+        int i[3] = {0, 0, 0};
+        float wgt = 1.0f;
+        for (int k = 0; k < dims; k++) {
+            const int hi = (corner >> k) & 1;
+            i[k] = i0[k] + hi;
+            wgt *= hi ? a[k] : 1.0f - a[k];
+        }
+        double v[4];
+        fetch(i, v);
+        for (int c = 0; c < 4; c++) acc[c] += wgt * (float)v[c];
+    }
+    for (int c = 0; c < 4; c++) out[c] = acc[c];
+}
+
+static inline const TexObj* tex_obj(cudaTextureObject_t t, const char* file, int line) {
+    if (t == 0) texture_fault("texture fetch through a null cudaTextureObject_t", file, line);
+    return reinterpret_cast<const TexObj*>((uintptr_t)t);
+}
+
+// Cubemap direction (x, y, z) to a face and normalized face coordinates (Programming Guide,
+// "Cubemap Textures").
+static inline int tex_cube_face(float x, float y, float z, float* u, float* v) {
+    const float ax = std::fabs(x), ay = std::fabs(y), az = std::fabs(z);
+    int face;
+    float m, s, t;
+    if (ax >= ay && ax >= az) {
+        m = ax;
+        face = x >= 0 ? 0 : 1;
+        s = x >= 0 ? -z : z;
+        t = -y;
+    } else if (ay >= az) {
+        m = ay;
+        face = y >= 0 ? 2 : 3;
+        s = x;
+        t = y >= 0 ? z : -z;
+    } else {
+        m = az;
+        face = z >= 0 ? 4 : 5;
+        s = z >= 0 ? x : -x;
+        t = -y;
+    }
+    if (m == 0.0f) m = 1.0f;
+    *u = (s / m + 1.0f) * 0.5f;
+    *v = (t / m + 1.0f) * 0.5f;
+    return face;
+}
+
+template <class T>
+static inline T tex_fetch(const TexData& t, const TexSampler& s, int dims, float x, float y, float z, int layer) {
+    const float c[3] = {x, y, z};
+    double v[4];
+    tex_sample(t, s, dims, c, layer, v);
+    return tex_make<T>(v);
+}
+
+template <class T>
+static inline T tex_cube(const TexData& t, const TexSampler& s, float x, float y, float z, int layer) {
+    float u, v;
+    const int face = tex_cube_face(x, y, z, &u, &v);
+    TexSampler cs = s;
+    cs.normalized = 1;
+    cs.addr[0] = cs.addr[1] = cudaAddressModeClamp;
+    return tex_fetch<T>(t, cs, 2, u, v, 0, layer * 6 + face);
+}
+
+template <class T>
+static inline T tex_linear_fetch(const TexData& t, int read, int i) {
+    double v[4] = {0, 0, 0, 0};
+    if (i >= 0 && i < t.w) tex_texel(t, i, 0, 0, read == cudaReadModeNormalizedFloat, v);
+    return tex_make<T>(v);
+}
+
+// A surface access: the address of sizeof(T) bytes at byte x of row y of slice z, after the
+// boundary mode; null for cudaBoundaryModeZero out of bounds.
+static inline unsigned char* surf_addr(cudaSurfaceObject_t so, int xb, int y, int z, int dims, size_t size, int mode,
+                                       const char* what, const char* file, int line) {
+    if (so == 0) texture_fault("surface access through a null cudaSurfaceObject_t", file, line);
+    const TexData& t = reinterpret_cast<const SurfObj*>((uintptr_t)so)->data;
+    const long row = (long)t.w * t.elem;
+    const long n[3] = {row - (long)size, (long)t.h - 1, (long)(t.layers > 0 ? t.layers : t.d) - 1};
+    long c[3] = {xb, y, z};
+    for (int k = 0; k < dims; k++) {
+        if (c[k] >= 0 && c[k] <= n[k]) continue;
+        if (mode == cudaBoundaryModeZero) return nullptr;
+        if (mode == cudaBoundaryModeClamp && n[k] >= 0) {
+            c[k] = c[k] < 0 ? 0 : (k == 0 ? n[k] / t.elem * t.elem : n[k]);
+            continue;
+        }
+        char msg[160];
+        std::snprintf(msg, sizeof msg, "%s out of bounds with cudaBoundaryModeTrap (x=%d bytes, y=%d, z=%d)", what, xb,
+                      y, z);
+        texture_fault(msg, file, line);
+    }
+    return const_cast<unsigned char*>(t.base) + (size_t)c[2] * t.slice + (size_t)c[1] * t.pitch + (size_t)c[0];
+}
+
+template <class T>
+static inline T surf_read(cudaSurfaceObject_t so, int x, int y, int z, int dims, int mode, const char* what,
+                          const char* file, int line) {
+    T out;
+    std::memset(&out, 0, sizeof(T));
+    if (const unsigned char* p = surf_addr(so, x, y, z, dims, sizeof(T), mode, what, file, line))
+        std::memcpy(&out, p, sizeof(T));
+    return out;
+}
+template <class T>
+static inline void surf_write(const T& v, cudaSurfaceObject_t so, int x, int y, int z, int dims, int mode,
+                              const char* what, const char* file, int line) {
+    if (unsigned char* p = surf_addr(so, x, y, z, dims, sizeof(T), mode, what, file, line))
+        std::memcpy(p, &v, sizeof(T));
+}
+
+}  // namespace sim
+
+// ---- device fetches through texture objects --------------------------------------------------
+// Each takes the caller's file and line (for the report of a fetch through a null object).
+#define SIM_TEX_SITE const char *sim_file = __builtin_FILE(), int sim_line = __builtin_LINE()
+#define SIM_TEX_OBJ(t) (*::sim::tex_obj((t), sim_file, sim_line))
+
+template <class T>
+static inline T tex1Dfetch(cudaTextureObject_t t, int x, SIM_TEX_SITE) {
+    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
+    return ::sim::tex_linear_fetch<T>(o.data, o.s.read, x);
+}
+template <class T>
+static inline T tex1D(cudaTextureObject_t t, float x, SIM_TEX_SITE) {
+    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
+    return ::sim::tex_fetch<T>(o.data, o.s, 1, x, 0, 0, -1);
+}
+template <class T>
+static inline T tex2D(cudaTextureObject_t t, float x, float y, SIM_TEX_SITE) {
+    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
+    return ::sim::tex_fetch<T>(o.data, o.s, 2, x, y, 0, -1);
+}
+template <class T>
+static inline T tex3D(cudaTextureObject_t t, float x, float y, float z, SIM_TEX_SITE) {
+    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
+    return ::sim::tex_fetch<T>(o.data, o.s, 3, x, y, z, -1);
+}
+template <class T>
+static inline T tex1DLayered(cudaTextureObject_t t, float x, int layer, SIM_TEX_SITE) {
+    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
+    return ::sim::tex_fetch<T>(o.data, o.s, 1, x, 0, 0, layer);
+}
+template <class T>
+static inline T tex2DLayered(cudaTextureObject_t t, float x, float y, int layer, SIM_TEX_SITE) {
+    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
+    return ::sim::tex_fetch<T>(o.data, o.s, 2, x, y, 0, layer);
+}
+template <class T>
+static inline T texCubemap(cudaTextureObject_t t, float x, float y, float z, SIM_TEX_SITE) {
+    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
+    return ::sim::tex_cube<T>(o.data, o.s, x, y, z, 0);
+}
+template <class T>
+static inline T texCubemapLayered(cudaTextureObject_t t, float x, float y, float z, int layer, SIM_TEX_SITE) {
+    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
+    return ::sim::tex_cube<T>(o.data, o.s, x, y, z, layer);
+}
+// Level-of-detail and gradient forms: textures here have one level, so they read level 0.
+template <class T>
+static inline T tex1DLod(cudaTextureObject_t t, float x, float level, SIM_TEX_SITE) {
+    (void)level;
+    return tex1D<T>(t, x, sim_file, sim_line);
+}
+template <class T>
+static inline T tex2DLod(cudaTextureObject_t t, float x, float y, float level, SIM_TEX_SITE) {
+    (void)level;
+    return tex2D<T>(t, x, y, sim_file, sim_line);
+}
+template <class T>
+static inline T tex3DLod(cudaTextureObject_t t, float x, float y, float z, float level, SIM_TEX_SITE) {
+    (void)level;
+    return tex3D<T>(t, x, y, z, sim_file, sim_line);
+}
+template <class T>
+static inline T tex1DGrad(cudaTextureObject_t t, float x, float dx, float dy, SIM_TEX_SITE) {
+    (void)dx, (void)dy;
+    return tex1D<T>(t, x, sim_file, sim_line);
+}
+template <class T>
+static inline T tex2DGrad(cudaTextureObject_t t, float x, float y, float2 dx, float2 dy, SIM_TEX_SITE) {
+    (void)dx, (void)dy;
+    return tex2D<T>(t, x, y, sim_file, sim_line);
+}
+template <class T>
+static inline T tex3DGrad(cudaTextureObject_t t, float x, float y, float z, float4 dx, float4 dy, SIM_TEX_SITE) {
+    (void)dx, (void)dy;
+    return tex3D<T>(t, x, y, z, sim_file, sim_line);
+}
+// The forms that return through a pointer.
+template <class T>
+static inline void tex1Dfetch(T* r, cudaTextureObject_t t, int x, SIM_TEX_SITE) {
+    *r = tex1Dfetch<T>(t, x, sim_file, sim_line);
+}
+template <class T>
+static inline void tex1D(T* r, cudaTextureObject_t t, float x, SIM_TEX_SITE) {
+    *r = tex1D<T>(t, x, sim_file, sim_line);
+}
+template <class T>
+static inline void tex2D(T* r, cudaTextureObject_t t, float x, float y, SIM_TEX_SITE) {
+    *r = tex2D<T>(t, x, y, sim_file, sim_line);
+}
+template <class T>
+static inline void tex3D(T* r, cudaTextureObject_t t, float x, float y, float z, SIM_TEX_SITE) {
+    *r = tex3D<T>(t, x, y, z, sim_file, sim_line);
+}
+
+// ---- surfaces (x in bytes) -------------------------------------------------------------------
+#define SIM_SURF_MODE enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap
+template <class T>
+static inline T surf1Dread(cudaSurfaceObject_t s, int x, SIM_SURF_MODE, SIM_TEX_SITE) {
+    return ::sim::surf_read<T>(s, x, 0, 0, 1, mode, "surf1Dread", sim_file, sim_line);
+}
+template <class T>
+static inline T surf2Dread(cudaSurfaceObject_t s, int x, int y, SIM_SURF_MODE, SIM_TEX_SITE) {
+    return ::sim::surf_read<T>(s, x, y, 0, 2, mode, "surf2Dread", sim_file, sim_line);
+}
+template <class T>
+static inline T surf3Dread(cudaSurfaceObject_t s, int x, int y, int z, SIM_SURF_MODE, SIM_TEX_SITE) {
+    return ::sim::surf_read<T>(s, x, y, z, 3, mode, "surf3Dread", sim_file, sim_line);
+}
+template <class T>
+static inline T surf1DLayeredread(cudaSurfaceObject_t s, int x, int layer, SIM_SURF_MODE, SIM_TEX_SITE) {
+    return ::sim::surf_read<T>(s, x, layer, 0, 2, mode, "surf1DLayeredread", sim_file, sim_line);
+}
+template <class T>
+static inline T surf2DLayeredread(cudaSurfaceObject_t s, int x, int y, int layer, SIM_SURF_MODE, SIM_TEX_SITE) {
+    return ::sim::surf_read<T>(s, x, y, layer, 3, mode, "surf2DLayeredread", sim_file, sim_line);
+}
+template <class T>
+static inline void surf1Dread(T* r, cudaSurfaceObject_t s, int x, SIM_SURF_MODE, SIM_TEX_SITE) {
+    *r = ::sim::surf_read<T>(s, x, 0, 0, 1, mode, "surf1Dread", sim_file, sim_line);
+}
+template <class T>
+static inline void surf2Dread(T* r, cudaSurfaceObject_t s, int x, int y, SIM_SURF_MODE, SIM_TEX_SITE) {
+    *r = ::sim::surf_read<T>(s, x, y, 0, 2, mode, "surf2Dread", sim_file, sim_line);
+}
+template <class T>
+static inline void surf3Dread(T* r, cudaSurfaceObject_t s, int x, int y, int z, SIM_SURF_MODE, SIM_TEX_SITE) {
+    *r = ::sim::surf_read<T>(s, x, y, z, 3, mode, "surf3Dread", sim_file, sim_line);
+}
+template <class T>
+static inline void surf1Dwrite(T v, cudaSurfaceObject_t s, int x, SIM_SURF_MODE, SIM_TEX_SITE) {
+    ::sim::surf_write<T>(v, s, x, 0, 0, 1, mode, "surf1Dwrite", sim_file, sim_line);
+}
+template <class T>
+static inline void surf2Dwrite(T v, cudaSurfaceObject_t s, int x, int y, SIM_SURF_MODE, SIM_TEX_SITE) {
+    ::sim::surf_write<T>(v, s, x, y, 0, 2, mode, "surf2Dwrite", sim_file, sim_line);
+}
+template <class T>
+static inline void surf3Dwrite(T v, cudaSurfaceObject_t s, int x, int y, int z, SIM_SURF_MODE, SIM_TEX_SITE) {
+    ::sim::surf_write<T>(v, s, x, y, z, 3, mode, "surf3Dwrite", sim_file, sim_line);
+}
+template <class T>
+static inline void surf1DLayeredwrite(T v, cudaSurfaceObject_t s, int x, int layer, SIM_SURF_MODE, SIM_TEX_SITE) {
+    ::sim::surf_write<T>(v, s, x, layer, 0, 2, mode, "surf1DLayeredwrite", sim_file, sim_line);
+}
+template <class T>
+static inline void surf2DLayeredwrite(T v, cudaSurfaceObject_t s, int x, int y, int layer, SIM_SURF_MODE,
+                                      SIM_TEX_SITE) {
+    ::sim::surf_write<T>(v, s, x, y, layer, 3, mode, "surf2DLayeredwrite", sim_file, sim_line);
+}
+#undef SIM_SURF_MODE
+
+#endif  // SIM_TEXTURE_FETCH_H

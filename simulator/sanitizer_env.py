@@ -1,0 +1,77 @@
+"""The environment a simulated child runs in, per mode: sanitizer options and runtime switches.
+
+``check`` runs a test driver (:data:`CHECK_ENV`): memcheck holds it to device leaks and judges
+its host code. ``run`` runs a whole program (:data:`RUN_ENV`): as compute-sanitizer does, it
+reports device leaks and host-code findings only when asked. Both give the child its per-launch
+limit as ``SIMULATOR_TIMEOUT``.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["CHECKER_STATUS", "CHECK_ENV", "RUN_ENV", "check_child_env", "run_child_env"]
+
+# Sanitizer options per mode. memcheck: reports do not stop the program by themselves
+# (halt_on_error=0, kernels built with -fsanitize-recover=address): the runtime stops it at a
+# device fault with status 86 and lets host-code reports pass unless host checks are on
+# (runtime/reports.cpp). The remaining options keep the cost near the README's bound (see
+# _MEMCHECK_COST_OPTIONS).
+_MEMCHECK_COST_OPTIONS = ""
+CHECK_ENV = {
+    "memcheck": {
+        "ASAN_OPTIONS": "detect_leaks=1:halt_on_error=0:detect_stack_use_after_return=0:exitcode=86"
+        ":allocator_may_return_null=1:strict_string_checks=1" + _MEMCHECK_COST_OPTIONS,
+        "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=0:exitcode=87",
+        "LSAN_OPTIONS": "exitcode=88",
+        # check's entry is a test driver: its device buffers must be freed, and its own host
+        # code is judged too (run leaves both off unless asked).
+        "SIMULATOR_LEAK_CHECK": "full",
+        "SIMULATOR_CHECK_HOST": "1",
+    },
+    "racecheck": {"TSAN_OPTIONS": "halt_on_error=0:exitcode=66:report_signal_unsafe=0:history_size=4"},
+    "synccheck": {},
+}
+
+# Per mode, what a program run by ``run`` gets. As compute-sanitizer does, memcheck judges
+# device code and reports device memory left allocated at exit only when asked
+# (``leak_check``); host-code reports only with ``check_host``. Host memory leaks are the
+# program's own affair (LeakSanitizer off).
+RUN_ENV = {
+    "fast": {},
+    "memcheck": {
+        **CHECK_ENV["memcheck"],
+        "ASAN_OPTIONS": CHECK_ENV["memcheck"]["ASAN_OPTIONS"].replace("detect_leaks=1", "detect_leaks=0"),
+        "SIMULATOR_LEAK_CHECK": "no",
+        "SIMULATOR_CHECK_HOST": "0",
+    },
+    "racecheck": CHECK_ENV["racecheck"],
+    "synccheck": CHECK_ENV["synccheck"],
+}
+
+# The exit statuses the sanitizers are told to use above: the checker stopped the program.
+CHECKER_STATUS = {"memcheck": (86, 87, 88), "racecheck": (66,)}
+
+
+def _child_env(mode_env: dict[str, str], limit: float) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(mode_env)
+    env.pop("SIMULATOR_QUIET", None)  # the child's reports are read for findings
+    env["SIMULATOR_TIMEOUT"] = f"{limit:g}"
+    return env
+
+
+def check_child_env(mode: str, limit: float) -> dict[str, str]:
+    """The environment of ``check``'s child in ``mode`` with a per-launch ``limit`` in seconds."""
+    return _child_env(CHECK_ENV[mode], limit)
+
+
+def run_child_env(
+    mode: str, limit: float, leak_check: str = "no", check_host: bool = False
+) -> dict[str, str]:
+    """The environment of a program ``run`` starts in ``mode`` (memcheck options as ``run_program``)."""
+    mode_env = dict(RUN_ENV[mode])
+    if mode == "memcheck":
+        mode_env["SIMULATOR_LEAK_CHECK"] = leak_check
+        mode_env["SIMULATOR_CHECK_HOST"] = "1" if check_host else "0"
+    return _child_env(mode_env, limit)
