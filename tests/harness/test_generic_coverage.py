@@ -43,3 +43,12 @@ def test_every_function_is_checked():
     covered = {name for case in suite.CASES for name in case.covers} | set(suite.NON_DIFFERENTIABLE)
     missing = suite.function_names() - covered
     assert not missing, f"Functions without a gradient check: {sorted(missing)}"
+
+
+def test_every_kind_has_a_malformed_probe_of_each_verdict_it_names():
+    """Each kind's fixed probes in test_entry_point_errors are all malformed: a probe it
+    accepts would test nothing."""
+    suite = generic_module("test_entry_point_errors")
+    for k in suite.KINDS.values():
+        accepted = [v for v in k.probes if k.verdict(v) is None]
+        assert not accepted, f"kind {k.name!r} probes {accepted!r} are accepted values"
