@@ -144,7 +144,6 @@ _LIBRARY_HEADERS = [
     (r"npp", "NPP"),
     (r"nvrtc", "NVRTC"),
     (r"nvml", "NVML"),
-    (r"nvtx3|nvToolsExt", "NVTX"),
 ]
 LIBRARIES_OUT_OF_SCOPE = (
     "of NVIDIA's libraries it provides only the cuBLAS/cublasLt and cuRAND subsets in "

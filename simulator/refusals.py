@@ -23,7 +23,8 @@ UNDECLARED = re.compile(
 
 # C library functions CUDA also provides in device code (math functions are allowed by header).
 DEVICE_LIBC = frozenset(
-    "printf malloc free memcpy memset __assert_fail __assert_perror_fail __assert abs labs llabs".split()
+    "printf malloc free memcpy memset __assert_fail __assert_perror_fail __assert abs labs llabs"
+    " clock".split()
 )
 MATH_HEADER = re.compile(r"math|cmath|std_abs|fenv|complex|limits|numeric")
 

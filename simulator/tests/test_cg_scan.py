@@ -1,0 +1,48 @@
+"""cg::inclusive_scan / cg::exclusive_scan (<cooperative_groups/scan.h>) over tiles and a coalesced
+group, compared with numpy's running sums and maxima over the same groups."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .conftest import KERNELS, run_cli
+from .test_run import _values
+
+PROGRAM = KERNELS / "program_cg_scan.cu"
+N = 64
+
+
+def _segments(x: np.ndarray, size: int, fn) -> np.ndarray:
+    return np.concatenate([fn(x[s : s + size]) for s in range(0, len(x), size)])
+
+
+def _exclusive_sum(seg: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(seg)
+    out[1:] = np.cumsum(seg)[:-1]  # rank 0 gets T() = 0
+    return out
+
+
+@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+def test_tile_and_coalesced_scans_match_numpy(mode):
+    proc = run_cli("run", str(PROGRAM), "--mode", mode)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    v = _values(proc.stdout)
+    arr = {
+        k: np.array([int(t) for t in v[k].split(",")])
+        for k in ("in", "inc32", "exc32", "max8", "exc8", "odd_inc")
+    }
+    x = (np.arange(N) * 37 + 11) % 23 - 7
+    np.testing.assert_array_equal(arr["in"], x)
+    np.testing.assert_array_equal(arr["inc32"], _segments(x, 32, np.cumsum))
+    np.testing.assert_array_equal(arr["exc32"], _segments(x, 32, _exclusive_sum))
+    np.testing.assert_array_equal(arr["max8"], _segments(x, 8, np.maximum.accumulate))
+    np.testing.assert_array_equal(arr["exc8"], _segments(x, 8, _exclusive_sum))
+    # The odd lanes of each warp form one coalesced group of 16.
+    odd = np.full(N, -1)
+    for w in (0, 32):
+        lanes = np.arange(w + 1, w + 32, 2)
+        odd[lanes] = np.cumsum(x[lanes])
+    np.testing.assert_array_equal(arr["odd_inc"], odd)
+    assert v["error"] == "cudaSuccess"
+    assert "finding" not in proc.stderr
