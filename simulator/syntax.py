@@ -279,6 +279,8 @@ class TranslationUnit:
             func.waits = True
             return
         where = self.off(ref.location)
+        if func.user and self._device(func) and call is not None and self._device_clock(call, ref, where):
+            return
         if func.user and func.kind in ("global", "device") and call is not None:
             self._device_call(call, ref, func, where)
         if self.src.is_user(where) or self.src.is_runtime(where):
@@ -292,6 +294,26 @@ class TranslationUnit:
                 if lazy and key not in self.funcs and key not in self._lazy:
                     self._lazy.add(key)
                     self._visit(ref.get_definition(), None, False)
+
+    def _device_clock(self, call, ref, where: int) -> bool:
+        """Rewrite device code's ``clock()`` (the C library's name) to read the modelled SM clock."""
+        ck = self.ci.CursorKind
+        parent = ref.semantic_parent
+        if (
+            ref.spelling != "clock"
+            or self.src.is_user(where)
+            or parent is None
+            or parent.kind not in (ck.TRANSLATION_UNIT, ck.LINKAGE_SPEC)
+        ):
+            return False
+        callee = next(call.get_children(), None)
+        if callee is None:
+            return False
+        start, end = self.rng(callee)
+        if end <= start:
+            return False
+        self.edits.append(Edit(start, end, ["::sim::device_clock"]))
+        return True
 
     def _device_call(self, call, ref, func: _Func, where: int) -> None:
         """Refuse a call from device code of a function that exists only on the host, as nvcc does.
@@ -700,7 +722,8 @@ class TranslationUnit:
         uniq = {}
         for e in self.edits:
             uniq.setdefault((e.start, e.end), e)
-        edits = sorted(uniq.values(), key=lambda e: (e.start, -e.end))
+        # An insertion (empty range) goes before, never inside, a construct that starts where it is.
+        edits = sorted(uniq.values(), key=lambda e: (e.start, e.end != e.start, -e.end))
         roots: list[Edit] = []
         stack: list[Edit] = []
         for e in edits:
