@@ -164,6 +164,12 @@ class TranslationUnit:
                 self._visit(ch, f, user)
             if user and fkind == "global":
                 self._register(c)
+                if f.body is not None:
+                    # Entered outside a launch (called through a pointer or a template from host
+                    # code, which nvcc cannot refuse): the call records the error and returns.
+                    name = c.spelling.replace('"', "")
+                    guard = f'{{ if (!::sim::on_device()) {{ ::sim::unconfigured_call("{name}"); return; }} '
+                    self.edits.append(Edit(f.body[0], f.body[0] + 1, [guard]))
             return
         if kind == ck.LAMBDA_EXPR and (func is None or func.kind == "host"):
             # An extended lambda (`[] __device__ (...) {...}`) in host code is device code; other
@@ -656,6 +662,17 @@ class TranslationUnit:
                             (at, f"cannot read this kernel launch: the C++ front end reports: {d.spelling}")
                         )
                         break
+            unconfigured = re.match(r"call to global function '([^']+)' not configured", d.spelling)
+            if unconfigured:
+                name = unconfigured.group(1)
+                self.problems.append(
+                    (
+                        pos,
+                        f"a __global__ function called without <<<...>>>: '{name}' (as with nvcc, which "
+                        f"refuses it too: launch it as {name}<<<grid, block>>>(...))",
+                    )
+                )
+                continue
             notes = " ".join(ch.spelling for ch in d.children)
             t = re.search(
                 r"call to __host__ function from __(global|device)__ function", notes + " " + d.spelling
@@ -721,7 +738,8 @@ class TranslationUnit:
             return self._roots
         uniq = {}
         for e in self.edits:
-            uniq.setdefault((e.start, e.end), e)
+            # Insertions (empty ranges) are each their own; a construct visited twice is one edit.
+            uniq.setdefault((e.start, e.end) if e.end > e.start else (e.start, e.end, id(e)), e)
         # An insertion (empty range) goes before, never inside, a construct that starts where it is.
         edits = sorted(uniq.values(), key=lambda e: (e.start, e.end != e.start, -e.end))
         roots: list[Edit] = []

@@ -172,6 +172,8 @@ SIM_API unsigned int coalesced_mask(const char* file, int line);
 SIM_API void* shared_static(const void* site, size_t size, size_t align);
 SIM_API void* dynamic_shared();
 SIM_API void thread_fence();
+// A __global__ function entered outside a launch (called from host code without <<<...>>>).
+SIM_API void unconfigured_call(const char* name);
 // __trap(): stops the kernel; the launch fails with cudaErrorLaunchFailure (sticky).
 [[noreturn]] SIM_API void trap(const char* file, int line);
 
