@@ -110,6 +110,7 @@ class TranslationUnit:
         self._shared_groups: dict[tuple[int, int], list[str]] = {}
         self._overloads: dict = {}
         self._lazy: set[int] = set()  # runtime functions walked because device code calls them
+        self._runtime_launches: list[tuple[int, int]] = []  # ::sim::launcher(...) written by hand
         self._by_origin: dict | None = None
         self._roots: list | None = None
         self.walk()
@@ -164,6 +165,12 @@ class TranslationUnit:
                 self._visit(ch, f, user)
             if user and fkind == "global":
                 self._register(c)
+                if f.body is not None:
+                    # Entered outside a launch (called through a pointer or a template from host
+                    # code, which nvcc cannot refuse): the call records the error and returns.
+                    name = c.spelling.replace('"', "")
+                    guard = f'{{ if (!::sim::on_device()) {{ ::sim::unconfigured_call("{name}"); return; }} '
+                    self.edits.append(Edit(f.body[0], f.body[0] + 1, [guard]))
             return
         if kind == ck.LAMBDA_EXPR and (func is None or func.kind == "host"):
             # An extended lambda (`[] __device__ (...) {...}`) in host code is device code; other
@@ -279,6 +286,8 @@ class TranslationUnit:
             func.waits = True
             return
         where = self.off(ref.location)
+        if func.user and self._device(func) and call is not None and self._device_clock(call, ref, where):
+            return
         if func.user and func.kind in ("global", "device") and call is not None:
             self._device_call(call, ref, func, where)
         if self.src.is_user(where) or self.src.is_runtime(where):
@@ -292,6 +301,26 @@ class TranslationUnit:
                 if lazy and key not in self.funcs and key not in self._lazy:
                     self._lazy.add(key)
                     self._visit(ref.get_definition(), None, False)
+
+    def _device_clock(self, call, ref, where: int) -> bool:
+        """Rewrite device code's ``clock()`` (the C library's name) to read the modelled SM clock."""
+        ck = self.ci.CursorKind
+        parent = ref.semantic_parent
+        if (
+            ref.spelling != "clock"
+            or self.src.is_user(where)
+            or parent is None
+            or parent.kind not in (ck.TRANSLATION_UNIT, ck.LINKAGE_SPEC)
+        ):
+            return False
+        callee = next(call.get_children(), None)
+        if callee is None:
+            return False
+        start, end = self.rng(callee)
+        if end <= start:
+            return False
+        self.edits.append(Edit(start, end, ["::sim::device_clock"]))
+        return True
 
     def _device_call(self, call, ref, func: _Func, where: int) -> None:
         """Refuse a call from device code of a function that exists only on the host, as nvcc does.
@@ -351,6 +380,17 @@ class TranslationUnit:
             stack.extend(n.get_children())
         return False
 
+    def _is_runtime_launch(self, c) -> bool:
+        ref = c.referenced
+        parent = ref.semantic_parent if ref is not None else None
+        return (
+            ref is not None
+            and ref.spelling in ("launcher", "launch_deduced")
+            and parent is not None
+            and parent.spelling == "sim"
+            and self.src.is_runtime(self.off(ref.location))
+        )
+
     def _is_config(self, c) -> bool:
         return c.spelling == "__cudaPushCallConfiguration"
 
@@ -376,6 +416,10 @@ class TranslationUnit:
             )
             if config is not None:
                 self._launch(c, children[0], config, func)
+            elif self._is_runtime_launch(c):
+                # The runtime's launch interface called by hand (its tests): its lambda calls the
+                # kernel as a function, as the front end's own rewrite of a launch does.
+                self._runtime_launches.append(self.rng(c))
         elif kind == ck.DECL_STMT:
             rng = self.rng(c)
             for ch in c.get_children():
@@ -634,6 +678,17 @@ class TranslationUnit:
                             (at, f"cannot read this kernel launch: the C++ front end reports: {d.spelling}")
                         )
                         break
+            unconfigured = re.match(r"call to global function '([^']+)' not configured", d.spelling)
+            if unconfigured and not any(a <= pos < b for a, b in self._runtime_launches):
+                name = unconfigured.group(1)
+                self.problems.append(
+                    (
+                        pos,
+                        f"a __global__ function called without <<<...>>>: '{name}' (as with nvcc, which "
+                        f"refuses it too: launch it as {name}<<<grid, block>>>(...))",
+                    )
+                )
+                continue
             notes = " ".join(ch.spelling for ch in d.children)
             t = re.search(
                 r"call to __host__ function from __(global|device)__ function", notes + " " + d.spelling
@@ -699,8 +754,10 @@ class TranslationUnit:
             return self._roots
         uniq = {}
         for e in self.edits:
-            uniq.setdefault((e.start, e.end), e)
-        edits = sorted(uniq.values(), key=lambda e: (e.start, -e.end))
+            # Insertions (empty ranges) are each their own; a construct visited twice is one edit.
+            uniq.setdefault((e.start, e.end) if e.end > e.start else (e.start, e.end, id(e)), e)
+        # An insertion (empty range) goes before, never inside, a construct that starts where it is.
+        edits = sorted(uniq.values(), key=lambda e: (e.start, e.end != e.start, -e.end))
         roots: list[Edit] = []
         stack: list[Edit] = []
         for e in edits:

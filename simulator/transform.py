@@ -14,7 +14,9 @@ syntax tree's constructs at their exact ranges:
 * device-code uses of ``threadIdx``/``blockIdx``/``blockDim``/``gridDim``/``warpSize`` read the
   running thread's state (host code's own variables with these names are left alone);
 * device-code shifts follow PTX (``::sim::shl``/``::sim::shr``);
-* with a device pass (``__CUDA_ARCH__`` defined), each device function takes its device body.
+* with a device pass (``__CUDA_ARCH__`` defined), each device function takes its device body,
+  and declarations that only the device pass has (``#if __CUDA_ARCH__ >= 700`` helpers, types,
+  variables) are carried over at their place in the source.
 
 Constructs the simulator cannot run are refused with the file, line and name. Only code in
 the user's files is rewritten; system and runtime headers pass through untouched. The parts:
@@ -69,6 +71,7 @@ def translate_preprocessed(text: str, user_file, device_text: str | None = None)
         edit.parts = [("true" if free else "false") if p == "SIM_BARRIER_FREE" else p for p in edit.parts]
     if device is not None:
         host.edits.extend(_device_bodies(host, device))
+        host.edits.extend(_device_only(host, device))
     out = host.render()
     for attribute, spelled in _ATTRIBUTES.items():
         out = out.replace(attribute, spelled)
@@ -157,3 +160,57 @@ def _device_bodies(host: TranslationUnit, device: TranslationUnit) -> list[Edit]
             parts = [dev, after]
         edits.append(Edit(start, end, parts, exact=True))
     return edits
+
+
+_SCOPES = ("NAMESPACE", "LINKAGE_SPEC")
+
+
+def _decls(tu: TranslationUnit, cursor, scope: tuple, out: list) -> None:
+    """The user's namespace-scope declarations under ``cursor``: (scope, origin, start, end)."""
+    for c in cursor.get_children():
+        start = tu.off(c.extent.start)
+        if start < 0 or not tu.src.is_user(start):
+            continue
+        path, line = tu.src.where(start)
+        origin = (path, line, c.kind.name, c.spelling)
+        end = tu.off(c.extent.end)
+        text = tu.src.text
+        j = end
+        while j < len(text) and text[j] in " \t\n":
+            j += 1
+        if j < len(text) and text[j] == ";":
+            end = j + 1
+        out.append((scope, origin, start, end))
+        if c.kind.name in _SCOPES:
+            _decls(tu, c, (*scope, origin), out)
+
+
+def _device_only(host: TranslationUnit, device: TranslationUnit) -> list[Edit]:
+    """Edits inserting the declarations only the ``__CUDA_ARCH__`` pass has, at their place.
+
+    A helper defined inside ``#if __CUDA_ARCH__ >= 700`` exists for nvcc's device compile only;
+    the device bodies taken from that pass call it, so its text (with the device pass's rewrites
+    and its own line markers) goes before the next host declaration that follows it in its file.
+    """
+    hosts: list = []
+    devs: list = []
+    _decls(host, host.tu.cursor, (), hosts)
+    _decls(device, device.tu.cursor, (), devs)
+    known = {(scope, origin) for scope, origin, _, _ in hosts}
+    host_scopes = {(*scope, origin) for scope, origin, _, _ in hosts} | {()}
+    inserts: dict[int, list[str]] = {}
+    for scope, origin, start, end in devs:
+        if (scope, origin) in known or scope not in host_scopes:
+            continue  # in both passes, or inside a scope that is itself carried over whole
+        path, line = origin[0], origin[1]
+        siblings = [h for h in hosts if h[0] == scope and h[1][0] == path]
+        after = [h for h in siblings if h[1][1] > line]
+        if after:
+            at = min(h[2] for h in after)
+        elif siblings:
+            at = max(h[3] for h in siblings)
+        else:
+            continue
+        text = device.render(start, end).replace("SIM_BARRIER_FREE", "false")
+        inserts.setdefault(at, []).append(_marker(device, start) + text + _marker(host, at))
+    return [Edit(at, at, ["".join(parts)], exact=True) for at, parts in sorted(inserts.items())]

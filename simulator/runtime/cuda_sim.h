@@ -172,6 +172,10 @@ SIM_API unsigned int coalesced_mask(const char* file, int line);
 SIM_API void* shared_static(const void* site, size_t size, size_t align);
 SIM_API void* dynamic_shared();
 SIM_API void thread_fence();
+// A __global__ function entered outside a launch (called from host code without <<<...>>>).
+SIM_API void unconfigured_call(const char* name);
+// __trap(): stops the kernel; the launch fails with cudaErrorLaunchFailure (sticky).
+[[noreturn]] SIM_API void trap(const char* file, int line);
 
 template <class T>
 static inline T shfl(int kind, const char* file, int line, unsigned int mask, T value, int param,
@@ -209,6 +213,12 @@ namespace sim {
 // True while a kernel thread runs on this OS thread: a __host__ __device__ function whose body
 // differs under __CUDA_ARCH__ takes its device body then.
 static inline bool on_device() { return tl_thread != nullptr; }
+// Device code's clock() (the front end rewrites its calls to this): the GPU's 32-bit %clock,
+// i.e. the low 32 bits of the modelled SM clock that clock64() reads, sign-extended to clock_t.
+// Host code (a __host__ __device__ function run on the host) keeps the C library's clock().
+static inline clock_t device_clock() {
+    return on_device() ? (clock_t)(int)(unsigned int)clock_cycles() : ::clock();
+}
 
 // Shifts in device code, as PTX does them: the count is read as unsigned and a count of the
 // operand's bit width or more gives 0 (or the sign for a signed right shift), where x86 masks
@@ -273,6 +283,7 @@ constexpr A& shr_assign(A& a, B b) {
 #define __reduce_xor_sync(mask, v) ::sim::warp_reduce(::sim::kReduceXor, (mask), (v), __FILE__, __LINE__)
 #define __nanosleep(ns) ::sim::nanosleep_thread((ns), __FILE__, __LINE__)
 #define clock64() ::sim::clock_cycles()
+#define __trap() ::sim::trap(__FILE__, __LINE__)
 #define __threadfence() ::sim::thread_fence()
 #define __threadfence_block() ::sim::thread_fence()
 #define __threadfence_system() ::sim::thread_fence()

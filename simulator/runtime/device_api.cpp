@@ -449,6 +449,28 @@ void* dynamic_shared() {
 
 void thread_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
+// __trap() in kernel code: as on a GPU the kernel stops and the launch (and every later call)
+// fails with cudaErrorLaunchFailure; the first trapping thread of the launch is reported.
+void trap(const char* file, int line) {
+    Fiber* f = tl_run.fiber;
+    Block* b = tl_run.block;
+    if (f == nullptr || b == nullptr) {
+        report("__trap() called outside a kernel at %s:%d", file, line);
+        std::abort();
+    }
+    tl_run.in_kernel = false;
+    if (!b->launch->trapped.exchange(true)) {
+        report("device trap: %s:%d: block: [%u,%u,%u], thread: [%u,%u,%u] called __trap() (kernel '%s'); the "
+               "launch returns cudaErrorLaunchFailure, which is sticky",
+               file, line, b->idx.x, b->idx.y, b->idx.z, f->thread_idx.x, f->thread_idx.y, f->thread_idx.z,
+               b->launch->name);
+    }
+    fail_block(b);
+    f->state = FState::kDone;
+    yield_to_scheduler(true);
+    std::abort();  // a stopped thread never comes back
+}
+
 }  // namespace sim
 
 // A failed assert() in kernel code is a device-side assert, as on a GPU: the message names the

@@ -110,6 +110,7 @@ struct Launch {
     uintptr_t code_lo = 0, code_hi = 0;   // executable segment of the object with the kernel
     std::atomic<bool> faulted{false};     // a thread touched unmapped memory (fast/synccheck)
     std::atomic<bool> asserted{false};    // a thread's assert() failed
+    std::atomic<bool> trapped{false};     // a thread called __trap() (reported once)
     bool plain = false;                   // its blocks run as plain loops (see Block::plain)
 };
 
