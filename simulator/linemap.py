@@ -14,10 +14,13 @@ from .errors import RUNTIME_DIR
 
 __all__ = ["SourceMap"]
 
-# Declarations the parse needs that g++ does not: clang turns `<<<...>>>` into a call of this.
+# Declarations the parse needs that g++ does not: clang turns `<<<...>>>` into a call of the
+# first (the launch API of CUDA 9.2 and later) when it finds a CUDA installation that new, and of
+# the second when it finds none or an older one (as on a machine without CUDA).
 _PRELUDE = (
     '# 1 "<sim-frontend>"\nstruct dim3;\n'
     'extern "C" int __cudaPushCallConfiguration(dim3, dim3, unsigned long = 0, void* = 0);\n'
+    'extern "C" int cudaConfigureCall(dim3, dim3, unsigned long = 0, void* = 0);\n'
 )
 # libstdc++ preprocessed by g++ takes its GCC-only branch for index sequences (`__integer_pack`,
 # which clang lacks); the parse gets clang's branch instead, same length, so offsets stay. The

@@ -12,7 +12,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from .errors import SimBuildError, clang_module
+from .errors import RUNTIME_DIR, SimBuildError, clang_module
 from .linemap import SourceMap
 from .refusals import DEVICE_LIBC, MATH_HEADER, UNDECLARED, unsupported
 
@@ -24,6 +24,9 @@ _WAITS = frozenset(
     {"syncthreads", "syncthreads_reduce", "warp_op", "active_mask", "coalesced_mask", "nanosleep_thread"}
 )
 _ATOMIC = re.compile(r"atomic\w+|__atomic_\w+|__sync_\w+")
+# What clang calls for `<<<...>>>`: the CUDA 9.2+ launch API, or the old one when it finds no
+# CUDA installation (linemap's prelude declares both).
+_CONFIG_CALLS = ("__cudaPushCallConfiguration", "cudaConfigureCall")
 BUILTIN_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
 _BUILTIN_READ = {
     "threadIdx": "(::sim::tl_thread->thread_idx)",
@@ -97,6 +100,9 @@ class TranslationUnit:
         index = ci.Index.create()
         args = ["-x", "cuda", "-nocudainc", "-nocudalib", "--cuda-host-only", "-std=gnu++17", "-w"]
         args += ["-Wno-unknown-cuda-version", "-ferror-limit=0", "-fno-spell-checking"]
+        # Never a CUDA installation of the machine's: the parse is the same with or without one
+        # (clang then reads `<<<...>>>` with the pre-9.2 launch API, cudaConfigureCall).
+        args += [f"--cuda-path={RUNTIME_DIR}"]
         self.name = name = "sim_frontend.cu"
         began = time.perf_counter()
         self.tu = index.parse(name, args=args, unsaved_files=[(name, self.src.parse_text)])
@@ -392,7 +398,7 @@ class TranslationUnit:
         )
 
     def _is_config(self, c) -> bool:
-        return c.spelling == "__cudaPushCallConfiguration"
+        return c.spelling in _CONFIG_CALLS
 
     def _user_node(self, c, func: _Func | None) -> None:
         ck = self.ci.CursorKind
