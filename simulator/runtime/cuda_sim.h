@@ -174,7 +174,7 @@ SIM_API void* dynamic_shared();
 SIM_API void thread_fence();
 // A __global__ function entered outside a launch (called from host code without <<<...>>>).
 SIM_API void unconfigured_call(const char* name);
-// __trap(): stops the kernel; the launch fails with cudaErrorLaunchFailure (sticky).
+// __trap(): stops the kernel; the launch fails with the sticky cudaErrorLaunchFailure.
 [[noreturn]] SIM_API void trap(const char* file, int line);
 
 template <class T>
