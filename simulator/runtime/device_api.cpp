@@ -465,10 +465,7 @@ void trap(const char* file, int line) {
                file, line, b->idx.x, b->idx.y, b->idx.z, f->thread_idx.x, f->thread_idx.y, f->thread_idx.z,
                b->launch->name);
     }
-    fail_block(b);
-    f->state = FState::kDone;
-    yield_to_scheduler(true);
-    std::abort();  // a stopped thread never comes back
+    stop_thread(b, f);
 }
 
 }  // namespace sim
@@ -489,9 +486,7 @@ extern "C" __attribute__((noreturn, visibility("hidden"))) void __assert_fail(co
                file, line, func, b->idx.x, b->idx.y, b->idx.z, f->thread_idx.x, f->thread_idx.y, f->thread_idx.z,
                expr, b->launch->name);
         b->launch->asserted.store(true);
-        fail_block(b);
-        f->state = FState::kDone;
-        yield_to_scheduler(true);
+        stop_thread(b, f);
     }
     std::fprintf(stderr, "%s:%u: %s: Assertion `%s' failed.\n", file, line, func, expr);
     std::fflush(stderr);

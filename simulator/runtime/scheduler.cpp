@@ -158,6 +158,13 @@ void fail_block(Block* b) {
     b->launch->failed.store(true);
 }
 
+void stop_thread(Block* b, Fiber* f) {
+    fail_block(b);
+    f->state = FState::kDone;
+    yield_to_scheduler(true);
+    std::abort();  // a stopped thread never comes back
+}
+
 Worker::~Worker() {
     if (stacks != nullptr) munmap(stacks, stacks_bytes);
     std::free(arena);

@@ -201,6 +201,9 @@ Worker* worker();
 void yield_to_scheduler(bool final_exit);
 // Marks the block (and so its launch) failed; its fibers are abandoned at their next switch.
 void fail_block(Block* b);
+// Ends the running CUDA thread ``f`` of ``b`` for good (assert, trap, fault, timeout): fails the
+// block and never returns.
+[[noreturn]] void stop_thread(Block* b, Fiber* f);
 // Runs every block of ``L`` on the worker pool; returns when all have finished, one failed or
 // the launch ran past L->timeout_s (then L->timed_out is set).
 void run_launch(Launch* L);

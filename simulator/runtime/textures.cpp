@@ -260,9 +260,7 @@ void texture_fault(const char* what, const char* file, int line) {
                mode_name(), what, file, line, b->launch->name, b->idx.x, b->idx.y, b->idx.z, f->thread_idx.x,
                f->thread_idx.y, f->thread_idx.z);
         b->launch->faulted.store(true);
-        fail_block(b);
-        f->state = FState::kDone;
-        yield_to_scheduler(true);
+        stop_thread(b, f);
     }
     std::fprintf(stderr, "%s:%d: %s (outside a kernel)\n", file, line, what);
     std::abort();

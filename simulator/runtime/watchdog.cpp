@@ -68,9 +68,7 @@ void on_timeout_signal(int sig, siginfo_t* info, void* uc) {
     // The fiber is abandoned where it stands (its stack is reused by the next block); nothing
     // returns to the interrupted code. SA_NODEFER left the signal unblocked.
     tl_run.in_kernel = false;
-    fail_block(b);
-    f->state = FState::kDone;
-    yield_to_scheduler(true);
+    stop_thread(b, f);
 }
 
 bool install_timeout_handler() {
@@ -145,9 +143,7 @@ void on_fault_signal(int sig, siginfo_t* info, void* uc) {
                                     f->thread_idx.y, f->thread_idx.z, info->si_addr);
         if (n > 0 && !g_fault_quiet) (void)!write(2, msg, (size_t)std::min(n, (int)sizeof msg - 1));
         b->launch->faulted.store(true);
-        fail_block(b);
-        f->state = FState::kDone;
-        yield_to_scheduler(true);
+        stop_thread(b, f);
     }
     // Not a kernel's fault: what would have happened without this handler.
     const struct sigaction& prev = g_previous_fault[sig == SIGBUS ? 1 : 0];
