@@ -97,6 +97,13 @@ class SourceMap:
             self._ins_pos.append(at + acc)  # first parse offset after this insertion
             self._ins_acc.append(acc)
 
+    def through_semicolon(self, end: int) -> int:
+        """``end`` moved past the ``;`` that follows it across white space, if one does."""
+        j = end
+        while j < len(self.text) and self.text[j] in " \t\n":
+            j += 1
+        return j + 1 if j < len(self.text) and self.text[j] == ";" else end
+
     def pre(self, parse_offset: int) -> int:
         """The preprocessed-text offset of a parse-buffer offset."""
         i = bisect.bisect_right(self._ins_pos, parse_offset) - 1

@@ -536,13 +536,7 @@ class TranslationUnit:
         if parent is not None:
             return parent
         start, end = self.rng(var)
-        text = self.src.text
-        j = end
-        while j < len(text) and text[j] in " \t\n":
-            j += 1
-        if j < len(text) and text[j] == ";":
-            end = j + 1
-        return start, end
+        return start, self.src.through_semicolon(end)
 
     def _launch(self, call, callee, config, func: _Func | None) -> None:
         ci = self.ci

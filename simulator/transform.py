@@ -173,13 +173,7 @@ def _decls(tu: TranslationUnit, cursor, scope: tuple, out: list) -> None:
             continue
         path, line = tu.src.where(start)
         origin = (path, line, c.kind.name, c.spelling)
-        end = tu.off(c.extent.end)
-        text = tu.src.text
-        j = end
-        while j < len(text) and text[j] in " \t\n":
-            j += 1
-        if j < len(text) and text[j] == ";":
-            end = j + 1
+        end = tu.src.through_semicolon(tu.off(c.extent.end))
         out.append((scope, origin, start, end))
         if c.kind.name in _SCOPES:
             _decls(tu, c, (*scope, origin), out)

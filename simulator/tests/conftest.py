@@ -82,3 +82,10 @@ def nvcc_compile(
         text=True,
         timeout=240,
     )
+
+
+def int_values(stdout: str) -> dict[str, int]:
+    """The ``key=integer`` lines a self-checking test program prints."""
+    import re
+
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\S+)=(-?\d+)$", stdout, re.M)}

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import re
-
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import KERNELS, int_values, nvcc_compile, run_cli
 
 PROGRAM = KERNELS / "device_clock.cu"
-
-
-def _values(stdout: str) -> dict[str, int]:
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\S+)=(-?\d+)$", stdout, re.M)}
 
 
 def test_device_clock_advances_with_clock64():
     proc = run_cli("run", str(PROGRAM), timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    got = _values(proc.stdout)
+    got = int_values(proc.stdout)
     assert got["err"] == 0
     target = got["rate_khz"] * 2  # cycles in 2 ms at the device's own clock rate
     assert got["target"] == target

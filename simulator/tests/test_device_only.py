@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import re
-
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import KERNELS, int_values, nvcc_compile, run_cli
 
 PROGRAM = KERNELS / "device_only_defs.cu"
-
-
-def _values(stdout: str) -> dict[str, int]:
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\S+)=(-?\d+)$", stdout, re.M)}
 
 
 def test_kernel_calls_helpers_defined_only_for_the_device():
     proc = run_cli("run", str(PROGRAM))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    got = _values(proc.stdout)
+    got = int_values(proc.stdout)
     assert got["err"] == 0
     for i in range(4):
         # scaled(Scale{i}, 10) + twice(i) with Scale::offset = 5, all defined under #if __CUDA_ARCH__ >= 700

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import KERNELS, int_values, nvcc_compile, run_cli
 
 PROGRAM = KERNELS / "device_trap.cu"
-
-
-def _values(stdout: str) -> dict[str, int]:
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\S+)=(-?\d+)$", stdout, re.M)}
 
 
 @pytest.mark.parametrize("fibers", ["0", "1"], ids=["plain-loop", "fibers"])
@@ -20,7 +14,7 @@ def test_trap_fails_the_launch_and_names_the_thread(monkeypatch, fibers):
     monkeypatch.setenv("SIMULATOR_FIBERS", fibers)
     proc = run_cli("run", str(PROGRAM), timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    got = _values(proc.stdout)
+    got = int_values(proc.stdout)
     assert got["clean"] == 0
     assert got["launch_failure"] != 0
     assert got["sync"] == got["launch_failure"]

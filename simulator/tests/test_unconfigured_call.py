@@ -3,18 +3,13 @@
 
 from __future__ import annotations
 
-import re
 import textwrap
 
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import KERNELS, int_values, nvcc_compile, run_cli
 
 PROGRAM = KERNELS / "unconfigured_call.cu"
-
-
-def _values(stdout: str) -> dict[str, int]:
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\S+)=(-?\d+)$", stdout, re.M)}
 
 
 @pytest.mark.parametrize("fibers", ["0", "1"], ids=["plain-loop", "fibers"])
@@ -22,7 +17,7 @@ def test_call_through_a_template_sets_missing_configuration(monkeypatch, fibers)
     monkeypatch.setenv("SIMULATOR_FIBERS", fibers)
     proc = run_cli("run", str(PROGRAM), timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    got = _values(proc.stdout)
+    got = int_values(proc.stdout)
     assert got["missing_configuration"] == 52  # CUDA's value of cudaErrorMissingConfiguration
     assert got["call"] == got["missing_configuration"]
     assert got["cleared"] == 0  # not sticky
