@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -66,7 +67,13 @@ _LINK_FLAGS = {
     "memcheck": ["-fsanitize=address,undefined"],
     "racecheck": ["-fsanitize=thread"],
 }
-_COMMON = ["-std=gnu++17", "-g", "-fPIC", "-pthread"]
+# -fno-semantic-interposition: the build never interposes its own symbols, so g++ may inline a
+# kernel into the launch's plain loop (simulator/runtime/launch.h, Packed::run_plain).
+# -mtls-dialect=gnu2 (x86-64; other targets have no such flag): thread-local variables through
+# TLS descriptors, so that every threadIdx read and barrier in a library loaded at run time
+# costs a load instead of a __tls_get_addr call.
+_TLS_FLAGS = ["-mtls-dialect=gnu2"] if platform.machine() in ("x86_64", "AMD64") else []
+_COMMON = ["-std=gnu++17", "-g", "-fPIC", "-fno-semantic-interposition", *_TLS_FLAGS, "-pthread"]
 
 
 def compiler() -> str:
@@ -406,7 +413,9 @@ def build_shared(
     _atomic_output(
         cached,
         lambda tmp: _compile(
-            [cxx, "-shared", "-pthread", *_LINK_FLAGS[mode], str(obj), str(rt), "-o", str(tmp)],
+            # -Bsymbolic: the kernels' calls into the runtime bind to this library's own copy
+            # at link time (no PLT stub per barrier, and never another library's runtime).
+            [cxx, "-shared", "-pthread", "-Wl,-Bsymbolic", *_LINK_FLAGS[mode], str(obj), str(rt), "-o", str(tmp)],
             f"{source} (link)",
         ),
     )

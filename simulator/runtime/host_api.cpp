@@ -169,7 +169,7 @@ double launch_timeout_s() {
 }
 
 void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
-                void (*invoke)(void*), void* pack) {
+                void (*invoke)(void*), void* pack, RunPlain run_plain) {
     std::lock_guard<std::mutex> launch_lock(g_launch_mu);
     if (sticky_error() != cudaSuccess) return;  // cudaGetLastError returns it
     if (invoke == nullptr) {  // a null kernel pointer
@@ -205,6 +205,7 @@ void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int 
     L.file = file;
     L.line = line;
     L.invoke = invoke;
+    L.run_plain = run_plain;
     L.pack = pack;
     L.smem_limit = limit;
     L.nblocks = (unsigned long long)g.x * g.y * g.z;

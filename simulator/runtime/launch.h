@@ -5,6 +5,8 @@
 #ifndef CUDA_CPU_SIMULATOR_LAUNCH_H
 #define CUDA_CPU_SIMULATOR_LAUNCH_H
 
+#include <atomic>
+
 // ---- launch machinery ------------------------------------------------------------------
 namespace sim {
 
@@ -21,8 +23,19 @@ struct LaunchSpec {
     bool barrier_free = false;  // reaches no barrier, warp operation or other wait: threads may run as a plain loop
 };
 
+// The threads of one block of a barrier-free launch, run one after another by the launch's
+// own code (Packed::run_plain) rather than by the scheduler: the scheduler fills it in.
+struct PlainBlock {
+    uint3* thread_idx;  // what threadIdx reads for the running thread
+    int* linear;        // the running thread's index within the block
+    dim3 dim;           // blockDim
+    int nthreads;
+    const std::atomic<bool>* timed_out;  // set when the launch runs past its time limit
+};
+using RunPlain = void (*)(void* pack, const PlainBlock& block);
+
 SIM_API void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
-                        void (*invoke)(void*), void* pack);
+                        void (*invoke)(void*), void* pack, RunPlain run_plain = nullptr);
 
 // A kernel and its converted arguments. A launch runs it from the caller's stack; a launch
 // made while a stream capture is active copies it to the heap and the graph node owns it.
@@ -33,6 +46,30 @@ struct Packed {
     static void invoke(void* p) {
         Packed* pk = static_cast<Packed*>(p);
         std::apply(pk->fn, pk->args);
+    }
+    // Every thread of a barrier-free block in turn. The loop is instantiated with the kernel
+    // call, so that a kernel named at the launch is a direct call (often inlined) instead of
+    // two indirect calls per thread through the runtime.
+    __attribute__((flatten)) static void run_plain(void* p, const PlainBlock& b) {
+        Packed* pk = static_cast<Packed*>(p);
+        uint3* idx = b.thread_idx;
+        int* linear = b.linear;
+        unsigned int x = 0, y = 0, z = 0;
+        *idx = uint3{0, 0, 0};
+        for (int i = 0; i < b.nthreads; ++i) {
+            *linear = i;
+            std::apply(pk->fn, pk->args);
+            if (b.timed_out->load(std::memory_order_relaxed)) return;
+            if (++x == b.dim.x) {
+                x = 0;
+                if (++y == b.dim.y) {
+                    y = 0;
+                    idx->z = ++z;
+                }
+                idx->y = y;
+            }
+            idx->x = x;
+        }
     }
     static void destroy(void* p) { delete static_cast<Packed*>(p); }
 };
@@ -54,7 +91,7 @@ static inline void dispatch(const LaunchSpec& spec, const char* name, const char
         return;
     }
     Pk pack{fn, std::forward<Tuple>(args)};
-    launch_raw(spec, name, file, line, kernel, &Pk::invoke, &pack);
+    launch_raw(spec, name, file, line, kernel, &Pk::invoke, &pack, &Pk::run_plain);
 }
 
 // ---- the kernel registry (kernel_registry.cpp) -----------------------------------------------
@@ -195,8 +232,16 @@ struct Launcher<F, std::index_sequence<N...>, P...>
             return;
         }
         register_kernel(kernel, name);
-        if constexpr (sizeof...(T) == sizeof...(P)) {
+        if constexpr (sizeof...(T) == sizeof...(P) && std::is_same<F, no_default_args>::value) {
             dispatch(spec, name, file, line, address, kernel, std::move(args));
+        } else if constexpr (sizeof...(T) == sizeof...(P)) {
+            // Called by name for a barrier-free kernel: the plain loop then calls the kernel
+            // directly. The arguments have the parameters' types, so the same kernel is chosen.
+            if (spec.barrier_free && !capturing(spec.stream)) {
+                dispatch(spec, name, file, line, address, by_name, std::move(args));
+            } else {
+                dispatch(spec, name, file, line, address, kernel, std::move(args));
+            }
         } else {
             // Fewer arguments than parameters: call the kernel by name so its defaults apply.
             dispatch(spec, name, file, line, address, by_name, std::move(args));

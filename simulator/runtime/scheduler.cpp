@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <thread>
 
 namespace sim {
@@ -139,6 +140,15 @@ void yield_to_scheduler(bool final_exit) {
             if (next->state != FState::kReady) continue;
             run.fiber = next;
             tl_thread = next;
+            // The fibers after it are likely the next ones to run: start loading the top of the
+            // next one's stack and the state of the one after (at 256+ fibers a block's stacks
+            // and states outgrow L1).
+            if (j + 2 < b->nthreads) __builtin_prefetch(next + 2);
+            if (j + 1 < b->nthreads) {
+                char* top = static_cast<char*>(next[1].sp);
+                __builtin_prefetch(top);
+                __builtin_prefetch(top + 64);
+            }
             sim_ctx_swap(&f->sp, next->sp);
             return;  // whoever resumed this fiber set tl_run.fiber and tl_thread
         }
@@ -183,8 +193,12 @@ bool fibers_forced() {
 
 Worker* worker() {
     if (tl_run.worker == nullptr) {
-        static thread_local Worker w;
-        tl_run.worker = &w;
+        // On the heap, not in thread-local storage: a loaded library whose thread-local block is
+        // small gets the process's static TLS, which every barrier and every threadIdx read
+        // reaches without a call into the dynamic linker. Freed when the thread ends.
+        static thread_local std::unique_ptr<Worker> w;
+        w.reset(new Worker);
+        tl_run.worker = w.get();
     }
     return tl_run.worker;
 }
@@ -304,7 +318,20 @@ void run_block_plain(Block* b) {
     tl_run.block = b;
     tl_run.fiber = f;
     tl_thread = f;
-    if (sigsetjmp(wk->plain_exit, 0) == 0) run_threads_plain(b, f);
+    if (sigsetjmp(wk->plain_exit, 0) == 0) {
+        Launch* L = b->launch;
+        if (L->run_plain != nullptr) {
+            // The launch's own loop: in_kernel stays set for all of it (the loop is in the
+            // kernel's object, so a timeout or fault stops it like the kernel's own code).
+            const PlainBlock pb{&f->thread_idx, &f->linear, L->spec.block, b->nthreads, &L->timed_out};
+            tl_run.in_kernel = true;
+            L->run_plain(L->pack, pb);
+            tl_run.in_kernel = false;
+            if (L->timed_out.load(std::memory_order_relaxed)) fail_block(b);
+        } else {
+            run_threads_plain(b, f);
+        }
+    }
     tl_run.in_kernel = false;
     tl_run.fiber = nullptr;
     tl_thread = nullptr;

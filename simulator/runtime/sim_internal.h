@@ -73,12 +73,14 @@ struct Fiber : ThreadState {
 #else
     ucontext_t uc;
 #endif
+    // What every barrier reads and writes sits in the first cache line with sp and the built-in
+    // variables: a barrier in a 1024-thread block touches every fiber's line.
+    int linear = 0;
+    FState state = FState::kReady;
     char* stack = nullptr;
     size_t stack_size = 0;
-    int linear = 0;
     int warp = 0;
     int lane = 0;
-    FState state = FState::kReady;
     const char* wfile = nullptr;  // where it waits
     int wline = 0;
     int wkind = 0;
@@ -98,6 +100,7 @@ struct Launch {
     const char* file;
     int line;
     void (*invoke)(void*);
+    RunPlain run_plain = nullptr;  // the launch's own loop over a plain block's threads (null: run_threads_plain)
     void* pack;
     size_t smem_limit;
     unsigned long long nblocks;
