@@ -415,7 +415,17 @@ def build_shared(
         lambda tmp: _compile(
             # -Bsymbolic: the kernels' calls into the runtime bind to this library's own copy
             # at link time (no PLT stub per barrier, and never another library's runtime).
-            [cxx, "-shared", "-pthread", "-Wl,-Bsymbolic", *_LINK_FLAGS[mode], str(obj), str(rt), "-o", str(tmp)],
+            [
+                cxx,
+                "-shared",
+                "-pthread",
+                "-Wl,-Bsymbolic",
+                *_LINK_FLAGS[mode],
+                str(obj),
+                str(rt),
+                "-o",
+                str(tmp),
+            ],
             f"{source} (link)",
         ),
     )
