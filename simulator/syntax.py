@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .errors import RUNTIME_DIR, SimBuildError, clang_module
 from .linemap import SourceMap
-from .refusals import DEVICE_LIBC, MATH_HEADER, UNDECLARED, unsupported
+from .refusals import DEVICE_LIBC, DEVICE_REMOVED, MATH_HEADER, UNDECLARED, unsupported
 
 __all__ = ["BUILTIN_NAMES", "Edit", "TranslationUnit", "source_error"]
 
@@ -292,6 +292,10 @@ class TranslationUnit:
             func.waits = True
             return
         where = self.off(ref.location)
+        removed = DEVICE_REMOVED.get(ref.spelling) if self.src.is_runtime(where) else None
+        if removed and call is not None and func.user and func.kind in ("global", "device"):
+            self.problems.append((self.off(call.extent.start), removed))
+            return
         if func.user and self._device(func) and call is not None and self._device_clock(call, ref, where):
             return
         if func.user and func.kind in ("global", "device") and call is not None:
@@ -336,8 +340,8 @@ class TranslationUnit:
         (printf, malloc/free, memcpy/memset, assert and the math headers).
         """
         ck = self.ci.CursorKind
-        if ref.kind != ck.FUNCTION_DECL or self.src.is_runtime(where):
-            return
+        if ref.kind != ck.FUNCTION_DECL or self.src.is_runtime(where) or ref.spelling in _CONFIG_CALLS:
+            return  # (the configuration call of a device-side <<<>>> launch is rewritten with it)
         name = ref.spelling
         if self.src.is_user(where):
             decl = ref.get_definition() or ref
@@ -546,15 +550,6 @@ class TranslationUnit:
         path, line = self.src.where(start)
         kernel_text = " ".join(self._text(start, cfg_start).split())
         name = kernel_text.replace('"', "").replace("\\", "")
-        if self._device(func) and func.kind != "hd":
-            self.problems.append(
-                (
-                    start,
-                    f"unsupported CUDA construct: kernel launch of '{name}' from device code "
-                    "(dynamic parallelism)",
-                )
-            )
-            return
         cfg = [self.rng(ch) for ch in list(config.get_children())[1:]]
         cfg = [r for r in cfg if r[1] > r[0]]
         if len(cfg) < 2 or len(cfg) > 4:

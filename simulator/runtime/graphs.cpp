@@ -276,6 +276,9 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaM
         std::lock_guard<std::mutex> lock(g_graph_mu);
         if (sim::g_capture_active.load()) return sim::capture_node(std::move(n));
     }
+    if (sim::device_defer("cudaMemcpyAsync", stream, [=] { return cudaMemcpy(dst, src, count, kind); })) {
+        return cudaSuccess;
+    }
     return cudaMemcpy(dst, src, count, kind);
 }
 
@@ -289,6 +292,9 @@ cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t str
         n.set.width = count;
         std::lock_guard<std::mutex> lock(g_graph_mu);
         if (sim::g_capture_active.load()) return sim::capture_node(std::move(n));
+    }
+    if (sim::device_defer("cudaMemsetAsync", stream, [=] { return cudaMemset(ptr, value, count); })) {
+        return cudaSuccess;
     }
     return cudaMemset(ptr, value, count);
 }

@@ -62,9 +62,31 @@ bool find_alloc(const void* p, size_t n, bool* known_start) {
 }
 
 cudaError_t set_error(cudaError_t e) {
-    if (e != cudaSuccess) tl_last_error = e;
+    if (e == cudaSuccess) return e;
+    if (Fiber* f = tl_run.fiber) {
+        // Called from device code: the CUDA thread's own last error (device_launch.cpp).
+        f->dev_error = e;
+        f->dev_error_launch = tl_run.block->launch->serial;
+        f->dev_error_block = f->block_idx;
+        f->dev_error_thread = f->linear;
+        return e;
+    }
+    tl_last_error = e;
     return e;
 }
+
+namespace {
+// The running CUDA thread's last error (cudaSuccess when it set none); ``clear`` resets it.
+cudaError_t device_last_error(Fiber* f, bool clear) {
+    const Block* b = tl_run.block;
+    const bool mine = b != nullptr && f->dev_error_launch == b->launch->serial && f->dev_error_thread == f->linear &&
+                      f->dev_error_block.x == f->block_idx.x && f->dev_error_block.y == f->block_idx.y &&
+                      f->dev_error_block.z == f->block_idx.z;
+    const cudaError_t e = mine ? f->dev_error : cudaSuccess;
+    if (clear) f->dev_error = cudaSuccess;
+    return e;
+}
+}  // namespace
 
 cudaError_t sticky_error() { return (cudaError_t)g_sticky_error.load(); }
 
@@ -168,20 +190,12 @@ double launch_timeout_s() {
     return s;
 }
 
-void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
-                void (*invoke)(void*), void* pack, RunPlain run_plain) {
-    std::lock_guard<std::mutex> launch_lock(g_launch_mu);
-    if (sticky_error() != cudaSuccess) return;  // cudaGetLastError returns it
-    if (invoke == nullptr) {  // a null kernel pointer
-        set_error(cudaErrorInvalidDeviceFunction);
-        return;
-    }
+cudaError_t check_launch_config(const LaunchSpec& spec, const void* kernel, size_t* smem_limit) {
     const dim3 g = spec.grid, bl = spec.block;
     const unsigned long long threads = (unsigned long long)bl.x * bl.y * bl.z;
     if (g.x == 0 || g.y == 0 || g.z == 0 || bl.x == 0 || bl.y == 0 || bl.z == 0 || bl.x > 1024 || bl.y > 1024 ||
         bl.z > 64 || threads > 1024 || g.x > 2147483647u || g.y > 65535 || g.z > 65535) {
-        set_error(cudaErrorInvalidConfiguration);
-        return;
+        return cudaErrorInvalidConfiguration;
     }
     size_t limit = kDefaultSmemLimit;
     {
@@ -195,8 +209,34 @@ void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int 
             for (const auto& o : g_smem_optin) limit = std::max(limit, (size_t)o.second);
         }
     }
-    if (spec.smem > limit) {
-        set_error(cudaErrorInvalidValue);
+    if (spec.smem > limit) return cudaErrorInvalidValue;
+    *smem_limit = limit;
+    return cudaSuccess;
+}
+
+unsigned long long next_launch_serial() {
+    static std::atomic<unsigned long long> serial{0};
+    return ++serial;
+}
+
+void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
+                void (*invoke)(void*), void* pack, RunPlain run_plain) {
+    if (device_launch_running() != nullptr) {
+        // From device code only a null kernel pointer gets here (device_launch takes the rest);
+        // a launch by address from a kernel (cudaLaunchKernel) is not provided.
+        if (invoke != nullptr) report("%s:%d: a launch by address from device code is not provided", file, line);
+        set_error(invoke == nullptr ? cudaErrorInvalidDeviceFunction : cudaErrorNotSupported);
+        return;
+    }
+    std::lock_guard<std::mutex> launch_lock(g_launch_mu);
+    if (sticky_error() != cudaSuccess) return;  // cudaGetLastError returns it
+    if (invoke == nullptr) {  // a null kernel pointer
+        set_error(cudaErrorInvalidDeviceFunction);
+        return;
+    }
+    size_t limit = 0;
+    if (cudaError_t e = check_launch_config(spec, kernel, &limit)) {
+        set_error(e);
         return;
     }
     Launch L;
@@ -208,25 +248,37 @@ void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int 
     L.run_plain = run_plain;
     L.pack = pack;
     L.smem_limit = limit;
-    L.nblocks = (unsigned long long)g.x * g.y * g.z;
-    L.timeout_s = launch_timeout_s();
+    execute_launch(&L);
+}
+
+void execute_launch(Launch* L) {
+    const dim3 g = L->spec.grid;
+    L->nblocks = (unsigned long long)g.x * g.y * g.z;
+    L->timeout_s = launch_timeout_s();
+    L->serial = next_launch_serial();
 #if !defined(SIM_MEMCHECK) && !defined(SIM_RACECHECK) && !defined(SIM_SYNCCHECK)
     // Only fast builds run barrier-free kernels as plain loops: the checkers keep fibers, so
     // what they find does not depend on the flag.
-    L.plain = spec.barrier_free && !fibers_forced();
+    L->plain = L->spec.barrier_free && !fibers_forced();
 #endif
-    run_launch(&L);
-    if (L.timed_out.load()) {
+    run_launch(L);
+    if (L->timed_out.load()) {
         report("%s: launch timeout: kernel '%s' (launched at %s:%d) ran longer than SIMULATOR_TIMEOUT=%g s and was "
                "stopped; the launch returns cudaErrorLaunchTimeout, which is sticky",
-               mode_name(), name, file, line, L.timeout_s);
+               mode_name(), L->name, L->file, L->line, L->timeout_s);
         set_sticky_error(cudaErrorLaunchTimeout);
-    } else if (L.faulted.load()) {
+    } else if (L->faulted.load()) {
         set_sticky_error(cudaErrorIllegalAddress);
-    } else if (L.asserted.load()) {
+    } else if (L->asserted.load()) {
         set_sticky_error(cudaErrorAssert);
-    } else if (L.failed.load()) {
+    } else if (L->failed.load()) {
         set_sticky_error(cudaErrorLaunchFailure);
+    }
+    // A grid completes when its child grids do: they run now (a failed grid's are dropped).
+    if (sticky_error() == cudaSuccess) {
+        run_children(L);
+    } else {
+        drop_children(L);
     }
 }
 
@@ -376,6 +428,7 @@ cudaError_t cudaMemset(void* ptr, int value, size_t count) {
 }
 
 cudaError_t cudaGetLastError(void) {
+    if (sim::Fiber* f = sim::tl_run.fiber) return sim::device_last_error(f, true);
     const cudaError_t e = sim::tl_last_error;
     sim::tl_last_error = cudaSuccess;
     if (cudaError_t sticky = sticky_error()) return sticky;
@@ -383,6 +436,7 @@ cudaError_t cudaGetLastError(void) {
 }
 
 cudaError_t cudaPeekAtLastError(void) {
+    if (sim::Fiber* f = sim::tl_run.fiber) return sim::device_last_error(f, false);
     if (cudaError_t sticky = sticky_error()) return sticky;
     return sim::tl_last_error;
 }

@@ -47,6 +47,10 @@
     X(cudaErrorInvalidSurface, 37, "invalid surface reference")                                               \
     X(cudaErrorMissingConfiguration, 52, "__global__ function call is not configured")                        \
     X(cudaErrorPriorLaunchFailure, 53, "unspecified launch failure in prior launch")                          \
+    X(cudaErrorLaunchMaxDepthExceeded, 65,                                                                    \
+      "launch failed because launch would exceed cudaLimitDevRuntimeSyncDepth")                               \
+    X(cudaErrorLaunchPendingCountExceeded, 69,                                                                \
+      "launch failed because launch would exceed cudaLimitDevRuntimePendingLaunchCount")                      \
     X(cudaErrorInvalidDeviceFunction, 98, "invalid device function")                                          \
     X(cudaErrorNoDevice, 100, "no CUDA-capable device is detected")                                           \
     X(cudaErrorInvalidDevice, 101, "invalid device ordinal")                                                  \
@@ -231,6 +235,10 @@ typedef void (*cudaStreamCallback_t)(cudaStream_t stream, cudaError_t status, vo
 #define cudaStreamNonBlocking 0x01u
 #define cudaStreamLegacy ((cudaStream_t)0x1)
 #define cudaStreamPerThread ((cudaStream_t)0x2)
+// Device-side launch streams (dynamic parallelism): a tail launch runs after the launching grid
+// and all its other work; a fire-and-forget launch runs independently of it.
+#define cudaStreamTailLaunch ((cudaStream_t)0x3)
+#define cudaStreamFireAndForget ((cudaStream_t)0x4)
 
 // ---- host allocation flags -------------------------------------------------------------------
 #define cudaHostAllocDefault 0x00u

@@ -74,6 +74,14 @@ struct Packed {
     static void destroy(void* p) { delete static_cast<Packed*>(p); }
 };
 
+// Dynamic parallelism (device_launch.cpp): a launch made by a CUDA thread is queued with its
+// converted arguments (``pack``, heap, freed by ``destroy``) and runs after the launching grid's
+// blocks finish, before the grid counts as complete.
+SIM_API void device_launch(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
+                           void (*invoke)(void*), RunPlain run_plain, void (*destroy)(void*), void* pack);
+struct ThreadState;
+extern __thread ThreadState* tl_thread SIM_API;  // (cuda_sim.h) non-null while a CUDA thread runs
+
 // Stream capture (graphs.cpp): true while a capture is active (every stream is one stream).
 SIM_API bool capturing(cudaStream_t stream);
 // Records a launch in the capturing graph; the node takes ownership of ``pack``.
@@ -85,6 +93,11 @@ template <class F, class Tuple>
 static inline void dispatch(const LaunchSpec& spec, const char* name, const char* file, int line,
                             const void* kernel, F fn, Tuple&& args) {
     using Pk = Packed<F, std::decay_t<Tuple>>;
+    if (tl_thread != nullptr) {  // launched by a CUDA thread
+        device_launch(spec, name, file, line, kernel, &Pk::invoke, &Pk::run_plain, &Pk::destroy,
+                      new Pk{fn, std::forward<Tuple>(args)});
+        return;
+    }
     if (capturing(spec.stream)) {
         capture_kernel(spec, name, file, line, kernel, &Pk::invoke, &Pk::destroy,
                        new Pk{fn, std::forward<Tuple>(args)});

@@ -29,6 +29,7 @@
 #include <setjmp.h>
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -92,7 +93,15 @@ struct Fiber : ThreadState {
     void* asan_fake = nullptr;
     void* tsan_fiber = nullptr;
     std::string name;
+    // Device code's last error (cudaGetLastError in a kernel), for the CUDA thread that set it:
+    // the launch's serial, block and thread index tell it apart from the next user of this
+    // fiber (fibers are reused from block to block; a plain loop reuses one for every thread).
+    cudaError_t dev_error = cudaSuccess;
+    unsigned long long dev_error_launch = 0;
+    uint3 dev_error_block{0, 0, 0};
+    int dev_error_thread = -1;
 };
+struct ChildQueue;
 
 struct Launch {
     LaunchSpec spec;
@@ -115,6 +124,11 @@ struct Launch {
     std::atomic<bool> asserted{false};    // a thread's assert() failed
     std::atomic<bool> trapped{false};     // a thread called __trap() (reported once)
     bool plain = false;                   // its blocks run as plain loops (see Block::plain)
+    // Dynamic parallelism (device_launch.cpp): 0 for a host launch, its parent's + 1 for a
+    // launch from device code; the launches its threads made, run after its blocks finish.
+    int depth = 0;
+    unsigned long long serial = 0;        // unique per launch
+    ChildQueue* children = nullptr;       // made by the first device-side launch
 };
 
 struct Block {
@@ -211,6 +225,20 @@ void fail_block(Block* b);
 // the launch ran past L->timeout_s (then L->timed_out is set).
 void run_launch(Launch* L);
 
+// ---- device_launch.cpp (dynamic parallelism) ---------------------------------------------
+constexpr int kMaxLaunchDepth = 24;  // CUDA's nesting limit: a host launch is depth 0
+// Runs the work ``L``'s threads queued (child grids, deferred copies), each child with its own
+// children, in the order CDP2 allows; then frees the queue. Stops at a sticky error.
+void run_children(Launch* L);
+// Frees what ``L``'s threads queued without running it (the launch failed).
+void drop_children(Launch* L);
+// The launch running on this OS thread's current CUDA thread (null on the host).
+Launch* device_launch_running();
+// From device code: queues ``op`` (a stream-ordered copy or memset named ``what``) behind the
+// work the running grid has queued, and returns true; false when it should run now (on the
+// host, or nothing is queued yet).
+bool device_defer(const char* what, cudaStream_t stream, std::function<cudaError_t()> op);
+
 // ---- watchdog.cpp --------------------------------------------------------------------------
 // The executable segment of the loaded object that holds ``addr`` (the launch's code).
 void code_range(const void* addr, uintptr_t* lo, uintptr_t* hi);
@@ -272,6 +300,13 @@ cudaError_t set_error(cudaError_t e);
 // Records a sticky error (the first one stays); returns the sticky error.
 cudaError_t set_sticky_error(cudaError_t e);
 cudaError_t sticky_error();
+// Checks ``spec`` against an sm_80 GPU's launch limits: cudaSuccess (and *smem_limit, the
+// kernel's shared-memory limit), or the error the launch returns.
+cudaError_t check_launch_config(const LaunchSpec& spec, const void* kernel, size_t* smem_limit);
+// Runs a checked launch ``L``, then what its threads launched; records a failure as the sticky error.
+void execute_launch(Launch* L);
+// A fresh Launch's serial number.
+unsigned long long next_launch_serial();
 
 // ---- reports.cpp ---------------------------------------------------------------------------
 const char* mode_name();

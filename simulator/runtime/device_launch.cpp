@@ -1,0 +1,155 @@
+// Dynamic parallelism (CUDA 12/13's CDP2): kernels launched from device code.
+//
+// A `<<<>>>` launch made by a CUDA thread converts its arguments at the launch (the build's
+// rewrite packs them as for a host launch; launch.h's dispatch sends them here) and is queued on
+// the launching grid. CDP2 lets a child grid start any time after its launch and counts the
+// parent grid complete only when all its children are, so running the queued work after the
+// parent's blocks finish is one schedule a GPU may take too: in launch order (which keeps the
+// order of each launching thread and each stream), each child with all its own descendants
+// before the next, and the tail launches (cudaStreamTailLaunch) after all other work of the
+// parent. That holds for the default stream, created streams and cudaStreamFireAndForget alike.
+// A stream-ordered copy or memset a CUDA thread issues after the grid launched a child is
+// queued with the children, so it keeps its place after them.
+//
+// What a program can see differently from a GPU: a child never runs while its parent's blocks
+// do, so a parent that waits (spins) for a child's result waits for ever here; the launch then
+// runs into SIMULATOR_TIMEOUT (cudaErrorLaunchTimeout), where a GPU may finish it.
+#include "sim_internal.h"
+
+#include <functional>
+#include <memory>
+
+namespace sim {
+
+// One piece of queued work: a child grid, or a deferred copy or memset (``op`` set).
+struct ChildWork {
+    LaunchSpec spec;
+    const char* name;
+    const char* file;
+    int line;
+    void (*invoke)(void*);
+    RunPlain run_plain;
+    void (*destroy)(void*);
+    void* pack;
+    size_t smem_limit;
+    std::function<cudaError_t()> op;
+};
+
+struct ChildQueue {
+    std::vector<ChildWork> work;   // in launch order
+    std::vector<ChildWork> tails;  // cudaStreamTailLaunch: after all other work
+};
+
+namespace {
+
+std::mutex g_children_mu;  // guards Launch::children while the launch's blocks run
+
+void enqueue(Launch* parent, ChildWork&& w) {
+    std::lock_guard<std::mutex> lock(g_children_mu);
+    if (parent->children == nullptr) parent->children = new ChildQueue;
+    (w.spec.stream == cudaStreamTailLaunch ? parent->children->tails : parent->children->work).push_back(std::move(w));
+}
+
+void release(ChildWork& w) {
+    if (w.pack != nullptr) w.destroy(w.pack);
+    w.pack = nullptr;
+}
+
+void run_child(const Launch* parent, ChildWork& w) {
+    if (sticky_error() != cudaSuccess) {
+        release(w);
+        return;
+    }
+    if (w.op) {
+        // A copy or memset issued from device code: run now, after the grids launched before it.
+        // Its failure is a fault of the grid that issued it, as on a GPU (sticky).
+        const cudaError_t before = tl_last_error;
+        const cudaError_t e = w.op();
+        tl_last_error = before;
+        if (e != cudaSuccess && sticky_error() == cudaSuccess) {
+            report("%s: %s issued from device code by kernel '%s' failed: %s; the launch fails with "
+                   "cudaErrorLaunchFailure, which is sticky",
+                   mode_name(), w.name, w.file, cudaGetErrorName(e));
+            set_sticky_error(cudaErrorLaunchFailure);
+        }
+        return;
+    }
+    Launch child;
+    child.spec = w.spec;
+    child.name = w.name;
+    child.file = w.file;
+    child.line = w.line;
+    child.invoke = w.invoke;
+    child.run_plain = w.run_plain;
+    child.pack = w.pack;
+    child.smem_limit = w.smem_limit;
+    child.depth = parent->depth + 1;
+    execute_launch(&child);
+    release(w);
+}
+
+// True when the running grid has queued work, so that a stream-ordered operation must wait behind it.
+bool has_queued_work(Launch* parent) {
+    std::lock_guard<std::mutex> lock(g_children_mu);
+    return parent->children != nullptr && !parent->children->work.empty();
+}
+
+}  // namespace
+
+Launch* device_launch_running() {
+    const Block* b = tl_run.block;
+    return b != nullptr && tl_run.fiber != nullptr ? b->launch : nullptr;
+}
+
+void device_launch(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
+                   void (*invoke)(void*), RunPlain run_plain, void (*destroy)(void*), void* pack) {
+    RuntimeCall in_runtime;  // a launch timeout never stops the thread while it holds the queue's lock
+    Launch* parent = device_launch_running();
+    cudaError_t e = cudaSuccess;
+    size_t limit = 0;
+    if (parent == nullptr) {
+        e = cudaErrorNotSupported;  // not reached: launch.h sends only CUDA threads' launches here
+    } else if (sticky_error() != cudaSuccess) {
+        e = sticky_error();
+    } else if (parent->depth + 1 > kMaxLaunchDepth) {
+        e = cudaErrorLaunchMaxDepthExceeded;
+    } else {
+        e = check_launch_config(spec, kernel, &limit);
+    }
+    if (e != cudaSuccess) {
+        destroy(pack);
+        set_error(e);  // this CUDA thread's last error
+        return;
+    }
+    enqueue(parent, ChildWork{spec, name, file, line, invoke, run_plain, destroy, pack, limit, {}});
+}
+
+bool device_defer(const char* what, cudaStream_t stream, std::function<cudaError_t()> op) {
+    Launch* parent = device_launch_running();
+    if (parent == nullptr) return false;
+    RuntimeCall in_runtime;
+    if (stream != cudaStreamTailLaunch && !has_queued_work(parent)) return false;  // nothing to wait for: run now
+    LaunchSpec spec{dim3(1), dim3(1), 0, stream};
+    // (``file`` names the issuing kernel: a device-side copy has no launch site of its own.)
+    enqueue(parent, ChildWork{spec, what, parent->name, 0, nullptr, nullptr, nullptr, nullptr, 0, std::move(op)});
+    return true;
+}
+
+void run_children(Launch* L) {
+    // The launch's blocks have finished: nothing adds to its queue any more.
+    std::unique_ptr<ChildQueue> q(L->children);
+    L->children = nullptr;
+    if (q == nullptr) return;
+    for (ChildWork& w : q->work) run_child(L, w);
+    for (ChildWork& w : q->tails) run_child(L, w);
+}
+
+void drop_children(Launch* L) {
+    std::unique_ptr<ChildQueue> q(L->children);
+    L->children = nullptr;
+    if (q == nullptr) return;
+    for (ChildWork& w : q->work) release(w);
+    for (ChildWork& w : q->tails) release(w);
+}
+
+}  // namespace sim
