@@ -19,8 +19,11 @@ __all__ = ["SourceMap"]
 # the second when it finds none or an older one (as on a machine without CUDA).
 _PRELUDE = (
     '# 1 "<sim-frontend>"\nstruct dim3;\n'
-    'extern "C" int __cudaPushCallConfiguration(dim3, dim3, unsigned long = 0, void* = 0);\n'
-    'extern "C" int cudaConfigureCall(dim3, dim3, unsigned long = 0, void* = 0);\n'
+    # host and device: a launch may be written in device code too (dynamic parallelism).
+    'extern "C" __attribute__((host, device)) int __cudaPushCallConfiguration(dim3, dim3, unsigned long = 0,'
+    " void* = 0);\n"
+    'extern "C" __attribute__((host, device)) int cudaConfigureCall(dim3, dim3, unsigned long = 0,'
+    " void* = 0);\n"
 )
 # libstdc++ preprocessed by g++ takes its GCC-only branch for index sequences (`__integer_pack`,
 # which clang lacks); the parse gets clang's branch instead, same length, so offsets stay. The

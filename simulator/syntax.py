@@ -12,6 +12,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from .device_launches import failed_device_launches, split_config
 from .errors import RUNTIME_DIR, SimBuildError, clang_module
 from .linemap import SourceMap
 from .refusals import DEVICE_LIBC, DEVICE_REMOVED, MATH_HEADER, UNDECLARED, unsupported
@@ -35,6 +36,11 @@ _BUILTIN_READ = {
     "gridDim": "(::sim::tl_thread->grid_dim)",
     "warpSize": "(32)",
 }
+
+
+def _c_string(text: str) -> str:
+    """``text`` as a C string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 @dataclass
@@ -118,6 +124,8 @@ class TranslationUnit:
         self._lazy: set[int] = set()  # runtime functions walked because device code calls them
         self._runtime_launches: list[tuple[int, int]] = []  # ::sim::launcher(...) written by hand
         self._by_origin: dict | None = None
+        # Kernel templates launched from device code, which clang's parse drops (device_launches.py).
+        self._device_template_launches = failed_device_launches(self.tu.diagnostics)
         self._roots: list | None = None
         self.walk()
         for (start, end), decls in self._shared_groups.items():
@@ -430,6 +438,8 @@ class TranslationUnit:
                 # The runtime's launch interface called by hand (its tests): its lambda calls the
                 # kernel as a function, as the front end's own rewrite of a launch does.
                 self._runtime_launches.append(self.rng(c))
+        elif kind == ck.UNEXPOSED_EXPR and c.extent.start.offset in self._device_template_launches:
+            self._recovered_launch(c, func)
         elif kind == ck.DECL_STMT:
             rng = self.rng(c)
             for ch in c.get_children():
@@ -575,7 +585,7 @@ class TranslationUnit:
             target = ref  # an overload set, or a kernel template named in a template
         by_name = ref is not None and (ref.kind in self.func_kinds or target.kind == ck.OVERLOADED_DECL_REF)
         capture = "&" if func is not None else ""
-        file_lit = '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        file_lit = _c_string(path)
         head = f'"{name}", {file_lit}, {line}, '
         if by_name and target.kind == ck.OVERLOADED_DECL_REF:
             lib = ci.conf.lib
@@ -625,6 +635,49 @@ class TranslationUnit:
                 ],
             )
             keys = [None]
+        self.edits.append(edit)
+        self.launches.append((edit, keys))
+
+    def _recovered_launch(self, c, func: _Func | None) -> None:
+        """A kernel template launched from device code, read from the text (see device_launches.py)."""
+        ck = self.ci.CursorKind
+        children = list(c.get_children())
+        start, end = self.rng(c)
+        text = self.src.text
+        if not children or children[0].kind != ck.DECL_REF_EXPR:
+            return
+        target = next((ch for ch in children[0].get_children() if ch.kind == ck.OVERLOADED_DECL_REF), None)
+        opened = text.find("<<<", self.rng(children[0])[1], end)
+        closed = text.find(">>>", opened + 3, end) if opened >= 0 else -1
+        paren = text.find("(", closed + 3, end) if closed >= 0 else -1
+        if target is None or paren < 0:
+            return
+        cfg = split_config(text, opened + 3, closed)
+        if len(cfg) < 2 or len(cfg) > 4:
+            self.problems.append((start, "a launch needs <<<grid, block[, shared_bytes[, stream]]>>>"))
+            return
+        parts: list = []
+        for i in range(4):
+            if i < len(cfg):
+                parts += ["(cudaStream_t)(" if i == 3 else "(", cfg[i], ")"]
+            else:
+                parts.append("0")
+            parts.append(", ")
+        kernel_text = " ".join(self._text(start, opened).split())
+        path, line = self.src.where(start)
+        file_lit = _c_string(path)
+        name = kernel_text.replace('"', "").replace("\\", "")
+        deduce = f"[&](auto... sim_a) {{ {kernel_text}(sim_a...); }}"
+        edit = Edit(start, end, [f'::sim::launch_deduced("{name}", {file_lit}, {line}, ', *parts])
+        edit.parts += ["SIM_BARRIER_FREE", f", {deduce}"]
+        if text[paren + 1 : end - 1].strip():
+            edit.parts += [", ", (paren + 1, end - 1)]
+        edit.parts.append(")")
+        lib = self.ci.conf.lib
+        keys = [
+            self.key_of(lib.clang_getOverloadedDecl(target, i))
+            for i in range(lib.clang_getNumOverloadedDecls(target))
+        ]
         self.edits.append(edit)
         self.launches.append((edit, keys))
 

@@ -144,6 +144,17 @@ void run_children(Launch* L) {
     for (ChildWork& w : q->tails) run_child(L, w);
 }
 
+size_t queued_children(Launch* L) {
+    std::lock_guard<std::mutex> lock(g_children_mu);
+    const ChildQueue* q = L->children;
+    if (q == nullptr) return 0;
+    size_t n = 0;
+    for (const auto* list : {&q->work, &q->tails}) {
+        for (const ChildWork& w : *list) n += w.op ? 0 : 1;
+    }
+    return n;
+}
+
 void drop_children(Launch* L) {
     std::unique_ptr<ChildQueue> q(L->children);
     L->children = nullptr;

@@ -266,6 +266,13 @@ void execute_launch(Launch* L) {
         report("%s: launch timeout: kernel '%s' (launched at %s:%d) ran longer than SIMULATOR_TIMEOUT=%g s and was "
                "stopped; the launch returns cudaErrorLaunchTimeout, which is sticky",
                mode_name(), L->name, L->file, L->line, L->timeout_s);
+        if (size_t n = queued_children(L)) {
+            report("%s: kernel '%s' had launched %zu child grid(s) from device code, which run only after it "
+                   "ends here: a parent that waits for its children's results (a spin on a flag a child "
+                   "sets) can finish on a GPU, where a child may run alongside its parent (CUDA does not "
+                   "promise it), but never in the simulator",
+                   mode_name(), L->name, n);
+        }
         set_sticky_error(cudaErrorLaunchTimeout);
     } else if (L->faulted.load()) {
         set_sticky_error(cudaErrorIllegalAddress);

@@ -230,6 +230,8 @@ constexpr int kMaxLaunchDepth = 24;  // CUDA's nesting limit: a host launch is d
 // Runs the work ``L``'s threads queued (child grids, deferred copies), each child with its own
 // children, in the order CDP2 allows; then frees the queue. Stops at a sticky error.
 void run_children(Launch* L);
+// How many child grids ``L``'s threads have queued (not run yet).
+size_t queued_children(Launch* L);
 // Frees what ``L``'s threads queued without running it (the launch failed).
 void drop_children(Launch* L);
 // The launch running on this OS thread's current CUDA thread (null on the host).
