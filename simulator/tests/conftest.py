@@ -59,9 +59,10 @@ def sem(sim_lib_dir) -> ctypes.CDLL:
 
 
 def nvcc_compile(
-    program: Path, tmp_path: Path, needs_header: str | None = None
+    program: Path, tmp_path: Path, needs_header: str | None = None, rdc: bool = False
 ) -> subprocess.CompletedProcess:
-    """``nvcc -arch=sm_80 -c PROGRAM``; a skip when nvcc, or the library ``needs_header``, is absent."""
+    """``nvcc -arch=sm_80 -c PROGRAM`` (``-rdc=true`` with ``rdc``, as device-side launches need); a skip
+    when nvcc, or the library ``needs_header``, is absent."""
     import shutil
 
     nvcc = shutil.which("nvcc") or (
@@ -77,7 +78,7 @@ def nvcc_compile(
                 f"this CUDA toolkit has no <{needs_header}> (its library's -dev package is not installed)"
             )
     return subprocess.run(
-        [nvcc, "-arch=sm_80", "-c", str(program), "-o", str(tmp_path / "p.o")],
+        [nvcc, "-arch=sm_80", "-c", *(["-rdc=true"] * rdc), str(program), "-o", str(tmp_path / "p.o")],
         capture_output=True,
         text=True,
         timeout=240,

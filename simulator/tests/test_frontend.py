@@ -26,7 +26,7 @@ def _nvcc() -> str | None:
 
 
 def test_the_conformance_suite_is_there():
-    assert {"launches.cu", "shared.cu", "arch.cu", "semantics.cu"} <= set(PROGRAMS)
+    assert {"launches.cu", "shared.cu", "arch.cu", "semantics.cu", "device_launches.cu"} <= set(PROGRAMS)
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
@@ -57,6 +57,7 @@ def test_conformance_program_compiles_with_nvcc(tmp_path, name):
             "-std=c++17",
             "-arch=sm_80",
             "--extended-lambda",
+            "-rdc=true",  # device-side launches (device_launches.cu) need relocatable device code
             str(FRONTEND / name),
             "-o",
             str(tmp_path / "x.o"),

@@ -1,0 +1,122 @@
+"""Dynamic parallelism (CUDA 12/13, CDP2): kernels launched from device code, in every mode."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from .conftest import KERNELS, int_values, nvcc_compile, run_cli
+
+SORT_SUM = KERNELS / "cdp_sort_sum.cu"
+SEMANTICS = KERNELS / "cdp_semantics.cu"
+ERRORS = KERNELS / "cdp_errors.cu"
+
+# CUDA's codes, from its documentation (driver_types.h).
+INVALID_CONFIGURATION = 9
+LAUNCH_MAX_DEPTH_EXCEEDED = 65
+ILLEGAL_ADDRESS = 700
+LAUNCH_TIMEOUT = 702
+ASSERT = 710
+LAUNCH_FAILURE = 719
+
+
+@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+def test_recursive_quicksort_and_tree_sum_match_python(tmp_path, mode):
+    rng = random.Random(20 + len(mode))
+    values = [rng.randrange(2**32) for _ in range(1500)] + [7] * 40  # duplicates too
+    rng.shuffle(values)
+    src, out = tmp_path / "in.txt", tmp_path / "out.txt"
+    src.write_text("\n".join(map(str, values)) + "\n")
+    proc = run_cli("run", str(SORT_SUM), "--mode", mode, "--", str(src), str(out))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = int_values(proc.stdout)
+    assert got["status"] == 0
+    assert got["sum"] == int(np.array(values, dtype=np.uint64).sum())
+    assert [int(v) for v in out.read_text().split()] == sorted(values)
+
+
+def test_device_launch_semantics():
+    proc = run_cli("run", str(SEMANTICS))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = int_values(proc.stdout)
+    assert got["set_limit"] == 0  # cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount) accepted
+    # A tail launch runs after the parent's other children, whatever the launch order.
+    assert got["tail"] == 2
+    assert {got["default"], got["fire_and_forget"]} == {0, 1}
+    # Arguments are converted and copied at the launch.
+    assert got["arg_int"] == 5 and got["arg_float_x4"] == 11 and got["parent_after"] == 99
+    # Nesting: a host launch is depth 0 and CUDA allows 24 levels, so the grid at depth 24
+    # cannot launch; its launch error is its own, and the depth-25 grid never runs.
+    assert got["nest_status"] == 0
+    assert got["deepest_ok_launcher"] == 23
+    assert got["depth_error"] == LAUNCH_MAX_DEPTH_EXCEEDED
+    assert got["beyond"] == -1
+    # A bad configuration fails only the launching thread's launch, non-sticky.
+    assert got["bad_config_status"] == 0
+    assert got["peek0"] == INVALID_CONFIGURATION and got["peek1"] == 0
+    assert got["get0"] == INVALID_CONFIGURATION and got["get1"] == 0
+    assert got["again0"] == 0
+    # Dynamic shared memory, barriers and a grandchild: 1 + 2 + ... + 32.
+    assert got["shared_sum"] == sum(range(1, 33))
+    # A copy issued after a child launch in the same stream sees the child's write.
+    assert got["copied"] == 7
+    assert got["get_device"] == 0 and got["device"] == 0
+    assert got["attr_status"] == 0 and got["max_threads"] == 1024
+    assert got["heap"] == 42
+    assert got["last"] == 0
+
+
+@pytest.mark.parametrize(
+    "case,code,report",
+    [
+        ("trap", LAUNCH_FAILURE, "called __trap() (kernel 'grandchild_trap')"),
+        ("assert", ASSERT, "(kernel 'child_assert')"),
+    ],
+)
+def test_an_error_in_a_child_grid_fails_the_host_launch_sticky(case, code, report):
+    proc = run_cli("run", str(ERRORS), "--", case)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = int_values(proc.stdout)
+    assert got["sync"] == code
+    assert got["after"] == code  # sticky
+    assert report in proc.stderr
+
+
+def test_memcheck_names_the_child_kernel_that_writes_out_of_bounds():
+    proc = run_cli("run", str(ERRORS), "--mode", "memcheck", "--", "oob")
+    assert proc.returncode == 86, proc.stdout + proc.stderr
+    line = next(i for i, s in enumerate(ERRORS.read_text().splitlines(), 1) if "p[n + threadIdx.x] = 1" in s)
+    assert f"cdp_errors.cu:{line}" in proc.stderr
+    assert "kernel 'child_oob'" in proc.stderr
+
+
+def test_a_parent_spinning_on_its_child_times_out_and_says_why():
+    proc = run_cli("run", str(ERRORS), "--timeout", "2", "--", "spin", timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = int_values(proc.stdout)
+    assert got["sync"] == LAUNCH_TIMEOUT
+    assert "kernel 'parent_spin' had launched 1 child grid(s) from device code" in proc.stderr
+
+
+def test_device_cudaDeviceSynchronize_is_refused_naming_cuda_12(tmp_path):
+    src = tmp_path / "sync.cu"
+    src.write_text(
+        "#include <cuda_runtime.h>\n"
+        "__global__ void child() {}\n"
+        "__device__ void wait_here() { cudaDeviceSynchronize(); }\n"
+        "__global__ void parent() { child<<<1, 1>>>(); wait_here(); }\n"
+        "int main() { parent<<<1, 1>>>(); return (int)cudaDeviceSynchronize(); }\n"
+    )
+    proc = run_cli("run", str(src))
+    assert proc.returncode == 2
+    assert f"{src}:3:" in proc.stderr
+    assert "cudaDeviceSynchronize() in device code was removed in CUDA 12" in proc.stderr
+    assert f"{src}:5:" not in proc.stderr  # the host's call stays valid
+
+
+@pytest.mark.parametrize("program", [SORT_SUM, SEMANTICS, ERRORS], ids=lambda p: p.stem)
+def test_device_launch_programs_compile_with_nvcc(tmp_path, program):
+    proc = nvcc_compile(program, tmp_path, rdc=True)
+    assert proc.returncode == 0, proc.stderr
