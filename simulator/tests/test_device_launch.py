@@ -65,6 +65,7 @@ def test_device_launch_semantics():
     assert got["get_device"] == 0 and got["device"] == 0
     assert got["attr_status"] == 0 and got["max_threads"] == 1024
     assert got["heap"] == 42
+    assert got["malloc_status"] == 0 and got["malloc_value"] == 17 and got["free_status"] == 0
     assert got["last"] == 0
 
 

@@ -80,6 +80,11 @@ __global__ void queries(int* out) {
     p[3] = 42;
     out[4] = p[3];
     free(p);
+    int* q = nullptr;
+    out[5] = (int)cudaMalloc((void**)&q, 2 * sizeof(int));
+    q[1] = 17;
+    out[6] = q[1];
+    out[7] = (int)cudaFree(q);
 }
 
 int main() {
@@ -127,9 +132,10 @@ int main() {
 
     queries<<<1, 1>>>(d);
     cudaDeviceSynchronize();
-    cudaMemcpy(h, d, 5 * sizeof(int), cudaMemcpyDeviceToHost);
+    cudaMemcpy(h, d, 8 * sizeof(int), cudaMemcpyDeviceToHost);
     std::printf("get_device=%d\ndevice=%d\nattr_status=%d\nmax_threads=%d\nheap=%d\n", h[0], h[1], h[2], h[3],
                 h[4]);
+    std::printf("malloc_status=%d\nmalloc_value=%d\nfree_status=%d\n", h[5], h[6], h[7]);
     std::printf("last=%d\n", (int)cudaGetLastError());
     cudaFree(d);
     return 0;
