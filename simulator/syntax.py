@@ -690,10 +690,14 @@ class TranslationUnit:
             return False
         count = self._overloads.get((parent.hash, ref.spelling))
         if count is None:
-            count = sum(
-                1
-                for ch in parent.get_children()
-                if ch.kind in self.func_kinds and ch.spelling == ref.spelling and ch.is_definition()
+            # Overloads are declarations of different types, defined or not (a kernel declared
+            # in a header with other parameters than its definition has is an overload too).
+            count = len(
+                {
+                    ch.type.get_canonical().spelling
+                    for ch in parent.get_children()
+                    if ch.kind in self.func_kinds and ch.spelling == ref.spelling
+                }
             )
             self._overloads[(parent.hash, ref.spelling)] = count
         return count > 1

@@ -31,6 +31,11 @@ __global__ void sub(int* out, int v) { out[threadIdx.x] -= v; }
 
 __global__ void later(int* out);  // declared before it is defined
 
+// Declared (as in a header) with other parameters than the definition has: two overloads in C++,
+// and the launch picks the defined one (NVIDIA's cdpAdvancedQuicksort does this).
+__global__ void twin(int* out);
+__global__ void twin(int* out, int v) { out[0] = v; }
+
 #define LAUNCH_ONE(k, ...) k<<<1, 1>>>(__VA_ARGS__)
 
 // Launched from a __device__ helper and from a __host__ __device__ function run on the device.
@@ -49,6 +54,7 @@ __global__ void parent(int* i, float* f, int which) {
     LAUNCH_ONE(put<4>, i + 11);                    // written in a macro
     from_helper(i + 12);
     from_both(i + 14);
+    twin<<<1, 1>>>(i + 16, 12);
 }
 
 __global__ void later(int* out) { out[0] = 21; }
@@ -56,14 +62,14 @@ __global__ void later(int* out) { out[0] = 21; }
 int main() {
     int* i = nullptr;
     float* f = nullptr;
-    cudaMalloc(&i, 16 * sizeof(int));
+    cudaMalloc(&i, 20 * sizeof(int));
     cudaMalloc(&f, sizeof(float));
-    int init[16];
-    for (int k = 0; k < 16; ++k) init[k] = 1;
+    int init[20];
+    for (int k = 0; k < 20; ++k) init[k] = 1;
     cudaMemcpy(i, init, sizeof init, cudaMemcpyHostToDevice);
     parent<<<1, 1>>>(i, f, 1);
     CHECK(cudaDeviceSynchronize() == cudaSuccess);
-    int h[16];
+    int h[20];
     float hf = 0.0f;
     cudaMemcpy(h, i, sizeof h, cudaMemcpyDeviceToHost);
     cudaMemcpy(&hf, f, sizeof hf, cudaMemcpyDeviceToHost);
@@ -77,10 +83,13 @@ int main() {
     CHECK(h[11] == 4);
     CHECK(h[12] == 8 && h[13] == 8);
     CHECK(h[14] == 9);
+    CHECK(h[16] == 12);
+    twin<<<1, 1>>>(i + 17, 13);  // the same from the host
     // The same __host__ __device__ function launches from the host too.
     from_both(i + 15);
     cudaMemcpy(h, i, sizeof h, cudaMemcpyDeviceToHost);
     CHECK(h[15] == 9);
+    CHECK(h[17] == 13);
     cudaFree(i);
     cudaFree(f);
     std::printf("device_launches: OK\n");
