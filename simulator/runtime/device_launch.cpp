@@ -101,8 +101,8 @@ Launch* device_launch_running() {
     return b != nullptr && tl_run.fiber != nullptr ? b->launch : nullptr;
 }
 
-void device_launch(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
-                   void (*invoke)(void*), RunPlain run_plain, void (*destroy)(void*), void* pack) {
+cudaError_t device_launch(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
+                          void (*invoke)(void*), RunPlain run_plain, void (*destroy)(void*), void* pack) {
     RuntimeCall in_runtime;  // a launch timeout never stops the thread while it holds the queue's lock
     Launch* parent = device_launch_running();
     cudaError_t e = cudaSuccess;
@@ -118,10 +118,10 @@ void device_launch(const LaunchSpec& spec, const char* name, const char* file, i
     }
     if (e != cudaSuccess) {
         destroy(pack);
-        set_error(e);  // this CUDA thread's last error
-        return;
+        return set_error(e);  // this CUDA thread's last error
     }
     enqueue(parent, ChildWork{spec, name, file, line, invoke, run_plain, destroy, pack, limit, {}});
+    return cudaSuccess;
 }
 
 bool device_defer(const char* what, cudaStream_t stream, std::function<cudaError_t()> op) {

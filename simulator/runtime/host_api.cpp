@@ -222,8 +222,8 @@ unsigned long long next_launch_serial() {
 void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
                 void (*invoke)(void*), void* pack, RunPlain run_plain) {
     if (device_launch_running() != nullptr) {
-        // From device code only a null kernel pointer gets here (device_launch takes the rest);
-        // a launch by address from a kernel (cudaLaunchKernel) is not provided.
+        // From device code only a null kernel pointer gets here (device_launch takes the rest), or
+        // a launch by address, which CUDA's device runtime does not provide either.
         if (invoke != nullptr) report("%s:%d: a launch by address from device code is not provided", file, line);
         set_error(invoke == nullptr ? cudaErrorInvalidDeviceFunction : cudaErrorNotSupported);
         return;

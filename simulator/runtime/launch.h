@@ -77,8 +77,10 @@ struct Packed {
 // Dynamic parallelism (device_launch.cpp): a launch made by a CUDA thread is queued with its
 // converted arguments (``pack``, heap, freed by ``destroy``) and runs after the launching grid's
 // blocks finish, before the grid counts as complete.
-SIM_API void device_launch(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
-                           void (*invoke)(void*), RunPlain run_plain, void (*destroy)(void*), void* pack);
+// Returns the launch's error (also the CUDA thread's last error).
+SIM_API cudaError_t device_launch(const LaunchSpec& spec, const char* name, const char* file, int line,
+                                  const void* kernel, void (*invoke)(void*), RunPlain run_plain,
+                                  void (*destroy)(void*), void* pack);
 struct ThreadState;
 extern __thread ThreadState* tl_thread SIM_API;  // (cuda_sim.h) non-null while a CUDA thread runs
 
