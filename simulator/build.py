@@ -285,7 +285,7 @@ def _user_files(pre: str) -> set[str]:
 
 def _front_end_version() -> str:
     """The front end's sources: a change in any of them rebuilds every object."""
-    names = ("errors.py", "linemap.py", "refusals.py", "syntax.py", "transform.py")
+    names = ("device_launches.py", "errors.py", "linemap.py", "refusals.py", "syntax.py", "transform.py")
     return "\n".join((PACKAGE_DIR / n).read_text() for n in names)
 
 
