@@ -199,6 +199,23 @@ void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int 
         set_error(cudaErrorInvalidValue);
         return;
     }
+    if (spec.cooperative) {
+        // As on a GPU: every block of a cooperative launch must be resident at once.
+        const int per_sm = occupancy_blocks_per_sm((int)threads, spec.smem);
+        const unsigned long long most = (unsigned long long)per_sm * (unsigned long long)occupancy_sm_count();
+        const unsigned long long blocks = (unsigned long long)g.x * g.y * g.z;
+        if (blocks > most) {
+            std::fprintf(stderr,
+                         "note (simulator): cooperative launch of kernel '%s' at %s:%d: %llu blocks, but the modelled "
+                         "device holds at most %llu at once (%d per multiprocessor for %llu threads and %zu bytes of "
+                         "dynamic shared memory, times %d multiprocessors); returns "
+                         "cudaErrorCooperativeLaunchTooLarge\n",
+                         name, file, line, blocks, most, per_sm, threads, spec.smem, occupancy_sm_count());
+            std::fflush(stderr);
+            set_error(cudaErrorCooperativeLaunchTooLarge);
+            return;
+        }
+    }
     Launch L;
     L.spec = spec;
     L.name = name;
@@ -212,7 +229,7 @@ void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int 
 #if !defined(SIM_MEMCHECK) && !defined(SIM_RACECHECK) && !defined(SIM_SYNCCHECK)
     // Only fast builds run barrier-free kernels as plain loops: the checkers keep fibers, so
     // what they find does not depend on the flag.
-    L.plain = spec.barrier_free && !fibers_forced();
+    L.plain = spec.barrier_free && !spec.cooperative && !fibers_forced();
 #endif
     run_launch(&L);
     if (L.timed_out.load()) {

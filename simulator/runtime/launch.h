@@ -19,6 +19,7 @@ struct LaunchSpec {
     size_t smem;
     cudaStream_t stream;
     bool barrier_free = false;  // reaches no barrier, warp operation or other wait: threads may run as a plain loop
+    bool cooperative = false;   // cudaLaunchCooperativeKernel: every block co-resident, grid.sync() allowed
 };
 
 SIM_API void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,

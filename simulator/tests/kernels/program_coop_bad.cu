@@ -1,0 +1,39 @@
+// Misuses of grid.sync(): `plain` calls it from an ordinary <<<>>> launch (undefined on a GPU; the
+// simulator stops the launch with a report), `deadlock` has block 1's thread 0 wait at
+// __syncthreads while every other thread waits at grid.sync() (never released on a GPU either).
+#include <cooperative_groups.h>
+#include <cstdio>
+#include <cstring>
+#include <cuda_runtime.h>
+
+namespace cg = cooperative_groups;
+
+__global__ void needs_grid(int* out) {
+    out[blockIdx.x] = 1;
+    cg::this_grid().sync();
+    out[blockIdx.x] = 2;
+}
+
+__global__ void stuck(int* out) {
+    if (blockIdx.x == 1 && threadIdx.x == 0) {
+        __syncthreads();
+    } else {
+        cg::this_grid().sync();
+    }
+    out[blockIdx.x] = 3;
+}
+
+int main(int argc, char** argv) {
+    const char* what = argc > 1 ? argv[1] : "plain";
+    int* out;
+    cudaMalloc(&out, 4 * sizeof(int));
+    if (std::strcmp(what, "plain") == 0) {
+        needs_grid<<<2, 32>>>(out);
+    } else {
+        void* args[] = {&out};
+        cudaLaunchCooperativeKernel((void*)stuck, dim3(2), dim3(32), args, 0, 0);
+    }
+    cudaDeviceSynchronize();
+    printf("error=%s\n", cudaGetErrorName(cudaGetLastError()));
+    return 0;
+}
