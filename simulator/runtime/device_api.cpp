@@ -460,7 +460,7 @@ void tile_sync(unsigned int size, const char* file, int line) {
 unsigned long long* tile_scratch() {
     require_device(tl_run, "a collective of a thread_block_tile", "?", 0);
     Worker* wk = tl_run.worker;
-    if (wk->tile_scratch.size() < 1024) wk->tile_scratch.resize(1024);
+    if (wk->tile_scratch.size() < 1024) wk->tile_scratch.resize(1024);  // a plain-loop block (then refused)
     return wk->tile_scratch.data();
 }
 

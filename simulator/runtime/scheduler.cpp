@@ -260,6 +260,9 @@ void init_tile_counts(Worker* wk, Block* b) {
     if (wk->tile_counts.size() < need) wk->tile_counts.resize(need);
     b->tile_arrived = wk->tile_counts.data();
     std::fill(b->tile_arrived, b->tile_arrived + need, 0);
+    // Allocated here, by the worker before its fibers start, not by the first CUDA thread that
+    // uses it (racecheck would take that thread's allocation for a write the others race with).
+    if (wk->tile_scratch.size() < 1024) wk->tile_scratch.resize(1024);
 }
 
 void free_block_memory(Block* b) {

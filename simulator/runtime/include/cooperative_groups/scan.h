@@ -35,6 +35,7 @@ static inline T exclusive_scan_group(const Group& g, T value, Op op, const char*
 
 }  // namespace details
 
+namespace details {
 // A tile of whole warps: thread of rank r folds the values of ranks 0..r-1 (exclusive) or 0..r.
 template <unsigned int Size, class T, class Op>
 static inline T big_tile_scan(T value, Op op, bool inclusive, const char* file, int line) {
@@ -50,6 +51,7 @@ static inline T big_tile_scan(T value, Op op, bool inclusive, const char* file, 
         },
         file, line);
 }
+}  // namespace details
 
 template <unsigned int Size, class ParentT, class T, class Op>
 static inline T inclusive_scan(const thread_block_tile<Size, ParentT>& tile, T value, Op op,
