@@ -39,7 +39,18 @@ static inline void copy_share(const Group& g, void* dst, const void* src, size_t
     const size_t part = (bytes + n - 1) / n;
     const size_t begin = rank * part < bytes ? rank * part : bytes;
     const size_t end = begin + part < bytes ? begin + part : bytes;
-    if (end > begin) std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin);
+    // Word and byte stores rather than one memcpy call: racecheck sees each store as this thread's
+    // write (a range copy through memcpy is not checked against other threads' reads).
+    char* d = static_cast<char*>(dst);
+    const char* s = static_cast<const char*>(src);
+    size_t k = begin;
+    for (; k < end && (((uintptr_t)(d + k) | (uintptr_t)(s + k)) & 7u) != 0; ++k) d[k] = s[k];
+    for (; k + 8 <= end; k += 8) {
+        unsigned long long w;
+        std::memcpy(&w, s + k, 8);
+        std::memcpy(d + k, &w, 8);
+    }
+    for (; k < end; ++k) d[k] = s[k];
 }
 
 template <class S>
