@@ -45,8 +45,12 @@ def test_big_tiles_match_numpy(mode):
         np.testing.assert_array_equal(_ints(v[f"shfl5_{s}"]), x[meta * s + 5])
         has42 = _per_tile(x, s, lambda seg: np.full(len(seg), int((seg == 42).any())))
         np.testing.assert_array_equal(_ints(v[f"anyall_{s}"]), has42 * 10 + 1)
-        np.testing.assert_array_equal(_ints(v[f"sum_{s}"]), _per_tile(x, s, lambda g: np.full(len(g), g.sum())))
-        np.testing.assert_array_equal(_ints(v[f"max_{s}"]), _per_tile(x, s, lambda g: np.full(len(g), g.max())))
+        np.testing.assert_array_equal(
+            _ints(v[f"sum_{s}"]), _per_tile(x, s, lambda g: np.full(len(g), g.sum()))
+        )
+        np.testing.assert_array_equal(
+            _ints(v[f"max_{s}"]), _per_tile(x, s, lambda g: np.full(len(g), g.max()))
+        )
         np.testing.assert_array_equal(_ints(v[f"inc_{s}"]), _per_tile(x, s, np.cumsum))
         np.testing.assert_array_equal(_ints(v[f"exc_{s}"]), _per_tile(x, s, _exclusive))
     np.testing.assert_array_equal(_ints(v["xsum_256"]), _per_tile(x, 256, lambda g: np.full(len(g), g.sum())))

@@ -27,10 +27,14 @@ def test_memcpy_async_and_wait_match_numpy(mode):
     i = np.arange(T)
     for b in range(BLOCKS):
         src = h[b * M : (b + 1) * M]
-        np.testing.assert_array_equal(_ints(v[f"block_{b}"]), src[M - 1 - i] + src[(i * 7) % M] + src[T - 1 - i])
+        np.testing.assert_array_equal(
+            _ints(v[f"block_{b}"]), src[M - 1 - i] + src[(i * 7) % M] + src[T - 1 - i]
+        )
         base = (i // 32) * 32
         mirrored = base + 31 - i % 32
-        np.testing.assert_array_equal(_ints(v[f"warps_{b}"]), src[500 + mirrored] * 1000 + src[700 + mirrored])
+        np.testing.assert_array_equal(
+            _ints(v[f"warps_{b}"]), src[500 + mirrored] * 1000 + src[700 + mirrored]
+        )
         qbase = (i // 128) * 128
         np.testing.assert_array_equal(_ints(v[f"quarter_{b}"]), src[100 + qbase + 127 - i % 128])
         np.testing.assert_array_equal(_ints(v[f"complete_{b}"]), np.zeros(T, dtype=np.int64))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, run_cli
+from .conftest import KERNELS, nvcc_compile, run_cli
 from .test_run import _values
 
 PROGRAM = KERNELS / "program_coop_grid.cu"
@@ -75,3 +75,12 @@ def test_deadlock_at_the_grid_barrier_is_reported_not_a_hang(mode):
     assert v["error"] == "cudaErrorLaunchFailure", proc.stdout + proc.stderr
     assert "deadlock in the cooperative launch of kernel 'stuck'" in proc.stderr
     assert "grid.sync()" in proc.stderr and "__syncthreads" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "program",
+    ["program_coop_grid.cu", "program_coop_bad.cu", "program_cg_big_tiles.cu", "program_cg_memcpy_async.cu"],
+)
+def test_the_programs_build_with_nvcc_unchanged(tmp_path, program):
+    proc = nvcc_compile(KERNELS / program, tmp_path)
+    assert proc.returncode == 0, proc.stderr
