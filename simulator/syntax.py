@@ -215,6 +215,7 @@ class TranslationUnit:
         if kernel.semantic_parent is None or kernel.semantic_parent.kind not in (
             ck.TRANSLATION_UNIT,
             ck.NAMESPACE,
+            ck.LINKAGE_SPEC,  # extern "C" __global__ void k(...), as NVIDIA's samples write it
         ):
             return
         end = self.off(kernel.extent.end)

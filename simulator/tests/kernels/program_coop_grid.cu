@@ -10,7 +10,8 @@ namespace cg = cooperative_groups;
 
 constexpr int B = 64;  // threads per block of `phases`
 
-__global__ void phases(const int* in, int* a, int* b, long long* sums, unsigned long long* ranks, int n) {
+// extern "C", as NVIDIA's samples write cooperative kernels: registered for the launch by address.
+extern "C" __global__ void phases(const int* in, int* a, int* b, long long* sums, unsigned long long* ranks, int n) {
     cg::grid_group grid = cg::this_grid();
     __shared__ int tile[B];
     const unsigned long long t = grid.thread_rank();
