@@ -465,6 +465,18 @@ unsigned long long* tile_scratch() {
 }
 
 // ---- grid.sync() ----------------------------------------------------------------------------
+namespace {
+// synccheck: a GPU's grid barrier waits for every block of the grid, so a block that has ended
+// while other threads wait at (or later reach) grid.sync() hangs the launch there.
+void report_block_left_grid(const Grid* g, const Block* gone, const char* file, int line) {
+    report("synccheck: block (%u,%u,%u) of the cooperative launch of kernel '%s' (launched at %s:%d) ended while "
+           "threads of other blocks wait at, or later reach, grid.sync() at %s:%d; on a GPU grid.sync() waits for "
+           "every block of the grid, so the launch would hang there (the simulator waits only for live threads)",
+           gone->idx.x, gone->idx.y, gone->idx.z, g->blocks[0].launch->name, g->blocks[0].launch->file,
+           g->blocks[0].launch->line, file, line);
+}
+}  // namespace
+
 void release_grid(Grid* g) {
     g->arrived = 0;
     g->gen++;
@@ -497,6 +509,11 @@ void grid_sync(const char* file, int line) {
                "cudaErrorLaunchFailure",
                mode_name(), file, line, where(b).c_str(), tid_str(*f).c_str());
         stop_thread(b, f);
+    }
+    if (kSyncCheck && g->exited != nullptr) {
+        report_block_left_grid(g, g->exited, file, line);
+        fail_block(b);
+        yield_to_scheduler(true);
     }
     if (kSyncCheck && g->arrived > 0 && (g->line != line || std::strcmp(g->file, file) != 0)) {
         report("synccheck: divergent grid.sync() in %s: thread %s reached the grid barrier at %s:%d while %lld "
@@ -540,6 +557,14 @@ void release_after_exit(Block* b, Fiber* f) {
     }
     if (Grid* g = b->launch->grid) {
         g->live--;
+        if (kSyncCheck && b->live == 0 && g->exited == nullptr) {
+            g->exited = b;
+            if (g->arrived > 0) {
+                report_block_left_grid(g, b, g->file, g->line);
+                fail_block(b);
+                return;
+            }
+        }
         if (g->arrived > 0 && g->arrived == g->live) release_grid(g);
     }
 }

@@ -79,6 +79,7 @@ struct Grid {
     unsigned long long gen = 0;  // grid barriers released so far
     const char* file = nullptr;  // where the first thread of the current barrier waits
     int line = 0;
+    const Block* exited = nullptr;  // synccheck: the first block whose threads have all exited
     char tsan_sync[2][64];       // racecheck: release/acquire addresses per generation parity
 };
 

@@ -77,6 +77,21 @@ def test_deadlock_at_the_grid_barrier_is_reported_not_a_hang(mode):
     assert "grid.sync()" in proc.stderr and "__syncthreads" in proc.stderr
 
 
+@pytest.mark.parametrize("mode", ["fast", "synccheck"])
+def test_a_block_that_ends_before_grid_sync_is_a_synccheck_finding(mode):
+    proc = run_cli("run", str(BAD), "--mode", mode, "--", "exit")
+    v = _values(proc.stdout)
+    if mode == "fast":
+        # Only live threads are waited for: block 0 passes the barrier.
+        assert v["error"] == "cudaSuccess", proc.stdout + proc.stderr
+        assert proc.returncode == 0
+    else:
+        assert v["error"] == "cudaErrorLaunchFailure", proc.stdout + proc.stderr
+        assert proc.returncode == 1
+        assert "block (1,0,0) of the cooperative launch of kernel 'leaves'" in proc.stderr
+        assert "would hang" in proc.stderr
+
+
 @pytest.mark.parametrize(
     "program",
     ["program_coop_grid.cu", "program_coop_bad.cu", "program_cg_big_tiles.cu", "program_cg_memcpy_async.cu"],

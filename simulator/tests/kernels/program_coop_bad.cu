@@ -1,6 +1,8 @@
 // Misuses of grid.sync(): `plain` calls it from an ordinary <<<>>> launch (undefined on a GPU; the
 // simulator stops the launch with a report), `deadlock` has block 1's thread 0 wait at
-// __syncthreads while every other thread waits at grid.sync() (never released on a GPU either).
+// __syncthreads while every other thread waits at grid.sync() (never released on a GPU either),
+// `exit` has block 1 return before the grid.sync() that block 0 reaches (a GPU waits there for
+// every block and hangs; the simulator waits for live threads only, and synccheck reports it).
 #include <cooperative_groups.h>
 #include <cstdio>
 #include <cstring>
@@ -23,6 +25,12 @@ __global__ void stuck(int* out) {
     out[blockIdx.x] = 3;
 }
 
+__global__ void leaves(int* out) {
+    if (blockIdx.x == 1) return;
+    cg::this_grid().sync();
+    out[blockIdx.x] = 4;
+}
+
 int main(int argc, char** argv) {
     const char* what = argc > 1 ? argv[1] : "plain";
     int* out;
@@ -31,7 +39,8 @@ int main(int argc, char** argv) {
         needs_grid<<<2, 32>>>(out);
     } else {
         void* args[] = {&out};
-        cudaLaunchCooperativeKernel((void*)stuck, dim3(2), dim3(32), args, 0, 0);
+        const bool exits = std::strcmp(what, "exit") == 0;
+        cudaLaunchCooperativeKernel(exits ? (void*)leaves : (void*)stuck, dim3(2), dim3(32), args, 0, 0);
     }
     cudaDeviceSynchronize();
     printf("error=%s\n", cudaGetErrorName(cudaGetLastError()));
