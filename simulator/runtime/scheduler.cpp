@@ -584,21 +584,19 @@ void start_coop_block(Launch* L, unsigned long long id, Block& b, Worker* wk, ch
     mode::on_block_start(wk);
 }
 
-// Runs the ready fibers of ``b`` until none is left; true when any ran.
-bool run_coop_block(Block& b) {
+// One pass over the ready fibers of ``b`` (a fiber that waits hands over to the next ready one);
+// true when any ran. Blocks take turns pass by pass, so a thread that spins with __nanosleep on
+// what another block writes lets that block run.
+bool run_coop_pass(Block& b) {
     bool ran = false;
-    for (bool again = true; again && b.live > 0 && !b.failed;) {
-        again = false;
-        for (int i = 0; i < b.nthreads && !b.failed; ++i) {
-            if (b.fibers[i].state == FState::kReady) {
-                switch_to_fiber(&b.fibers[i]);
-                i = b.cursor;
-                again = true;
-            }
+    for (int i = 0; i < b.nthreads && !b.failed; ++i) {
+        if (b.fibers[i].state == FState::kReady) {
+            switch_to_fiber(&b.fibers[i]);
+            i = b.cursor;
+            ran = true;
         }
-        if (!again && b.live > 0 && !b.failed) again = release_coalesced(&b);
-        ran = ran || again;
     }
+    if (!ran && b.live > 0 && !b.failed) ran = release_coalesced(&b);
     return ran;
 }
 
@@ -647,7 +645,7 @@ void run_cooperative(Launch* L) {
             if (ended[k]) continue;
             tl_run.worker = pool.workers[k].get();
             tl_run.block = &blocks[k];
-            ran = run_coop_block(blocks[k]) || ran;
+            ran = run_coop_pass(blocks[k]) || ran;
             if (blocks[k].live == 0) {
                 end_coop_block(blocks[k]);
                 ended[k] = 1;

@@ -54,6 +54,7 @@ def test_cooperative_phases_and_stencil_match_numpy(mode):
     for _ in range(5):
         s = (np.roll(s, 1) + 2 * s + np.roll(s, -1)) % 1000
     np.testing.assert_array_equal(_ints(v["stencil"]), s)
+    assert v["handshake"] == "cudaSuccess,1235"  # block 0 waited for block 1's write
     assert v["plain_is_valid"] == "0"
     assert v["error"] == "cudaSuccess"
     assert "finding" not in proc.stderr

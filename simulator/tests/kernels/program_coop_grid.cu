@@ -50,6 +50,21 @@ __global__ void stencil(int* x, int* y, int n, int steps) {
     }
 }
 
+// Block 0 (which runs first) spins with __nanosleep until block 1 has published a value: the
+// blocks of a cooperative launch are co-resident, so this ends.
+__global__ void handshake(volatile int* flag, int* data) {
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 1) {
+        data[0] = 1234;
+        __threadfence();
+        atomicExch((int*)flag, 1);
+    } else {
+        while (atomicAdd((int*)flag, 0) == 0) __nanosleep(100);
+        __threadfence();
+        data[1] = data[0] + 1;
+    }
+}
+
 __global__ void not_cooperative(int* flag) {
     if (blockIdx.x == 0 && threadIdx.x == 0) flag[0] = cg::this_grid().is_valid() ? 1 : 0;
 }
@@ -117,6 +132,18 @@ int main() {
     printf("launch_ex=%s\n", cudaGetErrorName(e));
     cudaMemcpy(hx, STEPS % 2 == 0 ? x : y, sizeof(hx), cudaMemcpyDeviceToHost);
     print_ints("stencil", hx, SN);
+
+    int *hs_flag, *hs_data;
+    cudaMalloc(&hs_flag, sizeof(int));
+    cudaMalloc(&hs_data, 2 * sizeof(int));
+    cudaMemset(hs_flag, 0, sizeof(int));
+    void* hs_args[] = {&hs_flag, &hs_data};
+    e = cudaLaunchCooperativeKernel((void*)handshake, dim3(2), dim3(32), hs_args, 0, 0);
+    int hd[2] = {0, 0};
+    cudaMemcpy(hd, hs_data, sizeof(hd), cudaMemcpyDeviceToHost);
+    printf("handshake=%s,%d\n", cudaGetErrorName(e), hd[1]);
+    cudaFree(hs_flag);
+    cudaFree(hs_data);
 
     int* flag;
     cudaMalloc(&flag, sizeof(int));
