@@ -93,6 +93,26 @@ def test_a_block_that_ends_before_grid_sync_is_a_synccheck_finding(mode):
         assert "would hang" in proc.stderr
 
 
+def test_a_tile_barrier_that_never_completes_is_a_deadlock_report():
+    proc = run_cli("run", str(BAD), "--mode", "fast", "--timeout", "30", "--", "tile")
+    v = _values(proc.stdout)
+    assert v["error"] == "cudaErrorLaunchFailure", proc.stdout + proc.stderr
+    assert "deadlock in kernel 'tile_stuck'" in proc.stderr
+    assert "thread_block_tile<64>::sync()" in proc.stderr
+
+
+@pytest.mark.parametrize("mode", ["fast", "synccheck"])
+def test_tile_sync_on_two_lines_is_a_synccheck_finding(mode):
+    proc = run_cli("run", str(BAD), "--mode", mode, "--", "tile_lines")
+    v = _values(proc.stdout)
+    if mode == "fast":
+        assert v["error"] == "cudaSuccess", proc.stdout + proc.stderr
+    else:
+        assert v["error"] == "cudaErrorLaunchFailure", proc.stdout + proc.stderr
+        assert "divergent thread_block_tile<64>::sync()" in proc.stderr
+        assert proc.returncode == 1
+
+
 @pytest.mark.parametrize(
     "program",
     ["program_coop_grid.cu", "program_coop_bad.cu", "program_cg_big_tiles.cu", "program_cg_memcpy_async.cu"],
