@@ -22,7 +22,16 @@ __all__ = ["BUILTIN_NAMES", "Edit", "TranslationUnit", "source_error"]
 # Runtime functions (namespace sim) that wait for, or let run, other threads of the block or warp
 # (nanosleep_thread yields to the block's other threads, so a spin-wait on them makes progress).
 _WAITS = frozenset(
-    {"syncthreads", "syncthreads_reduce", "warp_op", "active_mask", "coalesced_mask", "nanosleep_thread"}
+    {
+        "syncthreads",
+        "syncthreads_reduce",
+        "warp_op",
+        "active_mask",
+        "coalesced_mask",
+        "nanosleep_thread",
+        "grid_sync",
+        "tile_sync",
+    }
 )
 _ATOMIC = re.compile(r"atomic\w+|__atomic_\w+|__sync_\w+")
 # What clang calls for `<<<...>>>`: the CUDA 9.2+ launch API, or the old one when it finds no
@@ -214,6 +223,7 @@ class TranslationUnit:
         if kernel.semantic_parent is None or kernel.semantic_parent.kind not in (
             ck.TRANSLATION_UNIT,
             ck.NAMESPACE,
+            ck.LINKAGE_SPEC,  # extern "C" __global__ void k(...), as NVIDIA's samples write it
         ):
             return
         end = self.off(kernel.extent.end)

@@ -169,6 +169,13 @@ SIM_API void nanosleep_thread(unsigned int ns, const char* file, int line);
 SIM_API long long clock_cycles();
 // The lanes of the caller's warp that reach this call site together (cg::coalesced_threads()).
 SIM_API unsigned int coalesced_mask(const char* file, int line);
+// cooperative_groups: grid.sync() (a cooperative launch only), whether the running launch is
+// cooperative (grid.is_valid()), and the barrier of a tile of 64..1024 threads of a block.
+SIM_API void grid_sync(const char* file, int line);
+SIM_API bool grid_launch_cooperative();
+SIM_API void tile_sync(unsigned int size, const char* file, int line);
+// One 8-byte slot per thread of the block (1024), where a big tile's collectives exchange values.
+SIM_API unsigned long long* tile_scratch();
 SIM_API void* shared_static(const void* site, size_t size, size_t align);
 SIM_API void* dynamic_shared();
 SIM_API void thread_fence();

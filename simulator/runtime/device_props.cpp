@@ -65,6 +65,7 @@ void model_device(cudaDeviceProp* p) {
     p->hostRegisterSupported = 1;
     p->singleToDoublePrecisionPerfRatio = 2;
     p->unifiedFunctionPointers = 1;
+    p->cooperativeLaunch = 1;  // run_cooperative keeps every block of the grid resident
 }
 }  // namespace
 

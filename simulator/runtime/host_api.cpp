@@ -214,6 +214,25 @@ cudaError_t check_launch_config(const LaunchSpec& spec, const void* kernel, size
     return cudaSuccess;
 }
 
+// As on a GPU, every block of a cooperative launch must be resident at once: true (with a note)
+// when the grid is larger than the modelled device holds.
+static bool cooperative_too_large(const LaunchSpec& spec, const char* name, const char* file, int line) {
+    const dim3 g = spec.grid, bl = spec.block;
+    const unsigned long long threads = (unsigned long long)bl.x * bl.y * bl.z;
+    const int per_sm = occupancy_blocks_per_sm((int)threads, spec.smem);
+    const unsigned long long most = (unsigned long long)per_sm * (unsigned long long)occupancy_sm_count();
+    const unsigned long long blocks = (unsigned long long)g.x * g.y * g.z;
+    if (blocks <= most) return false;
+    std::fprintf(stderr,
+                 "note (simulator): cooperative launch of kernel '%s' at %s:%d: %llu blocks, but the modelled "
+                 "device holds at most %llu at once (%d per multiprocessor for %llu threads and %zu bytes of "
+                 "dynamic shared memory, times %d multiprocessors); returns "
+                 "cudaErrorCooperativeLaunchTooLarge\n",
+                 name, file, line, blocks, most, per_sm, threads, spec.smem, occupancy_sm_count());
+    std::fflush(stderr);
+    return true;
+}
+
 unsigned long long next_launch_serial() {
     static std::atomic<unsigned long long> serial{0};
     return ++serial;
@@ -239,6 +258,10 @@ void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int 
         set_error(e);
         return;
     }
+    if (spec.cooperative && cooperative_too_large(spec, name, file, line)) {
+        set_error(cudaErrorCooperativeLaunchTooLarge);
+        return;
+    }
     Launch L;
     L.spec = spec;
     L.name = name;
@@ -259,7 +282,7 @@ void execute_launch(Launch* L) {
 #if !defined(SIM_MEMCHECK) && !defined(SIM_RACECHECK) && !defined(SIM_SYNCCHECK)
     // Only fast builds run barrier-free kernels as plain loops: the checkers keep fibers, so
     // what they find does not depend on the flag.
-    L->plain = L->spec.barrier_free && !fibers_forced();
+    L->plain = L->spec.barrier_free && !L->spec.cooperative && !fibers_forced();
 #endif
     run_launch(L);
     if (L->timed_out.load()) {

@@ -573,8 +573,9 @@ struct cudaFuncAttributes {
 };
 
 namespace sim {
-// A launch by address from FILE:LINE (the call site of the launch form); cooperative launches
-// are refused with cudaErrorNotSupported.
+// A launch by address from FILE:LINE (the call site of the launch form); a cooperative one keeps
+// every block resident at once (grid.sync()) and fails with cudaErrorCooperativeLaunchTooLarge
+// when the modelled device cannot hold its grid.
 SIM_API cudaError_t launch_by_address(const void* func, const LaunchSpec& spec, void** args, bool cooperative,
                                       const char* file, int line);
 SIM_API cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, void** args, const char* file,

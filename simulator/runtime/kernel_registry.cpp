@@ -1,5 +1,5 @@
 // The kernel registry and the launch forms that name a kernel by address: cudaLaunchKernel,
-// cudaLaunchKernelEx(C), cudaLaunchCooperativeKernel (refused) and cudaFuncGetAttributes. A
+// cudaLaunchKernelEx(C), cudaLaunchCooperativeKernel and cudaFuncGetAttributes. A
 // registry entry turns `void** args` into a copy of the arguments in the kernel's own
 // parameter types (KernelPacker in launch.h), which a launch or a graph node then runs.
 #include "graphs_internal.h"
@@ -87,14 +87,12 @@ cudaError_t run_kernel_op(const KernelOp& op) {
 cudaError_t launch_by_address(const void* func, const LaunchSpec& spec, void** args, bool cooperative,
                               const char* file, int line) {
     if (cudaError_t e = sticky_error()) return e;
-    if (cooperative) {
-        return refuse(cudaErrorNotSupported,
-                      "cooperative launch of kernel %p: not supported by the simulator (grid-wide "
-                      "synchronisation needs every block resident at once); returns cudaErrorNotSupported",
-                      func);
-    }
+    LaunchSpec s = spec;
+    s.cooperative = cooperative;  // run_cooperative keeps every block resident for grid.sync()
     KernelOp op;
-    if (cudaError_t e = make_kernel_op(func, spec, args, file, line, "cudaLaunchKernel", &op)) return e;
+    if (cudaError_t e = make_kernel_op(func, s, args, file, line,
+                                       cooperative ? "cudaLaunchCooperativeKernel" : "cudaLaunchKernel", &op))
+        return e;
     if (capturing(spec.stream)) return capture_op(op);
     return run_kernel_op(op);
 }

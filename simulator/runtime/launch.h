@@ -21,6 +21,7 @@ struct LaunchSpec {
     size_t smem;
     cudaStream_t stream;
     bool barrier_free = false;  // reaches no barrier, warp operation or other wait: threads may run as a plain loop
+    bool cooperative = false;   // cudaLaunchCooperativeKernel: every block co-resident, grid.sync() allowed
 };
 
 // The threads of one block of a barrier-free launch, run one after another by the launch's

@@ -110,8 +110,8 @@ const char* warp_kind_name(int kind) {
 }
 
 void report_deadlock(Block* b) {
-    std::string at_bar, at_warp;
-    int nbar = 0, nwarp = 0;
+    std::string at_bar, at_warp, at_group;
+    int nbar = 0, nwarp = 0, ngroup = 0;
     for (int i = 0; i < b->nthreads; ++i) {
         Fiber& f = b->fibers[i];
         char buf[256];
@@ -122,12 +122,44 @@ void report_deadlock(Block* b) {
             std::snprintf(buf, sizeof buf, " %s in %s(mask 0x%08x) at %s:%d;", tid_str(f).c_str(),
                           warp_kind_name(f.wkind), f.wmask, f.wfile, f.wline);
             at_warp += buf;
+        } else if ((f.state == FState::kTile || f.state == FState::kGrid) && ngroup++ < 4) {
+            if (f.state == FState::kTile) {
+                std::snprintf(buf, sizeof buf, " %s in thread_block_tile<%d>::sync() at %s:%d;", tid_str(f).c_str(),
+                              f.wparam, f.wfile, f.wline);
+            } else {
+                std::snprintf(buf, sizeof buf, " %s in grid.sync() at %s:%d;", tid_str(f).c_str(), f.wfile, f.wline);
+            }
+            at_group += buf;
         }
     }
     report("%s: deadlock in %s: %d live thread(s) can never proceed. %d wait at __syncthreads:%s %d "
-           "wait in warp operations whose lanes are elsewhere:%s",
-           mode_name(), where(b).c_str(), b->live, nbar, at_bar.c_str(), nwarp, at_warp.c_str());
+           "wait in warp operations whose lanes are elsewhere:%s%s%s",
+           mode_name(), where(b).c_str(), b->live, nbar, at_bar.c_str(), nwarp, at_warp.c_str(),
+           ngroup > 0 ? " waiting for a tile or the grid:" : "", at_group.c_str());
     fail_block(b);
+}
+
+void report_grid_deadlock(Grid* g) {
+    const Launch* L = g->blocks[0].launch;
+    report("%s: deadlock in the cooperative launch of kernel '%s' (launched at %s:%d): no thread of its %llu "
+           "blocks can proceed; %lld of %lld live thread(s) wait at grid.sync()%s%s%s, the others wait elsewhere "
+           "(below)",
+           mode_name(), L->name, L->file, L->line, g->nblocks, g->arrived, g->live, g->arrived > 0 ? " at " : "",
+           g->arrived > 0 ? g->file : "", g->arrived > 0 ? (":" + std::to_string(g->line)).c_str() : "");
+    for (unsigned long long k = 0; k < g->nblocks; ++k) {
+        Block* b = &g->blocks[k];
+        if (b->live == 0) continue;
+        bool elsewhere = false;
+        for (int i = 0; i < b->nthreads && !elsewhere; ++i) {
+            const FState st = b->fibers[i].state;
+            elsewhere = st != FState::kDone && st != FState::kGrid;
+        }
+        if (elsewhere) {
+            report_deadlock(b);  // the first block whose threads wait for something other than the grid
+            return;
+        }
+    }
+    fail_block(&g->blocks[0]);
 }
 
 namespace {

@@ -220,6 +220,7 @@ void fiber_main() {
     if (!b->failed) {
         if (b->bar_arrived > 0 && b->bar_arrived == b->live) release_barrier(b);
         if (b->warp_arrived[f->warp] != 0) check_pending_warps(b, f->warp);
+        if (b->tiles_used || b->launch->grid != nullptr) release_after_exit(b, f);
     }
     yield_to_scheduler(true);
     std::abort();  // a finished fiber is never resumed
@@ -264,6 +265,17 @@ void init_fiber(Fiber* f) {
     f->uc.uc_link = nullptr;
     makecontext(&f->uc, fiber_main, 0);
 #endif
+}
+
+// The barrier counters of a block's tiles of 64..1024 threads: one per tile size and first warp.
+void init_tile_counts(Worker* wk, Block* b) {
+    const size_t need = (size_t)kTileSizes * (size_t)b->nwarps;
+    if (wk->tile_counts.size() < need) wk->tile_counts.resize(need);
+    b->tile_arrived = wk->tile_counts.data();
+    std::fill(b->tile_arrived, b->tile_arrived + need, 0);
+    // Allocated here, by the worker before its fibers start, not by the first CUDA thread that
+    // uses it (racecheck would take that thread's allocation for a write the others race with).
+    if (wk->tile_scratch.size() < 1024) wk->tile_scratch.resize(1024);
 }
 
 void free_block_memory(Block* b) {
@@ -371,6 +383,7 @@ void run_block(Launch* L, unsigned long long id) {
         free_block_memory(&b);
         return;
     }
+    init_tile_counts(wk, &b);
     if (!reserve_stacks(wk, b.nthreads)) {
         report("cannot map %d fiber stacks for %s", b.nthreads, where(&b).c_str());
         fail_block(&b);
@@ -503,13 +516,196 @@ Pool& pool() {
     return *p;
 }
 
+// ---- cooperative launches ------------------------------------------------------------------
+// Every block of a cooperative launch is resident at once, as a GPU guarantees: all of them run
+// on the launching thread, each with a worker of its own (its stacks, fibers, per-warp state and
+// shared memory), and the scheduler passes from block to block whenever one can go no further.
+// The workers and one mapping for all their stacks are kept for the next cooperative launch.
+struct CoopPool {
+    std::vector<std::unique_ptr<Worker>> workers;
+    char* stacks = nullptr;
+    size_t slots = 0;
+    ~CoopPool() {
+        for (auto& w : workers) w->stacks = nullptr;  // borrowed from ``stacks``
+        if (stacks != nullptr) munmap(stacks, slot_bytes() * slots);
+    }
+};
+
+CoopPool& coop_pool() {
+    static thread_local CoopPool pool;
+    return pool;
+}
+
+// Guard pages split a mapping into one kernel memory area per stack; past this many stacks
+// (a process may have about 65530 areas) a cooperative launch's stacks go without them.
+constexpr size_t kCoopGuardedSlots = 16384;
+
+bool reserve_coop_stacks(CoopPool& pool, size_t count) {
+    if (count <= pool.slots) return true;
+    mode::on_stacks_mapped();
+    if (pool.stacks != nullptr) munmap(pool.stacks, slot_bytes() * pool.slots);
+    pool.stacks = nullptr;
+    pool.slots = 0;
+    void* p = mmap(nullptr, slot_bytes() * count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p == MAP_FAILED) return false;
+    pool.stacks = static_cast<char*>(p);
+    pool.slots = count;
+    if (count <= kCoopGuardedSlots) {
+        for (size_t i = 0; i < count; ++i) mprotect(pool.stacks + slot_bytes() * i, kGuard, PROT_NONE);
+    }
+    return true;
+}
+
+// Block ``id`` of cooperative launch ``L``, on worker ``wk`` whose stacks start at ``stacks``.
+void start_coop_block(Launch* L, unsigned long long id, Block& b, Worker* wk, char* stacks) {
+    const LaunchSpec& s = L->spec;
+    b.launch = L;
+    b.idx = uint3{(unsigned)(id % s.grid.x), (unsigned)((id / s.grid.x) % s.grid.y),
+                  (unsigned)(id / ((unsigned long long)s.grid.x * s.grid.y))};
+    b.nthreads = (int)(s.block.x * s.block.y * s.block.z);
+    b.nwarps = (b.nthreads + 31) / 32;
+    if (wk->warp_bits.size() < 3 * (size_t)b.nwarps) wk->warp_bits.resize(3 * (size_t)b.nwarps);
+    b.warp_present = wk->warp_bits.data();
+    b.warp_exited = b.warp_present + b.nwarps;
+    b.warp_arrived = b.warp_exited + b.nwarps;
+    for (int w = 0; w < b.nwarps; ++w) {
+        const int lanes = std::min(32, b.nthreads - 32 * w);
+        b.warp_present[w] = lanes == 32 ? ~0u : (1u << lanes) - 1;
+        b.warp_exited[w] = 0;
+        b.warp_arrived[w] = 0;
+    }
+    init_tile_counts(wk, &b);
+    wk->statics.clear();
+    b.statics = &wk->statics;
+    wk->arena_used = 0;
+    b.dyn = mode::dynamic_shared(wk, s.smem);
+    if (s.smem > 0) std::memset(b.dyn, 0xff, s.smem);
+    if ((int)wk->fibers.size() < b.nthreads) wk->fibers.resize(b.nthreads);
+    b.fibers = wk->fibers.data();
+    wk->stacks = stacks;
+    wk->stack_slots = b.nthreads;
+    wk->stacks_bytes = 0;
+    mode::on_stacks_mapped();  // the stacks may hold an earlier launch's frames
+    for (int i = 0; i < b.nthreads; ++i) {
+        Fiber& f = b.fibers[i];
+        f.thread_idx = uint3{(unsigned)(i % s.block.x), (unsigned)((i / s.block.x) % s.block.y),
+                             (unsigned)(i / (s.block.x * s.block.y))};
+        f.block_idx = b.idx;
+        f.block_dim = s.block;
+        f.grid_dim = s.grid;
+        f.linear = i;
+        f.warp = i / 32;
+        f.lane = i % 32;
+        f.state = FState::kReady;
+        f.stack = fiber_stack(wk, i);
+        f.stack_size = stack_size() + kColorSpan - stack_color(i);
+        f.asan_fake = nullptr;
+        mode::on_fiber_init(wk, b, f, i, L->name);
+        init_fiber(&f);
+    }
+    b.live = b.nthreads;
+    tl_run.worker = wk;
+    tl_run.block = &b;
+    mode::on_block_start(wk);
+}
+
+// One pass over the ready fibers of ``b`` (a fiber that waits hands over to the next ready one);
+// true when any ran. Blocks take turns pass by pass, so a thread that spins with __nanosleep on
+// what another block writes lets that block run.
+bool run_coop_pass(Block& b) {
+    bool ran = false;
+    for (int i = 0; i < b.nthreads && !b.failed; ++i) {
+        if (b.fibers[i].state == FState::kReady) {
+            switch_to_fiber(&b.fibers[i]);
+            i = b.cursor;
+            ran = true;
+        }
+    }
+    if (!ran && b.live > 0 && !b.failed) ran = release_coalesced(&b);
+    return ran;
+}
+
+void end_coop_block(Block& b) {
+    mode::on_block_end(b);
+    free_block_memory(&b);
+}
+
 }  // namespace
+
+void run_cooperative(Launch* L) {
+    ensure_signal_stack();
+    {
+        std::lock_guard<std::mutex> lock(L->threads_mu);
+        L->threads.push_back(pthread_self());
+    }
+    Worker* own = worker();
+    CoopPool& pool = coop_pool();
+    const unsigned long long n = L->nblocks;
+    const size_t nthreads = (size_t)L->spec.block.x * L->spec.block.y * L->spec.block.z;
+    std::vector<Block> blocks(n);
+    Grid grid;
+    grid.blocks = blocks.data();
+    grid.nblocks = n;
+    grid.live = (long long)(n * nthreads);
+    if (!reserve_coop_stacks(pool, n * nthreads)) {
+        report("cannot map %zu fiber stacks for the cooperative launch of kernel '%s' (launched at %s:%d)",
+               n * nthreads, L->name, L->file, L->line);
+        L->failed.store(true);
+    } else {
+        while (pool.workers.size() < n) pool.workers.emplace_back(new Worker);
+        L->grid = &grid;
+        for (unsigned long long k = 0; k < n; ++k) {
+            start_coop_block(L, k, blocks[k], pool.workers[k].get(), pool.stacks + slot_bytes() * nthreads * k);
+        }
+    }
+#if !defined(__x86_64__)
+    ucontext_t sched;
+    tl_sched_uc = &sched;
+#endif
+    std::vector<char> ended(n, 0);
+    unsigned long long done = 0;
+    while (L->grid != nullptr && done < n && !L->failed.load()) {
+        bool ran = false;
+        for (unsigned long long k = 0; k < n && !L->failed.load(); ++k) {
+            if (ended[k]) continue;
+            tl_run.worker = pool.workers[k].get();
+            tl_run.block = &blocks[k];
+            ran = run_coop_pass(blocks[k]) || ran;
+            if (blocks[k].live == 0) {
+                end_coop_block(blocks[k]);
+                ended[k] = 1;
+                ++done;
+            }
+        }
+        if (L->timed_out.load(std::memory_order_relaxed)) {
+            L->failed.store(true);
+            break;
+        }
+        if (!ran && done < n && !L->failed.load()) report_grid_deadlock(&grid);
+    }
+    for (unsigned long long k = 0; k < n && L->grid != nullptr; ++k) {
+        if (ended[k]) continue;
+        tl_run.worker = pool.workers[k].get();
+        blocks[k].failed = true;
+        end_coop_block(blocks[k]);
+    }
+    tl_run.worker = own;
+    tl_run.block = nullptr;
+    L->grid = nullptr;
+    std::lock_guard<std::mutex> lock(L->threads_mu);
+    L->threads.erase(std::find(L->threads.begin(), L->threads.end(), pthread_self()));
+}
 
 void run_launch(Launch* L) {
     code_range(reinterpret_cast<const void*>(L->invoke), &L->code_lo, &L->code_hi);
     install_fault_handler();
     watch_launch(L);
-    pool().run(L);
+    if (L->spec.cooperative) {
+        run_cooperative(L);
+    } else {
+        pool().run(L);
+    }
     unwatch_launch();
 }
 

@@ -63,9 +63,26 @@ constexpr bool kSyncCheck = false;
 #endif
 
 // ---- the state of a launch, a block and a CUDA thread ---------------------------------------
-enum class FState : unsigned char { kReady, kBarrier, kWarp, kCoalesce, kDone };
+// kTile: at the barrier of a tile of 64..1024 threads; kGrid: at grid.sync() (cooperative launch).
+enum class FState : unsigned char { kReady, kBarrier, kWarp, kCoalesce, kTile, kGrid, kDone };
 
 struct Block;
+struct Worker;
+
+// A cooperative launch: every block is resident at once on one worker, and grid.sync() is a
+// barrier over every live thread of every block (see run_cooperative).
+struct Grid {
+    Block* blocks = nullptr;
+    Worker* workers = nullptr;   // one per block: its stacks, fibers and shared memory
+    unsigned long long nblocks = 0;
+    long long live = 0;          // threads of the grid not yet exited
+    long long arrived = 0;       // threads waiting at the current grid barrier
+    unsigned long long gen = 0;  // grid barriers released so far
+    const char* file = nullptr;  // where the first thread of the current barrier waits
+    int line = 0;
+    const Block* exited = nullptr;  // synccheck: the first block whose threads have all exited
+    char tsan_sync[2][64];       // racecheck: release/acquire addresses per generation parity
+};
 
 // One CUDA thread: its built-in variables (ThreadState), its stack and where it waits.
 struct Fiber : ThreadState {
@@ -129,6 +146,7 @@ struct Launch {
     int depth = 0;
     unsigned long long serial = 0;        // unique per launch
     ChildQueue* children = nullptr;       // made by the first device-side launch
+    Grid* grid = nullptr;                 // a cooperative launch's grid barrier (else null)
 };
 
 struct Block {
@@ -156,6 +174,10 @@ struct Block {
     unsigned int* warp_present = nullptr;
     unsigned int* warp_exited = nullptr;
     unsigned int* warp_arrived = nullptr;
+    // Threads waiting at the barrier of their tile of 64..1024 threads, per first warp of the tile
+    // (nwarps entries, in the worker's storage).
+    int* tile_arrived = nullptr;
+    bool tiles_used = false;  // a thread reached the barrier of such a tile
     std::vector<std::pair<const void*, void*>>* statics = nullptr;  // the worker's, emptied per block
     size_t static_bytes = 0;
     char* dyn = nullptr;
@@ -176,6 +198,8 @@ struct Worker {
     size_t arena_used = 0;
     std::vector<Fiber> fibers;
     std::vector<unsigned int> warp_bits;                      // Block::warp_present/exited/arrived
+    std::vector<int> tile_counts;                             // Block::tile_arrived
+    std::vector<unsigned long long> tile_scratch;             // tile_scratch(): collectives of big tiles
     std::vector<std::pair<const void*, void*>> statics;      // Block::statics
     sigjmp_buf plain_exit;     // where a plain-loop thread that stops early returns to
     int stacks_ready = 0;      // fiber stacks whose guard page is in place
@@ -188,6 +212,8 @@ struct Worker {
 constexpr size_t kArenaBytes = 256 * 1024;
 constexpr size_t kDefaultSmemLimit = 48 * 1024;
 constexpr size_t kOptinSmemLimit = 227 * 1024;
+// Tiles of 64, 128, 256, 512 and 1024 threads: each size has its own barrier (as on a GPU).
+constexpr int kTileSizes = 5;
 
 // ---- scheduler.cpp -------------------------------------------------------------------------
 // What this OS thread runs now. One thread-local object rather than several: in a shared
@@ -224,6 +250,8 @@ void fail_block(Block* b);
 // Runs every block of ``L`` on the worker pool; returns when all have finished, one failed or
 // the launch ran past L->timeout_s (then L->timed_out is set).
 void run_launch(Launch* L);
+// Runs every block of a cooperative launch on the calling thread, all resident at once.
+void run_cooperative(Launch* L);
 
 // ---- device_launch.cpp (dynamic parallelism) ---------------------------------------------
 constexpr int kMaxLaunchDepth = 24;  // CUDA's nesting limit: a host launch is depth 0
@@ -280,6 +308,10 @@ void check_pending_warps(Block* b, int w);
 // When no thread of the block can run: forms the coalesced groups of the lanes waiting in
 // coalesced_threads() (one group per warp and call site); false when none was waiting.
 bool release_coalesced(Block* b);
+// After a thread of ``b`` exits: completes the tile and grid barriers that waited only for it.
+void release_after_exit(Block* b, Fiber* f);
+// Lets every thread waiting at grid.sync() go on.
+void release_grid(Grid* g);
 
 // ---- limits.cpp ----------------------------------------------------------------------------
 // SIMULATOR_TIMEOUT in seconds (default kDefaultLaunchTimeoutS; 0 turns the limit off).
@@ -320,6 +352,8 @@ std::string where(const Block* b);
 std::string tid_str(const Fiber& f);
 const char* warp_kind_name(int kind);
 void report_deadlock(Block* b);
+// No thread of a cooperative launch can go on: reports who waits where and fails the launch.
+void report_grid_deadlock(Grid* g);
 #if defined(SIM_MEMCHECK)
 // Lists the device buffers still allocated (called at exit; only with SIMULATOR_LEAK_CHECK=full).
 void report_leaks();

@@ -102,7 +102,7 @@ def test_host_api_events_device_model_streams_and_memcpy_default():
     assert int(v["totalGlobalMem"]) == os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     assert (v["regsPerBlock"], v["totalConstMem"], v["l2CacheSize"]) == ("65536", "65536", str(40 << 20))
     assert v["maxThreadsPerMultiProcessor"] == "2048"
-    assert v["cooperativeLaunch"] == "0"
+    assert v["cooperativeLaunch"] == "1"  # cudaLaunchCooperativeKernel keeps every block resident
     assert v["attr_multiProcessorCount"] == v["multiProcessorCount"]
     assert v["attr_warpSize"] == "32"
     assert v["attr_sharedMemPerBlockOptin"] == v["sharedMemPerBlockOptin"]

@@ -1,11 +1,13 @@
-// Simulator stand-in for <cooperative_groups.h>: thread blocks, tiles of a block of 1..32
-// threads (power of two), coalesced groups and the grid's ranks, built on the runtime's
-// barriers and warp operations. A tile's sync and shuffles are __syncwarp/__shfl_*_sync with
-// the mask of the tile's lanes, so synccheck and racecheck treat them like those calls; call
-// sites (for synccheck and deadlock reports) are the caller's file and line.
+// Simulator stand-in for <cooperative_groups.h>: thread blocks, tiles of a block (1..32
+// threads, and 64..1024 threads: powers of two), coalesced groups and the grid, built on the
+// runtime's barriers and warp operations. A warp tile's sync and shuffles are
+// __syncwarp/__shfl_*_sync with the mask of the tile's lanes, so synccheck and racecheck treat
+// them like those calls; a bigger tile's sync is a barrier of its own threads (tile_sync) and
+// its shfl/any/all exchange values through per-block scratch between two such barriers. call
+// sites (for synccheck and deadlock reports) are the caller's file and line. grid.sync() works
+// in a cooperative launch (every block is resident, see run_cooperative in the runtime).
 //
-// Not provided: grid.sync() (needs a cooperative launch, which the simulator does not do) and
-// multi-grid groups; tiles larger than a warp.
+// Not provided: multi-grid groups and cluster groups.
 #ifndef CUDA_SIM_COOPERATIVE_GROUPS_H
 #define CUDA_SIM_COOPERATIVE_GROUPS_H
 
@@ -26,7 +28,8 @@ static inline unsigned int block_threads() {
     return t.block_dim.x * t.block_dim.y * t.block_dim.z;
 }
 
-// The lanes of the calling thread's tile of ``size`` threads (size a power of two, <= 32).
+// The lanes of the calling thread's tile of ``size`` threads (size a power of two, <= 32; a
+// bigger tile covers whole warps).
 static inline unsigned int tile_mask(unsigned int size) {
     const unsigned int lane = block_rank() & 31u;
     if (size >= 32) return 0xffffffffu;
@@ -34,7 +37,40 @@ static inline unsigned int tile_mask(unsigned int size) {
     return ((1u << size) - 1u) << base;
 }
 
-static inline bool valid_tile_size(unsigned int size) { return size >= 1 && size <= 32 && (size & (size - 1)) == 0; }
+static inline constexpr bool valid_tile_size(unsigned int size) {
+    return size >= 1 && size <= 1024 && (size & (size - 1)) == 0;
+}
+
+// The barrier of a tile of ``size`` threads: a warp operation up to 32, else the tile's own barrier.
+static inline void tile_barrier(unsigned int size, const char* file, int line) {
+    if (size <= 32) {
+        (void)::sim::warp_op(::sim::kSyncWarp, tile_mask(size), 0, 0, 32, file, line);
+    } else {
+        ::sim::tile_sync(size, file, line);
+    }
+}
+
+// Every thread of the calling thread's tile of ``size`` (> 32) threads gets the values the tile's
+// threads passed, through per-block scratch between two tile barriers; ``read(first_slot)``
+// computes the result from the slots of the tile (slot i: the tile's thread of rank i).
+template <class T, class Read>
+static inline auto tile_exchange(unsigned int size, T value, Read read, const char* file, int line) {
+    static_assert(sizeof(T) <= 8, "collectives of tiles larger than 32 threads take values of at most 8 bytes");
+    unsigned long long* slots = ::sim::tile_scratch();
+    const unsigned int rank = block_rank();
+    std::memcpy(&slots[rank], &value, sizeof(T));
+    ::sim::tile_sync(size, file, line);
+    auto out = read(&slots[rank & ~(size - 1u)]);
+    ::sim::tile_sync(size, file, line);  // nobody overwrites a slot before every thread has read it
+    return out;
+}
+
+template <class T>
+static inline T slot_value(const unsigned long long* slot) {
+    T v;
+    std::memcpy(&v, slot, sizeof(T));
+    return v;
+}
 
 template <class T>
 struct dependent_false : std::false_type {};
@@ -48,8 +84,8 @@ public:
     explicit thread_group(unsigned int size) : size_(size), block_(false) {
         if (!details::valid_tile_size(size)) {
             std::fprintf(stderr,
-                         "simulator: cooperative_groups::tiled_partition(parent, %u): the simulator provides tiles "
-                         "of 1, 2, 4, 8, 16 or 32 threads\n",
+                         "simulator: cooperative_groups::tiled_partition(parent, %u): tiles have 1, 2, 4, ..., "
+                         "512 or 1024 threads (a power of two)\n",
                          size);
             std::abort();
         }
@@ -67,7 +103,7 @@ public:
         if (block_) {
             ::sim::syncthreads(file, line);
         } else {
-            (void)::sim::warp_op(::sim::kSyncWarp, details::tile_mask(size_), 0, 0, 32, file, line);
+            details::tile_barrier(size_, file, line);
         }
     }
 
@@ -96,7 +132,8 @@ public:
 
 static inline thread_block this_thread_block() { return thread_block(); }
 
-// Scratch memory that lets real GPUs form tiles larger than a warp; tiles here stay <= 32.
+// Scratch memory through which a GPU's tiles larger than a warp communicate; here the runtime
+// keeps that scratch per block, so this holds nothing.
 template <unsigned int MaxBlockSize = 1024>
 struct block_tile_memory {};
 template <unsigned int MaxBlockSize>
@@ -104,15 +141,10 @@ static inline thread_block this_thread_block(block_tile_memory<MaxBlockSize>&) {
     return thread_block();
 }
 
-// ---- the grid (ranks only) ------------------------------------------------------------------
+// ---- the grid ------------------------------------------------------------------------------
 class grid_group {
 public:
-    unsigned long long thread_rank() const {
-        const ::sim::ThreadState& t = *::sim::tl_thread;
-        const unsigned long long block =
-            t.block_idx.x + (unsigned long long)t.grid_dim.x * (t.block_idx.y + (unsigned long long)t.grid_dim.y * t.block_idx.z);
-        return block * details::block_threads() + details::block_rank();
-    }
+    unsigned long long thread_rank() const { return block_rank() * details::block_threads() + details::block_rank(); }
     unsigned long long size() const { return num_threads(); }
     unsigned long long num_threads() const {
         const ::sim::ThreadState& t = *::sim::tl_thread;
@@ -122,24 +154,28 @@ public:
         const ::sim::ThreadState& t = *::sim::tl_thread;
         return (unsigned long long)t.grid_dim.x * t.grid_dim.y * t.grid_dim.z;
     }
+    unsigned long long block_rank() const {
+        const ::sim::ThreadState& t = *::sim::tl_thread;
+        return t.block_idx.x + (unsigned long long)t.grid_dim.x * (t.block_idx.y + (unsigned long long)t.grid_dim.y * t.block_idx.z);
+    }
     dim3 group_dim() const { return ::sim::tl_thread->grid_dim; }
     dim3 dim_blocks() const { return ::sim::tl_thread->grid_dim; }
     dim3 block_index() const { return dim3(::sim::tl_thread->block_idx); }
-    bool is_valid() const { return true; }
-    template <class T = void>
-    void sync() const {
-        static_assert(details::dependent_false<T>::value,
-                      "grid_group::sync() is not provided by the simulator (it needs a cooperative launch)");
-    }
+    // True in a cooperative launch (cudaLaunchCooperativeKernel), where sync() may be called.
+    bool is_valid() const { return ::sim::grid_launch_cooperative(); }
+    // Every live thread of the grid meets here; outside a cooperative launch the launch fails
+    // with a report (a GPU's behaviour is undefined there).
+    void sync(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const { ::sim::grid_sync(file, line); }
 };
 
 static inline grid_group this_grid() { return grid_group(); }
 
-// ---- tiles of a warp ----------------------------------------------------------------------
+// ---- tiles: 1..32 threads (within a warp) and 64..1024 threads (whole warps) -------------------
 template <unsigned int Size, class ParentT = void>
 class thread_block_tile {
-    static_assert(Size >= 1 && Size <= 32 && (Size & (Size - 1)) == 0,
-                  "the simulator provides thread_block_tile sizes 1, 2, 4, 8, 16 and 32");
+    static_assert(details::valid_tile_size(Size),
+                  "thread_block_tile sizes are powers of two from 1 to 1024");
+    static constexpr bool kWarp = Size <= 32;
 
 public:
     thread_block_tile() = default;
@@ -153,33 +189,52 @@ public:
     unsigned int meta_group_rank() const { return details::block_rank() / Size; }
     unsigned int meta_group_size() const { return (details::block_threads() + Size - 1u) / Size; }
     void sync(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
-        (void)::sim::warp_op(::sim::kSyncWarp, mask(), 0, 0, 32, file, line);
+        details::tile_barrier(Size, file, line);
     }
     template <class T>
     T shfl(T value, int src_rank, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
-        return ::sim::shfl(::sim::kShflIdx, file, line, mask(), value, src_rank, (int)Size);
+        if constexpr (kWarp) {
+            return ::sim::shfl(::sim::kShflIdx, file, line, mask(), value, src_rank, (int)Size);
+        } else {
+            const unsigned int src = (unsigned int)src_rank & (Size - 1u);
+            return details::tile_exchange(
+                Size, value, [src](const unsigned long long* slots) { return details::slot_value<T>(&slots[src]); },
+                file, line);
+        }
     }
     template <class T>
     T shfl_down(T value, unsigned int delta, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        static_assert(kWarp, "thread_block_tile::shfl_down is for tiles of at most 32 threads (as in CUDA)");
         return ::sim::shfl(::sim::kShflDown, file, line, mask(), value, (int)delta, (int)Size);
     }
     template <class T>
     T shfl_up(T value, unsigned int delta, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        static_assert(kWarp, "thread_block_tile::shfl_up is for tiles of at most 32 threads (as in CUDA)");
         return ::sim::shfl(::sim::kShflUp, file, line, mask(), value, (int)delta, (int)Size);
     }
     template <class T>
     T shfl_xor(T value, unsigned int lane_mask, const char* file = __builtin_FILE(),
                int line = __builtin_LINE()) const {
+        static_assert(kWarp, "thread_block_tile::shfl_xor is for tiles of at most 32 threads (as in CUDA)");
         return ::sim::shfl(::sim::kShflXor, file, line, mask(), value, (int)lane_mask, (int)Size);
     }
     int any(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
-        return (int)::sim::warp_op(::sim::kAny, mask(), predicate ? 1 : 0, 0, 32, file, line);
+        if constexpr (kWarp) {
+            return (int)::sim::warp_op(::sim::kAny, mask(), predicate ? 1 : 0, 0, 32, file, line);
+        } else {
+            return count(predicate, file, line) > 0 ? 1 : 0;
+        }
     }
     int all(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
-        return (int)::sim::warp_op(::sim::kAll, mask(), predicate ? 1 : 0, 0, 32, file, line);
+        if constexpr (kWarp) {
+            return (int)::sim::warp_op(::sim::kAll, mask(), predicate ? 1 : 0, 0, 32, file, line);
+        } else {
+            return count(predicate, file, line) == (int)live_threads() ? 1 : 0;
+        }
     }
     // Bit i is set when the tile's thread of rank i passed a true predicate.
     unsigned int ballot(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+        static_assert(kWarp, "thread_block_tile::ballot is for tiles of at most 32 threads (as in CUDA)");
         const unsigned int m = mask();
         const unsigned int bits = (unsigned int)::sim::warp_op(::sim::kBallot, m, predicate ? 1 : 0, 0, 32, file, line);
         return bits >> __builtin_ctz(m);
@@ -187,6 +242,24 @@ public:
 
 private:
     static unsigned int mask() { return details::tile_mask(Size); }
+    // Threads of a big tile that passed a true predicate (-1 in a slot: not in the block).
+    int count(int predicate, const char* file, int line) const {
+        const unsigned int n = live_threads();
+        return details::tile_exchange(
+            Size, predicate ? 1 : 0,
+            [n](const unsigned long long* slots) {
+                int c = 0;
+                for (unsigned int i = 0; i < n; ++i) c += details::slot_value<int>(&slots[i]);
+                return c;
+            },
+            file, line);
+    }
+    // The tile's threads that exist in the block (a last tile may be cut short).
+    unsigned int live_threads() const {
+        const unsigned int first = details::block_rank() & ~(Size - 1u);
+        const unsigned int left = details::block_threads() - first;
+        return left < Size ? left : Size;
+    }
 };
 
 template <unsigned int Size, class ParentT>
@@ -196,6 +269,20 @@ static inline thread_block_tile<Size, ParentT> tiled_partition(const ParentT&) {
 
 static inline thread_group tiled_partition(const thread_block&, unsigned int size) { return thread_group(size); }
 static inline thread_group tiled_partition(const thread_group&, unsigned int size) { return thread_group(size); }
+
+// CUDA 11's spelling of tiles larger than a warp, still accepted by CUDA 12 and 13.
+namespace experimental {
+template <unsigned int TileCommunicationSize = 8, unsigned int MaxBlockSize = 1024>
+struct block_tile_memory {};
+template <unsigned int C, unsigned int M>
+static inline thread_block this_thread_block(block_tile_memory<C, M>&) {
+    return thread_block();
+}
+template <unsigned int Size, class ParentT>
+static inline thread_block_tile<Size, ParentT> tiled_partition(const ParentT&) {
+    return thread_block_tile<Size, ParentT>();
+}
+}  // namespace experimental
 
 // ---- the threads of a warp that are active together ------------------------------------------
 class coalesced_group {

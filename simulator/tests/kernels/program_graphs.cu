@@ -131,6 +131,7 @@ static int launch_forms(float* d, float* h) {
     std::printf("unregistered=%s\n",
                 cudaGetErrorName(cudaLaunchKernel((void*)not_a_kernel, dim3(1), dim3(1), never_args, 0, 0)));
     std::printf("unregistered_last=%s\n", cudaGetErrorName(cudaGetLastError()));
+    // A cooperative launch runs like any other (every block resident): 1.5i + 3.25
     std::printf("cooperative=%s\n",
                 cudaGetErrorName(cudaLaunchCooperativeKernel((void*)affine, dim3(2), dim3(128), args, 0, 0)));
     cudaGetLastError();

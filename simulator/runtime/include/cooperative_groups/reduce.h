@@ -1,9 +1,10 @@
-// Simulator stand-in for <cooperative_groups/reduce.h>: cg::reduce over a tile of a warp with
+// Simulator stand-in for <cooperative_groups/reduce.h>: cg::reduce over a tile (1..1024 threads) with
 // cg::plus, cg::less (the minimum), cg::greater (the maximum), cg::bit_and, cg::bit_or,
 // cg::bit_xor or any callable taking two values. Every thread of the tile gets the result.
 //
-// The values are combined by a butterfly of shfl_xor steps (tile size / 2, ..., 1); a GPU may
-// combine floating-point values in another order, so a float sum can differ in its last bits.
+// The values of a warp tile are combined by a butterfly of shfl_xor steps (tile size / 2, ..., 1),
+// those of a bigger tile in rank order; a GPU may combine floating-point values in another order,
+// so a float sum can differ in its last bits.
 #ifndef CUDA_SIM_COOPERATIVE_GROUPS_REDUCE_H
 #define CUDA_SIM_COOPERATIVE_GROUPS_REDUCE_H
 
@@ -39,10 +40,22 @@ struct bit_xor {
 template <unsigned int Size, class ParentT, class T, class Op>
 static inline T reduce(const thread_block_tile<Size, ParentT>& tile, T value, Op op,
                        const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
-    for (unsigned int offset = Size / 2; offset > 0; offset /= 2) {
-        value = op(value, tile.shfl_xor(value, offset, file, line));
+    if constexpr (Size > 32) {
+        // A tile of whole warps: every thread folds the tile's values in rank order.
+        return details::tile_exchange(
+            Size, value,
+            [&op](const unsigned long long* slots) {
+                T acc = details::slot_value<T>(&slots[0]);
+                for (unsigned int r = 1; r < Size; ++r) acc = op(acc, details::slot_value<T>(&slots[r]));
+                return acc;
+            },
+            file, line);
+    } else {
+        for (unsigned int offset = Size / 2; offset > 0; offset /= 2) {
+            value = op(value, tile.shfl_xor(value, offset, file, line));
+        }
+        return value;
     }
-    return value;
 }
 
 // Over a coalesced group (any set of lanes): every thread folds the values in rank order.
