@@ -69,6 +69,92 @@
                                               "another thread")                                               \
     X(cudaErrorGraphExecUpdateFailure, 910, "the graph update was not performed because it included changes " \
                                             "which violated constraints specific to instantiated graph update")\
+    X(cudaErrorProfilerNotInitialized, 6, "profiler not initialized")                                          \
+    X(cudaErrorProfilerAlreadyStarted, 7, "profiler already started")                                          \
+    X(cudaErrorProfilerAlreadyStopped, 8, "profiler already stopped")                                          \
+    X(cudaErrorStubLibrary, 34, "stub library")                                                                \
+    X(cudaErrorCallRequiresNewerDriver, 36, "call requires newer driver")                                      \
+    X(cudaErrorDuplicateVariableName, 43, "duplicate variable name")                                           \
+    X(cudaErrorDuplicateTextureName, 44, "duplicate texture name")                                             \
+    X(cudaErrorDuplicateSurfaceName, 45, "duplicate surface name")                                             \
+    X(cudaErrorDevicesUnavailable, 46, "devices unavailable")                                                  \
+    X(cudaErrorIncompatibleDriverContext, 49, "incompatible driver context")                                   \
+    X(cudaErrorLaunchMaxDepthExceeded, 65, "launch max depth exceeded")                                        \
+    X(cudaErrorLaunchFileScopedTex, 66, "launch file scoped tex")                                              \
+    X(cudaErrorLaunchFileScopedSurf, 67, "launch file scoped surf")                                            \
+    X(cudaErrorSyncDepthExceeded, 68, "sync depth exceeded")                                                   \
+    X(cudaErrorLaunchPendingCountExceeded, 69, "launch pending count exceeded")                                \
+    X(cudaErrorDeviceNotLicensed, 102, "device not licensed")                                                  \
+    X(cudaErrorSoftwareValidityNotEstablished, 103, "software validity not established")                       \
+    X(cudaErrorDeviceUninitialized, 201, "device uninitialized")                                               \
+    X(cudaErrorMapBufferObjectFailed, 205, "map buffer object failed")                                         \
+    X(cudaErrorUnmapBufferObjectFailed, 206, "unmap buffer object failed")                                     \
+    X(cudaErrorArrayIsMapped, 207, "array is mapped")                                                          \
+    X(cudaErrorAlreadyMapped, 208, "already mapped")                                                           \
+    X(cudaErrorNoKernelImageForDevice, 209, "no kernel image for device")                                      \
+    X(cudaErrorAlreadyAcquired, 210, "already acquired")                                                       \
+    X(cudaErrorNotMapped, 211, "not mapped")                                                                   \
+    X(cudaErrorNotMappedAsArray, 212, "not mapped as array")                                                   \
+    X(cudaErrorNotMappedAsPointer, 213, "not mapped as pointer")                                               \
+    X(cudaErrorECCUncorrectable, 214, "ecc uncorrectable")                                                     \
+    X(cudaErrorUnsupportedLimit, 215, "unsupported limit")                                                     \
+    X(cudaErrorDeviceAlreadyInUse, 216, "device already in use")                                               \
+    X(cudaErrorPeerAccessUnsupported, 217, "peer access unsupported")                                          \
+    X(cudaErrorInvalidPtx, 218, "invalid ptx")                                                                 \
+    X(cudaErrorInvalidGraphicsContext, 219, "invalid graphics context")                                        \
+    X(cudaErrorNvlinkUncorrectable, 220, "nvlink uncorrectable")                                               \
+    X(cudaErrorJitCompilerNotFound, 221, "jit compiler not found")                                             \
+    X(cudaErrorUnsupportedPtxVersion, 222, "unsupported ptx version")                                          \
+    X(cudaErrorJitCompilationDisabled, 223, "jit compilation disabled")                                        \
+    X(cudaErrorUnsupportedExecAffinity, 224, "unsupported exec affinity")                                      \
+    X(cudaErrorUnsupportedDevSideSync, 225, "unsupported dev side sync")                                       \
+    X(cudaErrorContained, 226, "contained")                                                                    \
+    X(cudaErrorInvalidSource, 300, "invalid source")                                                           \
+    X(cudaErrorFileNotFound, 301, "file not found")                                                            \
+    X(cudaErrorSharedObjectSymbolNotFound, 302, "shared object symbol not found")                              \
+    X(cudaErrorSharedObjectInitFailed, 303, "shared object init failed")                                       \
+    X(cudaErrorOperatingSystem, 304, "operating system")                                                       \
+    X(cudaErrorLossyQuery, 402, "lossy query")                                                                 \
+    X(cudaErrorSymbolNotFound, 500, "symbol not found")                                                        \
+    X(cudaErrorLaunchIncompatibleTexturing, 703, "launch incompatible texturing")                              \
+    X(cudaErrorPeerAccessAlreadyEnabled, 704, "peer access already enabled")                                   \
+    X(cudaErrorPeerAccessNotEnabled, 705, "peer access not enabled")                                           \
+    X(cudaErrorSetOnActiveProcess, 708, "set on active process")                                               \
+    X(cudaErrorContextIsDestroyed, 709, "context is destroyed")                                                \
+    X(cudaErrorTooManyPeers, 711, "too many peers")                                                            \
+    X(cudaErrorHostMemoryAlreadyRegistered, 712, "host memory already registered")                             \
+    X(cudaErrorHostMemoryNotRegistered, 713, "host memory not registered")                                     \
+    X(cudaErrorHardwareStackError, 714, "hardware stack error")                                                \
+    X(cudaErrorIllegalInstruction, 715, "illegal instruction")                                                 \
+    X(cudaErrorMisalignedAddress, 716, "misaligned address")                                                   \
+    X(cudaErrorInvalidAddressSpace, 717, "invalid address space")                                              \
+    X(cudaErrorInvalidPc, 718, "invalid pc")                                                                   \
+    X(cudaErrorTensorMemoryLeak, 721, "tensor memory leak")                                                    \
+    X(cudaErrorNotPermitted, 800, "not permitted")                                                             \
+    X(cudaErrorSystemNotReady, 802, "system not ready")                                                        \
+    X(cudaErrorSystemDriverMismatch, 803, "system driver mismatch")                                            \
+    X(cudaErrorCompatNotSupportedOnDevice, 804, "compat not supported on device")                              \
+    X(cudaErrorMpsConnectionFailed, 805, "mps connection failed")                                              \
+    X(cudaErrorMpsRpcFailure, 806, "mps rpc failure")                                                          \
+    X(cudaErrorMpsServerNotReady, 807, "mps server not ready")                                                 \
+    X(cudaErrorMpsMaxClientsReached, 808, "mps max clients reached")                                           \
+    X(cudaErrorMpsMaxConnectionsReached, 809, "mps max connections reached")                                   \
+    X(cudaErrorMpsClientTerminated, 810, "mps client terminated")                                              \
+    X(cudaErrorCdpNotSupported, 811, "cdp not supported")                                                      \
+    X(cudaErrorCdpVersionMismatch, 812, "cdp version mismatch")                                                \
+    X(cudaErrorStreamCaptureInvalidated, 901, "stream capture invalidated")                                    \
+    X(cudaErrorStreamCaptureMerge, 902, "stream capture merge")                                                \
+    X(cudaErrorStreamCaptureUnjoined, 904, "stream capture unjoined")                                          \
+    X(cudaErrorStreamCaptureIsolation, 905, "stream capture isolation")                                        \
+    X(cudaErrorStreamCaptureImplicit, 906, "stream capture implicit")                                          \
+    X(cudaErrorCapturedEvent, 907, "captured event")                                                           \
+    X(cudaErrorTimeout, 909, "timeout")                                                                        \
+    X(cudaErrorExternalDevice, 911, "external device")                                                         \
+    X(cudaErrorInvalidClusterSize, 912, "invalid cluster size")                                                \
+    X(cudaErrorFunctionNotLoaded, 913, "function not loaded")                                                  \
+    X(cudaErrorInvalidResourceType, 914, "invalid resource type")                                              \
+    X(cudaErrorInvalidResourceConfiguration, 915, "invalid resource configuration")                            \
+    X(cudaErrorApiFailureBase, 10000, "api failure base")                                                      \
     X(cudaErrorUnknown, 999, "unknown error")
 
 #define SIM_CUDA_ERROR_ENUM(name, value, text) name = value,
@@ -211,6 +297,17 @@ static inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_
     if (offset + count > sizeof(T)) return cudaErrorInvalidValue;
     return sim::symbol_copy(dst, reinterpret_cast<const char*>(&symbol) + offset, count);
 }
+
+// A symbol named by a string (removed in CUDA 5, still in older code such as Rodinia's kmeans):
+// the build registers each file-scope __device__/__constant__ variable under its name
+// (runtime/legacy_api.cpp). An unknown name is cudaErrorInvalidSymbol.
+namespace sim {
+SIM_API bool register_symbol_name(const char* name, const void* address, size_t size);
+}  // namespace sim
+SIM_API cudaError_t cudaMemcpyToSymbol(const char* symbol, const void* src, size_t count, size_t offset = 0,
+                                       enum cudaMemcpyKind kind = cudaMemcpyHostToDevice);
+SIM_API cudaError_t cudaMemcpyFromSymbol(void* dst, const char* symbol, size_t count, size_t offset = 0,
+                                         enum cudaMemcpyKind kind = cudaMemcpyDeviceToHost);
 
 // ---- events --------------------------------------------------------------------------------
 // Launches and copies are synchronous, so an event records the host clock when it is recorded
