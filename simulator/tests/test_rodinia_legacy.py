@@ -1,7 +1,8 @@
 """What Rodinia's CUDA suite needs to run unmodified (issue 20 item 9): symbols named by a string,
-<cuda.h>'s CUDA_SUCCESS, <cuda_gl_interop.h> included but unused, the full list of error names,
-copy/kernel overlap, a constant defined in each __CUDA_ARCH__ pass. Expected values come from
-the program's own arithmetic, CUDA's driver_types.h and simulator/README.md."""
+<cuda.h>'s CUDA_SUCCESS and driver-API device queries, <cuda_gl_interop.h> included but unused,
+the full list of error names, copy/kernel overlap, a constant defined in each __CUDA_ARCH__ pass,
+-D macros. Expected values come from the program's own arithmetic, CUDA's driver_types.h and
+simulator/README.md."""
 
 from __future__ import annotations
 
@@ -34,8 +35,17 @@ def test_rodinia_legacy_forms_compute_by_value(mode):
     assert v["asyncEngineCount"] == "3"
     assert v["map_failed"] == "205 cudaErrorMapBufferObjectFailed"  # CUDA's driver_types.h value
     assert v["api_base"] == "10000"
+    assert v["cu_init"] == "0"
+    assert v["cu_count"] == "1"  # one modelled device (README: "The modelled device")
+    assert v["cu_get"] == "0"
+    assert v["cu_get_bad"] == "101"  # CUDA_ERROR_INVALID_DEVICE
+    assert v["cu_cc"] == "8.0"
+    assert v["cu_cc_matches"] == "1"
+    assert v["cu_mem"] == "0"
+    assert v["cu_mem_sane"] == "1"
     notes = [ln for ln in proc.stderr.splitlines() if "symbol named by a string" in ln]
     assert len(notes) == 2, proc.stderr  # one for ToSymbol, one for FromSymbol, each once
+    assert sum("cuDeviceComputeCapability is gone" in ln for ln in proc.stderr.splitlines()) == 1
     assert "finding" not in proc.stderr
     assert "verify" not in v  # no -D given
 

@@ -3,9 +3,10 @@
 
 #ifndef SIM_CUDA_DRIVER_TYPES_H
 #define SIM_CUDA_DRIVER_TYPES_H
-// The driver API's status type only, so that code which includes <cuda.h> and compares a
-// runtime call's result with CUDA_SUCCESS (as Rodinia's kmeans does) builds; the values are
-// the driver API's own. No cu* function is provided.
+// The driver API's status type, so that code which includes <cuda.h> and compares a runtime
+// call's result with CUDA_SUCCESS (as Rodinia's kmeans does) builds; the values are the driver
+// API's own. Of the driver API's calls only the device queries older programs make before they
+// use the runtime API are provided (runtime/driver_api.cpp; Rodinia's mummergpu).
 typedef enum cudaError_enum {
     CUDA_SUCCESS = 0,
     CUDA_ERROR_INVALID_VALUE = 1,
@@ -23,4 +24,17 @@ typedef enum cudaError_enum {
     CUDA_ERROR_NOT_SUPPORTED = 801,
     CUDA_ERROR_UNKNOWN = 999
 } CUresult;
+
+typedef int CUdevice;
+
+extern "C" {
+CUresult cuInit(unsigned int flags);
+CUresult cuDriverGetVersion(int* version);
+CUresult cuDeviceGetCount(int* count);
+CUresult cuDeviceGet(CUdevice* device, int ordinal);
+CUresult cuDeviceGetName(char* name, int length, CUdevice device);
+CUresult cuDeviceTotalMem(size_t* bytes, CUdevice device);
+CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice device);
+CUresult cuMemGetInfo(size_t* free_bytes, size_t* total_bytes);
+}
 #endif

@@ -66,6 +66,19 @@ int main() {
     std::printf("map_failed=%d %s\n", (int)cudaErrorMapBufferObjectFailed,
                 cudaGetErrorName(cudaErrorMapBufferObjectFailed));
     std::printf("api_base=%d\n", (int)cudaErrorApiFailureBase);
+    // The driver API's device queries (Rodinia's mummergpu makes them before the runtime calls).
+    int dcount = -1, dmajor = -1, dminor = -1;
+    CUdevice dev = -1;
+    size_t dfree = 0, dtotal = 0;
+    std::printf("cu_init=%d\n", (int)cuInit(0));
+    std::printf("cu_count=%d\n", (cuDeviceGetCount(&dcount) == CUDA_SUCCESS) ? dcount : -1);
+    std::printf("cu_get=%d\n", (cuDeviceGet(&dev, 0) == CUDA_SUCCESS) ? dev : -1);
+    std::printf("cu_get_bad=%d\n", (int)cuDeviceGet(&dev, 5));
+    cuDeviceComputeCapability(&dmajor, &dminor, 0);
+    std::printf("cu_cc=%d.%d\n", dmajor, dminor);
+    std::printf("cu_cc_matches=%d\n", dmajor == prop.major && dminor == prop.minor);
+    std::printf("cu_mem=%d\n", (int)cuMemGetInfo(&dfree, &dtotal));
+    std::printf("cu_mem_sane=%d\n", dtotal == prop.totalGlobalMem && dfree > 0 && dfree <= dtotal);
 #ifdef VERIFY
     std::printf("verify=%d\n", VERIFY + 1);  // -D VERIFY=41 on the command line, as a Makefile's
 #endif
