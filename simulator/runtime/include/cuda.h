@@ -28,13 +28,13 @@ typedef enum cudaError_enum {
 typedef int CUdevice;
 
 extern "C" {
-CUresult cuInit(unsigned int flags);
-CUresult cuDriverGetVersion(int* version);
-CUresult cuDeviceGetCount(int* count);
-CUresult cuDeviceGet(CUdevice* device, int ordinal);
-CUresult cuDeviceGetName(char* name, int length, CUdevice device);
-CUresult cuDeviceTotalMem(size_t* bytes, CUdevice device);
-CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice device);
-CUresult cuMemGetInfo(size_t* free_bytes, size_t* total_bytes);
+SIM_API CUresult cuInit(unsigned int flags);
+SIM_API CUresult cuDriverGetVersion(int* version);
+SIM_API CUresult cuDeviceGetCount(int* count);
+SIM_API CUresult cuDeviceGet(CUdevice* device, int ordinal);
+SIM_API CUresult cuDeviceGetName(char* name, int length, CUdevice device);
+SIM_API CUresult cuDeviceTotalMem(size_t* bytes, CUdevice device);
+SIM_API CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice device);
+SIM_API CUresult cuMemGetInfo(size_t* free_bytes, size_t* total_bytes);
 }
 #endif
