@@ -41,7 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser(
         "run",
         help="build a whole program (its own main) and run it; arguments after -- go to the program",
-        usage="python -m simulator run PROGRAM.cu [FILE.cu|FILE.cpp ...] [-I DIR ...] [--mode MODE] "
+        usage="python -m simulator run PROGRAM.cu [FILE.cu|FILE.cpp ...] [-I DIR ...] [-D NAME[=VALUE] ...] "
+        "[--mode MODE] "
         "[--leak-check full|no] [--check-host] [--timeout S] [-- ARGS ...]",
     )
     r.add_argument(
@@ -49,6 +50,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument(
         "-I", dest="include_dirs", action="append", default=[], metavar="DIR", help="include folder"
+    )
+    r.add_argument(
+        "-D",
+        dest="defines",
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="define a macro for every source (as a Makefile's -D flags)",
     )
     r.add_argument("--mode", default="fast", choices=MODES)
     r.add_argument(
@@ -99,6 +108,7 @@ def _run(args, program_args: list[str]) -> int:
         arch=args.arch,
         leak_check=args.leak_check,
         check_host=args.check_host,
+        defines=args.defines,
     )
     if res.reports:
         print(

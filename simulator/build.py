@@ -328,11 +328,23 @@ def translate_source(
     return translate_preprocessed(host_pre, lambda _path: True, device_pre)
 
 
+_DEFINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(=.*)?", re.DOTALL)
+
+
+def check_defines(defines: tuple[str, ...] | list[str]) -> list[str]:
+    """``defines`` as given, or :class:`SimBuildError` naming the first that is not ``NAME[=VALUE]``."""
+    for d in defines:
+        if not isinstance(d, str) or not _DEFINE.fullmatch(d):
+            raise SimBuildError(f"-D {d!r}: give a macro as NAME or NAME=VALUE (a C identifier first)")
+    return list(defines)
+
+
 def kernel_object(
     source: str | os.PathLike,
     mode: str,
     include_dirs: tuple[str, ...] | list[str] = (),
     arch: int = DEFAULT_ARCH,
+    defines: tuple[str, ...] | list[str] = (),
 ) -> Path:
     """Preprocess, rewrite and compile one source for ``mode`` (cached by content).
 
@@ -361,6 +373,7 @@ def kernel_object(
     includes = ["-I", str(RUNTIME_DIR / "include"), "-I", str(src.resolve().parent)]
     for d in user_dirs:
         includes += ["-I", d]
+    includes += [f"-D{d}" for d in check_defines(defines)]
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", src.stem)
     if suffix not in CUDA_SUFFIXES:
         if suffix in HOST_C_SUFFIXES:
@@ -492,11 +505,15 @@ def build_program(
     mode: str,
     include_dirs: tuple[str, ...] | list[str] = (),
     arch: int = DEFAULT_ARCH,
+    defines: tuple[str, ...] | list[str] = (),
 ) -> Path:
-    """Link a whole program (its own ``main``) from ``sources`` with the runtime (cached)."""
+    """Link a whole program (its own ``main``) from ``sources`` with the runtime (cached).
+
+    ``defines`` (``NAME`` or ``NAME=VALUE``, as a Makefile's ``-D`` flags) apply to every source.
+    """
     if not sources:
         raise SimBuildError("no sources given: pass the program's .cu file (and the files it links with)")
-    objs = [kernel_object(s, mode, include_dirs, arch) for s in sources]
+    objs = [kernel_object(s, mode, include_dirs, arch, defines) for s in sources]
     rt = runtime_object(mode)
     cxx = compiler()
     key = _hash(*(o.name for o in objs), rt.name, mode, "program")

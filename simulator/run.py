@@ -84,6 +84,7 @@ def run_program(
     arch: int = DEFAULT_ARCH,
     leak_check: str = "no",
     check_host: bool = False,
+    defines: list[str] | tuple[str, ...] = (),
 ) -> RunResult:
     """Build ``sources`` as one program for ``mode`` and run it with ``args``.
 
@@ -95,6 +96,7 @@ def run_program(
     ``leak_check="full"`` makes device memory still allocated at exit a memcheck finding (named by
     the program's ``cudaMalloc`` line); ``check_host`` makes sanitizer reports from host code
     memcheck findings too (labelled ``host code``). Both are memcheck options, off by default.
+    ``defines`` (``NAME`` or ``NAME=VALUE``) are macros for every source, as ``-D`` flags.
     ``ValueError`` for a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB`` (``simulator.limits``);
     :class:`ProgramInterrupted` when SIGTERM or SIGHUP arrived while the program ran (in the
     main thread): the program's process group was sent the same signal and has ended.
@@ -107,7 +109,7 @@ def run_program(
         raise ValueError(f"--leak-check full and --check-host are memcheck options, not for --mode {mode}")
     check_environment()
     limit = resolve_timeout(timeout)
-    exe = build_program(list(sources), mode, include_dirs, arch)
+    exe = build_program(list(sources), mode, include_dirs, arch, defines)
     grace = grace_after(limit)
     out = stdout if stdout is not None else sys.stdout.buffer
     err = stderr if stderr is not None else sys.stderr.buffer

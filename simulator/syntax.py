@@ -244,6 +244,34 @@ class TranslationUnit:
             )
         )
 
+    def _register_symbol_name(self, var) -> None:
+        """Register a file-scope ``__device__``/``__constant__`` variable under its name.
+
+        Code from before CUDA 5 names a symbol by a string, ``cudaMemcpyToSymbol("c_clusters",
+        ...)`` (Rodinia's kmeans); the runtime finds the variable by that name.
+        """
+        ck = self.ci.CursorKind
+        if not any(ch.kind in (ck.CUDACONSTANT_ATTR, ck.CUDADEVICE_ATTR) for ch in var.get_children()):
+            return
+        parent = var.semantic_parent
+        if parent is None or parent.kind != ck.TRANSLATION_UNIT or not var.is_definition():
+            return
+        start = self.off(var.extent.start)
+        if start < 0 or not self.src.is_user(start):
+            return
+        end = self.src.through_semicolon(self.off(var.extent.end))
+        name = var.spelling
+        self.edits.append(
+            Edit(
+                end,
+                end,
+                [
+                    f" static const bool sim_symbol_{len(self.edits)}_{name} = ::sim::register_symbol_name("
+                    f'"{name}", (const void*)&{name}, sizeof({name}));'
+                ],
+            )
+        )
+
     def _lambda_kind(self, lam) -> str:
         """``device``/``hd`` for a lambda marked __device__ (before its parameters), else ``host``."""
         words = []
@@ -466,6 +494,8 @@ class TranslationUnit:
                 start, end = self._decl_stmt(c)
                 self.edits.append(Edit(start, end, [""]))
                 self.dyn_shared[self.off(c.location)] = c.type.get_array_element_type().spelling
+            else:
+                self._register_symbol_name(c)
         elif kind in (
             ck.DECL_REF_EXPR,
             ck.TYPE_REF,

@@ -193,10 +193,15 @@ def _device_only(host: TranslationUnit, device: TranslationUnit) -> list[Edit]:
     _decls(device, device.tu.cursor, (), devs)
     known = {(scope, origin) for scope, origin, _, _ in hosts}
     host_scopes = {(*scope, origin) for scope, origin, _, _ in hosts} | {()}
+    host_vars = {(scope, origin[3]) for scope, origin, _, _ in hosts if origin[2] == "VAR_DECL"}
     inserts: dict[int, list[str]] = {}
     for scope, origin, start, end in devs:
         if (scope, origin) in known or scope not in host_scopes:
             continue  # in both passes, or inside a scope that is itself carried over whole
+        if origin[2] == "VAR_DECL" and (scope, origin[3]) in host_vars:
+            # `#if __CUDA_ARCH__ ... const int N = 48K; #else const int N = 16K; #endif` (as in
+            # Rodinia's dwt2d): one program has one variable, so the host pass's definition stays.
+            continue
         path, line = origin[0], origin[1]
         siblings = [h for h in hosts if h[0] == scope and h[1][0] == path]
         after = [h for h in siblings if h[1][1] > line]

@@ -17,63 +17,7 @@
 // cudaErrorSynchronizationError, cudaErrorMixedDeviceExecution, cudaErrorNotYetImplemented,
 // cudaErrorMemoryValueTooLarge, cudaErrorPriorLaunchFailure, cudaErrorInvalidHostPointer) are
 // gone from CUDA 12/13; older programs still name them, and the simulator never returns them.
-#define SIM_CUDA_ERRORS(X)                                                                                    \
-    X(cudaSuccess, 0, "no error")                                                                             \
-    X(cudaErrorInvalidValue, 1, "invalid argument")                                                           \
-    X(cudaErrorMemoryAllocation, 2, "out of memory")                                                          \
-    X(cudaErrorInitializationError, 3, "initialization error (a SIMULATOR_ variable is not "                  \
-                                       "valid: see stderr)")                                                  \
-    X(cudaErrorCudartUnloading, 4, "driver shutting down")                                                    \
-    X(cudaErrorProfilerDisabled, 5, "profiler disabled while using external profiling tool")                  \
-    X(cudaErrorInvalidConfiguration, 9, "invalid configuration argument")                                     \
-    X(cudaErrorInvalidPitchValue, 12, "invalid pitch argument")                                               \
-    X(cudaErrorInvalidSymbol, 13, "invalid device symbol")                                                    \
-    X(cudaErrorInvalidHostPointer, 16, "invalid host pointer")                                                \
-    X(cudaErrorInvalidDevicePointer, 17, "invalid device pointer")                                            \
-    X(cudaErrorInvalidTexture, 18, "invalid texture reference")                                               \
-    X(cudaErrorInvalidTextureBinding, 19, "texture is not bound to a pointer")                                \
-    X(cudaErrorInvalidChannelDescriptor, 20, "invalid channel descriptor")                                    \
-    X(cudaErrorInvalidMemcpyDirection, 21, "invalid copy direction for memcpy")                               \
-    X(cudaErrorAddressOfConstant, 22, "invalid address of constant")                                          \
-    X(cudaErrorTextureFetchFailed, 23, "fetch from texture failed")                                           \
-    X(cudaErrorTextureNotBound, 24, "cannot fetch from a texture that is not bound")                          \
-    X(cudaErrorSynchronizationError, 25, "incorrect use of __syncthreads()")                                  \
-    X(cudaErrorInvalidFilterSetting, 26, "linear filtering not supported for non-float type")                 \
-    X(cudaErrorInvalidNormSetting, 27, "read as normalized float not supported for 32-bit non float type")    \
-    X(cudaErrorMixedDeviceExecution, 28, "device emulation mode and device execution mode cannot be mixed")   \
-    X(cudaErrorNotYetImplemented, 31, "function not yet implemented")                                         \
-    X(cudaErrorMemoryValueTooLarge, 32, "memory size or pointer value too large")                             \
-    X(cudaErrorInsufficientDriver, 35, "CUDA driver version is insufficient for CUDA runtime version")        \
-    X(cudaErrorInvalidSurface, 37, "invalid surface reference")                                               \
-    X(cudaErrorMissingConfiguration, 52, "__global__ function call is not configured")                        \
-    X(cudaErrorPriorLaunchFailure, 53, "unspecified launch failure in prior launch")                          \
-    X(cudaErrorLaunchMaxDepthExceeded, 65,                                                                    \
-      "launch failed because launch would exceed cudaLimitDevRuntimeSyncDepth")                               \
-    X(cudaErrorLaunchPendingCountExceeded, 69,                                                                \
-      "launch failed because launch would exceed cudaLimitDevRuntimePendingLaunchCount")                      \
-    X(cudaErrorInvalidDeviceFunction, 98, "invalid device function")                                          \
-    X(cudaErrorNoDevice, 100, "no CUDA-capable device is detected")                                           \
-    X(cudaErrorInvalidDevice, 101, "invalid device ordinal")                                                  \
-    X(cudaErrorStartupFailure, 127, "startup failure in cuda runtime")                                        \
-    X(cudaErrorInvalidKernelImage, 200, "device kernel image is invalid")                                     \
-    X(cudaErrorInvalidResourceHandle, 400, "invalid resource handle")                                         \
-    X(cudaErrorNotReady, 600, "device not ready")                                                             \
-    X(cudaErrorIllegalAddress, 700, "an illegal memory access was encountered")                               \
-    X(cudaErrorLaunchOutOfResources, 701, "too many resources requested for launch")                          \
-    X(cudaErrorLaunchTimeout, 702, "the launch timed out and was terminated (SIMULATOR_TIMEOUT)")             \
-    X(cudaErrorAssert, 710, "device-side assert triggered")                                                   \
-    X(cudaErrorLaunchFailure, 719, "unspecified launch failure (the simulator reported the kernel fault on "  \
-                                   "stderr)")                                                                 \
-    X(cudaErrorCooperativeLaunchTooLarge, 720, "too many blocks in cooperative launch")                       \
-    X(cudaErrorIllegalState, 401, "the operation cannot be performed in the present state")                   \
-    X(cudaErrorNotSupported, 801, "operation not supported")                                                  \
-    X(cudaErrorStreamCaptureUnsupported, 900, "operation not permitted when stream is capturing")             \
-    X(cudaErrorStreamCaptureUnmatched, 903, "capture was not initiated in this stream")                       \
-    X(cudaErrorStreamCaptureWrongThread, 908, "attempt to terminate a thread-local capture sequence from "     \
-                                              "another thread")                                               \
-    X(cudaErrorGraphExecUpdateFailure, 910, "the graph update was not performed because it included changes " \
-                                            "which violated constraints specific to instantiated graph update")\
-    X(cudaErrorUnknown, 999, "unknown error")
+#include "cuda_errors.h"
 
 #define SIM_CUDA_ERROR_ENUM(name, value, text) name = value,
 enum cudaError { SIM_CUDA_ERRORS(SIM_CUDA_ERROR_ENUM) };
@@ -215,6 +159,17 @@ static inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_
     if (offset + count > sizeof(T)) return cudaErrorInvalidValue;
     return sim::symbol_copy(dst, reinterpret_cast<const char*>(&symbol) + offset, count);
 }
+
+// A symbol named by a string (removed in CUDA 5, still in older code such as Rodinia's kmeans):
+// the build registers each file-scope __device__/__constant__ variable under its name
+// (runtime/legacy_api.cpp). An unknown name is cudaErrorInvalidSymbol.
+namespace sim {
+SIM_API bool register_symbol_name(const char* name, const void* address, size_t size);
+}  // namespace sim
+SIM_API cudaError_t cudaMemcpyToSymbol(const char* symbol, const void* src, size_t count, size_t offset = 0,
+                                       enum cudaMemcpyKind kind = cudaMemcpyHostToDevice);
+SIM_API cudaError_t cudaMemcpyFromSymbol(void* dst, const char* symbol, size_t count, size_t offset = 0,
+                                         enum cudaMemcpyKind kind = cudaMemcpyDeviceToHost);
 
 // ---- events --------------------------------------------------------------------------------
 // Launches and copies are synchronous, so an event records the host clock when it is recorded

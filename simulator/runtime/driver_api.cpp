@@ -1,0 +1,92 @@
+// The driver API's device queries that older programs make before they use the runtime API
+// (cuInit, cuDeviceGetCount, cuDeviceComputeCapability, cuMemGetInfo; Rodinia's mummergpu):
+// each answers from the runtime's modelled device. <cuda.h> (runtime/include) declares them.
+#include "sim_internal.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+
+#include "include/cuda.h"
+
+namespace {
+
+// The driver status for a runtime error: the two share values for the codes these calls return.
+CUresult as_driver(cudaError_t e) {
+    switch (e) {
+        case cudaSuccess: return CUDA_SUCCESS;
+        case cudaErrorInvalidValue: return CUDA_ERROR_INVALID_VALUE;
+        case cudaErrorInvalidDevice: return CUDA_ERROR_INVALID_DEVICE;
+        case cudaErrorInitializationError: return CUDA_ERROR_NOT_INITIALIZED;
+        default: return CUDA_ERROR_UNKNOWN;
+    }
+}
+
+bool valid(CUdevice device) {
+    int count = 0;
+    return cudaGetDeviceCount(&count) == cudaSuccess && device >= 0 && device < count;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuInit(unsigned int flags) { return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+
+CUresult cuDriverGetVersion(int* version) {
+    if (version == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    return as_driver(cudaDriverGetVersion(version));
+}
+
+CUresult cuDeviceGetCount(int* count) {
+    if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    return as_driver(cudaGetDeviceCount(count));
+}
+
+CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+    if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
+    *device = ordinal;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char* name, int length, CUdevice device) {
+    if (name == nullptr || length <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid(device)) return CUDA_ERROR_INVALID_DEVICE;
+    cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, device);
+    std::snprintf(name, (size_t)length, "%s", prop.name);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceTotalMem(size_t* bytes, CUdevice device) {
+    if (bytes == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid(device)) return CUDA_ERROR_INVALID_DEVICE;
+    cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, device);
+    *bytes = prop.totalGlobalMem;
+    return CUDA_SUCCESS;
+}
+
+// Removed in CUDA 12 (cuDeviceGetAttribute with the compute-capability attributes instead).
+CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice device) {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+        std::fprintf(stderr,
+                     "note (simulator): cuDeviceComputeCapability is gone from current CUDA; it runs as "
+                     "the modelled device's major.minor\n");
+    if (major == nullptr || minor == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid(device)) return CUDA_ERROR_INVALID_DEVICE;
+    cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, device);
+    *major = prop.major;
+    *minor = prop.minor;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+    if (free_bytes == nullptr || total_bytes == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    return as_driver(cudaMemGetInfo(free_bytes, total_bytes));
+}
+
+}  // extern "C"
