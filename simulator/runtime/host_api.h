@@ -527,6 +527,20 @@ struct cudaHostNodeParams {
     cudaHostFn_t fn;
     void* userData;
 };
+struct cudaMemAllocNodeParams {
+    struct cudaMemPoolProps poolProps;
+    const struct cudaMemAccessDesc* accessDescs;
+    size_t accessDescCount;
+    size_t bytesize;
+    void* dptr;  // out: the allocation's address
+};
+// The graph memory footprint (cudaDeviceGetGraphMemAttribute), values as in CUDA's driver_types.h.
+enum cudaGraphMemAttributeType {
+    cudaGraphMemAttrUsedMemCurrent = 0x0,
+    cudaGraphMemAttrUsedMemHigh = 0x1,
+    cudaGraphMemAttrReservedMemCurrent = 0x2,
+    cudaGraphMemAttrReservedMemHigh = 0x3,
+};
 
 typedef struct cudaLaunchAttribute_st {
     enum cudaLaunchAttributeID id;
@@ -664,6 +678,25 @@ SIM_API cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph,
 SIM_API cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node,
                                                      const struct cudaKernelNodeParams* params);
 SIM_API cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+
+// Child graph nodes: the node holds its own copy of the child graph, replayed in the child's
+// topological order where the node stands in the parent's.
+SIM_API cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
+                                               size_t num_deps, cudaGraph_t child_graph);
+SIM_API cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t* graph);
+
+// Graph memory nodes: an allocation node fixes its address when it is made (params->dptr);
+// the memory is valid from the node's run to its free (a free node, or cudaFree/cudaFreeAsync
+// after the launch). Stream-captured cudaMallocAsync/cudaFreeAsync become such nodes.
+SIM_API cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
+                                             size_t num_deps, struct cudaMemAllocNodeParams* params);
+SIM_API cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams* params);
+SIM_API cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
+                                            size_t num_deps, void* dptr);
+SIM_API cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void* dptr_out);
+SIM_API cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void* value);
+SIM_API cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void* value);
+SIM_API cudaError_t cudaDeviceGraphMemTrim(int device);
 }
 
 // CUDA 12's forms, still in programs: instantiate with an error node and log buffer, and
