@@ -52,11 +52,14 @@
     X(cudaErrorInvalidDevice, 101, "invalid device ordinal")                                                  \
     X(cudaErrorStartupFailure, 127, "startup failure in cuda runtime")                                        \
     X(cudaErrorInvalidKernelImage, 200, "device kernel image is invalid")                                     \
+    X(cudaErrorPeerAccessUnsupported, 217, "peer access is not supported between these two devices")          \
     X(cudaErrorInvalidResourceHandle, 400, "invalid resource handle")                                         \
     X(cudaErrorNotReady, 600, "device not ready")                                                             \
     X(cudaErrorIllegalAddress, 700, "an illegal memory access was encountered")                               \
     X(cudaErrorLaunchOutOfResources, 701, "too many resources requested for launch")                          \
     X(cudaErrorLaunchTimeout, 702, "the launch timed out and was terminated (SIMULATOR_TIMEOUT)")             \
+    X(cudaErrorPeerAccessAlreadyEnabled, 704, "peer access is already enabled")                               \
+    X(cudaErrorPeerAccessNotEnabled, 705, "peer access has not been enabled")                                 \
     X(cudaErrorAssert, 710, "device-side assert triggered")                                                   \
     X(cudaErrorLaunchFailure, 719, "unspecified launch failure (the simulator reported the kernel fault on "  \
                                    "stderr)")                                                                 \
@@ -171,6 +174,14 @@ SIM_API cudaError_t cudaGetDeviceCount(int* count);
 SIM_API cudaError_t cudaGetDevice(int* device);
 SIM_API cudaError_t cudaSetDevice(int device);
 SIM_API cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device);
+// Peer access, answered as a machine with one GPU answers: no device is a peer of itself, and a
+// peer copy between device 0 and itself is a device-to-device copy.
+SIM_API cudaError_t cudaDeviceCanAccessPeer(int* can_access, int device, int peer_device);
+SIM_API cudaError_t cudaDeviceEnablePeerAccess(int peer_device, unsigned int flags);
+SIM_API cudaError_t cudaDeviceDisablePeerAccess(int peer_device);
+SIM_API cudaError_t cudaMemcpyPeer(void* dst, int dst_device, const void* src, int src_device, size_t count);
+SIM_API cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t count,
+                                        cudaStream_t stream);
 SIM_API const char* cudaGetErrorString(cudaError_t error);
 SIM_API const char* cudaGetErrorName(cudaError_t error);
 }
