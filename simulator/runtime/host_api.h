@@ -454,7 +454,8 @@ SIM_API cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache* config);
 // nodes synchronously, in a topological order (creation order among ready nodes). Capture
 // covers every stream (streams are one stream here): work issued on another stream during a
 // capture is captured too. Captured: launches, cudaMemcpyAsync, cudaMemsetAsync,
-// cudaLaunchHostFunc; every other call runs at once, as outside a capture.
+// cudaLaunchHostFunc, cudaGraphLaunch, cudaMallocAsync/cudaFreeAsync (graph memory nodes) and
+// cuBLAS's device-writing calls; every other call runs at once, as outside a capture.
 struct CUgraph_st;
 typedef struct CUgraph_st* cudaGraph_t;
 struct CUgraphNode_st;

@@ -130,3 +130,24 @@ def test_child_graph_nodes_replay_in_place(run):
 def test_the_program_builds_with_nvcc(tmp_path):
     proc = nvcc_compile(PROGRAM, tmp_path, needs_header="cublas_v2.h")
     assert proc.returncode == 0, proc.stderr
+
+
+PLANTED = KERNELS / "planted_graph_use_after_free.cu"
+
+
+def _line_of(path, marker: str) -> int:
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if marker in ln)
+
+
+def test_memcheck_reports_a_kernel_writing_a_freed_graph_allocation():
+    proc = run_cli("run", str(PLANTED), "--mode", "memcheck", "--", "planted")
+    assert proc.returncode == 86, proc.stdout + proc.stderr
+    finding = [ln for ln in proc.stderr.splitlines() if ln.strip().startswith("memcheck: use-after-poison")]
+    assert len(finding) == 1, proc.stderr
+    assert f"{PLANTED}:{_line_of(PLANTED, '// PLANT')}" in finding[0]
+
+
+def test_the_fixed_twin_writing_before_the_free_is_clean_under_memcheck():
+    proc = run_cli("run", str(PLANTED), "--mode", "memcheck")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip() == "status=cudaSuccess"
