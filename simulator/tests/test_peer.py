@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import KERNELS, run_cli
+from .conftest import KERNELS, nvcc_compile, run_cli
 
 PROGRAM = KERNELS / "program_peer.cu"
 
@@ -35,3 +35,8 @@ def test_peer_calls_answer_as_one_gpu_does(mode):
     assert v["peer_copy"] == "cudaSuccess"
     assert v["peer_copy_other"] == "cudaErrorInvalidDevice"
     assert int(v["peer_sum"]) == sum(i * i - 7 for i in range(64))
+
+
+def test_the_program_builds_with_nvcc(tmp_path):
+    proc = nvcc_compile(PROGRAM, tmp_path)
+    assert proc.returncode == 0, proc.stderr
