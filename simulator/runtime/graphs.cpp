@@ -533,6 +533,11 @@ bool capture_malloc(void** ptr, size_t size, cudaError_t* result) {
         *result = set_error(cudaErrorInvalidValue);
         return true;
     }
+    if (size == 0) {  // as outside a capture: no allocation, a null pointer, no node
+        *ptr = nullptr;
+        *result = cudaSuccess;
+        return true;
+    }
     cudaMemAllocNodeParams params{};
     params.poolProps.allocType = cudaMemAllocationTypePinned;
     params.poolProps.location = cudaMemLocation{cudaMemLocationTypeDevice, 0};

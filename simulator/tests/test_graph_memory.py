@@ -101,6 +101,7 @@ def test_captured_malloc_and_free_async_become_memory_nodes(run):
     v = _pairs(run.stdout)
     types = [MEM_ALLOC, MEM_ALLOC, MEMCPY, KERNEL, MEM_FREE, MEMCPY, MEM_FREE]
     assert [int(t) for t in v["captured_types"].split(",")] == types
+    assert v["zero_alloc"] == "cudaSuccess" and v["zero_null"] == "1"
     assert v["captured_launches"] == "cudaSuccess,cudaSuccess"
     x = _input()
     assert float(v["captured_sum"]) == float((x * x).astype(np.float64).sum())

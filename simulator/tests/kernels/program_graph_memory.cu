@@ -171,6 +171,9 @@ static void captured_graph(const float* host_in, float* host_out) {
     cudaFreeAsync(a, s);
     cudaMemcpyAsync(host_out, b, BYTES, cudaMemcpyDeviceToHost, s);
     cudaFreeAsync(b, s);
+    float* none = b;
+    cudaError_t zero = cudaMallocAsync(&none, 0, s);  // no allocation and no node, as outside a capture
+    std::printf("zero_alloc=%s zero_null=%d\n", cudaGetErrorName(zero), none == nullptr);
     cudaGraph_t g;
     cudaStreamEndCapture(s, &g);
     size_t count = 0;
