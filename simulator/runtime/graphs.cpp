@@ -97,6 +97,7 @@ struct CUgraphNode_st {
 
 struct CUgraph_st {
     std::vector<std::unique_ptr<CUgraphNode_st>> nodes;
+    const CUgraph_st* cloned_from = nullptr;  // cudaGraphClone's source (compared, never read)
 };
 
 struct CUgraphExec_st {
@@ -441,15 +442,16 @@ bool has_memory_nodes(const CUgraph_st* g) {
     return false;
 }
 
-// A copy of ``g`` that a child graph node owns (g_graph_mu held).
-CUgraph_st* clone_graph(const CUgraph_st* g) {
+// A copy of ``g``, for the user (cudaGraphClone) or owned by a child graph node (g_graph_mu held).
+CUgraph_st* clone_graph(const CUgraph_st* g, bool owned) {
     auto* c = new CUgraph_st();
+    c->cloned_from = g;
     g_graphs.insert(c);
-    g_owned.insert(c);
+    if (owned) g_owned.insert(c);
     std::map<const CUgraphNode_st*, CUgraphNode_st*> copy_of;
     for (const auto& n : g->nodes) {
         NodeOp op = n->op;
-        if (op.child != nullptr) op.child = clone_graph(op.child);
+        if (op.child != nullptr) op.child = clone_graph(op.child, true);
         auto node = std::make_unique<CUgraphNode_st>(CUgraphNode_st{c, n->index, std::move(op), {}});
         copy_of[n.get()] = node.get();
         g_nodes.insert(node.get());
@@ -1000,7 +1002,7 @@ cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* node, cudaGraph_t graph,
     }
     NodeOp n;
     n.type = cudaGraphNodeTypeGraph;
-    n.child = sim::clone_graph(child_graph);
+    n.child = sim::clone_graph(child_graph, true);
     CUgraph_st* child = n.child;
     cudaError_t e = sim::add_node(node, graph, deps, num_deps, std::move(n));
     if (e != cudaSuccess) sim::destroy_graph(child);
@@ -1012,6 +1014,27 @@ cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t* g
     if (graph == nullptr || sim::g_nodes.count(node) == 0 || node->op.type != cudaGraphNodeTypeGraph)
         return set_error(cudaErrorInvalidValue);
     *graph = node->op.child;  // the node's own copy: changes to it change the node
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphClone(cudaGraph_t* clone, cudaGraph_t original) {
+    std::lock_guard<std::mutex> lock(g_graph_mu);
+    if (clone == nullptr || !sim::live_graph(original)) return set_error(cudaErrorInvalidValue);
+    if (sim::has_memory_nodes(original)) {  // CUDA: a graph with memory nodes cannot be cloned
+        sim::note("cudaGraphClone: a graph with memory allocation or free nodes cannot be cloned; returns "
+                  "cudaErrorNotSupported");
+        return set_error(cudaErrorNotSupported);
+    }
+    *clone = sim::clone_graph(original, false);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t* node, cudaGraphNode_t original_node, cudaGraph_t cloned_graph) {
+    std::lock_guard<std::mutex> lock(g_graph_mu);
+    if (node == nullptr || sim::g_nodes.count(original_node) == 0 || !sim::live_graph(cloned_graph) ||
+        cloned_graph->cloned_from != original_node->graph || original_node->index >= cloned_graph->nodes.size())
+        return set_error(cudaErrorInvalidValue);
+    *node = cloned_graph->nodes[original_node->index].get();  // a clone keeps the creation order
     return cudaSuccess;
 }
 

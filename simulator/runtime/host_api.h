@@ -696,6 +696,10 @@ SIM_API cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
 SIM_API cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
                                                size_t num_deps, cudaGraph_t child_graph);
 SIM_API cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t* graph);
+// A copy of a graph (not of one with memory nodes: cudaErrorNotSupported), and a node's copy in it.
+SIM_API cudaError_t cudaGraphClone(cudaGraph_t* clone, cudaGraph_t original);
+SIM_API cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t* node, cudaGraphNode_t original_node,
+                                             cudaGraph_t cloned_graph);
 
 // Graph memory nodes: an allocation node fixes its address when it is made (params->dptr);
 // the memory is valid from the node's run to its free (a free node, or cudaFree/cudaFreeAsync

@@ -1,5 +1,5 @@
 """Graph memory nodes (explicit and stream-captured), the graph memory footprint attributes,
-child graph nodes and cuBLAS calls recorded by a stream capture. Expected values are computed
+child graph nodes, graph clones and cuBLAS calls recorded by a stream capture. Expected values are computed
 here in numpy from the arithmetic the program's comments state; node types, error names and
 the relaunch rule are CUDA's documented ones (driver_types.h, cudaGraphLaunch's reference)."""
 
@@ -47,12 +47,13 @@ def test_runs_clean_in_every_mode(run):
     assert run.returncode == 0, run.stdout + run.stderr
     v = _pairs(run.stdout)
     assert v["done"] == "1" and v["last_error"] == "cudaSuccess"
-    # Only the notes of the two refusals the program provokes: no finding, no kernel report.
+    # Only the notes of the three refusals the program provokes: no finding, no kernel report.
     others = [ln for ln in run.stderr.splitlines() if not ln.startswith("note (simulator): ")]
     assert others == [], run.stderr
     notes = run.stderr.splitlines()
     assert sum("cudaGraphInstantiateFlagAutoFreeOnLaunch" in ln for ln in notes) == 1
     assert sum("cannot be a child graph" in ln for ln in notes) == 1
+    assert sum("cannot be cloned" in ln for ln in notes) == 1
 
 
 def test_explicit_alloc_and_free_nodes(run):
@@ -112,11 +113,17 @@ def test_child_graph_nodes_replay_in_place(run):
     assert v["child_type"] == str(GRAPH) and v["child_nodes"] == "2"
     assert v["destroy_embedded"] == "cudaErrorInvalidValue"  # the node owns its copy
     assert v["child_with_memory"] == "cudaErrorInvalidValue"
-    d = _input()
-    for _ in range(2):  # two launches of: 2x + 1, child (3x, x - 4), 0.5x
-        d = _affine(_affine(_affine(_affine(d, 2, 1), 3, 0), 1, -4), 0.5, 0)
+    assert v["clone_with_memory"] == "cudaErrorNotSupported"
+    assert v["clone_found"] == "1" and v["clone_node_type"] == str(GRAPH)
+
+    def parent(d: np.ndarray) -> np.ndarray:  # 2x + 1, child (3x, x - 4), 0.5x
+        return _affine(_affine(_affine(_affine(d, 2, 1), 3, 0), 1, -4), 0.5, 0)
+
+    d = parent(parent(_input()))  # two launches
     assert float(v["child_sum"]) == float(d.astype(np.float64).sum())
     assert float(v["child_last"]) == d[-1]
+    d = parent(d)  # the clone's launch
+    assert float(v["clone_sum"]) == float(d.astype(np.float64).sum())
     # The captured cublasSaxpy ran at neither the capture nor with the later alpha.
     assert v["saxpy_status"] == "0"
     y = _input()

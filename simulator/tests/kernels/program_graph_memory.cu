@@ -240,8 +240,16 @@ static void child_graphs(const float* host_in) {
     cudaGraphAddMemAllocNode(&alloc, with_memory, nullptr, 0, &p);
     std::printf("child_with_memory=%s\n",
                 cudaGetErrorName(cudaGraphAddChildGraphNode(&bad, parent, nullptr, 0, with_memory)));
+    cudaGraph_t copy = nullptr;
+    std::printf("clone_with_memory=%s\n", cudaGetErrorName(cudaGraphClone(&copy, with_memory)));
     cudaGetLastError();
     cudaGraphDestroy(with_memory);
+    cudaGraphClone(&copy, parent);  // the clone replays the same work as the parent
+    cudaGraphNode_t p2_copy = nullptr;
+    cudaGraphNodeType copy_type;
+    cudaGraphNodeFindInClone(&p2_copy, p2, copy);
+    cudaGraphNodeGetType(p2_copy, &copy_type);
+    std::printf("clone_found=%d clone_node_type=%d\n", p2_copy != nullptr && p2_copy != p2, (int)copy_type);
     cudaGraphExec_t x;
     cudaGraphInstantiate(&x, parent, 0);
     cudaGraphLaunch(x, 0);
@@ -251,6 +259,12 @@ static void child_graphs(const float* host_in) {
     std::printf("child_sum=%.3f child_last=%g\n", sum(out), out[N - 1]);
     cudaGraphExecDestroy(x);
     cudaGraphDestroy(parent);
+    cudaGraphInstantiate(&x, copy, 0);  // a third application, from the clone
+    cudaGraphLaunch(x, 0);
+    cudaMemcpy(out, d, BYTES, cudaMemcpyDeviceToHost);
+    std::printf("clone_sum=%.3f\n", sum(out));
+    cudaGraphExecDestroy(x);
+    cudaGraphDestroy(copy);
 
     // A cuBLAS call captured into a graph runs at each replay, not during the capture.
     cublasHandle_t h;
