@@ -133,10 +133,17 @@ def test_child_graph_nodes_replay_in_place(run):
         y = (y + np.float32(5) * d).astype(np.float32)
     assert float(v["saxpy_graph_sum"]) == pytest.approx(float(y.astype(np.float64).sum()), abs=1e-3)
     assert float(v["saxpy_graph_last"]) == y[-1]
+    # cublasLtMatmul recorded the same way: D stayed 0 during the capture, A * B after the replay.
+    assert v["lt_status"] == "0" and float(v["lt_during_capture"]) == 0.0
+    idx = np.arange(16)
+    a = ((idx % 5) - 2.0).reshape(4, 4, order="F")  # column-major, as cuBLAS stores it
+    b = ((idx % 3) + 0.5).reshape(4, 4, order="F")
+    want = (a @ b).ravel(order="F")
+    assert [float(t) for t in v["lt_d"].split(",")] == want.tolist()
 
 
 def test_the_program_builds_with_nvcc(tmp_path):
-    proc = nvcc_compile(PROGRAM, tmp_path, needs_header="cublas_v2.h")
+    proc = nvcc_compile(PROGRAM, tmp_path, needs_header="cublasLt.h")
     assert proc.returncode == 0, proc.stderr
 
 

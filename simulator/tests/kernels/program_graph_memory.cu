@@ -1,6 +1,7 @@
 // Graph memory nodes, child graph nodes and cuBLAS calls in a stream capture, run unmodified.
 // Prints key=value lines; simulator/tests/test_graph_memory.py computes the expected values
 // independently (numpy, and CUDA's documented enum values and error rules).
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -33,6 +34,12 @@ static unsigned long long footprint(cudaGraphMemAttributeType attr) {
 static double sum(const float* v) {
     double s = 0;
     for (int i = 0; i < N; ++i) s += v[i];
+    return s;
+}
+
+static double sum16(const float* v) {
+    double s = 0;
+    for (int i = 0; i < 16; ++i) s += v[i];
     return s;
 }
 
@@ -302,6 +309,50 @@ static void child_graphs(const float* host_in) {
     cudaGraphExecDestroy(ox);
     cudaGraphDestroy(outer);
     cudaGraphDestroy(lib);
+
+    // cublasLtMatmul in a capture: D (4 x 4, column-major) = A * B, computed only at the replay.
+    const int m4 = 4;
+    float ha[16], hb[16], hd[16];
+    for (int i = 0; i < 16; ++i) {
+        ha[i] = (float)(i % 5) - 2.0f;
+        hb[i] = (float)(i % 3) + 0.5f;
+    }
+    float *la, *lb, *ld;
+    cudaMalloc(&la, sizeof ha);
+    cudaMalloc(&lb, sizeof hb);
+    cudaMalloc(&ld, sizeof hd);
+    cudaMemcpy(la, ha, sizeof ha, cudaMemcpyHostToDevice);
+    cudaMemcpy(lb, hb, sizeof hb, cudaMemcpyHostToDevice);
+    cudaMemset(ld, 0, sizeof hd);
+    cublasLtHandle_t lt;
+    cublasLtCreate(&lt);
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    cublasLtMatrixLayout_t lay;
+    cublasLtMatrixLayoutCreate(&lay, CUDA_R_32F, m4, m4, m4);
+    float one_f = 1.0f, zero_f = 0.0f;
+    cudaGraph_t ltg;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    int lt_status = (int)cublasLtMatmul(lt, desc, &one_f, la, lay, lb, lay, &zero_f, ld, lay, ld, lay, nullptr,
+                                        nullptr, 0, s);
+    cudaStreamEndCapture(s, &ltg);
+    cudaMemcpy(hd, ld, sizeof hd, cudaMemcpyDeviceToHost);
+    std::printf("lt_status=%d lt_during_capture=%g\n", lt_status, sum16(hd));
+    cudaGraphExec_t ltx;
+    cudaGraphInstantiate(&ltx, ltg, 0);
+    cudaGraphLaunch(ltx, s);
+    cudaMemcpy(hd, ld, sizeof hd, cudaMemcpyDeviceToHost);
+    std::printf("lt_d=");
+    for (int i = 0; i < 16; ++i) std::printf("%s%g", i ? "," : "", hd[i]);
+    std::printf("\n");
+    cudaGraphExecDestroy(ltx);
+    cudaGraphDestroy(ltg);
+    cublasLtMatrixLayoutDestroy(lay);
+    cublasLtMatmulDescDestroy(desc);
+    cublasLtDestroy(lt);
+    cudaFree(la);
+    cudaFree(lb);
+    cudaFree(ld);
     cublasDestroy(h);
     cudaStreamDestroy(s);
     cudaFree(y);
