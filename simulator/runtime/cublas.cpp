@@ -102,7 +102,8 @@ cublasStatus_t gemm_ex(const char* call, cublasHandle_t h, cublasOperation_t ta,
         // Scalars as cuBLAS reads them: host ones now (copied), device ones at each replay.
         const bool host = h->pointer_mode != CUBLAS_POINTER_MODE_DEVICE;
         const size_t bytes = type_size(scalar);
-        auto al = std::make_shared<std::vector<char>>(host ? bytes : 0), be = std::make_shared<std::vector<char>>(host ? bytes : 0);
+        auto al = std::make_shared<std::vector<char>>(host ? bytes : 0);
+        auto be = std::make_shared<std::vector<char>>(host ? bytes : 0);
         if (host) {
             std::memcpy(al->data(), alpha, bytes);
             std::memcpy(be->data(), beta, bytes);

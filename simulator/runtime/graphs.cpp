@@ -4,175 +4,34 @@
 // are ready; a child graph's nodes in its own such order), replayed synchronously by
 // cudaGraphLaunch. Stream capture appends each captured operation as a node that depends on
 // the one captured before it: every stream is one in-order stream here, so the captured
-// graph is a chain and any order a GPU could pick for the original work is respected.
+// graph is a chain and any order a GPU could pick for the original work is respected. Child
+// graphs and clones: graph_children.cpp; the shared structures: graph_state.h.
 //
-// Graph memory: an allocation node reserves its block when it is made (the address is fixed
+// Graph memory (graph_memory.cpp): an allocation node reserves its block when it is made (the address is fixed
 // across launches, as CUDA promises) and the block is live, i.e. a device allocation that
 // memcheck and the copy checks accept, from the node's run to its free. An allocation node
 // that (transitively) depends on the frees of every earlier use of a block of this graph reuses
 // that block's address, as CUDA may. The footprint is the most graph memory live at once
-// since the last trim: launches never overlap here, so graphs always share physical memory.
-#include "graphs_internal.h"
+// since the last trim: launches never overlap here, so graphs always share physical memory (graph_memory.cpp).
+#include "graph_state.h"
 
 #include <algorithm>
 #include <queue>
-#include <set>
-#include <thread>
-
-#if defined(SIM_MEMCHECK)
-#include <sanitizer/asan_interface.h>  // the runtime is not instrumented, but links with ASan
-#endif
-
-namespace {
-
-struct MemcpyOp {
-    char* dst = nullptr;
-    const char* src = nullptr;
-    size_t dpitch = 0, spitch = 0, dslice = 0, sslice = 0;
-    size_t width = 0, height = 1, depth = 1;  // width in bytes
-    cudaMemcpyKind kind = cudaMemcpyDefault;
-};
-struct MemsetOp {
-    char* dst = nullptr;
-    size_t pitch = 0;
-    unsigned int value = 0, elem = 1;
-    size_t width = 0, height = 1;  // width in elements
-};
-
-// Graph memory that is not live is poisoned, so memcheck reports a kernel's use of it.
-void set_live(const void* p, size_t n, bool live) {
-#if defined(SIM_MEMCHECK)
-    if (live)
-        __asan_unpoison_memory_region(p, n);
-    else
-        __asan_poison_memory_region(p, n);
-#else
-    (void)p, (void)n, (void)live;
-#endif
-}
-
-// Memory reserved for graph allocations; freed when no node and no live allocation uses it.
-struct GraphBlock {
-    void* base = nullptr;
-    size_t size = 0;
-    explicit GraphBlock(size_t n) : size(n) {
-#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
-        base = std::malloc(n);  // exact size, so the byte after the block is a redzone (as cudaMalloc)
-#else
-        base = std::aligned_alloc(256, (n + 255) & ~size_t(255));
-#endif
-        if (base != nullptr) set_live(base, n, false);  // not live until its node runs
-    }
-    ~GraphBlock() {
-        if (base != nullptr) set_live(base, size, true);
-        std::free(base);
-    }
-    GraphBlock(const GraphBlock&) = delete;
-    GraphBlock& operator=(const GraphBlock&) = delete;
-};
-
-// What a node does; copied into an executable graph.
-struct NodeOp {
-    cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
-    sim::KernelOp kernel;
-    std::function<void()> work;  // a kernel node recorded from a library call (cuBLAS) instead
-    MemcpyOp copy;
-    MemsetOp set;
-    cudaHostNodeParams host{nullptr, nullptr};
-    std::shared_ptr<GraphBlock> block;  // allocation node: its block ...
-    cudaMemAllocNodeParams alloc{};     // ... and its parameters (dptr filled in)
-    uintptr_t free_addr = 0;            // free node
-    CUgraph_st* child = nullptr;        // child graph node of a graph: the copy it owns
-    std::shared_ptr<const std::vector<NodeOp>> flat;  // ... of an executable graph: its ops in replay order
-};
-
-}  // namespace
-
-struct CUgraphNode_st {
-    CUgraph_st* graph;
-    size_t index;  // creation order within the graph
-    NodeOp op;
-    std::vector<CUgraphNode_st*> deps;
-};
-
-struct CUgraph_st {
-    std::vector<std::unique_ptr<CUgraphNode_st>> nodes;
-    const CUgraph_st* cloned_from = nullptr;  // cudaGraphClone's source (compared, never read)
-};
-
-struct CUgraphExec_st {
-    unsigned long long flags = 0;                      // cudaGraphInstantiateFlags
-    std::vector<size_t> order;                         // node indices in replay order
-    std::vector<NodeOp> ops;                           // by node index
-    std::vector<cudaGraphNodeType> types;              // the topology it was made from ...
-    std::vector<std::vector<size_t>> deps;             // ... by node index (sorted)
-    std::map<const CUgraphNode_st*, size_t> index_of;  // nodes (of the graph and of updates) -> index
-};
 
 namespace sim {
-namespace {
 
-std::mutex g_graph_mu;  // guards the handle sets and the capture
+std::mutex g_graph_mu;
 std::set<CUgraph_st*> g_graphs;
 std::set<CUgraphNode_st*> g_nodes;
 std::set<CUgraphExec_st*> g_execs;
-std::set<CUgraph_st*> g_owned;  // graphs a child graph node owns (not the user's to destroy)
-
-// Graph allocations: every block ever reserved (by address, for free-node checks) and the
-// live ones; the footprint counters (g_graph_mu guards them all).
-struct LiveAlloc {
-    std::shared_ptr<GraphBlock> block;
-    size_t bytes;
-};
-std::map<uintptr_t, std::weak_ptr<GraphBlock>> g_blocks;
-std::map<uintptr_t, LiveAlloc> g_live;
-unsigned long long g_live_bytes = 0, g_footprint = 0, g_footprint_high = 0;
-
-struct Capture {
-    CUgraph_st* graph = nullptr;
-    cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
-    std::thread::id thread;
-    unsigned long long id = 0;
-    CUgraphNode_st* last = nullptr;
-};
+std::set<CUgraph_st*> g_owned;
 Capture g_capture;
 std::atomic<bool> g_capture_active{false};
+
+namespace {
+
 unsigned long long g_capture_ids = 0;
 thread_local cudaStreamCaptureMode tl_capture_mode = cudaStreamCaptureModeGlobal;
-
-void note(const char* text) {
-    std::fprintf(stderr, "note (simulator): %s\n", text);
-    std::fflush(stderr);
-}
-
-bool live_graph(cudaGraph_t g) { return g != nullptr && g_graphs.count(g) != 0; }
-
-// A new node of ``graph`` after ``deps`` (which must be nodes of it); g_graph_mu held.
-cudaError_t add_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t num_deps,
-                     NodeOp&& op) {
-    if (out == nullptr || !live_graph(graph) || (num_deps > 0 && deps == nullptr)) return set_error(cudaErrorInvalidValue);
-    std::vector<CUgraphNode_st*> d;
-    for (size_t i = 0; i < num_deps; ++i) {
-        if (g_nodes.count(deps[i]) == 0 || deps[i]->graph != graph) return set_error(cudaErrorInvalidValue);
-        if (std::find(d.begin(), d.end(), deps[i]) != d.end()) return set_error(cudaErrorInvalidValue);
-        d.push_back(deps[i]);
-    }
-    auto node = std::make_unique<CUgraphNode_st>(CUgraphNode_st{graph, graph->nodes.size(), std::move(op), std::move(d)});
-    *out = node.get();
-    g_nodes.insert(node.get());
-    graph->nodes.push_back(std::move(node));
-    return cudaSuccess;
-}
-
-// Appends to the capture (g_graph_mu held): the node follows the one captured before it.
-cudaError_t capture_node(NodeOp&& op) {
-    cudaGraphNode_t node;
-    CUgraphNode_st* prev = g_capture.last;
-    cudaError_t e = add_node(&node, g_capture.graph, prev != nullptr ? &prev : nullptr, prev != nullptr ? 1 : 0,
-                             std::move(op));
-    if (e == cudaSuccess) g_capture.last = node;
-    return e;
-}
 
 cudaError_t run_copy(const MemcpyOp& c) {
     for (size_t z = 0; z < c.depth; ++z) {
@@ -206,55 +65,6 @@ cudaError_t run_set(const MemsetOp& s) {
     return cudaSuccess;
 }
 
-uintptr_t address_of(const NodeOp& op) { return reinterpret_cast<uintptr_t>(op.block->base); }
-
-// A live graph allocation stops being live (g_graph_mu held); false if ``a`` is none.
-bool release_locked(uintptr_t a) {
-    auto it = g_live.find(a);
-    if (it == g_live.end()) return false;
-    {
-        std::lock_guard<std::mutex> lock(g_state_mu);
-        g_allocs.erase(a);
-    }
-    set_live(reinterpret_cast<void*>(a), it->second.bytes, false);
-    g_live_bytes -= it->second.bytes;
-    g_live.erase(it);
-    return true;
-}
-
-cudaError_t run_alloc(const NodeOp& op) {
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (cudaError_t e = sticky_error()) return e;
-    const uintptr_t a = address_of(op);
-    if (g_live.count(a) != 0) {  // cudaGraphLaunch checks this first; a capture replay may not
-        note("graph allocation node: its address is still allocated (free it before the graph runs again); "
-             "returns cudaErrorInvalidValue");
-        return set_error(cudaErrorInvalidValue);
-    }
-    const size_t bytes = op.alloc.bytesize;
-    g_live[a] = LiveAlloc{op.block, bytes};
-    {
-        std::lock_guard<std::mutex> state(g_state_mu);
-        g_allocs[a] = bytes;
-    }
-    set_live(reinterpret_cast<void*>(a), bytes, true);
-    g_live_bytes += bytes;
-    g_footprint = std::max(g_footprint, g_live_bytes);
-    g_footprint_high = std::max(g_footprint_high, g_footprint);
-    return cudaSuccess;
-}
-
-cudaError_t run_free(const NodeOp& op) {
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (cudaError_t e = sticky_error()) return e;
-    if (!release_locked(op.free_addr)) {
-        report("%s: graph free node (%p): not a live graph allocation (freed already, or never allocated)",
-               mode_name(), reinterpret_cast<void*>(op.free_addr));
-        return set_error(cudaErrorInvalidValue);
-    }
-    return cudaSuccess;
-}
-
 cudaError_t run_op(const NodeOp& op) {
     switch (op.type) {
         case cudaGraphNodeTypeKernel:
@@ -279,6 +89,71 @@ cudaError_t run_op(const NodeOp& op) {
         default:
             return sticky_error();
     }
+}
+
+cudaError_t make_copy(const cudaMemcpy3DParms* p, MemcpyOp* c) {
+    if (p == nullptr) return set_error(cudaErrorInvalidValue);
+    if (p->srcArray != nullptr || p->dstArray != nullptr) {
+        graph_note("cudaGraphAddMemcpyNode: copies to or from CUDA arrays are not supported in graphs by the "
+                   "simulator; returns cudaErrorNotSupported");
+        return set_error(cudaErrorNotSupported);
+    }
+    const cudaExtent x = p->extent;
+    if (x.width == 0 || x.height == 0 || x.depth == 0 || p->srcPtr.ptr == nullptr || p->dstPtr.ptr == nullptr ||
+        (int)p->kind < 0 || (int)p->kind > 4)
+        return set_error(cudaErrorInvalidValue);
+    const size_t spitch = p->srcPtr.pitch, dpitch = p->dstPtr.pitch;
+    if ((x.height > 1 || x.depth > 1) && (spitch < p->srcPos.x + x.width || dpitch < p->dstPos.x + x.width))
+        return set_error(cudaErrorInvalidPitchValue);
+    c->src = static_cast<const char*>(p->srcPtr.ptr) + p->srcPos.z * spitch * p->srcPtr.ysize +
+             p->srcPos.y * spitch + p->srcPos.x;
+    c->dst = static_cast<char*>(p->dstPtr.ptr) + p->dstPos.z * dpitch * p->dstPtr.ysize + p->dstPos.y * dpitch +
+             p->dstPos.x;
+    c->spitch = spitch;
+    c->dpitch = dpitch;
+    c->sslice = spitch * p->srcPtr.ysize;
+    c->dslice = dpitch * p->dstPtr.ysize;
+    c->width = x.width;
+    c->height = x.height;
+    c->depth = x.depth;
+    c->kind = p->kind;
+    return cudaSuccess;
+}
+
+}  // namespace
+
+void graph_note(const char* text) {
+    std::fprintf(stderr, "note (simulator): %s\n", text);
+    std::fflush(stderr);
+}
+
+bool live_graph(cudaGraph_t g) { return g != nullptr && g_graphs.count(g) != 0; }
+
+// A new node of ``graph`` after ``deps`` (which must be nodes of it); g_graph_mu held.
+cudaError_t add_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t num_deps,
+                     NodeOp&& op) {
+    if (out == nullptr || !live_graph(graph) || (num_deps > 0 && deps == nullptr)) return set_error(cudaErrorInvalidValue);
+    std::vector<CUgraphNode_st*> d;
+    for (size_t i = 0; i < num_deps; ++i) {
+        if (g_nodes.count(deps[i]) == 0 || deps[i]->graph != graph) return set_error(cudaErrorInvalidValue);
+        if (std::find(d.begin(), d.end(), deps[i]) != d.end()) return set_error(cudaErrorInvalidValue);
+        d.push_back(deps[i]);
+    }
+    auto node = std::make_unique<CUgraphNode_st>(CUgraphNode_st{graph, graph->nodes.size(), std::move(op), std::move(d)});
+    *out = node.get();
+    g_nodes.insert(node.get());
+    graph->nodes.push_back(std::move(node));
+    return cudaSuccess;
+}
+
+// Appends to the capture (g_graph_mu held): the node follows the one captured before it.
+cudaError_t capture_node(NodeOp&& op) {
+    cudaGraphNode_t node;
+    CUgraphNode_st* prev = g_capture.last;
+    cudaError_t e = add_node(&node, g_capture.graph, prev != nullptr ? &prev : nullptr, prev != nullptr ? 1 : 0,
+                             std::move(op));
+    if (e == cudaSuccess) g_capture.last = node;
+    return e;
 }
 
 // Kahn's algorithm, the lowest creation index first among ready nodes; false on a cycle.
@@ -315,200 +190,6 @@ std::vector<std::vector<size_t>> dependency_indices(const CUgraph_st* g) {
     return deps;
 }
 
-cudaError_t make_copy(const cudaMemcpy3DParms* p, MemcpyOp* c) {
-    if (p == nullptr) return set_error(cudaErrorInvalidValue);
-    if (p->srcArray != nullptr || p->dstArray != nullptr) {
-        note("cudaGraphAddMemcpyNode: copies to or from CUDA arrays are not supported in graphs by the simulator; "
-             "returns cudaErrorNotSupported");
-        return set_error(cudaErrorNotSupported);
-    }
-    const cudaExtent x = p->extent;
-    if (x.width == 0 || x.height == 0 || x.depth == 0 || p->srcPtr.ptr == nullptr || p->dstPtr.ptr == nullptr ||
-        (int)p->kind < 0 || (int)p->kind > 4)
-        return set_error(cudaErrorInvalidValue);
-    const size_t spitch = p->srcPtr.pitch, dpitch = p->dstPtr.pitch;
-    if ((x.height > 1 || x.depth > 1) && (spitch < p->srcPos.x + x.width || dpitch < p->dstPos.x + x.width))
-        return set_error(cudaErrorInvalidPitchValue);
-    c->src = static_cast<const char*>(p->srcPtr.ptr) + p->srcPos.z * spitch * p->srcPtr.ysize +
-             p->srcPos.y * spitch + p->srcPos.x;
-    c->dst = static_cast<char*>(p->dstPtr.ptr) + p->dstPos.z * dpitch * p->dstPtr.ysize + p->dstPos.y * dpitch +
-             p->dstPos.x;
-    c->spitch = spitch;
-    c->dpitch = dpitch;
-    c->sslice = spitch * p->srcPtr.ysize;
-    c->dslice = dpitch * p->dstPtr.ysize;
-    c->width = x.width;
-    c->height = x.height;
-    c->depth = x.depth;
-    c->kind = p->kind;
-    return cudaSuccess;
-}
-
-// Every node ``deps`` reach, themselves included.
-std::set<const CUgraphNode_st*> ancestors(const cudaGraphNode_t* deps, size_t n) {
-    std::set<const CUgraphNode_st*> seen;
-    std::vector<const CUgraphNode_st*> todo;
-    for (size_t i = 0; i < n; ++i)
-        if (g_nodes.count(deps[i]) != 0) todo.push_back(deps[i]);
-    while (!todo.empty()) {
-        const CUgraphNode_st* x = todo.back();
-        todo.pop_back();
-        if (!seen.insert(x).second) continue;
-        for (const CUgraphNode_st* d : x->deps) todo.push_back(d);
-    }
-    return seen;
-}
-
-// A block of ``graph`` that an allocation after ``deps`` may reuse: every earlier allocation
-// of it is freed by a node the new one depends on (g_graph_mu held).
-std::shared_ptr<GraphBlock> reusable_block(const CUgraph_st* graph, const cudaGraphNode_t* deps, size_t n,
-                                           size_t bytes) {
-    const auto before = ancestors(deps, n);
-    std::map<uintptr_t, int> allocs, freed_before;
-    std::vector<std::shared_ptr<GraphBlock>> blocks;
-    for (const auto& node : graph->nodes) {
-        if (node->op.type == cudaGraphNodeTypeMemAlloc) {
-            if (allocs[address_of(node->op)]++ == 0) blocks.push_back(node->op.block);
-        } else if (node->op.type == cudaGraphNodeTypeMemFree && before.count(node.get()) != 0) {
-            ++freed_before[node->op.free_addr];
-        }
-    }
-    for (const auto& b : blocks) {
-        const uintptr_t a = reinterpret_cast<uintptr_t>(b->base);
-        if (b->size >= bytes && freed_before[a] == allocs[a]) return b;
-    }
-    return nullptr;
-}
-
-// A new allocation node (g_graph_mu held); params->dptr receives its address.
-cudaError_t add_alloc_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t num_deps,
-                           cudaMemAllocNodeParams* params) {
-    if (params == nullptr || params->bytesize == 0 || !live_graph(graph)) return set_error(cudaErrorInvalidValue);
-    const cudaMemPoolProps& p = params->poolProps;
-    if (p.allocType != cudaMemAllocationTypePinned || p.location.type != cudaMemLocationTypeDevice ||
-        (params->accessDescCount > 0 && params->accessDescs == nullptr))
-        return set_error(cudaErrorInvalidValue);
-    if (p.location.id != 0) return set_error(cudaErrorInvalidDevice);
-    for (size_t i = 0; i < params->accessDescCount; ++i) {
-        const cudaMemAccessDesc& d = params->accessDescs[i];
-        if (d.location.type != cudaMemLocationTypeDevice) return set_error(cudaErrorInvalidValue);
-        if (d.location.id != 0) return set_error(cudaErrorInvalidDevice);
-    }
-    if (params->bytesize > ((size_t)1 << 40)) return set_error(cudaErrorMemoryAllocation);
-    NodeOp n;
-    n.type = cudaGraphNodeTypeMemAlloc;
-    n.block = reusable_block(graph, deps, num_deps, params->bytesize);
-    if (n.block == nullptr) {
-        n.block = std::make_shared<GraphBlock>(params->bytesize);
-        if (n.block->base == nullptr) return set_error(cudaErrorMemoryAllocation);
-    }
-    n.alloc = *params;
-    n.alloc.dptr = n.block->base;
-    n.alloc.accessDescs = nullptr;  // not kept: the caller's array may go away
-    n.alloc.accessDescCount = 0;
-    std::weak_ptr<GraphBlock> weak = n.block;
-    void* base = n.block->base;
-    if (cudaError_t e = add_node(out, graph, deps, num_deps, std::move(n))) return e;
-    g_blocks[reinterpret_cast<uintptr_t>(base)] = weak;
-    params->dptr = base;
-    return cudaSuccess;
-}
-
-// A new free node (g_graph_mu held): ``dptr`` must come from an allocation node, and be freed
-// once in a graph (once per allocation node of this graph that reuses the address).
-cudaError_t add_free_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t num_deps,
-                          void* dptr) {
-    const uintptr_t a = reinterpret_cast<uintptr_t>(dptr);
-    auto it = g_blocks.find(a);
-    if (!live_graph(graph) || it == g_blocks.end() || it->second.expired()) return set_error(cudaErrorInvalidValue);
-    int allocs = 0, frees = 0;
-    for (const auto& node : graph->nodes) {
-        allocs += node->op.type == cudaGraphNodeTypeMemAlloc && address_of(node->op) == a;
-        frees += node->op.type == cudaGraphNodeTypeMemFree && node->op.free_addr == a;
-    }
-    if (frees >= std::max(allocs, 1)) return set_error(cudaErrorInvalidValue);  // a second free
-    NodeOp n;
-    n.type = cudaGraphNodeTypeMemFree;
-    n.free_addr = a;
-    return add_node(out, graph, deps, num_deps, std::move(n));
-}
-
-bool has_memory_nodes(const CUgraph_st* g) {
-    for (const auto& node : g->nodes) {
-        const cudaGraphNodeType t = node->op.type;
-        if (t == cudaGraphNodeTypeMemAlloc || t == cudaGraphNodeTypeMemFree) return true;
-        if (node->op.child != nullptr && has_memory_nodes(node->op.child)) return true;
-    }
-    return false;
-}
-
-// A copy of ``g``, for the user (cudaGraphClone) or owned by a child graph node (g_graph_mu held).
-CUgraph_st* clone_graph(const CUgraph_st* g, bool owned) {
-    auto* c = new CUgraph_st();
-    c->cloned_from = g;
-    g_graphs.insert(c);
-    if (owned) g_owned.insert(c);
-    std::map<const CUgraphNode_st*, CUgraphNode_st*> copy_of;
-    for (const auto& n : g->nodes) {
-        NodeOp op = n->op;
-        if (op.child != nullptr) op.child = clone_graph(op.child, true);
-        auto node = std::make_unique<CUgraphNode_st>(CUgraphNode_st{c, n->index, std::move(op), {}});
-        copy_of[n.get()] = node.get();
-        g_nodes.insert(node.get());
-        c->nodes.push_back(std::move(node));
-    }
-    // Edges after all nodes: cudaGraphAddDependencies may point at a node made later.
-    for (size_t i = 0; i < g->nodes.size(); ++i)
-        for (const CUgraphNode_st* d : g->nodes[i]->deps) c->nodes[i]->deps.push_back(copy_of.at(d));
-    return c;
-}
-
-// Deletes ``g`` and the child graphs its nodes own (g_graph_mu held).
-void destroy_graph(CUgraph_st* g) {
-    for (const auto& n : g->nodes) {
-        if (n->op.child != nullptr) destroy_graph(n->op.child);
-        g_nodes.erase(n.get());
-    }
-    g_graphs.erase(g);
-    g_owned.erase(g);
-    delete g;  // executable graphs made from it keep their own copies
-}
-
-bool exec_form(const NodeOp& op, NodeOp* out);
-
-// The operations of ``g`` in replay order, in their executable form; false on a cycle.
-bool replay_ops(const CUgraph_st* g, std::vector<NodeOp>* out) {
-    std::vector<size_t> order;
-    if (!topological_order(dependency_indices(g), &order)) return false;
-    for (size_t i : order) {
-        out->emplace_back();
-        if (!exec_form(g->nodes[i]->op, &out->back())) return false;
-    }
-    return true;
-}
-
-// A node's operation as an executable graph keeps it: a child graph becomes its replay list.
-bool exec_form(const NodeOp& op, NodeOp* out) {
-    *out = op;
-    if (op.child == nullptr) return true;
-    auto flat = std::make_shared<std::vector<NodeOp>>();
-    if (!replay_ops(op.child, flat.get())) return false;
-    out->child = nullptr;
-    out->flat = std::move(flat);
-    return true;
-}
-
-// Appends ``op`` to ``out``, a child graph as the operations it replays.
-void expand(const NodeOp& op, std::vector<NodeOp>* out) {
-    if (op.flat == nullptr) {
-        out->push_back(op);
-        return;
-    }
-    for (const NodeOp& inner : *op.flat) expand(inner, out);
-}
-
-}  // namespace
-
 bool capturing(cudaStream_t stream) {
     (void)stream;  // every stream is the one stream
     return g_capture_active.load(std::memory_order_acquire);
@@ -525,55 +206,6 @@ cudaError_t capture_op(const KernelOp& op) {
         }
     }
     return run_kernel_op(op);  // the capture ended meanwhile: run it, outside the lock
-}
-
-bool capture_malloc(void** ptr, size_t size, cudaError_t* result) {
-    if (!capturing(nullptr)) return false;
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (!g_capture_active.load()) return false;
-    if (ptr == nullptr) {
-        *result = set_error(cudaErrorInvalidValue);
-        return true;
-    }
-    if (size == 0) {  // as outside a capture: no allocation, a null pointer, no node
-        *ptr = nullptr;
-        *result = cudaSuccess;
-        return true;
-    }
-    cudaMemAllocNodeParams params{};
-    params.poolProps.allocType = cudaMemAllocationTypePinned;
-    params.poolProps.location = cudaMemLocation{cudaMemLocationTypeDevice, 0};
-    params.bytesize = size;
-    cudaGraphNode_t node;
-    CUgraphNode_st* prev = g_capture.last;
-    *result = add_alloc_node(&node, g_capture.graph, prev != nullptr ? &prev : nullptr, prev != nullptr ? 1 : 0,
-                             &params);
-    if (*result == cudaSuccess) {
-        g_capture.last = node;
-        *ptr = params.dptr;
-    }
-    return true;
-}
-
-bool capture_free(void* ptr, cudaError_t* result) {
-    if (!capturing(nullptr)) return false;
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (!g_capture_active.load()) return false;
-    cudaGraphNode_t node;
-    CUgraphNode_st* prev = g_capture.last;
-    *result = add_free_node(&node, g_capture.graph, prev != nullptr ? &prev : nullptr, prev != nullptr ? 1 : 0, ptr);
-    if (*result == cudaSuccess) g_capture.last = node;
-    return true;
-}
-
-bool free_graph_allocation(void* ptr) {
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    return release_locked(reinterpret_cast<uintptr_t>(ptr));
-}
-
-void reset_graph_allocations() {
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    while (!g_live.empty()) release_locked(g_live.begin()->first);
 }
 
 bool capture_library_call(cudaStream_t stream, std::function<void()> work) {
@@ -602,6 +234,7 @@ void capture_kernel(const LaunchSpec& spec, const char* name, const char* file, 
 
 }  // namespace sim
 
+using sim::NodeOp;
 using sim::g_graph_mu;
 using sim::set_error;
 
@@ -726,7 +359,7 @@ cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* node, cudaGraph_t graph, con
                                    int line) {
     if (params == nullptr) return set_error(cudaErrorInvalidValue);
     if (params->kernelParams == nullptr && params->extra != nullptr) {
-        sim::note("cudaGraphAddKernelNode: arguments in the 'extra' format are not supported by the simulator "
+        sim::graph_note("cudaGraphAddKernelNode: arguments in the 'extra' format are not supported by the simulator "
                   "(pass kernelParams); returns cudaErrorNotSupported");
         return set_error(cudaErrorNotSupported);
     }
@@ -806,7 +439,8 @@ cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t* f
     for (size_t i = 0; i < count; ++i) {
         const cudaGraphEdgeData* d = edge_data != nullptr ? &edge_data[i] : nullptr;
         if (d != nullptr && (d->from_port != 0 || d->to_port != 0 || d->type != 0)) {
-            sim::note("cudaGraphAddDependencies: only full (default) dependencies are supported by the simulator");
+            sim::graph_note(
+                "cudaGraphAddDependencies: only full (default) dependencies are supported by the simulator");
             return set_error(cudaErrorInvalidValue);
         }
         for (cudaGraphNode_t n : {from[i], to[i]})
@@ -861,7 +495,7 @@ cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
 // ---- executable graphs -----------------------------------------------------------------------
 cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags) {
     if (flags & cudaGraphInstantiateFlagDeviceLaunch) {
-        sim::note("cudaGraphInstantiate: graphs launched from the device are not supported by the simulator; "
+        sim::graph_note("cudaGraphInstantiate: graphs launched from the device are not supported by the simulator; "
                   "returns cudaErrorNotSupported");
         return set_error(cudaErrorNotSupported);
     }
@@ -882,7 +516,7 @@ cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t gra
         x->index_of[n.get()] = n->index;
     }
     if (!acyclic) {
-        sim::note("cudaGraphInstantiate: the graph's dependencies form a cycle; returns cudaErrorInvalidValue");
+        sim::graph_note("cudaGraphInstantiate: the graph's dependencies form a cycle; returns cudaErrorInvalidValue");
         return set_error(cudaErrorInvalidValue);
     }
     *exec = x.release();
@@ -907,17 +541,10 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
         std::lock_guard<std::mutex> lock(g_graph_mu);
         if (sim::g_execs.count(exec) == 0) return set_error(cudaErrorInvalidValue);
         if (cudaError_t e = sim::sticky_error()) return e;
-        for (size_t i : exec->order) sim::expand(exec->ops[i], &ops);
+        for (size_t i : exec->order) sim::expand_op(exec->ops[i], &ops);
         // Allocations of its previous launch must be freed first (or be freed now, on request).
-        for (const NodeOp& op : ops) {
-            if (op.type != cudaGraphNodeTypeMemAlloc || sim::g_live.count(sim::address_of(op)) == 0) continue;
-            if ((exec->flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) == 0) {
-                sim::note("cudaGraphLaunch: an allocation of the graph's previous launch is not freed (free it, or "
-                          "instantiate with cudaGraphInstantiateFlagAutoFreeOnLaunch); returns cudaErrorInvalidValue");
-                return set_error(cudaErrorInvalidValue);
-            }
-            sim::release_locked(sim::address_of(op));
-        }
+        const bool auto_free = (exec->flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0;
+        if (cudaError_t e = sim::free_previous_allocations(ops, auto_free)) return e;
         if (sim::capturing(stream)) {
             // Launched into a capture: its work joins the captured chain, in its replay order.
             for (NodeOp& op : ops)
@@ -987,120 +614,6 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
     sim::g_execs.erase(exec);
     delete exec;
     return cudaSuccess;
-}
-
-// ---- child graphs ------------------------------------------------------------------------------
-cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
-                                       size_t num_deps, cudaGraph_t child_graph) {
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (!sim::live_graph(child_graph) || child_graph == graph || !sim::live_graph(graph))
-        return set_error(cudaErrorInvalidValue);
-    if (sim::has_memory_nodes(child_graph)) {
-        sim::note("cudaGraphAddChildGraphNode: a graph with memory allocation or free nodes cannot be a child "
-                  "graph; returns cudaErrorInvalidValue");
-        return set_error(cudaErrorInvalidValue);
-    }
-    NodeOp n;
-    n.type = cudaGraphNodeTypeGraph;
-    n.child = sim::clone_graph(child_graph, true);
-    CUgraph_st* child = n.child;
-    cudaError_t e = sim::add_node(node, graph, deps, num_deps, std::move(n));
-    if (e != cudaSuccess) sim::destroy_graph(child);
-    return e;
-}
-
-cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t* graph) {
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (graph == nullptr || sim::g_nodes.count(node) == 0 || node->op.type != cudaGraphNodeTypeGraph)
-        return set_error(cudaErrorInvalidValue);
-    *graph = node->op.child;  // the node's own copy: changes to it change the node
-    return cudaSuccess;
-}
-
-cudaError_t cudaGraphClone(cudaGraph_t* clone, cudaGraph_t original) {
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (clone == nullptr || !sim::live_graph(original)) return set_error(cudaErrorInvalidValue);
-    if (sim::has_memory_nodes(original)) {  // CUDA: a graph with memory nodes cannot be cloned
-        sim::note("cudaGraphClone: a graph with memory allocation or free nodes cannot be cloned; returns "
-                  "cudaErrorNotSupported");
-        return set_error(cudaErrorNotSupported);
-    }
-    *clone = sim::clone_graph(original, false);
-    return cudaSuccess;
-}
-
-cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t* node, cudaGraphNode_t original_node, cudaGraph_t cloned_graph) {
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (node == nullptr || sim::g_nodes.count(original_node) == 0 || !sim::live_graph(cloned_graph) ||
-        cloned_graph->cloned_from != original_node->graph || original_node->index >= cloned_graph->nodes.size())
-        return set_error(cudaErrorInvalidValue);
-    *node = cloned_graph->nodes[original_node->index].get();  // a clone keeps the creation order
-    return cudaSuccess;
-}
-
-// ---- graph memory ------------------------------------------------------------------------------
-cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
-                                     size_t num_deps, struct cudaMemAllocNodeParams* params) {
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    return sim::add_alloc_node(node, graph, deps, num_deps, params);
-}
-
-cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams* params) {
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (params == nullptr || sim::g_nodes.count(node) == 0 || node->op.type != cudaGraphNodeTypeMemAlloc)
-        return set_error(cudaErrorInvalidValue);
-    *params = node->op.alloc;
-    return cudaSuccess;
-}
-
-cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
-                                    size_t num_deps, void* dptr) {
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    return sim::add_free_node(node, graph, deps, num_deps, dptr);
-}
-
-cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void* dptr_out) {
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (dptr_out == nullptr || sim::g_nodes.count(node) == 0 || node->op.type != cudaGraphNodeTypeMemFree)
-        return set_error(cudaErrorInvalidValue);
-    *static_cast<void**>(dptr_out) = reinterpret_cast<void*>(node->op.free_addr);
-    return cudaSuccess;
-}
-
-// Used and reserved memory are the same number here: the most graph memory live at once since
-// the last trim (nothing else is cached, and launches never overlap).
-cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void* value) {
-    if (value == nullptr) return set_error(cudaErrorInvalidValue);
-    if (device != 0) return set_error(cudaErrorInvalidDevice);
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    auto* out = static_cast<unsigned long long*>(value);
-    switch (attr) {
-        case cudaGraphMemAttrUsedMemCurrent:
-        case cudaGraphMemAttrReservedMemCurrent: *out = sim::g_footprint; break;
-        case cudaGraphMemAttrUsedMemHigh:
-        case cudaGraphMemAttrReservedMemHigh: *out = sim::g_footprint_high; break;
-        default: return set_error(cudaErrorInvalidValue);
-    }
-    return cudaSuccess;
-}
-
-cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void* value) {
-    if (value == nullptr) return set_error(cudaErrorInvalidValue);
-    if (device != 0) return set_error(cudaErrorInvalidDevice);
-    // Only the high-water marks may be set, and only to 0: they restart from the current value.
-    if ((attr != cudaGraphMemAttrUsedMemHigh && attr != cudaGraphMemAttrReservedMemHigh) ||
-        *static_cast<unsigned long long*>(value) != 0)
-        return set_error(cudaErrorInvalidValue);
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    sim::g_footprint_high = sim::g_footprint;
-    return cudaSuccess;
-}
-
-cudaError_t cudaDeviceGraphMemTrim(int device) {
-    if (device != 0) return set_error(cudaErrorInvalidDevice);
-    std::lock_guard<std::mutex> lock(g_graph_mu);
-    sim::g_footprint = sim::g_live_bytes;  // what live allocations still hold stays reserved
-    return sim::sticky_error();
 }
 
 }  // extern "C"

@@ -1,5 +1,6 @@
-// Internal declarations shared by kernel_registry.cpp and graphs.cpp (never included by
-// kernel code): a registered kernel, and a kernel launch held by a graph node or a capture.
+// Internal declarations shared by kernel_registry.cpp, the graph sources, mem_pools.cpp,
+// host_api.cpp and the cuBLAS sources (never included by kernel code): a registered kernel,
+// a kernel launch held by a graph node or a capture, and the capture hooks.
 #ifndef SIM_GRAPHS_INTERNAL_H
 #define SIM_GRAPHS_INTERNAL_H
 
