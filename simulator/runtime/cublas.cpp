@@ -4,6 +4,10 @@
 // (else the call fails with CUBLAS_STATUS_EXECUTION_FAILED, where a GPU would fault). Messages go
 // to stderr as "cuBLAS (simulator): ...".
 #include "blas_core.h"
+#include "graphs_internal.h"
+
+#include <memory>
+#include <vector>
 
 using namespace sim::blas;
 
@@ -14,6 +18,40 @@ struct cublasContext {
 };
 
 namespace {
+
+// A call made while a stream capture is on becomes a node of the captured graph that makes the
+// call again at each replay (the calls below do their work at once otherwise). Checks run at the
+// call, as cuBLAS's do.
+thread_local bool tl_replaying = false;
+
+template <class F>
+bool recorded(cublasHandle_t h, F call) {
+    if (tl_replaying) return false;
+    return sim::capture_library_call(h->stream, [call] {
+        tl_replaying = true;
+        call();
+        tl_replaying = false;
+    });
+}
+
+// A scalar argument: cuBLAS reads a host one during the call, a device one when the work runs.
+template <class T>
+struct Scalar {
+    T value;
+    const T* device;
+    const T* get() const { return device != nullptr ? device : &value; }
+};
+template <class T>
+Scalar<T> scalar(cublasHandle_t h, const T* p) {
+    return h->pointer_mode == CUBLAS_POINTER_MODE_DEVICE ? Scalar<T>{T(), p} : Scalar<T>{*p, nullptr};
+}
+
+// Calls that return a result to host memory cannot be replayed from a graph here.
+cublasStatus_t refuse_in_capture(cublasHandle_t h, const char* call) {
+    if (tl_replaying || !sim::capturing(h->stream)) return CUBLAS_STATUS_SUCCESS;
+    say("%s: a call that returns its result is not supported during stream capture", call);
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+}
 
 // cuBLAS's argument checks for a GEMM, with the parameter named as cuBLAS numbers it.
 cublasStatus_t check_gemm(const char* call, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
@@ -60,6 +98,25 @@ cublasStatus_t gemm_ex(const char* call, cublasHandle_t h, cublasOperation_t ta,
     const Operand c{C, ct, m, n, ldc, sc};
     if (!inside(call, "A", a, batch) || !inside(call, "B", b, batch) || !inside(call, "C", c, batch))
         return CUBLAS_STATUS_EXECUTION_FAILED;
+    if (!tl_replaying && sim::capturing(h->stream)) {
+        // Scalars as cuBLAS reads them: host ones now (copied), device ones at each replay.
+        const bool host = h->pointer_mode != CUBLAS_POINTER_MODE_DEVICE;
+        const size_t bytes = type_size(scalar);
+        auto al = std::make_shared<std::vector<char>>(host ? bytes : 0);
+        auto be = std::make_shared<std::vector<char>>(host ? bytes : 0);
+        if (host) {
+            std::memcpy(al->data(), alpha, bytes);
+            std::memcpy(be->data(), beta, bytes);
+        }
+        const void* alpha_at = host ? al->data() : alpha;
+        const void* beta_at = host ? be->data() : beta;
+        if (recorded(h, [=] {
+                gemm_ex(call, h, ta, tb, m, n, k, alpha_at, A, at, lda, sa, B, bt, ldb, sb, beta_at, C, ct, ldc, sc,
+                        batch, compute);
+                (void)al, (void)be;  // keep the copies alive with the node
+            }))
+            return CUBLAS_STATUS_SUCCESS;
+    }
     const double al = load(alpha, scalar, 0), be = load(beta, scalar, 0);
     if (acc_bits == 64)
         gemm<double>(ta, tb, m, n, k, al, a, b, be, c, C, ct, ldc, sc, batch, Epilogue{});
@@ -241,6 +298,10 @@ cublasStatus_t cublasSgemv_v2(cublasHandle_t h, cublasOperation_t trans, int m, 
     if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
     if (!op_ok(trans) || m < 0 || n < 0 || lda < (m > 1 ? m : 1) || incx == 0 || incy == 0)
         return CUBLAS_STATUS_INVALID_VALUE;
+    if (h != nullptr && recorded(h, [=, a = scalar(h, alpha), b = scalar(h, beta)] {
+            cublasSgemv_v2(h, trans, m, n, a.get(), A, lda, x, incx, b.get(), y, incy);
+        }))
+        return CUBLAS_STATUS_SUCCESS;
     const int rows = trans == CUBLAS_OP_N ? m : n, cols = trans == CUBLAS_OP_N ? n : m;
     for (int i = 0; i < rows; ++i) {
         float acc = 0.0f;
@@ -256,12 +317,16 @@ cublasStatus_t cublasSgemv_v2(cublasHandle_t h, cublasOperation_t trans, int m, 
 
 cublasStatus_t cublasSaxpy_v2(cublasHandle_t h, int n, const float* alpha, const float* x, int incx, float* y,
                               int incy) {
+    if (h != nullptr && recorded(h, [=, a = scalar(h, alpha)] { cublasSaxpy_v2(h, n, a.get(), x, incx, y, incy); }))
+        return CUBLAS_STATUS_SUCCESS;
     if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
     for (int i = 0; i < n; ++i) y[(long long)i * incy] += *alpha * x[(long long)i * incx];
     return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasSscal_v2(cublasHandle_t h, int n, const float* alpha, float* x, int incx) {
+    if (h != nullptr && recorded(h, [=, a = scalar(h, alpha)] { cublasSscal_v2(h, n, a.get(), x, incx); }))
+        return CUBLAS_STATUS_SUCCESS;
     if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
     if (incx <= 0) return CUBLAS_STATUS_SUCCESS;  // cuBLAS does nothing for incx <= 0
     for (int i = 0; i < n; ++i) x[(long long)i * incx] *= *alpha;
@@ -270,6 +335,9 @@ cublasStatus_t cublasSscal_v2(cublasHandle_t h, int n, const float* alpha, float
 
 cublasStatus_t cublasSdot_v2(cublasHandle_t h, int n, const float* x, int incx, const float* y, int incy,
                              float* result) {
+    if (h != nullptr) {
+        if (cublasStatus_t st = refuse_in_capture(h, "cublasSdot")) return st;
+    }
     if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
     if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
     float acc = 0.0f;
@@ -279,6 +347,9 @@ cublasStatus_t cublasSdot_v2(cublasHandle_t h, int n, const float* x, int incx, 
 }
 
 cublasStatus_t cublasSnrm2_v2(cublasHandle_t h, int n, const float* x, int incx, float* result) {
+    if (h != nullptr) {
+        if (cublasStatus_t st = refuse_in_capture(h, "cublasSnrm2")) return st;
+    }
     if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
     if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
     double acc = 0.0;
@@ -288,6 +359,9 @@ cublasStatus_t cublasSnrm2_v2(cublasHandle_t h, int n, const float* x, int incx,
 }
 
 cublasStatus_t cublasSasum_v2(cublasHandle_t h, int n, const float* x, int incx, float* result) {
+    if (h != nullptr) {
+        if (cublasStatus_t st = refuse_in_capture(h, "cublasSasum")) return st;
+    }
     if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
     if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
     float acc = 0.0f;
@@ -297,12 +371,16 @@ cublasStatus_t cublasSasum_v2(cublasHandle_t h, int n, const float* x, int incx,
 }
 
 cublasStatus_t cublasScopy_v2(cublasHandle_t h, int n, const float* x, int incx, float* y, int incy) {
+    if (h != nullptr && recorded(h, [=] { cublasScopy_v2(h, n, x, incx, y, incy); })) return CUBLAS_STATUS_SUCCESS;
     if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
     for (int i = 0; i < n; ++i) y[(long long)i * incy] = x[(long long)i * incx];
     return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasIsamax_v2(cublasHandle_t h, int n, const float* x, int incx, int* result) {
+    if (h != nullptr) {
+        if (cublasStatus_t st = refuse_in_capture(h, "cublasIsamax")) return st;
+    }
     if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
     if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
     int best = 0;  // 1-based, 0 for n <= 0 or incx <= 0, as cuBLAS
@@ -323,6 +401,10 @@ cublasStatus_t cublasSgeam(cublasHandle_t h, cublasOperation_t ta, cublasOperati
                            float* C, int ldc) {
     if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
     if (!op_ok(ta) || !op_ok(tb) || m < 0 || n < 0 || ldc < (m > 1 ? m : 1)) return CUBLAS_STATUS_INVALID_VALUE;
+    if (h != nullptr && recorded(h, [=, a = scalar(h, alpha), b = scalar(h, beta)] {
+            cublasSgeam(h, ta, tb, m, n, a.get(), A, lda, b.get(), B, ldb, C, ldc);
+        }))
+        return CUBLAS_STATUS_SUCCESS;
     for (int j = 0; j < n; ++j)
         for (int i = 0; i < m; ++i) {
             const float a = ta == CUBLAS_OP_N ? A[i + (size_t)j * lda] : A[j + (size_t)i * lda];

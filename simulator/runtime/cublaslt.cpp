@@ -1,6 +1,7 @@
 // cublasLt on the CPU: handle, matmul descriptor, column-order layouts, preference, heuristic
 // and cublasLtMatmul with the bias / ReLU / GELU epilogues (blas_core.h holds the GEMM loop).
 #include "blas_core.h"
+#include "graphs_internal.h"
 
 using namespace sim::blas;
 
@@ -188,7 +189,6 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
     (void)algo;
     (void)workspace;
     (void)workspace_bytes;
-    (void)stream;
     const char* call = "cublasLtMatmul";
     if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
     if (desc == nullptr || al == nullptr || bl == nullptr || cl == nullptr || dl == nullptr || alpha == nullptr ||
@@ -256,10 +256,15 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
         (be != 0.0 && !inside(call, "C", c, batch)))
         return CUBLAS_STATUS_EXECUTION_FAILED;
     const double alv = load(alpha, desc->scale, 0);
-    if (acc_bits == 64)
-        gemm<double>(desc->transa, desc->transb, m, n, k, alv, a, b, be, c, D, dl->type, dl->ld, dl->stride, batch, ep);
-    else
-        gemm<float>(desc->transa, desc->transb, m, n, k, alv, a, b, be, c, D, dl->type, dl->ld, dl->stride, batch, ep);
+    // Everything the call reads (descriptors, layouts, host scalars) is read now; the product
+    // is computed now, or at each replay of a graph when a stream capture records the call.
+    auto run = [=, ta = desc->transa, tb = desc->transb, dt = dl->type, ld = dl->ld, st = dl->stride] {
+        if (acc_bits == 64)
+            gemm<double>(ta, tb, m, n, k, alv, a, b, be, c, D, dt, ld, st, batch, ep);
+        else
+            gemm<float>(ta, tb, m, n, k, alv, a, b, be, c, D, dt, ld, st, batch, ep);
+    };
+    if (!sim::capture_library_call(stream, run)) run();
     return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -110,6 +110,35 @@ cudaError_t cudaGetDevice(int* device) {
 
 cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : sim::set_error(cudaErrorInvalidDevice); }
 
+cudaError_t cudaDeviceCanAccessPeer(int* can_access, int device, int peer_device) {
+    if (can_access == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (device != 0 || peer_device != 0) return sim::set_error(cudaErrorInvalidDevice);
+    *can_access = 0;  // a device is not its own peer
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceEnablePeerAccess(int peer_device, unsigned int flags) {
+    if (peer_device != 0) return sim::set_error(cudaErrorInvalidDevice);
+    if (flags != 0) return sim::set_error(cudaErrorInvalidValue);
+    return sim::set_error(cudaErrorPeerAccessUnsupported);  // cudaDeviceCanAccessPeer said 0
+}
+
+cudaError_t cudaDeviceDisablePeerAccess(int peer_device) {
+    if (peer_device != 0) return sim::set_error(cudaErrorInvalidDevice);
+    return sim::set_error(cudaErrorPeerAccessNotEnabled);
+}
+
+cudaError_t cudaMemcpyPeer(void* dst, int dst_device, const void* src, int src_device, size_t count) {
+    if (dst_device != 0 || src_device != 0) return sim::set_error(cudaErrorInvalidDevice);
+    return cudaMemcpy(dst, src, count, cudaMemcpyDeviceToDevice);
+}
+
+cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t count,
+                                cudaStream_t stream) {
+    if (dst_device != 0 || src_device != 0) return sim::set_error(cudaErrorInvalidDevice);
+    return cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, stream);
+}
+
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device) {
     if (prop == nullptr) return sim::set_error(cudaErrorInvalidValue);
     if (device != 0) return sim::set_error(cudaErrorInvalidDevice);

@@ -1,115 +1,37 @@
 // CUDA graphs and stream capture. A graph is a list of nodes (kernel, memcpy, memset, host,
-// empty) with dependency edges; an executable graph is a copy of the nodes' operations in a
-// topological order (creation order among the nodes that are ready), replayed synchronously
-// by cudaGraphLaunch. Stream capture appends each captured operation as a node that depends on
+// empty, child graph, memory allocation and free) with dependency edges; an executable graph is
+// a copy of the nodes' operations in a topological order (creation order among the nodes that
+// are ready; a child graph's nodes in its own such order), replayed synchronously by
+// cudaGraphLaunch. Stream capture appends each captured operation as a node that depends on
 // the one captured before it: every stream is one in-order stream here, so the captured
-// graph is a chain and any order a GPU could pick for the original work is respected.
-#include "graphs_internal.h"
+// graph is a chain and any order a GPU could pick for the original work is respected. Child
+// graphs and clones: graph_children.cpp; the shared structures: graph_state.h.
+//
+// Graph memory (graph_memory.cpp): an allocation node reserves its block when it is made (the address is fixed
+// across launches, as CUDA promises) and the block is live, i.e. a device allocation that
+// memcheck and the copy checks accept, from the node's run to its free. An allocation node
+// that (transitively) depends on the frees of every earlier use of a block of this graph reuses
+// that block's address, as CUDA may. The footprint is the most graph memory live at once
+// since the last trim: launches never overlap here, so graphs always share physical memory (graph_memory.cpp).
+#include "graph_state.h"
 
 #include <algorithm>
 #include <queue>
-#include <set>
-#include <thread>
-
-namespace {
-
-struct MemcpyOp {
-    char* dst = nullptr;
-    const char* src = nullptr;
-    size_t dpitch = 0, spitch = 0, dslice = 0, sslice = 0;
-    size_t width = 0, height = 1, depth = 1;  // width in bytes
-    cudaMemcpyKind kind = cudaMemcpyDefault;
-};
-struct MemsetOp {
-    char* dst = nullptr;
-    size_t pitch = 0;
-    unsigned int value = 0, elem = 1;
-    size_t width = 0, height = 1;  // width in elements
-};
-
-// What a node does; copied into an executable graph.
-struct NodeOp {
-    cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
-    sim::KernelOp kernel;
-    MemcpyOp copy;
-    MemsetOp set;
-    cudaHostNodeParams host{nullptr, nullptr};
-};
-
-}  // namespace
-
-struct CUgraphNode_st {
-    CUgraph_st* graph;
-    size_t index;  // creation order within the graph
-    NodeOp op;
-    std::vector<CUgraphNode_st*> deps;
-};
-
-struct CUgraph_st {
-    std::vector<std::unique_ptr<CUgraphNode_st>> nodes;
-};
-
-struct CUgraphExec_st {
-    std::vector<size_t> order;                         // node indices in replay order
-    std::vector<NodeOp> ops;                           // by node index
-    std::vector<cudaGraphNodeType> types;              // the topology it was made from ...
-    std::vector<std::vector<size_t>> deps;             // ... by node index (sorted)
-    std::map<const CUgraphNode_st*, size_t> index_of;  // nodes (of the graph and of updates) -> index
-};
 
 namespace sim {
-namespace {
 
-std::mutex g_graph_mu;  // guards the handle sets and the capture
+std::mutex g_graph_mu;
 std::set<CUgraph_st*> g_graphs;
 std::set<CUgraphNode_st*> g_nodes;
 std::set<CUgraphExec_st*> g_execs;
-
-struct Capture {
-    CUgraph_st* graph = nullptr;
-    cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
-    std::thread::id thread;
-    unsigned long long id = 0;
-    CUgraphNode_st* last = nullptr;
-};
+std::set<CUgraph_st*> g_owned;
 Capture g_capture;
 std::atomic<bool> g_capture_active{false};
+
+namespace {
+
 unsigned long long g_capture_ids = 0;
 thread_local cudaStreamCaptureMode tl_capture_mode = cudaStreamCaptureModeGlobal;
-
-void note(const char* text) {
-    std::fprintf(stderr, "note (simulator): %s\n", text);
-    std::fflush(stderr);
-}
-
-bool live_graph(cudaGraph_t g) { return g != nullptr && g_graphs.count(g) != 0; }
-
-// A new node of ``graph`` after ``deps`` (which must be nodes of it); g_graph_mu held.
-cudaError_t add_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t num_deps,
-                     NodeOp&& op) {
-    if (out == nullptr || !live_graph(graph) || (num_deps > 0 && deps == nullptr)) return set_error(cudaErrorInvalidValue);
-    std::vector<CUgraphNode_st*> d;
-    for (size_t i = 0; i < num_deps; ++i) {
-        if (g_nodes.count(deps[i]) == 0 || deps[i]->graph != graph) return set_error(cudaErrorInvalidValue);
-        if (std::find(d.begin(), d.end(), deps[i]) != d.end()) return set_error(cudaErrorInvalidValue);
-        d.push_back(deps[i]);
-    }
-    auto node = std::make_unique<CUgraphNode_st>(CUgraphNode_st{graph, graph->nodes.size(), std::move(op), std::move(d)});
-    *out = node.get();
-    g_nodes.insert(node.get());
-    graph->nodes.push_back(std::move(node));
-    return cudaSuccess;
-}
-
-// Appends to the capture (g_graph_mu held): the node follows the one captured before it.
-cudaError_t capture_node(NodeOp&& op) {
-    cudaGraphNode_t node;
-    CUgraphNode_st* prev = g_capture.last;
-    cudaError_t e = add_node(&node, g_capture.graph, prev != nullptr ? &prev : nullptr, prev != nullptr ? 1 : 0,
-                             std::move(op));
-    if (e == cudaSuccess) g_capture.last = node;
-    return e;
-}
 
 cudaError_t run_copy(const MemcpyOp& c) {
     for (size_t z = 0; z < c.depth; ++z) {
@@ -146,7 +68,16 @@ cudaError_t run_set(const MemsetOp& s) {
 cudaError_t run_op(const NodeOp& op) {
     switch (op.type) {
         case cudaGraphNodeTypeKernel:
+            if (op.work) {
+                if (cudaError_t e = sticky_error()) return e;
+                op.work();
+                return cudaSuccess;
+            }
             return run_kernel_op(op.kernel);
+        case cudaGraphNodeTypeMemAlloc:
+            return run_alloc(op);
+        case cudaGraphNodeTypeMemFree:
+            return run_free(op);
         case cudaGraphNodeTypeMemcpy:
             return run_copy(op.copy);
         case cudaGraphNodeTypeMemset:
@@ -158,6 +89,71 @@ cudaError_t run_op(const NodeOp& op) {
         default:
             return sticky_error();
     }
+}
+
+cudaError_t make_copy(const cudaMemcpy3DParms* p, MemcpyOp* c) {
+    if (p == nullptr) return set_error(cudaErrorInvalidValue);
+    if (p->srcArray != nullptr || p->dstArray != nullptr) {
+        graph_note("cudaGraphAddMemcpyNode: copies to or from CUDA arrays are not supported in graphs by the "
+                   "simulator; returns cudaErrorNotSupported");
+        return set_error(cudaErrorNotSupported);
+    }
+    const cudaExtent x = p->extent;
+    if (x.width == 0 || x.height == 0 || x.depth == 0 || p->srcPtr.ptr == nullptr || p->dstPtr.ptr == nullptr ||
+        (int)p->kind < 0 || (int)p->kind > 4)
+        return set_error(cudaErrorInvalidValue);
+    const size_t spitch = p->srcPtr.pitch, dpitch = p->dstPtr.pitch;
+    if ((x.height > 1 || x.depth > 1) && (spitch < p->srcPos.x + x.width || dpitch < p->dstPos.x + x.width))
+        return set_error(cudaErrorInvalidPitchValue);
+    c->src = static_cast<const char*>(p->srcPtr.ptr) + p->srcPos.z * spitch * p->srcPtr.ysize +
+             p->srcPos.y * spitch + p->srcPos.x;
+    c->dst = static_cast<char*>(p->dstPtr.ptr) + p->dstPos.z * dpitch * p->dstPtr.ysize + p->dstPos.y * dpitch +
+             p->dstPos.x;
+    c->spitch = spitch;
+    c->dpitch = dpitch;
+    c->sslice = spitch * p->srcPtr.ysize;
+    c->dslice = dpitch * p->dstPtr.ysize;
+    c->width = x.width;
+    c->height = x.height;
+    c->depth = x.depth;
+    c->kind = p->kind;
+    return cudaSuccess;
+}
+
+}  // namespace
+
+void graph_note(const char* text) {
+    std::fprintf(stderr, "note (simulator): %s\n", text);
+    std::fflush(stderr);
+}
+
+bool live_graph(cudaGraph_t g) { return g != nullptr && g_graphs.count(g) != 0; }
+
+// A new node of ``graph`` after ``deps`` (which must be nodes of it); g_graph_mu held.
+cudaError_t add_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t num_deps,
+                     NodeOp&& op) {
+    if (out == nullptr || !live_graph(graph) || (num_deps > 0 && deps == nullptr)) return set_error(cudaErrorInvalidValue);
+    std::vector<CUgraphNode_st*> d;
+    for (size_t i = 0; i < num_deps; ++i) {
+        if (g_nodes.count(deps[i]) == 0 || deps[i]->graph != graph) return set_error(cudaErrorInvalidValue);
+        if (std::find(d.begin(), d.end(), deps[i]) != d.end()) return set_error(cudaErrorInvalidValue);
+        d.push_back(deps[i]);
+    }
+    auto node = std::make_unique<CUgraphNode_st>(CUgraphNode_st{graph, graph->nodes.size(), std::move(op), std::move(d)});
+    *out = node.get();
+    g_nodes.insert(node.get());
+    graph->nodes.push_back(std::move(node));
+    return cudaSuccess;
+}
+
+// Appends to the capture (g_graph_mu held): the node follows the one captured before it.
+cudaError_t capture_node(NodeOp&& op) {
+    cudaGraphNode_t node;
+    CUgraphNode_st* prev = g_capture.last;
+    cudaError_t e = add_node(&node, g_capture.graph, prev != nullptr ? &prev : nullptr, prev != nullptr ? 1 : 0,
+                             std::move(op));
+    if (e == cudaSuccess) g_capture.last = node;
+    return e;
 }
 
 // Kahn's algorithm, the lowest creation index first among ready nodes; false on a cycle.
@@ -194,37 +190,6 @@ std::vector<std::vector<size_t>> dependency_indices(const CUgraph_st* g) {
     return deps;
 }
 
-cudaError_t make_copy(const cudaMemcpy3DParms* p, MemcpyOp* c) {
-    if (p == nullptr) return set_error(cudaErrorInvalidValue);
-    if (p->srcArray != nullptr || p->dstArray != nullptr) {
-        note("cudaGraphAddMemcpyNode: copies to or from CUDA arrays are not supported in graphs by the simulator; "
-             "returns cudaErrorNotSupported");
-        return set_error(cudaErrorNotSupported);
-    }
-    const cudaExtent x = p->extent;
-    if (x.width == 0 || x.height == 0 || x.depth == 0 || p->srcPtr.ptr == nullptr || p->dstPtr.ptr == nullptr ||
-        (int)p->kind < 0 || (int)p->kind > 4)
-        return set_error(cudaErrorInvalidValue);
-    const size_t spitch = p->srcPtr.pitch, dpitch = p->dstPtr.pitch;
-    if ((x.height > 1 || x.depth > 1) && (spitch < p->srcPos.x + x.width || dpitch < p->dstPos.x + x.width))
-        return set_error(cudaErrorInvalidPitchValue);
-    c->src = static_cast<const char*>(p->srcPtr.ptr) + p->srcPos.z * spitch * p->srcPtr.ysize +
-             p->srcPos.y * spitch + p->srcPos.x;
-    c->dst = static_cast<char*>(p->dstPtr.ptr) + p->dstPos.z * dpitch * p->dstPtr.ysize + p->dstPos.y * dpitch +
-             p->dstPos.x;
-    c->spitch = spitch;
-    c->dpitch = dpitch;
-    c->sslice = spitch * p->srcPtr.ysize;
-    c->dslice = dpitch * p->dstPtr.ysize;
-    c->width = x.width;
-    c->height = x.height;
-    c->depth = x.depth;
-    c->kind = p->kind;
-    return cudaSuccess;
-}
-
-}  // namespace
-
 bool capturing(cudaStream_t stream) {
     (void)stream;  // every stream is the one stream
     return g_capture_active.load(std::memory_order_acquire);
@@ -243,6 +208,17 @@ cudaError_t capture_op(const KernelOp& op) {
     return run_kernel_op(op);  // the capture ended meanwhile: run it, outside the lock
 }
 
+bool capture_library_call(cudaStream_t stream, std::function<void()> work) {
+    if (!capturing(stream)) return false;
+    NodeOp n;
+    n.type = cudaGraphNodeTypeKernel;
+    n.work = std::move(work);
+    std::lock_guard<std::mutex> lock(g_graph_mu);
+    if (!g_capture_active.load()) return false;
+    capture_node(std::move(n));  // cannot fail: the capture's graph is live and the chain is its own
+    return true;
+}
+
 void capture_kernel(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
                     void (*invoke)(void*), void (*destroy)(void*), void* pack) {
     KernelOp op;
@@ -258,6 +234,7 @@ void capture_kernel(const LaunchSpec& spec, const char* name, const char* file, 
 
 }  // namespace sim
 
+using sim::NodeOp;
 using sim::g_graph_mu;
 using sim::set_error;
 
@@ -388,7 +365,7 @@ cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* node, cudaGraph_t graph, con
                                    int line) {
     if (params == nullptr) return set_error(cudaErrorInvalidValue);
     if (params->kernelParams == nullptr && params->extra != nullptr) {
-        sim::note("cudaGraphAddKernelNode: arguments in the 'extra' format are not supported by the simulator "
+        sim::graph_note("cudaGraphAddKernelNode: arguments in the 'extra' format are not supported by the simulator "
                   "(pass kernelParams); returns cudaErrorNotSupported");
         return set_error(cudaErrorNotSupported);
     }
@@ -468,7 +445,8 @@ cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t* f
     for (size_t i = 0; i < count; ++i) {
         const cudaGraphEdgeData* d = edge_data != nullptr ? &edge_data[i] : nullptr;
         if (d != nullptr && (d->from_port != 0 || d->to_port != 0 || d->type != 0)) {
-            sim::note("cudaGraphAddDependencies: only full (default) dependencies are supported by the simulator");
+            sim::graph_note(
+                "cudaGraphAddDependencies: only full (default) dependencies are supported by the simulator");
             return set_error(cudaErrorInvalidValue);
         }
         for (cudaGraphNode_t n : {from[i], to[i]})
@@ -513,18 +491,17 @@ cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType* t
 
 cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (!sim::live_graph(graph) || (sim::g_capture_active.load() && sim::g_capture.graph == graph))
+    if (!sim::live_graph(graph) || sim::g_owned.count(graph) != 0 ||
+        (sim::g_capture_active.load() && sim::g_capture.graph == graph))
         return set_error(cudaErrorInvalidValue);
-    for (const auto& n : graph->nodes) sim::g_nodes.erase(n.get());
-    sim::g_graphs.erase(graph);
-    delete graph;  // executable graphs made from it keep their own copies
+    sim::destroy_graph(graph);
     return cudaSuccess;
 }
 
 // ---- executable graphs -----------------------------------------------------------------------
 cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags) {
     if (flags & cudaGraphInstantiateFlagDeviceLaunch) {
-        sim::note("cudaGraphInstantiate: graphs launched from the device are not supported by the simulator; "
+        sim::graph_note("cudaGraphInstantiate: graphs launched from the device are not supported by the simulator; "
                   "returns cudaErrorNotSupported");
         return set_error(cudaErrorNotSupported);
     }
@@ -535,15 +512,18 @@ cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t gra
     std::lock_guard<std::mutex> lock(g_graph_mu);
     if (exec == nullptr || !sim::live_graph(graph)) return set_error(cudaErrorInvalidValue);
     auto x = std::make_unique<CUgraphExec_st>();
+    x->flags = flags;
     x->deps = sim::dependency_indices(graph);
-    if (!sim::topological_order(x->deps, &x->order)) {
-        sim::note("cudaGraphInstantiate: the graph's dependencies form a cycle; returns cudaErrorInvalidValue");
-        return set_error(cudaErrorInvalidValue);
-    }
+    bool acyclic = sim::topological_order(x->deps, &x->order);
     for (const auto& n : graph->nodes) {
         x->types.push_back(n->op.type);
-        x->ops.push_back(n->op);
+        x->ops.emplace_back();
+        acyclic = acyclic && sim::exec_form(n->op, &x->ops.back());
         x->index_of[n.get()] = n->index;
+    }
+    if (!acyclic) {
+        sim::graph_note("cudaGraphInstantiate: the graph's dependencies form a cycle; returns cudaErrorInvalidValue");
+        return set_error(cudaErrorInvalidValue);
     }
     *exec = x.release();
     sim::g_execs.insert(*exec);
@@ -567,7 +547,10 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
         std::lock_guard<std::mutex> lock(g_graph_mu);
         if (sim::g_execs.count(exec) == 0) return set_error(cudaErrorInvalidValue);
         if (cudaError_t e = sim::sticky_error()) return e;
-        for (size_t i : exec->order) ops.push_back(exec->ops[i]);
+        for (size_t i : exec->order) sim::expand_op(exec->ops[i], &ops);
+        // Allocations of its previous launch must be freed first (or be freed now, on request).
+        const bool auto_free = (exec->flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0;
+        if (cudaError_t e = sim::free_previous_allocations(ops, auto_free)) return e;
         if (sim::capturing(stream)) {
             // Launched into a capture: its work joins the captured chain, in its replay order.
             for (NodeOp& op : ops)
@@ -597,10 +580,11 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph, cudaGra
         if (graph->nodes[i]->op.type != exec->types[i])
             return fail(cudaGraphExecUpdateErrorNodeTypeChanged, graph->nodes[i].get());
     }
-    for (const auto& n : graph->nodes) {
-        exec->ops[n->index] = n->op;
-        exec->index_of[n.get()] = n->index;
-    }
+    std::vector<NodeOp> ops(graph->nodes.size());
+    for (const auto& n : graph->nodes)
+        if (!sim::exec_form(n->op, &ops[n->index])) return fail(cudaGraphExecUpdateErrorTopologyChanged, n.get());
+    for (const auto& n : graph->nodes) exec->index_of[n.get()] = n->index;
+    exec->ops = std::move(ops);
     return cudaSuccess;
 }
 
@@ -626,6 +610,7 @@ cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t exec, cudaGraphNode
     std::lock_guard<std::mutex> lock(g_graph_mu);
     if (sim::g_execs.count(exec) == 0) return set_error(cudaErrorInvalidValue);
     exec->ops[index].kernel = std::move(op);
+    exec->ops[index].work = nullptr;  // a recorded library call becomes this kernel
     return cudaSuccess;
 }
 

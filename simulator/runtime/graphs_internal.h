@@ -1,10 +1,12 @@
-// Internal declarations shared by kernel_registry.cpp and graphs.cpp (never included by
-// kernel code): a registered kernel, and a kernel launch held by a graph node or a capture.
+// Internal declarations shared by kernel_registry.cpp, the graph sources, mem_pools.cpp,
+// host_api.cpp and the cuBLAS sources (never included by kernel code): a registered kernel,
+// a kernel launch held by a graph node or a capture, and the capture hooks.
 #ifndef SIM_GRAPHS_INTERNAL_H
 #define SIM_GRAPHS_INTERNAL_H
 
 #include "sim_internal.h"
 
+#include <functional>
 #include <memory>
 
 #pragma GCC visibility push(hidden)
@@ -43,6 +45,18 @@ cudaError_t run_kernel_op(const KernelOp& op);
 // ---- graphs.cpp -------------------------------------------------------------------------------
 // Appends a kernel node to the capturing graph.
 cudaError_t capture_op(const KernelOp& op);
+// Stream-captured cudaMallocAsync / cudaFreeAsync (mem_pools.cpp): true when a capture took the
+// call and made a graph memory node; the call's status is then in *result.
+bool capture_malloc(void** ptr, size_t size, cudaError_t* result);
+bool capture_free(void* ptr, cudaError_t* result);
+// cudaFree of a live graph allocation (host_api.cpp): true when ``ptr`` was one and is now freed;
+// its memory stays reserved for the graph's next launch.
+bool free_graph_allocation(void* ptr);
+// cudaDeviceReset: no graph allocation stays live (the graphs keep their reserved memory).
+void reset_graph_allocations();
+// Library work (cuBLAS) issued on a capturing stream: recorded as a node that calls ``work`` at
+// each replay; false when nothing is capturing (the caller then does the work at once).
+bool capture_library_call(cudaStream_t stream, std::function<void()> work);
 
 }  // namespace sim
 

@@ -16,7 +16,7 @@
 //   clear it, which frees every device allocation as a real reset does.
 // Device queries (cudaGetDeviceCount, cudaGetDevice, cudaSetDevice, cudaDeviceGetAttribute; in
 // device_props.cpp) and the error-string calls never fail because of a sticky error.
-#include "sim_internal.h"
+#include "graphs_internal.h"
 
 #include <link.h>
 #include <unistd.h>
@@ -392,6 +392,7 @@ cudaError_t cudaFreeHost(void* ptr) {
 
 cudaError_t cudaFree(void* ptr) {
     if (ptr == nullptr) return cudaSuccess;
+    if (sim::free_graph_allocation(ptr)) return sticky_error();  // its block stays the graph's
     {
         std::lock_guard<std::mutex> lock(g_state_mu);
         auto it = g_allocs.find(reinterpret_cast<uintptr_t>(ptr));
@@ -482,6 +483,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 // sticky error with it (see the top of this file for how this differs from CUDA's promise).
 cudaError_t cudaDeviceReset(void) {
     std::lock_guard<std::mutex> launch_lock(sim::g_launch_mu);
+    sim::reset_graph_allocations();  // graph allocations' blocks belong to their graphs, not to free() here
     {
         std::lock_guard<std::mutex> lock(g_state_mu);
         for (const auto& a : g_allocs) std::free(reinterpret_cast<void*>(a.first));

@@ -1,8 +1,8 @@
 // Stream-ordered allocation, memory pools and stream attributes. Streams run in order (every
 // call completes before it returns), so cudaMallocAsync is cudaMalloc on the pool's books and
 // cudaFreeAsync is cudaFree: memcheck sees each allocation as its own block, as it does for
-// cudaMalloc.
-#include "sim_internal.h"
+// cudaMalloc. On a capturing stream they become graph memory nodes (graphs.cpp).
+#include "graphs_internal.h"
 
 #include <cstring>
 #include <map>
@@ -65,7 +65,8 @@ std::map<cudaStream_t, cudaLaunchAttributeValue>* attribute_table(cudaStreamAttr
 extern "C" {
 
 cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t stream) {
-    (void)stream;
+    cudaError_t captured;
+    if (sim::capturing(stream) && sim::capture_malloc(ptr, size, &captured)) return captured;
     cudaMemPool_t pool;
     {
         std::lock_guard<std::mutex> lock(g_pool_mu);
@@ -75,13 +76,15 @@ cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t stream) {
 }
 
 cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream) {
-    (void)stream;
+    cudaError_t captured;
+    if (sim::capturing(stream) && sim::capture_malloc(ptr, size, &captured)) return captured;
     return pool_alloc(ptr, size, pool);
 }
 
 cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
-    (void)stream;
     if (ptr == nullptr) return cudaSuccess;
+    cudaError_t captured;
+    if (sim::capturing(stream) && sim::capture_free(ptr, &captured)) return captured;
     {
         std::lock_guard<std::mutex> lock(g_pool_mu);
         auto it = g_owner.find(ptr);
