@@ -26,13 +26,6 @@
 #include <set>
 #include <thread>
 
-// An event: when it was last recorded (host clock; launches are synchronous).
-struct CUevent_st {
-    unsigned int flags = 0;
-    bool recorded = false;
-    std::chrono::steady_clock::time_point when;
-};
-
 namespace sim {
 
 std::mutex g_launch_mu;
@@ -330,13 +323,11 @@ cudaError_t symbol_copy(void* dst, const void* src, size_t count) {
 }
 
 namespace {
-std::set<const CUevent_st*> g_events;  // live events (guarded by g_state_mu)
 unsigned int g_device_flags = 0;
 constexpr size_t kPitchAlignment = 512;  // cudaMallocPitch's row alignment (texturePitchAlignment is 32)
 // cudaLimit values, CUDA's defaults on an sm_80 GPU (guarded by g_state_mu).
 size_t g_limits[7] = {1024, 1 << 20, 8 << 20, 2, 2048, 64, 0};
 
-bool live_event(const CUevent_st* e) { return e != nullptr && g_events.count(e) != 0; }
 }  // namespace
 
 }  // namespace sim
@@ -505,76 +496,6 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream) {
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     (void)stream;
-    return sticky_error();
-}
-
-// ---- events --------------------------------------------------------------------------------
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
-    if (event == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    const unsigned int known = cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess;
-    if ((flags & ~known) != 0) return sim::set_error(cudaErrorInvalidValue);
-    if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming)) {
-        return sim::set_error(cudaErrorInvalidValue);  // CUDA's rule for interprocess events
-    }
-    if (cudaError_t e = sticky_error()) return e;
-    CUevent_st* e = new CUevent_st();
-    e->flags = flags;
-    std::lock_guard<std::mutex> lock(g_state_mu);
-    sim::g_events.insert(e);
-    *event = e;
-    return cudaSuccess;
-}
-
-cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, cudaEventDefault); }
-
-cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
-    (void)stream;  // launches and copies are synchronous: everything before is done
-    std::lock_guard<std::mutex> lock(g_state_mu);
-    if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
-    event->recorded = true;
-    event->when = std::chrono::steady_clock::now();
-    return sticky_error();
-}
-
-cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
-    if (flags > 1) return sim::set_error(cudaErrorInvalidValue);
-    return cudaEventRecord(event, stream);
-}
-
-cudaError_t cudaEventQuery(cudaEvent_t event) {
-    std::lock_guard<std::mutex> lock(g_state_mu);
-    if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
-    return sticky_error();
-}
-
-cudaError_t cudaEventSynchronize(cudaEvent_t event) { return cudaEventQuery(event); }
-
-cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
-    if (ms == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    std::lock_guard<std::mutex> lock(g_state_mu);
-    if (!sim::live_event(start) || !sim::live_event(end)) return sim::set_error(cudaErrorInvalidResourceHandle);
-    if (cudaError_t e = sticky_error()) return e;
-    // As on a GPU: both events must have been recorded, and both with timing enabled.
-    if (!start->recorded || !end->recorded || ((start->flags | end->flags) & cudaEventDisableTiming)) {
-        return sim::set_error(cudaErrorInvalidResourceHandle);
-    }
-    *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
-    return cudaSuccess;
-}
-
-cudaError_t cudaEventDestroy(cudaEvent_t event) {
-    std::lock_guard<std::mutex> lock(g_state_mu);
-    if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
-    sim::g_events.erase(event);
-    delete event;
-    return cudaSuccess;
-}
-
-cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
-    (void)stream;
-    if (flags != 0) return sim::set_error(cudaErrorInvalidValue);
-    std::lock_guard<std::mutex> lock(g_state_mu);
-    if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
     return sticky_error();
 }
 
