@@ -209,11 +209,9 @@ void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int 
     L.smem_limit = limit;
     L.nblocks = (unsigned long long)g.x * g.y * g.z;
     L.timeout_s = launch_timeout_s();
-#if !defined(SIM_MEMCHECK) && !defined(SIM_RACECHECK) && !defined(SIM_SYNCCHECK)
-    // Only fast builds run barrier-free kernels as plain loops: the checkers keep fibers, so
-    // what they find does not depend on the flag.
-    L.plain = spec.barrier_free && !fibers_forced();
-#endif
+    // fast, memcheck and synccheck run barrier-free kernels as plain loops (what memcheck and
+    // synccheck find does not depend on it); racecheck keeps a fiber per CUDA thread.
+    L.plain = runs_plain(spec.barrier_free);
     run_launch(&L);
     if (L.timed_out.load()) {
         report("%s: launch timeout: kernel '%s' (launched at %s:%d) ran longer than SIMULATOR_TIMEOUT=%g s and was "

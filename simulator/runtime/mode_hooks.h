@@ -3,6 +3,7 @@
 // shadow of reused stacks, racecheck gives every CUDA thread a ThreadSanitizer fiber and orders
 // blocks with release/acquire pairs; both give each block's shared memory its own heap block
 // and fibers bigger stacks. fast and synccheck builds run the plain versions, which do nothing.
+// kPlainLoops says which modes may run barrier-free launches without fibers.
 #ifndef SIM_MODE_HOOKS_H
 #define SIM_MODE_HOOKS_H
 
@@ -29,6 +30,17 @@ constexpr size_t kDefaultStackKiB = 256;
 #else
 constexpr bool kSanitized = false;
 constexpr size_t kDefaultStackKiB = 128;
+#endif
+// Barrier-free launches may run each block's threads as a plain loop on the worker's stack
+// (run_block_plain) unless the mode needs a context per CUDA thread. memcheck does not: its
+// AddressSanitizer checks every access wherever it runs, and a thread's report names its
+// kernel, block and thread through the same RunState. synccheck does not either: a barrier-free
+// kernel reaches no barrier or warp operation, so it has nothing to check there. racecheck
+// does: each CUDA thread is a ThreadSanitizer fiber with a stack of its own.
+#if defined(SIM_RACECHECK)
+constexpr bool kPlainLoops = false;
+#else
+constexpr bool kPlainLoops = true;
 #endif
 // A waiting fiber may hand over straight to the next ready one (x86-64 only) unless a sanitizer
 // must see every switch go through the scheduler.

@@ -4,8 +4,8 @@
 // barriers and shuffles mean what they mean on a GPU. When no fiber of a block can make
 // progress the block fails with a deadlock report instead of hanging. The blocks of a launch
 // are shared out between SIMULATOR_THREADS workers (the calling thread is one of them). A
-// barrier-free launch in a fast build runs each block's threads as a plain loop instead
-// (run_block_plain): no fibers, since nothing in it ever waits.
+// barrier-free launch runs each block's threads as a plain loop instead (run_block_plain; every
+// mode but racecheck, see mode::kPlainLoops): no fibers, since nothing in it ever waits.
 #include "sim_internal.h"
 
 #include "mode_hooks.h"
@@ -180,6 +180,8 @@ bool fibers_forced() {
     }
     return true;  // fibers run every kernel correctly: the safe reading of a bad value
 }
+
+bool runs_plain(bool barrier_free) { return barrier_free && mode::kPlainLoops && !fibers_forced(); }
 
 Worker* worker() {
     if (tl_run.worker == nullptr) {
