@@ -371,7 +371,7 @@ void run_block(Launch* L, unsigned long long id) {
     }
     b.live = b.nthreads;
     tl_run.block = &b;
-    mode::on_block_start(wk);
+    mode::on_block_start(wk, b);
 #if !defined(__x86_64__)
     ucontext_t sched;
     tl_sched_uc = &sched;
@@ -398,6 +398,7 @@ void run_block(Launch* L, unsigned long long id) {
 
 void run_blocks(Launch* L) {
     ensure_signal_stack();
+    mode::on_launch_start(worker());
     {
         std::lock_guard<std::mutex> lock(L->threads_mu);
         L->threads.push_back(pthread_self());

@@ -89,7 +89,7 @@ struct Fiber : ThreadState {
     unsigned long long wresult = 0;
     void* asan_fake = nullptr;
     void* tsan_fiber = nullptr;
-    std::string name;
+    bool fenced = false;  // racecheck: __threadfence() since this thread's last atomic
 };
 
 struct Launch {
