@@ -1,7 +1,8 @@
 // What each mode adds to the scheduler (included by scheduler.cpp only), one definition of
 // each hook per mode: memcheck tells AddressSanitizer about fiber switches and clears the
 // shadow of reused stacks, racecheck gives every CUDA thread a ThreadSanitizer fiber and orders
-// blocks with release/acquire pairs; both give each block's shared memory its own heap block
+// the host before a launch's threads and those threads before the host with release/acquire
+// pairs; both give each block's shared memory its own heap block
 // and fibers bigger stacks. fast and synccheck builds run the plain versions, which do nothing.
 // kPlainLoops says which modes may run barrier-free launches without fibers.
 #ifndef SIM_MODE_HOOKS_H
