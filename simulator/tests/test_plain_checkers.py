@@ -84,6 +84,17 @@ def test_memcheck_leak_check_is_the_same_in_a_plain_loop(monkeypatch):
 
 
 @pytest.mark.parametrize("mode", ["memcheck", "synccheck"])
+def test_a_launch_timeout_is_reported_the_same_in_a_plain_loop(monkeypatch, mode):
+    plain, fibers = _run_both_ways(monkeypatch, mode, "timeout", "--timeout", "2")
+    assert plain.returncode == fibers.returncode == 0, plain.stderr
+    assert plain.stdout == fibers.stdout == "timeout: cudaErrorLaunchTimeout\n"
+    assert _summary(plain.stderr) == _summary(fibers.stderr) == []
+    for proc in (plain, fibers):
+        assert f"launch timeout: kernel 'busy' (launched at {PROGRAM}:" in proc.stderr
+        assert "AddressSanitizer" not in proc.stderr and "WARNING" not in proc.stderr
+
+
+@pytest.mark.parametrize("mode", ["memcheck", "synccheck"])
 def test_correct_barrier_free_launches_run_clean_both_ways(monkeypatch, mode):
     for proc in _run_both_ways(monkeypatch, mode, "clean"):
         assert proc.returncode == 0, proc.stderr

@@ -35,6 +35,12 @@ __global__ void overflow(int* out, int s) {
     out[threadIdx.x] = ((int)threadIdx.x + s) * 429496730;  // PLANT-UB
 }
 
+__global__ void busy(float* out, long n) {
+    float x = 0.0f;
+    for (long i = 0; i < n; ++i) x = x * 0.999f + (float)(i & 7);  // PLANT-TIMEOUT
+    out[threadIdx.x] = x;
+}
+
 __global__ void waits(float* p, float* q) {
     p[threadIdx.x] = 1.0f;
     __syncthreads();  // PLANT-WAIT
@@ -59,6 +65,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(what, "shared_oob") == 0) shared_past_end<<<2, 32, 32 * sizeof(float)>>>(a, 8);
     if (std::strcmp(what, "stack_oob") == 0) local_past_end<<<1, 8>>>(c, 0);
     if (std::strcmp(what, "ub") == 0) overflow<<<1, 4>>>(c, 2);
+    if (std::strcmp(what, "timeout") == 0) busy<<<2, 32>>>(a, 1L << 40);
     if (std::strcmp(what, "wait") == 0) {
         ::sim::launch(::sim::LaunchSpec{dim3(1), dim3(32), 0, 0, true}, "waits", __FILE__, __LINE__, waits, a, b);
     }
