@@ -328,30 +328,50 @@ static inline void syncwarp_at(const char* file, int line, unsigned int mask = 0
 }  // namespace sim
 
 // ---- atomics (GCC builtins: safe across blocks running on parallel workers) -----------------
+// Each body below runs with MO, its memory order. A GPU's atomics are relaxed and programs that
+// publish data through one put __threadfence() before it; here they are sequentially consistent,
+// except under racecheck, where ThreadSanitizer makes every such atomic a pass over all threads'
+// vector clocks (16 M atomicAdds of a histogram took minutes). There an atomic orders memory
+// (MO is seq_cst) when its thread called __threadfence() since its last atomic, or when its
+// address was used that way before (the other side of the publication, e.g. the last block's
+// atomicInc of a threadfence reduction, or the lock after a fenced unlock); else it is relaxed,
+// which ThreadSanitizer still sees as an atomic access (never a race with another atomic).
+#if defined(__SANITIZE_THREAD__)
+#define SIM_WITH_ORDER(p, ...)                                                                             \
+    if (::sim::atomic_orders(p)) {                                                                         \
+        constexpr int MO = __ATOMIC_SEQ_CST;                                                               \
+        __VA_ARGS__                                                                                        \
+    } else {                                                                                               \
+        constexpr int MO = __ATOMIC_RELAXED;                                                               \
+        __VA_ARGS__                                                                                        \
+    }
+namespace sim {
+SIM_API bool atomic_orders(const void* p);
+}
+#else
+#define SIM_WITH_ORDER(p, ...)                                                                             \
+    {                                                                                                      \
+        constexpr int MO = __ATOMIC_SEQ_CST;                                                               \
+        __VA_ARGS__                                                                                        \
+    }
+#endif
 #define SIM_ATOMIC_INT(T)                                                                                  \
-    static inline T atomicAdd(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }            \
-    static inline T atomicSub(T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }            \
-    static inline T atomicAnd(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); }            \
-    static inline T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }              \
-    static inline T atomicXor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); }            \
-    static inline T atomicExch(T* p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }          \
+    static inline T atomicAdd(T* p, T v) { SIM_WITH_ORDER(p, return __atomic_fetch_add(p, v, MO);) }        \
+    static inline T atomicSub(T* p, T v) { SIM_WITH_ORDER(p, return __atomic_fetch_sub(p, v, MO);) }        \
+    static inline T atomicAnd(T* p, T v) { SIM_WITH_ORDER(p, return __atomic_fetch_and(p, v, MO);) }        \
+    static inline T atomicOr(T* p, T v) { SIM_WITH_ORDER(p, return __atomic_fetch_or(p, v, MO);) }          \
+    static inline T atomicXor(T* p, T v) { SIM_WITH_ORDER(p, return __atomic_fetch_xor(p, v, MO);) }        \
+    static inline T atomicExch(T* p, T v) { SIM_WITH_ORDER(p, return __atomic_exchange_n(p, v, MO);) }      \
     static inline T atomicCAS(T* p, T expected, T desired) {                                               \
-        __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);     \
-        return expected;                                                                                   \
+        SIM_WITH_ORDER(p, __atomic_compare_exchange_n(p, &expected, desired, false, MO, MO); return expected;) \
     }                                                                                                      \
     static inline T atomicMax(T* p, T v) {                                                                 \
-        T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                      \
-        while (old < v &&                                                                                  \
-               !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {       \
-        }                                                                                                  \
-        return old;                                                                                        \
+        SIM_WITH_ORDER(p, T old = __atomic_load_n(p, MO);                                                  \
+                       while (old < v && !__atomic_compare_exchange_n(p, &old, v, true, MO, MO)){} return old;) \
     }                                                                                                      \
     static inline T atomicMin(T* p, T v) {                                                                 \
-        T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                      \
-        while (old > v &&                                                                                  \
-               !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {       \
-        }                                                                                                  \
-        return old;                                                                                        \
+        SIM_WITH_ORDER(p, T old = __atomic_load_n(p, MO);                                                  \
+                       while (old > v && !__atomic_compare_exchange_n(p, &old, v, true, MO, MO)){} return old;) \
     }
 SIM_ATOMIC_INT(int)
 SIM_ATOMIC_INT(unsigned int)
@@ -359,47 +379,65 @@ SIM_ATOMIC_INT(unsigned long long)
 SIM_ATOMIC_INT(long long)
 #undef SIM_ATOMIC_INT
 
-#define SIM_ATOMIC_FLOAT(T, I)                                                                             \
-    static inline T atomicAdd(T* p, T v) {                                                                 \
-        I* ip = reinterpret_cast<I*>(p);                                                                   \
-        I old = __atomic_load_n(ip, __ATOMIC_SEQ_CST);                                                     \
-        for (;;) {                                                                                         \
-            T cur;                                                                                         \
-            std::memcpy(&cur, &old, sizeof(T));                                                            \
-            T next = cur + v;                                                                              \
-            I nbits;                                                                                       \
-            std::memcpy(&nbits, &next, sizeof(T));                                                         \
-            if (__atomic_compare_exchange_n(ip, &old, nbits, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {  \
-                return cur;                                                                                \
-            }                                                                                              \
-        }                                                                                                  \
-    }                                                                                                      \
-    static inline T atomicExch(T* p, T v) {                                                                \
-        I bits;                                                                                            \
-        std::memcpy(&bits, &v, sizeof(T));                                                                 \
-        I old = __atomic_exchange_n(reinterpret_cast<I*>(p), bits, __ATOMIC_SEQ_CST);                      \
-        T out;                                                                                             \
-        std::memcpy(&out, &old, sizeof(T));                                                                \
-        return out;                                                                                        \
+namespace sim {
+// ``*p += v`` for a floating-point T through its integer bits I; returns the old value.
+template <class T, class I, int MO>
+static inline T atomic_add_float(T* p, T v) {
+    I* ip = reinterpret_cast<I*>(p);
+    I old = __atomic_load_n(ip, MO);
+    for (;;) {
+        T cur;
+        std::memcpy(&cur, &old, sizeof(T));
+        T next = cur + v;
+        I nbits;
+        std::memcpy(&nbits, &next, sizeof(T));
+        if (__atomic_compare_exchange_n(ip, &old, nbits, true, MO, MO)) return cur;
     }
-SIM_ATOMIC_FLOAT(float, unsigned int)
-SIM_ATOMIC_FLOAT(double, unsigned long long)
-#undef SIM_ATOMIC_FLOAT
-
-static inline unsigned int atomicInc(unsigned int* p, unsigned int limit) {
-    unsigned int old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
-    while (!__atomic_compare_exchange_n(p, &old, old >= limit ? 0u : old + 1u, true, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_SEQ_CST)) {
+}
+template <class T, class I, int MO>
+static inline T atomic_exch_float(T* p, T v) {
+    I bits;
+    std::memcpy(&bits, &v, sizeof(T));
+    I old = __atomic_exchange_n(reinterpret_cast<I*>(p), bits, MO);
+    T out;
+    std::memcpy(&out, &old, sizeof(T));
+    return out;
+}
+template <int MO>
+static inline unsigned int atomic_inc(unsigned int* p, unsigned int limit) {
+    unsigned int old = __atomic_load_n(p, MO);
+    while (!__atomic_compare_exchange_n(p, &old, old >= limit ? 0u : old + 1u, true, MO, MO)) {
     }
     return old;
+}
+template <int MO>
+static inline unsigned int atomic_dec(unsigned int* p, unsigned int limit) {
+    unsigned int old = __atomic_load_n(p, MO);
+    while (!__atomic_compare_exchange_n(p, &old, (old == 0u || old > limit) ? limit : old - 1u, true, MO, MO)) {
+    }
+    return old;
+}
+}  // namespace sim
+
+static inline float atomicAdd(float* p, float v) {
+    SIM_WITH_ORDER(p, return ::sim::atomic_add_float<float, unsigned int, MO>(p, v);)
+}
+static inline double atomicAdd(double* p, double v) {
+    SIM_WITH_ORDER(p, return ::sim::atomic_add_float<double, unsigned long long, MO>(p, v);)
+}
+static inline float atomicExch(float* p, float v) {
+    SIM_WITH_ORDER(p, return ::sim::atomic_exch_float<float, unsigned int, MO>(p, v);)
+}
+static inline double atomicExch(double* p, double v) {
+    SIM_WITH_ORDER(p, return ::sim::atomic_exch_float<double, unsigned long long, MO>(p, v);)
+}
+static inline unsigned int atomicInc(unsigned int* p, unsigned int limit) {
+    SIM_WITH_ORDER(p, return ::sim::atomic_inc<MO>(p, limit);)
 }
 static inline unsigned int atomicDec(unsigned int* p, unsigned int limit) {
-    unsigned int old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
-    while (!__atomic_compare_exchange_n(p, &old, (old == 0u || old > limit) ? limit : old - 1u, true,
-                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-    }
-    return old;
+    SIM_WITH_ORDER(p, return ::sim::atomic_dec<MO>(p, limit);)
 }
+#undef SIM_WITH_ORDER
 
 // Scoped atomics (_block, _system): one address space and one memory order here.
 #define atomicAdd_block atomicAdd

@@ -9,6 +9,7 @@
 #include <chrono>
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace sim {
 
@@ -630,7 +631,37 @@ void* dynamic_shared() {
     return tl_run.block->dyn;
 }
 
-void thread_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+void thread_fence() {
+#if defined(SIM_RACECHECK)
+    if (tl_run.fiber != nullptr) tl_run.fiber->fenced = true;  // see atomic_orders
+#endif
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+#if defined(SIM_RACECHECK)
+namespace {
+// Addresses that an atomic after a __threadfence() used: their atomics order memory from then on.
+std::mutex g_ordering_mu;
+std::unordered_set<const void*> g_ordering;
+std::atomic<bool> g_any_ordering{false};
+}  // namespace
+
+// racecheck: whether the atomic at ``p`` the running thread is about to make orders memory
+// (seq_cst) or is relaxed (cuda_sim.h, SIM_WITH_ORDER says why).
+bool atomic_orders(const void* p) {
+    Fiber* f = tl_run.fiber;
+    if (f != nullptr && f->fenced) {
+        f->fenced = false;
+        std::lock_guard<std::mutex> lock(g_ordering_mu);
+        g_ordering.insert(p);
+        g_any_ordering.store(true, std::memory_order_relaxed);
+        return true;
+    }
+    if (!g_any_ordering.load(std::memory_order_relaxed)) return false;
+    std::lock_guard<std::mutex> lock(g_ordering_mu);
+    return g_ordering.count(p) != 0;
+}
+#endif
 
 // __trap() in kernel code: as on a GPU the kernel stops and the launch (and every later call)
 // fails with cudaErrorLaunchFailure; the first trapping thread of the launch is reported.

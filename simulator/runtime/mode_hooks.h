@@ -1,8 +1,10 @@
 // What each mode adds to the scheduler (included by scheduler.cpp only), one definition of
 // each hook per mode: memcheck tells AddressSanitizer about fiber switches and clears the
 // shadow of reused stacks, racecheck gives every CUDA thread a ThreadSanitizer fiber and orders
-// blocks with release/acquire pairs; both give each block's shared memory its own heap block
+// the host before a launch's threads and those threads before the host with release/acquire
+// pairs; both give each block's shared memory its own heap block
 // and fibers bigger stacks. fast and synccheck builds run the plain versions, which do nothing.
+// kPlainLoops says which modes may run barrier-free launches without fibers.
 #ifndef SIM_MODE_HOOKS_H
 #define SIM_MODE_HOOKS_H
 
@@ -29,6 +31,17 @@ constexpr size_t kDefaultStackKiB = 256;
 #else
 constexpr bool kSanitized = false;
 constexpr size_t kDefaultStackKiB = 128;
+#endif
+// Barrier-free launches may run each block's threads as a plain loop on the worker's stack
+// (run_block_plain) unless the mode needs a context per CUDA thread. memcheck does not: its
+// AddressSanitizer checks every access wherever it runs, and a thread's report names its
+// kernel, block and thread through the same RunState. synccheck does not either: a barrier-free
+// kernel reaches no barrier or warp operation, so it has nothing to check there. racecheck
+// does: each CUDA thread is a ThreadSanitizer fiber with a stack of its own.
+#if defined(SIM_RACECHECK)
+constexpr bool kPlainLoops = false;
+#else
+constexpr bool kPlainLoops = true;
 #endif
 // A waiting fiber may hand over straight to the next ready one (x86-64 only) unless a sanitizer
 // must see every switch go through the scheduler.
@@ -71,7 +84,8 @@ SIM_HOOK void on_fiber_init(Worker*, const Block&, Fiber& f, int, const char*) {
     // Frames of fibers that never returned leave poisoned redzones behind.
     if (tl_stacks_dirty) __asan_unpoison_memory_region(f.stack, f.stack_size);
 }
-SIM_HOOK void on_block_start(Worker*) { tl_stacks_dirty = false; }
+SIM_HOOK void on_launch_start(Worker*) {}
+SIM_HOOK void on_block_start(Worker*, const Block&) { tl_stacks_dirty = false; }
 SIM_HOOK void on_block_end(Block& b) {
     if (b.failed || b.live > 0) tl_stacks_dirty = true;
 }
@@ -91,19 +105,63 @@ SIM_HOOK void on_fiber_start(Worker*) {
 SIM_HOOK void on_thread_exit(Block*) {}
 
 #elif defined(SIM_RACECHECK)
+// Appends the decimal digits of ``v`` at ``p``; returns the end.
+SIM_HOOK char* put_uint(char* p, unsigned v) {
+    char digits[10];
+    int n = 0;
+    do digits[n++] = (char)('0' + v % 10); while ((v /= 10) != 0);
+    while (n > 0) *p++ = digits[--n];
+    return p;
+}
+SIM_HOOK char* put_dim(char* p, uint3 v) {
+    *p++ = '(';
+    p = put_uint(p, v.x);
+    *p++ = ',';
+    p = put_uint(p, v.y);
+    *p++ = ',';
+    p = put_uint(p, v.z);
+    *p++ = ')';
+    return p;
+}
+// "kernel K block (x,y,z) thread (x,y,z)" into ``out`` (the name findings.py reads back). Set
+// for every CUDA thread of every block, so written by hand: snprintf (intercepted by the
+// sanitizer) was a tenth of racecheck's time on short threads.
+SIM_HOOK void fiber_name(char* out, size_t size, const char* kernel, uint3 block, uint3 thread) {
+    char* p = out;
+    char* const room = out + size - 2 * 34 - 16;  // what the two dims and the words after K need
+    for (const char* w = "kernel "; *w != 0;) *p++ = *w++;
+    while (*kernel != 0 && p < room) *p++ = *kernel++;
+    for (const char* w = " block "; *w != 0;) *p++ = *w++;
+    p = put_dim(p, block);
+    for (const char* w = " thread "; *w != 0;) *p++ = *w++;
+    p = put_dim(p, thread);
+    *p = 0;
+}
 SIM_HOOK void on_stacks_mapped() {}
 SIM_HOOK void on_fiber_init(Worker* wk, const Block& b, Fiber& f, int i, const char* kernel) {
     if ((int)wk->tsan_fibers.size() <= i) wk->tsan_fibers.push_back(__tsan_create_fiber(0));
     f.tsan_fiber = wk->tsan_fibers[i];
+    f.fenced = false;
     char nb[160];
-    std::snprintf(nb, sizeof nb, "kernel %s block (%u,%u,%u) thread (%u,%u,%u)", kernel, b.idx.x, b.idx.y,
-                  b.idx.z, f.thread_idx.x, f.thread_idx.y, f.thread_idx.z);
-    f.name = nb;
-    __tsan_set_fiber_name(f.tsan_fiber, f.name.c_str());
+    fiber_name(nb, sizeof nb, kernel, b.idx, f.thread_idx);
+    __tsan_set_fiber_name(f.tsan_fiber, nb);
 }
-SIM_HOOK void on_block_start(Worker* wk) {
+// Whether this worker released tsan_start since its launch began.
+static thread_local bool tl_start_released = false;
+SIM_HOOK void on_launch_start(Worker*) { tl_start_released = false; }
+SIM_HOOK void on_block_start(Worker* wk, const Block& b) {
     tl_sched_tsan = __tsan_get_current_fiber();
-    __tsan_release(wk->tsan_start);
+    // What the host did before the launch happens before every thread of it: released once per
+    // launch and worker, so that a fiber slot acquires it once (a release would make every
+    // thread's acquire, and its release at exit, cost a pass over all threads' clocks).
+    // The dynamic shared memory the worker allocated and filled for this block must be seen
+    // as written before the block's threads run, so it is released again then. Blocks of a
+    // launch are otherwise unordered, as on a GPU (a thread follows the one that ran in its
+    // fiber slot before it).
+    if (!tl_start_released || b.launch->spec.smem > 0) {
+        __tsan_release(wk->tsan_start);
+        tl_start_released = true;
+    }
 }
 SIM_HOOK void on_block_end(Block& b) { __tsan_acquire(b.tsan_done); }
 SIM_HOOK void before_enter(Fiber* f, void**) { __tsan_switch_to_fiber(f->tsan_fiber, 1); }
@@ -119,7 +177,8 @@ SIM_HOOK void on_thread_exit(Block* b) { __tsan_release(b->tsan_done); }
 #else
 SIM_HOOK void on_stacks_mapped() {}
 SIM_HOOK void on_fiber_init(Worker*, const Block&, Fiber&, int, const char*) {}
-SIM_HOOK void on_block_start(Worker*) {}
+SIM_HOOK void on_launch_start(Worker*) {}
+SIM_HOOK void on_block_start(Worker*, const Block&) {}
 SIM_HOOK void on_block_end(Block&) {}
 SIM_HOOK void before_enter(Fiber*, void**) {}
 SIM_HOOK void after_enter(void*) {}

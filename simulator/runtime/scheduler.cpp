@@ -4,8 +4,8 @@
 // barriers and shuffles mean what they mean on a GPU. When no fiber of a block can make
 // progress the block fails with a deadlock report instead of hanging. The blocks of a launch
 // are shared out between SIMULATOR_THREADS workers (the calling thread is one of them). A
-// barrier-free launch in a fast build runs each block's threads as a plain loop instead
-// (run_block_plain): no fibers, since nothing in it ever waits.
+// barrier-free launch runs each block's threads as a plain loop instead (run_block_plain; every
+// mode but racecheck, see mode::kPlainLoops): no fibers, since nothing in it ever waits.
 #include "sim_internal.h"
 
 #include "mode_hooks.h"
@@ -190,6 +190,8 @@ bool fibers_forced() {
     }
     return true;  // fibers run every kernel correctly: the safe reading of a bad value
 }
+
+bool runs_plain(bool barrier_free) { return barrier_free && mode::kPlainLoops && !fibers_forced(); }
 
 Worker* worker() {
     if (tl_run.worker == nullptr) {
@@ -409,7 +411,7 @@ void run_block(Launch* L, unsigned long long id) {
     }
     b.live = b.nthreads;
     tl_run.block = &b;
-    mode::on_block_start(wk);
+    mode::on_block_start(wk, b);
 #if !defined(__x86_64__)
     ucontext_t sched;
     tl_sched_uc = &sched;
@@ -436,6 +438,7 @@ void run_block(Launch* L, unsigned long long id) {
 
 void run_blocks(Launch* L) {
     ensure_signal_stack();
+    mode::on_launch_start(worker());
     {
         std::lock_guard<std::mutex> lock(L->threads_mu);
         L->threads.push_back(pthread_self());
@@ -607,7 +610,9 @@ void start_coop_block(Launch* L, unsigned long long id, Block& b, Worker* wk, ch
     b.live = b.nthreads;
     tl_run.worker = wk;
     tl_run.block = &b;
-    mode::on_block_start(wk);
+    // Each block of a cooperative launch has a worker of its own: each releases the host's work.
+    mode::on_launch_start(wk);
+    mode::on_block_start(wk, b);
 }
 
 // One pass over the ready fibers of ``b`` (a fiber that waits hands over to the next ready one);

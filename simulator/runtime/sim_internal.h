@@ -109,7 +109,7 @@ struct Fiber : ThreadState {
     unsigned long long wresult = 0;
     void* asan_fake = nullptr;
     void* tsan_fiber = nullptr;
-    std::string name;
+    bool fenced = false;  // racecheck: __threadfence() since this thread's last atomic
     // Device code's last error (cudaGetLastError in a kernel), for the CUDA thread that set it:
     // the launch's serial, block and thread index tell it apart from the next user of this
     // fiber (fibers are reused from block to block; a plain loop reuses one for every thread).
@@ -182,7 +182,7 @@ struct Block {
     size_t static_bytes = 0;
     char* dyn = nullptr;
     bool failed = false;
-    // A barrier-free launch in a fast build: the threads run one after another on the worker's
+    // A barrier-free launch (see runs_plain): the threads run one after another on the worker's
     // own stack (no fibers); a wait of any kind is refused (see refuse_wait).
     bool plain = false;
     char tsan_sync[2][64];  // addresses for barrier release/acquire (per generation parity)
@@ -294,6 +294,9 @@ struct RuntimeCall {
 
 // True when barrier-free launches must run with fibers (SIMULATOR_FIBERS=1); read per launch.
 bool fibers_forced();
+// True when a launch marked ``barrier_free`` runs its blocks as plain loops: every mode but
+// racecheck (mode::kPlainLoops), unless SIMULATOR_FIBERS=1.
+bool runs_plain(bool barrier_free);
 
 // ---- device_api.cpp ------------------------------------------------------------------------
 // In a plain-loop block: reports that the running thread reached ``what`` (a barrier, warp

@@ -1,0 +1,81 @@
+"""What the checkers cost: CPU seconds of three kernel shapes under each mode, over fast mode's.
+
+Usage: ``python benchmarks/bench_checkers.py [--repeat 3] [--threads 1] [--modes M,...] [WORKLOAD ...]``
+
+``benchmarks/programs/checkers_cost.cu`` is built in every mode (cached like every simulator
+build); each workload (an argument of the program: ``elementwise``, 4M one-element threads with
+no barrier; ``treesum``, a shared-memory tree sum over 1024 blocks of 256 threads; ``histogram``,
+4M global ``atomicAdd``s into 16 bins) then runs as a child process, and its user plus system
+CPU time is taken from the kernel's accounting (steadier than wall-clock on a shared machine).
+Each figure is the minimum over ``--repeat`` runs, and each run must print its own check's
+``ok``. The child gets the same environment as ``python -m simulator run --mode MODE`` (no
+launch time limit). The README's bound for memcheck is about 5x fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+PROGRAM = REPO / "benchmarks" / "programs" / "checkers_cost.cu"
+WORKLOADS = ("elementwise", "treesum", "histogram")
+CHECKERS = ("memcheck", "racecheck", "synccheck")
+
+
+def cpu_seconds(exe: Path, workload: str, env: dict[str, str]) -> float:
+    """User plus system CPU seconds of one run of ``exe workload`` (which must print ``ok``)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run([str(exe), workload], env=env, capture_output=True, text=True, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0 or not proc.stdout.startswith("ok"):
+        raise SystemExit(
+            f"{exe.name} {workload} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr[-2000:]}"
+        )
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build each mode, time each workload and print every checker's ratio to fast mode."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument(
+        "workloads", nargs="*", default=list(WORKLOADS), metavar="WORKLOAD", help=", ".join(WORKLOADS)
+    )
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--threads", default="1", help="SIMULATOR_THREADS for the runs (default 1)")
+    p.add_argument("--modes", default=",".join(CHECKERS), help="checkers to time (default: all three)")
+    a = p.parse_args(argv)
+    unknown = sorted(set(a.workloads) - set(WORKLOADS))
+    if unknown:
+        p.error(f"unknown workload(s) {', '.join(unknown)}: choose from {', '.join(WORKLOADS)}")
+    checkers = [m for m in a.modes.split(",") if m]
+    bad = sorted(set(checkers) - set(CHECKERS))
+    if bad or not checkers:
+        p.error(f"--modes takes a comma-separated list of {', '.join(CHECKERS)}, not {a.modes!r}")
+    if a.repeat < 1:
+        p.error(f"--repeat must be at least 1, not {a.repeat}")
+    from simulator.build import build_program
+    from simulator.sanitizer_env import run_child_env
+
+    modes = ["fast", *checkers]
+    exes = {mode: build_program([str(PROGRAM)], mode) for mode in modes}
+    print(f"{'workload':<12}{'fast s':>8}" + "".join(f"{m + ' s':>13}{'ratio':>7}" for m in checkers))
+    for w in a.workloads:
+        best = {}
+        for mode, exe in exes.items():
+            env = {**run_child_env(mode, 0), "SIMULATOR_THREADS": a.threads}
+            best[mode] = min(cpu_seconds(exe, w, env) for _ in range(a.repeat))
+        row = f"{w:<12}{best['fast']:>8.2f}"
+        for m in checkers:
+            row += f"{best[m]:>13.2f}{best[m] / best['fast']:>6.1f}x"
+        print(row)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

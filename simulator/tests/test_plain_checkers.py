@@ -1,0 +1,121 @@
+"""memcheck and synccheck run barrier-free launches as plain loops, as fast mode does: what they
+find is the same as with fibers (SIMULATOR_FIBERS=1), and each finding still names the kernel's
+own line, block and thread. racecheck keeps a fiber per CUDA thread.
+
+The program (kernels/program_plain_checkers.cu) plants one bug per argument in a barrier-free
+kernel; "wait" launches a kernel that reaches a barrier with the barrier-free flag set, which
+only a plain loop refuses, so it shows which way a mode ran.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from .conftest import KERNELS, run_cli
+
+PROGRAM = KERNELS / "program_plain_checkers.cu"
+
+
+def _line_of(marker: str) -> int:
+    """The 1-based line of the program that carries ``marker`` (exactly one)."""
+    lines = [i for i, text in enumerate(PROGRAM.read_text().splitlines(), 1) if marker in text]
+    assert len(lines) == 1, (marker, lines)
+    return lines[0]
+
+
+def _summary(stderr: str) -> list[str]:
+    """The findings ``run`` lists after the program's output (addresses left out: a thread's
+    stack lies elsewhere in a plain loop)."""
+    out, inside = [], False
+    for ln in stderr.splitlines():
+        if re.match(r"simulator: run \(\w+\): \d+ finding\(s\):", ln):
+            inside = True
+            continue
+        if inside and ln.startswith("  "):
+            out.append(re.sub(r"0x[0-9a-f]+", "0x?", ln.strip()))
+        elif inside:
+            break
+    return out
+
+
+def _run_both_ways(monkeypatch, mode: str, case: str, *options: str):
+    """(plain-loop run, fiber run) of the program with argument ``case`` in ``mode``."""
+    runs = []
+    for fibers in ("0", "1"):
+        monkeypatch.setenv("SIMULATOR_FIBERS", fibers)
+        runs.append(run_cli("run", str(PROGRAM), "--mode", mode, *options, "--", case))
+    return runs
+
+
+# case -> (the finding's kind as run lists it, the planted line's marker, block, thread, status)
+MEMCHECK_FINDINGS = {
+    "oob": ("heap-buffer-overflow: write_past_end", "PLANT-OOB", "(1,0,0)", "(8,0,0)", 86),
+    "uaf": ("heap-use-after-free: read_freed", "PLANT-UAF", "(0,0,0)", "(0,0,0)", 86),
+    "shared_oob": ("heap-buffer-overflow: shared_past_end", "PLANT-SHARED-OOB", "(0,0,0)", "(24,0,0)", 86),
+    "stack_oob": ("stack-buffer-overflow: local_past_end", "PLANT-STACK-OOB", "(0,0,0)", "(4,0,0)", 86),
+    "ub": ("undefined behaviour: signed integer overflow", "PLANT-UB", "(0,0,0)", "(3,0,0)", 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MEMCHECK_FINDINGS))
+def test_memcheck_finds_the_same_in_a_plain_loop_as_with_fibers(monkeypatch, case):
+    kind, marker, block, thread, status = MEMCHECK_FINDINGS[case]
+    plain, fibers = _run_both_ways(monkeypatch, "memcheck", case)
+    assert plain.returncode == fibers.returncode == status, plain.stderr
+    assert plain.stdout == fibers.stdout
+    found = _summary(plain.stderr)
+    assert found == _summary(fibers.stderr)
+    hits = [f for f in found if f.startswith(f"memcheck: {kind}")]
+    assert len(hits) == 1, found
+    assert f"{PROGRAM}:{_line_of(marker)}; in kernel " in hits[0], hits[0]
+    assert f" block {block} " in hits[0] and hits[0].endswith(f"thread {thread}"), hits[0]
+
+
+def test_memcheck_leak_check_is_the_same_in_a_plain_loop(monkeypatch):
+    plain, fibers = _run_both_ways(monkeypatch, "memcheck", "leak", "--leak-check", "full")
+    assert plain.returncode == fibers.returncode == 1, plain.stderr
+    found = _summary(plain.stderr)
+    assert found == _summary(fibers.stderr)
+    line = _line_of("PLANT-LEAK")
+    want = f"memcheck: device memory leak: 1024 bytes from cudaMalloc in main at {PROGRAM}:{line}"
+    assert len(found) == 1 and found[0].startswith(want), found
+
+
+@pytest.mark.parametrize("mode", ["memcheck", "synccheck"])
+def test_a_launch_timeout_is_reported_the_same_in_a_plain_loop(monkeypatch, mode):
+    plain, fibers = _run_both_ways(monkeypatch, mode, "timeout", "--timeout", "2")
+    assert plain.returncode == fibers.returncode == 0, plain.stderr
+    assert plain.stdout == fibers.stdout == "timeout: cudaErrorLaunchTimeout\n"
+    assert _summary(plain.stderr) == _summary(fibers.stderr) == []
+    for proc in (plain, fibers):
+        assert f"launch timeout: kernel 'busy' (launched at {PROGRAM}:" in proc.stderr
+        assert "AddressSanitizer" not in proc.stderr and "WARNING" not in proc.stderr
+
+
+@pytest.mark.parametrize("mode", ["memcheck", "synccheck"])
+def test_correct_barrier_free_launches_run_clean_both_ways(monkeypatch, mode):
+    for proc in _run_both_ways(monkeypatch, mode, "clean"):
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == "clean: cudaSuccess"
+        assert "finding" not in proc.stderr
+
+
+@pytest.mark.parametrize("mode", ["memcheck", "synccheck"])
+def test_memcheck_and_synccheck_run_barrier_free_launches_as_plain_loops(monkeypatch, mode):
+    # Only a plain loop refuses a wait in a launch marked barrier-free; SIMULATOR_FIBERS=1 runs
+    # the same launch with fibers, where the barrier works.
+    plain, fibers = _run_both_ways(monkeypatch, mode, "wait")
+    assert plain.stdout.strip() == "wait: cudaErrorLaunchFailure", plain.stderr
+    refusal = f"reached __syncthreads at {PROGRAM}:{_line_of('PLANT-WAIT')}, but the launch"
+    assert refusal in plain.stderr and "plain loop" in plain.stderr
+    assert fibers.returncode == 0, fibers.stderr
+    assert fibers.stdout.strip() == "wait: cudaSuccess"
+
+
+def test_racecheck_keeps_fibers_for_barrier_free_launches(monkeypatch):
+    # Each CUDA thread is a ThreadSanitizer fiber with a stack of its own there.
+    for proc in _run_both_ways(monkeypatch, "racecheck", "wait"):
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == "wait: cudaSuccess"
