@@ -229,8 +229,8 @@ int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
         release_barrier(b);
     } else {
         f->state = FState::kBarrier;
-        yield_to_scheduler(false);
-        if (b->failed) yield_to_scheduler(true);
+        yield_from(in_runtime.run, false);
+        if (b->failed) yield_from(in_runtime.run, true);
     }
     // The releasing thread may run on into the next barrier before the others resume, so the
     // result is kept per generation parity (generation + 2 needs every thread to have left).

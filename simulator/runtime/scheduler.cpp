@@ -118,8 +118,9 @@ void switch_to_fiber(Fiber* f) {
 }  // namespace
 
 // Back to the scheduler; returns when the scheduler resumes this fiber.
-void yield_to_scheduler(bool final_exit) {
-    RunState& run = run_state();
+void yield_to_scheduler(bool final_exit) { yield_from(run_state(), final_exit); }
+
+void yield_from(RunState& run, bool final_exit) {
     Block* b = run.block;
     if (b != nullptr && b->plain) {
         // A plain-loop thread has no context of its own to leave: it stops, and so does its
@@ -208,12 +209,13 @@ Worker* worker() {
 namespace {
 
 void fiber_main() {
-    Fiber* f = tl_run.fiber;
-    Block* b = tl_run.block;
-    mode::on_fiber_start(tl_run.worker);
-    tl_run.in_kernel = true;
+    RunState& run = run_state();
+    Fiber* f = run.fiber;
+    Block* b = run.block;
+    mode::on_fiber_start(run.worker);
+    run.in_kernel = true;
     b->launch->invoke(b->launch->pack);
-    tl_run.in_kernel = false;
+    run.in_kernel = false;
     f->state = FState::kDone;
     b->live--;
     b->warp_exited[f->warp] |= 1u << f->lane;
@@ -224,7 +226,7 @@ void fiber_main() {
         if (b->warp_arrived[f->warp] != 0) check_pending_warps(b, f->warp);
         if (b->tiles_used || b->launch->grid != nullptr) release_after_exit(b, f);
     }
-    yield_to_scheduler(true);
+    yield_from(run, true);
     std::abort();  // a finished fiber is never resumed
 }
 
