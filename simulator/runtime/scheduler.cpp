@@ -353,17 +353,15 @@ void run_block_plain(Block* b) {
     tl_thread = nullptr;
 }
 
-void run_block(Launch* L, unsigned long long id) {
-    Worker* wk = worker();
+// Block ``id`` of ``L`` on worker ``wk``: its index, warp bookkeeping, shared memory and fiber
+// records. Per-block bookkeeping lives in the worker and is reused: no heap allocation per block.
+void prepare_block(Launch* L, unsigned long long id, Block& b, Worker* wk) {
     const LaunchSpec& s = L->spec;
-    Block b;
     b.launch = L;
-    b.plain = L->plain;
     b.idx = uint3{(unsigned)(id % s.grid.x), (unsigned)((id / s.grid.x) % s.grid.y),
                   (unsigned)(id / ((unsigned long long)s.grid.x * s.grid.y))};
     b.nthreads = (int)(s.block.x * s.block.y * s.block.z);
     b.nwarps = (b.nthreads + 31) / 32;
-    // Per-block bookkeeping lives in the worker and is reused: no heap allocation per block.
     if (wk->warp_bits.size() < 3 * (size_t)b.nwarps) wk->warp_bits.resize(3 * (size_t)b.nwarps);
     b.warp_present = wk->warp_bits.data();
     b.warp_exited = b.warp_present + b.nwarps;
@@ -381,19 +379,11 @@ void run_block(Launch* L, unsigned long long id) {
     if (s.smem > 0) std::memset(b.dyn, 0xff, s.smem);  // shared memory starts as garbage, as on a GPU
     if ((int)wk->fibers.size() < b.nthreads) wk->fibers.resize(b.nthreads);
     b.fibers = wk->fibers.data();
-    if (b.plain) {
-        run_block_plain(&b);
-        tl_run.block = nullptr;
-        free_block_memory(&b);
-        return;
-    }
-    init_tile_counts(wk, &b);
-    if (!reserve_stacks(wk, b.nthreads)) {
-        report("cannot map %d fiber stacks for %s", b.nthreads, where(&b).c_str());
-        fail_block(&b);
-        free_block_memory(&b);
-        return;
-    }
+}
+
+// Every thread of ``b`` as a fiber on ``wk``'s stacks, ready to start.
+void init_block_fibers(Launch* L, Block& b, Worker* wk) {
+    const LaunchSpec& s = L->spec;
     for (int i = 0; i < b.nthreads; ++i) {
         Fiber& f = b.fibers[i];
         f.thread_idx = uint3{(unsigned)(i % s.block.x), (unsigned)((i / s.block.x) % s.block.y),
@@ -412,6 +402,27 @@ void run_block(Launch* L, unsigned long long id) {
         init_fiber(&f);
     }
     b.live = b.nthreads;
+}
+
+void run_block(Launch* L, unsigned long long id) {
+    Worker* wk = worker();
+    Block b;
+    b.plain = L->plain;
+    prepare_block(L, id, b, wk);
+    if (b.plain) {
+        run_block_plain(&b);
+        tl_run.block = nullptr;
+        free_block_memory(&b);
+        return;
+    }
+    init_tile_counts(wk, &b);
+    if (!reserve_stacks(wk, b.nthreads)) {
+        report("cannot map %d fiber stacks for %s", b.nthreads, where(&b).c_str());
+        fail_block(&b);
+        free_block_memory(&b);
+        return;
+    }
+    init_block_fibers(L, b, wk);
     tl_run.block = &b;
     mode::on_block_start(wk, b);
 #if !defined(__x86_64__)
@@ -564,52 +575,13 @@ bool reserve_coop_stacks(CoopPool& pool, size_t count) {
 
 // Block ``id`` of cooperative launch ``L``, on worker ``wk`` whose stacks start at ``stacks``.
 void start_coop_block(Launch* L, unsigned long long id, Block& b, Worker* wk, char* stacks) {
-    const LaunchSpec& s = L->spec;
-    b.launch = L;
-    b.idx = uint3{(unsigned)(id % s.grid.x), (unsigned)((id / s.grid.x) % s.grid.y),
-                  (unsigned)(id / ((unsigned long long)s.grid.x * s.grid.y))};
-    b.nthreads = (int)(s.block.x * s.block.y * s.block.z);
-    b.nwarps = (b.nthreads + 31) / 32;
-    if (wk->warp_bits.size() < 3 * (size_t)b.nwarps) wk->warp_bits.resize(3 * (size_t)b.nwarps);
-    b.warp_present = wk->warp_bits.data();
-    b.warp_exited = b.warp_present + b.nwarps;
-    b.warp_arrived = b.warp_exited + b.nwarps;
-    for (int w = 0; w < b.nwarps; ++w) {
-        const int lanes = std::min(32, b.nthreads - 32 * w);
-        b.warp_present[w] = lanes == 32 ? ~0u : (1u << lanes) - 1;
-        b.warp_exited[w] = 0;
-        b.warp_arrived[w] = 0;
-    }
+    prepare_block(L, id, b, wk);
     init_tile_counts(wk, &b);
-    wk->statics.clear();
-    b.statics = &wk->statics;
-    wk->arena_used = 0;
-    b.dyn = mode::dynamic_shared(wk, s.smem);
-    if (s.smem > 0) std::memset(b.dyn, 0xff, s.smem);
-    if ((int)wk->fibers.size() < b.nthreads) wk->fibers.resize(b.nthreads);
-    b.fibers = wk->fibers.data();
     wk->stacks = stacks;
     wk->stack_slots = b.nthreads;
     wk->stacks_bytes = 0;
     mode::on_stacks_mapped();  // the stacks may hold an earlier launch's frames
-    for (int i = 0; i < b.nthreads; ++i) {
-        Fiber& f = b.fibers[i];
-        f.thread_idx = uint3{(unsigned)(i % s.block.x), (unsigned)((i / s.block.x) % s.block.y),
-                             (unsigned)(i / (s.block.x * s.block.y))};
-        f.block_idx = b.idx;
-        f.block_dim = s.block;
-        f.grid_dim = s.grid;
-        f.linear = i;
-        f.warp = i / 32;
-        f.lane = i % 32;
-        f.state = FState::kReady;
-        f.stack = fiber_stack(wk, i);
-        f.stack_size = stack_size() + kColorSpan - stack_color(i);
-        f.asan_fake = nullptr;
-        mode::on_fiber_init(wk, b, f, i, L->name);
-        init_fiber(&f);
-    }
-    b.live = b.nthreads;
+    init_block_fibers(L, b, wk);
     tl_run.worker = wk;
     tl_run.block = &b;
     // Each block of a cooperative launch has a worker of its own: each releases the host's work.
