@@ -52,6 +52,19 @@ def _c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _config_parts(cfg: list) -> list:
+    """A launch's <<<grid, block[, shared_bytes[, stream]]>>> as the four leading arguments of
+    the runtime's launch call (missing ones 0; the stream cast to cudaStream_t)."""
+    parts: list = []
+    for i in range(4):
+        if i < len(cfg):
+            parts += ["(cudaStream_t)(" if i == 3 else "(", cfg[i], ")"]
+        else:
+            parts.append("0")
+        parts.append(", ")
+    return parts
+
+
 @dataclass
 class Edit:
     start: int
@@ -610,13 +623,7 @@ class TranslationUnit:
         while k < end and text[k] != "(":
             k += 1
         args = (k + 1, end - 1)
-        parts: list = []
-        for i in range(4):
-            if i < len(cfg):
-                parts += ["(cudaStream_t)(" if i == 3 else "(", cfg[i], ")"]
-            else:
-                parts.append("0")
-            parts.append(", ")
+        parts = _config_parts(cfg)
         target = callee
         while target.kind == ck.UNEXPOSED_EXPR and len(list(target.get_children())) == 1:
             target = next(target.get_children())
@@ -696,13 +703,7 @@ class TranslationUnit:
         if len(cfg) < 2 or len(cfg) > 4:
             self.problems.append((start, "a launch needs <<<grid, block[, shared_bytes[, stream]]>>>"))
             return
-        parts: list = []
-        for i in range(4):
-            if i < len(cfg):
-                parts += ["(cudaStream_t)(" if i == 3 else "(", cfg[i], ")"]
-            else:
-                parts.append("0")
-            parts.append(", ")
+        parts = _config_parts(cfg)
         kernel_text = " ".join(self._text(start, opened).split())
         path, line = self.src.where(start)
         file_lit = _c_string(path)
