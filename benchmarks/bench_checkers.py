@@ -15,10 +15,10 @@ launch time limit). The README's bound for memcheck is about 5x fast.
 from __future__ import annotations
 
 import argparse
-import resource
-import subprocess
 import sys
 from pathlib import Path
+
+from timing_stats import cpu_seconds
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -26,18 +26,6 @@ sys.path.insert(0, str(REPO))
 PROGRAM = REPO / "benchmarks" / "programs" / "checkers_cost.cu"
 WORKLOADS = ("elementwise", "treesum", "histogram")
 CHECKERS = ("memcheck", "racecheck", "synccheck")
-
-
-def cpu_seconds(exe: Path, workload: str, env: dict[str, str]) -> float:
-    """User plus system CPU seconds of one run of ``exe workload`` (which must print ``ok``)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run([str(exe), workload], env=env, capture_output=True, text=True, check=False)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0 or not proc.stdout.startswith("ok"):
-        raise SystemExit(
-            f"{exe.name} {workload} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr[-2000:]}"
-        )
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         best = {}
         for mode, exe in exes.items():
             env = {**run_child_env(mode, 0), "SIMULATOR_THREADS": a.threads}
-            best[mode] = min(cpu_seconds(exe, w, env) for _ in range(a.repeat))
+            best[mode] = min(
+                cpu_seconds(exe, w, env, lambda out: out.startswith("ok")) for _ in range(a.repeat)
+            )
         row = f"{w:<12}{best['fast']:>8.2f}"
         for m in checkers:
             row += f"{best[m]:>13.2f}{best[m] / best['fast']:>6.1f}x"

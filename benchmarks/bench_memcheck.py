@@ -14,28 +14,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
-import subprocess
 import sys
 from pathlib import Path
+
+from timing_stats import cpu_seconds
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 PROGRAM = REPO / "benchmarks" / "programs" / "memcheck_cost.cu"
 WORKLOADS = ("vadd", "matmul", "reduce", "compute")
-
-
-def cpu_seconds(exe: Path, workload: str, env: dict[str, str]) -> float:
-    """User plus system CPU seconds of one run of ``exe workload`` (which must exit 0)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run([str(exe), workload], env=env, capture_output=True, text=True, check=False)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0 or "err=no error" not in proc.stdout:
-        raise SystemExit(
-            f"{exe.name} {workload} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr[-2000:]}"
-        )
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +47,9 @@ def main(argv: list[str] | None = None) -> int:
         best = {}
         for mode, exe in exes.items():
             env = {**os.environ, **RUN_ENV[mode], "SIMULATOR_TIMEOUT": "0", "SIMULATOR_THREADS": a.threads}
-            best[mode] = min(cpu_seconds(exe, w, env) for _ in range(a.repeat))
+            best[mode] = min(
+                cpu_seconds(exe, w, env, lambda out: "err=no error" in out) for _ in range(a.repeat)
+            )
         ratio = best["memcheck"] / best["fast"]
         print(f"{w:<10}{best['fast']:>9.2f}{best['memcheck']:>12.2f}{ratio:>7.1f}x")
     return 0

@@ -8,10 +8,13 @@ machine was busy and a second run may give a very different number.
 
 from __future__ import annotations
 
+import resource
 import statistics
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 # Above this spread the rounds disagree too much for the number to be trusted.
 WIDE_SPREAD = 0.25
@@ -89,3 +92,18 @@ def trust_note(timings: Sequence[Timing]) -> str:
         "(spread = (max - min) / median, or fewer than 3 rounds): the machine was busy; do not trust "
         "them: rerun on a quiet machine or with a larger --repeat"
     )
+
+
+def cpu_seconds(exe: Path, workload: str, env: dict[str, str], succeeded: Callable[[str], bool]) -> float:
+    """User plus system CPU seconds of ``exe workload``; stops the script when it fails.
+
+    ``succeeded`` judges the program's standard output (each program prints its own verdict).
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run([str(exe), workload], env=env, capture_output=True, text=True, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0 or not succeeded(proc.stdout):
+        raise SystemExit(
+            f"{exe.name} {workload} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr[-2000:]}"
+        )
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
