@@ -59,3 +59,24 @@ def test_barriers_and_pipelines_match_numpy(mode):
         np.testing.assert_array_equal(got[T:], quad[T - 1 - i])
     assert v["error"] == "no error"
     assert "finding" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("case", "write_line", "read_line"),
+    [
+        ("pipeline", "cuda::memcpy_async(&stage", "PLANT: no consumer_wait"),
+        ("barrier", "cuda::memcpy_async(&buf", "PLANT: read before"),
+    ],
+)
+def test_racecheck_reports_a_read_before_the_wait(case, write_line, read_line):
+    planted = KERNELS / "planted_libcu_early_read.cu"
+    lines = planted.read_text().splitlines()
+    write = next(n for n, text in enumerate(lines, 1) if write_line in text)
+    read = next(n for n, text in enumerate(lines, 1) if read_line in text)
+    proc = run_cli("run", str(planted), "--mode", "racecheck", "--", case)
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    report = proc.stdout + proc.stderr
+    assert "racecheck: data race" in report
+    # The finding names the program's copy and read, never the stand-in header's copy loop.
+    assert f"planted_libcu_early_read.cu:{write}" in report
+    assert f"planted_libcu_early_read.cu:{read}" in report
