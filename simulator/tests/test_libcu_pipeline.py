@@ -57,6 +57,7 @@ def test_barriers_and_pipelines_match_numpy(mode):
         # Threads 0, 4, 8, ... copy 16 bytes with 8 zero-filled: ints 4k and 4k+1 copied, 4k+2, 4k+3 zero.
         quad = np.where(i % 4 < 2, src, 0)
         np.testing.assert_array_equal(got[T:], quad[T - 1 - i])
+    np.testing.assert_array_equal(_ints(v["onlybarrier_0"]), (T - 1 - i) * 3 + 1)
     assert v["error"] == "no error"
     assert "finding" not in proc.stderr
 

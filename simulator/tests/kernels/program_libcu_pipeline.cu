@@ -2,7 +2,8 @@
 // barrier with arrive/wait tokens, arrive_and_wait, arrive_and_drop and a completion function;
 // a block pipeline with 32 producer and 32 consumer threads over 2 stages; a pipeline whose
 // threads all produce and consume; thread-scope pipelines; the __pipeline_* primitives with zero
-// fill. Every read of another thread's copy comes after the wait CUDA requires. Prints each result.
+// fill; a kernel that waits only through a barrier in global memory. Every read of another
+// thread's copy comes after the wait CUDA requires. Prints each result.
 #include <cstdio>
 #include <cooperative_groups.h>
 #include <cuda/barrier>
@@ -130,6 +131,18 @@ __global__ void thread_scope(const int* in, int* out) {
     out[blockIdx.x * 2 * T + T + i] = quad[T - 1 - i];
 }
 
+// A barrier in global memory, set up by an earlier launch: this kernel waits only through the
+// barrier (no __syncthreads), so it must never run as a plain loop over its threads.
+__device__ cuda::barrier<cuda::thread_scope_block> global_bar;
+__device__ int global_buf[T];
+__global__ void setup_global_barrier() { init(&global_bar, T); }
+__global__ void only_barrier(int* out) {
+    const int i = threadIdx.x;
+    global_buf[i] = i * 3 + 1;
+    global_bar.arrive_and_wait();
+    out[i] = global_buf[T - 1 - i];
+}
+
 static void print(const char* name, int b, const int* v, int n) {
     printf("%s_%d=", name, b);
     for (int k = 0; k < n; ++k) printf(k ? ",%d" : "%d", v[k]);
@@ -168,6 +181,11 @@ int main() {
     thread_scope<<<blocks, T>>>(in, out);
     cudaMemcpy(r, out, blocks * 2 * T * sizeof(int), cudaMemcpyDeviceToHost);
     for (int b = 0; b < blocks; ++b) print("threadscope", b, r + b * 2 * T, 2 * T);
+
+    setup_global_barrier<<<1, 1>>>();
+    only_barrier<<<1, T>>>(out);
+    cudaMemcpy(r, out, T * sizeof(int), cudaMemcpyDeviceToHost);
+    print("onlybarrier", 0, r, T);
 
     printf("error=%s\n", cudaGetErrorString(cudaDeviceSynchronize()));
     cudaFree(in);
