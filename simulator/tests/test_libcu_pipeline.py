@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, run_cli
+from .conftest import KERNELS, nvcc_compile, run_cli
 from .test_run import _values
 
 PROGRAM = KERNELS / "program_libcu_pipeline.cu"
@@ -81,3 +81,9 @@ def test_racecheck_reports_a_read_before_the_wait(case, write_line, read_line):
     # The finding names the program's copy and read, never the stand-in header's copy loop.
     assert f"planted_libcu_early_read.cu:{write}" in report
     assert f"planted_libcu_early_read.cu:{read}" in report
+
+
+@pytest.mark.parametrize("program", ["program_libcu_pipeline.cu", "planted_libcu_early_read.cu"])
+def test_programs_build_unchanged_with_nvcc(tmp_path, program):
+    proc = nvcc_compile(KERNELS / program, tmp_path, needs_header="cuda/pipeline")
+    assert proc.returncode == 0, proc.stderr

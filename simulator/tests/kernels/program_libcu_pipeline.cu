@@ -133,13 +133,13 @@ __global__ void thread_scope(const int* in, int* out) {
 
 // A barrier in global memory, set up by an earlier launch: this kernel waits only through the
 // barrier (no __syncthreads), so it must never run as a plain loop over its threads.
-__device__ cuda::barrier<cuda::thread_scope_block> global_bar;
+using BlockBarrier = cuda::barrier<cuda::thread_scope_block>;
 __device__ int global_buf[T];
-__global__ void setup_global_barrier() { init(&global_bar, T); }
-__global__ void only_barrier(int* out) {
+__global__ void setup_global_barrier(BlockBarrier* bar) { init(bar, T); }
+__global__ void only_barrier(BlockBarrier* bar, int* out) {
     const int i = threadIdx.x;
     global_buf[i] = i * 3 + 1;
-    global_bar.arrive_and_wait();
+    bar->arrive_and_wait();
     out[i] = global_buf[T - 1 - i];
 }
 
@@ -182,8 +182,10 @@ int main() {
     cudaMemcpy(r, out, blocks * 2 * T * sizeof(int), cudaMemcpyDeviceToHost);
     for (int b = 0; b < blocks; ++b) print("threadscope", b, r + b * 2 * T, 2 * T);
 
-    setup_global_barrier<<<1, 1>>>();
-    only_barrier<<<1, T>>>(out);
+    BlockBarrier* bar;
+    cudaMalloc(&bar, sizeof(BlockBarrier));
+    setup_global_barrier<<<1, 1>>>(bar);
+    only_barrier<<<1, T>>>(bar, out);
     cudaMemcpy(r, out, T * sizeof(int), cudaMemcpyDeviceToHost);
     print("onlybarrier", 0, r, T);
 
@@ -191,6 +193,7 @@ int main() {
     cudaFree(in);
     cudaFree(out);
     cudaFree(phases);
+    cudaFree(bar);
     delete[] h;
     delete[] r;
     return 0;
