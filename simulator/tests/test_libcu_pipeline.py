@@ -87,3 +87,19 @@ def test_racecheck_reports_a_read_before_the_wait(case, write_line, read_line):
 def test_programs_build_unchanged_with_nvcc(tmp_path, program):
     proc = nvcc_compile(KERNELS / program, tmp_path, needs_header="cuda/pipeline")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_barrier_that_never_completes_hits_the_launch_limit():
+    # As on a GPU the waiting threads never return; the launch limit stops the kernel.
+    proc = run_cli(
+        "run",
+        str(KERNELS / "planted_libcu_early_read.cu"),
+        "--mode",
+        "fast",
+        "--timeout",
+        "2",
+        "--",
+        "overcount",
+    )
+    assert "launch timeout: kernel 'overcounted_barrier'" in proc.stderr, proc.stdout + proc.stderr
+    assert "error=the launch timed out" in proc.stdout

@@ -1,6 +1,7 @@
 // Planted races on libcu++ synchronization: argument "pipeline" has consumers read a stage with no
 // consumer_wait; "barrier" has each thread read a neighbour's copy after arrive() but before
-// wait(token). Racecheck must report both.
+// wait(token). Racecheck must report both. "overcount": a barrier expects one thread more than
+// the block has, so its phase never completes and the launch hangs as on a GPU.
 #include <cstdio>
 #include <cstring>
 #include <cooperative_groups.h>
@@ -40,6 +41,14 @@ __global__ void early_barrier_read(const int* in, int* out) {
     bar.wait(std::move(token));
 }
 
+__global__ void overcounted_barrier(int* out) {
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    if (threadIdx.x == 0) init(&bar, blockDim.x + 1);  // PLANT: one arrival too many expected
+    __syncthreads();
+    bar.arrive_and_wait();
+    out[threadIdx.x] = 1;
+}
+
 int main(int argc, char** argv) {
     const bool pipeline = argc > 1 && std::strcmp(argv[1], "pipeline") == 0;
     int *in, *out;
@@ -48,6 +57,8 @@ int main(int argc, char** argv) {
     cudaMemset(in, 0, 64 * sizeof(int));
     if (pipeline) {
         early_consumer<<<1, 64>>>(in, out);
+    } else if (argc > 1 && std::strcmp(argv[1], "overcount") == 0) {
+        overcounted_barrier<<<1, 64>>>(out);
     } else {
         early_barrier_read<<<1, 64>>>(in, out);
     }
