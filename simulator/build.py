@@ -147,7 +147,7 @@ _LIBRARY_HEADERS = [
     (r"nccl", "NCCL"),
     (r"cutlass/", "CUTLASS"),
     (r"cute/", "CuTe"),
-    (r"cuda/", "libcu++"),
+    (r"cuda/", "libcu++ (other than <cuda/barrier>, <cuda/pipeline> and six <cuda/std/...> headers)"),
     (r"npp", "NPP"),
     (r"nvrtc", "NVRTC"),
     (r"nvml", "NVML"),

@@ -58,6 +58,10 @@ def test_unknown_cuda_api_is_named(tmp_path):
         ("cub/cub.cuh", "CUB"),
         ("thrust/device_vector.h", "Thrust"),
         ("cufft.h", "cuFFT"),
+        (
+            "cuda/atomic",
+            "libcu++ (other than <cuda/barrier>, <cuda/pipeline> and six <cuda/std/...> headers)",
+        ),
         ("my_missing_header.h", None),
     ],
 )

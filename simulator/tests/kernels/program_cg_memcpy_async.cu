@@ -5,9 +5,7 @@
 #include <cooperative_groups/memcpy_async.h>
 #include <cstdio>
 #include <cuda_runtime.h>
-#if !defined(CUDA_CPU_SIMULATOR)
-#include <cuda/barrier>  // cuda::aligned_size_t (the simulator's memcpy_async.h brings it)
-#endif
+#include <cuda/barrier>  // cuda::aligned_size_t
 
 namespace cg = cooperative_groups;
 

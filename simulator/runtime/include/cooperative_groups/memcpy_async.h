@@ -14,19 +14,7 @@
 
 #include <type_traits>
 
-#ifndef SIM_CUDA_ALIGNED_SIZE_T
-#define SIM_CUDA_ALIGNED_SIZE_T
-namespace cuda {
-// A byte count that promises the alignment ``Align`` of both pointers (libcu++'s <cuda/barrier>).
-template <size_t Align>
-struct aligned_size_t {
-    static constexpr size_t align = Align;
-    size_t value;
-    explicit aligned_size_t(size_t size) : value(size) {}
-    operator size_t() const { return value; }
-};
-}  // namespace cuda
-#endif
+#include "../sim_async_copy.h"
 
 namespace cooperative_groups {
 namespace details {
@@ -34,23 +22,7 @@ namespace details {
 // The calling thread's share of a copy of ``bytes`` bytes by the threads of ``g``.
 template <class Group>
 static inline void copy_share(const Group& g, void* dst, const void* src, size_t bytes) {
-    const size_t n = (size_t)g.num_threads();
-    const size_t rank = (size_t)g.thread_rank();
-    const size_t part = (bytes + n - 1) / n;
-    const size_t begin = rank * part < bytes ? rank * part : bytes;
-    const size_t end = begin + part < bytes ? begin + part : bytes;
-    // Word and byte stores rather than one memcpy call: racecheck sees each store as this thread's
-    // write (a range copy through memcpy is not checked against other threads' reads).
-    char* d = static_cast<char*>(dst);
-    const char* s = static_cast<const char*>(src);
-    size_t k = begin;
-    for (; k < end && (((uintptr_t)(d + k) | (uintptr_t)(s + k)) & 7u) != 0; ++k) d[k] = s[k];
-    for (; k + 8 <= end; k += 8) {
-        unsigned long long w;
-        std::memcpy(&w, s + k, 8);
-        std::memcpy(d + k, &w, 8);
-    }
-    for (; k < end; ++k) d[k] = s[k];
+    ::sim_async::copy_part((size_t)g.thread_rank(), (size_t)g.num_threads(), dst, src, bytes);
 }
 
 template <class S>
