@@ -22,10 +22,11 @@ a 256-thread block tree-sum with a ``__syncthreads`` per level (numpy: the same 
 Only the launch is timed (the data is on the device already); each side takes the minimum over
 ``--repeat`` rounds, of wall-clock seconds (``ratio``) and of the process's CPU seconds (``cpu
 ratio``: all workers together, steadier on a shared machine). The elementwise kernel runs
-three ways: launched through the runtime with ``LaunchSpec::barrier_free`` set (a plain loop,
-no fibers), the same launch with ``SIMULATOR_FIBERS=1`` (fibers forced), and as the build
-translates its ``<<<...>>>`` launch (a plain loop once the build sets the flag for barrier-free
-kernels; fibers until then).
+three ways: launched through the runtime's ``::sim::launch`` with ``LaunchSpec::barrier_free``
+set (a plain loop, the kernel called through a pointer for each thread), the same launch with
+``SIMULATOR_FIBERS=1`` (fibers forced), and as the build translates its ``<<<...>>>`` launch
+(the front end marks the kernel barrier-free and the launch's loop calls it directly, so the
+compiler may inline it): the last is what a program gets, and the one the 10x target is for.
 """
 
 from __future__ import annotations
@@ -480,9 +481,9 @@ def main(argv: list[str] | None = None) -> int:
     softmax_sm = {"wall": sm["seconds"], "cpu": sm["cpu_seconds"]}
     softmax_cg = {"wall": cg["seconds"], "cpu": cg["cpu_seconds"]}
     vs_rows = [
-        ("elementwise add, plain loop", vs["add_plain"], vs["numpy_add"], "<= 10x"),
+        ("elementwise add, plain loop", vs["add_plain"], vs["numpy_add"], ""),
         ("elementwise add, SIMULATOR_FIBERS=1", vs["add_fibers"], vs["numpy_add"], ""),
-        ("elementwise add, <<<>>> as built", vs["add_built"], vs["numpy_add"], ""),
+        ("elementwise add, <<<>>> as built", vs["add_built"], vs["numpy_add"], "<= 10x"),
         ("tree-sum, barrier per level", vs["tree_sum"], vs["numpy_sum"], "<= 500x"),
         ("softmax (shared memory)", softmax_sm, np_softmax, ""),
         ("softmax (cooperative groups)", softmax_cg, np_softmax, ""),
