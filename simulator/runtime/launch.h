@@ -35,6 +35,31 @@ struct PlainBlock {
 };
 using RunPlain = void (*)(void* pack, const PlainBlock& block);
 
+// Calls ``body`` once per thread of ``b`` in order, with threadIdx and the linear index set;
+// stops early when the launch runs past its time limit. Only what changes from thread to
+// thread is stored (warp, lane and __activemask() follow from the linear index).
+template <class Body>
+static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
+    uint3* idx = b.thread_idx;
+    int* linear = b.linear;
+    unsigned int x = 0, y = 0, z = 0;
+    *idx = uint3{0, 0, 0};
+    for (int i = 0; i < b.nthreads; ++i) {
+        *linear = i;
+        body();
+        if (b.timed_out->load(std::memory_order_relaxed)) return;
+        if (++x == b.dim.x) {
+            x = 0;
+            if (++y == b.dim.y) {
+                y = 0;
+                idx->z = ++z;
+            }
+            idx->y = y;
+        }
+        idx->x = x;
+    }
+}
+
 SIM_API void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
                         void (*invoke)(void*), void* pack, RunPlain run_plain = nullptr);
 
@@ -53,24 +78,7 @@ struct Packed {
     // two indirect calls per thread through the runtime.
     __attribute__((flatten)) static void run_plain(void* p, const PlainBlock& b) {
         Packed* pk = static_cast<Packed*>(p);
-        uint3* idx = b.thread_idx;
-        int* linear = b.linear;
-        unsigned int x = 0, y = 0, z = 0;
-        *idx = uint3{0, 0, 0};
-        for (int i = 0; i < b.nthreads; ++i) {
-            *linear = i;
-            std::apply(pk->fn, pk->args);
-            if (b.timed_out->load(std::memory_order_relaxed)) return;
-            if (++x == b.dim.x) {
-                x = 0;
-                if (++y == b.dim.y) {
-                    y = 0;
-                    idx->z = ++z;
-                }
-                idx->y = y;
-            }
-            idx->x = x;
-        }
+        for_each_plain_thread(b, [pk] { std::apply(pk->fn, pk->args); });
     }
     static void destroy(void* p) { delete static_cast<Packed*>(p); }
 };

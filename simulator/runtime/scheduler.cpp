@@ -288,39 +288,6 @@ void free_block_memory(Block* b) {
     b->dyn = nullptr;
 }
 
-// Runs the threads of a barrier-free block one after another on the worker's own stack: no
-// fiber, no context switch. Each thread runs to its end (or stops the block, see run_block_plain).
-void run_threads_plain(Block* b, Fiber* f) {
-    Launch* L = b->launch;
-    void (*invoke)(void*) = L->invoke;
-    void* pack = L->pack;
-    const dim3 dim = L->spec.block;
-    bool* in_kernel = &tl_run.in_kernel;
-    unsigned int x = 0, y = 0, z = 0;
-    // Only what changes from thread to thread is stored; warp, lane and the exited lanes that
-    // __activemask() reads follow from ``linear`` (see active_mask).
-    f->thread_idx = uint3{0, 0, 0};
-    for (int i = 0; i < b->nthreads; ++i) {
-        f->linear = i;
-        *in_kernel = true;
-        invoke(pack);
-        *in_kernel = false;
-        if (L->timed_out.load(std::memory_order_relaxed)) {
-            fail_block(b);
-            return;
-        }
-        if (++x == dim.x) {
-            x = 0;
-            if (++y == dim.y) {
-                y = 0;
-                f->thread_idx.z = ++z;
-            }
-            f->thread_idx.y = y;
-        }
-        f->thread_idx.x = x;
-    }
-}
-
 // A thread that stops early (a failed assert, a memory fault, the launch timeout, a refused
 // wait) leaves through yield_to_scheduler, which jumps back here: the block has failed and ends.
 void run_block_plain(Block* b) {
@@ -334,19 +301,26 @@ void run_block_plain(Block* b) {
     tl_run.block = b;
     tl_run.fiber = f;
     tl_thread = f;
+    // The threads run one after another on the worker's own stack: no fiber, no context switch.
     if (sigsetjmp(wk->plain_exit, 0) == 0) {
         Launch* L = b->launch;
+        const PlainBlock pb{&f->thread_idx, &f->linear, L->spec.block, b->nthreads, &L->timed_out};
         if (L->run_plain != nullptr) {
             // The launch's own loop: in_kernel stays set for all of it (the loop is in the
             // kernel's object, so a timeout or fault stops it like the kernel's own code).
-            const PlainBlock pb{&f->thread_idx, &f->linear, L->spec.block, b->nthreads, &L->timed_out};
             tl_run.in_kernel = true;
             L->run_plain(L->pack, pb);
             tl_run.in_kernel = false;
-            if (L->timed_out.load(std::memory_order_relaxed)) fail_block(b);
         } else {
-            run_threads_plain(b, f);
+            // A launch by address or a graph replay: the runtime's loop, in_kernel per thread.
+            bool* in_kernel = &tl_run.in_kernel;
+            for_each_plain_thread(pb, [L, in_kernel] {
+                *in_kernel = true;
+                L->invoke(L->pack);
+                *in_kernel = false;
+            });
         }
+        if (L->timed_out.load(std::memory_order_relaxed)) fail_block(b);
     }
     tl_run.in_kernel = false;
     tl_run.fiber = nullptr;

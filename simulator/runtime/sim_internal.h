@@ -126,7 +126,7 @@ struct Launch {
     const char* file;
     int line;
     void (*invoke)(void*);
-    RunPlain run_plain = nullptr;  // the launch's own loop over a plain block's threads (null: run_threads_plain)
+    RunPlain run_plain = nullptr;  // the launch's own loop over a plain block's threads (null: the runtime's)
     void* pack;
     size_t smem_limit;
     unsigned long long nblocks;
