@@ -90,3 +90,13 @@ def int_values(stdout: str) -> dict[str, int]:
     import re
 
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\S+)=(-?\d+)$", stdout, re.M)}
+
+
+def token_values(stdout: str) -> dict[str, str]:
+    """Every ``key=value`` token (whitespace-separated) a test program prints."""
+    out = {}
+    for token in stdout.split():
+        key, sep, value = token.partition("=")
+        if sep:
+            out[key] = value
+    return out

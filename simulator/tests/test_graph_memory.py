@@ -10,23 +10,13 @@ import subprocess
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import KERNELS, nvcc_compile, run_cli, token_values
 
 PROGRAM = KERNELS / "program_graph_memory.cu"
 N = 256
 BYTES = N * 4
 # cudaGraphNodeType values from CUDA's driver_types.h.
 KERNEL, MEMCPY, GRAPH, MEM_ALLOC, MEM_FREE = 0, 1, 4, 10, 11
-
-
-def _pairs(stdout: str) -> dict[str, str]:
-    """Every key=value token of the program's output."""
-    out = {}
-    for token in stdout.split():
-        key, sep, value = token.partition("=")
-        if sep:
-            out[key] = value
-    return out
 
 
 def _input() -> np.ndarray:
@@ -45,7 +35,7 @@ def run(request) -> subprocess.CompletedProcess:
 
 def test_runs_clean_in_every_mode(run):
     assert run.returncode == 0, run.stdout + run.stderr
-    v = _pairs(run.stdout)
+    v = token_values(run.stdout)
     assert v["done"] == "1" and v["last_error"] == "cudaSuccess"
     # Only the notes of the three refusals the program provokes: no finding, no kernel report.
     others = [ln for ln in run.stderr.splitlines() if not ln.startswith("note (simulator): ")]
@@ -57,7 +47,7 @@ def test_runs_clean_in_every_mode(run):
 
 
 def test_explicit_alloc_and_free_nodes(run):
-    v = _pairs(run.stdout)
+    v = token_values(run.stdout)
     x = _input()
     want = -(x * x)
     assert v["explicit_launches"] == "cudaSuccess,cudaSuccess"
@@ -74,7 +64,7 @@ def test_explicit_alloc_and_free_nodes(run):
 
 
 def test_footprint_attributes_and_trim(run):
-    v = _pairs(run.stdout)
+    v = token_values(run.stdout)
     assert v["footprint_before_launch"] == "0"  # instantiation reserves nothing
     # The most live at once: a and b (then b and c, c in a's place).
     assert v["footprint_used"] == v["footprint_reserved"] == v["footprint_high"] == str(2 * BYTES)
@@ -87,7 +77,7 @@ def test_footprint_attributes_and_trim(run):
 
 
 def test_an_unfreed_allocation_outlives_the_launch(run):
-    v = _pairs(run.stdout)
+    v = token_values(run.stdout)
     assert v["unfreed_first"] == "cudaSuccess"
     assert float(v["unfreed_sum"]) == float(_affine(_input(), 2, 1).astype(np.float64).sum())
     assert v["unfreed_footprint"] == str(BYTES)
@@ -99,7 +89,7 @@ def test_an_unfreed_allocation_outlives_the_launch(run):
 
 
 def test_captured_malloc_and_free_async_become_memory_nodes(run):
-    v = _pairs(run.stdout)
+    v = token_values(run.stdout)
     types = [MEM_ALLOC, MEM_ALLOC, MEMCPY, KERNEL, MEM_FREE, MEMCPY, MEM_FREE]
     assert [int(t) for t in v["captured_types"].split(",")] == types
     assert v["zero_alloc"] == "cudaSuccess" and v["zero_null"] == "1"
@@ -109,7 +99,7 @@ def test_captured_malloc_and_free_async_become_memory_nodes(run):
 
 
 def test_child_graph_nodes_replay_in_place(run):
-    v = _pairs(run.stdout)
+    v = token_values(run.stdout)
     assert v["child_type"] == str(GRAPH) and v["child_nodes"] == "2"
     assert v["destroy_embedded"] == "cudaErrorInvalidValue"  # the node owns its copy
     assert v["child_with_memory"] == "cudaErrorInvalidValue"

@@ -6,18 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import KERNELS, nvcc_compile, run_cli, token_values
 
 PROGRAM = KERNELS / "program_peer.cu"
-
-
-def _pairs(stdout: str) -> dict[str, str]:
-    out = {}
-    for token in stdout.split():
-        key, sep, value = token.partition("=")
-        if sep:
-            out[key] = value
-    return out
 
 
 @pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
@@ -25,7 +16,7 @@ def test_peer_calls_answer_as_one_gpu_does(mode):
     proc = run_cli("run", str(PROGRAM), "--mode", mode)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stderr == ""
-    v = _pairs(proc.stdout)
+    v = token_values(proc.stdout)
     assert v["count"] == "1"
     assert v["can_access_self"] == "0" and v["status"] == "cudaSuccess"
     assert v["can_access_other"] == "cudaErrorInvalidDevice"
