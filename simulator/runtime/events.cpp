@@ -1,6 +1,6 @@
 // Events (cudaEvent*, cudaStreamWaitEvent): launches and copies are synchronous, so an event is
 // complete when it is recorded; it keeps the host clock at that moment for cudaEventElapsedTime.
-#include "sim_internal.h"
+#include "graphs_internal.h"
 
 #include <chrono>
 #include <set>
@@ -18,6 +18,11 @@ std::set<const CUevent_st*> g_events;  // live events (guarded by g_state_mu)
 
 bool live_event(const CUevent_st* e) { return e != nullptr && g_events.count(e) != 0; }
 }  // namespace
+
+bool event_is_live(cudaEvent_t event) {
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    return live_event(event);
+}
 }  // namespace sim
 
 using sim::g_state_mu;
@@ -53,7 +58,10 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
 }
 
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
-    if (flags > 1) return sim::set_error(cudaErrorInvalidValue);
+    if (flags > cudaEventRecordExternal) return sim::set_error(cudaErrorInvalidValue);
+    cudaError_t captured;
+    if (flags == cudaEventRecordExternal && sim::capture_event_node(cudaGraphNodeTypeEventRecord, event, &captured))
+        return captured;
     return cudaEventRecord(event, stream);
 }
 
@@ -88,7 +96,10 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
     (void)stream;
-    if (flags != 0) return sim::set_error(cudaErrorInvalidValue);
+    if (flags > cudaEventWaitExternal) return sim::set_error(cudaErrorInvalidValue);
+    cudaError_t captured;
+    if (flags == cudaEventWaitExternal && sim::capture_event_node(cudaGraphNodeTypeWaitEvent, event, &captured))
+        return captured;
     std::lock_guard<std::mutex> lock(g_state_mu);
     if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
     return sticky_error();

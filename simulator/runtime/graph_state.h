@@ -52,6 +52,7 @@ struct NodeOp {
     std::shared_ptr<GraphBlock> block;  // allocation node: its block ...
     cudaMemAllocNodeParams alloc{};     // ... and its parameters (dptr filled in)
     uintptr_t free_addr = 0;            // free node
+    cudaEvent_t event = nullptr;        // event record and event wait nodes
     CUgraph_st* child = nullptr;        // child graph node of a graph: the copy it owns
     std::shared_ptr<const std::vector<NodeOp>> flat;  // ... of an executable graph: its ops in replay order
 };
@@ -114,6 +115,8 @@ cudaError_t add_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNod
                      NodeOp&& op);
 // Appends to the capture: the node follows the one captured before it.
 cudaError_t capture_node(NodeOp&& op);
+// Replays an event record or event wait node (graph_events.cpp).
+cudaError_t run_event_op(const NodeOp& op);
 // Kahn's algorithm, the lowest creation index first among ready nodes; false on a cycle.
 bool topological_order(const std::vector<std::vector<size_t>>& deps, std::vector<size_t>* order);
 std::vector<std::vector<size_t>> dependency_indices(const CUgraph_st* g);

@@ -1,5 +1,5 @@
 // CUDA graphs and stream capture. A graph is a list of nodes (kernel, memcpy, memset, host,
-// empty, child graph, memory allocation and free) with dependency edges; an executable graph is
+// empty, child graph, memory allocation and free, events: graph_events.cpp) with dependency edges; an executable graph is
 // a copy of the nodes' operations in a topological order (creation order among the nodes that
 // are ready; a child graph's nodes in its own such order), replayed synchronously by
 // cudaGraphLaunch. Stream capture appends each captured operation as a node that depends on
@@ -82,6 +82,9 @@ cudaError_t run_op(const NodeOp& op) {
             return run_copy(op.copy);
         case cudaGraphNodeTypeMemset:
             return run_set(op.set);
+        case cudaGraphNodeTypeEventRecord:
+        case cudaGraphNodeTypeWaitEvent:
+            return run_event_op(op);
         case cudaGraphNodeTypeHost:
             if (cudaError_t e = sticky_error()) return e;
             op.host.fn(op.host.userData);

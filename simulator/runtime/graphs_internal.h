@@ -58,6 +58,12 @@ void reset_graph_allocations();
 // each replay; false when nothing is capturing (the caller then does the work at once).
 bool capture_library_call(cudaStream_t stream, std::function<void()> work);
 
+// ---- graph_events.cpp / events.cpp ------------------------------------------------------------
+// cudaEventRecordWithFlags(cudaEventRecordExternal) / cudaStreamWaitEvent(cudaEventWaitExternal)
+// during a capture: true when a capture took the call as an event node (status in *result).
+bool capture_event_node(cudaGraphNodeType type, cudaEvent_t event, cudaError_t* result);
+bool event_is_live(cudaEvent_t event);
+
 }  // namespace sim
 
 #pragma GCC visibility pop

@@ -189,6 +189,11 @@ typedef struct CUevent_st* cudaEvent_t;
 #define cudaEventBlockingSync 0x01u
 #define cudaEventDisableTiming 0x02u
 #define cudaEventInterprocess 0x04u
+// cudaEventRecordWithFlags / cudaStreamWaitEvent: during a stream capture, a graph event node.
+#define cudaEventRecordDefault 0x00u
+#define cudaEventRecordExternal 0x01u
+#define cudaEventWaitDefault 0x00u
+#define cudaEventWaitExternal 0x01u
 
 // ---- streams -------------------------------------------------------------------------------
 #define CUDART_CB

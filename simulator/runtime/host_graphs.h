@@ -162,6 +162,21 @@ SIM_API cudaError_t cudaGraphClone(cudaGraph_t* clone, cudaGraph_t original);
 SIM_API cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t* node, cudaGraphNode_t original_node,
                                              cudaGraph_t cloned_graph);
 
+// Event nodes: a record node records its event when the replay reaches it; a wait node's event
+// has always completed by then (replays are synchronous).
+SIM_API cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t* node, cudaGraph_t graph,
+                                                const cudaGraphNode_t* deps, size_t num_deps, cudaEvent_t event);
+SIM_API cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
+                                              size_t num_deps, cudaEvent_t event);
+SIM_API cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t* event_out);
+SIM_API cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event);
+SIM_API cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t* event_out);
+SIM_API cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event);
+SIM_API cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t exec, cudaGraphNode_t node,
+                                                         cudaEvent_t event);
+SIM_API cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t exec, cudaGraphNode_t node,
+                                                       cudaEvent_t event);
+
 // Graph memory nodes: an allocation node fixes its address when it is made (params->dptr);
 // the memory is valid from the node's run to its free (a free node, or cudaFree/cudaFreeAsync
 // after the launch). Stream-captured cudaMallocAsync/cudaFreeAsync become such nodes.
