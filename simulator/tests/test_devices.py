@@ -148,6 +148,16 @@ def test_run_program_refuses_bad_devices_before_building(bad, error):
         run_program([str(PROGRAM)], devices=bad)
 
 
-def test_the_program_builds_with_nvcc(tmp_path):
+def test_device_code_sees_the_device_its_launch_runs_on():
+    proc = run_cli("run", str(KERNELS / "program_device_in_kernel.cu"), "--devices", "3")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    v = token_values(proc.stdout)
+    assert v["launch"] == "cudaSuccess"
+    assert (v["seen0"], v["seen1"], v["seen2"]) == ("0", "1", "2")
+
+
+def test_the_programs_build_with_nvcc(tmp_path):
     proc = nvcc_compile(PROGRAM, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    proc = nvcc_compile(KERNELS / "program_device_in_kernel.cu", tmp_path, rdc=True)
     assert proc.returncode == 0, proc.stderr
