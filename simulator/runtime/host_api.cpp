@@ -92,9 +92,9 @@ cudaError_t set_sticky_error(cudaError_t e) {
 
 // ---- environment knobs ------------------------------------------------------------------------
 // SIMULATOR_THREADS, SIMULATOR_STACK_KB and SIMULATOR_DEVICES must be whole numbers in their
-// ranges (the scheduler and devices.cpp read them with these bounds; simulator/limits.py has the same table for the front end). A
-// bad value is refused once, when the runtime is loaded: a program stops with status 2 and
-// the one line; in a library loaded into another process (ctypes) every call that uses the
+// ranges (the scheduler and devices.cpp read them with these bounds; simulator/limits.py has the
+// same table for the front end). A bad value is refused once, when the runtime is loaded: a
+// program stops with status 2 and the one line; in a library loaded into another process (ctypes) every call that uses the
 // device returns cudaErrorInitializationError, as CUDA's calls do when it cannot start.
 namespace {
 
