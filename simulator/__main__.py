@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .build import DEFAULT_ARCH, MODES, SimBuildError, build_shared
 from .check import CHECK_MODES, run_check
-from .limits import TIMEOUT_GRACE_S, check_environment
+from .limits import DEVICES_KNOB, TIMEOUT_GRACE_S, check_environment
 from .run import LEAK_CHECKS, ProgramInterrupted, run_program
 
 
@@ -43,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
         help="build a whole program (its own main) and run it; arguments after -- go to the program",
         usage="python -m simulator run PROGRAM.cu [FILE.cu|FILE.cpp ...] [-I DIR ...] [-D NAME[=VALUE] ...] "
         "[--mode MODE] "
-        "[--leak-check full|no] [--check-host] [--timeout S] [-- ARGS ...]",
+        "[--leak-check full|no] [--check-host] [--timeout S] [--devices N] [-- ARGS ...]",
     )
     r.add_argument(
         "sources", nargs="+", metavar="FILE", help="the program's .cu sources and host .cpp/.c files"
@@ -80,6 +81,13 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds per launch (default: $SIMULATOR_TIMEOUT, else 60; 0: none); "
         f"the run is stopped up to {TIMEOUT_GRACE_S:g} s later",
     )
+    r.add_argument(
+        "--devices",
+        default=None,
+        metavar="N",
+        help=f"modelled GPUs the program sees, {DEVICES_KNOB.low} to {DEVICES_KNOB.high} "
+        f"(default: ${DEVICES_KNOB.name}, else {DEVICES_KNOB.unset})",
+    )
     for command in (b, c, r):
         command.add_argument(
             "--arch",
@@ -91,7 +99,25 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _devices(raw: str | None) -> int | None:
+    """``--devices`` as an int (None when not given); ValueError naming the value and the fix."""
+    if raw is None:
+        return None
+    knob = DEVICES_KNOB
+    if not raw.isascii() or not raw.isdigit() or not knob.low <= int(raw) <= knob.high:
+        raise ValueError(
+            f"--devices {raw!r} is not valid: give a whole number of {knob.what} from {knob.low} to "
+            f"{knob.high}, e.g. --devices 2 (default: ${knob.name}, else {knob.unset})"
+        )
+    return int(raw)
+
+
 def _run(args, program_args: list[str]) -> int:
+    try:
+        devices = _devices(args.devices)
+    except ValueError as exc:
+        print(f"simulator: {exc}", file=sys.stderr)
+        return 2
     if (args.leak_check == "full" or args.check_host) and args.mode != "memcheck":
         print(
             f"simulator: --leak-check full and --check-host are memcheck options: add --mode memcheck "
@@ -109,6 +135,7 @@ def _run(args, program_args: list[str]) -> int:
         leak_check=args.leak_check,
         check_host=args.check_host,
         defines=args.defines,
+        devices=devices,
     )
     if res.reports:
         print(
@@ -139,8 +166,11 @@ def main(argv: list[str] | None = None) -> int:
         cut = argv.index("--")
         argv, program_args = argv[:cut], argv[cut + 1 :]
     args = _parser().parse_args(argv)
+    environ = dict(os.environ)
+    if getattr(args, "devices", None) is not None:
+        environ.pop(DEVICES_KNOB.name, None)  # --devices wins over the variable
     try:
-        check_environment()
+        check_environment(environ)
     except ValueError as exc:
         print(f"simulator: {exc}", file=sys.stderr)
         return 2

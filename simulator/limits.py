@@ -6,10 +6,11 @@ runtime reads the same variable with the same default (``kDefaultLaunchTimeoutS`
 ``runtime/sim_internal.h``); ``check`` and ``run`` size the time they allow a whole program
 with :func:`resolve_timeout`, :func:`grace_after` and :func:`wall_limit`.
 
-``SIMULATOR_THREADS`` and ``SIMULATOR_STACK_KB`` are whole numbers in the ranges of
+``SIMULATOR_THREADS``, ``SIMULATOR_STACK_KB`` and ``SIMULATOR_DEVICES`` are whole numbers in the ranges of
 :data:`KNOBS` (the runtime's ``kKnobs`` in ``runtime/host_api.cpp`` has the same table and
 refuses a bad value when it is loaded); :func:`check_environment` refuses a bad one with the
-same one line before anything is built or loaded.
+same one line before anything is built or loaded. ``run --devices N`` sets ``SIMULATOR_DEVICES``
+for the program (:func:`resolve_devices`).
 
 ``SIMULATOR_FIBERS=1`` makes a fast build run barrier-free launches with fibers too (for
 comparison and debugging; by default their threads run as a plain loop). The runtime reads it at
@@ -34,6 +35,8 @@ __all__ = [
     "SIMULATOR_SECTION",
     "built_by_simulator",
     "check_environment",
+    "DEVICES_KNOB",
+    "resolve_devices",
     "fibers_forced",
     "grace_after",
     "launch_timeout",
@@ -58,14 +61,16 @@ KNOBS = (
     Knob(
         "SIMULATOR_STACK_KB", 16, 65536, "KiB of stack per CUDA thread", "128; 256 in memcheck and racecheck"
     ),
+    Knob("SIMULATOR_DEVICES", 1, 16, "modelled GPUs", "1"),
 )
+DEVICES_KNOB = KNOBS[2]
 
 # The section the runtime puts into every object it is linked into (runtime/reports.cpp).
 SIMULATOR_SECTION = b".cuda_cpu_simulator"
 
 
 def check_environment(environ: Mapping[str, str] | None = None) -> None:
-    """Refuse a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB``/``SIMULATOR_FIBERS`` with one line."""
+    """Refuse a bad ``SIMULATOR_FIBERS`` or knob (:data:`KNOBS`) with one line."""
     env = os.environ if environ is None else environ
     fibers_forced(env)
     for knob in KNOBS:
@@ -78,6 +83,29 @@ def check_environment(environ: Mapping[str, str] | None = None) -> None:
                 f"{knob.name}={raw[:80]!r} is not valid: give a whole number of {knob.what} from "
                 f"{knob.low} to {knob.high}, or leave it unset (default: {knob.unset})"
             )
+
+
+def resolve_devices(devices: int | None, environ: Mapping[str, str] | None = None) -> int:
+    """The modelled GPUs for a run: ``devices``, else ``SIMULATOR_DEVICES``, else 1 (1 to 16).
+
+    ``TypeError`` when ``devices`` is not an int; ``ValueError`` naming the value and the range
+    when it (or, with ``devices=None``, the variable) is out of range.
+    """
+    knob = DEVICES_KNOB
+    if devices is None:
+        check_environment(environ)
+        raw = (os.environ if environ is None else environ).get(knob.name, "")
+        return int(raw) if raw else 1
+    if isinstance(devices, bool) or not isinstance(devices, int):
+        raise TypeError(
+            f"devices={devices!r}: give a whole number (int) of {knob.what} from {knob.low} to {knob.high}"
+        )
+    if not knob.low <= devices <= knob.high:
+        raise ValueError(
+            f"devices={devices!r} is not valid: give a whole number of {knob.what} from {knob.low} to "
+            f"{knob.high} (--devices N or {knob.name}=N; default: {knob.unset})"
+        )
+    return devices
 
 
 def built_by_simulator(path: str | os.PathLike) -> bool:

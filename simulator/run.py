@@ -22,7 +22,15 @@ from dataclasses import dataclass, field
 
 from .build import DEFAULT_ARCH, MODES, SimBuildError, build_program
 from .findings import death_by_signal, parse_findings
-from .limits import TIMEOUT_GRACE_S, check_environment, grace_after, resolve_timeout, wall_limit
+from .limits import (
+    DEVICES_KNOB,
+    TIMEOUT_GRACE_S,
+    check_environment,
+    grace_after,
+    resolve_devices,
+    resolve_timeout,
+    wall_limit,
+)
 from .sanitizer_env import CHECKER_STATUS, run_child_env
 from .supervise import ProgramInterrupted, die_with_parent, forward_stop_signals, stop_group
 
@@ -85,6 +93,7 @@ def run_program(
     leak_check: str = "no",
     check_host: bool = False,
     defines: list[str] | tuple[str, ...] = (),
+    devices: int | None = None,
 ) -> RunResult:
     """Build ``sources`` as one program for ``mode`` and run it with ``args``.
 
@@ -97,7 +106,10 @@ def run_program(
     the program's ``cudaMalloc`` line); ``check_host`` makes sanitizer reports from host code
     memcheck findings too (labelled ``host code``). Both are memcheck options, off by default.
     ``defines`` (``NAME`` or ``NAME=VALUE``) are macros for every source, as ``-D`` flags.
-    ``ValueError`` for a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB`` (``simulator.limits``);
+    ``devices`` is the number of modelled GPUs the program sees (1 to 16; default:
+    ``SIMULATOR_DEVICES``, else 1), passed to it as ``SIMULATOR_DEVICES``.
+    ``ValueError`` for a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB``/``SIMULATOR_DEVICES`` or
+    ``devices`` (``simulator.limits``; ``TypeError`` for a ``devices`` that is not an int);
     :class:`ProgramInterrupted` when SIGTERM or SIGHUP arrived while the program ran (in the
     main thread): the program's process group was sent the same signal and has ended.
     """
@@ -107,13 +119,16 @@ def run_program(
         raise ValueError(f"leak_check={leak_check!r}: give 'full' (report device leaks) or 'no'")
     if (leak_check == "full" or check_host) and mode != "memcheck":
         raise ValueError(f"--leak-check full and --check-host are memcheck options, not for --mode {mode}")
-    check_environment()
+    # An explicit ``devices`` wins over SIMULATOR_DEVICES, so a bad value there does not matter.
+    environ = {k: v for k, v in os.environ.items() if devices is None or k != DEVICES_KNOB.name}
+    check_environment(environ)
+    ndevices = resolve_devices(devices, environ)
     limit = resolve_timeout(timeout)
     exe = build_program(list(sources), mode, include_dirs, arch, defines)
     grace = grace_after(limit)
     out = stdout if stdout is not None else sys.stdout.buffer
     err = stderr if stderr is not None else sys.stderr.buffer
-    env = run_child_env(mode, limit, leak_check, check_host)
+    env = run_child_env(mode, limit, leak_check, check_host, ndevices)
     for stream in (out, err):
         try:
             stream.flush()

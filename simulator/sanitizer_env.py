@@ -3,7 +3,7 @@
 ``check`` runs a test driver (:data:`CHECK_ENV`): memcheck holds it to device leaks and judges
 its host code. ``run`` runs a whole program (:data:`RUN_ENV`): as compute-sanitizer does, it
 reports device leaks and host-code findings only when asked. Both give the child its per-launch
-limit as ``SIMULATOR_TIMEOUT``.
+limit as ``SIMULATOR_TIMEOUT``; ``run`` also passes its number of modelled GPUs (``SIMULATOR_DEVICES``).
 """
 
 from __future__ import annotations
@@ -67,10 +67,15 @@ def check_child_env(mode: str, limit: float) -> dict[str, str]:
 
 
 def run_child_env(
-    mode: str, limit: float, leak_check: str = "no", check_host: bool = False
+    mode: str, limit: float, leak_check: str = "no", check_host: bool = False, devices: int | None = None
 ) -> dict[str, str]:
-    """The environment of a program ``run`` starts in ``mode`` (memcheck options as ``run_program``)."""
+    """The environment of a program ``run`` starts in ``mode`` (memcheck options as ``run_program``).
+
+    ``devices`` (when given) is the number of modelled GPUs, passed as ``SIMULATOR_DEVICES``.
+    """
     mode_env = dict(RUN_ENV[mode])
+    if devices is not None:
+        mode_env["SIMULATOR_DEVICES"] = str(devices)
     if mode == "memcheck":
         mode_env["SIMULATOR_LEAK_CHECK"] = leak_check
         mode_env["SIMULATOR_CHECK_HOST"] = "1" if check_host else "0"

@@ -84,6 +84,7 @@ void run_child(const Launch* parent, ChildWork& w) {
     child.pack = w.pack;
     child.smem_limit = w.smem_limit;
     child.depth = parent->depth + 1;
+    child.device = parent->device;
     execute_launch(&child);
     release(w);
 }

@@ -1,6 +1,6 @@
 // The modelled device (README: "The modelled device"): its properties, the device queries
-// (cudaGetDeviceCount, cudaGetDevice, cudaSetDevice, cudaGetDeviceProperties,
-// cudaDeviceGetAttribute, cudaMemGetInfo) and the occupancy model. Device queries never fail
+// (cudaGetDeviceProperties, cudaDeviceGetAttribute, cudaMemGetInfo) and the occupancy model;
+// how many devices there are and which one is current: devices.cpp. Device queries never fail
 // because of a sticky error; cudaMemGetInfo uses the device and does.
 #include "sim_internal.h"
 
@@ -14,10 +14,17 @@ namespace sim {
 namespace {
 // The modelled device: an sm_80 GPU's limits (those the launch checks enforce), the host's
 // memory and core count where a program sizes its work by them (README: "The modelled device").
-void model_device(cudaDeviceProp* p) {
+// Every device of the machine is the same but for where it sits: its UUID and PCI location.
+void model_device(cudaDeviceProp* p, int device = 0) {
     std::memset(p, 0, sizeof(*p));
     std::snprintf(p->name, sizeof(p->name), "CUDA CPU simulator (sm_80 model)");
-    std::memcpy(p->uuid, "cuda-cpu-sim-000", 16);
+    char uuid[17];
+    std::snprintf(uuid, sizeof uuid, "cuda-cpu-sim-%03d", device);
+    std::memcpy(p->uuid, uuid, 16);
+    // Device 0 keeps the one-GPU machine's location (bus 0); each further device has its own bus.
+    p->pciBusID = device;
+    p->pciDeviceID = device;
+    p->multiGpuBoardGroupID = device;
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     p->totalGlobalMem = (size_t)sysconf(_SC_PHYS_PAGES) * page;
     p->sharedMemPerBlock = kDefaultSmemLimit;
@@ -96,61 +103,18 @@ using sim::sticky_error;
 
 extern "C" {
 
-cudaError_t cudaGetDeviceCount(int* count) {
-    if (count == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    *count = 1;
-    return cudaSuccess;
-}
-
-cudaError_t cudaGetDevice(int* device) {
-    if (device == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    *device = 0;
-    return cudaSuccess;
-}
-
-cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : sim::set_error(cudaErrorInvalidDevice); }
-
-cudaError_t cudaDeviceCanAccessPeer(int* can_access, int device, int peer_device) {
-    if (can_access == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (device != 0 || peer_device != 0) return sim::set_error(cudaErrorInvalidDevice);
-    *can_access = 0;  // a device is not its own peer
-    return cudaSuccess;
-}
-
-cudaError_t cudaDeviceEnablePeerAccess(int peer_device, unsigned int flags) {
-    if (peer_device != 0) return sim::set_error(cudaErrorInvalidDevice);
-    if (flags != 0) return sim::set_error(cudaErrorInvalidValue);
-    return sim::set_error(cudaErrorPeerAccessUnsupported);  // cudaDeviceCanAccessPeer said 0
-}
-
-cudaError_t cudaDeviceDisablePeerAccess(int peer_device) {
-    if (peer_device != 0) return sim::set_error(cudaErrorInvalidDevice);
-    return sim::set_error(cudaErrorPeerAccessNotEnabled);
-}
-
-cudaError_t cudaMemcpyPeer(void* dst, int dst_device, const void* src, int src_device, size_t count) {
-    if (dst_device != 0 || src_device != 0) return sim::set_error(cudaErrorInvalidDevice);
-    return cudaMemcpy(dst, src, count, cudaMemcpyDeviceToDevice);
-}
-
-cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t count,
-                                cudaStream_t stream) {
-    if (dst_device != 0 || src_device != 0) return sim::set_error(cudaErrorInvalidDevice);
-    return cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, stream);
-}
-
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device) {
     if (prop == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (device != 0) return sim::set_error(cudaErrorInvalidDevice);
-    sim::model_device(prop);
+    if (!sim::valid_device(device)) return sim::set_error(cudaErrorInvalidDevice);
+    sim::model_device(prop, device);
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device) {
     if (value == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (device != 0) return sim::set_error(cudaErrorInvalidDevice);
+    if (!sim::valid_device(device)) return sim::set_error(cudaErrorInvalidDevice);
     cudaDeviceProp p;
-    sim::model_device(&p);
+    sim::model_device(&p, device);
     switch (attr) {
         case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
         case cudaDevAttrMaxBlockDimX:

@@ -45,6 +45,7 @@ bool release_locked(uintptr_t a) {
     {
         std::lock_guard<std::mutex> lock(g_state_mu);
         g_allocs.erase(a);
+        forget_alloc(a);
     }
     set_live(reinterpret_cast<void*>(a), it->second.bytes, false);
     g_live_bytes -= it->second.bytes;
@@ -120,6 +121,7 @@ cudaError_t run_alloc(const NodeOp& op) {
     {
         std::lock_guard<std::mutex> state(g_state_mu);
         g_allocs[a] = bytes;
+        record_alloc(a, current_device(), false);
     }
     set_live(reinterpret_cast<void*>(a), bytes, true);
     g_live_bytes += bytes;

@@ -91,10 +91,10 @@ cudaError_t set_sticky_error(cudaError_t e) {
 }
 
 // ---- environment knobs ------------------------------------------------------------------------
-// SIMULATOR_THREADS and SIMULATOR_STACK_KB must be whole numbers in their ranges (the scheduler
-// reads them with these bounds; simulator/limits.py has the same table for the front end). A
-// bad value is refused once, when the runtime is loaded: a program stops with status 2 and
-// the one line; in a library loaded into another process (ctypes) every call that uses the
+// SIMULATOR_THREADS, SIMULATOR_STACK_KB and SIMULATOR_DEVICES must be whole numbers in their
+// ranges (the scheduler and devices.cpp read them with these bounds; simulator/limits.py has the
+// same table for the front end). A bad value is refused once, when the runtime is loaded: a
+// program stops with status 2 and the one line; in a library loaded into another process (ctypes) every call that uses the
 // device returns cudaErrorInitializationError, as CUDA's calls do when it cannot start.
 namespace {
 
@@ -108,6 +108,7 @@ struct Knob {
 constexpr Knob kKnobs[] = {
     {"SIMULATOR_THREADS", 1, 64, "worker threads for blocks", "the CPU count, at most 64"},
     {"SIMULATOR_STACK_KB", 16, 65536, "KiB of stack per CUDA thread", "128; 256 in memcheck and racecheck"},
+    {"SIMULATOR_DEVICES", 1, kMaxDevices, "modelled GPUs", "1"},
 };
 
 // The first bad knob as one line, or "" when every knob is valid or unset.
@@ -353,6 +354,7 @@ cudaError_t cudaMalloc(void** ptr, size_t size) {
     {
         std::lock_guard<std::mutex> lock(g_state_mu);
         g_allocs[reinterpret_cast<uintptr_t>(p)] = size;
+        sim::record_alloc(reinterpret_cast<uintptr_t>(p), sim::current_device(), false);
 #if defined(SIM_MEMCHECK)
         // The return address points after the call; step back into it for the source line.
         sim::g_alloc_sites[reinterpret_cast<uintptr_t>(p)] =
@@ -365,17 +367,25 @@ cudaError_t cudaMalloc(void** ptr, size_t size) {
 
 cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int flags) {
     (void)flags;
-    return cudaMalloc(ptr, size);
+    const cudaError_t e = cudaMalloc(ptr, size);
+    if (e == cudaSuccess && *ptr != nullptr) {
+        std::lock_guard<std::mutex> lock(g_state_mu);
+        sim::record_alloc(reinterpret_cast<uintptr_t>(*ptr), sim::current_device(), true);
+    }
+    return e;
 }
 
 cudaError_t cudaMallocHost(void** ptr, size_t size) {
     if (ptr == nullptr) return sim::set_error(cudaErrorInvalidValue);
     if (cudaError_t e = sticky_error()) return e;
     *ptr = std::malloc(size == 0 ? 1 : size);
-    return *ptr == nullptr ? sim::set_error(cudaErrorMemoryAllocation) : cudaSuccess;
+    if (*ptr == nullptr) return sim::set_error(cudaErrorMemoryAllocation);
+    sim::record_host_alloc(*ptr, size == 0 ? 1 : size);
+    return cudaSuccess;
 }
 
 cudaError_t cudaFreeHost(void* ptr) {
+    if (ptr != nullptr) sim::forget_host_alloc(ptr);
     std::free(ptr);
     return sticky_error();
 }
@@ -393,6 +403,7 @@ cudaError_t cudaFree(void* ptr) {
             return sim::set_error(cudaErrorInvalidValue);
         }
         g_allocs.erase(it);
+        sim::forget_alloc(reinterpret_cast<uintptr_t>(ptr));
 #if defined(SIM_MEMCHECK)
         sim::g_alloc_sites.erase(reinterpret_cast<uintptr_t>(ptr));
 #endif
@@ -469,16 +480,26 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
     return sticky_error();
 }
 
-// A reset destroys the context: every device allocation and function attribute goes, and the
-// sticky error with it (see the top of this file for how this differs from CUDA's promise).
+// A reset destroys the current device's context: its device allocations and its peer access go;
+// function attributes and the sticky error are the process's here, not per device, and go too
+// (see the top of this file for how this differs from CUDA's promise).
 cudaError_t cudaDeviceReset(void) {
     std::lock_guard<std::mutex> launch_lock(sim::g_launch_mu);
+    const int device = sim::current_device();
     sim::reset_graph_allocations();  // graph allocations' blocks belong to their graphs, not to free() here
+    sim::forget_peers(device);
     {
         std::lock_guard<std::mutex> lock(g_state_mu);
-        for (const auto& a : g_allocs) std::free(reinterpret_cast<void*>(a.first));
-        g_allocs.clear();
-        sim::g_alloc_sites.clear();
+        for (auto it = g_allocs.begin(); it != g_allocs.end();) {
+            if (sim::alloc_device(it->first) != device) {
+                ++it;
+                continue;
+            }
+            std::free(reinterpret_cast<void*>(it->first));
+            sim::forget_alloc(it->first);
+            sim::g_alloc_sites.erase(it->first);
+            it = g_allocs.erase(it);
+        }
         sim::g_smem_optin.clear();
     }
     // A refused environment knob is not cleared by a reset: the configuration is still wrong.
@@ -541,11 +562,14 @@ cudaError_t cudaHostGetDevicePointer(void** device_ptr, void* host_ptr, unsigned
 
 cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
     if (ptr == nullptr || size == 0 || flags > 0x0fu) return sim::set_error(cudaErrorInvalidValue);
+    sim::record_host_alloc(ptr, size);
     return cudaSuccess;
 }
 
 cudaError_t cudaHostUnregister(void* ptr) {
-    return ptr == nullptr ? sim::set_error(cudaErrorInvalidValue) : cudaSuccess;
+    if (ptr == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    sim::forget_host_alloc(ptr);
+    return cudaSuccess;
 }
 
 cudaError_t cudaSetDeviceFlags(unsigned int flags) {

@@ -119,8 +119,8 @@ SIM_API cudaError_t cudaGetDeviceCount(int* count);
 SIM_API cudaError_t cudaGetDevice(int* device);
 SIM_API cudaError_t cudaSetDevice(int device);
 SIM_API cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device);
-// Peer access, answered as a machine with one GPU answers: no device is a peer of itself, and a
-// peer copy between device 0 and itself is a device-to-device copy.
+// Peer access between the modelled devices (devices.cpp): any two distinct devices are peers,
+// no device is a peer of itself, and a peer copy is a device-to-device copy.
 SIM_API cudaError_t cudaDeviceCanAccessPeer(int* can_access, int device, int peer_device);
 SIM_API cudaError_t cudaDeviceEnablePeerAccess(int peer_device, unsigned int flags);
 SIM_API cudaError_t cudaDeviceDisablePeerAccess(int peer_device);
@@ -129,6 +129,33 @@ SIM_API cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* s
                                         cudaStream_t stream);
 SIM_API const char* cudaGetErrorString(cudaError_t error);
 SIM_API const char* cudaGetErrorName(cudaError_t error);
+}
+
+// Which device an allocation belongs to (devices.cpp): device memory (cudaMalloc and the
+// stream-ordered and pool allocations), managed memory and pinned host memory are known.
+enum cudaMemoryType {
+    cudaMemoryTypeUnregistered = 0,
+    cudaMemoryTypeHost = 1,
+    cudaMemoryTypeDevice = 2,
+    cudaMemoryTypeManaged = 3,
+};
+struct cudaPointerAttributes {
+    enum cudaMemoryType type;
+    int device;
+    void* devicePointer;
+    void* hostPointer;
+};
+#define cudaInvalidDeviceId ((int)-2)
+enum cudaDeviceP2PAttr {
+    cudaDevP2PAttrPerformanceRank = 1,
+    cudaDevP2PAttrAccessSupported = 2,
+    cudaDevP2PAttrNativeAtomicSupported = 3,
+    cudaDevP2PAttrCudaArrayAccessSupported = 4,
+};
+extern "C" {
+SIM_API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, const void* ptr);
+SIM_API cudaError_t cudaDeviceGetP2PAttribute(int* value, enum cudaDeviceP2PAttr attr, int src_device,
+                                              int dst_device);
 }
 
 template <class T>

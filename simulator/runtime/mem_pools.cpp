@@ -24,13 +24,27 @@ struct CUmemPoolHandle_st {
 namespace {
 
 std::mutex g_pool_mu;
-CUmemPoolHandle_st g_default_pool;
-cudaMemPool_t g_current_pool = &g_default_pool;
+// Per device: its default pool (located on it) and its current pool (cudaDeviceSetMemPool).
+struct DevicePools {
+    CUmemPoolHandle_st defaults[sim::kMaxDevices];
+    cudaMemPool_t current[sim::kMaxDevices];
+    DevicePools() {
+        for (int d = 0; d < sim::kMaxDevices; ++d) {
+            defaults[d].props.allocType = cudaMemAllocationTypePinned;
+            defaults[d].props.location = cudaMemLocation{cudaMemLocationTypeDevice, d};
+            current[d] = &defaults[d];
+        }
+    }
+} g_pools;
 std::set<cudaMemPool_t> g_created_pools;                    // cudaMemPoolCreate'd, not destroyed
 std::map<void*, std::pair<cudaMemPool_t, size_t>> g_owner;  // pool allocation -> pool and size
 std::map<cudaStream_t, cudaLaunchAttributeValue> g_window, g_sync_policy, g_priority;
 
-bool live_pool(cudaMemPool_t pool) { return pool == &g_default_pool || g_created_pools.count(pool) != 0; }
+bool default_pool(cudaMemPool_t pool) {
+    return pool >= &g_pools.defaults[0] && pool < &g_pools.defaults[sim::kMaxDevices];
+}
+
+bool live_pool(cudaMemPool_t pool) { return default_pool(pool) || g_created_pools.count(pool) != 0; }
 
 cudaError_t pool_alloc(void** ptr, size_t size, cudaMemPool_t pool) {
     if (ptr == nullptr) return sim::set_error(cudaErrorInvalidValue);
@@ -44,6 +58,11 @@ cudaError_t pool_alloc(void** ptr, size_t size, cudaMemPool_t pool) {
     }
     cudaError_t e = cudaMalloc(ptr, size);
     if (e != cudaSuccess || *ptr == nullptr) return e;
+    {
+        // The memory is the pool's device's, whichever device is current.
+        std::lock_guard<std::mutex> state(sim::g_state_mu);
+        sim::record_alloc(reinterpret_cast<uintptr_t>(*ptr), pool->props.location.id, false);
+    }
     std::lock_guard<std::mutex> lock(g_pool_mu);
     g_owner[*ptr] = {pool, size};
     pool->used += size;
@@ -70,7 +89,7 @@ cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t stream) {
     cudaMemPool_t pool;
     {
         std::lock_guard<std::mutex> lock(g_pool_mu);
-        pool = g_current_pool;
+        pool = g_pools.current[sim::current_device()];  // the stream's device: streams are the current device's
     }
     return pool_alloc(ptr, size, pool);
 }
@@ -98,24 +117,25 @@ cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
 
 cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
     if (pool == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (device != 0) return sim::set_error(cudaErrorInvalidDevice);
-    *pool = &g_default_pool;
+    if (!sim::valid_device(device)) return sim::set_error(cudaErrorInvalidDevice);
+    *pool = &g_pools.defaults[device];
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* pool, int device) {
     if (pool == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (device != 0) return sim::set_error(cudaErrorInvalidDevice);
+    if (!sim::valid_device(device)) return sim::set_error(cudaErrorInvalidDevice);
     std::lock_guard<std::mutex> lock(g_pool_mu);
-    *pool = g_current_pool;
+    *pool = g_pools.current[device];
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t pool) {
-    if (device != 0) return sim::set_error(cudaErrorInvalidDevice);
+    if (!sim::valid_device(device)) return sim::set_error(cudaErrorInvalidDevice);
     std::lock_guard<std::mutex> lock(g_pool_mu);
     if (!live_pool(pool)) return sim::set_error(cudaErrorInvalidValue);
-    g_current_pool = pool;
+    if (pool->props.location.id != device) return sim::set_error(cudaErrorInvalidDevice);  // another device's pool
+    g_pools.current[device] = pool;
     return cudaSuccess;
 }
 
@@ -123,7 +143,7 @@ cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const struct cudaMemPoolProps
     if (pool == nullptr || props == nullptr) return sim::set_error(cudaErrorInvalidValue);
     if (props->allocType != cudaMemAllocationTypePinned || props->location.type != cudaMemLocationTypeDevice)
         return sim::set_error(cudaErrorInvalidValue);
-    if (props->location.id != 0) return sim::set_error(cudaErrorInvalidDevice);
+    if (!sim::valid_device(props->location.id)) return sim::set_error(cudaErrorInvalidDevice);
     if (props->handleTypes != cudaMemHandleTypeNone && props->handleTypes != cudaMemHandleTypePosixFileDescriptor)
         return sim::set_error(cudaErrorNotSupported);
     auto* created = new CUmemPoolHandle_st;
@@ -138,12 +158,12 @@ cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
     std::unique_ptr<CUmemPoolHandle_st> gone;
     {
         std::lock_guard<std::mutex> lock(g_pool_mu);
-        if (pool == &g_default_pool || g_created_pools.erase(pool) == 0)
-            return sim::set_error(cudaErrorInvalidValue);
-        if (g_current_pool == pool) g_current_pool = &g_default_pool;
+        if (default_pool(pool) || g_created_pools.erase(pool) == 0) return sim::set_error(cudaErrorInvalidValue);
+        const int device = pool->props.location.id;
+        if (g_pools.current[device] == pool) g_pools.current[device] = &g_pools.defaults[device];
         // Allocations still live stay valid until freed, as in CUDA; they no longer count.
         for (auto& entry : g_owner)
-            if (entry.second.first == pool) entry.second.first = &g_default_pool;
+            if (entry.second.first == pool) entry.second.first = &g_pools.defaults[device];
         gone.reset(pool);
     }
     return cudaSuccess;
@@ -204,7 +224,7 @@ cudaError_t cudaMemPoolSetAccess(cudaMemPool_t pool, const struct cudaMemAccessD
     if (!live_pool(pool)) return sim::set_error(cudaErrorInvalidValue);
     for (size_t i = 0; i < count; ++i) {
         if (descs[i].location.type != cudaMemLocationTypeDevice) return sim::set_error(cudaErrorInvalidValue);
-        if (descs[i].location.id != 0) return sim::set_error(cudaErrorInvalidDevice);
+        if (!sim::valid_device(descs[i].location.id)) return sim::set_error(cudaErrorInvalidDevice);
         pool->access = descs[i].flags;
     }
     return cudaSuccess;
@@ -213,7 +233,8 @@ cudaError_t cudaMemPoolSetAccess(cudaMemPool_t pool, const struct cudaMemAccessD
 cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags* flags, cudaMemPool_t pool,
                                  struct cudaMemLocation* location) {
     if (flags == nullptr || location == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (location->type != cudaMemLocationTypeDevice || location->id != 0) return sim::set_error(cudaErrorInvalidValue);
+    if (location->type != cudaMemLocationTypeDevice || !sim::valid_device(location->id))
+        return sim::set_error(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_pool_mu);
     if (!live_pool(pool)) return sim::set_error(cudaErrorInvalidValue);
     *flags = pool->access;

@@ -120,6 +120,25 @@ struct Fiber : ThreadState {
 };
 struct ChildQueue;
 
+// ---- devices.cpp ---------------------------------------------------------------------------
+// The modelled machine: SIMULATOR_DEVICES identical devices (1 to kMaxDevices; default 1).
+constexpr int kMaxDevices = 16;
+int device_count();
+bool valid_device(int device);
+// The calling host thread's current device (cudaSetDevice), or in device code the device the
+// running launch belongs to.
+int current_device();
+// Device allocations' owners (g_state_mu held): ``record_alloc`` when one is made on ``device``,
+// ``forget_alloc`` when it goes; ``alloc_device`` is the device of the allocation starting at ``start``.
+void record_alloc(uintptr_t start, int device, bool managed);
+void forget_alloc(uintptr_t start);
+int alloc_device(uintptr_t start);
+// Peer access of every device to and from ``device`` ends (its context was reset).
+void forget_peers(int device);
+// Pinned host memory (cudaMallocHost, cudaHostAlloc, cudaHostRegister): made on the current device; gone.
+void record_host_alloc(void* p, size_t size);
+void forget_host_alloc(void* p);
+
 struct Launch {
     LaunchSpec spec;
     const char* name;
@@ -147,6 +166,7 @@ struct Launch {
     unsigned long long serial = 0;        // unique per launch
     ChildQueue* children = nullptr;       // made by the first device-side launch
     Grid* grid = nullptr;                 // a cooperative launch's grid barrier (else null)
+    int device = current_device();        // the device it runs on (the launching thread's current one)
 };
 
 struct Block {

@@ -1,6 +1,7 @@
-"""``SIMULATOR_THREADS`` and ``SIMULATOR_STACK_KB`` are refused outside their ranges with one line
-naming the variable, the value and the range: by ``python -m simulator``, by a simulated program
-or library when the runtime is loaded, and by torchlight's CUDA C loader before it loads one."""
+"""``SIMULATOR_THREADS``, ``SIMULATOR_STACK_KB`` and ``SIMULATOR_DEVICES`` are refused outside
+their ranges with one line naming the variable, the value and the range: by ``python -m simulator``,
+by a simulated program or library when the runtime is loaded, and by torchlight's CUDA C loader
+before it loads one."""
 
 from __future__ import annotations
 
@@ -24,12 +25,16 @@ BAD = [
     ("SIMULATOR_STACK_KB", "1"),
     ("SIMULATOR_STACK_KB", "99999999"),
     ("SIMULATOR_STACK_KB", "64.5"),
+    ("SIMULATOR_DEVICES", "0"),
+    ("SIMULATOR_DEVICES", "17"),
 ]
 GOOD = [
     ("SIMULATOR_THREADS", "1"),
     ("SIMULATOR_THREADS", "64"),
     ("SIMULATOR_STACK_KB", "16"),
     ("SIMULATOR_STACK_KB", "65536"),
+    ("SIMULATOR_DEVICES", "1"),
+    ("SIMULATOR_DEVICES", "16"),
     ("SIMULATOR_THREADS", ""),
 ]
 RANGES = {k.name: f"from {k.low} to {k.high}" for k in KNOBS}

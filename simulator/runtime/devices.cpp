@@ -1,0 +1,179 @@
+// The modelled machine's devices (README: "Several devices"): SIMULATOR_DEVICES identical
+// devices (default 1), the current device of each host thread (cudaGetDevice, cudaSetDevice),
+// the device each allocation belongs to (cudaPointerGetAttributes) and peer access between
+// devices (cudaDeviceCanAccessPeer, Enable/DisablePeerAccess, cudaMemcpyPeer). Every device's
+// memory is the host's heap, so one address space holds them all (unified addressing) and a
+// kernel can read any device's memory; a peer copy is a plain copy.
+#include "sim_internal.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace sim {
+
+namespace {
+__thread int tl_device = 0;  // CUDA's current device is per host thread, 0 until set
+
+// Who owns a device allocation (g_state_mu guards these tables).
+struct Owner {
+    int device;
+    bool managed;
+};
+std::map<uintptr_t, Owner> g_owners;
+std::map<uintptr_t, std::pair<size_t, int>> g_host_allocs;  // pinned host memory: size, device
+bool g_peer[kMaxDevices][kMaxDevices];                      // [from][to]: from may access to
+
+// SIMULATOR_DEVICES, read once; the knob check at load (host_api.cpp) refuses a bad value first.
+int read_device_count() {
+    const char* v = std::getenv("SIMULATOR_DEVICES");
+    if (v == nullptr || *v == '\0') return 1;
+    const size_t n = std::strlen(v);
+    if (n > 2 || std::strspn(v, "0123456789") != n) return 1;
+    const int d = std::atoi(v);
+    return d >= 1 && d <= kMaxDevices ? d : 1;
+}
+}  // namespace
+
+int device_count() {
+    static const int count = read_device_count();
+    return count;
+}
+
+bool valid_device(int device) { return device >= 0 && device < device_count(); }
+
+int current_device() {
+    // Device code (dynamic parallelism, cudaGetDevice in a kernel) runs on its launch's device.
+    if (const Block* b = tl_run.block) return b->launch->device;
+    return tl_device;
+}
+
+void record_alloc(uintptr_t start, int device, bool managed) { g_owners[start] = Owner{device, managed}; }
+
+void forget_alloc(uintptr_t start) { g_owners.erase(start); }
+
+int alloc_device(uintptr_t start) {
+    auto it = g_owners.find(start);
+    return it == g_owners.end() ? 0 : it->second.device;  // a graph allocation: device 0
+}
+
+void forget_peers(int device) {
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    for (int d = 0; d < kMaxDevices; ++d) g_peer[device][d] = g_peer[d][device] = false;
+}
+
+void record_host_alloc(void* p, size_t size) {
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    g_host_allocs[reinterpret_cast<uintptr_t>(p)] = {size, current_device()};
+}
+
+void forget_host_alloc(void* p) {
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    g_host_allocs.erase(reinterpret_cast<uintptr_t>(p));
+}
+
+}  // namespace sim
+
+extern "C" {
+
+cudaError_t cudaGetDeviceCount(int* count) {
+    if (count == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    *count = sim::device_count();
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int* device) {
+    if (device == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    *device = sim::current_device();
+    return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device) {
+    if (!sim::valid_device(device)) return sim::set_error(cudaErrorInvalidDevice);
+    sim::tl_device = device;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceCanAccessPeer(int* can_access, int device, int peer_device) {
+    if (can_access == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (!sim::valid_device(device) || !sim::valid_device(peer_device)) return sim::set_error(cudaErrorInvalidDevice);
+    *can_access = device != peer_device;  // one address space; a device is not its own peer
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceEnablePeerAccess(int peer_device, unsigned int flags) {
+    if (!sim::valid_device(peer_device)) return sim::set_error(cudaErrorInvalidDevice);
+    if (flags != 0) return sim::set_error(cudaErrorInvalidValue);
+    const int self = sim::current_device();
+    // CUDA's documented answer when cudaDeviceCanAccessPeer says 0 (a device and itself).
+    if (peer_device == self) return sim::set_error(cudaErrorInvalidDevice);
+    std::lock_guard<std::mutex> lock(sim::g_state_mu);
+    if (sim::g_peer[self][peer_device]) return sim::set_error(cudaErrorPeerAccessAlreadyEnabled);
+    sim::g_peer[self][peer_device] = true;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceDisablePeerAccess(int peer_device) {
+    if (!sim::valid_device(peer_device)) return sim::set_error(cudaErrorInvalidDevice);
+    const int self = sim::current_device();
+    std::lock_guard<std::mutex> lock(sim::g_state_mu);
+    if (peer_device == self || !sim::g_peer[self][peer_device]) return sim::set_error(cudaErrorPeerAccessNotEnabled);
+    sim::g_peer[self][peer_device] = false;
+    return cudaSuccess;
+}
+
+// As in CUDA, a peer copy needs no peer access: the driver stages it when access is off.
+cudaError_t cudaMemcpyPeer(void* dst, int dst_device, const void* src, int src_device, size_t count) {
+    if (!sim::valid_device(dst_device) || !sim::valid_device(src_device)) return sim::set_error(cudaErrorInvalidDevice);
+    return cudaMemcpy(dst, src, count, cudaMemcpyDeviceToDevice);
+}
+
+cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t count,
+                                cudaStream_t stream) {
+    if (!sim::valid_device(dst_device) || !sim::valid_device(src_device)) return sim::set_error(cudaErrorInvalidDevice);
+    return cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, stream);
+}
+
+cudaError_t cudaDeviceGetP2PAttribute(int* value, enum cudaDeviceP2PAttr attr, int src_device, int dst_device) {
+    if (value == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (!sim::valid_device(src_device) || !sim::valid_device(dst_device) || src_device == dst_device)
+        return sim::set_error(cudaErrorInvalidDevice);
+    switch (attr) {
+        case cudaDevP2PAttrPerformanceRank: *value = 0; break;  // one link kind: every pair ranks the same
+        case cudaDevP2PAttrAccessSupported:
+        case cudaDevP2PAttrNativeAtomicSupported:
+        case cudaDevP2PAttrCudaArrayAccessSupported: *value = 1; break;
+        default: return sim::set_error(cudaErrorInvalidValue);
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, const void* ptr) {
+    if (attributes == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
+    attributes->type = cudaMemoryTypeUnregistered;
+    attributes->device = cudaInvalidDeviceId;
+    attributes->devicePointer = nullptr;
+    attributes->hostPointer = const_cast<void*>(ptr);
+    std::lock_guard<std::mutex> lock(sim::g_state_mu);
+    bool start = false;
+    if (ptr != nullptr && sim::find_alloc(ptr, 1, &start)) {
+        const uintptr_t base = std::prev(sim::g_allocs.upper_bound(a))->first;
+        auto it = sim::g_owners.find(base);
+        const bool managed = it != sim::g_owners.end() && it->second.managed;
+        attributes->type = managed ? cudaMemoryTypeManaged : cudaMemoryTypeDevice;
+        attributes->device = sim::alloc_device(base);
+        attributes->devicePointer = const_cast<void*>(ptr);
+        attributes->hostPointer = managed ? const_cast<void*>(ptr) : nullptr;
+        return cudaSuccess;
+    }
+    auto it = sim::g_host_allocs.upper_bound(a);
+    if (it != sim::g_host_allocs.begin() && a - std::prev(it)->first < std::prev(it)->second.first) {
+        --it;
+        attributes->type = cudaMemoryTypeHost;
+        attributes->device = it->second.second;
+        attributes->devicePointer = const_cast<void*>(ptr);  // kernels read host memory directly
+    }
+    return cudaSuccess;
+}
+
+}  // extern "C"
