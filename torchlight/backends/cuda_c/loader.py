@@ -249,7 +249,7 @@ def _open_library(path: Path) -> ctypes.CDLL:
 
 
 def _check_simulator_environment(path: Path) -> None:
-    # A simulator build's runtime refuses a bad SIMULATOR_THREADS/STACK_KB when loaded (every
+    # A simulator build's runtime refuses a bad SIMULATOR_THREADS/STACK_KB/DEVICES when loaded (every
     # launcher then fails); refuse it here first, with the same line, as a ValueError.
     from ...build_kernels import KernelBuildError, simulator_package
 
