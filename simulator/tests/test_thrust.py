@@ -99,7 +99,10 @@ def test_without_cccl_a_thrust_program_is_refused_with_how_to_get_it(tmp_path, m
     monkeypatch.setenv(cccl.CCCL_ENV, "0")
     proc = run_cli("run", str(PROGRAM))
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "<thrust/" in proc.stderr
+    lines = PROGRAM.read_text().splitlines()
+    first = next(n for n, text in enumerate(lines, 1) if text.startswith("#include <thrust/"))
+    header = lines[first - 1].split("<")[1].rstrip(">")
+    assert f"{PROGRAM}:{first}: unsupported header <{header}>: Thrust ships in NVIDIA's CCCL" in proc.stderr
     assert "pip install nvidia-cuda-cccl" in proc.stderr
 
 
