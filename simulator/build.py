@@ -153,9 +153,11 @@ def _preprocess_with_libraries(args: list[str], what: str) -> tuple[str, list[st
     if not extra:
         raise SimBuildError(_explain_compiler_error(what, proc.stderr))
     text = _run_compiler([*args, *extra], what)
-    cub = re.search(r'(?m)^# 1 "[^"]*/(cub/[^"]+)" 1', text)
-    if cub:  # Thrust's host back end includes no CUB header: the program does
-        raise SimBuildError(f"{_include_site(what, cub.group(1))}<{cub.group(1)}>: {_THRUST_CUDA_ONLY[1]}")
+    # Thrust's host back end includes neither CUB nor Thrust's CUDA system: the program does.
+    cuda_only = re.search(r'(?m)^# 1 "[^"]*/((?:cub|thrust/system/cuda)/[^"]+)" 1', text)
+    if cuda_only:
+        header = cuda_only.group(1)
+        raise SimBuildError(f"{_include_site(what, header)}<{header}>: {_THRUST_CUDA_ONLY[1]}")
     return text, extra
 
 

@@ -87,12 +87,14 @@ def test_thrust_cuda_par_is_refused_by_name(tmp_path):
 
 
 @needs_cccl
-def test_cub_is_refused_by_name(tmp_path):
-    src = tmp_path / "cub_sum.cu"
-    src.write_text("#include <thrust/device_vector.h>\n#include <cub/cub.cuh>\nint main() { return 0; }\n")
+@pytest.mark.parametrize("header", ["cub/cub.cuh", "thrust/system/cuda/execution_policy.h"])
+def test_cub_and_the_cuda_back_end_are_refused_by_name(tmp_path, header):
+    src = tmp_path / "cuda_only.cu"
+    src.write_text(f"#include <thrust/device_vector.h>\n#include <{header}>\nint main() {{ return 0; }}\n")
     proc = run_cli("run", str(src))
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "CUB" in proc.stderr and f"{src}:2" in proc.stderr
+    assert f"{src}:2: <{header}>: Thrust's CUDA back end" in proc.stderr
+    assert "CUB's device-wide calls are not provided" in proc.stderr
 
 
 def test_without_cccl_a_thrust_program_is_refused_with_how_to_get_it(tmp_path, monkeypatch):
