@@ -33,7 +33,7 @@ def _input() -> np.ndarray:
 
 
 @needs_cccl
-@pytest.mark.parametrize("mode", ["fast", "memcheck"])
+@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
 def test_thrust_algorithms_and_kernels_match_numpy(mode):
     proc = run_cli("run", str(PROGRAM), "--mode", mode)
     assert proc.returncode == 0, proc.stdout + proc.stderr
