@@ -47,7 +47,7 @@ def _candidates() -> list[Path]:
 
 @cache
 def _search() -> Path | None:
-    return next((c.resolve() for c in _candidates() if _is_cccl(c)), None)
+    return next((c.absolute() for c in _candidates() if _is_cccl(c)), None)
 
 
 def find_cccl() -> Path | None:
@@ -66,7 +66,7 @@ def find_cccl() -> Path | None:
                 f"{CCCL_ENV}={given!r} holds no CCCL headers (thrust/version.h and {_MARKER}): give "
                 "CCCL's include folder (such as $CUDA_HOME/include/cccl), 0 for none, or leave it unset"
             )
-        return folder.resolve()
+        return folder.absolute()
     return _search()
 
 

@@ -5,6 +5,8 @@ memcheck, and the refusals (thrust::cuda::par, CCCL absent)."""
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -134,3 +136,26 @@ def test_only_a_program_that_includes_thrust_gets_cccl(tmp_path):
 def test_the_thrust_program_builds_with_nvcc(tmp_path):
     proc = nvcc_compile(PROGRAM, tmp_path)
     assert proc.returncode == 0, proc.stderr
+
+
+@needs_cccl
+@pytest.mark.parametrize("wheel_installed", [True, False])
+def test_cccl_is_found_in_the_wheel_first_then_through_cuda_home(tmp_path, monkeypatch, wheel_installed):
+    real = cccl.find_cccl()
+    home = tmp_path / "cuda"
+    (home / "include").mkdir(parents=True)
+    (home / "include" / "cccl").symlink_to(real, target_is_directory=True)
+    monkeypatch.delenv(cccl.CCCL_ENV, raising=False)
+    monkeypatch.setenv("CUDA_HOME", str(home))
+    if not wheel_installed:
+        wheels = {p for p in sys.path if p and any((Path(p) / w).is_dir() for w in cccl._WHEEL_FOLDERS)}
+        monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in wheels])
+    cccl._search.cache_clear()
+    try:
+        found = cccl.find_cccl()
+    finally:
+        cccl._search.cache_clear()
+    if wheel_installed and "site-packages" in str(real):
+        assert found == real
+    else:
+        assert found == home / "include" / "cccl"
