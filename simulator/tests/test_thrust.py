@@ -53,6 +53,7 @@ def test_thrust_algorithms_and_kernels_match_numpy(mode):
     np.testing.assert_array_equal(_ints(v["exclusive_scan"]), 7 + np.concatenate([[0], np.cumsum(h)[:-1]]))
     np.testing.assert_array_equal(_ints(v["adjacent_difference"]), np.concatenate([h[:1], np.diff(h)]))
     np.testing.assert_array_equal(_ints(v["not_multiple_of_3"]), h[h % 3 != 0])
+    np.testing.assert_array_equal(_ints(v["rows_sorted"]), np.sort(h.reshape(-1, 20), axis=1).ravel())
     np.testing.assert_array_equal(_ints(v["sequence_affine"]), 3 * (5 + 2 * np.arange(N)) + 1)
     assert v["copied_in_equal"] == "1"
     assert v["memcpy"] == "no error,no error"  # device_vector and device_malloc memory is device memory

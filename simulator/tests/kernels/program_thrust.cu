@@ -1,8 +1,8 @@
 // Thrust's algorithms next to the program's own kernels, as CUDA programs mix them: a kernel
 // writes a device_vector through its raw pointer and Thrust reads the result, Thrust fills a
 // buffer a kernel then reads, cudaMemcpy copies to and from device_vector storage and
-// thrust::device_malloc memory. Prints key=v0,v1,... lines that
-// simulator/tests/test_thrust.py recomputes with numpy. With the argument "past_end", a kernel
+// thrust::device_malloc memory, and a kernel sorts rows with thrust::seq. Prints key=v0,v1,...
+// lines that simulator/tests/test_thrust.py recomputes with numpy. With the argument "past_end", a kernel
 // reads one element past the end of a device_vector (memcheck must report it).
 #include <thrust/adjacent_difference.h>
 #include <thrust/copy.h>
@@ -34,6 +34,12 @@ __global__ void affine(const int* in, int* out, int n) {
 __global__ void shifted_copy(const int* in, int* out, int n, int shift) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = in[i + shift];
+}
+
+// Each thread sorts its own row with Thrust's sequential policy, inside the kernel.
+__global__ void sort_rows(int* rows, int width, int count) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < count) thrust::sort(thrust::seq, rows + r * width, rows + (r + 1) * width);
 }
 
 struct multiple_of_3 {
@@ -99,6 +105,11 @@ int main(int argc, char** argv) {
     auto end = thrust::remove_if(kept.begin(), kept.end(), multiple_of_3());
     kept.resize(end - kept.begin());
     print("not_multiple_of_3", kept);
+
+    thrust::device_vector<int> rows = d;
+    sort_rows<<<2, 32>>>(thrust::raw_pointer_cast(rows.data()), 20, N / 20);
+    cudaDeviceSynchronize();
+    print("rows_sorted", rows);
 
     // Thrust fills device_malloc memory; a kernel reads it; cudaMemcpy copies both ways.
     thrust::device_ptr<int> raw = thrust::device_malloc<int>(N);
