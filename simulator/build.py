@@ -153,42 +153,8 @@ def _preprocess_with_libraries(args: list[str], what: str) -> tuple[str, list[st
     if not extra:
         raise SimBuildError(_explain_compiler_error(what, proc.stderr))
     text = _run_compiler([*args, *extra], what)
-    # Thrust's host back end includes neither CUB nor Thrust's CUDA system: the program does.
-    cuda_only = re.search(r'(?m)^# 1 "[^"]*/((?:cub|thrust/system/cuda)/[^"]+)" 1', text)
-    if cuda_only:
-        header = cuda_only.group(1)
-        raise SimBuildError(f"{_include_site(what, header)}<{header}>: {_THRUST_CUDA_ONLY[1]}")
+    cccl.refuse_cuda_only_headers(text, what)
     return text, extra
-
-
-# A line marker of Thrust's configuration header: the source includes Thrust.
-_THRUST_INCLUDED = re.compile(r'(?m)^# \d+ "[^"]*/thrust/detail/config\.h"')
-
-
-def _library_compile_flags(mode: str, pre: str) -> list[str]:
-    """Compiler flags for a source whose preprocessed text ``pre`` includes Thrust (else none).
-
-    memcheck: no UBSan null checks. Thrust reaches its empty system tags through null pointers
-    (thrust/detail/reference.h, select_system.inl), by design, on every element access from
-    host code: the failed checks made memcheck runs of Thrust programs hundreds of times slower
-    than fast ones (segmentationTreeThrust: 250 s against 1 s). Null dereferences are still
-    AddressSanitizer's reports.
-    """
-    if mode == "memcheck" and _THRUST_INCLUDED.search(pre):
-        return ["-fno-sanitize=null"]
-    return []
-
-
-def _include_site(source: str, header: str) -> str:
-    """``source:LINE: `` where ``source`` includes ``header`` itself, else ``source: ``."""
-    try:
-        lines = Path(source).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return f"{source}: "
-    for n, line in enumerate(lines, 1):
-        if re.match(r"\s*#\s*include\s*[<\"]" + re.escape(header), line):
-            return f"{source}:{n}: "
-    return f"{source}: "
 
 
 # NVIDIA's libraries the simulator does not provide (it runs CUDA C++, the runtime API and a cuBLAS subset).
@@ -211,13 +177,6 @@ LIBRARIES_OUT_OF_SCOPE = (
     "of NVIDIA's libraries it provides only the cuBLAS/cublasLt and cuRAND subsets and Thrust's host "
     "back end in simulator/README.md; the others (cuDNN, CUB, cuFFT, cuSPARSE, NCCL, CUTLASS, ...) are "
     "out of its scope: it runs CUDA C++ and the CUDA runtime API"
-)
-# Names a Thrust program may use that the simulator's Thrust (its sequential host back end) lacks.
-_THRUST_CUDA_ONLY = (
-    r"thrust::(?:system::)?cuda\b.*|thrust::cuda_cub\b.*|cub\b.*",
-    "Thrust's CUDA back end (thrust::cuda::par, thrust::cuda::...) and CUB's device-wide calls are not "
-    "provided: the simulator runs Thrust with its sequential host back end; use thrust::device (or no "
-    "execution policy) for Thrust's algorithms",
 )
 
 # g++ messages that name a declaration the program expected from CUDA: (pattern, name group(s)).
@@ -262,8 +221,8 @@ def _explain_compiler_error(what: str, stderr: str) -> str:
             m = re.search(rx, ln)
             if m:
                 name = m.group(1) if m.lastindex == 1 else f"{m.group(2)}::{m.group(1)}"
-                if re.fullmatch(_THRUST_CUDA_ONLY[0], name):
-                    hint = f"\n{where}'{name}': {_THRUST_CUDA_ONLY[1]}"
+                if cccl.CUDA_ONLY_NAMES.fullmatch(name):
+                    hint = f"\n{where}'{name}': {cccl.CUDA_ONLY}"
                     break
                 hint = (
                     f"\n{where}'{name}' is not provided by the simulator (an unsupported CUDA API or a "
@@ -453,7 +412,7 @@ def kernel_object(
             flags = _COMMON + _KERNEL_FLAGS[mode] + includes + ["-I", str(RUNTIME_DIR)]
         # Keyed by the preprocessed text, so that a change in an included header makes a new key.
         pre, extra = _preprocess_with_libraries([cxx, *flags, *lang, "-E", path], str(src))
-        flags += extra + _library_compile_flags(mode, pre)
+        flags += extra + cccl.compile_flags(mode, pre)
         key = _hash(pre, _runtime_sources(), " ".join(flags + lang), _compiler_id(cxx), path)
         out = cache_dir() / f"{stem}-{mode}-{key}.o"
         return _atomic_output(
@@ -461,7 +420,7 @@ def kernel_object(
         )
     flags = _COMMON + _KERNEL_FLAGS[mode]
     host_pre, device_pre = _preprocess(cxx, path, flags + includes, arch, str(src))
-    flags = flags + _library_compile_flags(mode, host_pre)
+    flags = flags + cccl.compile_flags(mode, host_pre)
     key = _hash(
         host_pre,
         device_pre or "",
