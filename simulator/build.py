@@ -20,6 +20,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+from . import cccl
 from .transform import SimBuildError, clang_module, translate_preprocessed
 
 __all__ = [
@@ -135,12 +136,32 @@ def _compile(args: list[str], what: str) -> None:
     _run_compiler(args, what)
 
 
+# g++'s message for a Thrust header it cannot find: the program needs NVIDIA's CCCL headers.
+_THRUST_MISSING = re.compile(r"fatal error: thrust/\S+: No such file or directory")
+
+
+def _preprocess_with_libraries(args: list[str], what: str) -> tuple[str, list[str]]:
+    """``g++ -E`` (``args``), with CCCL's flags added when the source includes a Thrust header:
+    the text and those flags (empty for a program without Thrust, which never pays for CCCL)."""
+    env = dict(os.environ, LC_ALL="C")
+    proc = subprocess.run(args, capture_output=True, text=True, env=env)
+    if proc.returncode == 0:
+        return proc.stdout, []
+    if not _THRUST_MISSING.search(proc.stderr):
+        raise SimBuildError(_explain_compiler_error(what, proc.stderr))
+    extra = cccl.cccl_flags() if cccl.find_cccl() else []
+    if not extra:
+        raise SimBuildError(_explain_compiler_error(what, proc.stderr))
+    text = _run_compiler([*args, *extra], what)
+    cccl.refuse_cuda_only_headers(text, what)
+    return text, extra
+
+
 # NVIDIA's libraries the simulator does not provide (it runs CUDA C++, the runtime API and a cuBLAS subset).
 _LIBRARY_HEADERS = [
     (r"cublasXt", "cuBLASXt"),
     (r"cudnn", "cuDNN"),
     (r"cub/", "CUB"),
-    (r"thrust/", "Thrust"),
     (r"cufft", "cuFFT"),
     (r"cusparse", "cuSPARSE"),
     (r"cusolver", "cuSOLVER"),
@@ -153,9 +174,9 @@ _LIBRARY_HEADERS = [
     (r"nvml", "NVML"),
 ]
 LIBRARIES_OUT_OF_SCOPE = (
-    "of NVIDIA's libraries it provides only the cuBLAS/cublasLt and cuRAND subsets in "
-    "simulator/README.md; the others (cuDNN, CUB, Thrust, cuFFT, cuSPARSE, NCCL, CUTLASS, ...) are out "
-    "of its scope: it runs CUDA C++ and the CUDA runtime API"
+    "of NVIDIA's libraries it provides only the cuBLAS/cublasLt and cuRAND subsets and Thrust's host "
+    "back end in simulator/README.md; the others (cuDNN, CUB, cuFFT, cuSPARSE, NCCL, CUTLASS, ...) are "
+    "out of its scope: it runs CUDA C++ and the CUDA runtime API"
 )
 
 # g++ messages that name a declaration the program expected from CUDA: (pattern, name group(s)).
@@ -179,6 +200,9 @@ def _explain_compiler_error(what: str, stderr: str) -> str:
         loc = _LOCATION.match(ln)
         where = f"{loc.group(1)}:{loc.group(2)}: " if loc else ""
         m = re.search(r"fatal error: (\S+): No such file or directory", ln)
+        if m and m.group(1).startswith("thrust/"):
+            hint = f"\n{where}unsupported header <{m.group(1)}>: {cccl.INSTALL_HINT}"
+            break
         if m:
             header = m.group(1)
             library = next((lib for rx, lib in _LIBRARY_HEADERS if re.match(rx, header, re.IGNORECASE)), None)
@@ -197,6 +221,9 @@ def _explain_compiler_error(what: str, stderr: str) -> str:
             m = re.search(rx, ln)
             if m:
                 name = m.group(1) if m.lastindex == 1 else f"{m.group(2)}::{m.group(1)}"
+                if cccl.CUDA_ONLY_NAMES.fullmatch(name):
+                    hint = f"\n{where}'{name}': {cccl.CUDA_ONLY}"
+                    break
                 hint = (
                     f"\n{where}'{name}' is not provided by the simulator (an unsupported CUDA API or a "
                     "missing declaration); see simulator/README.md for what is supported"
@@ -294,7 +321,8 @@ def _preprocess(cxx: str, path: str, flags: list[str], arch: int, what: str) -> 
     (``__CUDA_ARCH__`` defined) when the program's files test it (else None)."""
     clang_module()  # the front end's dependency, checked before any work
     pp = [cxx, *flags, "-I", str(RUNTIME_DIR), "-DSIM_FRONTEND", "-include", "cuda_sim.h", "-x", "c++"]
-    host_pre = _run_compiler([*pp, "-E", path], what)
+    host_pre, extra = _preprocess_with_libraries([*pp, "-E", path], what)
+    pp += extra
     for f in sorted(_user_files(host_pre)):
         if not os.path.isfile(f):
             continue  # the working-folder marker that -g adds
@@ -383,7 +411,8 @@ def kernel_object(
             lang = ["-x", "c++"]
             flags = _COMMON + _KERNEL_FLAGS[mode] + includes + ["-I", str(RUNTIME_DIR)]
         # Keyed by the preprocessed text, so that a change in an included header makes a new key.
-        pre = _run_compiler([cxx, *flags, *lang, "-E", path], str(src))
+        pre, extra = _preprocess_with_libraries([cxx, *flags, *lang, "-E", path], str(src))
+        flags += extra + cccl.compile_flags(mode, pre)
         key = _hash(pre, _runtime_sources(), " ".join(flags + lang), _compiler_id(cxx), path)
         out = cache_dir() / f"{stem}-{mode}-{key}.o"
         return _atomic_output(
@@ -391,6 +420,7 @@ def kernel_object(
         )
     flags = _COMMON + _KERNEL_FLAGS[mode]
     host_pre, device_pre = _preprocess(cxx, path, flags + includes, arch, str(src))
+    flags = flags + cccl.compile_flags(mode, host_pre)
     key = _hash(
         host_pre,
         device_pre or "",

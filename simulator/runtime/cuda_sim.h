@@ -30,6 +30,16 @@
 #include <utility>
 
 #define CUDA_CPU_SIMULATOR 1
+// With NVIDIA's CCCL on the include path (the build adds it, with SIM_WITH_CCCL, only for a
+// program that includes a Thrust/CUB header), CCCL reads its configuration here, before
+// __CUDACC__ is defined and with __CUDA_ARCH__ hidden: it then sees the host compiler it runs
+// on (g++, no CUDA compiler), so Thrust's host back ends compile as plain C++.
+#ifdef SIM_WITH_CCCL
+#pragma push_macro("__CUDA_ARCH__")
+#undef __CUDA_ARCH__
+#include <cuda/std/__cccl/compiler.h>
+#pragma pop_macro("__CUDA_ARCH__")
+#endif
 #ifndef __CUDACC__
 #define __CUDACC__ 1
 #endif

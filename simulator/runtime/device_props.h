@@ -146,13 +146,17 @@ SIM_API cudaError_t cudaProfilerStop(void);
 namespace sim {
 SIM_API int occupancy_blocks_per_sm(int block_size, size_t dynamic_smem);
 SIM_API int occupancy_sm_count();
+// Registers a kernel named by a typed call (host_api.h), so that a kernel template's instance
+// that a program names only here can then be launched by address (cudaLaunchCooperativeKernel).
+template <class T>
+static inline void register_if_kernel(T* func);
 }  // namespace sim
 
 template <class K>
 static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* num_blocks, K* kernel,
                                                                                int block_size, size_t dynamic_smem,
                                                                                unsigned int flags) {
-    (void)kernel;
+    if (kernel != nullptr) sim::register_if_kernel(kernel);
     if (num_blocks == nullptr || block_size <= 0 || flags > 1) return cudaErrorInvalidValue;
     *num_blocks = sim::occupancy_blocks_per_sm(block_size, dynamic_smem);
     return cudaSuccess;
@@ -168,7 +172,7 @@ template <class K, class SmemOf>
 static inline cudaError_t cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(
     int* min_grid_size, int* block_size, K* kernel, SmemOf smem_of_block_size, int block_size_limit = 0,
     unsigned int flags = 0) {
-    (void)kernel;
+    if (kernel != nullptr) sim::register_if_kernel(kernel);
     if (min_grid_size == nullptr || block_size == nullptr || flags > 1) return cudaErrorInvalidValue;
     int limit = block_size_limit <= 0 || block_size_limit > 1024 ? 1024 : block_size_limit;
     int best = 0, best_blocks = 0;

@@ -56,7 +56,6 @@ def test_unknown_cuda_api_is_named(tmp_path):
         ("cublasXt.h", "cuBLASXt"),
         ("cudnn.h", "cuDNN"),
         ("cub/cub.cuh", "CUB"),
-        ("thrust/device_vector.h", "Thrust"),
         ("cufft.h", "cuFFT"),
         (
             "cuda/atomic",

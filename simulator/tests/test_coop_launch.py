@@ -120,3 +120,49 @@ def test_tile_sync_on_two_lines_is_a_synccheck_finding(mode):
 def test_the_programs_build_with_nvcc_unchanged(tmp_path, program):
     proc = nvcc_compile(KERNELS / program, tmp_path)
     assert proc.returncode == 0, proc.stderr
+
+
+TEMPLATE_BY_ADDRESS = r"""
+#include <cstdio>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+template <typename T>
+__global__ void reverse_sum(const T* in, T* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    cg::this_grid().sync();
+    if (i < n) out[i] = in[i] + in[n - 1 - i];
+}
+
+int main() {
+    const int n = 256;
+    int h[n], r[n];
+    for (int i = 0; i < n; i++) h[i] = i * i % 97;
+    int *in, *out;
+    cudaMalloc(&in, sizeof h);
+    cudaMalloc(&out, sizeof r);
+    cudaMemcpy(in, h, sizeof h, cudaMemcpyHostToDevice);
+    int per_sm = 0, len = n;
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reverse_sum<int>, 64, 0);
+    void* args[] = {&in, &out, &len};
+    cudaError_t e = cudaLaunchCooperativeKernel((void*)reverse_sum<int>, dim3(n / 64), dim3(64), args, 0, 0);
+    cudaMemcpy(r, out, sizeof r, cudaMemcpyDeviceToHost);
+    std::printf("launch=%s\nout=", cudaGetErrorString(e));
+    for (int i = 0; i < n; i++) std::printf(i ? ",%d" : "%d", r[i]);
+    std::printf("\n");
+    return 0;
+}
+"""
+
+
+def test_a_kernel_template_named_only_by_an_occupancy_call_launches_by_address(tmp_path):
+    # As the OLCF training series' hw9 does: the instance is never launched with <<<>>>, only
+    # named in cudaOccupancyMaxActiveBlocksPerMultiprocessor and then launched through (void*).
+    src = tmp_path / "template_by_address.cu"
+    src.write_text(TEMPLATE_BY_ADDRESS)
+    proc = run_cli("run", str(src))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    v = _values(proc.stdout)
+    assert v["launch"] == "no error"
+    h = np.arange(256) ** 2 % 97
+    np.testing.assert_array_equal(_ints(v["out"]), h + h[::-1])

@@ -170,6 +170,7 @@ def test_every_package_is_listed_and_the_simulator_ships_inside_torchlight():
 def test_the_simulator_extra_brings_its_front_end_and_the_test_extras_include_it():
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert any(req.startswith("libclang>=") for req in extras["simulator"])
+    assert any(req.startswith("nvidia-cuda-cccl>=") for req in extras["simulator"])  # Thrust's headers
     assert "torchlight[simulator]" in extras["test"]
     assert "torchlight[test]" in extras["dev"]
 

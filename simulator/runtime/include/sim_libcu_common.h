@@ -6,6 +6,10 @@
 #include "cuda_runtime.h"
 #include "sim_async_copy.h"
 
+#ifdef SIM_WITH_CCCL
+// NVIDIA's libcu++ is on the include path (a Thrust program): its cuda::thread_scope, not a second one.
+#include <cuda/std/__atomic/scopes.h>
+#else
 namespace cuda {
 enum thread_scope {
     thread_scope_system = 0,
@@ -14,6 +18,7 @@ enum thread_scope {
     thread_scope_thread = 3,
 };
 }  // namespace cuda
+#endif
 
 namespace sim_async {
 
