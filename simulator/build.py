@@ -72,9 +72,27 @@ _LINK_FLAGS = {
 # kernel into the launch's plain loop (simulator/runtime/launch.h, Packed::run_plain).
 # -mtls-dialect=gnu2 (x86-64; other targets have no such flag): thread-local variables through
 # TLS descriptors, so that every threadIdx read and barrier in a library loaded at run time
-# costs a load instead of a __tls_get_addr call.
-_TLS_FLAGS = ["-mtls-dialect=gnu2"] if platform.machine() in ("x86_64", "AMD64") else []
-_COMMON = ["-std=gnu++17", "-g", "-fPIC", "-fno-semantic-interposition", *_TLS_FLAGS, "-pthread"]
+# costs a load instead of a __tls_get_addr call. Only for a compiler that takes it (g++ does;
+# clang from release 19): an older clang in $CXX builds without it, a little slower.
+_TLS_FLAG = "-mtls-dialect=gnu2"
+
+
+@cache
+def _takes_tls_flag(cxx: str) -> bool:
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return False
+    try:
+        cmd = [cxx, _TLS_FLAG, "-x", "c++", "-c", "-o", os.devnull, "-"]
+        probe = subprocess.run(cmd, input="", capture_output=True, text=True)
+    except OSError:
+        return False  # the build's own call of the compiler reports why it cannot run
+    return probe.returncode == 0
+
+
+def _common(cxx: str) -> list[str]:
+    """The flags of every compile and link with ``cxx``."""
+    tls = [_TLS_FLAG] if _takes_tls_flag(cxx) else []
+    return ["-std=gnu++17", "-g", "-fPIC", "-fno-semantic-interposition", *tls, "-pthread"]
 
 
 def compiler() -> str:
@@ -262,7 +280,7 @@ def runtime_object(mode: str) -> Path:
     """The runtime compiled for ``mode`` (cached)."""
     _check_mode(mode)
     cxx = compiler()
-    flags = _COMMON + _RUNTIME_FLAGS[mode] + ["-I", str(RUNTIME_DIR)]
+    flags = _common(cxx) + _RUNTIME_FLAGS[mode] + ["-I", str(RUNTIME_DIR)]
     key = _hash(_runtime_sources(), " ".join(flags), _compiler_id(cxx))
     out = cache_dir() / f"sim_runtime-{mode}-{key}.o"
 
@@ -350,9 +368,9 @@ def translate_source(
     includes = ["-I", str(RUNTIME_DIR / "include"), "-I", str(src.parent)]
     for d in include_dirs:
         includes += ["-I", str(Path(d).resolve())]
-    host_pre, device_pre = _preprocess(
-        compiler(), str(src), _COMMON + _KERNEL_FLAGS[mode] + includes, arch, str(src)
-    )
+    cxx = compiler()
+    flags = _common(cxx) + _KERNEL_FLAGS[mode] + includes
+    host_pre, device_pre = _preprocess(cxx, str(src), flags, arch, str(src))
     return translate_preprocessed(host_pre, lambda _path: True, device_pre)
 
 
@@ -406,10 +424,10 @@ def kernel_object(
     if suffix not in CUDA_SUFFIXES:
         if suffix in HOST_C_SUFFIXES:
             lang = ["-x", "c", "-std=gnu11"]
-            flags = [f for f in _COMMON if not f.startswith("-std=")] + _KERNEL_FLAGS[mode] + includes
+            flags = [f for f in _common(cxx) if not f.startswith("-std=")] + _KERNEL_FLAGS[mode] + includes
         else:
             lang = ["-x", "c++"]
-            flags = _COMMON + _KERNEL_FLAGS[mode] + includes + ["-I", str(RUNTIME_DIR)]
+            flags = _common(cxx) + _KERNEL_FLAGS[mode] + includes + ["-I", str(RUNTIME_DIR)]
         # Keyed by the preprocessed text, so that a change in an included header makes a new key.
         pre, extra = _preprocess_with_libraries([cxx, *flags, *lang, "-E", path], str(src))
         flags += extra + cccl.compile_flags(mode, pre)
@@ -418,7 +436,7 @@ def kernel_object(
         return _atomic_output(
             out, lambda tmp: _compile([cxx, *flags, *lang, "-c", path, "-o", str(tmp)], str(src))
         )
-    flags = _COMMON + _KERNEL_FLAGS[mode]
+    flags = _common(cxx) + _KERNEL_FLAGS[mode]
     host_pre, device_pre = _preprocess(cxx, path, flags + includes, arch, str(src))
     flags = flags + cccl.compile_flags(mode, host_pre)
     key = _hash(
@@ -512,7 +530,7 @@ def build_executable(
             _compile(
                 [
                     cxx,
-                    *_COMMON,
+                    *_common(cxx),
                     "-O1",
                     *_LINK_FLAGS[mode],
                     str(main_path),
@@ -552,7 +570,7 @@ def build_program(
 
     def produce(tmp: Path) -> None:
         _compile(
-            [cxx, *_COMMON, "-O1", *_LINK_FLAGS[mode], *map(str, objs), str(rt), "-o", str(tmp), "-lm"],
+            [cxx, *_common(cxx), "-O1", *_LINK_FLAGS[mode], *map(str, objs), str(rt), "-o", str(tmp), "-lm"],
             f"the program {' '.join(map(str, sources))} (link; does exactly one source define main()?)",
         )
         os.chmod(tmp, 0o755)
