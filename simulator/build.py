@@ -170,9 +170,13 @@ def _preprocess_with_libraries(args: list[str], what: str) -> tuple[str, list[st
     extra = cccl.cccl_flags() if cccl.find_cccl() else []
     if not extra:
         raise SimBuildError(_explain_compiler_error(what, proc.stderr))
-    text = _run_compiler([*args, *extra], what)
-    cccl.refuse_cuda_only_headers(text, what)
-    return text, extra
+    proc = subprocess.run([*args, *extra], capture_output=True, text=True, env=env)
+    # CUB's headers may stop the preprocessor (newer ones include the toolkit's cudaTypedefs.h):
+    # the partial text still shows which CUB or Thrust CUDA-system header the program reached.
+    cccl.refuse_cuda_only_headers(proc.stdout, what)
+    if proc.returncode != 0:
+        raise SimBuildError(_explain_compiler_error(what, proc.stderr))
+    return proc.stdout, extra
 
 
 # NVIDIA's libraries the simulator does not provide (it runs CUDA C++, the runtime API and a cuBLAS subset).

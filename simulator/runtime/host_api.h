@@ -194,6 +194,21 @@ static inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_
     if (offset + count > sizeof(T)) return cudaErrorInvalidValue;
     return sim::symbol_copy(dst, reinterpret_cast<const char*>(&symbol) + offset, count);
 }
+// A __device__/__constant__ variable's device address is its address (device memory is host
+// memory here); CCCL's cuda::get_device_address calls this from host code.
+template <class T>
+static inline cudaError_t cudaGetSymbolAddress(void** dev_ptr, const T& symbol) {
+    if (dev_ptr == nullptr) return cudaErrorInvalidValue;
+    *dev_ptr = const_cast<void*>(static_cast<const void*>(&symbol));
+    return cudaSuccess;
+}
+template <class T>
+static inline cudaError_t cudaGetSymbolSize(size_t* size, const T& symbol) {
+    (void)symbol;
+    if (size == nullptr) return cudaErrorInvalidValue;
+    *size = sizeof(T);
+    return cudaSuccess;
+}
 
 // A symbol named by a string (removed in CUDA 5, still in older code such as Rodinia's kmeans):
 // the build registers each file-scope __device__/__constant__ variable under its name

@@ -152,11 +152,11 @@ def test_the_thrust_program_builds_with_nvcc(tmp_path):
 @needs_cccl
 @pytest.mark.parametrize("wheel_installed", [True, False])
 def test_cccl_is_found_in_the_wheel_first_then_through_cuda_home(tmp_path, monkeypatch, wheel_installed):
+    monkeypatch.delenv(cccl.CCCL_ENV, raising=False)  # the search itself, not a CCCL the caller chose
     real = cccl.find_cccl()
     home = tmp_path / "cuda"
     (home / "include").mkdir(parents=True)
     (home / "include" / "cccl").symlink_to(real, target_is_directory=True)
-    monkeypatch.delenv(cccl.CCCL_ENV, raising=False)
     monkeypatch.setenv("CUDA_HOME", str(home))
     if not wheel_installed:
         wheels = {p for p in sys.path if p and any((Path(p) / w).is_dir() for w in cccl._WHEEL_FOLDERS)}

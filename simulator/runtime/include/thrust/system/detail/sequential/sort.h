@@ -9,7 +9,9 @@
 
 #include_next <thrust/system/detail/sequential/sort.h>
 
-#if __SIZEOF_LONG__ > __SIZEOF_INT__
+// Only Thrust 3.0 (CCCL 3.0, CUDA 13.0's) has the defect: from 3.1 the encoder keeps an int
+// unsigned int wide, and use_primitive_sort is a variable template there, not a class.
+#if __SIZEOF_LONG__ > __SIZEOF_INT__ && THRUST_VERSION < 300100
 THRUST_NAMESPACE_BEGIN
 namespace system {
 namespace detail {
