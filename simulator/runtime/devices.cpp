@@ -6,9 +6,6 @@
 // kernel can read any device's memory; a peer copy is a plain copy.
 #include "sim_internal.h"
 
-#include <cstdlib>
-#include <cstring>
-
 namespace sim {
 
 namespace {
@@ -23,19 +20,17 @@ std::map<uintptr_t, Owner> g_owners;
 std::map<uintptr_t, std::pair<size_t, int>> g_host_allocs;  // pinned host memory: size, device
 bool g_peer[kMaxDevices][kMaxDevices];                      // [from][to]: from may access to
 
-// SIMULATOR_DEVICES, read once; the knob check at load (host_api.cpp) refuses a bad value first.
-int read_device_count() {
-    const char* v = std::getenv("SIMULATOR_DEVICES");
-    if (v == nullptr || *v == '\0') return 1;
-    const size_t n = std::strlen(v);
-    if (n > 2 || std::strspn(v, "0123456789") != n) return 1;
-    const int d = std::atoi(v);
-    return d >= 1 && d <= kMaxDevices ? d : 1;
+// The owner of the allocation starting at ``start``; one the table lacks is a graph
+// allocation's, made on device 0.
+Owner owner_of(uintptr_t start) {
+    auto it = g_owners.find(start);
+    return it == g_owners.end() ? Owner{0, false} : it->second;
 }
+
 }  // namespace
 
 int device_count() {
-    static const int count = read_device_count();
+    static const int count = (int)knob_value("SIMULATOR_DEVICES", 1);  // read once
     return count;
 }
 
@@ -51,10 +46,7 @@ void record_alloc(uintptr_t start, int device, bool managed) { g_owners[start] =
 
 void forget_alloc(uintptr_t start) { g_owners.erase(start); }
 
-int alloc_device(uintptr_t start) {
-    auto it = g_owners.find(start);
-    return it == g_owners.end() ? 0 : it->second.device;  // a graph allocation: device 0
-}
+int alloc_device(uintptr_t start) { return owner_of(start).device; }
 
 void forget_peers(int device) {
     std::lock_guard<std::mutex> lock(g_state_mu);
@@ -158,12 +150,11 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, c
     bool start = false;
     if (ptr != nullptr && sim::find_alloc(ptr, 1, &start)) {
         const uintptr_t base = std::prev(sim::g_allocs.upper_bound(a))->first;
-        auto it = sim::g_owners.find(base);
-        const bool managed = it != sim::g_owners.end() && it->second.managed;
-        attributes->type = managed ? cudaMemoryTypeManaged : cudaMemoryTypeDevice;
-        attributes->device = sim::alloc_device(base);
+        const sim::Owner owner = sim::owner_of(base);
+        attributes->type = owner.managed ? cudaMemoryTypeManaged : cudaMemoryTypeDevice;
+        attributes->device = owner.device;
         attributes->devicePointer = const_cast<void*>(ptr);
-        attributes->hostPointer = managed ? const_cast<void*>(ptr) : nullptr;
+        attributes->hostPointer = owner.managed ? const_cast<void*>(ptr) : nullptr;
         return cudaSuccess;
     }
     auto it = sim::g_host_allocs.upper_bound(a);

@@ -92,7 +92,7 @@ cudaError_t set_sticky_error(cudaError_t e) {
 
 // ---- environment knobs ------------------------------------------------------------------------
 // SIMULATOR_THREADS, SIMULATOR_STACK_KB and SIMULATOR_DEVICES must be whole numbers in their
-// ranges (the scheduler and devices.cpp read them with these bounds; simulator/limits.py has the
+// ranges (the scheduler and devices.cpp read them through knob_value; simulator/limits.py has the
 // same table for the front end). A bad value is refused once, when the runtime is loaded: a
 // program stops with status 2 and the one line; in a library loaded into another process (ctypes) every call that uses the
 // device returns cudaErrorInitializationError, as CUDA's calls do when it cannot start.
@@ -111,15 +111,23 @@ constexpr Knob kKnobs[] = {
     {"SIMULATOR_DEVICES", 1, kMaxDevices, "modelled GPUs", "1"},
 };
 
+enum class KnobState { kUnset, kValid, kInvalid };
+
+// ``k``'s value from the environment into *value when it is a whole number in its range.
+KnobState read_knob(const Knob& k, const char* v, long* value) {
+    if (v == nullptr || *v == '\0') return KnobState::kUnset;
+    const size_t n = std::strlen(v);
+    if (n > 9 || std::strspn(v, "0123456789") != n) return KnobState::kInvalid;
+    *value = std::strtol(v, nullptr, 10);
+    return *value >= k.lo && *value <= k.hi ? KnobState::kValid : KnobState::kInvalid;
+}
+
 // The first bad knob as one line, or "" when every knob is valid or unset.
 std::string knob_error() {
     for (const Knob& k : kKnobs) {
         const char* v = std::getenv(k.name);
-        if (v == nullptr || *v == '\0') continue;
-        const size_t n = std::strlen(v);
-        const bool digits = n <= 9 && std::strspn(v, "0123456789") == n;
-        const long value = digits ? std::strtol(v, nullptr, 10) : -1;
-        if (!digits || value < k.lo || value > k.hi) {
+        long value;
+        if (read_knob(k, v, &value) == KnobState::kInvalid) {
             char buf[512];
             std::snprintf(buf, sizeof buf,
                           "%s='%.80s' is not valid: give a whole number of %s from %ld to %ld, or leave it unset "
@@ -150,6 +158,19 @@ bool in_main_program() {
         &q);
     return q.found;
 }
+
+}  // namespace
+
+long knob_value(const char* name, long fallback) {
+    for (const Knob& k : kKnobs) {
+        long value;
+        if (std::strcmp(k.name, name) == 0 && read_knob(k, std::getenv(name), &value) == KnobState::kValid)
+            return value;
+    }
+    return fallback;
+}
+
+namespace {
 
 bool g_knob_error = false;  // set at load: every device call fails
 

@@ -69,12 +69,7 @@ const size_t kDefaultStackKiB = mode::kDefaultStackKiB;
 
 // Per-CUDA-thread stack: SIMULATOR_STACK_KB (16..65536) or the mode's default.
 size_t stack_size() {
-    static const size_t size = [] {
-        const char* env = std::getenv("SIMULATOR_STACK_KB");
-        long kib = env != nullptr ? std::atol(env) : 0;
-        if (kib < 16 || kib > 65536) kib = (long)kDefaultStackKiB;
-        return (size_t)kib * 1024;
-    }();
+    static const size_t size = (size_t)knob_value("SIMULATOR_STACK_KB", (long)kDefaultStackKiB) * 1024;
     return size;
 }
 const size_t kGuard = 4096;
@@ -468,11 +463,9 @@ public:
 
 private:
     static unsigned workers_for(unsigned long long nblocks) {
-        unsigned n = std::thread::hardware_concurrency();
-        const char* env = std::getenv("SIMULATOR_THREADS");
-        if (env != nullptr && std::atoi(env) > 0) n = (unsigned)std::atoi(env);
+        unsigned n = (unsigned)knob_value("SIMULATOR_THREADS", (long)std::thread::hardware_concurrency());
         if (n == 0) n = 1;
-        if (n > 64) n = 64;
+        if (n > 64) n = 64;  // the knob's bound, for the CPU count
         if (nblocks < n) n = (unsigned)nblocks;
         return n;
     }

@@ -120,6 +120,11 @@ struct Fiber : ThreadState {
 };
 struct ChildQueue;
 
+// ---- host_api.cpp: environment knobs ---------------------------------------------------------
+// SIMULATOR_THREADS, SIMULATOR_STACK_KB or SIMULATOR_DEVICES when set to a whole number in its
+// range, else ``fallback`` (a bad value is refused when the runtime is loaded).
+long knob_value(const char* name, long fallback);
+
 // ---- devices.cpp ---------------------------------------------------------------------------
 // The modelled machine: SIMULATOR_DEVICES identical devices (1 to kMaxDevices; default 1).
 constexpr int kMaxDevices = 16;
