@@ -142,9 +142,13 @@ def _runtime_sources() -> str:
     return "\n".join(f"{p.relative_to(RUNTIME_DIR)}\n{p.read_text()}" for p in paths)
 
 
-def _run_compiler(args: list[str], what: str) -> str:
+def _invoke_compiler(args: list[str]) -> subprocess.CompletedProcess:
     env = dict(os.environ, LC_ALL="C")  # plain ASCII quotes in diagnostics
-    proc = subprocess.run(args, capture_output=True, text=True, env=env)
+    return subprocess.run(args, capture_output=True, text=True, env=env)
+
+
+def _run_compiler(args: list[str], what: str) -> str:
+    proc = _invoke_compiler(args)
     if proc.returncode != 0:
         raise SimBuildError(_explain_compiler_error(what, proc.stderr))
     return proc.stdout
@@ -161,8 +165,7 @@ _THRUST_MISSING = re.compile(r"fatal error: thrust/\S+: No such file or director
 def _preprocess_with_libraries(args: list[str], what: str) -> tuple[str, list[str]]:
     """``g++ -E`` (``args``), with CCCL's flags added when the source includes a Thrust header:
     the text and those flags (empty for a program without Thrust, which never pays for CCCL)."""
-    env = dict(os.environ, LC_ALL="C")
-    proc = subprocess.run(args, capture_output=True, text=True, env=env)
+    proc = _invoke_compiler(args)
     if proc.returncode == 0:
         return proc.stdout, []
     if not _THRUST_MISSING.search(proc.stderr):
@@ -170,7 +173,7 @@ def _preprocess_with_libraries(args: list[str], what: str) -> tuple[str, list[st
     extra = cccl.cccl_flags() if cccl.find_cccl() else []
     if not extra:
         raise SimBuildError(_explain_compiler_error(what, proc.stderr))
-    proc = subprocess.run([*args, *extra], capture_output=True, text=True, env=env)
+    proc = _invoke_compiler([*args, *extra])
     # CUB's headers may stop the preprocessor (newer ones include the toolkit's cudaTypedefs.h):
     # the partial text still shows which CUB or Thrust CUDA-system header the program reached.
     cccl.refuse_cuda_only_headers(proc.stdout, what)
