@@ -18,6 +18,7 @@ struct KernelEntry {
     int nparams;
     MakePack make;
     void (*invoke)(void*);
+    RunPlain run_plain;  // the kernel's own loop over a barrier-free block's threads
     void (*destroy)(void*);
 };
 
@@ -29,6 +30,7 @@ struct KernelOp {
     int line = 0;
     const void* kernel = nullptr;
     void (*invoke)(void*) = nullptr;
+    RunPlain run_plain = nullptr;  // null: the runtime's loop calls ``invoke`` per thread
     std::shared_ptr<void> pack;
 };
 

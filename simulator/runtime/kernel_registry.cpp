@@ -29,12 +29,12 @@ cudaError_t refuse(cudaError_t e, const char* fmt, const void* func) {
 }  // namespace
 
 bool register_kernel_raw(const void* kernel, const char* name, int nparams, MakePack make, void (*invoke)(void*),
-                         void (*destroy)(void*)) {
+                         RunPlain run_plain, void (*destroy)(void*)) {
     std::lock_guard<std::mutex> lock(g_registry_mu);
     auto& table = registry();
     auto it = table.find(kernel);
     if (it == table.end()) {
-        table.emplace(kernel, KernelEntry{name, nparams, make, invoke, destroy});
+        table.emplace(kernel, KernelEntry{name, nparams, make, invoke, run_plain, destroy});
     } else if (it->second.name == nullptr && name != nullptr) {
         it->second.name = name;  // a typed form registered it first, without a name
     }
@@ -71,6 +71,7 @@ cudaError_t make_kernel_op(const void* func, const LaunchSpec& spec, void** args
     op->line = line;
     op->kernel = func;
     op->invoke = e.invoke;
+    op->run_plain = e.run_plain;
     op->pack = std::shared_ptr<void>(e.make(func, args), e.destroy);
     return cudaSuccess;
 }
@@ -78,7 +79,7 @@ cudaError_t make_kernel_op(const void* func, const LaunchSpec& spec, void** args
 cudaError_t run_kernel_op(const KernelOp& op) {
     const cudaError_t before = tl_last_error;
     tl_last_error = cudaSuccess;
-    launch_raw(op.spec, op.name, op.file, op.line, op.kernel, op.invoke, op.pack.get());
+    launch_raw(op.spec, op.name, op.file, op.line, op.kernel, op.invoke, op.pack.get(), op.run_plain);
     const cudaError_t e = tl_last_error;
     if (e == cudaSuccess) tl_last_error = before;
     return e != cudaSuccess ? e : sticky_error();

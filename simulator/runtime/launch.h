@@ -97,7 +97,7 @@ extern __thread ThreadState* tl_thread SIM_API;  // (cuda_sim.h) non-null while 
 SIM_API bool capturing(cudaStream_t stream);
 // Records a launch in the capturing graph; the node takes ownership of ``pack``.
 SIM_API void capture_kernel(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
-                            void (*invoke)(void*), void (*destroy)(void*), void* pack);
+                            void (*invoke)(void*), RunPlain run_plain, void (*destroy)(void*), void* pack);
 
 // Runs a launch, or records it when a capture is active. Every launch template goes through here.
 template <class F, class Tuple>
@@ -110,7 +110,7 @@ static inline void dispatch(const LaunchSpec& spec, const char* name, const char
         return;
     }
     if (capturing(spec.stream)) {
-        capture_kernel(spec, name, file, line, kernel, &Pk::invoke, &Pk::destroy,
+        capture_kernel(spec, name, file, line, kernel, &Pk::invoke, &Pk::run_plain, &Pk::destroy,
                        new Pk{fn, std::forward<Tuple>(args)});
         return;
     }
@@ -126,7 +126,7 @@ static inline void dispatch(const LaunchSpec& spec, const char* name, const char
 // make_pack returns a heap Packed that ``destroy`` frees.
 using MakePack = void* (*)(const void* kernel, void** args);
 SIM_API bool register_kernel_raw(const void* kernel, const char* name, int nparams, MakePack make,
-                                 void (*invoke)(void*), void (*destroy)(void*));
+                                 void (*invoke)(void*), RunPlain run_plain, void (*destroy)(void*));
 
 template <class... P>
 struct KernelPacker {
@@ -150,6 +150,7 @@ static inline bool register_kernel(void (*k)(P...), const char* name) {
     if (k == nullptr) return false;
     return register_kernel_raw(reinterpret_cast<const void*>(k), name, (int)sizeof...(P),
                                &KernelPacker<P...>::make, &KernelPacker<P...>::Pk::invoke,
+                               &KernelPacker<P...>::Pk::run_plain,
                                &KernelPacker<P...>::Pk::destroy);
 }
 
@@ -261,7 +262,10 @@ struct Launcher<F, std::index_sequence<N...>, P...>
         } else if constexpr (sizeof...(T) == sizeof...(P)) {
             // Called by name for a barrier-free kernel: the plain loop then calls the kernel
             // directly. The arguments have the parameters' types, so the same kernel is chosen.
-            if (spec.barrier_free && !capturing(spec.stream)) {
+            // A call that captured nothing may also outlive this statement (a graph node replays
+            // it, a device launch runs it later); one that captured a reference may not.
+            constexpr bool outlives = std::is_empty<F>::value;
+            if (spec.barrier_free && (outlives || (!capturing(spec.stream) && tl_thread == nullptr))) {
                 dispatch(spec, name, file, line, address, by_name, std::move(args));
             } else {
                 dispatch(spec, name, file, line, address, kernel, std::move(args));
