@@ -81,13 +81,14 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds per launch (default: $SIMULATOR_TIMEOUT, else 60; 0: none); "
         f"the run is stopped up to {TIMEOUT_GRACE_S:g} s later",
     )
-    r.add_argument(
-        "--devices",
-        default=None,
-        metavar="N",
-        help=f"modelled GPUs the program sees, {DEVICES_KNOB.low} to {DEVICES_KNOB.high} "
-        f"(default: ${DEVICES_KNOB.name}, else {DEVICES_KNOB.unset})",
-    )
+    for command, who in ((c, "the entry"), (r, "the program")):
+        command.add_argument(
+            "--devices",
+            default=None,
+            metavar="N",
+            help=f"modelled GPUs {who} sees, {DEVICES_KNOB.low} to {DEVICES_KNOB.high} "
+            f"(default: ${DEVICES_KNOB.name}, else {DEVICES_KNOB.unset})",
+        )
     for command in (b, c, r):
         command.add_argument(
             "--arch",
@@ -182,10 +183,15 @@ def main(argv: list[str] | None = None) -> int:
                 out = build_shared(src, args.out, args.mode, args.arch)
                 print(f"built {out} ({args.mode})")
             return 0
+        try:
+            devices = _devices(args.devices)
+        except ValueError as exc:
+            print(f"simulator: {exc}", file=sys.stderr)
+            return 2
         modes = CHECK_MODES if args.mode == "all" else (args.mode,)
         failed = False
         for mode in modes:
-            res = run_check(args.sources, args.entry, mode, args.timeout, arch=args.arch)
+            res = run_check(args.sources, args.entry, mode, args.timeout, arch=args.arch, devices=devices)
             if res.ok:
                 print(f"{mode}: clean ({args.entry} returned 0)")
                 continue

@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 
 from .build import DEFAULT_ARCH, build_executable
 from .findings import death_by_signal, parse_findings
-from .limits import check_environment, grace_after, resolve_timeout, wall_limit
+from .limits import (
+    check_environment,
+    environment_for_devices,
+    grace_after,
+    resolve_devices,
+    resolve_timeout,
+    wall_limit,
+)
 from .sanitizer_env import check_child_env
 from .supervise import die_with_parent
 
@@ -36,19 +43,27 @@ class CheckResult:
 
 
 def run_check(
-    sources: list[str], entry: str, mode: str, timeout: float | None = None, arch: int = DEFAULT_ARCH
+    sources: list[str],
+    entry: str,
+    mode: str,
+    timeout: float | None = None,
+    arch: int = DEFAULT_ARCH,
+    devices: int | None = None,
 ) -> CheckResult:
     """Build ``sources`` for ``mode``, run ``entry`` in a child process and collect findings.
 
     ``timeout`` (default: ``SIMULATOR_TIMEOUT``, see ``simulator.limits``; 0: none) is the limit
     per launch, passed to the child; the mode as a whole is stopped up to ``TIMEOUT_GRACE_S``
-    seconds after it.
+    seconds after it. ``devices`` is the number of modelled GPUs the entry sees (1 to 16;
+    default: ``SIMULATOR_DEVICES``, else 1), as for ``run_program``.
     """
-    check_environment()
+    environ = environment_for_devices(devices)
+    check_environment(environ)
+    ndevices = resolve_devices(devices, environ)
     limit = resolve_timeout(timeout)
     exe = build_executable(sources, entry, mode, arch)
     grace = grace_after(limit)
-    env = check_child_env(mode, limit)
+    env = check_child_env(mode, limit, ndevices)
     try:
         proc = subprocess.run(
             [str(exe)],

@@ -85,6 +85,14 @@ def check_environment(environ: Mapping[str, str] | None = None) -> None:
             )
 
 
+def environment_for_devices(devices: int | None) -> dict[str, str]:
+    """This process's environment, less ``SIMULATOR_DEVICES`` when ``devices`` is given.
+
+    An explicit number of devices wins over the variable, so a bad value there does not matter.
+    """
+    return {k: v for k, v in os.environ.items() if devices is None or k != DEVICES_KNOB.name}
+
+
 def resolve_devices(devices: int | None, environ: Mapping[str, str] | None = None) -> int:
     """The modelled GPUs for a run: ``devices``, else ``SIMULATOR_DEVICES``, else 1 (1 to 16).
 

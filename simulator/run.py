@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from .build import DEFAULT_ARCH, MODES, SimBuildError, build_program
 from .findings import death_by_signal, parse_findings
 from .limits import (
-    DEVICES_KNOB,
     TIMEOUT_GRACE_S,
     check_environment,
+    environment_for_devices,
     grace_after,
     resolve_devices,
     resolve_timeout,
@@ -119,8 +119,7 @@ def run_program(
         raise ValueError(f"leak_check={leak_check!r}: give 'full' (report device leaks) or 'no'")
     if (leak_check == "full" or check_host) and mode != "memcheck":
         raise ValueError(f"--leak-check full and --check-host are memcheck options, not for --mode {mode}")
-    # An explicit ``devices`` wins over SIMULATOR_DEVICES, so a bad value there does not matter.
-    environ = {k: v for k, v in os.environ.items() if devices is None or k != DEVICES_KNOB.name}
+    environ = environment_for_devices(devices)
     check_environment(environ)
     ndevices = resolve_devices(devices, environ)
     limit = resolve_timeout(timeout)

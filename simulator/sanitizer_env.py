@@ -3,7 +3,8 @@
 ``check`` runs a test driver (:data:`CHECK_ENV`): memcheck holds it to device leaks and judges
 its host code. ``run`` runs a whole program (:data:`RUN_ENV`): as compute-sanitizer does, it
 reports device leaks and host-code findings only when asked. Both give the child its per-launch
-limit as ``SIMULATOR_TIMEOUT``; ``run`` also passes its number of modelled GPUs (``SIMULATOR_DEVICES``).
+limit as ``SIMULATOR_TIMEOUT`` and, when given one, the number of modelled GPUs as
+``SIMULATOR_DEVICES``.
 """
 
 from __future__ import annotations
@@ -61,9 +62,17 @@ def _child_env(mode_env: dict[str, str], limit: float) -> dict[str, str]:
     return env
 
 
-def check_child_env(mode: str, limit: float) -> dict[str, str]:
-    """The environment of ``check``'s child in ``mode`` with a per-launch ``limit`` in seconds."""
-    return _child_env(CHECK_ENV[mode], limit)
+def _with_devices(mode_env: dict[str, str], devices: int | None) -> dict[str, str]:
+    """``mode_env`` plus ``SIMULATOR_DEVICES`` when ``devices`` is given."""
+    return mode_env if devices is None else {**mode_env, "SIMULATOR_DEVICES": str(devices)}
+
+
+def check_child_env(mode: str, limit: float, devices: int | None = None) -> dict[str, str]:
+    """The environment of ``check``'s child in ``mode`` with a per-launch ``limit`` in seconds.
+
+    ``devices`` (when given) is the number of modelled GPUs, passed as ``SIMULATOR_DEVICES``.
+    """
+    return _child_env(_with_devices(CHECK_ENV[mode], devices), limit)
 
 
 def run_child_env(
@@ -73,9 +82,7 @@ def run_child_env(
 
     ``devices`` (when given) is the number of modelled GPUs, passed as ``SIMULATOR_DEVICES``.
     """
-    mode_env = dict(RUN_ENV[mode])
-    if devices is not None:
-        mode_env["SIMULATOR_DEVICES"] = str(devices)
+    mode_env = _with_devices(dict(RUN_ENV[mode]), devices)
     if mode == "memcheck":
         mode_env["SIMULATOR_LEAK_CHECK"] = leak_check
         mode_env["SIMULATOR_CHECK_HOST"] = "1" if check_host else "0"

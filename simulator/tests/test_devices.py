@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from simulator.check import run_check
 from simulator.limits import resolve_devices
 from simulator.run import run_program
 
@@ -161,3 +162,55 @@ def test_the_programs_build_with_nvcc(tmp_path):
     assert proc.returncode == 0, proc.stderr
     proc = nvcc_compile(KERNELS / "program_device_in_kernel.cu", tmp_path, rdc=True)
     assert proc.returncode == 0, proc.stderr
+
+
+CHECK_ENTRY = r"""
+#include <cuda_runtime.h>
+__global__ void fill(int* out, int value) { out[threadIdx.x] = value + threadIdx.x; }
+
+// 0 when the entry sees exactly EXPECTED devices and a kernel on each computes its values.
+extern "C" int devices_entry(void) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count != EXPECTED) return 10 + count;
+    for (int d = 0; d < count; ++d) {
+        int host[32];
+        int* dev = nullptr;
+        if (cudaSetDevice(d) != cudaSuccess || cudaMalloc(&dev, sizeof host) != cudaSuccess) return 2;
+        fill<<<1, 32>>>(dev, 100 * d);
+        if (cudaMemcpy(host, dev, sizeof host, cudaMemcpyDeviceToHost) != cudaSuccess) return 3;
+        cudaFree(dev);
+        for (int i = 0; i < 32; ++i)
+            if (host[i] != 100 * d + i) return 4;
+    }
+    return 0;
+}
+"""
+
+
+def _check_entry(tmp_path, expected: int):
+    src = tmp_path / f"devices_entry_{expected}.cu"
+    src.write_text(CHECK_ENTRY.replace("EXPECTED", str(expected)))
+    return src
+
+
+def test_check_takes_devices_and_it_wins_over_the_variable(tmp_path, monkeypatch):
+    monkeypatch.setenv("SIMULATOR_DEVICES", "zero")  # ignored: --devices is given
+    src = _check_entry(tmp_path, 3)
+    proc = run_cli("check", str(src), "--entry", "devices_entry", "--mode", "memcheck", "--devices", "3")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip() == "memcheck: clean (devices_entry returned 0)"
+    monkeypatch.setenv("SIMULATOR_DEVICES", "3")
+    assert run_check([str(src)], "devices_entry", "synccheck").ok
+    # One device by default: the entry returns 10 + the count it saw.
+    monkeypatch.delenv("SIMULATOR_DEVICES")
+    res = run_check([str(src)], "devices_entry", "synccheck")
+    assert not res.ok and res.findings == ["entry 'devices_entry' returned 11"], res.findings
+
+
+def test_check_refuses_a_bad_devices_value(tmp_path):
+    src = _check_entry(tmp_path, 2)
+    proc = run_cli("check", str(src), "--entry", "devices_entry", "--devices", "17")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.strip().startswith("simulator: --devices '17' is not valid"), proc.stderr
+    with pytest.raises(ValueError, match=r"devices=0 .*1 to 16"):
+        run_check([str(src)], "devices_entry", "memcheck", devices=0)
