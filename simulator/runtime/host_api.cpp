@@ -414,6 +414,7 @@ cudaError_t cudaFreeHost(void* ptr) {
 cudaError_t cudaFree(void* ptr) {
     if (ptr == nullptr) return cudaSuccess;
     if (sim::free_graph_allocation(ptr)) return sticky_error();  // its block stays the graph's
+    sim::forget_pool_allocation(ptr);
     {
         std::lock_guard<std::mutex> lock(g_state_mu);
         auto it = g_allocs.find(reinterpret_cast<uintptr_t>(ptr));
@@ -509,6 +510,7 @@ cudaError_t cudaDeviceReset(void) {
     const int device = sim::current_device();
     sim::reset_graph_allocations();  // graph allocations' blocks belong to their graphs, not to free() here
     sim::forget_peers(device);
+    sim::reset_device_pools(device);
     {
         std::lock_guard<std::mutex> lock(g_state_mu);
         for (auto it = g_allocs.begin(); it != g_allocs.end();) {

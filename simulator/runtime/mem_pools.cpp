@@ -29,11 +29,14 @@ struct DevicePools {
     CUmemPoolHandle_st defaults[sim::kMaxDevices];
     cudaMemPool_t current[sim::kMaxDevices];
     DevicePools() {
-        for (int d = 0; d < sim::kMaxDevices; ++d) {
-            defaults[d].props.allocType = cudaMemAllocationTypePinned;
-            defaults[d].props.location = cudaMemLocation{cudaMemLocationTypeDevice, d};
-            current[d] = &defaults[d];
-        }
+        for (int d = 0; d < sim::kMaxDevices; ++d) start_over(d);
+    }
+    // Device ``d``'s default pool as a new process finds it, and current.
+    void start_over(int d) {
+        defaults[d] = CUmemPoolHandle_st{};
+        defaults[d].props.allocType = cudaMemAllocationTypePinned;
+        defaults[d].props.location = cudaMemLocation{cudaMemLocationTypeDevice, d};
+        current[d] = &defaults[d];
     }
 } g_pools;
 std::set<cudaMemPool_t> g_created_pools;                    // cudaMemPoolCreate'd, not destroyed
@@ -81,6 +84,35 @@ std::map<cudaStream_t, cudaLaunchAttributeValue>* attribute_table(cudaStreamAttr
 
 }  // namespace
 
+namespace sim {
+
+void forget_pool_allocation(void* ptr) {
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    auto it = g_owner.find(ptr);
+    if (it == g_owner.end()) return;
+    it->second.first->used -= it->second.second;
+    g_owner.erase(it);
+}
+
+void reset_device_pools(int device) {
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    for (auto it = g_owner.begin(); it != g_owner.end();) {
+        cudaMemPool_t pool = it->second.first;
+        if (pool->props.location.id != device) {
+            ++it;
+            continue;
+        }
+        pool->used -= it->second.second;
+        it = g_owner.erase(it);
+    }
+    for (cudaMemPool_t pool : g_created_pools) {
+        if (pool->props.location.id == device) pool->used_high = pool->used;
+    }
+    g_pools.start_over(device);
+}
+
+}  // namespace sim
+
 extern "C" {
 
 cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t stream) {
@@ -104,15 +136,7 @@ cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
     if (ptr == nullptr) return cudaSuccess;
     cudaError_t captured;
     if (sim::capturing(stream) && sim::capture_free(ptr, &captured)) return captured;
-    {
-        std::lock_guard<std::mutex> lock(g_pool_mu);
-        auto it = g_owner.find(ptr);
-        if (it != g_owner.end()) {
-            it->second.first->used -= it->second.second;
-            g_owner.erase(it);
-        }
-    }
-    return cudaFree(ptr);  // also frees a cudaMalloc'd pointer, as CUDA allows
+    return cudaFree(ptr);  // also frees a cudaMalloc'd pointer, as CUDA allows, and keeps the pool's books
 }
 
 cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {

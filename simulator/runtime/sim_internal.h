@@ -140,6 +140,11 @@ void forget_alloc(uintptr_t start);
 int alloc_device(uintptr_t start);
 // Peer access of every device to and from ``device`` ends (its context was reset).
 void forget_peers(int device);
+// Memory pools (mem_pools.cpp): cudaFree of a pool allocation takes it off its pool's books;
+// cudaDeviceReset of ``device`` drops its pools' allocations (the reset freed them), restarts
+// the high-water marks, and makes its default pool new and current again.
+void forget_pool_allocation(void* ptr);
+void reset_device_pools(int device);
 // Pinned host memory (cudaMallocHost, cudaHostAlloc, cudaHostRegister): made on the current device; gone.
 void record_host_alloc(void* p, size_t size);
 void forget_host_alloc(void* p);

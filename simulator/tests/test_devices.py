@@ -79,6 +79,10 @@ def _check_program_output(v: dict[str, str], count: int) -> None:
     assert v["set_other_pool"] == INVALID_DEVICE
     # The reset of device 1 frees its memory and ends peer access to it; device 0's memory stays.
     assert (v["after_reset_type_b"], v["after_reset_type_a"]) == ("0", "2")
+    # cudaFree took device 0's 1000 bytes off its pool (its high-water mark stays); the reset
+    # freed device 1's 4096 and made its default pool new: nothing used, no mark, no threshold.
+    assert (v["after_reset_used0"], v["after_reset_high0"]) == ("0", "1000")
+    assert (v["after_reset_used1"], v["after_reset_high1"], v["after_reset_threshold1"]) == ("0", "0", "0")
     assert v["after_reset_copy_a"] == "cudaSuccess"
     assert v["after_reset_enable"] == "cudaSuccess"  # not AlreadyEnabled: the reset ended it
     assert int(v["a_sum"]) == sum(host)

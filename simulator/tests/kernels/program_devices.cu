@@ -165,8 +165,11 @@ int main() {
     std::printf("set_other_pool=%s pool_past=%s\n", NAME(cudaDeviceSetMemPool(1, pool0)),
                 NAME(cudaDeviceGetDefaultMemPool(&pool0, count)));
     cudaGetLastError();
-    cudaFreeAsync(async1, 0);
-    cudaFreeAsync(from0, 0);
+    // cudaFree (not only cudaFreeAsync) takes a pool allocation off its pool's books; async1 stays
+    // allocated until device 1's reset frees it, and a threshold set on pool1 goes with the reset.
+    cudaFree(from0);
+    unsigned long long threshold = 1 << 20;
+    cudaMemPoolSetAttribute(pool1, cudaMemPoolAttrReleaseThreshold, &threshold);
 
     // A reset ends device 1's context only: its memory and peer access go, device 0's stay.
     cudaSetDevice(0);
@@ -174,6 +177,15 @@ int main() {
     cudaSetDevice(1);
     std::printf("reset=%s\n", NAME(cudaDeviceReset()));
     std::printf("after_reset_type_b=%d after_reset_type_a=%d\n", type_of(b), type_of(a));
+    unsigned long long pool_values[5] = {};
+    cudaMemPoolGetAttribute(pool0, cudaMemPoolAttrUsedMemCurrent, &pool_values[0]);
+    cudaMemPoolGetAttribute(pool0, cudaMemPoolAttrUsedMemHigh, &pool_values[1]);
+    cudaMemPoolGetAttribute(pool1, cudaMemPoolAttrUsedMemCurrent, &pool_values[2]);
+    cudaMemPoolGetAttribute(pool1, cudaMemPoolAttrUsedMemHigh, &pool_values[3]);
+    cudaMemPoolGetAttribute(pool1, cudaMemPoolAttrReleaseThreshold, &pool_values[4]);
+    std::printf("after_reset_used0=%llu after_reset_high0=%llu after_reset_used1=%llu after_reset_high1=%llu "
+                "after_reset_threshold1=%llu\n", pool_values[0],
+                pool_values[1], pool_values[2], pool_values[3], pool_values[4]);
     cudaSetDevice(0);
     const cudaError_t copy_a = cudaMemcpy(back, a, sizeof back, cudaMemcpyDefault);
     const cudaError_t enable_after = cudaDeviceEnablePeerAccess(1, 0);
