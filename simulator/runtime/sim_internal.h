@@ -4,6 +4,7 @@
 //                   adds there is in mode_hooks.h, one definition per hook and mode
 //   watchdog.cpp    the launch time limit and faults in kernel code (signals)
 //   device_api.cpp  what a CUDA thread calls: barriers, warp operations, shared memory
+//   group_barriers.cpp  the barriers of cooperative groups' big tiles and of grid.sync()
 //   host_api.cpp    the cuda* calls: memory, launches, streams, events, errors
 //   device_props.cpp  the modelled device: properties, attributes, device queries, occupancy
 //   reports.cpp     what the checkers print: findings, deadlocks, memcheck's hooks
@@ -336,6 +337,8 @@ bool runs_plain(bool barrier_free);
 // operation or other wait) although its launch was marked barrier-free, fails the block and
 // leaves the thread. Never returns.
 [[noreturn]] void refuse_wait(Block* b, const char* what, const char* file, int line);
+// Device-only runtime calls made outside a kernel: say so and abort instead of dereferencing nothing.
+void require_device(const RunState& run, const char* what, const char* file, int line);
 void release_barrier(Block* b);
 // A thread of ``b`` finished its kernel (synccheck: after how many barriers, see Block).
 void thread_exited(Block* b, Fiber* f);
@@ -344,6 +347,7 @@ void check_pending_warps(Block* b, int w);
 // When no thread of the block can run: forms the coalesced groups of the lanes waiting in
 // coalesced_threads() (one group per warp and call site); false when none was waiting.
 bool release_coalesced(Block* b);
+// ---- group_barriers.cpp ----------------------------------------------------------------------
 // After a thread of ``b`` exits: completes the tile and grid barriers that waited only for it.
 void release_after_exit(Block* b, Fiber* f);
 // Lets every thread waiting at grid.sync() go on.
