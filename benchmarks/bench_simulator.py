@@ -27,8 +27,9 @@ set (a plain loop, the kernel called through a pointer for each thread), the sam
 ``SIMULATOR_FIBERS=1`` (fibers forced), and as the build translates its ``<<<...>>>`` launch
 (the front end marks the kernel barrier-free and the launch's loop calls it directly, so the
 compiler may inline it): the last is what a program gets, and the one the 10x target is for.
-A fourth way replays a graph that stream capture recorded from that ``<<<...>>>`` launch, which
-runs the same loop as the launch itself.
+A fourth way replays a graph that stream capture recorded from that ``<<<...>>>`` launch, and a
+fifth launches the kernel by address with ``cudaLaunchKernel`` (as a graph's kernel node does):
+both run the same loop as the launch itself.
 """
 
 from __future__ import annotations
@@ -251,6 +252,13 @@ extern "C" int bench_add_flagged(void) {
     return (int)cudaGetLastError();
 }
 
+// c = a + b launched by address, as cudaLaunchKernel and graph kernel nodes launch.
+extern "C" int bench_add_by_address(void) {
+    void* args[4] = {&da, &db, &dc, &n_};
+    cudaLaunchKernel((const void*)add_one, dim3(n_ / BLOCK), dim3(BLOCK), args, 0, 0);
+    return (int)cudaGetLastError();
+}
+
 // c = a + b replayed from a graph that stream capture recorded from the same <<<...>>> launch
 // (captured on the first call, replayed on every call).
 static cudaStream_t graph_stream_ = NULL;
@@ -459,6 +467,7 @@ def time_against_numpy(elements: int, repeat: int) -> dict:
         "add_fibers": launch(lib.bench_add_flagged, add_want, fibers=True),
         "add_built": launch(lib.bench_add_built, add_want),
         "add_graph": launch(lib.bench_add_graph, add_want),
+        "add_address": launch(lib.bench_add_by_address, add_want),
         "tree_sum": launch(lib.bench_tree_sum, sum_want),
     }
     lib.bench_free()
@@ -508,6 +517,7 @@ def main(argv: list[str] | None = None) -> int:
         ("elementwise add, SIMULATOR_FIBERS=1", vs["add_fibers"], vs["numpy_add"], ""),
         ("elementwise add, <<<>>> as built", vs["add_built"], vs["numpy_add"], "<= 10x"),
         ("elementwise add, graph replay", vs["add_graph"], vs["numpy_add"], ""),
+        ("elementwise add, cudaLaunchKernel", vs["add_address"], vs["numpy_add"], ""),
         ("tree-sum, barrier per level", vs["tree_sum"], vs["numpy_sum"], "<= 500x"),
         ("softmax (shared memory)", softmax_sm, np_softmax, ""),
         ("softmax (cooperative groups)", softmax_cg, np_softmax, ""),

@@ -137,7 +137,8 @@ class TranslationUnit:
         self.parse_seconds = time.perf_counter() - began  # libclang's share (benchmarks/bench_frontend.py)
         self.edits: list[Edit] = []
         self.funcs: dict[int, _Func] = {}
-        self.launches: list[tuple[Edit, list]] = []  # edit, the keys of the kernels it may launch
+        # edit, the keys of the kernels it may launch (a launch, or a kernel's registration)
+        self.launches: list[tuple[Edit, list]] = []
         self.problems: list[tuple[int, str]] = []
         self.dyn_shared: dict[int, str] = {}  # file-scope extern __shared__: decl key -> element type
         self._parents: dict[int, tuple[int, int]] = {}  # local variable -> its declaration statement
@@ -200,7 +201,7 @@ class TranslationUnit:
                     f.body = self.rng(ch)
                 self._visit(ch, f, user)
             if user and fkind == "global":
-                self._register(c)
+                self._register(c, f.key)
                 if f.body is not None:
                     # Entered outside a launch (called through a pointer or a template from host
                     # code, which nvcc cannot refuse): the call records the error and returns.
@@ -224,11 +225,13 @@ class TranslationUnit:
         for ch in c.get_children():
             self._visit(ch, func, user)
 
-    def _register(self, kernel) -> None:
+    def _register(self, kernel, key: int) -> None:
         """After a (non-template) kernel's definition, register it for launches by address.
 
         ``cudaLaunchKernel((void*)k, ...)`` and graph kernel nodes name a kernel by its address
-        alone; the runtime needs its parameter types to unpack ``void** args``.
+        alone; the runtime needs its parameter types to unpack ``void** args``. It also gets a
+        call by name and whether the kernel is barrier-free (decided with the launches', see
+        ``launches``), so that such a launch runs as the kernel's ``<<<>>>`` launch would.
         """
         ck = self.ci.CursorKind
         if kernel.kind != ck.FUNCTION_DECL or kernel.get_num_template_arguments() > 0:
@@ -246,16 +249,18 @@ class TranslationUnit:
         result, params = signature.split("(", 1)
         pointer = f"{result.strip()} (*)({params}"
         name = kernel.spelling
-        self.edits.append(
-            Edit(
-                end,
-                end,
-                [
-                    f" static const bool sim_registered_{len(self.edits)}_{name} = "
-                    f'::sim::register_kernel(static_cast<{pointer}>(&{name}), "{name}");'
-                ],
-            )
+        edit = Edit(
+            end,
+            end,
+            [
+                f" static const bool sim_registered_{len(self.edits)}_{name} = "
+                f'::sim::register_kernel(static_cast<{pointer}>(&{name}), "{name}", ',
+                "SIM_BARRIER_FREE",
+                f", [](auto... sim_a) {{ {name}(sim_a...); }});",
+            ],
         )
+        self.edits.append(edit)
+        self.launches.append((edit, [key]))
 
     def _register_symbol_name(self, var) -> None:
         """Register a file-scope ``__device__``/``__constant__`` variable under its name.

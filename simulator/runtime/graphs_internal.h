@@ -20,6 +20,8 @@ struct KernelEntry {
     void (*invoke)(void*);
     RunPlain run_plain;  // the kernel's own loop over a barrier-free block's threads
     void (*destroy)(void*);
+    bool by_name;       // registered by its definition: the functions call the kernel by name
+    bool barrier_free;  // the front end's finding: launches by address may run as plain loops
 };
 
 // One launch with its own copy of the arguments; copies of a KernelOp share the pack.

@@ -29,16 +29,25 @@ cudaError_t refuse(cudaError_t e, const char* fmt, const void* func) {
 }  // namespace
 
 bool register_kernel_raw(const void* kernel, const char* name, int nparams, MakePack make, void (*invoke)(void*),
-                         RunPlain run_plain, void (*destroy)(void*)) {
+                         RunPlain run_plain, void (*destroy)(void*), bool by_name, bool barrier_free) {
     std::lock_guard<std::mutex> lock(g_registry_mu);
     auto& table = registry();
+    const KernelEntry entry{name, nparams, make, invoke, run_plain, destroy, by_name, barrier_free};
     auto it = table.find(kernel);
     if (it == table.end()) {
-        table.emplace(kernel, KernelEntry{name, nparams, make, invoke, run_plain, destroy});
+        table.emplace(kernel, entry);
+    } else if (by_name && !it->second.by_name) {
+        // The definition's registration came after a typed form's or a launch's.
+        it->second = entry;
     } else if (it->second.name == nullptr && name != nullptr) {
         it->second.name = name;  // a typed form registered it first, without a name
     }
     return true;
+}
+
+bool registered_barrier_free(const void* kernel) {
+    KernelEntry e;
+    return find_kernel(kernel, &e) && e.barrier_free;
 }
 
 bool find_kernel(const void* kernel, KernelEntry* out) {
@@ -66,6 +75,7 @@ cudaError_t make_kernel_op(const void* func, const LaunchSpec& spec, void** args
     if (!find_kernel(func, &e)) return unknown_kernel(func, call);
     if (args == nullptr && e.nparams > 0) return set_error(cudaErrorInvalidValue);
     op->spec = spec;
+    op->spec.barrier_free = e.barrier_free;
     op->name = e.name != nullptr ? e.name : "(launched by address)";
     op->file = file;
     op->line = line;

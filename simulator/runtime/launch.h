@@ -6,6 +6,8 @@
 #define CUDA_CPU_SIMULATOR_LAUNCH_H
 
 #include <atomic>
+#include <optional>
+#include <type_traits>
 
 // ---- launch machinery ------------------------------------------------------------------
 namespace sim {
@@ -122,11 +124,14 @@ static inline void dispatch(const LaunchSpec& spec, const char* name, const char
 // A launch by address (cudaLaunchKernel, cudaLaunchKernelExC, a graph's kernel node) passes
 // the arguments as `void** args`; the registry knows, per kernel address, how to copy them
 // into the kernel's parameter types. Every <<<>>> launch and every typed launch form
-// registers its kernel on first use; the front end registers every kernel definition.
+// registers its kernel on first use; the front end registers every kernel definition, with a
+// call by name and whether the kernel is barrier-free, so that a launch by address runs as its
+// <<<>>> launch would (that registration wins over the others).
 // make_pack returns a heap Packed that ``destroy`` frees.
 using MakePack = void* (*)(const void* kernel, void** args);
 SIM_API bool register_kernel_raw(const void* kernel, const char* name, int nparams, MakePack make,
-                                 void (*invoke)(void*), RunPlain run_plain, void (*destroy)(void*));
+                                 void (*invoke)(void*), RunPlain run_plain, void (*destroy)(void*),
+                                 bool by_name = false, bool barrier_free = false);
 
 template <class... P>
 struct KernelPacker {
@@ -143,6 +148,23 @@ struct KernelPacker {
     }
 };
 
+// Whether the front end found the kernel at ``kernel`` barrier-free (false when unknown).
+SIM_API bool registered_barrier_free(const void* kernel);
+
+// The same for a kernel called by name through ``F``, a lambda that captures nothing (one type
+// per kernel definition, so the stored copy is that kernel's).
+template <class F, class... P>
+struct ByNamePacker {
+    using Pk = Packed<F, std::tuple<std::decay_t<P>...>>;
+    static inline std::optional<F> call;
+    template <size_t... I>
+    static void* make_at(void** args, std::index_sequence<I...>) {
+        (void)args;
+        return new Pk{*call, std::tuple<std::decay_t<P>...>(*static_cast<std::decay_t<P>*>(args[I])...)};
+    }
+    static void* make(const void*, void** args) { return make_at(args, std::index_sequence_for<P...>{}); }
+};
+
 // Records ``k`` (with its name for reports; may be null) so that it can be launched by
 // address. Cheap after the first call for a kernel; true when ``k`` is (now) registered.
 template <class... P>
@@ -152,6 +174,19 @@ static inline bool register_kernel(void (*k)(P...), const char* name) {
                                &KernelPacker<P...>::make, &KernelPacker<P...>::Pk::invoke,
                                &KernelPacker<P...>::Pk::run_plain,
                                &KernelPacker<P...>::Pk::destroy);
+}
+
+// What the front end writes after a kernel's definition: ``by_name`` calls the kernel by its
+// name (so the launch's loop may inline it) and ``barrier_free`` is the front end's finding for
+// it, which launches by address then use as <<<>>> launches do.
+template <class F, class... P>
+static inline bool register_kernel(void (*k)(P...), const char* name, bool barrier_free, F by_name) {
+    static_assert(std::is_empty<F>::value, "a kernel's call by name captures nothing");
+    using Packer = ByNamePacker<F, P...>;
+    if (!Packer::call) Packer::call.emplace(by_name);
+    return register_kernel_raw(reinterpret_cast<const void*>(k), name, (int)sizeof...(P), &Packer::make,
+                               &Packer::Pk::invoke, &Packer::Pk::run_plain, &Packer::Pk::destroy, true,
+                               barrier_free);
 }
 
 // A <<<grid, block, smem, stream>>> launch, as the build rewrites it: the arguments convert
@@ -258,7 +293,11 @@ struct Launcher<F, std::index_sequence<N...>, P...>
         }
         register_kernel(kernel, name);
         if constexpr (sizeof...(T) == sizeof...(P) && std::is_same<F, no_default_args>::value) {
-            dispatch(spec, name, file, line, address, kernel, std::move(args));
+            // Launched through a pointer: the front end could not tell which kernel (and passed
+            // false), but the kernel's definition registered whether it is barrier-free.
+            LaunchSpec through_pointer = spec;
+            through_pointer.barrier_free = spec.barrier_free || registered_barrier_free(address);
+            dispatch(through_pointer, name, file, line, address, kernel, std::move(args));
         } else if constexpr (sizeof...(T) == sizeof...(P)) {
             // Called by name for a barrier-free kernel: the plain loop then calls the kernel
             // directly. The arguments have the parameters' types, so the same kernel is chosen.

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import pytest
 
-from .conftest import KERNELS
+from .conftest import KERNELS, nvcc_compile, run_cli
 
 CUDA_SUCCESS = 0
 CUDA_ERROR_ILLEGAL_ADDRESS = 700
@@ -232,3 +232,32 @@ def test_run_stops_with_one_line_for_a_bad_simulator_fibers(monkeypatch):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "SIMULATOR_FIBERS='2' is not 0 or 1" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+BY_ADDRESS = KERNELS / "program_by_address_plain.cu"
+
+
+@pytest.mark.parametrize("mode", ["fast", "memcheck", "synccheck", "racecheck"])
+def test_launches_through_a_pointer_or_by_address_run_as_launches_by_name(mode, monkeypatch):
+    """A barrier-free kernel's threads share one stack frame (a plain loop) however it is
+    launched: by name, through a pointer, with cudaLaunchKernel or as a graph's kernel node; a
+    kernel with a barrier gets a stack per thread (fibers) in every form. Racecheck keeps fibers
+    for all, as SIMULATOR_FIBERS=1 does in the other modes."""
+    monkeypatch.delenv("SIMULATOR_FIBERS", raising=False)
+    proc = run_cli("run", str(BY_ADDRESS), "--mode", mode)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    plain = "0" if mode == "racecheck" else "1"
+    forms = ("name", "pointer", "address", "node")
+    assert proc.stdout.splitlines() == [
+        "free " + " ".join(f"{form}={plain}" for form in forms),
+        "barrier " + " ".join(f"{form}=0" for form in forms),
+    ]
+    if mode == "fast":
+        monkeypatch.setenv("SIMULATOR_FIBERS", "1")
+        proc = run_cli("run", str(BY_ADDRESS))
+        assert proc.stdout.splitlines()[0] == "free " + " ".join(f"{form}=0" for form in forms)
+
+
+def test_the_by_address_program_builds_with_nvcc(tmp_path):
+    proc = nvcc_compile(BY_ADDRESS, tmp_path)
+    assert proc.returncode == 0, proc.stderr
