@@ -186,6 +186,12 @@ SIM_API bool grid_launch_cooperative();
 SIM_API void tile_sync(unsigned int size, const char* file, int line);
 // One 8-byte slot per thread of the block (1024), where a big tile's collectives exchange values.
 SIM_API unsigned long long* tile_scratch();
+// wmma::mma_sync (mma.h): each lane puts its shares of A and B (a_bytes, b_bytes) in its warp's
+// buffer and waits like __syncwarp(); returned is the buffer, every lane's share of A in lane
+// order, then every lane's share of B. It stays readable until the warp's next-but-one call.
+constexpr size_t kWmmaBufferBytes = 2560;  // A and B of the largest shape, m32n8k16, in float
+SIM_API const void* wmma_gather(const void* a_share, size_t a_bytes, const void* b_share, size_t b_bytes,
+                                const char* file, int line);
 SIM_API void* shared_static(const void* site, size_t size, size_t align);
 SIM_API void* dynamic_shared();
 SIM_API void thread_fence();

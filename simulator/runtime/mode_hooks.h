@@ -163,7 +163,18 @@ SIM_HOOK void on_block_start(Worker* wk, const Block& b) {
         tl_start_released = true;
     }
 }
-SIM_HOOK void on_block_end(Block& b) { __tsan_acquire(b.tsan_done); }
+SIM_HOOK void on_block_end(Block& b) {
+    if (b.failed) {
+        // A failed block's threads stop where they are and never exit: what they did still
+        // happens before what follows the launch (the host frees the memory they read).
+        for (int i = 0; i < b.nthreads; ++i) {
+            __tsan_switch_to_fiber(b.fibers[i].tsan_fiber, 1);
+            __tsan_release(b.tsan_done);
+        }
+        __tsan_switch_to_fiber(tl_sched_tsan, 1);
+    }
+    __tsan_acquire(b.tsan_done);
+}
 SIM_HOOK void before_enter(Fiber* f, void**) { __tsan_switch_to_fiber(f->tsan_fiber, 1); }
 SIM_HOOK void after_enter(void*) {}
 SIM_HOOK void before_leave(Fiber*, bool) { __tsan_switch_to_fiber(tl_sched_tsan, 1); }

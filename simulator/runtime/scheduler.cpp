@@ -275,6 +275,7 @@ void init_tile_counts(Worker* wk, Block* b) {
     // Allocated here, by the worker before its fibers start, not by the first CUDA thread that
     // uses it (racecheck would take that thread's allocation for a write the others race with).
     if (wk->tile_scratch.size() < 1024) wk->tile_scratch.resize(1024);
+    init_wmma_buffers(wk, b);
 }
 
 void free_block_memory(Block* b) {
@@ -367,6 +368,7 @@ void init_block_fibers(Launch* L, Block& b, Worker* wk) {
         f.stack = fiber_stack(wk, i);
         f.stack_size = stack_size() + kColorSpan - stack_color(i);
         f.asan_fake = nullptr;
+        f.wmma_turn = 0;
         mode::on_fiber_init(wk, b, f, i, L->name);
         init_fiber(&f);
     }

@@ -111,6 +111,7 @@ struct Fiber : ThreadState {
     void* asan_fake = nullptr;
     void* tsan_fiber = nullptr;
     bool fenced = false;  // racecheck: __threadfence() since this thread's last atomic
+    unsigned int wmma_turn = 0;  // wmma_gather() calls so far: which of its warp's buffers is next
     // Device code's last error (cudaGetLastError in a kernel), for the CUDA thread that set it:
     // the launch's serial, block and thread index tell it apart from the next user of this
     // fiber (fibers are reused from block to block; a plain loop reuses one for every thread).
@@ -231,6 +232,7 @@ struct Worker {
     std::vector<unsigned int> warp_bits;                      // Block::warp_present/exited/arrived
     std::vector<int> tile_counts;                             // Block::tile_arrived
     std::vector<unsigned long long> tile_scratch;             // tile_scratch(): collectives of big tiles
+    std::vector<unsigned long long> wmma_buffers;             // wmma_gather(): two per warp
     std::vector<std::pair<const void*, void*>> statics;      // Block::statics
     sigjmp_buf plain_exit;     // where a plain-loop thread that stops early returns to
     int stacks_ready = 0;      // fiber stacks whose guard page is in place
@@ -340,6 +342,8 @@ bool runs_plain(bool barrier_free);
 // Device-only runtime calls made outside a kernel: say so and abort instead of dereferencing nothing.
 void require_device(const RunState& run, const char* what, const char* file, int line);
 void release_barrier(Block* b);
+// The operand buffers of wmma_gather (wmma_exchange.cpp) for a block's warps.
+void init_wmma_buffers(Worker* wk, Block* b);
 // A thread of ``b`` finished its kernel (synccheck: after how many barriers, see Block).
 void thread_exited(Block* b, Fiber* f);
 // After a lane exits: completes warp operations that were waiting only for exited lanes.

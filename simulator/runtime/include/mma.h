@@ -1,14 +1,17 @@
 // Simulator stand-in for <mma.h>: nvcuda::wmma warp matrix fragments (tensor-core operations).
 //
 // A GPU spreads a fragment's elements over the warp's lanes in an order CUDA leaves
-// unspecified. Here every lane holds the whole tile (row-major in `x`, `num_elements` = rows *
-// cols), so element-wise loops over `x[0..num_elements)` mean what they mean on a GPU. Every
-// operation is warp-collective and waits for the warp's lanes like __syncwarp (synccheck checks
-// them the same way); a store writes each element from one lane only. mma_sync multiplies in
-// the input type converted exactly to float (double, int for the 8-bit types) and adds in
-// order of k, then adds C: a GPU's float accumulation order differs, so float results may
-// differ from a GPU's in the last bits. tf32 inputs keep their top 19 bits (the low 13 bits of
-// the float are dropped, as tensor cores do); __float_to_tf32 rounds to nearest, ties away.
+// unspecified. Here lane L holds elements [L * num_elements, (L + 1) * num_elements) of the tile
+// in row-major order (num_elements = rows * cols / 32, which for accumulators and for tf32,
+// bf16, double and 8-bit inputs is the count a GPU gives), so element-wise loops over
+// `x[0..num_elements)` mean what they mean on a GPU. Every operation is warp-collective and
+// waits for the warp's lanes like __syncwarp (synccheck checks them the same way) and needs all
+// 32 lanes. mma_sync pools the lanes' shares of A and B (sim::wmma_gather) and each lane
+// computes its own share of D: products are formed in the input type converted exactly to
+// float (double, int for the 8-bit types) and added in order of k, then C is added. A GPU's
+// float accumulation order differs, so float results may differ from a GPU's in the last bits.
+// tf32 inputs keep their top 19 bits (the low 13 bits of the float are dropped, as tensor cores
+// do); __float_to_tf32 rounds to nearest, ties away.
 #ifndef CUDA_SIM_MMA_H
 #define CUDA_SIM_MMA_H
 
@@ -88,6 +91,29 @@ inline double widen(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
 
 inline void warp_sync(const char* file, int line) { ::sim::syncwarp_at(file, line, 0xffffffffu); }
 
+// The calling thread's lane: its linear index in the block, modulo 32.
+inline int lane() {
+    const ::sim::ThreadState& me = *::sim::tl_thread;
+    return (int)(me.thread_idx.x + me.thread_idx.y * me.block_dim.x + me.thread_idx.z * me.block_dim.x * me.block_dim.y) %
+           32;
+}
+
+// What mma_sync multiplies in: int for 8-bit inputs, double for double, float otherwise.
+template <class TC>
+using compute_t = typename std::conditional<std::is_same<TC, int>::value || std::is_same<TC, double>::value, TC,
+                                            float>::type;
+
+// An element of A or B as mma_sync multiplies it (tf32: the low 13 bits dropped).
+template <class E, class T, class V>
+inline E operand(V v) {
+    if constexpr (std::is_same<E, float>::value) {
+        const float f = (float)widen(v);
+        return std::is_same<T, precision::tf32>::value ? tf32_bits(f) : f;
+    } else {
+        return (E)v;
+    }
+}
+
 }  // namespace detail
 
 template <class Use, int M, int N, int K, class T, class Layout = void>
@@ -99,7 +125,8 @@ class fragment {
     using storage_element_type = element_type;
     static constexpr int rows = detail::tile<Use, M, N, K>::rows;
     static constexpr int cols = detail::tile<Use, M, N, K>::cols;
-    static constexpr int num_elements = rows * cols;
+    static_assert(rows * cols % 32 == 0, "wmma: a tile spreads evenly over the warp's 32 lanes");
+    static constexpr int num_elements = rows * cols / 32;  // this lane's share (see the top of the file)
     element_type x[num_elements];
 };
 
@@ -109,15 +136,17 @@ inline void fill_fragment(fragment<Use, M, N, K, T, Layout>& f, const V& v) {
     for (int i = 0; i < f.num_elements; ++i) f.x[i] = E(v);
 }
 
-// A or B: the layout is part of the fragment's type.
+// A or B: the layout is part of the fragment's type. Each lane reads its own elements.
 template <class Use, int M, int N, int K, class T, class Layout, class P>
 inline void load_tile(fragment<Use, M, N, K, T, Layout>& f, const P* p, unsigned ldm, bool row_major_mem,
                       const char* file, int line) {
     using F = fragment<Use, M, N, K, T, Layout>;
     detail::warp_sync(file, line);
-    for (int r = 0; r < F::rows; ++r)
-        for (int c = 0; c < F::cols; ++c)
-            f.x[r * F::cols + c] = row_major_mem ? p[(size_t)r * ldm + c] : p[(size_t)c * ldm + r];
+    const int first = detail::lane() * F::num_elements;
+    for (int e = 0; e < F::num_elements; ++e) {
+        const int r = (first + e) / F::cols, c = (first + e) % F::cols;
+        f.x[e] = row_major_mem ? p[(size_t)r * ldm + c] : p[(size_t)c * ldm + r];
+    }
 }
 
 template <class Use, int M, int N, int K, class T, class P>
@@ -125,13 +154,10 @@ inline void store_matrix_sync_at(P* p, const fragment<Use, M, N, K, T, void>& f,
                                  const char* file, int line) {
     using F = fragment<Use, M, N, K, T, void>;
     detail::warp_sync(file, line);
-    const ::sim::ThreadState& me = *::sim::tl_thread;
-    const int lane = (int)(me.thread_idx.x + me.thread_idx.y * me.block_dim.x +
-                           me.thread_idx.z * me.block_dim.x * me.block_dim.y) %
-                     32;
-    for (int i = lane; i < F::num_elements; i += 32) {
-        const int r = i / F::cols, c = i % F::cols;
-        p[layout == mem_row_major ? (size_t)r * ldm + c : (size_t)c * ldm + r] = f.x[i];
+    const int first = detail::lane() * F::num_elements;
+    for (int e = 0; e < F::num_elements; ++e) {
+        const int r = (first + e) / F::cols, c = (first + e) % F::cols;
+        p[layout == mem_row_major ? (size_t)r * ldm + c : (size_t)c * ldm + r] = f.x[e];
     }
     detail::warp_sync(file, line);
 }
@@ -141,36 +167,37 @@ inline void mma_sync_at(fragment<accumulator, M, N, K, TC>& d, const fragment<ma
                         const fragment<matrix_b, M, N, K, TB, LB>& b, const fragment<accumulator, M, N, K, TC>& c,
                         const char* file, int line) {
     static_assert(std::is_same<TA, TB>::value, "wmma::mma_sync: A and B must have the same element type");
-    detail::warp_sync(file, line);
-    constexpr bool is_int = std::is_same<TC, int>::value;
-    constexpr bool is_double = std::is_same<TC, double>::value;
-    TC out[M * N];
-    for (int i = 0; i < M; ++i) {
-        for (int j = 0; j < N; ++j) {
-            if constexpr (is_int) {
-                int acc = 0;
-                for (int k = 0; k < K; ++k) acc += (int)a.x[i * K + k] * (int)b.x[k * N + j];
-                out[i * N + j] = acc + c.x[i * N + j];
-            } else if constexpr (is_double) {
-                double acc = 0;
-                for (int k = 0; k < K; ++k) acc += a.x[i * K + k] * b.x[k * N + j];
-                out[i * N + j] = acc + c.x[i * N + j];
-            } else {
-                float acc = 0.0f;
-                for (int k = 0; k < K; ++k) {
-                    float av = (float)detail::widen(a.x[i * K + k]), bv = (float)detail::widen(b.x[k * N + j]);
-                    if constexpr (std::is_same<TA, precision::tf32>::value) {
-                        av = detail::tf32_bits(av);
-                        bv = detail::tf32_bits(bv);
-                    }
-                    acc = std::fmaf(av, bv, acc);  // products of half/bf16/tf32 values are exact in float
-                }
-                out[i * N + j] = TC((float)detail::widen(c.x[i * N + j]) + acc);
-            }
+    using E = detail::compute_t<TC>;
+    constexpr int SA = M * K / 32, SB = K * N / 32, SD = M * N / 32;
+    static_assert(N % SD == 0, "wmma: a lane's share of D lies in one row");
+    static_assert((M * K + K * N) * sizeof(E) <= ::sim::kWmmaBufferBytes, "wmma: operands exceed the buffer");
+    E share_a[SA], share_b[SB];
+    for (int e = 0; e < SA; ++e) share_a[e] = detail::operand<E, TA>(a.x[e]);
+    for (int e = 0; e < SB; ++e) share_b[e] = detail::operand<E, TA>(b.x[e]);
+    const E* A = static_cast<const E*>(::sim::wmma_gather(share_a, sizeof share_a, share_b, sizeof share_b, file, line));
+    const E* B = A + M * K;
+    // This lane's elements of D: row i, columns j0 .. j0 + SD - 1. Each sum runs in order of k
+    // (the loop over e is the inner one so that it can use vector instructions).
+    const int first = detail::lane() * SD, i = first / N, j0 = first % N;
+    E acc[SD] = {};
+    for (int k = 0; k < K; ++k) {
+        const E av = A[i * K + k];
+        const E* brow = B + k * N + j0;
+        // Products of half, bf16 and tf32 values are exact in float: av * b + acc rounds once, as
+        // a fused multiply-add would. A float (non-tf32) operand fuses explicitly.
+        if constexpr (std::is_same<E, float>::value && std::is_same<TA, float>::value) {
+            for (int e = 0; e < SD; ++e) acc[e] = std::fmaf(av, brow[e], acc[e]);
+        } else {
+            for (int e = 0; e < SD; ++e) acc[e] += av * brow[e];
         }
     }
-    for (int i = 0; i < M * N; ++i) d.x[i] = out[i];
-    detail::warp_sync(file, line);
+    for (int e = 0; e < SD; ++e) {
+        if constexpr (std::is_same<E, float>::value) {
+            d.x[e] = TC((float)detail::widen(c.x[e]) + acc[e]);
+        } else {
+            d.x[e] = acc[e] + c.x[e];
+        }
+    }
 }
 
 // __float_to_tf32: round to nearest, ties away from zero, to 10 mantissa bits (cvt.rna.tf32.f32).
