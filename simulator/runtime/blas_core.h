@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <thread>
+#include <vector>
 
 #include "include/cublasLt.h"
 #include "sim_internal.h"
@@ -76,6 +78,11 @@ inline void store(void* p, cudaDataType t, size_t i, double v) {
     }
 }
 
+// Threads for one GEMM: SIMULATOR_THREADS, else the CPU count.
+inline long long gemm_threads() {
+    return std::max<long long>(1, knob_value("SIMULATOR_THREADS", (long)std::thread::hardware_concurrency()));
+}
+
 // A column-major operand: rows x cols with leading dimension ld, `batch` copies `stride` apart.
 struct Operand {
     const void* p;
@@ -114,32 +121,102 @@ inline double gelu_tanh(double x) {  // cublasLt's GELU: the tanh approximation
     return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
 }
 
+// ---- the GEMM ------------------------------------------------------------------------------
+// op(A) is packed in panels of kPanelRows rows and op(B) in panels of kPanelCols<Acc> columns,
+// converted to Acc and padded with zeros: for each l, a panel's values sit side by side. A tile
+// of kPanelRows x kPanelCols outputs then keeps its sums in vector registers while l runs. The
+// vectors run across outputs, never across l, so each output still adds its k products one
+// after another in order of l, in Acc: the same sums, rounded the same way, as a plain loop.
+constexpr int kPanelRows = 4;
+template <class Acc>
+constexpr int kPanelCols = 32 / (int)sizeof(Acc);  // two 16-byte vectors
+
+template <class Acc>
+struct Packed {
+    std::vector<Acc> a, b;  // panels of op(A) and op(B)
+    long long m, n, k, row_panels, col_panels;
+};
+
+// op(A) and op(B) of batch ``bt`` in panels (see above).
+template <class Acc>
+void pack(Packed<Acc>& pk, cublasOperation_t ta, cublasOperation_t tb, const Operand& a, const Operand& b, int bt) {
+    constexpr int R = kPanelRows, C = kPanelCols<Acc>;
+    const long long m = pk.m, n = pk.n, k = pk.k;
+    const size_t oa = (size_t)bt * a.stride, ob = (size_t)bt * b.stride;
+    pk.a.assign((size_t)pk.row_panels * R * k, Acc(0));
+    pk.b.assign((size_t)pk.col_panels * C * k, Acc(0));
+    for (long long i = 0; i < m; ++i) {
+        Acc* dst = pk.a.data() + (size_t)(i / R) * R * k + i % R;
+        for (long long l = 0; l < k; ++l)
+            dst[(size_t)l * R] = (Acc)load(a.p, a.type, oa + (ta == CUBLAS_OP_N ? i + l * a.ld : l + i * a.ld));
+    }
+    for (long long j = 0; j < n; ++j) {
+        Acc* dst = pk.b.data() + (size_t)(j / C) * C * k + j % C;
+        for (long long l = 0; l < k; ++l)
+            dst[(size_t)l * C] = (Acc)load(b.p, b.type, ob + (tb == CUBLAS_OP_N ? l + j * b.ld : j + l * b.ld));
+    }
+}
+
+// The kPanelRows x kPanelCols sums of one row panel and one column panel, row by row into ``out``.
+template <class Acc>
+void tile_sums(const Acc* ap, const Acc* bp, long long k, Acc* out) {
+    constexpr int R = kPanelRows, C = kPanelCols<Acc>, L = C / 2;
+    typedef Acc V __attribute__((vector_size(16)));
+    V sum[R][2];
+    for (int r = 0; r < R; ++r) sum[r][0] = sum[r][1] = V{};
+    for (long long l = 0; l < k; ++l) {
+        V b0, b1;
+        std::memcpy(&b0, bp + l * C, sizeof b0);
+        std::memcpy(&b1, bp + l * C + L, sizeof b1);
+        for (int r = 0; r < R; ++r) {
+            const Acc av = ap[l * R + r];
+            sum[r][0] += av * b0;
+            sum[r][1] += av * b1;
+        }
+    }
+    for (int r = 0; r < R; ++r) std::memcpy(out + r * C, sum[r], sizeof sum[r]);
+}
+
 // D = act(alpha * op(A) op(B) + beta * C + bias) for each batch, in the accumulator type Acc.
+// Column panels are shared out between threads (SIMULATOR_THREADS, as kernel blocks are) when the
+// product is large enough to pay for starting them.
 template <class Acc>
 void gemm(cublasOperation_t ta, cublasOperation_t tb, long long m, long long n, long long k, double alpha,
           const Operand& a, const Operand& b, double beta, const Operand& c, void* d, cudaDataType d_type,
           long long ldd, long long stride_d, int batch, const Epilogue& ep) {
+    constexpr int R = kPanelRows, C = kPanelCols<Acc>;
+    Packed<Acc> pk{{}, {}, m, n, k, (m + R - 1) / R, (n + C - 1) / C};
     for (int bt = 0; bt < batch; ++bt) {
-        const size_t oa = (size_t)bt * a.stride, ob = (size_t)bt * b.stride, oc = (size_t)bt * c.stride;
-        const size_t od = (size_t)bt * stride_d;
-        for (long long j = 0; j < n; ++j) {
-            for (long long i = 0; i < m; ++i) {
-                Acc acc = 0;
-                for (long long l = 0; l < k; ++l) {
-                    const size_t ia = oa + (ta == CUBLAS_OP_N ? i + l * a.ld : l + i * a.ld);
-                    const size_t ib = ob + (tb == CUBLAS_OP_N ? l + j * b.ld : j + l * b.ld);
-                    acc += (Acc)load(a.p, a.type, ia) * (Acc)load(b.p, b.type, ib);
+        pack(pk, ta, tb, a, b, bt);
+        const size_t oc = (size_t)bt * c.stride, od = (size_t)bt * stride_d;
+        auto columns = [&](long long first, long long last) {
+            Acc out[R * C];
+            for (long long jp = first; jp < last; ++jp) {
+                for (long long ip = 0; ip < pk.row_panels; ++ip) {
+                    tile_sums(pk.a.data() + (size_t)ip * R * k, pk.b.data() + (size_t)jp * C * k, k, out);
+                    for (long long j = jp * C; j < std::min(n, (jp + 1) * C); ++j) {
+                        for (long long i = ip * R; i < std::min(m, (ip + 1) * R); ++i) {
+                            double v = alpha * (double)out[(i - ip * R) * C + (j - jp * C)];
+                            // beta == 0: C is not read, so NaN or garbage in it does not reach D (as cuBLAS).
+                            if (beta != 0.0) v += beta * load(c.p, c.type, oc + i + j * c.ld);
+                            if (ep.bias != nullptr) v += load(ep.bias, ep.bias_type, (size_t)bt * ep.bias_stride + i);
+                            if (ep.aux != nullptr)
+                                store(ep.aux, ep.aux_type, (size_t)bt * ep.aux_stride + i + j * ep.aux_ld, v);
+                            if (ep.act == Act::kRelu) v = v > 0 ? v : 0;
+                            if (ep.act == Act::kGelu) v = gelu_tanh(v);
+                            store(d, d_type, od + i + j * ldd, v);
+                        }
+                    }
                 }
-                double v = alpha * (double)acc;
-                // beta == 0: C is not read, so NaN or garbage in it does not reach D (as cuBLAS).
-                if (beta != 0.0) v += beta * load(c.p, c.type, oc + i + j * c.ld);
-                if (ep.bias != nullptr) v += load(ep.bias, ep.bias_type, (size_t)bt * ep.bias_stride + i);
-                if (ep.aux != nullptr) store(ep.aux, ep.aux_type, (size_t)bt * ep.aux_stride + i + j * ep.aux_ld, v);
-                if (ep.act == Act::kRelu) v = v > 0 ? v : 0;
-                if (ep.act == Act::kGelu) v = gelu_tanh(v);
-                store(d, d_type, od + i + j * ldd, v);
             }
-        }
+        };
+        const double work = (double)m * (double)n * (double)k;
+        const long long want = work < 1e7 ? 1 : std::min<long long>(gemm_threads(), pk.col_panels);
+        std::vector<std::thread> helpers;
+        for (long long t = 1; t < want; ++t)
+            helpers.emplace_back(columns, pk.col_panels * t / want, pk.col_panels * (t + 1) / want);
+        columns(0, pk.col_panels / std::max(want, 1LL));
+        for (auto& h : helpers) h.join();
     }
 }
 

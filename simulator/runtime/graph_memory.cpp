@@ -92,11 +92,7 @@ std::shared_ptr<GraphBlock> reusable_block(const CUgraph_st* graph, const cudaGr
 }  // namespace
 
 GraphBlock::GraphBlock(size_t n) : size(n) {
-#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
-    base = std::malloc(n);  // exact size, so the byte after the block is a redzone (as cudaMalloc)
-#else
-    base = std::aligned_alloc(256, (n + 255) & ~size_t(255));
-#endif
+    base = device_alloc(n);
     if (base != nullptr) set_live(base, n, false);  // not live until its node runs
 }
 

@@ -45,6 +45,14 @@ struct LeakReportAtExit {
 }  // namespace
 #endif
 
+void* device_alloc(size_t size) {
+#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
+    return std::malloc(size);  // exact size, so the byte after the buffer is a redzone
+#else
+    return std::aligned_alloc(256, (size + 255) & ~size_t(255));
+#endif
+}
+
 bool find_alloc(const void* p, size_t n, bool* known_start) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
     auto it = g_allocs.upper_bound(a);
@@ -366,11 +374,7 @@ cudaError_t cudaMalloc(void** ptr, size_t size) {
     *ptr = nullptr;
     if (size == 0) return cudaSuccess;
     if (size > ((size_t)1 << 40)) return sim::set_error(cudaErrorMemoryAllocation);
-#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
-    void* p = std::malloc(size);  // exact size, so the byte after the buffer is a redzone
-#else
-    void* p = std::aligned_alloc(256, (size + 255) & ~size_t(255));
-#endif
+    void* p = sim::device_alloc(size);
     if (p == nullptr) return sim::set_error(cudaErrorMemoryAllocation);
     {
         std::lock_guard<std::mutex> lock(g_state_mu);

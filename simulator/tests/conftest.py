@@ -100,3 +100,20 @@ def token_values(stdout: str) -> dict[str, str]:
         if sep:
             out[key] = value
     return out
+
+
+def case_lines(stdout: str) -> dict:
+    """The ``case NAME STATUS v1 v2 ...`` lines a GEMM test program prints: name -> (status, values)."""
+    import numpy as np
+
+    out = {}
+    for line in stdout.splitlines():
+        if line.startswith("case "):
+            _, name, status, *values = line.split()
+            out[name] = (int(status), np.array(values, dtype=np.float64))
+    return out
+
+
+def col_major(values, rows: int, cols: int):
+    """``values`` read as a column-major rows x cols matrix (cuBLAS's layout)."""
+    return values.reshape(cols, rows).T

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import KERNELS, case_lines, col_major, nvcc_compile, run_cli
 from .test_run import _values
 
 STREAM_MEMORY = KERNELS / "program_stream_memory.cu"
@@ -171,19 +171,6 @@ def _formula(which: int, count: int) -> np.ndarray:
     return ((i * (7 + 2 * which) + which * 5) % 13 - 6).astype(np.float64) * 0.125
 
 
-def _col_major(values: np.ndarray, rows: int, cols: int) -> np.ndarray:
-    return values.reshape(cols, rows).T
-
-
-def _cases(stdout: str) -> dict[str, tuple[int, np.ndarray]]:
-    out = {}
-    for line in stdout.splitlines():
-        if line.startswith("case "):
-            _, name, status, *values = line.split()
-            out[name] = (int(status), np.array(values, dtype=np.float64))
-    return out
-
-
 def _gelu_tanh(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
 
@@ -192,7 +179,7 @@ def _gelu_tanh(x: np.ndarray) -> np.ndarray:
 def test_cublas_and_cublaslt_compute_the_column_major_products(mode):
     proc = run_cli("run", str(CUBLAS), "--mode", mode)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
-    got = _cases(proc.stdout)
+    got = case_lines(proc.stdout)
     m, n, k, batch = 5, 4, 3, 3
 
     def check(name, want, exact=True):
@@ -207,22 +194,22 @@ def test_cublas_and_cublaslt_compute_the_column_major_products(mode):
     a, b, c = _formula(0, m * k), _formula(1, k * n), _formula(2, m * n)
     for ta in "NT":
         for tb in "NT":
-            op_a = _col_major(a, m, k) if ta == "N" else _col_major(a, k, m).T
-            op_b = _col_major(b, k, n) if tb == "N" else _col_major(b, n, k).T
-            check(f"sgemm_{ta}{tb}", 1.5 * op_a @ op_b - 0.5 * _col_major(c, m, n))
-    check("dgemm_beta0", 2.0 * _col_major(a, m, k) @ _col_major(b, k, n))  # NaN in C never reaches D
-    half_tn = _col_major(a, k, m).T @ _col_major(b, k, n) + _col_major(c, m, n)
+            op_a = col_major(a, m, k) if ta == "N" else col_major(a, k, m).T
+            op_b = col_major(b, k, n) if tb == "N" else col_major(b, n, k).T
+            check(f"sgemm_{ta}{tb}", 1.5 * op_a @ op_b - 0.5 * col_major(c, m, n))
+    check("dgemm_beta0", 2.0 * col_major(a, m, k) @ col_major(b, k, n))  # NaN in C never reaches D
+    half_tn = col_major(a, k, m).T @ col_major(b, k, n) + col_major(c, m, n)
     check("gemmex_half_TN", half_tn)
     check("gemmex_half_out", half_tn.astype(np.float16).astype(np.float64))
-    check("gemmex_bf16_NT", _col_major(a, m, k) @ _col_major(b, n, k).T + _col_major(c, m, n))
+    check("gemmex_bf16_NT", col_major(a, m, k) @ col_major(b, n, k).T + col_major(c, m, n))
     ab, bb, cb = _formula(0, batch * m * k), _formula(1, batch * k * n), _formula(2, batch * m * n)
     strided, strided_tn = [], []
     for i in range(batch):
         a_i, b_i = ab[i * m * k : (i + 1) * m * k], bb[i * k * n : (i + 1) * k * n]
         c_i = cb[i * m * n : (i + 1) * m * n]
-        strided.append((0.5 * _col_major(a_i, m, k) @ _col_major(b_i, k, n)).T.ravel())
+        strided.append((0.5 * col_major(a_i, m, k) @ col_major(b_i, k, n)).T.ravel())
         strided_tn.append(
-            (0.5 * _col_major(a_i, k, m).T @ _col_major(b_i, k, n) + _col_major(c_i, m, n)).T.ravel()
+            (0.5 * col_major(a_i, k, m).T @ col_major(b_i, k, n) + col_major(c_i, m, n)).T.ravel()
         )
     check("sgemm_strided", np.concatenate(strided))
     check("gemmex_strided_TN", np.concatenate(strided_tn))
@@ -231,7 +218,7 @@ def test_cublas_and_cublaslt_compute_the_column_major_products(mode):
     assert v["past_end"] == "CUBLAS_STATUS_EXECUTION_FAILED"
     assert "cublasSgemm: parameter lda has an illegal value" in proc.stderr
     # cublasLt: D = epilogue(W^T X + bias), W stored k x m, bias per row of D.
-    pre = _col_major(_formula(0, k * m), k, m).T @ _col_major(b, k, n) + _formula(3, m)[:, None]
+    pre = col_major(_formula(0, k * m), k, m).T @ col_major(b, k, n) + _formula(3, m)[:, None]
     assert got["lt_bias"][0] == 1  # status 0, one heuristic result
     np.testing.assert_array_equal(got["lt_bias"][1], pre.T.ravel())
     for name in ("lt_gelu_bias", "lt_gelu_aux_bias"):

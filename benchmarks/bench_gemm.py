@@ -1,10 +1,11 @@
-"""Tensor-core GEMMs (``nvcuda::wmma``) under the simulator against numpy's matmul of the same size.
+"""GEMMs under the simulator (tensor-core fragments and cuBLAS) against numpy's matmul of the same size.
 
-Usage: ``python benchmarks/bench_wmma.py [--n 256] [--repeat 3] [--types half,tf32,double]``
+Usage: ``python benchmarks/bench_gemm.py [--n 256] [--repeat 3] [--types half,tf32,double,sgemm]``
 
-``benchmarks/programs/wmma_gemm.cu`` multiplies two n x n matrices with one warp per output tile
-(four warps a block): half inputs with float accumulation (m16n16k16), tf32 inputs (m16n16k8)
-and double (m8n8k4). Each case is called through ctypes from a fast-mode build; its CPU seconds
+``benchmarks/programs/gemm.cu`` multiplies two n x n matrices with ``nvcuda::wmma``, one warp per
+output tile (four warps a block): half inputs with float accumulation (m16n16k16), tf32 inputs
+(m16n16k8) and double (m8n8k4); ``sgemm`` makes the float product with ``cublasSgemm`` (the
+simulator's CPU cuBLAS). Each case is called through ctypes from a fast-mode build; its CPU seconds
 (all of the simulator's workers together, the minimum over ``--repeat`` calls after a warm-up)
 are put next to numpy's for ``a @ b`` in float32 (float64 for double), and the result is checked
 against numpy's product of the inputs as the fragments see them (rounded to half, or to tf32's
@@ -26,8 +27,8 @@ np = require("numpy", "the inputs and the reference product")
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-PROGRAM = REPO / "benchmarks" / "programs" / "wmma_gemm.cu"
-TYPES = ("half", "tf32", "double")
+PROGRAM = REPO / "benchmarks" / "programs" / "gemm.cu"
+TYPES = ("half", "tf32", "double", "sgemm")
 
 
 def _tf32(x: np.ndarray) -> np.ndarray:
@@ -64,7 +65,7 @@ def bench(lib: ctypes.CDLL, kind: str, n: int, repeat: int) -> dict:
 
     sim = _cpu_best(call, repeat)
     ref = _cpu_best(lambda: a @ b, repeat)
-    seen = {"half": lambda x: x.astype(np.float16), "tf32": _tf32, "double": lambda x: x}[kind]
+    seen = {"half": lambda x: x.astype(np.float16), "tf32": _tf32}.get(kind, lambda x: x)
     a64, b64 = seen(a).astype(np.float64), seen(b).astype(np.float64)
     eps = np.finfo(np.float64 if kind == "double" else np.float32).eps
     bound = n * eps * (np.abs(a64) @ np.abs(b64))

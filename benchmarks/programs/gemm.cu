@@ -1,7 +1,8 @@
-// Square GEMMs with nvcuda::wmma fragments, for benchmarks/bench_wmma.py: C = A * B with A
-// row-major and B column-major, n a multiple of 64. Each warp computes one 16 x 16 tile of C
-// (8 x 8 for double), four warps a block. The entries copy float or double data in, convert it
-// to the fragment's input type on the device, multiply, and copy C back.
+// Square GEMMs for benchmarks/bench_gemm.py: C = A * B with A row-major and B column-major, n a
+// multiple of 64. The wmma entries give each warp one 16 x 16 tile of C (8 x 8 for double), four
+// warps a block; they copy float or double data in, convert it to the fragment's input type on
+// the device, multiply, and copy C back. gemm_sgemm makes the same product with cublasSgemm.
+#include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <mma.h>
 
@@ -74,4 +75,25 @@ extern "C" int gemm_tf32(const float* a, const float* b, float* c, int n) {
 // double: m8n8k4.
 extern "C" int gemm_double(const double* a, const double* b, double* c, int n) {
     return run<double, double, double, double, 8, 8, 4>(a, b, c, n);
+}
+// The same product with cublasSgemm. Read column-major (as cuBLAS reads), row-major A is A^T,
+// column-major B is B and row-major C is C^T = B^T A^T: op(B) = T, op(A) = N.
+extern "C" int gemm_sgemm(const float* a, const float* b, float* c, int n) {
+    const size_t bytes = (size_t)n * n * sizeof(float);
+    float *da = nullptr, *db = nullptr, *dc = nullptr;
+    cudaMalloc(&da, bytes);
+    cudaMalloc(&db, bytes);
+    cudaMalloc(&dc, bytes);
+    cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, b, bytes, cudaMemcpyHostToDevice);
+    cublasHandle_t h;
+    cublasCreate(&h);
+    const float one = 1.0f, zero = 0.0f;
+    const cublasStatus_t s = cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, db, n, da, n, &zero, dc, n);
+    cublasDestroy(h);
+    cudaMemcpy(c, dc, bytes, cudaMemcpyDeviceToHost);
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dc);
+    return (int)s;
 }
