@@ -262,6 +262,51 @@ class TranslationUnit:
         self.edits.append(edit)
         self.launches.append((edit, [key]))
 
+    def _kernel_instances(self, ref) -> list:
+        """The user's ``__global__`` function templates an instance name ``ref`` can stand for."""
+        ck = self.ci.CursorKind
+        if ref.kind == ck.FUNCTION_DECL and ref.get_num_template_arguments() > 0:
+            decls = [ref]
+        elif ref.kind == ck.OVERLOADED_DECL_REF:  # named in a template: resolved per instantiation
+            lib = self.ci.conf.lib
+            decls = [lib.clang_getOverloadedDecl(ref, i) for i in range(lib.clang_getNumOverloadedDecls(ref))]
+            if not decls or any(d.kind != ck.FUNCTION_TEMPLATE for d in decls):
+                return []
+        else:
+            return []
+        if all(self._kind(d) == "global" and self.src.is_user(self.off(d.location)) for d in decls):
+            return decls
+        return []
+
+    def _kernel_instance(self, c, ref) -> bool:
+        """Whether ``c`` names an instance of a user's kernel template with its arguments (``k<float>``)."""
+        start, end = self.rng(c)
+        return bool(self._kernel_instances(ref)) and self._text(start, end).rstrip().endswith(">")
+
+    def _register_instance(self, c, ref) -> None:
+        """Host code names a kernel template's instance: register it where it is named.
+
+        Templates have no definition to register (see ``_register``), so an instance that host
+        code only passes by address (``cudaLaunchKernel((void*)k<float>, ...)``, a graph kernel
+        node) would be unknown to the runtime. The name becomes a call that returns the function
+        itself (its address can be taken), registered with a call by name and the template's
+        barrier-free finding each time the expression runs (cheap after the first time).
+        """
+        start, end = self.rng(c)
+        text = self._text(start, end)
+        name = ref.spelling.replace('"', "").replace("\\", "")
+        edit = Edit(
+            start,
+            end,
+            [
+                f'::sim::registered_kernel({text}, "{name}", ',
+                "SIM_BARRIER_FREE",
+                f", [](auto... sim_a) {{ {text}(sim_a...); }})",
+            ],
+        )
+        self.edits.append(edit)
+        self.launches.append((edit, [self.key_of(d) for d in self._kernel_instances(ref)]))
+
     def _register_symbol_name(self, var) -> None:
         """Register a file-scope ``__device__``/``__constant__`` variable under its name.
 
@@ -530,6 +575,8 @@ class TranslationUnit:
             where = self.off(ref.location)
             if kind == ck.DECL_REF_EXPR and ref.spelling in BUILTIN_NAMES and self.src.is_runtime(where):
                 self._builtin(c, ref.spelling, func)
+            elif kind == ck.DECL_REF_EXPR and not self._device(func) and self._kernel_instance(c, ref):
+                self._register_instance(c, ref)
             elif kind == ck.DECL_REF_EXPR and where in self.dyn_shared:
                 start, end = self.rng(c)
                 elem = self.dyn_shared[where]

@@ -62,8 +62,8 @@ cudaError_t unknown_kernel(const void* func, const char* call) {
     char fmt[256];
     std::snprintf(fmt, sizeof fmt,
                   "%s: kernel %%p is not registered: the build registers every kernel definition, and a "
-                  "kernel template's instance once it is launched with <<<>>> or a typed call; this address is "
-                  "neither (a host function?)",
+                  "kernel template's instance once it is launched with <<<>>> or a typed call or named with its "
+                  "template arguments in host code; this address is neither (a host function?)",
                   call);
     return refuse(cudaErrorInvalidDeviceFunction, fmt, func);
 }

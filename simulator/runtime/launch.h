@@ -189,6 +189,16 @@ static inline bool register_kernel(void (*k)(P...), const char* name, bool barri
                                barrier_free);
 }
 
+// What the front end makes of host code naming a kernel template's instance (``k<float>``):
+// registers it as a definition's registration would and is the function itself, so that
+// ``(void*)k<float>``, ``&k<float>`` and calls keep their meaning.
+template <class F, class... P>
+static inline auto registered_kernel(void (*k)(P...), const char* name, bool barrier_free, F by_name)
+    -> void (&)(P...) {
+    register_kernel(k, name, barrier_free, by_name);
+    return *k;
+}
+
 // A <<<grid, block, smem, stream>>> launch, as the build rewrites it: the arguments convert
 // to the kernel's parameter types once, on the host, like a real launch. ``spec`` carries the
 // launch configuration and whether the kernel is barrier-free (then a fast build runs each

@@ -241,7 +241,9 @@ BY_ADDRESS = KERNELS / "program_by_address_plain.cu"
 def test_launches_through_a_pointer_or_by_address_run_as_launches_by_name(mode, monkeypatch):
     """A barrier-free kernel's threads share one stack frame (a plain loop) however it is
     launched: by name, through a pointer, with cudaLaunchKernel or as a graph's kernel node; a
-    kernel with a barrier gets a stack per thread (fibers) in every form. Racecheck keeps fibers
+    kernel with a barrier gets a stack per thread (fibers) in every form. So do instances of
+    kernel templates that host code only names by address (in main, and in a host template where
+    the name is dependent): they are registered where they are named. Racecheck keeps fibers
     for all, as SIMULATOR_FIBERS=1 does in the other modes."""
     monkeypatch.delenv("SIMULATOR_FIBERS", raising=False)
     proc = run_cli("run", str(BY_ADDRESS), "--mode", mode)
@@ -251,6 +253,7 @@ def test_launches_through_a_pointer_or_by_address_run_as_launches_by_name(mode, 
     assert proc.stdout.splitlines() == [
         "free " + " ".join(f"{form}={plain}" for form in forms),
         "barrier " + " ".join(f"{form}=0" for form in forms),
+        f"template free={plain} barrier=0 in_template={plain}",
     ]
     if mode == "fast":
         monkeypatch.setenv("SIMULATOR_FIBERS", "1")

@@ -2,7 +2,9 @@
 // (test_plain_loop.py): a barrier-free kernel as a plain loop, whose threads run one after
 // another in one stack frame, and a kernel with a barrier on fibers, one stack per thread. Each
 // kernel writes where its threads' local variable lives; the program prints, per launch form,
-// whether threads 0 and 1 shared it.
+// whether threads 0 and 1 shared it. Instances of kernel templates that host code only passes
+// by address (never launched by name, which would register them too) come last, named with
+// their arguments in main and, dependent on a template parameter, in a host function template.
 #include <cstdint>
 #include <cstdio>
 #include <cuda_runtime.h>
@@ -14,6 +16,19 @@ __global__ void free_kernel(unsigned long long* out) {
 
 __global__ void barrier_kernel(unsigned long long* out) {
     volatile int local = (int)threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = (unsigned long long)(uintptr_t)&local;
+}
+
+template <class T>
+__global__ void free_template(unsigned long long* out) {
+    volatile T local = (T)threadIdx.x;
+    out[threadIdx.x] = (unsigned long long)(uintptr_t)&local;
+}
+
+template <class T>
+__global__ void barrier_template(unsigned long long* out) {
+    volatile T local = (T)threadIdx.x;
     __syncthreads();
     out[threadIdx.x] = (unsigned long long)(uintptr_t)&local;
 }
@@ -49,6 +64,19 @@ static void report(const char* name, int by_name, void (*kernel)(unsigned long l
     std::printf("%s name=%d pointer=%d address=%d node=%d\n", name, by_name, by_pointer, by_address, by_node);
 }
 
+// cudaLaunchKernel of ``kernel`` (1 block of 2 threads), then whether they shared a frame; -1
+// when the launch fails (an instance the runtime does not know).
+static int by_address(const void* kernel, unsigned long long* d) {
+    void* args[1] = {&d};
+    if (cudaLaunchKernel(kernel, dim3(1), dim3(2), args, 0, 0) != cudaSuccess) return -1;
+    return shared_frame(d);
+}
+
+template <class T>
+static int in_template(unsigned long long* d) {
+    return by_address((const void*)free_template<T>, d);
+}
+
 int main() {
     unsigned long long* d = nullptr;
     if (cudaMalloc(&d, 2 * sizeof(unsigned long long)) != cudaSuccess) return 1;
@@ -56,6 +84,9 @@ int main() {
     report("free", shared_frame(d), free_kernel, d);
     barrier_kernel<<<1, 2>>>(d);
     report("barrier", shared_frame(d), barrier_kernel, d);
+    const int t_free = by_address((const void*)free_template<int>, d);
+    const int t_barrier = by_address((const void*)&barrier_template<int>, d);
+    std::printf("template free=%d barrier=%d in_template=%d\n", t_free, t_barrier, in_template<long>(d));
     cudaFree(d);
     return cudaGetLastError() == cudaSuccess ? 0 : 2;
 }
