@@ -289,8 +289,9 @@ class TranslationUnit:
         Templates have no definition to register (see ``_register``), so an instance that host
         code only passes by address (``cudaLaunchKernel((void*)k<float>, ...)``, a graph kernel
         node) would be unknown to the runtime. The name becomes a call that returns the function
-        itself (its address can be taken), registered with a call by name and the template's
-        barrier-free finding each time the expression runs (cheap after the first time).
+        itself (its address can be taken; ``decltype`` sees the same type), registered with a call
+        by name and the template's barrier-free finding each time the expression runs (cheap
+        after the first time).
         """
         start, end = self.rng(c)
         text = self._text(start, end)
@@ -298,11 +299,7 @@ class TranslationUnit:
         edit = Edit(
             start,
             end,
-            [
-                f'::sim::registered_kernel({text}, "{name}", ',
-                "SIM_BARRIER_FREE",
-                f", [](auto... sim_a) {{ {text}(sim_a...); }})",
-            ],
+            [f'::sim::registered_kernel<&{text} >("{name}", ', "SIM_BARRIER_FREE", ")"],
         )
         self.edits.append(edit)
         self.launches.append((edit, [self.key_of(d) for d in self._kernel_instances(ref)]))

@@ -189,14 +189,24 @@ static inline bool register_kernel(void (*k)(P...), const char* name, bool barri
                                barrier_free);
 }
 
+// A kernel called through a pointer that is a constant, which the compiler can inline as it can
+// a call written by name (the front end's lambdas do that where a lambda may appear).
+template <auto K>
+struct call_by_name {
+    template <class... A>
+    void operator()(A... a) const {
+        K(a...);
+    }
+};
+
 // What the front end makes of host code naming a kernel template's instance (``k<float>``):
 // registers it as a definition's registration would and is the function itself, so that
-// ``(void*)k<float>``, ``&k<float>`` and calls keep their meaning.
-template <class F, class... P>
-static inline auto registered_kernel(void (*k)(P...), const char* name, bool barrier_free, F by_name)
-    -> void (&)(P...) {
-    register_kernel(k, name, barrier_free, by_name);
-    return *k;
+// ``(void*)k<float>``, ``&k<float>``, calls and ``decltype`` keep their meaning (no lambda:
+// one may not appear in an unevaluated operand before C++20).
+template <auto K>
+static inline auto registered_kernel(const char* name, bool barrier_free) -> decltype(*K) {
+    register_kernel(K, name, barrier_free, call_by_name<K>{});
+    return *K;
 }
 
 // A <<<grid, block, smem, stream>>> launch, as the build rewrites it: the arguments convert

@@ -84,7 +84,9 @@ int main() {
     report("free", shared_frame(d), free_kernel, d);
     barrier_kernel<<<1, 2>>>(d);
     report("barrier", shared_frame(d), barrier_kernel, d);
-    const int t_free = by_address((const void*)free_template<int>, d);
+    using FreeInt = decltype(&free_template<int>);  // the name keeps its type where it is not evaluated
+    const FreeInt free_int = free_template<int>;
+    const int t_free = by_address((const void*)free_int, d);
     const int t_barrier = by_address((const void*)&barrier_template<int>, d);
     std::printf("template free=%d barrier=%d in_template=%d\n", t_free, t_barrier, in_template<long>(d));
     cudaFree(d);
