@@ -278,12 +278,13 @@ class TranslationUnit:
             return decls
         return []
 
-    def _kernel_instance(self, c, ref) -> bool:
-        """Whether ``c`` names an instance of a user's kernel template with its arguments (``k<float>``)."""
+    def _kernel_instance(self, c, ref) -> list:
+        """The templates when ``c`` names an instance of a user's kernel template with its arguments
+        (``k<float>``), else none."""
         start, end = self.rng(c)
-        return bool(self._kernel_instances(ref)) and self._text(start, end).rstrip().endswith(">")
+        return self._kernel_instances(ref) if self._text(start, end).rstrip().endswith(">") else []
 
-    def _register_instance(self, c, ref) -> None:
+    def _register_instance(self, c, ref, templates: list) -> None:
         """Host code names a kernel template's instance: register it where it is named.
 
         Templates have no definition to register (see ``_register``), so an instance that host
@@ -302,7 +303,7 @@ class TranslationUnit:
             [f'::sim::registered_kernel<&{text} >("{name}", ', "SIM_BARRIER_FREE", ")"],
         )
         self.edits.append(edit)
-        self.launches.append((edit, [self.key_of(d) for d in self._kernel_instances(ref)]))
+        self.launches.append((edit, [self.key_of(d) for d in templates]))
 
     def _register_symbol_name(self, var) -> None:
         """Register a file-scope ``__device__``/``__constant__`` variable under its name.
@@ -572,8 +573,12 @@ class TranslationUnit:
             where = self.off(ref.location)
             if kind == ck.DECL_REF_EXPR and ref.spelling in BUILTIN_NAMES and self.src.is_runtime(where):
                 self._builtin(c, ref.spelling, func)
-            elif kind == ck.DECL_REF_EXPR and not self._device(func) and self._kernel_instance(c, ref):
-                self._register_instance(c, ref)
+            elif (
+                kind == ck.DECL_REF_EXPR
+                and not self._device(func)
+                and (templates := self._kernel_instance(c, ref))
+            ):
+                self._register_instance(c, ref, templates)
             elif kind == ck.DECL_REF_EXPR and where in self.dyn_shared:
                 start, end = self.rng(c)
                 elem = self.dyn_shared[where]

@@ -78,11 +78,6 @@ inline void store(void* p, cudaDataType t, size_t i, double v) {
     }
 }
 
-// Threads for one GEMM: SIMULATOR_THREADS, else the CPU count.
-inline long long gemm_threads() {
-    return std::max<long long>(1, knob_value("SIMULATOR_THREADS", (long)std::thread::hardware_concurrency()));
-}
-
 // A column-major operand: rows x cols with leading dimension ld, `batch` copies `stride` apart.
 struct Operand {
     const void* p;
@@ -186,6 +181,8 @@ void gemm(cublasOperation_t ta, cublasOperation_t tb, long long m, long long n, 
           long long ldd, long long stride_d, int batch, const Epilogue& ep) {
     constexpr int R = kPanelRows, C = kPanelCols<Acc>;
     Packed<Acc> pk{{}, {}, m, n, k, (m + R - 1) / R, (n + C - 1) / C};
+    const double work = (double)m * (double)n * (double)k;
+    const long long want = work < 1e7 ? 1 : std::min<long long>(worker_threads(), pk.col_panels);
     for (int bt = 0; bt < batch; ++bt) {
         pack(pk, ta, tb, a, b, bt);
         const size_t oc = (size_t)bt * c.stride, od = (size_t)bt * stride_d;
@@ -210,12 +207,10 @@ void gemm(cublasOperation_t ta, cublasOperation_t tb, long long m, long long n, 
                 }
             }
         };
-        const double work = (double)m * (double)n * (double)k;
-        const long long want = work < 1e7 ? 1 : std::min<long long>(gemm_threads(), pk.col_panels);
         std::vector<std::thread> helpers;
         for (long long t = 1; t < want; ++t)
             helpers.emplace_back(columns, pk.col_panels * t / want, pk.col_panels * (t + 1) / want);
-        columns(0, pk.col_panels / std::max(want, 1LL));
+        columns(0, pk.col_panels / want);
         for (auto& h : helpers) h.join();
     }
 }

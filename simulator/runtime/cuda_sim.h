@@ -148,6 +148,12 @@ struct ThreadState {
 };
 extern __thread ThreadState* tl_thread SIM_API;
 
+// The calling CUDA thread's linear index in its block (x fastest, as on a GPU).
+static inline unsigned int block_rank() {
+    const ThreadState& t = *tl_thread;
+    return t.thread_idx.x + t.block_dim.x * (t.thread_idx.y + t.block_dim.y * t.thread_idx.z);
+}
+
 enum WarpKind {
     kShflIdx = 0,
     kShflUp = 1,

@@ -187,6 +187,11 @@ bool fibers_forced() {
     return true;  // fibers run every kernel correctly: the safe reading of a bad value
 }
 
+unsigned worker_threads() {
+    const long n = knob_value("SIMULATOR_THREADS", (long)std::thread::hardware_concurrency());
+    return n < 1 ? 1u : n > 64 ? 64u : (unsigned)n;  // the knob's bounds, for the CPU count
+}
+
 bool runs_plain(bool barrier_free) { return barrier_free && mode::kPlainLoops && !fibers_forced(); }
 
 Worker* worker() {
@@ -465,9 +470,7 @@ public:
 
 private:
     static unsigned workers_for(unsigned long long nblocks) {
-        unsigned n = (unsigned)knob_value("SIMULATOR_THREADS", (long)std::thread::hardware_concurrency());
-        if (n == 0) n = 1;
-        if (n > 64) n = 64;  // the knob's bound, for the CPU count
+        unsigned n = worker_threads();
         if (nblocks < n) n = (unsigned)nblocks;
         return n;
     }

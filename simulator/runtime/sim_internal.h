@@ -336,6 +336,8 @@ bool fibers_forced();
 // True when a launch marked ``barrier_free`` runs its blocks as plain loops: every mode but
 // racecheck (mode::kPlainLoops), unless SIMULATOR_FIBERS=1.
 bool runs_plain(bool barrier_free);
+// Threads that share out a launch's blocks (or a GEMM): SIMULATOR_THREADS, else the CPU count, 1..64.
+unsigned worker_threads();
 
 // ---- device_api.cpp ------------------------------------------------------------------------
 // In a plain-loop block: reports that the running thread reached ``what`` (a barrier, warp

@@ -33,13 +33,6 @@ const void* wmma_gather(const void* a_share, size_t a_bytes, const void* b_share
             fail_block(b);
             yield_to_scheduler(true);
         }
-        if (32 * (a_bytes + b_bytes) > kWmmaBufferBytes) {
-            report("%s: wmma::mma_sync at %s:%d: fragments of %zu bytes per lane exceed the simulator's %zu-byte "
-                   "operand buffer",
-                   mode_name(), file, line, a_bytes + b_bytes, kWmmaBufferBytes / 32);
-            fail_block(b);
-            yield_to_scheduler(true);
-        }
         char* mine = reinterpret_cast<char*>(in_runtime.run.worker->wmma_buffers.data()) +
                      ((size_t)f->warp * 2 + (f->wmma_turn++ & 1u)) * kWmmaBufferBytes;
         std::memcpy(mine + (size_t)f->lane * a_bytes, a_share, a_bytes);

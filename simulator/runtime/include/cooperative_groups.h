@@ -17,11 +17,7 @@ namespace cooperative_groups {
 
 namespace details {
 
-// Linear index of the calling thread in its block (x fastest, as on a GPU).
-static inline unsigned int block_rank() {
-    const ::sim::ThreadState& t = *::sim::tl_thread;
-    return t.thread_idx.x + t.block_dim.x * (t.thread_idx.y + t.block_dim.y * t.thread_idx.z);
-}
+using ::sim::block_rank;
 
 static inline unsigned int block_threads() {
     const ::sim::ThreadState& t = *::sim::tl_thread;

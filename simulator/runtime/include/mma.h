@@ -92,11 +92,7 @@ inline double widen(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
 inline void warp_sync(const char* file, int line) { ::sim::syncwarp_at(file, line, 0xffffffffu); }
 
 // The calling thread's lane: its linear index in the block, modulo 32.
-inline int lane() {
-    const ::sim::ThreadState& me = *::sim::tl_thread;
-    return (int)(me.thread_idx.x + me.thread_idx.y * me.block_dim.x + me.thread_idx.z * me.block_dim.x * me.block_dim.y) %
-           32;
-}
+inline int lane() { return (int)(::sim::block_rank() & 31u); }
 
 // What mma_sync multiplies in: int for 8-bit inputs, double for double, float otherwise.
 template <class TC>
