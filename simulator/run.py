@@ -151,9 +151,11 @@ def run_program(
             threading.Thread(target=_pump, args=(proc.stdout, out, bytearray()), daemon=True),
             threading.Thread(target=_pump, args=(proc.stderr, err, kept_err), daemon=True),
         ]
-        for t in pumps:
-            t.start()
+        # The program may print (and be signalled) before the second pump has started: a stop
+        # that comes then is handled as one that comes while it runs.
         try:
+            for t in pumps:
+                t.start()
             rc = proc.wait(timeout=wall_limit(limit))
         except subprocess.TimeoutExpired:
             timed_out = True
@@ -166,7 +168,8 @@ def run_program(
         except ProgramInterrupted as stop:
             stop_group(proc, stop.signum)
             for t in pumps:
-                t.join(timeout=5)
+                if t.is_alive():
+                    t.join(timeout=5)
             raise
     for t in pumps:
         t.join(timeout=5)

@@ -181,7 +181,8 @@ SIM_API unsigned long long warp_op(int kind, unsigned int mask, unsigned long lo
 SIM_API unsigned int active_mask();
 // __nanosleep: lets the block's other threads run (a spin-wait on them then makes progress).
 SIM_API void nanosleep_thread(unsigned int ns, const char* file, int line);
-// clock64() and %globaltimer: a steady host clock, scaled to the modelled 1.41 GHz SM clock.
+// clock64(): a steady host clock, scaled to the modelled 1.41 GHz SM clock; it runs ahead of the
+// host's while a thread spins on it (device_api.cpp).
 SIM_API long long clock_cycles();
 // The lanes of the caller's warp that reach this call site together (cg::coalesced_threads()).
 SIM_API unsigned int coalesced_mask(const char* file, int line);

@@ -323,10 +323,55 @@ void nanosleep_thread(unsigned int ns, const char* file, int line) {
     if (b->failed) yield_to_scheduler(true);
 }
 
+namespace {
+
+// A GPU runs thousands of threads at once, so a kernel in which every thread spins for n cycles
+// takes n cycles; here the threads of a worker run one after another and would take n cycles
+// each. So this worker's clock (an SM's, as on a GPU) runs ahead of the host's while one CUDA
+// thread reads it again and again: each read within kSpinGapCycles of that thread's previous
+// read adds a step that doubles (32, 64, 128, ... cycles, at most kMaxSpinStep), so a spin of n
+// cycles ends after about log2(n / 32) reads (a host clock read costs ~25 ns) and has then seen
+// between n and 2n cycles. Work between two reads resets the step, so the cycles such a stretch
+// reads are the host's time scaled.
+constexpr long long kSpinGapCycles = 1410;     // 1 us of host time
+constexpr long long kFirstSpinStep = 32;       // about one iteration of a spin loop on a GPU
+constexpr long long kMaxSpinStep = 1LL << 30;  // a 32-bit clock() difference stays exact
+struct SpinClock {
+    long long ahead = 0;  // cycles this worker's clock runs ahead of the host's, never less
+    long long step = 0;
+    long long last = -1;  // host time of the previous read, in cycles
+    const ThreadState* reader = nullptr;
+    uint3 thread_idx{}, block_idx{};
+};
+thread_local SpinClock tl_spin_clock;
+
+bool same_thread(const SpinClock& c, const ThreadState* t) {
+    return t != nullptr && c.reader == t && c.thread_idx.x == t->thread_idx.x && c.thread_idx.y == t->thread_idx.y &&
+           c.thread_idx.z == t->thread_idx.z && c.block_idx.x == t->block_idx.x &&
+           c.block_idx.y == t->block_idx.y && c.block_idx.z == t->block_idx.z;
+}
+
+}  // namespace
+
 long long clock_cycles() {
     const auto now = std::chrono::steady_clock::now().time_since_epoch();
     const long long ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
-    return ns + ns * 41 / 100;  // 1.41 cycles per ns: the modelled clockRate of 1410000 kHz
+    const long long host = ns + ns * 41 / 100;  // 1.41 cycles per ns: the modelled clockRate of 1410000 kHz
+    SpinClock& c = tl_spin_clock;
+    const ThreadState* t = tl_thread;
+    if (same_thread(c, t) && host - c.last < kSpinGapCycles) {
+        c.step = c.step == 0 ? kFirstSpinStep : std::min(2 * c.step, kMaxSpinStep);
+        c.ahead += c.step;
+    } else {
+        c.step = 0;
+    }
+    c.last = host;
+    c.reader = t;
+    if (t != nullptr) {
+        c.thread_idx = t->thread_idx;
+        c.block_idx = t->block_idx;
+    }
+    return host + c.ahead;
 }
 
 unsigned int active_mask() {

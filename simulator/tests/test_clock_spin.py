@@ -1,0 +1,39 @@
+"""A spin-wait on the device clock ends after a few reads, not after the host time it names.
+
+On a GPU the threads of a launch spin at once; here they run one after another, so the modelled
+SM clock runs ahead while one thread rereads it (simulator/README.md, "Time")."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from .conftest import KERNELS, int_values, nvcc_compile, run_cli
+
+PROGRAM = KERNELS / "clock_spin_many.cu"
+FIRST_STEP = 32  # cycles: the first step a reread adds (runtime/device_api.cpp, kFirstSpinStep)
+
+
+@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+def test_every_thread_of_a_launch_spins_its_cycles_in_a_few_reads(mode):
+    proc = run_cli("run", str(PROGRAM), "--mode", mode, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = int_values(proc.stdout)
+    assert got["err"] == 0
+    cycles = got["cycles"]
+    # Steps of 32, 64, 128, ... cycles: r rereads add 32 * (2**r - 1).
+    model_reads = math.ceil(math.log2(cycles / FIRST_STEP + 1))
+    for clock in ("clock", "clock64"):
+        # Each thread waited until the clock had advanced by the target, as the loop demands...
+        assert got[f"{clock}_min_seen"] >= cycles
+        # ...and, by the doubling steps, by less than twice it (plus a little host time) in at
+        # least one thread; a thread the OS paused sees that pause too, so only the least counts.
+        assert got[f"{clock}_min_seen"] <= 2 * cycles + 100_000
+        # About log2(cycles / 32) reads, not the ~80,000 a 2 ms spin at ~25 ns a read would take.
+        assert got[f"{clock}_median_reads"] <= model_reads + 4
+
+
+def test_clock_spin_program_compiles_with_nvcc(tmp_path):
+    proc = nvcc_compile(PROGRAM, tmp_path)
+    assert proc.returncode == 0, proc.stderr
