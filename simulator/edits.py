@@ -1,0 +1,41 @@
+"""What a syntax-tree walk collects: the edits to the preprocessed text, and each function's facts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import SimBuildError
+from .linemap import SourceMap
+
+__all__ = ["Edit", "Func", "source_error"]
+
+
+@dataclass
+class Edit:
+    """A rewrite of the preprocessed text ``[start, end)`` (an empty range inserts)."""
+
+    start: int
+    end: int
+    parts: list  # str, or (start, end) of a sub-range rendered with the edits inside it
+    children: list = field(default_factory=list)
+    exact: bool = False  # its text brings its own line markers: no padding to the line count
+
+
+@dataclass
+class Func:
+    """A function the walk met: its kind, body, callees and whether it waits (barrier-free marking)."""
+
+    key: int
+    name: str
+    kind: str  # "global", "device", "hd", "host"
+    user: bool
+    body: tuple[int, int] | None = None
+    calls: set = field(default_factory=set)
+    waits: bool = False
+    unknown: bool = False
+
+
+def source_error(src: SourceMap, pos: int, msg: str) -> SimBuildError:
+    """A build error naming the user's file and line of preprocessed offset ``pos``."""
+    path, line = src.where(pos)
+    return SimBuildError(f"{path}:{line}: {msg}")

@@ -1,0 +1,253 @@
+"""Device code in the syntax tree: each function's calls and waits (for the barrier-free
+marking), device-only rewrites (built-in variables, ``__shared__`` variables, shifts, ``clock()``)
+and the host functions device code may not call.
+
+A mixin of ``TranslationUnit`` (syntax.py), whose parse state it uses.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .edits import Edit, Func
+from .refusals import DEVICE_LIBC, DEVICE_REMOVED, MATH_HEADER
+from .syntax_launches import CONFIG_CALLS
+
+__all__ = ["BUILTIN_NAMES", "DeviceCodeWalk"]
+
+# Runtime functions (namespace sim) that wait for, or let run, other threads of the block or warp
+# (nanosleep_thread yields to the block's other threads, so a spin-wait on them makes progress).
+_WAITS = frozenset(
+    {
+        "syncthreads",
+        "syncthreads_reduce",
+        "warp_op",
+        "active_mask",
+        "coalesced_mask",
+        "nanosleep_thread",
+        "grid_sync",
+        "tile_sync",
+    }
+)
+_ATOMIC = re.compile(r"atomic\w+|__atomic_\w+|__sync_\w+")
+BUILTIN_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
+_BUILTIN_READ = {
+    "threadIdx": "(::sim::tl_thread->thread_idx)",
+    "blockIdx": "(::sim::tl_thread->block_idx)",
+    "blockDim": "(::sim::tl_thread->block_dim)",
+    "gridDim": "(::sim::tl_thread->grid_dim)",
+    "warpSize": "(32)",
+}
+
+
+class DeviceCodeWalk:
+    """The call graph and device-code rewrites of ``TranslationUnit``."""
+
+    def _graph_node(self, c, func: Func) -> None:
+        ck = self.ci.CursorKind
+        if c.kind == ck.CALL_EXPR:
+            ref = c.referenced
+            if ref is None or ref.kind not in self.func_kinds:
+                if self._is_config(c):
+                    return
+                first = next(c.get_children(), None)
+                if first is not None and first.kind == ck.TYPE_REF:
+                    return  # `T(x)` in a template: a conversion, not a call
+                candidates = self._candidates(first)
+                if candidates is None:
+                    func.unknown = True  # a call through a pointer or an unresolved member
+                    return
+                for cand in candidates:
+                    self._add_call(func, cand)
+                return
+            self._add_call(func, ref, c)
+        elif c.kind in (ck.WHILE_STMT, ck.DO_STMT, ck.FOR_STMT) and self._device(func):
+            # A loop waiting on memory another thread writes (a volatile flag, an atomic read) is a
+            # wait too: in a plain loop over the block's threads the writer would never run.
+            if self._spins(c):
+                func.waits = True
+
+    def _candidates(self, callee) -> list | None:
+        """The functions an unresolved (dependent) call by name may call, or None when not by name."""
+        ck = self.ci.CursorKind
+        node = callee
+        while node is not None and node.kind == ck.UNEXPOSED_EXPR:
+            node = next(node.get_children(), None)
+        if node is None:
+            return None
+        if node.kind == ck.DECL_REF_EXPR:
+            node = next((ch for ch in node.get_children() if ch.kind == ck.OVERLOADED_DECL_REF), None)
+        if node is None or node.kind != ck.OVERLOADED_DECL_REF:
+            return None
+        lib = self.ci.conf.lib
+        return [lib.clang_getOverloadedDecl(node, i) for i in range(lib.clang_getNumOverloadedDecls(node))]
+
+    def _add_call(self, func: Func, ref, call=None) -> None:
+        if ref.kind not in self.func_kinds:
+            return
+        if (
+            ref.spelling in _WAITS
+            and ref.semantic_parent is not None
+            and ref.semantic_parent.spelling == "sim"
+        ):
+            func.waits = True
+            return
+        where = self.off(ref.location)
+        removed = DEVICE_REMOVED.get(ref.spelling) if self.src.is_runtime(where) else None
+        if removed and call is not None and func.user and func.kind in ("global", "device"):
+            self.problems.append((self.off(call.extent.start), removed))
+            return
+        if func.user and self._device(func) and call is not None and self._device_clock(call, ref, where):
+            return
+        if func.user and func.kind in ("global", "device") and call is not None:
+            self._device_call(call, ref, func, where)
+        if self.src.is_user(where) or self.src.is_runtime(where):
+            key = self.key_of(ref)
+            if key is None:
+                if self.src.is_user(where):
+                    func.unknown = True  # declared in the program, defined elsewhere
+            else:
+                func.calls.add(key)
+                lazy = self.src.is_runtime(where) and (func.kind != "host" or not func.user)
+                if lazy and key not in self.funcs and key not in self._lazy:
+                    self._lazy.add(key)
+                    self._visit(ref.get_definition(), None, False)
+
+    def _device_clock(self, call, ref, where: int) -> bool:
+        """Rewrite device code's ``clock()`` (the C library's name) to read the modelled SM clock."""
+        ck = self.ci.CursorKind
+        parent = ref.semantic_parent
+        if (
+            ref.spelling != "clock"
+            or self.src.is_user(where)
+            or parent is None
+            or parent.kind not in (ck.TRANSLATION_UNIT, ck.LINKAGE_SPEC)
+        ):
+            return False
+        callee = next(call.get_children(), None)
+        if callee is None:
+            return False
+        start, end = self.rng(callee)
+        if end <= start:
+            return False
+        self.edits.append(Edit(start, end, ["::sim::device_clock"]))
+        return True
+
+    def _device_call(self, call, ref, func: Func, where: int) -> None:
+        """Refuse a call from device code of a function that exists only on the host, as nvcc does.
+
+        Device-callable: functions marked __device__ (or constexpr), everything the simulator's
+        runtime headers declare, and the C library functions CUDA provides in device code
+        (printf, malloc/free, memcpy/memset, assert and the math headers).
+        """
+        ck = self.ci.CursorKind
+        if ref.kind != ck.FUNCTION_DECL or self.src.is_runtime(where) or ref.spelling in CONFIG_CALLS:
+            return  # (the configuration call of a device-side <<<>>> launch is rewritten with it)
+        name = ref.spelling
+        if self.src.is_user(where):
+            decl = ref.get_definition() or ref
+            if self._kind(decl) != "host" or self._kind(ref) != "host":
+                return
+            if any(t.spelling == "constexpr" for t in list(ref.get_tokens())[:12]):
+                return
+            if ref.semantic_parent is not None and ref.semantic_parent.kind == ck.CLASS_DECL:
+                return
+            why = "a host function of the program: mark it __device__ or __host__ __device__"
+        else:
+            parent = ref.semantic_parent
+            if (
+                parent is None
+                or parent.kind not in (ck.TRANSLATION_UNIT, ck.LINKAGE_SPEC)
+                or name.startswith("__b")
+            ):
+                return
+            if name in DEVICE_LIBC or MATH_HEADER.search(self.src.where(where)[0]):
+                return
+            why = "a C library function that CUDA does not provide in device code"
+        self.problems.append(
+            (
+                self.off(call.extent.start),
+                f"a __{func.kind}__ function calls the host function '{name}' ({why})",
+            )
+        )
+
+    def _spins(self, loop) -> bool:
+        ck = self.ci.CursorKind
+        children = list(loop.get_children())
+        if loop.kind == ck.DO_STMT:
+            conds = children[-1:]
+        elif loop.kind == ck.WHILE_STMT:
+            conds = children[:1]
+        else:
+            conds = [ch for ch in children[:-1] if ch.kind != ck.DECL_STMT][-1:]
+        stack = list(conds)
+        while stack:
+            n = stack.pop()
+            if n.kind in (ck.DECL_REF_EXPR, ck.MEMBER_REF_EXPR, ck.UNARY_OPERATOR, ck.ARRAY_SUBSCRIPT_EXPR):
+                if n.type.is_volatile_qualified():
+                    return True
+            if n.kind == ck.CALL_EXPR and _ATOMIC.fullmatch(n.spelling or ""):
+                return True
+            stack.extend(n.get_children())
+        return False
+
+    def _builtin(self, c, name: str, func: Func | None) -> None:
+        start, end = self.rng(c)
+        if func is not None and func.kind == "host":
+            self.problems.append(
+                (
+                    start,
+                    f"'{name}' is a device built-in variable: host code cannot use it "
+                    "(as with nvcc, it exists only in __global__ and __device__ functions)",
+                )
+            )
+            return
+        self.edits.append(Edit(start, end, [_BUILTIN_READ[name]]))
+
+    def _shift(self, c) -> None:
+        children = list(c.get_children())
+        if len(children) != 2:
+            return
+        a, b = (self.rng(ch) for ch in children)
+        op = self._text(a[1], b[0]).strip()
+        helper = {"<<": "shl", ">>": "shr", "<<=": "shl_assign", ">>=": "shr_assign"}.get(op)
+        if helper is None or a[0] < 0 or b[1] <= b[0]:
+            return
+        start, end = self.rng(c)
+        self.edits.append(Edit(start, end, [f"::sim::{helper}(", a, ", ", b, ")"]))
+
+    def _shared(self, var) -> None:
+        ci = self.ci
+        name = var.spelling
+        stmt_start, stmt_end = self._decl_stmt(var)
+        if var.storage_class == ci.StorageClass.EXTERN:
+            elem = var.type.get_array_element_type().spelling
+            if var.type.kind != ci.TypeKind.INCOMPLETEARRAY:
+                self.problems.append(
+                    (stmt_start, "expected 'extern __shared__ T name[];' (or T name[][N]...)")
+                )
+                return
+            decl = (
+                f"using sim_shared_{name}_e = {elem}; sim_shared_{name}_e* const {name} = "
+                f"reinterpret_cast<sim_shared_{name}_e*>(::sim::dynamic_shared());"
+            )
+        else:
+            declarator = re.sub(r"\[[^\]]*\]", "", self._text(self.off(var.location), self.rng(var)[1]))
+            if "=" in declarator or "{" in declarator:
+                self.problems.append((stmt_start, "a __shared__ variable cannot have an initializer"))
+                return
+            typ = var.type.spelling
+            alias, site = f"sim_shared_{name}_t", f"sim_shared_{name}_site"
+            decl = (
+                f"using {alias} = {typ}; static char {site}; "
+                f"{alias}& {name} = ::sim::shared_var<{alias}>(&{site});"
+            )
+        group = self._shared_groups.setdefault((stmt_start, stmt_end), [])
+        group.append(decl)
+
+    def _decl_stmt(self, var) -> tuple[int, int]:
+        parent = self._parents.get(self.off(var.location))
+        if parent is not None:
+            return parent
+        start, end = self.rng(var)
+        return start, self.src.through_semicolon(end)

@@ -1,0 +1,192 @@
+"""Kernel launches in the syntax tree, rewritten into calls of the simulator's runtime.
+
+``<<<grid, block[, shared[, stream]]>>>`` launches (by name, of templates and overload sets, and
+through pointers) become ``::sim::launcher``/``::sim::launch_deduced`` calls. A mixin of
+``TranslationUnit`` (syntax.py), whose parse state (``ci``, ``src``, ``edits``, ``launches``,
+``problems``) it uses.
+"""
+
+from __future__ import annotations
+
+from .device_launches import split_config
+from .edits import Edit, Func
+
+__all__ = ["CONFIG_CALLS", "LaunchRewrites"]
+
+# What clang calls for `<<<...>>>`: the CUDA 9.2+ launch API, or the old one when it finds no
+# CUDA installation (linemap's prelude declares both).
+CONFIG_CALLS = ("__cudaPushCallConfiguration", "cudaConfigureCall")
+
+
+def _c_string(text: str) -> str:
+    """``text`` as a C string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _config_parts(cfg: list) -> list:
+    """A launch's <<<grid, block[, shared_bytes[, stream]]>>> as the four leading arguments of
+    the runtime's launch call (missing ones 0; the stream cast to cudaStream_t)."""
+    parts: list = []
+    for i in range(4):
+        if i < len(cfg):
+            parts += ["(cudaStream_t)(" if i == 3 else "(", cfg[i], ")"]
+        else:
+            parts.append("0")
+        parts.append(", ")
+    return parts
+
+
+class LaunchRewrites:
+    """The launch rewrites of ``TranslationUnit``."""
+
+    def _launch(self, call, callee, config, func: Func | None) -> None:
+        ci = self.ci
+        ck = ci.CursorKind
+        start, end = self.rng(call)
+        cfg_start, cfg_end = self.rng(config)
+        path, line = self.src.where(start)
+        kernel_text = " ".join(self._text(start, cfg_start).split())
+        name = kernel_text.replace('"', "").replace("\\", "")
+        cfg = [self.rng(ch) for ch in list(config.get_children())[1:]]
+        cfg = [r for r in cfg if r[1] > r[0]]
+        if len(cfg) < 2 or len(cfg) > 4:
+            self.problems.append((start, "a launch needs <<<grid, block[, shared_bytes[, stream]]>>>"))
+            return
+        text = self.src.text
+        k = cfg_end
+        while k < end and text[k] != "(":
+            k += 1
+        args = (k + 1, end - 1)
+        parts = _config_parts(cfg)
+        target = callee
+        while target.kind == ck.UNEXPOSED_EXPR and len(list(target.get_children())) == 1:
+            target = next(target.get_children())
+        ref = target.referenced if target.kind in (ck.DECL_REF_EXPR, ck.OVERLOADED_DECL_REF) else None
+        if ref is not None and ref.kind == ck.OVERLOADED_DECL_REF:
+            target = ref  # an overload set, or a kernel template named in a template
+        by_name = ref is not None and (ref.kind in self.func_kinds or target.kind == ck.OVERLOADED_DECL_REF)
+        capture = "&" if func is not None else ""
+        file_lit = _c_string(path)
+        head = f'"{name}", {file_lit}, {line}, '
+        if by_name and target.kind == ck.OVERLOADED_DECL_REF:
+            lib = ci.conf.lib
+            keys = [
+                self.key_of(lib.clang_getOverloadedDecl(target, i))
+                for i in range(lib.clang_getNumOverloadedDecls(target))
+            ]
+        else:
+            keys = [self.key_of(ref) if by_name else None]
+        is_template = by_name and (
+            target.kind == ck.OVERLOADED_DECL_REF
+            or ref.kind == ck.FUNCTION_TEMPLATE
+            or ref.get_num_template_arguments() > 0
+        )
+        explicit = kernel_text.endswith(">")
+        bf = "SIM_BARRIER_FREE"
+        call_args = (k + 1, end - 1)
+        has_args = text[k + 1 : end - 1].strip() != ""
+        if by_name and ((is_template and not explicit) or self._overloaded(ref, target)):
+            # Deduced template arguments or an overload set: resolved per call, as nvcc does.
+            deduce = f"[{capture}](auto... sim_a) {{ {kernel_text}(sim_a...); }}"
+            edit = Edit(start, end, ["::sim::launch_deduced(" + head, *parts, bf, f", {deduce}"])
+            if has_args:
+                edit.parts += [", ", call_args]
+            edit.parts.append(")")
+        elif by_name:
+            lam = f"[{capture}](auto... sim_a) {{ {kernel_text}(sim_a...); }}"
+            edit = Edit(
+                start,
+                end,
+                ["::sim::launcher(" + head, *parts, kernel_text, f", {lam}, ", bf, ")(", args, ")"],
+            )
+        else:
+            edit = Edit(
+                start,
+                end,
+                [
+                    "::sim::launcher(" + head,
+                    *parts,
+                    "(",
+                    (start, cfg_start),
+                    "), ::sim::no_default_args{}, ",
+                    bf,
+                    ")(",
+                    args,
+                    ")",
+                ],
+            )
+            keys = [None]
+        self.edits.append(edit)
+        self.launches.append((edit, keys))
+
+    def _recovered_launch(self, c, func: Func | None) -> None:
+        """A kernel template launched from device code, read from the text (see device_launches.py)."""
+        ck = self.ci.CursorKind
+        children = list(c.get_children())
+        start, end = self.rng(c)
+        text = self.src.text
+        if not children or children[0].kind != ck.DECL_REF_EXPR:
+            return
+        target = next((ch for ch in children[0].get_children() if ch.kind == ck.OVERLOADED_DECL_REF), None)
+        opened = text.find("<<<", self.rng(children[0])[1], end)
+        closed = text.find(">>>", opened + 3, end) if opened >= 0 else -1
+        paren = text.find("(", closed + 3, end) if closed >= 0 else -1
+        if target is None or paren < 0:
+            return
+        cfg = split_config(text, opened + 3, closed)
+        if len(cfg) < 2 or len(cfg) > 4:
+            self.problems.append((start, "a launch needs <<<grid, block[, shared_bytes[, stream]]>>>"))
+            return
+        parts = _config_parts(cfg)
+        kernel_text = " ".join(self._text(start, opened).split())
+        path, line = self.src.where(start)
+        file_lit = _c_string(path)
+        name = kernel_text.replace('"', "").replace("\\", "")
+        deduce = f"[&](auto... sim_a) {{ {kernel_text}(sim_a...); }}"
+        edit = Edit(start, end, [f'::sim::launch_deduced("{name}", {file_lit}, {line}, ', *parts])
+        edit.parts += ["SIM_BARRIER_FREE", f", {deduce}"]
+        if text[paren + 1 : end - 1].strip():
+            edit.parts += [", ", (paren + 1, end - 1)]
+        edit.parts.append(")")
+        lib = self.ci.conf.lib
+        keys = [
+            self.key_of(lib.clang_getOverloadedDecl(target, i))
+            for i in range(lib.clang_getNumOverloadedDecls(target))
+        ]
+        self.edits.append(edit)
+        self.launches.append((edit, keys))
+
+    def _overloaded(self, ref, target) -> bool:
+        ck = self.ci.CursorKind
+        if target.kind == ck.OVERLOADED_DECL_REF:
+            return True
+        parent = ref.semantic_parent
+        if parent is None:
+            return False
+        count = self._overloads.get((parent.hash, ref.spelling))
+        if count is None:
+            # Overloads are declarations of different types, defined or not (a kernel declared
+            # in a header with other parameters than its definition has is an overload too).
+            count = len(
+                {
+                    ch.type.get_canonical().spelling
+                    for ch in parent.get_children()
+                    if ch.kind in self.func_kinds and ch.spelling == ref.spelling
+                }
+            )
+            self._overloads[(parent.hash, ref.spelling)] = count
+        return count > 1
+
+    def _is_runtime_launch(self, c) -> bool:
+        ref = c.referenced
+        parent = ref.semantic_parent if ref is not None else None
+        return (
+            ref is not None
+            and ref.spelling in ("launcher", "launch_deduced")
+            and parent is not None
+            and parent.spelling == "sim"
+            and self.src.is_runtime(self.off(ref.location))
+        )
+
+    def _is_config(self, c) -> bool:
+        return c.spelling in CONFIG_CALLS

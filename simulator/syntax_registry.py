@@ -1,0 +1,123 @@
+"""Registrations the runtime needs to find kernels and symbols that host code names by address
+or by string (``cudaLaunchKernel``, graph kernel nodes, ``cudaMemcpyToSymbol("name", ...)``).
+
+A mixin of ``TranslationUnit`` (syntax.py), whose parse state it uses.
+"""
+
+from __future__ import annotations
+
+from .edits import Edit
+
+__all__ = ["KernelRegistrations"]
+
+
+class KernelRegistrations:
+    """The registrations of ``TranslationUnit``."""
+
+    def _register(self, kernel, key: int) -> None:
+        """After a (non-template) kernel's definition, register it for launches by address.
+
+        ``cudaLaunchKernel((void*)k, ...)`` and graph kernel nodes name a kernel by its address
+        alone; the runtime needs its parameter types to unpack ``void** args``. It also gets a
+        call by name and whether the kernel is barrier-free (decided with the launches', see
+        ``launches``), so that such a launch runs as the kernel's ``<<<>>>`` launch would.
+        """
+        ck = self.ci.CursorKind
+        if kernel.kind != ck.FUNCTION_DECL or kernel.get_num_template_arguments() > 0:
+            return  # templates: registered by their typed launches instead
+        if kernel.semantic_parent is None or kernel.semantic_parent.kind not in (
+            ck.TRANSLATION_UNIT,
+            ck.NAMESPACE,
+            ck.LINKAGE_SPEC,  # extern "C" __global__ void k(...), as NVIDIA's samples write it
+        ):
+            return
+        end = self.off(kernel.extent.end)
+        signature = kernel.type.get_canonical().spelling  # e.g. "void (float *, int)"
+        if "(" not in signature:
+            return
+        result, params = signature.split("(", 1)
+        pointer = f"{result.strip()} (*)({params}"
+        name = kernel.spelling
+        edit = Edit(
+            end,
+            end,
+            [
+                f" static const bool sim_registered_{len(self.edits)}_{name} = "
+                f'::sim::register_kernel(static_cast<{pointer}>(&{name}), "{name}", ',
+                "SIM_BARRIER_FREE",
+                f", [](auto... sim_a) {{ {name}(sim_a...); }});",
+            ],
+        )
+        self.edits.append(edit)
+        self.launches.append((edit, [key]))
+
+    def _kernel_instances(self, ref) -> list:
+        """The user's ``__global__`` function templates an instance name ``ref`` can stand for."""
+        ck = self.ci.CursorKind
+        if ref.kind == ck.FUNCTION_DECL and ref.get_num_template_arguments() > 0:
+            decls = [ref]
+        elif ref.kind == ck.OVERLOADED_DECL_REF:  # named in a template: resolved per instantiation
+            lib = self.ci.conf.lib
+            decls = [lib.clang_getOverloadedDecl(ref, i) for i in range(lib.clang_getNumOverloadedDecls(ref))]
+            if not decls or any(d.kind != ck.FUNCTION_TEMPLATE for d in decls):
+                return []
+        else:
+            return []
+        if all(self._kind(d) == "global" and self.src.is_user(self.off(d.location)) for d in decls):
+            return decls
+        return []
+
+    def _kernel_instance(self, c, ref) -> list:
+        """The templates when ``c`` names an instance of a user's kernel template with its arguments
+        (``k<float>``), else none."""
+        start, end = self.rng(c)
+        return self._kernel_instances(ref) if self._text(start, end).rstrip().endswith(">") else []
+
+    def _register_instance(self, c, ref, templates: list) -> None:
+        """Host code names a kernel template's instance: register it where it is named.
+
+        Templates have no definition to register (see ``_register``), so an instance that host
+        code only passes by address (``cudaLaunchKernel((void*)k<float>, ...)``, a graph kernel
+        node) would be unknown to the runtime. The name becomes a call that returns the function
+        itself (its address can be taken; ``decltype`` sees the same type), registered with a call
+        by name and the template's barrier-free finding each time the expression runs (cheap
+        after the first time).
+        """
+        start, end = self.rng(c)
+        text = self._text(start, end)
+        name = ref.spelling.replace('"', "").replace("\\", "")
+        edit = Edit(
+            start,
+            end,
+            [f'::sim::registered_kernel<&{text} >("{name}", ', "SIM_BARRIER_FREE", ")"],
+        )
+        self.edits.append(edit)
+        self.launches.append((edit, [self.key_of(d) for d in templates]))
+
+    def _register_symbol_name(self, var) -> None:
+        """Register a file-scope ``__device__``/``__constant__`` variable under its name.
+
+        Code from before CUDA 5 names a symbol by a string, ``cudaMemcpyToSymbol("c_clusters",
+        ...)`` (Rodinia's kmeans); the runtime finds the variable by that name.
+        """
+        ck = self.ci.CursorKind
+        if not any(ch.kind in (ck.CUDACONSTANT_ATTR, ck.CUDADEVICE_ATTR) for ch in var.get_children()):
+            return
+        parent = var.semantic_parent
+        if parent is None or parent.kind != ck.TRANSLATION_UNIT or not var.is_definition():
+            return
+        start = self.off(var.extent.start)
+        if start < 0 or not self.src.is_user(start):
+            return
+        end = self.src.through_semicolon(self.off(var.extent.end))
+        name = var.spelling
+        self.edits.append(
+            Edit(
+                end,
+                end,
+                [
+                    f" static const bool sim_symbol_{len(self.edits)}_{name} = ::sim::register_symbol_name("
+                    f'"{name}", (const void*)&{name}, sizeof({name}));'
+                ],
+            )
+        )
