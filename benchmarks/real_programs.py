@@ -1,0 +1,224 @@
+"""Run public CUDA programs, unmodified, under the simulator and count those that pass their own check.
+
+Usage: ``python benchmarks/real_programs.py MANIFEST --root DIR [--jobs 2] [--limit 70]
+[--mode fast] [--only NAME,...] [--json OUT]``
+
+The programs are not part of this repository: fetch them first (for example llm.c, whose
+``dev/cuda`` programs ``benchmarks/manifests/llmc_dev_cuda.json`` lists) and give their checkout as
+``--root``. A manifest is a JSON object: ``about`` (a note), ``defaults`` (any field below) and
+``programs``, a list of
+objects with ``name``, ``sources`` (paths under the root), and optionally ``include`` (folders
+under the root), ``cwd`` (under the root; default the root), ``args``, ``devices`` and ``passes``
+(a regular expression the program prints when its own check succeeds).
+
+Each program runs as ``python -m simulator run SOURCES -I ... --mode MODE --timeout LIMIT`` with
+its output line-buffered (``stdbuf -oL``: through a pipe ``printf`` output is block-buffered, so a
+program stopped in its benchmark loop would never show its check line). It passes when its
+``passes`` line appears within ``--limit`` seconds; it is stopped there, so that a benchmark loop
+after the check costs nothing. The table gives each program's verdict and the seconds to its
+check line; ``--jobs`` programs run at a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+FIELDS = {"name", "sources", "include", "cwd", "args", "devices", "passes"}
+MANIFEST_KEYS = {"about", "defaults", "programs"}
+STOP_GRACE_S = 5.0
+
+
+@dataclass
+class Program:
+    """One manifest entry, its paths resolved under the root."""
+
+    name: str
+    sources: list[str]
+    include: list[str] = field(default_factory=list)
+    cwd: str = "."
+    args: list[str] = field(default_factory=list)
+    devices: int = 1
+    passes: str = "(?i)pass"
+
+
+@dataclass
+class Outcome:
+    """What one run gave: ``pass``, or why not, with the seconds to the check line or to the end."""
+
+    name: str
+    verdict: str
+    seconds: float
+    detail: str = ""
+
+
+def load_manifest(path: Path, root: Path) -> list[Program]:
+    """The manifest's programs; ``ValueError`` naming the entry for a malformed one or a missing file."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot read the manifest {path}: {exc}") from exc
+    if not isinstance(data, dict) or set(data) - MANIFEST_KEYS:
+        raise ValueError(f"{path}: a manifest is an object with {', '.join(sorted(MANIFEST_KEYS))} only")
+    defaults = data.get("defaults", {})
+    programs = []
+    for i, entry in enumerate(data.get("programs", [])):
+        merged = {**defaults, **entry}
+        unknown = sorted(set(merged) - FIELDS)
+        if unknown or "name" not in merged or not merged.get("sources"):
+            raise ValueError(
+                f"{path}: entry {i} needs 'name' and 'sources' and takes only {', '.join(sorted(FIELDS))}"
+                + (f" (unknown: {', '.join(unknown)})" if unknown else "")
+            )
+        prog = Program(**merged)
+        where = f"{path}: {prog.name}"
+        lists = (prog.sources, prog.include, prog.args)
+        lists_ok = all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in lists)
+        if not lists_ok or not isinstance(prog.devices, int) or not isinstance(prog.cwd, str):
+            raise ValueError(
+                f"{where}: sources, include and args are lists of strings, devices an int, cwd a string"
+            )
+        for rel in [*prog.sources, *prog.include, prog.cwd]:
+            if not (root / rel).exists():
+                raise ValueError(f"{where}: {root / rel} does not exist (is --root the checkout?)")
+        try:
+            re.compile(prog.passes)
+        except (re.error, TypeError) as exc:
+            raise ValueError(f"{where}: 'passes' is not a regular expression: {exc}") from exc
+        programs.append(prog)
+    if not programs:
+        raise ValueError(f"{path}: no programs")
+    return programs
+
+
+def _command(prog: Program, root: Path, mode: str, limit: float) -> list[str]:
+    cmd = [sys.executable, "-m", "simulator", "run", *(str(root / s) for s in prog.sources)]
+    for inc in prog.include:
+        cmd += ["-I", str(root / inc)]
+    cmd += ["--mode", mode, "--timeout", f"{limit:g}", "--devices", str(prog.devices)]
+    if prog.args:
+        cmd += ["--", *prog.args]
+    stdbuf = shutil.which("stdbuf")
+    return [stdbuf, "-oL", *cmd] if stdbuf else cmd
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=STOP_GRACE_S)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _pump(stream, lines: queue.Queue) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put(None)  # the end of the output
+
+
+def run_one(prog: Program, root: Path, mode: str, limit: float) -> Outcome:
+    """Run ``prog`` until its check line, its end or ``limit`` seconds."""
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    began = time.monotonic()
+    proc = subprocess.Popen(
+        _command(prog, root, mode, limit),
+        cwd=root / prog.cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
+    check = re.compile(prog.passes)
+    tail: list[str] = []
+    while True:
+        left = limit - (time.monotonic() - began)
+        try:
+            line = lines.get(timeout=max(left, 0.0))
+        except queue.Empty:
+            _stop(proc)
+            return Outcome(prog.name, "over the limit", limit, tail[-1].strip() if tail else "")
+        if line is None:
+            break
+        tail = (tail + [line])[-20:]
+        if check.search(line):
+            seconds = time.monotonic() - began
+            _stop(proc)
+            return Outcome(prog.name, "pass", seconds)
+    rc = proc.wait()
+    seconds = time.monotonic() - began
+    # The simulator's own refusal names the construct ("unsupported ..."); else its first line.
+    refused = next((ln.strip() for ln in tail if "unsupported" in ln), "") or next(
+        (ln.strip() for ln in tail if "build failed" in ln), ""
+    )
+    if refused:
+        return Outcome(prog.name, "build refused", seconds, refused)
+    return Outcome(prog.name, f"exit {rc}, no check line", seconds, tail[-1].strip() if tail else "")
+
+
+def table(outcomes: list[Outcome]) -> str:
+    """The outcomes as a Markdown table, then the count of passes."""
+    rows = ["| program | verdict | seconds | last line |", "|---|---|---|---|"]
+    for o in outcomes:
+        detail = o.detail.replace("|", "\\|")[:100]
+        rows.append(f"| {o.name} | {o.verdict} | {o.seconds:.1f} | {detail} |")
+    passed = sum(o.verdict == "pass" for o in outcomes)
+    rows.append(f"\n{passed}/{len(outcomes)} pass")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the manifest's programs and print the table."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("manifest", type=Path)
+    p.add_argument("--root", type=Path, required=True, help="the checkout the manifest's paths are under")
+    p.add_argument("--jobs", type=int, default=2, help="programs at a time (default 2)")
+    p.add_argument("--limit", type=float, default=70.0, help="seconds per program (default 70)")
+    p.add_argument("--mode", default="fast", choices=("fast", "memcheck", "racecheck", "synccheck"))
+    p.add_argument("--only", default="", help="comma-separated names to run (default: all)")
+    p.add_argument("--json", type=Path, help="also write the outcomes here")
+    a = p.parse_args(argv)
+    if a.jobs < 1 or a.limit <= 0:
+        p.error(f"--jobs must be at least 1 and --limit positive, not {a.jobs} and {a.limit:g}")
+    try:
+        programs = load_manifest(a.manifest, a.root.resolve())
+    except ValueError as exc:
+        p.error(str(exc))
+    if a.only:
+        wanted = set(a.only.split(","))
+        missing = sorted(wanted - {prog.name for prog in programs})
+        if missing:
+            p.error(f"--only names programs the manifest does not list: {', '.join(missing)}")
+        programs = [prog for prog in programs if prog.name in wanted]
+    with ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        outcomes = list(pool.map(lambda prog: run_one(prog, a.root.resolve(), a.mode, a.limit), programs))
+    print(table(outcomes))
+    if a.json:
+        a.json.write_text(json.dumps([asdict(o) for o in outcomes], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""``benchmarks/real_programs.py``: the runner behind the closing notes' counts of real programs.
+
+A passing program is stopped at its check line (its benchmark loop never runs), a program without
+the line fails with its status, a refused build names the construct, and a bad manifest is an
+argument error naming the entry."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO
+
+RUNNER = REPO / "benchmarks" / "real_programs.py"
+
+# Prints its check line, then "benchmarks" far past the runner's limit.
+CHECKS_THEN_LOOPS = r"""
+#include <cstdio>
+#include <unistd.h>
+__global__ void one(int* out) { *out = 42; }
+int main() {
+    int* d; int h = 0;
+    cudaMalloc(&d, sizeof(int));
+    one<<<1, 1>>>(d);
+    cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
+    printf("value %d\n", h);
+    if (h == 42) printf("All results match.\n");
+    for (;;) sleep(1);
+}
+"""
+WRONG = r"""
+#include <cstdio>
+int main() { printf("mismatch\n"); return 3; }
+"""
+PTX = r"""
+__global__ void lane(unsigned* out) { unsigned l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); *out = l; }
+int main() { return 0; }
+"""
+
+
+def _runner():
+    spec = importlib.util.spec_from_file_location("real_programs", RUNNER)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["real_programs"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _running(marker: str) -> list[str]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in text:
+            found.append(text)
+    return found
+
+
+@pytest.fixture
+def root(tmp_path):
+    for name, text in (("checks.cu", CHECKS_THEN_LOOPS), ("wrong.cu", WRONG), ("ptx.cu", PTX)):
+        (tmp_path / "src").mkdir(exist_ok=True)
+        (tmp_path / "src" / name).write_text(text)
+    return tmp_path
+
+
+def _manifest(root, programs) -> str:
+    path = root / "manifest.json"
+    path.write_text(json.dumps({"defaults": {"cwd": "src", "passes": "results match"}, "programs": programs}))
+    return str(path)
+
+
+def test_runner_counts_passes_stops_at_the_check_and_names_refusals(root, tmp_path):
+    manifest = _manifest(
+        root,
+        [
+            {"name": "checks", "sources": ["src/checks.cu"]},
+            {"name": "wrong", "sources": ["src/wrong.cu"]},
+            {"name": "ptx", "sources": ["src/ptx.cu"]},
+        ],
+    )
+    out = tmp_path / "out.json"
+    limit = 240
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(RUNNER),
+            manifest,
+            "--root",
+            str(root),
+            "--limit",
+            str(limit),
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=3 * limit,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = {o["name"]: o for o in json.loads(out.read_text())}
+    # The program would loop forever after its check: it passed at the line, well before the limit.
+    assert got["checks"]["verdict"] == "pass"
+    assert got["checks"]["seconds"] < limit
+    # ...and was stopped there, not left looping.
+    assert not _running("program-checks-fast"), "the program still runs after its check line"
+    assert got["wrong"]["verdict"] == "exit 3, no check line"
+    assert got["ptx"]["verdict"] == "build refused"
+    assert "asm" in got["ptx"]["detail"]
+    assert "1/3 pass" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "entry,message",
+    [
+        ({"name": "x", "sources": ["src/missing.cu"]}, "does not exist"),
+        ({"name": "x"}, "needs 'name' and 'sources'"),
+        ({"name": "x", "sources": ["src/checks.cu"], "colour": 1}, "unknown: colour"),
+        ({"name": "x", "sources": "src/checks.cu"}, "lists of strings"),
+        ({"name": "x", "sources": ["src/checks.cu"], "passes": "(["}, "not a regular expression"),
+    ],
+)
+def test_a_bad_manifest_entry_is_named(root, entry, message):
+    with pytest.raises(ValueError, match=message):
+        _runner().load_manifest(Path(_manifest(root, [entry])), root)
