@@ -271,8 +271,10 @@ void init_fiber(Fiber* f) {
 #endif
 }
 
-// The barrier counters of a block's tiles of 64..1024 threads: one per tile size and first warp.
-void init_tile_counts(Worker* wk, Block* b) {
+// A fiber block's state for the collectives it may use, kept by the worker and reused between
+// blocks: the barrier counters of its tiles of 64..1024 threads (one per tile size and first
+// warp), the tiles' exchange scratch, and the wmma operand buffers of its warps.
+void init_collective_state(Worker* wk, Block* b) {
     const size_t need = (size_t)kTileSizes * (size_t)b->nwarps;
     if (wk->tile_counts.size() < need) wk->tile_counts.resize(need);
     b->tile_arrived = wk->tile_counts.data();
@@ -391,7 +393,7 @@ void run_block(Launch* L, unsigned long long id) {
         free_block_memory(&b);
         return;
     }
-    init_tile_counts(wk, &b);
+    init_collective_state(wk, &b);
     if (!reserve_stacks(wk, b.nthreads)) {
         report("cannot map %d fiber stacks for %s", b.nthreads, where(&b).c_str());
         fail_block(&b);
@@ -548,7 +550,7 @@ bool reserve_coop_stacks(CoopPool& pool, size_t count) {
 // Block ``id`` of cooperative launch ``L``, on worker ``wk`` whose stacks start at ``stacks``.
 void start_coop_block(Launch* L, unsigned long long id, Block& b, Worker* wk, char* stacks) {
     prepare_block(L, id, b, wk);
-    init_tile_counts(wk, &b);
+    init_collective_state(wk, &b);
     wk->stacks = stacks;
     wk->stack_slots = b.nthreads;
     wk->stacks_bytes = 0;
