@@ -37,9 +37,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from simulator.supervise import stop_group  # noqa: E402  (standard library only)
+
 FIELDS = {"name", "sources", "include", "cwd", "args", "devices", "passes"}
 MANIFEST_KEYS = {"about", "defaults", "programs"}
-STOP_GRACE_S = 5.0
 
 
 @dataclass
@@ -115,19 +118,6 @@ def _command(prog: Program, root: Path, mode: str, limit: float) -> list[str]:
     return [stdbuf, "-oL", *cmd] if stdbuf else cmd
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=STOP_GRACE_S)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
 def _pump(stream, lines: queue.Queue) -> None:
     for line in stream:
         lines.put(line)
@@ -158,14 +148,14 @@ def run_one(prog: Program, root: Path, mode: str, limit: float) -> Outcome:
         try:
             line = lines.get(timeout=max(left, 0.0))
         except queue.Empty:
-            _stop(proc)
+            stop_group(proc, signal.SIGTERM)
             return Outcome(prog.name, "over the limit", limit, tail[-1].strip() if tail else "")
         if line is None:
             break
         tail = (tail + [line])[-20:]
         if check.search(line):
             seconds = time.monotonic() - began
-            _stop(proc)
+            stop_group(proc, signal.SIGTERM)
             return Outcome(prog.name, "pass", seconds)
     rc = proc.wait()
     seconds = time.monotonic() - began
