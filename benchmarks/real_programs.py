@@ -39,7 +39,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from simulator.supervise import stop_group  # noqa: E402  (standard library only)
+from simulator.build import MODES  # noqa: E402  (both import the standard library only)
+from simulator.supervise import stop_group  # noqa: E402
 
 FIELDS = {"name", "sources", "include", "cwd", "args", "devices", "passes"}
 MANIFEST_KEYS = {"about", "defaults", "programs"}
@@ -186,14 +187,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--root", type=Path, required=True, help="the checkout the manifest's paths are under")
     p.add_argument("--jobs", type=int, default=2, help="programs at a time (default 2)")
     p.add_argument("--limit", type=float, default=70.0, help="seconds per program (default 70)")
-    p.add_argument("--mode", default="fast", choices=("fast", "memcheck", "racecheck", "synccheck"))
+    p.add_argument("--mode", default="fast", choices=MODES)
     p.add_argument("--only", default="", help="comma-separated names to run (default: all)")
     p.add_argument("--json", type=Path, help="also write the outcomes here")
     a = p.parse_args(argv)
     if a.jobs < 1 or a.limit <= 0:
         p.error(f"--jobs must be at least 1 and --limit positive, not {a.jobs} and {a.limit:g}")
+    root = a.root.resolve()
     try:
-        programs = load_manifest(a.manifest, a.root.resolve())
+        programs = load_manifest(a.manifest, root)
     except ValueError as exc:
         p.error(str(exc))
     if a.only:
@@ -203,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--only names programs the manifest does not list: {', '.join(missing)}")
         programs = [prog for prog in programs if prog.name in wanted]
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        outcomes = list(pool.map(lambda prog: run_one(prog, a.root.resolve(), a.mode, a.limit), programs))
+        outcomes = list(pool.map(lambda prog: run_one(prog, root, a.mode, a.limit), programs))
     print(table(outcomes))
     if a.json:
         a.json.write_text(json.dumps([asdict(o) for o in outcomes], indent=1))
