@@ -32,33 +32,34 @@ struct PlainBlock {
     uint3* thread_idx;  // what threadIdx reads for the running thread
     int* linear;        // the running thread's index within the block
     dim3 dim;           // blockDim
-    int nthreads;
     const std::atomic<bool>* timed_out;  // set when the launch runs past its time limit
 };
 using RunPlain = void (*)(void* pack, const PlainBlock& block);
 
 // Calls ``body`` once per thread of ``b`` in order, with threadIdx and the linear index set;
 // stops early when the launch runs past its time limit. Only what changes from thread to
-// thread is stored (warp, lane and __activemask() follow from the linear index).
+// thread is stored (warp, lane and __activemask() follow from the linear index). The block's
+// shape is copied into locals first: the body's stores could alias ``b``, which would otherwise
+// be read again for every thread.
 template <class Body>
 static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
-    uint3* idx = b.thread_idx;
-    int* linear = b.linear;
-    unsigned int x = 0, y = 0, z = 0;
-    *idx = uint3{0, 0, 0};
-    for (int i = 0; i < b.nthreads; ++i) {
-        *linear = i;
-        body();
-        if (b.timed_out->load(std::memory_order_relaxed)) return;
-        if (++x == b.dim.x) {
-            x = 0;
-            if (++y == b.dim.y) {
-                y = 0;
-                idx->z = ++z;
+    uint3* const idx = b.thread_idx;
+    int* const linear = b.linear;
+    const dim3 dim = b.dim;
+    const std::atomic<bool>* const timed_out = b.timed_out;
+    int i = 0;
+    for (unsigned int z = 0; z < dim.z; ++z) {
+        for (unsigned int y = 0; y < dim.y; ++y) {
+            *idx = uint3{0, y, z};
+            for (unsigned int x = 0; x < dim.x; ++x) {
+                idx->x = x;
+                *linear = i++;
+                body();
             }
-            idx->y = y;
+            // Once a row (at most 1,024 threads): the watchdog's signal stops a thread that
+            // runs on, and this stops the block soon after the flag is set between threads.
+            if (timed_out->load(std::memory_order_relaxed)) return;
         }
-        idx->x = x;
     }
 }
 
@@ -80,7 +81,11 @@ struct Packed {
     // two indirect calls per thread through the runtime.
     __attribute__((flatten)) static void run_plain(void* p, const PlainBlock& b) {
         Packed* pk = static_cast<Packed*>(p);
-        for_each_plain_thread(b, [pk] { std::apply(pk->fn, pk->args); });
+        // The block's own copy: the kernel's stores could alias the pack, which would then be
+        // read again for every thread. Each call still copies the arguments into parameters.
+        F fn = pk->fn;
+        Tuple args = pk->args;
+        for_each_plain_thread(b, [&fn, &args] { std::apply(fn, args); });
     }
     static void destroy(void* p) { delete static_cast<Packed*>(p); }
 };

@@ -307,7 +307,7 @@ void run_block_plain(Block* b) {
     // The threads run one after another on the worker's own stack: no fiber, no context switch.
     if (sigsetjmp(wk->plain_exit, 0) == 0) {
         Launch* L = b->launch;
-        const PlainBlock pb{&f->thread_idx, &f->linear, L->spec.block, b->nthreads, &L->timed_out};
+        const PlainBlock pb{&f->thread_idx, &f->linear, L->spec.block, &L->timed_out};
         if (L->run_plain != nullptr) {
             // The launch's own loop: in_kernel stays set for all of it (the loop is in the
             // kernel's object, so a timeout or fault stops it like the kernel's own code).
