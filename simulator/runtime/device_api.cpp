@@ -346,9 +346,7 @@ struct SpinClock {
 thread_local SpinClock tl_spin_clock;
 
 bool same_thread(const SpinClock& c, const ThreadState* t) {
-    return t != nullptr && c.reader == t && c.thread_idx.x == t->thread_idx.x && c.thread_idx.y == t->thread_idx.y &&
-           c.thread_idx.z == t->thread_idx.z && c.block_idx.x == t->block_idx.x &&
-           c.block_idx.y == t->block_idx.y && c.block_idx.z == t->block_idx.z;
+    return t != nullptr && c.reader == t && same_index(c.thread_idx, t->thread_idx) && same_index(c.block_idx, t->block_idx);
 }
 
 }  // namespace

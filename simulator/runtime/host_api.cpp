@@ -81,8 +81,7 @@ namespace {
 cudaError_t device_last_error(Fiber* f, bool clear) {
     const Block* b = tl_run.block;
     const bool mine = b != nullptr && f->dev_error_launch == b->launch->serial && f->dev_error_thread == f->linear &&
-                      f->dev_error_block.x == f->block_idx.x && f->dev_error_block.y == f->block_idx.y &&
-                      f->dev_error_block.z == f->block_idx.z;
+                      same_index(f->dev_error_block, f->block_idx);
     const cudaError_t e = mine ? f->dev_error : cudaSuccess;
     if (clear) f->dev_error = cudaSuccess;
     return e;

@@ -252,6 +252,9 @@ constexpr size_t kOptinSmemLimit = 227 * 1024;
 constexpr int kTileSizes = 5;
 
 // ---- scheduler.cpp -------------------------------------------------------------------------
+// Whether two block or thread indices are the same (uint3 has no operator==, as in CUDA).
+inline bool same_index(const uint3& a, const uint3& b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
+
 // What this OS thread runs now. One thread-local object rather than several: in a shared
 // object each thread-local variable a function touches costs it a call (__tls_get_addr), and
 // these are read at every barrier and context switch.
