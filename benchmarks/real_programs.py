@@ -22,6 +22,7 @@ check line; ``--jobs`` programs run at a time.
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import queue
@@ -143,7 +144,7 @@ def run_one(prog: Program, root: Path, mode: str, limit: float) -> Outcome:
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
     check = re.compile(prog.passes)
-    tail: list[str] = []
+    tail: collections.deque[str] = collections.deque(maxlen=20)
     while True:
         left = limit - (time.monotonic() - began)
         try:
@@ -153,7 +154,7 @@ def run_one(prog: Program, root: Path, mode: str, limit: float) -> Outcome:
             return Outcome(prog.name, "over the limit", limit, tail[-1].strip() if tail else "")
         if line is None:
             break
-        tail = (tail + [line])[-20:]
+        tail.append(line)
         if check.search(line):
             seconds = time.monotonic() - began
             stop_group(proc, signal.SIGTERM)
