@@ -13,7 +13,9 @@ under the root), ``cwd`` (under the root; default the root), ``args``, ``devices
 
 Each program runs as ``python -m simulator run SOURCES -I ... --mode MODE --timeout LIMIT`` with
 its output line-buffered (``stdbuf -oL``: through a pipe ``printf`` output is block-buffered, so a
-program stopped in its benchmark loop would never show its check line). It passes when its
+program stopped in its benchmark loop would never show its check line; not under memcheck, where
+AddressSanitizer refuses the preloaded library, so a program there shows its check line when it
+flushes its output or exits). It passes when its
 ``passes`` line appears within ``--limit`` seconds; it is stopped there, so that a benchmark loop
 after the check costs nothing. The table gives each program's verdict and the seconds to its
 check line; ``--jobs`` programs run at a time.
@@ -117,7 +119,10 @@ def _command(prog: Program, root: Path, mode: str, limit: float) -> list[str]:
     if prog.args:
         cmd += ["--", *prog.args]
     stdbuf = shutil.which("stdbuf")
-    return [stdbuf, "-oL", *cmd] if stdbuf else cmd
+    # stdbuf works by preloading a library; AddressSanitizer (memcheck) stops a program whose
+    # first loaded library is not its own, so under memcheck the output comes unbuffered only
+    # when the program flushes it or exits.
+    return [stdbuf, "-oL", *cmd] if stdbuf and mode != "memcheck" else cmd
 
 
 def _pump(stream, lines: queue.Queue) -> None:

@@ -37,6 +37,19 @@ WRONG = r"""
 #include <cstdio>
 int main() { printf("mismatch\n"); return 3; }
 """
+CHECKS_THEN_EXITS = r"""
+#include <cstdio>
+__global__ void one(int* out) { *out = 42; }
+int main() {
+    int* d; int h = 0;
+    cudaMalloc(&d, sizeof(int));
+    one<<<1, 1>>>(d);
+    cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    if (h == 42) printf("All results match.\n");
+    return h == 42 ? 0 : 1;
+}
+"""
 PTX = r"""
 __global__ void lane(unsigned* out) { unsigned l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); *out = l; }
 int main() { return 0; }
@@ -65,7 +78,13 @@ def _running(marker: str) -> list[str]:
 
 @pytest.fixture
 def root(tmp_path):
-    for name, text in (("checks.cu", CHECKS_THEN_LOOPS), ("wrong.cu", WRONG), ("ptx.cu", PTX)):
+    programs = {
+        "checks.cu": CHECKS_THEN_LOOPS,
+        "exits.cu": CHECKS_THEN_EXITS,
+        "wrong.cu": WRONG,
+        "ptx.cu": PTX,
+    }
+    for name, text in programs.items():
         (tmp_path / "src").mkdir(exist_ok=True)
         (tmp_path / "src" / name).write_text(text)
     return tmp_path
@@ -115,6 +134,19 @@ def test_runner_counts_passes_stops_at_the_check_and_names_refusals(root, tmp_pa
     assert got["ptx"]["verdict"] == "build refused"
     assert "asm" in got["ptx"]["detail"]
     assert "1/3 pass" in proc.stdout
+
+
+@pytest.mark.parametrize("mode", ["memcheck", "racecheck", "synccheck"])
+def test_runner_runs_programs_under_each_checker(root, tmp_path, mode):
+    # Under memcheck the runner cannot line-buffer the program (AddressSanitizer refuses stdbuf's
+    # preloaded library): a program that exits after its check still passes.
+    out = tmp_path / "out.json"
+    manifest = _manifest(root, [{"name": "exits", "sources": ["src/exits.cu"]}])
+    cmd = [sys.executable, str(RUNNER), manifest, "--root", str(root), "--mode", mode, "--json", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (got,) = json.loads(out.read_text())
+    assert got["verdict"] == "pass", got
 
 
 @pytest.mark.parametrize(
