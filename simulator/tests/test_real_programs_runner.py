@@ -18,8 +18,8 @@ from .conftest import REPO
 
 RUNNER = REPO / "benchmarks" / "real_programs.py"
 
-# Prints its check line, then "benchmarks" far past the runner's limit.
-CHECKS_THEN_LOOPS = r"""
+# Checks one kernel's result and prints its check line; AFTER is what it does then.
+CHECKS = r"""
 #include <cstdio>
 #include <unistd.h>
 __global__ void one(int* out) { *out = 42; }
@@ -30,25 +30,15 @@ int main() {
     cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
     printf("value %d\n", h);
     if (h == 42) printf("All results match.\n");
-    for (;;) sleep(1);
+    AFTER
 }
 """
+# "Benchmarks" far past the runner's limit.
+CHECKS_THEN_LOOPS = CHECKS.replace("AFTER", "for (;;) sleep(1);")
+CHECKS_THEN_EXITS = CHECKS.replace("AFTER", "cudaFree(d);\n    return h == 42 ? 0 : 1;")
 WRONG = r"""
 #include <cstdio>
 int main() { printf("mismatch\n"); return 3; }
-"""
-CHECKS_THEN_EXITS = r"""
-#include <cstdio>
-__global__ void one(int* out) { *out = 42; }
-int main() {
-    int* d; int h = 0;
-    cudaMalloc(&d, sizeof(int));
-    one<<<1, 1>>>(d);
-    cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
-    cudaFree(d);
-    if (h == 42) printf("All results match.\n");
-    return h == 42 ? 0 : 1;
-}
 """
 PTX = r"""
 __global__ void lane(unsigned* out) { unsigned l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); *out = l; }
