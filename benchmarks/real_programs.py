@@ -11,11 +11,9 @@ objects with ``name``, ``sources`` (paths under the root), and optionally ``incl
 under the root), ``cwd`` (under the root; default the root), ``args``, ``devices`` and ``passes``
 (a regular expression the program prints when its own check succeeds).
 
-Each program runs as ``python -m simulator run SOURCES -I ... --mode MODE --timeout LIMIT`` with
-its output line-buffered (``stdbuf -oL``: through a pipe ``printf`` output is block-buffered, so a
-program stopped in its benchmark loop would never show its check line; not under memcheck, where
-AddressSanitizer refuses the preloaded library, so a program there shows its check line when it
-flushes its output or exits). It passes when its
+Each program runs as ``python -m simulator run SOURCES -I ... --mode MODE --timeout LIMIT
+--line-buffered`` (through a pipe ``printf`` output is otherwise block-buffered, so a program
+stopped in its benchmark loop would never show its check line). It passes when its
 ``passes`` line appears within ``--limit`` seconds; it is stopped there, so that a benchmark loop
 after the check costs nothing. The table gives each program's verdict and the seconds to its
 check line; ``--jobs`` programs run at a time.
@@ -29,7 +27,6 @@ import json
 import os
 import queue
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -115,14 +112,10 @@ def _command(prog: Program, root: Path, mode: str, limit: float) -> list[str]:
     cmd = [sys.executable, "-m", "simulator", "run", *(str(root / s) for s in prog.sources)]
     for inc in prog.include:
         cmd += ["-I", str(root / inc)]
-    cmd += ["--mode", mode, "--timeout", f"{limit:g}", "--devices", str(prog.devices)]
+    cmd += ["--mode", mode, "--timeout", f"{limit:g}", "--devices", str(prog.devices), "--line-buffered"]
     if prog.args:
         cmd += ["--", *prog.args]
-    stdbuf = shutil.which("stdbuf")
-    # stdbuf works by preloading a library; AddressSanitizer (memcheck) stops a program whose
-    # first loaded library is not its own, so under memcheck the output comes unbuffered only
-    # when the program flushes it or exits.
-    return [stdbuf, "-oL", *cmd] if stdbuf and mode != "memcheck" else cmd
+    return cmd
 
 
 def _pump(stream, lines: queue.Queue) -> None:

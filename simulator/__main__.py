@@ -44,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
         help="build a whole program (its own main) and run it; arguments after -- go to the program",
         usage="python -m simulator run PROGRAM.cu [FILE.cu|FILE.cpp ...] [-I DIR ...] [-D NAME[=VALUE] ...] "
         "[--mode MODE] "
-        "[--leak-check full|no] [--check-host] [--timeout S] [--devices N] [-- ARGS ...]",
+        "[--leak-check full|no] [--check-host] [--timeout S] [--devices N] [--line-buffered] [-- ARGS ...]",
     )
     r.add_argument(
         "sources", nargs="+", metavar="FILE", help="the program's .cu sources and host .cpp/.c files"
@@ -72,6 +72,13 @@ def _parser() -> argparse.ArgumentParser:
         "--check-host",
         action="store_true",
         help="memcheck: judge sanitizer reports from host code too (default: device code only)",
+    )
+    r.add_argument(
+        "--line-buffered",
+        action="store_true",
+        default=None,
+        help="line-buffer the program's stdout, so that each line shows as it is printed "
+        "(default: only when this command's stdout is a terminal)",
     )
     r.add_argument(
         "--timeout",
@@ -137,6 +144,7 @@ def _run(args, program_args: list[str]) -> int:
         check_host=args.check_host,
         defines=args.defines,
         devices=devices,
+        line_buffered=args.line_buffered,
     )
     if res.reports:
         print(

@@ -81,6 +81,14 @@ def _pump(src, dst, keep: bytearray) -> None:
             keep.extend(chunk[: _KEEP_STDERR - len(keep)])
 
 
+def _is_terminal(stream) -> bool:
+    """Whether ``stream`` writes to a terminal (False for a stream without a file descriptor)."""
+    try:
+        return os.isatty(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def run_program(
     sources: list[str],
     mode: str = "fast",
@@ -94,6 +102,7 @@ def run_program(
     check_host: bool = False,
     defines: list[str] | tuple[str, ...] = (),
     devices: int | None = None,
+    line_buffered: bool | None = None,
 ) -> RunResult:
     """Build ``sources`` as one program for ``mode`` and run it with ``args``.
 
@@ -108,6 +117,10 @@ def run_program(
     ``defines`` (``NAME`` or ``NAME=VALUE``) are macros for every source, as ``-D`` flags.
     ``devices`` is the number of modelled GPUs the program sees (1 to 16; default:
     ``SIMULATOR_DEVICES``, else 1), passed to it as ``SIMULATOR_DEVICES``.
+    ``line_buffered`` makes the program's stdout line-buffered, so that each line is copied on as
+    soon as it is printed (default: when ``stdout`` is a terminal, where the program would have
+    had a line-buffered stdout, or ``SIMULATOR_LINE_BUFFERED=1`` is set; otherwise fully
+    buffered, as in a pipe).
     ``ValueError`` for a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB``/``SIMULATOR_DEVICES`` or
     ``devices`` (``simulator.limits``; ``TypeError`` for a ``devices`` that is not an int);
     :class:`ProgramInterrupted` when SIGTERM or SIGHUP arrived while the program ran (in the
@@ -127,7 +140,9 @@ def run_program(
     grace = grace_after(limit)
     out = stdout if stdout is not None else sys.stdout.buffer
     err = stderr if stderr is not None else sys.stderr.buffer
-    env = run_child_env(mode, limit, leak_check, check_host, ndevices)
+    if line_buffered is None:
+        line_buffered = _is_terminal(out) or environ.get("SIMULATOR_LINE_BUFFERED") == "1"
+    env = run_child_env(mode, limit, leak_check, check_host, ndevices, line_buffered)
     for stream in (out, err):
         try:
             stream.flush()

@@ -76,13 +76,20 @@ def check_child_env(mode: str, limit: float, devices: int | None = None) -> dict
 
 
 def run_child_env(
-    mode: str, limit: float, leak_check: str = "no", check_host: bool = False, devices: int | None = None
+    mode: str,
+    limit: float,
+    leak_check: str = "no",
+    check_host: bool = False,
+    devices: int | None = None,
+    line_buffered: bool = False,
 ) -> dict[str, str]:
     """The environment of a program ``run`` starts in ``mode`` (memcheck options as ``run_program``).
 
-    ``devices`` (when given) is the number of modelled GPUs, passed as ``SIMULATOR_DEVICES``.
+    ``devices`` (when given) is the number of modelled GPUs, passed as ``SIMULATOR_DEVICES``;
+    ``line_buffered`` makes the program's stdout line-buffered (``SIMULATOR_LINE_BUFFERED=1``).
     """
     mode_env = _with_devices(dict(RUN_ENV[mode]), devices)
+    mode_env["SIMULATOR_LINE_BUFFERED"] = "1" if line_buffered else "0"
     if mode == "memcheck":
         mode_env["SIMULATOR_LEAK_CHECK"] = leak_check
         mode_env["SIMULATOR_CHECK_HOST"] = "1" if check_host else "0"

@@ -194,6 +194,24 @@ struct KnobCheckAtLoad {
     }
 } g_knob_check;
 
+// A program's stdout is fully buffered when it is a pipe, as it is under `run` (whose pumps
+// copy it on): `run` sets SIMULATOR_LINE_BUFFERED=1 where the program would have written to a
+// terminal, or when asked, so that each line shows when it is printed. Runs before every other
+// static constructor, since setvbuf must come before the stream's first output. A library loaded
+// into another process leaves that process's stdout alone.
+__attribute__((constructor(101))) void line_buffer_stdout_when_asked() {
+    const char* v = std::getenv("SIMULATOR_LINE_BUFFERED");
+    if (!in_main_program() || v == nullptr || *v == '\0' || std::strcmp(v, "0") == 0) return;
+    if (std::strcmp(v, "1") == 0) {
+        std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
+        return;
+    }
+    std::fprintf(stderr,
+                 "simulator: SIMULATOR_LINE_BUFFERED='%.80s' is not 0 or 1 (1 line-buffers the program's stdout); "
+                 "stdout keeps its usual buffering\n",
+                 v);
+}
+
 }  // namespace
 
 double launch_timeout_s() {

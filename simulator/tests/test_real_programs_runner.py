@@ -18,8 +18,9 @@ from .conftest import REPO
 
 RUNNER = REPO / "benchmarks" / "real_programs.py"
 
-# Checks one kernel's result and prints its check line; AFTER is what it does then.
-CHECKS = r"""
+# Checks one kernel's result, prints its check line and then "benchmarks" far past the
+# runner's limit.
+CHECKS_THEN_LOOPS = r"""
 #include <cstdio>
 #include <unistd.h>
 __global__ void one(int* out) { *out = 42; }
@@ -30,12 +31,9 @@ int main() {
     cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
     printf("value %d\n", h);
     if (h == 42) printf("All results match.\n");
-    AFTER
+    for (;;) sleep(1);
 }
 """
-# "Benchmarks" far past the runner's limit.
-CHECKS_THEN_LOOPS = CHECKS.replace("AFTER", "for (;;) sleep(1);")
-CHECKS_THEN_EXITS = CHECKS.replace("AFTER", "cudaFree(d);\n    return h == 42 ? 0 : 1;")
 WRONG = r"""
 #include <cstdio>
 int main() { printf("mismatch\n"); return 3; }
@@ -70,7 +68,6 @@ def _running(marker: str) -> list[str]:
 def root(tmp_path):
     programs = {
         "checks.cu": CHECKS_THEN_LOOPS,
-        "exits.cu": CHECKS_THEN_EXITS,
         "wrong.cu": WRONG,
         "ptx.cu": PTX,
     }
@@ -128,15 +125,17 @@ def test_runner_counts_passes_stops_at_the_check_and_names_refusals(root, tmp_pa
 
 @pytest.mark.parametrize("mode", ["memcheck", "racecheck", "synccheck"])
 def test_runner_runs_programs_under_each_checker(root, tmp_path, mode):
-    # Under memcheck the runner cannot line-buffer the program (AddressSanitizer refuses stdbuf's
-    # preloaded library): a program that exits after its check still passes.
+    # Each checker's program is line-buffered too: one that would loop forever after its check
+    # line passes at the line (memcheck once failed every program: its AddressSanitizer refused
+    # the library a line-buffering wrapper preloaded).
     out = tmp_path / "out.json"
-    manifest = _manifest(root, [{"name": "exits", "sources": ["src/exits.cu"]}])
+    manifest = _manifest(root, [{"name": "checks", "sources": ["src/checks.cu"]}])
     cmd = [sys.executable, str(RUNNER), manifest, "--root", str(root), "--mode", mode, "--json", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (got,) = json.loads(out.read_text())
     assert got["verdict"] == "pass", got
+    assert not _running(f"program-checks-{mode}"), "the program still runs after its check line"
 
 
 @pytest.mark.parametrize(
