@@ -200,7 +200,7 @@ _LIBRARY_HEADERS = [
 ]
 LIBRARIES_OUT_OF_SCOPE = (
     "of NVIDIA's libraries it provides only the cuBLAS/cublasLt and cuRAND subsets and Thrust's host "
-    "back end in simulator/README.md; the others (cuDNN, CUB, cuFFT, cuSPARSE, NCCL, CUTLASS, ...) are "
+    "back end in simulator/docs/supported.md; the others (cuDNN, CUB, cuFFT, cuSPARSE, NCCL, CUTLASS, ...) are "
     "out of its scope: it runs CUDA C++ and the CUDA runtime API"
 )
 
@@ -239,7 +239,7 @@ def _explain_compiler_error(what: str, stderr: str) -> str:
             else:
                 hint = (
                     f"\n{where}unsupported header <{header}>: it is not provided by the simulator "
-                    "(see simulator/README.md for what is supported)"
+                    "(see simulator/docs/supported.md for what is supported)"
                 )
             break
         for rx in _UNDECLARED:
@@ -251,7 +251,7 @@ def _explain_compiler_error(what: str, stderr: str) -> str:
                     break
                 hint = (
                     f"\n{where}'{name}' is not provided by the simulator (an unsupported CUDA API or a "
-                    "missing declaration); see simulator/README.md for what is supported"
+                    "missing declaration); see simulator/docs/supported.md for what is supported"
                 )
                 break
         if hint:

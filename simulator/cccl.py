@@ -3,7 +3,7 @@ what of Thrust the simulator refuses.
 
 Thrust is header-only and ships in CCCL. A program that includes a ``<thrust/...>`` header is
 built with CCCL's folder on the include path, after the simulator's own headers, and with
-Thrust's sequential C++ system as the device system (simulator/README.md, "Thrust").
+Thrust's sequential C++ system as the device system (simulator/docs/supported.md, "Thrust").
 """
 
 from __future__ import annotations

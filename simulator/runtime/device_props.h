@@ -5,7 +5,7 @@
 
 // ---- the modelled device ---------------------------------------------------------------------
 // One device, modelled on an sm_80 GPU wherever a value is a launch limit the simulator
-// enforces; see simulator/README.md ("The modelled device") for every value and where it
+// enforces; see simulator/docs/supported.md ("The modelled device") for every value and where it
 // comes from. Member names are CUDA's.
 struct cudaDeviceProp {
     char name[256];
@@ -142,7 +142,7 @@ SIM_API cudaError_t cudaProfilerStop(void);
 
 // ---- occupancy ---------------------------------------------------------------------------------
 // Modelled on the device above from the block size and the dynamic shared memory only: the
-// simulator does not know a kernel's registers or static shared memory (README, "Occupancy").
+// simulator does not know a kernel's registers or static shared memory (simulator/docs/supported.md, "Occupancy").
 namespace sim {
 SIM_API int occupancy_blocks_per_sm(int block_size, size_t dynamic_smem);
 SIM_API int occupancy_sm_count();

@@ -68,7 +68,7 @@ cudaError_t fail(cudaError_t e, const char* why, const char* api) {
 
 // A feature outside the simulator's subset: one line naming it, and cudaErrorNotSupported.
 cudaError_t unsupported(const char* api, const char* what) {
-    sim::report("%s: %s is not supported by the simulator (see simulator/README.md)", api, what);
+    sim::report("%s: %s is not supported by the simulator (see simulator/docs/supported.md)", api, what);
     return sim::set_error(cudaErrorNotSupported);
 }
 

@@ -1,7 +1,7 @@
 """A spin-wait on the device clock ends after a few reads, not after the host time it names.
 
 On a GPU the threads of a launch spin at once; here they run one after another, so the modelled
-SM clock runs ahead while one thread rereads it (simulator/README.md, "Time")."""
+SM clock runs ahead while one thread rereads it (simulator/docs/supported.md, "Time")."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 <cuda.h>'s CUDA_SUCCESS and driver-API device queries, <cuda_gl_interop.h> included but unused,
 the full list of error names, copy/kernel overlap, a constant defined in each __CUDA_ARCH__ pass,
 -D macros. Expected values come from the program's own arithmetic, CUDA's driver_types.h and
-simulator/README.md."""
+simulator/docs/supported.md."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def test_rodinia_legacy_forms_compute_by_value(mode):
     assert v["map_failed"] == "205 cudaErrorMapBufferObjectFailed"  # CUDA's driver_types.h value
     assert v["api_base"] == "10000"
     assert v["cu_init"] == "0"
-    assert v["cu_count"] == "1"  # one modelled device (README: "The modelled device")
+    assert v["cu_count"] == "1"  # one modelled device (simulator/docs/supported.md: "The modelled device")
     assert v["cu_get"] == "0"
     assert v["cu_get_bad"] == "101"  # CUDA_ERROR_INVALID_DEVICE
     assert v["cu_cc"] == "8.0"

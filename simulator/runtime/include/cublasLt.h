@@ -1,6 +1,6 @@
 // Simulator stand-in for <cublasLt.h>: matmul with the descriptors ML code uses (transposes,
 // batches, bias / ReLU / GELU epilogues and the GELU input kept for the backward), run on the
-// CPU by runtime/cublas.cpp. See simulator/README.md ("NVIDIA libraries") for the subset.
+// CPU by runtime/cublas.cpp. See simulator/docs/supported.md ("NVIDIA libraries") for the subset.
 #ifndef CUDA_SIM_CUBLASLT_H
 #define CUDA_SIM_CUBLASLT_H
 

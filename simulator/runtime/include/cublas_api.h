@@ -1,6 +1,6 @@
 // Simulator stand-in for cuBLAS (<cublas_v2.h>, <cublas_api.h>): the handle, stream and mode
 // calls and the GEMM family ML code uses, run on the CPU in column-major order as cuBLAS
-// defines it (runtime/cublas.cpp). See simulator/README.md ("NVIDIA libraries") for the subset.
+// defines it (runtime/cublas.cpp). See simulator/docs/supported.md ("NVIDIA libraries") for the subset.
 #ifndef CUDA_SIM_CUBLAS_API_H
 #define CUDA_SIM_CUBLAS_API_H
 

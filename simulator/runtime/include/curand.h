@@ -1,5 +1,5 @@
 // Simulator stand-in for <curand.h>: the host generator API for the XORWOW and Philox4x32-10
-// pseudo-random generators (runtime/curand.cpp). See simulator/README.md ("NVIDIA libraries").
+// pseudo-random generators (runtime/curand.cpp). See simulator/docs/supported.md ("NVIDIA libraries").
 #ifndef CUDA_SIM_CURAND_H
 #define CUDA_SIM_CURAND_H
 

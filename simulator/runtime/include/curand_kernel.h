@@ -2,7 +2,7 @@
 // generators (curand_init, curand, curand4, curand_uniform(4/_double), curand_normal(4/_double),
 // curand_log_normal, skipahead, skipahead_sequence). The generators, their seeding and the
 // float conversions follow cuRAND's documented algorithms; whether every sequence equals a GPU's
-// bit for bit was not checked on a GPU (simulator/README.md).
+// bit for bit was not checked on a GPU (simulator/docs/supported.md).
 #ifndef CUDA_SIM_CURAND_KERNEL_H
 #define CUDA_SIM_CURAND_KERNEL_H
 
