@@ -399,6 +399,7 @@ def kernel_object(
     include_dirs: tuple[str, ...] | list[str] = (),
     arch: int = DEFAULT_ARCH,
     defines: tuple[str, ...] | list[str] = (),
+    unchecked_host: bool = False,
 ) -> Path:
     """Preprocess, rewrite and compile one source for ``mode`` (cached by content).
 
@@ -406,6 +407,9 @@ def kernel_object(
     visible) and go through the front end, device code seeing ``__CUDA_ARCH__ == arch``; host
     C++ sources (``.cpp``, ...) are compiled as the host compiler would under nvcc, seeing the
     CUDA API only through their own ``#include <cuda_runtime.h>``; C sources are compiled as C.
+    ``unchecked_host`` leaves host code out of the sanitizers' instrumentation: a ``.cu`` source's
+    host-only functions are marked ``no_sanitize`` (``transform.UNCHECKED_HOST``), and under
+    memcheck a host source is compiled as in fast mode.
     """
     _check_mode(mode)
     _check_arch(arch)
@@ -430,12 +434,14 @@ def kernel_object(
     includes += [f"-D{d}" for d in check_defines(defines)]
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", src.stem)
     if suffix not in CUDA_SUFFIXES:
+        # memcheck only: racecheck must still see host threads that order launches by atomics.
+        host_flags = _KERNEL_FLAGS["fast" if unchecked_host and mode == "memcheck" else mode]
         if suffix in HOST_C_SUFFIXES:
             lang = ["-x", "c", "-std=gnu11"]
-            flags = [f for f in _common(cxx) if not f.startswith("-std=")] + _KERNEL_FLAGS[mode] + includes
+            flags = [f for f in _common(cxx) if not f.startswith("-std=")] + host_flags + includes
         else:
             lang = ["-x", "c++"]
-            flags = _common(cxx) + _KERNEL_FLAGS[mode] + includes + ["-I", str(RUNTIME_DIR)]
+            flags = _common(cxx) + host_flags + includes + ["-I", str(RUNTIME_DIR)]
         # Keyed by the preprocessed text, so that a change in an included header makes a new key.
         pre, extra = _preprocess_with_libraries([cxx, *flags, *lang, "-E", path], str(src))
         flags += extra + cccl.compile_flags(mode, pre)
@@ -455,11 +461,12 @@ def kernel_object(
         str(arch),
         _compiler_id(cxx),
         _front_end_version(),
+        "unchecked host" if unchecked_host else "",
     )
     out = cache_dir() / f"{stem}-{mode}-{key}.o"
 
     def produce(tmp: Path) -> None:
-        text = translate_preprocessed(host_pre, lambda _path: True, device_pre)
+        text = translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host)
         translated = tmp.with_name(tmp.name + ".sim.ii")
         translated.write_text(text)
         try:
@@ -562,14 +569,16 @@ def build_program(
     include_dirs: tuple[str, ...] | list[str] = (),
     arch: int = DEFAULT_ARCH,
     defines: tuple[str, ...] | list[str] = (),
+    unchecked_host: bool = False,
 ) -> Path:
     """Link a whole program (its own ``main``) from ``sources`` with the runtime (cached).
 
-    ``defines`` (``NAME`` or ``NAME=VALUE``, as a Makefile's ``-D`` flags) apply to every source.
+    ``defines`` (``NAME`` or ``NAME=VALUE``, as a Makefile's ``-D`` flags) apply to every source;
+    ``unchecked_host`` leaves host code uninstrumented (see :func:`kernel_object`).
     """
     if not sources:
         raise SimBuildError("no sources given: pass the program's .cu file (and the files it links with)")
-    objs = [kernel_object(s, mode, include_dirs, arch, defines) for s in sources]
+    objs = [kernel_object(s, mode, include_dirs, arch, defines, unchecked_host) for s in sources]
     rt = runtime_object(mode)
     cxx = compiler()
     key = _hash(*(o.name for o in objs), rt.name, mode, "program")

@@ -136,7 +136,10 @@ def run_program(
     check_environment(environ)
     ndevices = resolve_devices(devices, environ)
     limit = resolve_timeout(timeout)
-    exe = build_program(list(sources), mode, include_dirs, arch, defines)
+    # As compute-sanitizer, memcheck judges device code unless asked, and racecheck device code
+    # only: the program's host code is then built without the sanitizers' instrumentation.
+    unchecked_host = (mode == "memcheck" and not check_host) or mode == "racecheck"
+    exe = build_program(list(sources), mode, include_dirs, arch, defines, unchecked_host)
     grace = grace_after(limit)
     out = stdout if stdout is not None else sys.stdout.buffer
     err = stderr if stderr is not None else sys.stderr.buffer

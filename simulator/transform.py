@@ -47,13 +47,22 @@ _ATTRIBUTES = {
 }
 
 
-def translate_preprocessed(text: str, user_file, device_text: str | None = None) -> str:
+# Put before each host-only function of the program when its host code is not to be judged:
+# the sanitizers then leave that code (and what is inlined into it) uninstrumented.
+UNCHECKED_HOST = '__attribute__((no_sanitize("address", "undefined", "thread"))) '
+
+
+def translate_preprocessed(
+    text: str, user_file, device_text: str | None = None, unchecked_host: bool = False
+) -> str:
     """Parse ``text`` (``g++ -E`` output) and return the C++ that g++ compiles.
 
     ``user_file(path)`` tells the user's files (rewritten) from headers left alone. With
     ``device_text`` (the same source preprocessed with ``__CUDA_ARCH__``), each device
     function's body comes from that pass and a ``__host__ __device__`` function whose bodies
-    differ chooses one at run time.
+    differ chooses one at run time. ``unchecked_host`` marks the user's host-only function
+    definitions ``no_sanitize`` for AddressSanitizer, UBSan and ThreadSanitizer
+    (:data:`UNCHECKED_HOST`), as a GPU checker sees device code only.
     """
     host = _parse_legacy(text, user_file)
     device = None
@@ -75,6 +84,8 @@ def translate_preprocessed(text: str, user_file, device_text: str | None = None)
     if device is not None:
         host.edits.extend(_device_bodies(host, device))
         host.edits.extend(_device_only(host, device))
+    if unchecked_host:
+        host.edits.extend(Edit(pos, pos, [UNCHECKED_HOST]) for pos in host.host_starts)
     out = host.render()
     for attribute, spelled in _ATTRIBUTES.items():
         out = out.replace(attribute, spelled)
