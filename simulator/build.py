@@ -200,8 +200,8 @@ _LIBRARY_HEADERS = [
 ]
 LIBRARIES_OUT_OF_SCOPE = (
     "of NVIDIA's libraries it provides only the cuBLAS/cublasLt and cuRAND subsets and Thrust's host "
-    "back end in simulator/docs/supported.md; the others (cuDNN, CUB, cuFFT, cuSPARSE, NCCL, CUTLASS, ...) are "
-    "out of its scope: it runs CUDA C++ and the CUDA runtime API"
+    "back end in simulator/docs/supported.md; the others (cuDNN, CUB, cuFFT, cuSPARSE, NCCL, CUTLASS, "
+    "...) are out of its scope: it runs CUDA C++ and the CUDA runtime API"
 )
 
 # g++ messages that name a declaration the program expected from CUDA: (pattern, name group(s)).
@@ -366,8 +366,10 @@ def translate_source(
     mode: str = "fast",
     include_dirs: tuple[str, ...] | list[str] = (),
     arch: int = DEFAULT_ARCH,
+    unchecked_host: bool = False,
 ) -> str:
-    """The C++ that the build compiles for a .cu ``source`` (preprocessed and rewritten; not cached)."""
+    """The C++ that the build compiles for a .cu ``source`` (preprocessed and rewritten; not cached;
+    ``unchecked_host`` as :func:`kernel_object`)."""
     _check_mode(mode)
     _check_arch(arch)
     src = Path(source).resolve()
@@ -379,7 +381,7 @@ def translate_source(
     cxx = compiler()
     flags = _common(cxx) + _KERNEL_FLAGS[mode] + includes
     host_pre, device_pre = _preprocess(cxx, str(src), flags, arch, str(src))
-    return translate_preprocessed(host_pre, lambda _path: True, device_pre)
+    return translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host)
 
 
 _DEFINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(=.*)?", re.DOTALL)

@@ -135,6 +135,51 @@ def test_launches_are_marked_barrier_free_from_the_kernels_call_graph(tmp_path):
     }
 
 
+_HOST_FORMS = """
+#include <atomic>
+#include <cstdio>
+struct Acc {
+    int total = 0;
+    Acc() { total = 1; }
+    ~Acc() { total = 0; }
+    int add(int x) { total += x; return total; }
+    __host__ __device__ int get() const { return total; }
+    operator int() const { return total; }
+    friend int peek(const Acc& a) { return a.total; }
+};
+int twice(const Acc& a);
+int twice(const Acc& a) { return 2 * a.total; }
+template <class T> T square(T v) { return v * v; }
+template <> int square<int>(int v) { return v * v; }
+constexpr int cube(int v) { return v * v * v; }
+static inline __attribute__((noinline)) int shifted(int b) { return 1 << b; }
+extern "C" int c_entry(int x) { return x + 1; }
+namespace ns { int inner(int x) { return x - 1; } }
+int flagged(std::atomic<int>& f) { return f.load(); }
+__device__ int dev(int x) { return x * 3; }
+__global__ void k(int* p) { p[threadIdx.x] = dev(threadIdx.x) + cube(2); }
+int main() { Acc a; return a.add(1) + twice(a) + shifted(1) + c_entry(ns::inner(1)) - 9; }
+"""
+
+
+def test_unchecked_host_code_marks_the_plain_host_functions_only(tmp_path):
+    from simulator.build import translate_source
+    from simulator.transform import UNCHECKED_HOST
+
+    src = tmp_path / "host_forms.cu"
+    src.write_text(_HOST_FORMS)
+    assert UNCHECKED_HOST not in translate_source(src, "memcheck")
+    out = translate_source(src, "memcheck", unchecked_host=True)
+    marked = set()
+    for line in out[out.index("struct Acc") :].splitlines():
+        if UNCHECKED_HOST in line:
+            after = re.sub(r"__attribute__\(\(\w+\)\)", "", line.split(UNCHECKED_HOST, 1)[1])
+            marked.add(re.search(r"(~?\w+|operator int)\s*\(", after).group(1))
+    # Templates, the specialization, constexpr, the friend, __device__/__host__ __device__ code,
+    # the kernel and a function naming an atomic keep the sanitizers' instrumentation.
+    assert marked == {"Acc", "~Acc", "add", "operator int", "twice", "shifted", "c_entry", "inner", "main"}
+
+
 @pytest.mark.parametrize(
     "body,name",
     [

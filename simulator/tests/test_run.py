@@ -114,8 +114,8 @@ def test_host_api_events_device_model_streams_and_memcpy_default():
     assert v["copy_2d_wrong"] == "0"
     assert v["copy_2d_bad_pitch"] == "cudaErrorInvalidPitchValue"
     assert v["callbacks_run"] == "11"  # the host function once (+1), the callback once (+10)
-    # Occupancy (simulator/docs/supported.md, "Occupancy"): 2048 threads and 32 blocks per multiprocessor, 228 KiB of
-    # shared memory with 1 KiB reserved per block.
+    # Occupancy (simulator/docs/supported.md, "Occupancy"): 2048 threads and 32 blocks per
+    # multiprocessor, 228 KiB of shared memory with 1 KiB reserved per block.
     assert v["occupancy_256"] == "8"
     assert v["occupancy_96_smem"] == str((228 * 1024) // (40 * 1024 + 1024))
     assert (v["potential_block"], v["potential_min_grid"]) == ("1024", str(2 * os.cpu_count()))
