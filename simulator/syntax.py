@@ -84,8 +84,8 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         # Kernel templates launched from device code, which clang's parse drops (device_launches.py).
         self._device_template_launches = failed_device_launches(self.tu.diagnostics)
         self._roots: list | None = None
-        # Where each of the user's host-only function definitions starts (see host_definitions).
-        self.host_starts: list[int] = []
+        # The user's host-only function definitions with a body (see unchecked_host_starts).
+        self.host_definitions: list = []
         self.walk()
         for (start, end), decls in self._shared_groups.items():
             self.edits.append(Edit(start, end, [" ".join(decls)]))
@@ -136,8 +136,8 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
                 if ch.kind == ck.COMPOUND_STMT:
                     f.body = self.rng(ch)
                 self._visit(ch, f, user)
-            if user and fkind == "host" and f.body is not None and self._plain_host_definition(c):
-                self.host_starts.append(self.off(c.extent.start))
+            if user and fkind == "host" and f.body is not None:
+                self.host_definitions.append(c)
             if user and fkind == "global":
                 self._register(c, f.key)
                 if f.body is not None:
@@ -163,21 +163,24 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         for ch in c.get_children():
             self._visit(ch, func, user)
 
-    def _plain_host_definition(self, c) -> bool:
-        """Whether a host function's definition may go uninstrumented (``host_starts``).
+    def unchecked_host_starts(self) -> list[int]:
+        """Where the host functions that may go uninstrumented start (the attribute's place).
 
         Not templates or explicit specializations (the attribute would precede ``template``),
         friends, constexpr functions (device code may call those), or a function that names an
-        atomic: host threads that synchronise through one must stay visible to racecheck."""
-        if c.kind == self.ci.CursorKind.FUNCTION_TEMPLATE:
-            return False
-        words = [tok.spelling for tok in c.get_tokens()]
-        head = words[: words.index("{")] if "{" in words else words
-        if not head or head[0] in ("template", "friend"):
-            return False
-        if {"constexpr", "consteval", "friend"} & set(head):
-            return False
-        return not any("atomic" in w for w in words)
+        atomic: host threads that synchronise through one must stay visible to racecheck. Read
+        only for a build that asks (their tokens are scanned here, not during the walk)."""
+        starts = []
+        for c in self.host_definitions:
+            if c.kind == self.ci.CursorKind.FUNCTION_TEMPLATE:
+                continue
+            words = [tok.spelling for tok in c.get_tokens()]
+            head = words[: words.index("{")] if "{" in words else words
+            if not head or head[0] == "template" or {"constexpr", "consteval", "friend"} & set(head):
+                continue
+            if not any("atomic" in w for w in words):
+                starts.append(self.off(c.extent.start))
+        return starts
 
     def _lambda_kind(self, lam) -> str:
         """``device``/``hd`` for a lambda marked __device__ (before its parameters), else ``host``."""

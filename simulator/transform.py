@@ -85,7 +85,7 @@ def translate_preprocessed(
         host.edits.extend(_device_bodies(host, device))
         host.edits.extend(_device_only(host, device))
     if unchecked_host:
-        host.edits.extend(Edit(pos, pos, [UNCHECKED_HOST]) for pos in host.host_starts)
+        host.edits.extend(Edit(pos, pos, [UNCHECKED_HOST]) for pos in host.unchecked_host_starts())
     out = host.render()
     for attribute, spelled in _ATTRIBUTES.items():
         out = out.replace(attribute, spelled)

@@ -201,7 +201,7 @@ struct KnobCheckAtLoad {
 // into another process leaves that process's stdout alone.
 __attribute__((constructor(101))) void line_buffer_stdout_when_asked() {
     const char* v = std::getenv("SIMULATOR_LINE_BUFFERED");
-    if (!in_main_program() || v == nullptr || *v == '\0' || std::strcmp(v, "0") == 0) return;
+    if (v == nullptr || *v == '\0' || std::strcmp(v, "0") == 0 || !in_main_program()) return;
     if (std::strcmp(v, "1") == 0) {
         std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
         return;
