@@ -8,6 +8,7 @@ import sys
 
 from .build import DEFAULT_ARCH, MODES, SimBuildError, build_shared
 from .check import CHECK_MODES, run_check
+from .launch_filter import LaunchFilter
 from .limits import DEVICES_KNOB, TIMEOUT_GRACE_S, check_environment
 from .run import LEAK_CHECKS, ProgramInterrupted, run_program
 
@@ -44,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
         help="build a whole program (its own main) and run it; arguments after -- go to the program",
         usage="python -m simulator run PROGRAM.cu [FILE.cu|FILE.cpp ...] [-I DIR ...] [-D NAME[=VALUE] ...] "
         "[--mode MODE] "
-        "[--leak-check full|no] [--check-host] [--timeout S] [--devices N] [--line-buffered] [-- ARGS ...]",
+        "[--leak-check full|no] [--check-host] [--kernel-name F] [--kernel-name-exclude F] [--launch-skip N] "
+        "[--launch-count N] [--timeout S] [--devices N] [--line-buffered] [-- ARGS ...]",
     )
     r.add_argument(
         "sources", nargs="+", metavar="FILE", help="the program's .cu sources and host .cpp/.c files"
@@ -72,6 +74,35 @@ def _parser() -> argparse.ArgumentParser:
         "--check-host",
         action="store_true",
         help="memcheck: judge sanitizer reports from host code too (default: device code only)",
+    )
+    r.add_argument(
+        "--kernel-name",
+        action="append",
+        default=[],
+        metavar="F",
+        help="check only launches of kernels that match F (repeatable): kne=NAME (the whole name, as "
+        "reports print it), kns=TEXT (a substring), regex=EXPR, or a bare TEXT (a substring)",
+    )
+    r.add_argument(
+        "--kernel-name-exclude",
+        action="append",
+        default=[],
+        metavar="F",
+        help="do not check launches of kernels that match F (repeatable; forms as --kernel-name)",
+    )
+    r.add_argument(
+        "-s",
+        "--launch-skip",
+        default="0",
+        metavar="N",
+        help="leave the first N matching launches unchecked (default 0)",
+    )
+    r.add_argument(
+        "-c",
+        "--launch-count",
+        default="0",
+        metavar="N",
+        help="check at most N matching launches, after those skipped (default 0: all)",
     )
     r.add_argument(
         "--line-buffered",
@@ -123,6 +154,10 @@ def _devices(raw: str | None) -> int | None:
 def _run(args, program_args: list[str]) -> int:
     try:
         devices = _devices(args.devices)
+        launches = LaunchFilter(
+            tuple(args.kernel_name), tuple(args.kernel_name_exclude), args.launch_skip, args.launch_count
+        )
+        launches.env_for(args.mode)  # names a bad filter or count before the build
     except ValueError as exc:
         print(f"simulator: {exc}", file=sys.stderr)
         return 2
@@ -145,6 +180,7 @@ def _run(args, program_args: list[str]) -> int:
         defines=args.defines,
         devices=devices,
         line_buffered=args.line_buffered,
+        launches=launches,
     )
     if res.reports:
         print(

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from .build import DEFAULT_ARCH, MODES, SimBuildError, build_program
 from .findings import death_by_signal, parse_findings
+from .launch_filter import LaunchFilter
 from .limits import (
     TIMEOUT_GRACE_S,
     check_environment,
@@ -103,6 +104,7 @@ def run_program(
     defines: list[str] | tuple[str, ...] = (),
     devices: int | None = None,
     line_buffered: bool | None = None,
+    launches: LaunchFilter | None = None,
 ) -> RunResult:
     """Build ``sources`` as one program for ``mode`` and run it with ``args``.
 
@@ -121,6 +123,8 @@ def run_program(
     soon as it is printed (default: when ``stdout`` is a terminal, where the program would have
     had a line-buffered stdout, or ``SIMULATOR_LINE_BUFFERED=1`` is set; otherwise fully
     buffered, as in a pipe).
+    ``launches`` picks the launches a checker checks (:class:`simulator.launch_filter.LaunchFilter`;
+    default: all); ``ValueError`` in ``fast`` mode, which checks none, or for a bad filter.
     ``ValueError`` for a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB``/``SIMULATOR_DEVICES`` or
     ``devices`` (``simulator.limits``; ``TypeError`` for a ``devices`` that is not an int);
     :class:`ProgramInterrupted` when SIGTERM or SIGHUP arrived while the program ran (in the
@@ -132,6 +136,7 @@ def run_program(
         raise ValueError(f"leak_check={leak_check!r}: give 'full' (report device leaks) or 'no'")
     if (leak_check == "full" or check_host) and mode != "memcheck":
         raise ValueError(f"--leak-check full and --check-host are memcheck options, not for --mode {mode}")
+    filter_env = (launches or LaunchFilter()).env_for(mode)
     environ = environment_for_devices(devices)
     check_environment(environ)
     ndevices = resolve_devices(devices, environ)
@@ -145,7 +150,7 @@ def run_program(
     err = stderr if stderr is not None else sys.stderr.buffer
     if line_buffered is None:
         line_buffered = _is_terminal(out) or environ.get("SIMULATOR_LINE_BUFFERED") == "1"
-    env = run_child_env(mode, limit, leak_check, check_host, ndevices, line_buffered)
+    env = {**run_child_env(mode, limit, leak_check, check_host, ndevices, line_buffered), **filter_env}
     for stream in (out, err):
         try:
             stream.flush()

@@ -118,7 +118,7 @@ void check_pending_warps(Block* b, int w) {
     for (int l = 0; l < n; ++l) {
         if (lanes[l].state == FState::kWarp && ((b->warp_arrived[w] >> l) & 1u) &&
             warp_ready(b, w, lanes[l].wmask)) {
-            if (kSyncCheck && (lanes[l].wmask & b->warp_exited[w] & b->warp_present[w])) {
+            if (sync_checked(b) && (lanes[l].wmask & b->warp_exited[w] & b->warp_present[w])) {
                 report("synccheck: %s at %s:%d in %s: thread %s waits with a mask that names lanes that have "
                        "exited (mask 0x%08x, exited 0x%08x, warp %d)",
                        warp_kind_name(lanes[l].wkind), lanes[l].wfile, lanes[l].wline, where(b).c_str(),
@@ -137,7 +137,7 @@ void check_pending_warps(Block* b, int w) {
 // even when every call is on the same line. A thread that leaves before any barrier (an early
 // return for out-of-range indices) is not waited for, as on a GPU since Volta.
 void thread_exited(Block* b, Fiber* f) {
-    if (!kSyncCheck || b->failed || b->bar_gen == 0 || b->left_thread >= 0) return;
+    if (!sync_checked(b) || b->failed || b->bar_gen == 0 || b->left_thread >= 0) return;
     b->left_thread = f->linear;
     b->left_after = b->bar_gen;
     if (b->bar_arrived == 0) return;  // reported if another barrier is reached after this exit
@@ -180,7 +180,7 @@ int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
     Block* b = in_runtime.run.block;
     Fiber* f = in_runtime.run.fiber;
     if (b->plain) refuse_wait(b, "__syncthreads", file, line);
-    if (kSyncCheck && b->left_thread >= 0) {
+    if (sync_checked(b) && b->left_thread >= 0) {
         report("synccheck: divergent __syncthreads in %s: thread %s reached barrier %llu of the block at %s:%d "
                "but thread %s exited after %llu barrier(s); every thread that takes part in a block's barriers "
                "must reach the same ones (the same number of them, wherever they are written)",
@@ -194,7 +194,7 @@ int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
         b->bar_line = line;
         b->bar_kind = kind;
         b->bar_pred = 0;
-    } else if (kSyncCheck && (b->bar_line != line || std::strcmp(b->bar_file, file) != 0)) {
+    } else if (sync_checked(b) && (b->bar_line != line || std::strcmp(b->bar_file, file) != 0)) {
         const Fiber* other = nullptr;
         for (int i = 0; i < b->nthreads; ++i) {
             if (b->fibers[i].state == FState::kBarrier) {
@@ -258,7 +258,7 @@ unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value
         fail_block(b);
         yield_to_scheduler(true);
     }
-    if (kSyncCheck) {
+    if (sync_checked(b)) {
         Fiber* lanes = b->fibers + w * 32;
         const int n = std::min(32, b->nthreads - w * 32);
         for (int l = 0; l < n; ++l) {
@@ -452,14 +452,15 @@ void* shared_static(const void* site, size_t size, size_t align) {
 #if defined(SIM_RACECHECK)
     // Allocate as the worker, not as this CUDA thread, and publish the allocation through the
     // site: every thread acquires it, so the allocation is not mistaken for this thread's write.
-    __tsan_switch_to_fiber(tl_sched_tsan, 1);
+    const bool own_fiber = b->launch->checked;  // an unchecked launch's threads run as the worker
+    if (own_fiber) __tsan_switch_to_fiber(tl_sched_tsan, 1);
     if (posix_memalign(&p, align < 16 ? 16 : align, size == 0 ? 1 : size) != 0) {
         report("out of host memory for shared memory of %s", where(b).c_str());
         std::abort();
     }
     std::memset(p, 0xff, size);
     __tsan_release(const_cast<void*>(site));
-    __tsan_switch_to_fiber(tl_run.fiber->tsan_fiber, 1);
+    if (own_fiber) __tsan_switch_to_fiber(tl_run.fiber->tsan_fiber, 1);
 #elif defined(SIM_MEMCHECK)
     if (align > 16) {
         if (posix_memalign(&p, align, size) != 0) p = nullptr;
@@ -509,6 +510,7 @@ std::atomic<bool> g_any_ordering{false};
 // (seq_cst) or is relaxed (cuda_sim.h, SIM_WITH_ORDER says why).
 bool atomic_orders(const void* p) {
     Fiber* f = tl_run.fiber;
+    if (f != nullptr && !tl_run.block->launch->checked) return false;  // ignored: see UncheckedScope
     if (f != nullptr && f->fenced) {
         f->fenced = false;
         std::lock_guard<std::mutex> lock(g_ordering_mu);

@@ -45,7 +45,7 @@ void tile_sync(unsigned int size, const char* file, int line) {
     const int first = (int)(((unsigned int)f->linear / size) * size / 32);
     int& arrived = b->tile_arrived[tile_size_index(size) * b->nwarps + first];
     b->tiles_used = true;
-    if (kSyncCheck && arrived > 0) {
+    if (sync_checked(b) && arrived > 0) {
         const int end = std::min(b->nthreads, first * 32 + (int)size);
         for (int i = first * 32; i < end; ++i) {
             const Fiber& o = b->fibers[i];
@@ -133,12 +133,12 @@ void grid_sync(const char* file, int line) {
                mode_name(), file, line, where(b).c_str(), tid_str(*f).c_str());
         stop_thread(b, f);
     }
-    if (kSyncCheck && g->exited != nullptr) {
+    if (sync_checked(b) && g->exited != nullptr) {
         report_block_left_grid(g, g->exited, file, line);
         fail_block(b);
         yield_to_scheduler(true);
     }
-    if (kSyncCheck && g->arrived > 0 && (g->line != line || std::strcmp(g->file, file) != 0)) {
+    if (sync_checked(b) && g->arrived > 0 && (g->line != line || std::strcmp(g->file, file) != 0)) {
         report("synccheck: divergent grid.sync() in %s: thread %s reached the grid barrier at %s:%d while %lld "
                "thread(s) of the grid wait at the one at %s:%d (grid barrier %llu); every live thread of the grid "
                "must reach the same grid.sync()",
@@ -180,7 +180,7 @@ void release_after_exit(Block* b, Fiber* f) {
     }
     if (Grid* g = b->launch->grid) {
         g->live--;
-        if (kSyncCheck && b->live == 0 && g->exited == nullptr) {
+        if (sync_checked(b) && b->live == 0 && g->exited == nullptr) {
             g->exited = b;
             if (g->arrived > 0) {
                 report_block_left_grid(g, b, g->file, g->line);

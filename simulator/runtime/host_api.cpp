@@ -319,10 +319,11 @@ void execute_launch(Launch* L) {
     L->nblocks = (unsigned long long)g.x * g.y * g.z;
     L->timeout_s = launch_timeout_s();
     L->serial = next_launch_serial();
+    L->checked = launch_checked(L->name);
     // fast, memcheck and synccheck run barrier-free kernels as plain loops (what memcheck and
-    // synccheck find does not depend on it); racecheck keeps a fiber per CUDA thread, and a
-    // cooperative launch keeps every block resident on fibers.
-    L->plain = runs_plain(L->spec.barrier_free) && !L->spec.cooperative;
+    // synccheck find does not depend on it); racecheck keeps a fiber per CUDA thread of a launch
+    // it checks, and a cooperative launch keeps every block resident on fibers.
+    L->plain = runs_plain(L->spec.barrier_free, L->checked) && !L->spec.cooperative;
     run_launch(L);
     if (L->timed_out.load()) {
         report("%s: launch timeout: kernel '%s' (launched at %s:%d) ran longer than SIMULATOR_TIMEOUT=%g s and was "

@@ -139,9 +139,13 @@ SIM_HOOK void fiber_name(char* out, size_t size, const char* kernel, uint3 block
 }
 SIM_HOOK void on_stacks_mapped() {}
 SIM_HOOK void on_fiber_init(Worker* wk, const Block& b, Fiber& f, int i, const char* kernel) {
+    f.fenced = false;
+    if (!b.launch->checked) {
+        f.tsan_fiber = nullptr;  // runs as the worker, which ignores it (UncheckedScope)
+        return;
+    }
     if ((int)wk->tsan_fibers.size() <= i) wk->tsan_fibers.push_back(__tsan_create_fiber(0));
     f.tsan_fiber = wk->tsan_fibers[i];
-    f.fenced = false;
     char nb[160];
     fiber_name(nb, sizeof nb, kernel, b.idx, f.thread_idx);
     __tsan_set_fiber_name(f.tsan_fiber, nb);
@@ -151,6 +155,7 @@ static thread_local bool tl_start_released = false;
 SIM_HOOK void on_launch_start(Worker*) { tl_start_released = false; }
 SIM_HOOK void on_block_start(Worker* wk, const Block& b) {
     tl_sched_tsan = __tsan_get_current_fiber();
+    if (!b.launch->checked) return;
     // What the host did before the launch happens before every thread of it: released once per
     // launch and worker, so that a fiber slot acquires it once (a release would make every
     // thread's acquire, and its release at exit, cost a pass over all threads' clocks).
@@ -164,6 +169,7 @@ SIM_HOOK void on_block_start(Worker* wk, const Block& b) {
     }
 }
 SIM_HOOK void on_block_end(Block& b) {
+    if (!b.launch->checked) return;
     if (b.failed) {
         // A failed block's threads stop where they are and never exit: what they did still
         // happens before what follows the launch (the host frees the memory they read).
@@ -175,15 +181,37 @@ SIM_HOOK void on_block_end(Block& b) {
     }
     __tsan_acquire(b.tsan_done);
 }
-SIM_HOOK void before_enter(Fiber* f, void**) { __tsan_switch_to_fiber(f->tsan_fiber, 1); }
+SIM_HOOK void before_enter(Fiber* f, void**) {
+    if (f->tsan_fiber != nullptr) __tsan_switch_to_fiber(f->tsan_fiber, 1);
+}
 SIM_HOOK void after_enter(void*) {}
-SIM_HOOK void before_leave(Fiber*, bool) { __tsan_switch_to_fiber(tl_sched_tsan, 1); }
+SIM_HOOK void before_leave(Fiber* f, bool) {
+    if (f->tsan_fiber != nullptr) __tsan_switch_to_fiber(tl_sched_tsan, 1);
+}
 SIM_HOOK void after_leave(Fiber*) {}
 SIM_HOOK void on_fiber_start(Worker* wk) {
     // Everything before this block on this worker (earlier blocks, the host) happens before it.
     __tsan_acquire(wk->tsan_start);
 }
 SIM_HOOK void on_thread_exit(Block* b) { __tsan_release(b->tsan_done); }
+// A block of a launch racecheck does not check (run --launch-count, --kernel-name, ...) runs as
+// the worker itself, no fiber of ThreadSanitizer's per CUDA thread, with the worker's accesses
+// and synchronisation ignored while it runs.
+struct UncheckedScope {
+    const bool on;
+    explicit UncheckedScope(bool checked) : on(!checked) {
+        if (!on) return;
+        __tsan_ignore_thread_begin();
+        AnnotateIgnoreSyncBegin(__FILE__, __LINE__);
+    }
+    ~UncheckedScope() {
+        if (!on) return;
+        AnnotateIgnoreSyncEnd(__FILE__, __LINE__);
+        __tsan_ignore_thread_end();
+    }
+    UncheckedScope(const UncheckedScope&) = delete;
+    UncheckedScope& operator=(const UncheckedScope&) = delete;
+};
 
 #else
 SIM_HOOK void on_stacks_mapped() {}
@@ -197,6 +225,14 @@ SIM_HOOK void before_leave(Fiber*, bool) {}
 SIM_HOOK void after_leave(Fiber*) {}
 SIM_HOOK void on_fiber_start(Worker*) {}
 SIM_HOOK void on_thread_exit(Block*) {}
+#endif
+
+#if !defined(SIM_RACECHECK)
+// memcheck tells a launch it does not check by its reports (reports.cpp), synccheck by its
+// checks (sync_checked): the launch runs as it would otherwise.
+struct UncheckedScope {
+    explicit UncheckedScope(bool) {}
+};
 #endif
 
 }  // namespace mode

@@ -178,7 +178,8 @@ bool env_is(const char* name, const char* value) {
 const bool g_check_host = env_is("SIMULATOR_CHECK_HOST", "1");
 std::atomic<int> g_host_reports{0};
 int g_devnull = -1;
-__thread bool tl_hidden_host_report = false;  // this thread's report is host code, hidden
+std::atomic<int> g_unchecked_reports{0};  // from launches the kernel filters leave unchecked
+__thread bool tl_hidden_report = false;  // this thread's report is host code or unchecked, hidden
 __thread bool tl_located = false;           // "the fault above happened in ..." already said
 
 constexpr int kDeviceFaultStatus = 86;  // ASAN_OPTIONS exitcode in check/run: stopped by memcheck
@@ -187,6 +188,10 @@ constexpr int kDeviceFaultStatus = 86;  // ASAN_OPTIONS exitcode in check/run: s
 Block* current_block() { return tl_run.block; }
 Fiber* current_fiber() { return tl_run.fiber; }
 bool in_device_code() { return current_fiber() != nullptr; }
+// A kernel of a launch that run's --kernel-name, --kernel-name-exclude, --launch-skip or
+// --launch-count leave unchecked: its reports are not shown, as compute-sanitizer does not
+// check such a launch; the program goes on where the sanitizer lets it.
+bool in_unchecked_launch() { return in_device_code() && current_block() != nullptr && !current_block()->launch->checked; }
 
 void say_where() {
     Block* b = current_block();
@@ -219,7 +224,13 @@ void* ubsan_handle() {
 }
 
 void on_death() {
-    if (!in_device_code() && tl_hidden_host_report) {
+    if (in_unchecked_launch() && tl_hidden_report) {
+        report("memcheck: the program was stopped by a sanitizer report from %s, a launch the kernel filters "
+               "leave unchecked; check that launch (--kernel-name, --launch-skip, --launch-count) to see it",
+               where(current_block()).c_str());
+        return;
+    }
+    if (!in_device_code() && tl_hidden_report) {
         // A host report that cannot be recovered from (the sanitizer stops the program anyway).
         report("memcheck: host code: the program was stopped by a sanitizer report from host code; "
                "run with --check-host to see it");
@@ -230,13 +241,13 @@ void on_death() {
 
 // After AddressSanitizer printed a report (also in a library loaded from Python).
 void on_asan_report(const char*) {
-    if (in_device_code()) {
+    if (in_device_code() && !tl_hidden_report) {
         say_where();
         // run/check set halt_on_error=0 so host reports can go on; a device fault still stops.
         _exit(kDeviceFaultStatus);
     }
-    if (tl_hidden_host_report) {  // hidden by __asan_on_error: the program goes on
-        tl_hidden_host_report = false;
+    if (tl_hidden_report) {  // hidden by __asan_on_error: the program goes on
+        tl_hidden_report = false;
         set_report_fd(nullptr, false);
         return;
     }
@@ -261,6 +272,11 @@ struct DeathHook {
         }
     }
     ~DeathHook() {
+        if (int n = g_unchecked_reports.load()) {
+            report("memcheck: note: %d sanitizer report(s) from launches that were not checked were not shown "
+                   "(the kernel filters: --kernel-name, --kernel-name-exclude, --launch-skip, --launch-count)",
+                   n);
+        }
         int n = g_host_reports.load();
         if (n > 0 && !g_check_host) {
             report("memcheck: note: %d sanitizer report(s) from host code were not shown: memcheck judges "
@@ -347,9 +363,15 @@ std::string user_frame(const void* block, const void* call_site) {
 // defaults and shows every report). A host-code report is hidden unless host checks are on.
 extern "C" {
 __attribute__((visibility("default"))) void __asan_on_error() {
+    if (sim::in_unchecked_launch()) {
+        sim::tl_hidden_report = true;
+        ++sim::g_unchecked_reports;
+        sim::set_report_fd(nullptr, true);
+        return;
+    }
     if (sim::in_device_code()) return;
     if (!sim::g_check_host) {
-        sim::tl_hidden_host_report = true;
+        sim::tl_hidden_report = true;
         ++sim::g_host_reports;
         sim::set_report_fd(nullptr, true);
     }
@@ -357,7 +379,13 @@ __attribute__((visibility("default"))) void __asan_on_error() {
 
 __attribute__((visibility("default"))) void __ubsan_on_report() {
     void* ubsan = sim::ubsan_handle();
-    sim::tl_hidden_host_report = false;
+    sim::tl_hidden_report = false;
+    if (sim::in_unchecked_launch()) {
+        sim::tl_hidden_report = true;
+        ++sim::g_unchecked_reports;
+        sim::set_report_fd(ubsan, true);
+        return;
+    }
     if (sim::in_device_code()) {
         sim::set_report_fd(ubsan, false);
         // UBSan prints after this hook: name the CUDA thread first. Its report then goes on
@@ -369,7 +397,7 @@ __attribute__((visibility("default"))) void __ubsan_on_report() {
     if (!sim::g_check_host) {
         // Hidden; UBSan's next report sets its output again through this hook. A fatal kind
         // (unreachable code, a missing return) still stops the program: on_death says so.
-        sim::tl_hidden_host_report = true;
+        sim::tl_hidden_report = true;
         ++sim::g_host_reports;
         sim::set_report_fd(ubsan, true);
         return;

@@ -192,7 +192,9 @@ unsigned worker_threads() {
     return n < 1 ? 1u : n > 64 ? 64u : (unsigned)n;  // the knob's bounds, for the CPU count
 }
 
-bool runs_plain(bool barrier_free) { return barrier_free && mode::kPlainLoops && !fibers_forced(); }
+bool runs_plain(bool barrier_free, bool checked) {
+    return barrier_free && (mode::kPlainLoops || !checked) && !fibers_forced();
+}
 
 Worker* worker() {
     if (tl_run.worker == nullptr) {
@@ -383,6 +385,7 @@ void init_block_fibers(Launch* L, Block& b, Worker* wk) {
 }
 
 void run_block(Launch* L, unsigned long long id) {
+    const mode::UncheckedScope unchecked(L->checked);
     Worker* wk = worker();
     Block b;
     b.plain = L->plain;
@@ -588,6 +591,7 @@ void end_coop_block(Block& b) {
 
 void run_cooperative(Launch* L) {
     ensure_signal_stack();
+    const mode::UncheckedScope unchecked(L->checked);
     {
         std::lock_guard<std::mutex> lock(L->threads_mu);
         L->threads.push_back(pthread_self());

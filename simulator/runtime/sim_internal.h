@@ -49,6 +49,10 @@ void __tsan_switch_to_fiber(void* fiber, unsigned flags);
 void __tsan_set_fiber_name(void* fiber, const char* name);
 void __tsan_acquire(void* addr);
 void __tsan_release(void* addr);
+void __tsan_ignore_thread_begin(void);
+void __tsan_ignore_thread_end(void);
+void AnnotateIgnoreSyncBegin(const char* file, int line);
+void AnnotateIgnoreSyncEnd(const char* file, int line);
 }
 #endif
 
@@ -175,6 +179,7 @@ struct Launch {
     std::atomic<bool> asserted{false};    // a thread's assert() failed
     std::atomic<bool> trapped{false};     // a thread called __trap() (reported once)
     bool plain = false;                   // its blocks run as plain loops (see Block::plain)
+    bool checked = true;                  // the checker checks it (launch_filter.cpp)
     // Dynamic parallelism (device_launch.cpp): 0 for a host launch, its parent's + 1 for a
     // launch from device code; the launches its threads made, run after its blocks finish.
     int depth = 0;
@@ -337,8 +342,14 @@ struct RuntimeCall {
 // True when barrier-free launches must run with fibers (SIMULATOR_FIBERS=1); read per launch.
 bool fibers_forced();
 // True when a launch marked ``barrier_free`` runs its blocks as plain loops: every mode but
-// racecheck (mode::kPlainLoops), unless SIMULATOR_FIBERS=1.
-bool runs_plain(bool barrier_free);
+// racecheck (mode::kPlainLoops) and in racecheck a launch it does not check, unless
+// SIMULATOR_FIBERS=1.
+bool runs_plain(bool barrier_free, bool checked);
+// Whether the checker checks this launch of kernel ``name`` (launch_filter.cpp: run's
+// --kernel-name, --kernel-name-exclude, --launch-skip, --launch-count); counts it when it matches.
+bool launch_checked(const char* name);
+// Whether synccheck judges what the threads of ``b`` do.
+inline bool sync_checked(const Block* b) { return kSyncCheck && b->launch->checked; }
 // Threads that share out a launch's blocks (or a GEMM): SIMULATOR_THREADS, else the CPU count, 1..64.
 unsigned worker_threads();
 

@@ -16,9 +16,11 @@ REPO = TESTS.parent.parent
 SHIPPED = REPO / "torchlight" / "cuda_kernels"
 
 
-def run_cli(*args: str, timeout: float = 280.0) -> subprocess.CompletedProcess:
-    """Run ``python -m simulator ARGS`` from the repository root."""
-    env = dict(os.environ)
+def run_cli(
+    *args: str, timeout: float = 280.0, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """Run ``python -m simulator ARGS`` from the repository root (``env``: variables to add)."""
+    env = {**os.environ, **(env or {})}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run(
         [sys.executable, "-m", "simulator", *args],
