@@ -19,6 +19,32 @@ __all__ = ["CHECKER_STATUS", "CHECK_ENV", "RUN_ENV", "check_child_env", "run_chi
 # (runtime/reports.cpp). The remaining options keep the cost near the README's bound (see
 # _MEMCHECK_COST_OPTIONS).
 _MEMCHECK_COST_OPTIONS = ""
+
+
+def racecheck_memory_mb() -> int:
+    """Half the memory this machine (or its cgroup) gives the program, in MiB; 0 when unknown.
+
+    racecheck's ThreadSanitizer keeps 4 bytes of shadow per byte of memory the program's threads
+    touch: a program with gigabytes of device buffers (llm.c's 1.6 GB logits) would take 20 GB
+    and more. Past this much resident memory it forgets the accesses it has recorded
+    (``memory_limit_mb``) instead of being killed by the kernel: a race between an access before
+    that moment and one after it is not seen, and nothing is reported that is not a race.
+    """
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return 0
+    try:
+        with open("/sys/fs/cgroup/memory.max") as f:
+            limit = f.read().strip()
+        if limit.isdigit():
+            total = min(total, int(limit))
+    except OSError:
+        pass
+    return total // 2 // (1 << 20)
+
+
+_TSAN_MEMORY = f":memory_limit_mb={mb}" if (mb := racecheck_memory_mb()) > 0 else ""
 CHECK_ENV = {
     "memcheck": {
         "ASAN_OPTIONS": "detect_leaks=1:halt_on_error=0:detect_stack_use_after_return=0:exitcode=86"
@@ -30,7 +56,9 @@ CHECK_ENV = {
         "SIMULATOR_LEAK_CHECK": "full",
         "SIMULATOR_CHECK_HOST": "1",
     },
-    "racecheck": {"TSAN_OPTIONS": "halt_on_error=0:exitcode=66:report_signal_unsafe=0:history_size=4"},
+    "racecheck": {
+        "TSAN_OPTIONS": "halt_on_error=0:exitcode=66:report_signal_unsafe=0:history_size=4" + _TSAN_MEMORY
+    },
     "synccheck": {},
 }
 

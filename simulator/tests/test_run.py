@@ -438,3 +438,19 @@ def test_run_translates_each_source_once(tmp_path, monkeypatch):
     result = run_program([str(src)], "fast")
     assert result.status == 0, result.findings
     assert len(calls) == 1
+
+
+def test_racecheck_bounds_threadsanitizer_memory_at_half_the_machine():
+    # ThreadSanitizer's shadow is 4x what the threads touch: past half the memory it forgets
+    # what it recorded instead of the program being killed (llm.c's softmax_forward took 21 GB).
+    from simulator.sanitizer_env import CHECK_ENV, RUN_ENV
+
+    with open("/proc/meminfo") as f:
+        total_kib = next(int(line.split()[1]) for line in f if line.startswith("MemTotal:"))
+    want = total_kib // 2 // 1024
+    cgroup = "/sys/fs/cgroup/memory.max"
+    if os.path.exists(cgroup) and open(cgroup).read().strip().isdigit():
+        want = min(want, int(open(cgroup).read()) // 2 // (1 << 20))
+    for env in (CHECK_ENV, RUN_ENV):
+        options = dict(kv.split("=") for kv in env["racecheck"]["TSAN_OPTIONS"].split(":"))
+        assert abs(int(options["memory_limit_mb"]) - want) <= 1, options
