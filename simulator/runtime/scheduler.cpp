@@ -29,6 +29,15 @@ __thread ThreadState* tl_thread = nullptr;
 __thread RunState tl_run = {nullptr, nullptr, false, nullptr, nullptr};
 #if defined(SIM_RACECHECK)
 __thread void* tl_sched_tsan = nullptr;
+
+namespace {
+// ThreadSanitizer starts the thread that holds it to memory_limit_mb (sanitizer_env.py) at the
+// program's first pthread_create; the workers start at the first launch, after the host may
+// have filled gigabytes of buffers (4 bytes of shadow per byte). One thread at load starts it.
+struct StartSanitizerBackground {
+    StartSanitizerBackground() { std::thread([] {}).join(); }
+} g_start_sanitizer_background;
+}  // namespace
 #endif
 
 namespace {

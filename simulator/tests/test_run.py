@@ -454,3 +454,36 @@ def test_racecheck_bounds_threadsanitizer_memory_at_half_the_machine():
     for env in (CHECK_ENV, RUN_ENV):
         options = dict(kv.split("=") for kv in env["racecheck"]["TSAN_OPTIONS"].split(":"))
         assert abs(int(options["memory_limit_mb"]) - want) <= 1, options
+
+
+def test_racecheck_holds_the_memory_limit_before_the_first_launch(tmp_path):
+    # ThreadSanitizer's background thread (which keeps memory_limit_mb) starts at the first
+    # pthread_create; the runtime starts one at load, so buffers filled before any launch count.
+    from simulator.build import build_program
+    from simulator.sanitizer_env import run_child_env
+
+    src = tmp_path / "fill_first.cu"
+    src.write_text(
+        textwrap.dedent(
+            """
+            #include <cstdio>
+            #include <unistd.h>
+            int main() {
+                float* d = nullptr;
+                cudaMalloc(&d, 256u << 20);          // 256 MiB, 1 GiB of shadow once written
+                cudaMemset(d, 0, 256u << 20);
+                usleep(600 * 1000);                   // the limit is checked every 100 ms
+                cudaFree(d);
+                std::printf("done\\n");
+                return 0;
+            }
+            """
+        )
+    )
+    exe = build_program([str(src)], "racecheck", [], unchecked_host=True)
+    env = run_child_env("racecheck", 60)
+    options = [o for o in env["TSAN_OPTIONS"].split(":") if not o.startswith("memory_limit_mb=")]
+    env["TSAN_OPTIONS"] = ":".join([*options, "memory_limit_mb=200", "verbosity=1"])
+    proc = subprocess.run([str(exe)], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout == "done\n", proc.stderr[-2000:]
+    assert "ThreadSanitizer: flushing memory due to RSS" in proc.stderr, proc.stderr[-2000:]
