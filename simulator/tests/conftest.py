@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +31,26 @@ def run_cli(
         timeout=timeout,
         env=env,
     )
+
+
+def line_of(path: Path, marker: str) -> int:
+    """The 1-based line of ``path`` that carries ``marker`` (exactly one)."""
+    lines = [i for i, text in enumerate(path.read_text().splitlines(), 1) if marker in text]
+    assert len(lines) == 1, (path.name, marker, lines)
+    return lines[0]
+
+
+def run_findings(stderr: str) -> list[str]:
+    """The findings ``run`` lists on stderr after the program's output."""
+    out, inside = [], False
+    for ln in stderr.splitlines():
+        if re.match(r"simulator: run \(\w+\): \d+ finding\(s\):", ln):
+            inside = True
+        elif inside and ln.startswith("  "):
+            out.append(ln.strip())
+        elif inside:
+            break
+    return out
 
 
 def shipped_sources() -> list[Path]:

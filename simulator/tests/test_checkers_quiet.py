@@ -4,36 +4,14 @@ at exit is reported only with ``--leak-check full``; host-code reports only with
 
 from __future__ import annotations
 
-import re
 import textwrap
 
 import pytest
 
-from .conftest import KERNELS, run_cli
+from .conftest import KERNELS, line_of, run_cli, run_findings
 
 LEAKS = KERNELS / "program_leak_at_exit.cu"
 HOST_BUGS = KERNELS / "program_host_bugs.cu"
-
-
-def _line_of(path, marker: str) -> int:
-    """The 1-based line of ``path`` that carries ``marker`` (exactly one)."""
-    lines = [i for i, text in enumerate(path.read_text().splitlines(), 1) if marker in text]
-    assert len(lines) == 1, (marker, lines)
-    return lines[0]
-
-
-def _summary(stderr: str) -> list[str]:
-    """The findings ``run`` lists after the program's output."""
-    out, inside = [], False
-    for ln in stderr.splitlines():
-        if re.match(r"simulator: run \(\w+\): \d+ finding\(s\):", ln):
-            inside = True
-            continue
-        if inside and ln.startswith("  "):
-            out.append(ln.strip())
-        elif inside:
-            break
-    return out
 
 
 def test_device_memory_left_at_exit_is_not_a_finding_by_default():
@@ -49,7 +27,7 @@ def test_leak_check_full_names_each_programs_own_cudamalloc_line(spelling):
     proc = run_cli("run", str(LEAKS), "--mode", "memcheck", *spelling)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert proc.stdout.strip() == "PASSED"
-    found = _summary(proc.stderr)
+    found = run_findings(proc.stderr)
     assert len(found) == 5, proc.stderr  # the freed buffer is not one of them
     n = 100  # floats per buffer in the program
     expected = {
@@ -62,7 +40,7 @@ def test_leak_check_full_names_each_programs_own_cudamalloc_line(spelling):
     for marker, (func, size) in expected.items():
         want = (
             f"memcheck: device memory leak: {size} bytes from cudaMalloc in {func} at "
-            f"{LEAKS}:{_line_of(LEAKS, marker)} were never freed"
+            f"{LEAKS}:{line_of(LEAKS, marker)} were never freed"
         )
         assert sum(f.startswith(want) for f in found) == 1, (want, found)
     for f in found:
@@ -130,20 +108,20 @@ def test_a_host_source_is_built_without_instrumentation_unless_check_host(tmp_pa
     assert default.stdout.startswith("1 "), default.stdout
     assert "sanitizer report" not in default.stderr and "runtime error" not in default.stderr
     checked = run_cli("run", *sources, "--mode", "memcheck", "--check-host")
-    shift = _line_of(tmp_path / "host.cpp", "HOST-CPP-UB")
+    shift = line_of(tmp_path / "host.cpp", "HOST-CPP-UB")
     assert any(
         f.startswith("memcheck: host code: undefined behaviour: shift exponent -1 is negative")
         and f.endswith(f"{tmp_path / 'host.cpp'}:{shift}")
-        for f in _summary(checked.stderr)
+        for f in run_findings(checked.stderr)
     ), checked.stderr
 
 
 def test_check_host_reports_host_code_labelled_as_host_code():
     proc = run_cli("run", str(HOST_BUGS), "--mode", "memcheck", "--check-host")
     assert proc.returncode != 0, proc.stdout + proc.stderr
-    found = _summary(proc.stderr)
-    shift = _line_of(HOST_BUGS, "HOST-UB")
-    mismatch = _line_of(HOST_BUGS, "HOST-ASAN")
+    found = run_findings(proc.stderr)
+    shift = line_of(HOST_BUGS, "HOST-UB")
+    mismatch = line_of(HOST_BUGS, "HOST-ASAN")
     assert any(
         f.startswith("memcheck: host code: undefined behaviour: shift exponent -1 is negative")
         and f.endswith(f"{HOST_BUGS}:{shift}")
@@ -186,12 +164,12 @@ DEVICE_BUGS = textwrap.dedent(
 def test_device_findings_still_fail_memcheck_and_name_the_kernel_line(tmp_path):
     src = tmp_path / "device_bugs.cu"
     src.write_text(DEVICE_BUGS)
-    ub_line, oob_line = _line_of(src, "DEVICE-UB"), _line_of(src, "DEVICE-OOB")
+    ub_line, oob_line = line_of(src, "DEVICE-UB"), line_of(src, "DEVICE-OOB")
     # Undefined behaviour in a kernel: reported with the CUDA thread; the program goes on.
     proc = run_cli("run", str(src), "--mode", "memcheck")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert proc.stdout.strip() == "done"
-    found = _summary(proc.stderr)
+    found = run_findings(proc.stderr)
     assert len(found) == 1, found
     # (A shift by a negative count is no longer one: device shifts follow PTX, see the front end.)
     assert found[0].startswith("memcheck: undefined behaviour: signed integer overflow: 5 * 429496730")
@@ -200,7 +178,7 @@ def test_device_findings_still_fail_memcheck_and_name_the_kernel_line(tmp_path):
     # An out-of-bounds write stops the program, as before, naming the kernel's line.
     proc = run_cli("run", str(src), "--mode", "memcheck", "--", "oob")
     assert proc.returncode == 86, proc.stdout + proc.stderr
-    found = _summary(proc.stderr)
+    found = run_findings(proc.stderr)
     oob = [f for f in found if "heap-buffer-overflow" in f]
     assert len(oob) == 1, found
     assert oob[0].startswith("memcheck: heap-buffer-overflow: oob_kernel(float*, int) at "), oob[0]

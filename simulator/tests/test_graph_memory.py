@@ -10,7 +10,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli, token_values
+from .conftest import KERNELS, line_of, nvcc_compile, run_cli, token_values
 
 PROGRAM = KERNELS / "program_graph_memory.cu"
 N = 256
@@ -140,16 +140,12 @@ def test_the_program_builds_with_nvcc(tmp_path):
 PLANTED = KERNELS / "planted_graph_use_after_free.cu"
 
 
-def _line_of(path, marker: str) -> int:
-    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if marker in ln)
-
-
 def test_memcheck_reports_a_kernel_writing_a_freed_graph_allocation():
     proc = run_cli("run", str(PLANTED), "--mode", "memcheck", "--", "planted")
     assert proc.returncode == 86, proc.stdout + proc.stderr
     finding = [ln for ln in proc.stderr.splitlines() if ln.strip().startswith("memcheck: use-after-poison")]
     assert len(finding) == 1, proc.stderr
-    assert f"{PLANTED}:{_line_of(PLANTED, '// PLANT')}" in finding[0]
+    assert f"{PLANTED}:{line_of(PLANTED, '// PLANT')}" in finding[0]
 
 
 def test_the_fixed_twin_writing_before_the_free_is_clean_under_memcheck():

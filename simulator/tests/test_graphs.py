@@ -11,7 +11,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import KERNELS, line_of, nvcc_compile, run_cli
 from .test_run import _values
 
 GRAPHS = KERNELS / "program_graphs.cu"
@@ -146,18 +146,14 @@ def test_the_program_builds_with_nvcc(tmp_path):
 PLANTED = KERNELS / "planted_graph_oob.cu"
 
 
-def _line_of(path, marker: str) -> int:
-    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if marker in ln)
-
-
 def test_memcheck_finding_in_a_kernel_node_names_the_kernel_line_and_the_node_line():
     proc = run_cli("run", str(PLANTED), "--mode", "memcheck", "--", "planted")
     assert proc.returncode == 86, proc.stdout + proc.stderr
     lines = proc.stderr.splitlines()
     finding = [ln for ln in lines if ln.strip().startswith("memcheck: heap-buffer-overflow")]
     assert len(finding) == 1, proc.stderr
-    assert f"{PLANTED}:{_line_of(PLANTED, '// PLANT')}" in finding[0]
-    assert f"(launched at {PLANTED}:{_line_of(PLANTED, '// NODE')})" in finding[0]
+    assert f"{PLANTED}:{line_of(PLANTED, '// PLANT')}" in finding[0]
+    assert f"(launched at {PLANTED}:{line_of(PLANTED, '// NODE')})" in finding[0]
 
 
 def test_the_fixed_kernel_node_runs_clean_under_memcheck():

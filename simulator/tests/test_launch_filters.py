@@ -10,29 +10,9 @@ import pytest
 
 from simulator.launch_filter import LaunchFilter, parse_kernel_filter
 
-from .conftest import KERNELS, run_cli
+from .conftest import KERNELS, line_of, run_cli, run_findings
 
 PROGRAM = KERNELS / "program_launch_filters.cu"
-
-
-def _line(marker: str) -> int:
-    """The 1-based line of the program that carries ``marker``."""
-    lines = [i for i, text in enumerate(PROGRAM.read_text().splitlines(), 1) if marker in text]
-    assert len(lines) == 1, (marker, lines)
-    return lines[0]
-
-
-def _findings(stderr: str) -> list[str]:
-    """The findings ``run`` lists after the program's output."""
-    out, inside = [], False
-    for ln in stderr.splitlines():
-        if re.match(r"simulator: run \(\w+\): \d+ finding\(s\):", ln):
-            inside = True
-        elif inside and ln.startswith("  "):
-            out.append(ln.strip())
-        elif inside:
-            break
-    return out
 
 
 def _flagged_lines(findings: list[str]) -> set[int]:
@@ -44,7 +24,7 @@ def _run(mode: str, *options: str, env: dict[str, str] | None = None):
     return run_cli("run", str(PROGRAM), "--mode", mode, *options, env=env)
 
 
-RACE_A, RACE_B, OOB = _line("RACE_A:"), _line("RACE_B"), _line("OOB:")
+RACE_A, RACE_B, OOB = (line_of(PROGRAM, m) for m in ("RACE_A:", "RACE_B", "OOB:"))
 
 
 @pytest.mark.parametrize(
@@ -64,7 +44,7 @@ def test_racecheck_judges_the_chosen_launches_only(options, flagged):
     proc = _run("racecheck", *options)
     # The unchecked launches still run: both sums are right in every case.
     assert "sum 1: 2016 (want 2016)" in proc.stdout and "sum 2: 2016 (want 2016)" in proc.stdout, proc.stdout
-    found = _findings(proc.stderr)
+    found = run_findings(proc.stderr)
     assert _flagged_lines(found) == flagged, proc.stderr[-3000:]
     assert len(found) == len(flagged), found
     assert proc.returncode == (0 if not flagged else 66), proc.stderr[-3000:]
@@ -73,19 +53,19 @@ def test_racecheck_judges_the_chosen_launches_only(options, flagged):
 def test_memcheck_hides_the_reports_of_unchecked_launches_and_counts_them():
     proc = _run("memcheck")
     assert proc.returncode == 86, proc.stderr[-3000:]
-    assert _flagged_lines(_findings(proc.stderr)) == {OOB}
+    assert _flagged_lines(run_findings(proc.stderr)) == {OOB}
     proc = _run("memcheck", "--kernel-name-exclude", "oob")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.splitlines()[-1] == "DONE"
     assert "note: 1 sanitizer report(s) from launches that were not checked were not shown" in proc.stderr
     proc = _run("memcheck", "--kernel-name", "oob")
-    assert proc.returncode == 86 and _flagged_lines(_findings(proc.stderr)) == {OOB}
+    assert proc.returncode == 86 and _flagged_lines(run_findings(proc.stderr)) == {OOB}
 
 
 def test_synccheck_judges_the_chosen_launches_only():
     proc = _run("synccheck")
     assert proc.returncode != 0
-    found = _findings(proc.stderr)
+    found = run_findings(proc.stderr)
     assert len(found) == 1 and "divergent __syncthreads in kernel 'diverge'" in found[0], found
     proc = _run("synccheck", "--kernel-name-exclude", "diverge")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -112,7 +92,7 @@ def test_bad_filters_are_refused_before_the_build(options, named):
 def test_a_bad_variable_set_by_hand_is_named_and_every_launch_is_checked():
     proc = _run("racecheck", env={"SIMULATOR_LAUNCH_COUNT": "abc"})
     assert "SIMULATOR_LAUNCH_COUNT='abc' is not a whole number: every launch is checked" in proc.stderr
-    assert {RACE_A, RACE_B, OOB} <= _flagged_lines(_findings(proc.stderr))
+    assert {RACE_A, RACE_B, OOB} <= _flagged_lines(run_findings(proc.stderr))
 
 
 def test_filter_values_parse_as_compute_sanitizer_writes_them():

@@ -13,16 +13,9 @@ import re
 
 import pytest
 
-from .conftest import KERNELS, run_cli
+from .conftest import KERNELS, line_of, run_cli
 
 PROGRAM = KERNELS / "program_plain_checkers.cu"
-
-
-def _line_of(marker: str) -> int:
-    """The 1-based line of the program that carries ``marker`` (exactly one)."""
-    lines = [i for i, text in enumerate(PROGRAM.read_text().splitlines(), 1) if marker in text]
-    assert len(lines) == 1, (marker, lines)
-    return lines[0]
 
 
 def _summary(stderr: str) -> list[str]:
@@ -71,7 +64,7 @@ def test_memcheck_finds_the_same_in_a_plain_loop_as_with_fibers(monkeypatch, cas
     assert found == _summary(fibers.stderr)
     hits = [f for f in found if f.startswith(f"memcheck: {kind}")]
     assert len(hits) == 1, found
-    assert f"{PROGRAM}:{_line_of(marker)}; in kernel " in hits[0], hits[0]
+    assert f"{PROGRAM}:{line_of(PROGRAM, marker)}; in kernel " in hits[0], hits[0]
     assert f" block {block} " in hits[0] and hits[0].endswith(f"thread {thread}"), hits[0]
 
 
@@ -80,7 +73,7 @@ def test_memcheck_leak_check_is_the_same_in_a_plain_loop(monkeypatch):
     assert plain.returncode == fibers.returncode == 1, plain.stderr
     found = _summary(plain.stderr)
     assert found == _summary(fibers.stderr)
-    line = _line_of("PLANT-LEAK")
+    line = line_of(PROGRAM, "PLANT-LEAK")
     want = f"memcheck: device memory leak: 1024 bytes from cudaMalloc in main at {PROGRAM}:{line}"
     assert len(found) == 1 and found[0].startswith(want), found
 
@@ -110,7 +103,7 @@ def test_memcheck_and_synccheck_run_barrier_free_launches_as_plain_loops(monkeyp
     # the same launch with fibers, where the barrier works.
     plain, fibers = _run_both_ways(monkeypatch, mode, "wait")
     assert plain.stdout.strip() == "wait: cudaErrorLaunchFailure", plain.stderr
-    refusal = f"reached __syncthreads at {PROGRAM}:{_line_of('PLANT-WAIT')}, but the launch"
+    refusal = f"reached __syncthreads at {PROGRAM}:{line_of(PROGRAM, 'PLANT-WAIT')}, but the launch"
     assert refusal in plain.stderr and "plain loop" in plain.stderr
     assert fibers.returncode == 0, fibers.stderr
     assert fibers.stdout.strip() == "wait: cudaSuccess"

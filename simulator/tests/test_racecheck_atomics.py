@@ -7,16 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import KERNELS, run_cli
+from .conftest import KERNELS, line_of, run_cli
 
 PROGRAM = KERNELS / "program_racecheck_atomics.cu"
-
-
-def _line_of(marker: str) -> int:
-    """The 1-based line of the program that carries ``marker`` (exactly one)."""
-    lines = [i for i, text in enumerate(PROGRAM.read_text().splitlines(), 1) if marker in text]
-    assert len(lines) == 1, (marker, lines)
-    return lines[0]
 
 
 # What the program prints: 4096 values of 7i+3 fall evenly into 4 bins; the sum of i % 5 over
@@ -39,5 +32,5 @@ def test_a_publication_without_its_threadfence_is_a_race():
     assert proc.stdout.strip() == EXPECTED["fenced"]  # the answer is right; the order is not guaranteed
     races = [ln.strip() for ln in proc.stderr.splitlines() if ln.startswith("  racecheck: data race")]
     assert len(races) == 1, proc.stderr
-    assert f"{PROGRAM}:{_line_of('PLANT: publish')}" in races[0], races[0]
-    assert f"{PROGRAM}:{_line_of('PLANT: read')}" in races[0], races[0]
+    assert f"{PROGRAM}:{line_of(PROGRAM, 'PLANT: publish')}" in races[0], races[0]
+    assert f"{PROGRAM}:{line_of(PROGRAM, 'PLANT: read')}" in races[0], races[0]
