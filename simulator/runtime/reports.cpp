@@ -191,7 +191,9 @@ bool in_device_code() { return current_fiber() != nullptr; }
 // A kernel of a launch that run's --kernel-name, --kernel-name-exclude, --launch-skip or
 // --launch-count leave unchecked: its reports are not shown, as compute-sanitizer does not
 // check such a launch; the program goes on where the sanitizer lets it.
-bool in_unchecked_launch() { return in_device_code() && current_block() != nullptr && !current_block()->launch->checked; }
+bool in_unchecked_launch() {
+    return in_device_code() && current_block() != nullptr && !current_block()->launch->checked;
+}
 
 void say_where() {
     Block* b = current_block();
@@ -216,6 +218,14 @@ void set_report_fd(void* handle, bool hide) {
     if (set == nullptr) return;
     if (hide && g_devnull < 0) g_devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
     set(reinterpret_cast<void*>(static_cast<uintptr_t>(hide && g_devnull >= 0 ? g_devnull : 2)));
+}
+
+// Hides the report the sanitizer (``handle``: null for AddressSanitizer) is about to print and
+// counts it in ``count``; the program goes on.
+void hide_report(void* handle, std::atomic<int>& count) {
+    tl_hidden_report = true;
+    ++count;
+    set_report_fd(handle, true);
 }
 
 void* ubsan_handle() {
@@ -364,26 +374,18 @@ std::string user_frame(const void* block, const void* call_site) {
 extern "C" {
 __attribute__((visibility("default"))) void __asan_on_error() {
     if (sim::in_unchecked_launch()) {
-        sim::tl_hidden_report = true;
-        ++sim::g_unchecked_reports;
-        sim::set_report_fd(nullptr, true);
+        sim::hide_report(nullptr, sim::g_unchecked_reports);
         return;
     }
     if (sim::in_device_code()) return;
-    if (!sim::g_check_host) {
-        sim::tl_hidden_report = true;
-        ++sim::g_host_reports;
-        sim::set_report_fd(nullptr, true);
-    }
+    if (!sim::g_check_host) sim::hide_report(nullptr, sim::g_host_reports);
 }
 
 __attribute__((visibility("default"))) void __ubsan_on_report() {
     void* ubsan = sim::ubsan_handle();
     sim::tl_hidden_report = false;
     if (sim::in_unchecked_launch()) {
-        sim::tl_hidden_report = true;
-        ++sim::g_unchecked_reports;
-        sim::set_report_fd(ubsan, true);
+        sim::hide_report(ubsan, sim::g_unchecked_reports);
         return;
     }
     if (sim::in_device_code()) {
@@ -397,9 +399,7 @@ __attribute__((visibility("default"))) void __ubsan_on_report() {
     if (!sim::g_check_host) {
         // Hidden; UBSan's next report sets its output again through this hook. A fatal kind
         // (unreachable code, a missing return) still stops the program: on_death says so.
-        sim::tl_hidden_report = true;
-        ++sim::g_host_reports;
-        sim::set_report_fd(ubsan, true);
+        sim::hide_report(ubsan, sim::g_host_reports);
         return;
     }
     sim::set_report_fd(ubsan, false);
