@@ -220,6 +220,30 @@ static inline T shfl(int kind, const char* file, int line, unsigned int mask, T 
     return out;
 }
 
+// A cooperative-groups shuffle: CUDA's tile and coalesced-group shfl take any trivially copyable
+// value, so one over 8 bytes moves as 8-byte pieces, each a shuffle of the same lanes.
+template <class T>
+static inline T shfl_value(int kind, const char* file, int line, unsigned int mask, T value, int param,
+                           int width = 32) {
+    static_assert(std::is_trivially_copyable<T>::value, "a group's shfl takes a trivially copyable value (as in CUDA)");
+    if constexpr (sizeof(T) <= 8) {
+        return shfl(kind, file, line, mask, value, param, width);
+    } else {
+        unsigned char bytes[sizeof(T)];
+        std::memcpy(bytes, &value, sizeof(T));
+        for (size_t at = 0; at < sizeof(T); at += 8) {
+            const size_t n = sizeof(T) - at < 8 ? sizeof(T) - at : 8;
+            unsigned long long piece = 0;
+            std::memcpy(&piece, bytes + at, n);
+            piece = warp_op(kind, mask, piece, param, width, file, line);
+            std::memcpy(bytes + at, &piece, n);
+        }
+        T out;
+        std::memcpy(&out, bytes, sizeof(T));
+        return out;
+    }
+}
+
 template <class T>
 static inline T& shared_var(const void* site) {
     return *static_cast<T*>(shared_static(site, sizeof(T), alignof(T)));

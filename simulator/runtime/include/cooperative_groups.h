@@ -190,7 +190,7 @@ public:
     template <class T>
     T shfl(T value, int src_rank, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         if constexpr (kWarp) {
-            return ::sim::shfl(::sim::kShflIdx, file, line, mask(), value, src_rank, (int)Size);
+            return ::sim::shfl_value(::sim::kShflIdx, file, line, mask(), value, src_rank, (int)Size);
         } else {
             const unsigned int src = (unsigned int)src_rank & (Size - 1u);
             return details::tile_exchange(
@@ -201,18 +201,18 @@ public:
     template <class T>
     T shfl_down(T value, unsigned int delta, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         static_assert(kWarp, "thread_block_tile::shfl_down is for tiles of at most 32 threads (as in CUDA)");
-        return ::sim::shfl(::sim::kShflDown, file, line, mask(), value, (int)delta, (int)Size);
+        return ::sim::shfl_value(::sim::kShflDown, file, line, mask(), value, (int)delta, (int)Size);
     }
     template <class T>
     T shfl_up(T value, unsigned int delta, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         static_assert(kWarp, "thread_block_tile::shfl_up is for tiles of at most 32 threads (as in CUDA)");
-        return ::sim::shfl(::sim::kShflUp, file, line, mask(), value, (int)delta, (int)Size);
+        return ::sim::shfl_value(::sim::kShflUp, file, line, mask(), value, (int)delta, (int)Size);
     }
     template <class T>
     T shfl_xor(T value, unsigned int lane_mask, const char* file = __builtin_FILE(),
                int line = __builtin_LINE()) const {
         static_assert(kWarp, "thread_block_tile::shfl_xor is for tiles of at most 32 threads (as in CUDA)");
-        return ::sim::shfl(::sim::kShflXor, file, line, mask(), value, (int)lane_mask, (int)Size);
+        return ::sim::shfl_value(::sim::kShflXor, file, line, mask(), value, (int)lane_mask, (int)Size);
     }
     int any(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         if constexpr (kWarp) {
@@ -309,18 +309,18 @@ public:
             lane = __builtin_ctz(m);
             if (want-- == 0) break;
         }
-        return ::sim::shfl(::sim::kShflIdx, file, line, mask_, value, lane, 32);
+        return ::sim::shfl_value(::sim::kShflIdx, file, line, mask_, value, lane, 32);
     }
     // The value of the thread ``delta`` ranks up (or down); its own past the group's end.
     template <class T>
     T shfl_down(T value, unsigned int delta, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         const unsigned int r = thread_rank() + delta;
-        return ::sim::shfl(::sim::kShflIdx, file, line, mask_, value, r < size() ? lane_of(r) : own_lane(), 32);
+        return ::sim::shfl_value(::sim::kShflIdx, file, line, mask_, value, r < size() ? lane_of(r) : own_lane(), 32);
     }
     template <class T>
     T shfl_up(T value, unsigned int delta, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         const unsigned int r = thread_rank();
-        return ::sim::shfl(::sim::kShflIdx, file, line, mask_, value, r >= delta ? lane_of(r - delta) : own_lane(), 32);
+        return ::sim::shfl_value(::sim::kShflIdx, file, line, mask_, value, r >= delta ? lane_of(r - delta) : own_lane(), 32);
     }
     unsigned int ballot(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         const unsigned int bits = (unsigned int)::sim::warp_op(::sim::kBallot, mask_, predicate ? 1 : 0, 0, 32, file, line);
