@@ -1,7 +1,7 @@
 """Run public CUDA programs, unmodified, under the simulator and count those that pass their own check.
 
 Usage: ``python benchmarks/real_programs.py MANIFEST --root DIR [--jobs 2] [--limit 70]
-[--mode fast] [--only NAME,...] [--json OUT]``
+[--mode fast] [--only NAME,...] [--json OUT] [--run-option OPTION ...]``
 
 The programs are not part of this repository: fetch them first (for example llm.c, whose
 ``dev/cuda`` programs ``benchmarks/manifests/llmc_dev_cuda.json`` lists) and give their checkout as
@@ -108,11 +108,20 @@ def load_manifest(path: Path, root: Path) -> list[Program]:
     return programs
 
 
-def _command(prog: Program, root: Path, mode: str, limit: float) -> list[str]:
+def _command(prog: Program, root: Path, mode: str, limit: float, extra: tuple[str, ...] = ()) -> list[str]:
     cmd = [sys.executable, "-m", "simulator", "run", *(str(root / s) for s in prog.sources)]
     for inc in prog.include:
         cmd += ["-I", str(root / inc)]
-    cmd += ["--mode", mode, "--timeout", f"{limit:g}", "--devices", str(prog.devices), "--line-buffered"]
+    cmd += [
+        "--mode",
+        mode,
+        "--timeout",
+        f"{limit:g}",
+        "--devices",
+        str(prog.devices),
+        "--line-buffered",
+        *extra,
+    ]
     if prog.args:
         cmd += ["--", *prog.args]
     return cmd
@@ -124,12 +133,12 @@ def _pump(stream, lines: queue.Queue) -> None:
     lines.put(None)  # the end of the output
 
 
-def run_one(prog: Program, root: Path, mode: str, limit: float) -> Outcome:
-    """Run ``prog`` until its check line, its end or ``limit`` seconds."""
+def run_one(prog: Program, root: Path, mode: str, limit: float, extra: tuple[str, ...] = ()) -> Outcome:
+    """Run ``prog`` until its check line, its end or ``limit`` seconds (``extra``: more ``run`` options)."""
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     began = time.monotonic()
     proc = subprocess.Popen(
-        _command(prog, root, mode, limit),
+        _command(prog, root, mode, limit, extra),
         cwd=root / prog.cwd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -189,6 +198,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mode", default="fast", choices=MODES)
     p.add_argument("--only", default="", help="comma-separated names to run (default: all)")
     p.add_argument("--json", type=Path, help="also write the outcomes here")
+    p.add_argument(
+        "--run-option",
+        action="append",
+        default=[],
+        metavar="OPTION",
+        help="pass OPTION on to every `simulator run` (e.g. --run-option=--racecheck-memory=shared)",
+    )
     a = p.parse_args(argv)
     if a.jobs < 1 or a.limit <= 0:
         p.error(f"--jobs must be at least 1 and --limit positive, not {a.jobs} and {a.limit:g}")
@@ -204,7 +220,9 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--only names programs the manifest does not list: {', '.join(missing)}")
         programs = [prog for prog in programs if prog.name in wanted]
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        outcomes = list(pool.map(lambda prog: run_one(prog, root, a.mode, a.limit), programs))
+        outcomes = list(
+            pool.map(lambda prog: run_one(prog, root, a.mode, a.limit, tuple(a.run_option)), programs)
+        )
     print(table(outcomes))
     if a.json:
         a.json.write_text(json.dumps([asdict(o) for o in outcomes], indent=1))

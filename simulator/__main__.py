@@ -10,7 +10,7 @@ from .build import DEFAULT_ARCH, MODES, SimBuildError, build_shared
 from .check import CHECK_MODES, run_check
 from .launch_filter import LaunchFilter
 from .limits import DEVICES_KNOB, TIMEOUT_GRACE_S, check_environment
-from .run import LEAK_CHECKS, ProgramInterrupted, run_program
+from .run import LEAK_CHECKS, RACECHECK_MEMORY, ProgramInterrupted, run_program
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,6 +69,14 @@ def _parser() -> argparse.ArgumentParser:
         choices=LEAK_CHECKS,
         help="memcheck: 'full' reports device memory still allocated at exit (default: no, "
         "as compute-sanitizer)",
+    )
+    r.add_argument(
+        "--racecheck-memory",
+        default="all",
+        choices=RACECHECK_MEMORY,
+        help="racecheck: 'all' judges every access (ThreadSanitizer; exact, slow on big blocks); "
+        "'shared' only __shared__ memory, as compute-sanitizer's racecheck (the simulator's own "
+        "detector: barriers cost an increment)",
     )
     r.add_argument(
         "--check-host",
@@ -168,6 +176,12 @@ def _run(args, program_args: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.racecheck_memory != "all" and args.mode != "racecheck":
+        print(
+            f"simulator: --racecheck-memory is a racecheck option: add --mode racecheck (not {args.mode})",
+            file=sys.stderr,
+        )
+        return 2
     res = run_program(
         args.sources,
         args.mode,
@@ -181,6 +195,7 @@ def _run(args, program_args: list[str]) -> int:
         devices=devices,
         line_buffered=args.line_buffered,
         launches=launches,
+        racecheck_memory=args.racecheck_memory,
     )
     if res.reports:
         print(

@@ -39,6 +39,10 @@ RUNTIME_DIR = PACKAGE_DIR / "runtime"
 REPO_ROOT = PACKAGE_DIR.parent
 
 MODES = ("fast", "memcheck", "racecheck", "synccheck")
+# racecheck of __shared__ memory only (run --racecheck-memory shared): g++'s ThreadSanitizer
+# instrumentation calls the runtime's own detector (runtime/shared_races.cpp), not libtsan.
+SHARED_RACECHECK = "racecheck-shared"
+BUILD_MODES = (*MODES, SHARED_RACECHECK)
 DEFAULT_ARCH = 800  # __CUDA_ARCH__ of the modelled sm_80 device
 
 # Flags for the translated kernel source (instrumented) and for the runtime (never instrumented:
@@ -55,18 +59,26 @@ _KERNEL_FLAGS = {
         "-fsanitize-recover=address",
     ],
     "racecheck": ["-O1", "-fno-omit-frame-pointer", "-fsanitize=thread"],
+    SHARED_RACECHECK: [
+        "-O1",
+        "-fno-omit-frame-pointer",
+        "-fsanitize=thread",
+        "--param=tsan-instrument-func-entry-exit=0",
+    ],
 }
 _RUNTIME_FLAGS = {
     "fast": ["-O2"],
     "synccheck": ["-O2", "-DSIM_SYNCCHECK"],
     "memcheck": ["-O1", "-fno-omit-frame-pointer", "-DSIM_MEMCHECK"],
     "racecheck": ["-O1", "-fno-omit-frame-pointer", "-DSIM_RACECHECK"],
+    SHARED_RACECHECK: ["-O2", "-DSIM_SHARED_RACES"],
 }
 _LINK_FLAGS = {
     "fast": [],
     "synccheck": [],
     "memcheck": ["-fsanitize=address,undefined"],
     "racecheck": ["-fsanitize=thread"],
+    SHARED_RACECHECK: [],
 }
 # -fno-semantic-interposition: the build never interposes its own symbols, so g++ may inline a
 # kernel into the launch's plain loop (simulator/runtime/launch.h, Packed::run_plain).
@@ -120,7 +132,7 @@ def cache_dir() -> Path:
 
 
 def _check_mode(mode: str) -> None:
-    if mode not in MODES:
+    if mode not in BUILD_MODES:
         raise SimBuildError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
 
 

@@ -32,7 +32,8 @@ _FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (.+?) (/\S+?):(\d+)(?::\d+)?$|#\d+ (.+
 
 
 def _runtime_frame(path: str) -> bool:
-    return "/simulator/runtime/" in path or path.startswith("/usr/") or "/gcc/" in path
+    # simulator/runtime/ in the repository, torchlight/_simulator/runtime/ when installed
+    return "simulator/runtime/" in path or path.startswith("/usr/") or "/gcc/" in path
 
 
 def _first_user_frame(lines: list[str], start: int) -> str:

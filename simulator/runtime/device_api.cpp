@@ -17,6 +17,9 @@ void release_barrier(Block* b) {
     b->bar_result[b->bar_gen & 1] = b->bar_pred;
     b->bar_arrived = 0;
     b->bar_gen++;
+#if defined(SIM_SHARED_RACES)
+    new_epoch(b->worker);
+#endif
     for (int i = 0; i < b->nthreads; ++i) {
         if (b->fibers[i].state == FState::kBarrier) b->fibers[i].state = FState::kReady;
     }
@@ -60,6 +63,9 @@ void complete_warp(Block* b, int w, unsigned int mask) {
     Fiber* lanes = b->fibers + w * 32;
     const int n = std::min(32, b->nthreads - w * 32);
     unsigned int waiting = b->warp_arrived[w] & mask;
+#if defined(SIM_SHARED_RACES)
+    if (waiting != 0 && lanes[__builtin_ctz(waiting)].wkind == kSyncWarp) warp_synced(b->worker, w);
+#endif
     unsigned long long ballot = 0;
     for (int l = 0; l < n; ++l) {
         if ((waiting >> l) & 1u) ballot |= (lanes[l].wvalue != 0 ? 1ull : 0ull) << l;
@@ -492,13 +498,13 @@ void* dynamic_shared() {
 }
 
 void thread_fence() {
-#if defined(SIM_RACECHECK)
+#if defined(SIM_RACECHECK) || defined(SIM_SHARED_RACES)
     if (tl_run.fiber != nullptr) tl_run.fiber->fenced = true;  // see atomic_orders
 #endif
     std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
-#if defined(SIM_RACECHECK)
+#if defined(SIM_RACECHECK) || defined(SIM_SHARED_RACES)
 namespace {
 // Addresses that an atomic after a __threadfence() used: their atomics order memory from then on.
 std::mutex g_ordering_mu;

@@ -24,6 +24,9 @@ int tile_live(const Block* b, int first, unsigned int size) {
 }
 
 void release_tile(Block* b, int first, unsigned int size) {
+#if defined(SIM_SHARED_RACES)
+    new_epoch(b->worker);  // the tile's threads only, but see shared_races.cpp
+#endif
     b->tile_arrived[tile_size_index(size) * b->nwarps + first] = 0;
     const int end = std::min(b->nthreads, (first * 32) + (int)size);
     for (int i = first * 32; i < end; ++i) {
@@ -105,6 +108,9 @@ void release_grid(Grid* g) {
     g->gen++;
     for (unsigned long long k = 0; k < g->nblocks; ++k) {
         Block& b = g->blocks[k];
+#if defined(SIM_SHARED_RACES)
+        new_epoch(b.worker);
+#endif
         for (int i = 0; i < b.nthreads; ++i) {
             if (b.fibers[i].state == FState::kGrid) b.fibers[i].state = FState::kReady;
         }

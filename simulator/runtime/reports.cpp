@@ -37,13 +37,22 @@ bool quiet() {
 const char* mode_name() {
 #if defined(SIM_MEMCHECK)
     return "memcheck";
-#elif defined(SIM_RACECHECK)
+#elif defined(SIM_RACECHECK) || defined(SIM_SHARED_RACES)
     return "racecheck";
 #elif defined(SIM_SYNCCHECK)
     return "synccheck";
 #else
     return "fast";
 #endif
+}
+
+bool runtime_file(const char* path) {
+    // The sanitizers' own frames carry relative paths (../../../../src/libsanitizer/...); the
+    // program's sources are compiled by absolute path. The runtime is simulator/runtime/ in the
+    // repository and torchlight/_simulator/runtime/ when installed.
+    return path[0] != '/' || std::strstr(path, "simulator/runtime/") != nullptr ||
+           std::strncmp(path, "/usr/", 5) == 0 || std::strstr(path, "/gcc/") != nullptr ||
+           std::strstr(path, "libsanitizer") != nullptr;
 }
 
 void report(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -317,15 +326,6 @@ void report_leaks() {
 }
 
 namespace {
-
-// The runtime's own sources, and the C/C++ runtime, are never the place a finding names.
-bool runtime_file(const char* path) {
-    // The sanitizers' own frames carry relative paths (../../../../src/libsanitizer/...); the
-    // program's sources are compiled by absolute path.
-    return path[0] != '/' || std::strstr(path, "/simulator/runtime/") != nullptr ||
-           std::strncmp(path, "/usr/", 5) == 0 || std::strstr(path, "/gcc/") != nullptr ||
-           std::strstr(path, "libsanitizer") != nullptr;
-}
 
 // "FUNC at FILE:LINE" of the first frame of ``pc`` (with its inlined frames, innermost first)
 // outside the runtime; empty if every frame is the runtime's.

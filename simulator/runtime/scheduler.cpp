@@ -346,6 +346,10 @@ void run_block_plain(Block* b) {
 void prepare_block(Launch* L, unsigned long long id, Block& b, Worker* wk) {
     const LaunchSpec& s = L->spec;
     b.launch = L;
+    b.worker = wk;
+#if defined(SIM_SHARED_RACES)
+    block_started(wk);
+#endif
     b.idx = uint3{(unsigned)(id % s.grid.x), (unsigned)((id / s.grid.x) % s.grid.y),
                   (unsigned)(id / ((unsigned long long)s.grid.x * s.grid.y))};
     b.nthreads = (int)(s.block.x * s.block.y * s.block.z);
@@ -364,6 +368,7 @@ void prepare_block(Launch* L, unsigned long long id, Block& b, Worker* wk) {
     b.statics = &wk->statics;
     wk->arena_used = 0;
     b.dyn = mode::dynamic_shared(wk, s.smem);
+    b.smem = wk->arena;
     if (s.smem > 0) std::memset(b.dyn, 0xff, s.smem);  // shared memory starts as garbage, as on a GPU
     if ((int)wk->fibers.size() < b.nthreads) wk->fibers.resize(b.nthreads);
     b.fibers = wk->fibers.data();

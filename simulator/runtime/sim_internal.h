@@ -191,6 +191,7 @@ struct Launch {
 
 struct Block {
     Launch* launch = nullptr;
+    char* smem = nullptr;  // the worker's shared-memory arena in fast/synccheck mode (else null)
     uint3 idx{0, 0, 0};
     Fiber* fibers = nullptr;
     int nthreads = 0;
@@ -227,6 +228,7 @@ struct Block {
     bool plain = false;
     char tsan_sync[2][64];  // addresses for barrier release/acquire (per generation parity)
     char tsan_done[64];
+    Worker* worker = nullptr;  // whose stacks and shared memory the block uses
 };
 
 // Per worker thread: the fiber stacks and shared-memory arena are kept between blocks.
@@ -246,6 +248,7 @@ struct Worker {
     int stacks_ready = 0;      // fiber stacks whose guard page is in place
     std::vector<void*> tsan_fibers;  // reused between blocks: creating one per thread per block is slow
     char tsan_start[64];             // released by the scheduler before a block's fibers start
+    void* race_state = nullptr;      // racecheck of shared memory: the arena's shadow (shared_races.cpp)
     ~Worker();
 };
 
@@ -279,6 +282,12 @@ inline RunState& run_state() {
     asm("" : "+r"(p));
     return *p;
 }
+#if defined(SIM_SHARED_RACES)
+// shared_races.cpp: what orders the accesses of a block's threads to its shared memory.
+void block_started(Worker* wk);     // a new block on the worker: nothing before it counts
+void new_epoch(Worker* wk);         // a barrier released: what came before is ordered before
+void warp_synced(Worker* wk, int warp);  // a __syncwarp of ``warp`` completed
+#endif
 #if defined(SIM_RACECHECK)
 extern __thread void* tl_sched_tsan;  // the worker's own ThreadSanitizer fiber
 #endif
@@ -407,6 +416,9 @@ unsigned long long next_launch_serial();
 
 // ---- reports.cpp ---------------------------------------------------------------------------
 const char* mode_name();
+// Whether a source file is the runtime's own (or the C/C++ runtime's, or a sanitizer's): never
+// the place a finding names.
+bool runtime_file(const char* path);
 // One line on stderr, prefixed "simulator: " (silent with SIMULATOR_QUIET=1).
 void report(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // "kernel 'NAME' block (x,y,z) (launched at FILE:LINE)"

@@ -1,0 +1,332 @@
+// racecheck of __shared__ memory (run --racecheck-memory shared): the simulator's own hazard
+// detector, in the place of ThreadSanitizer's runtime. The program is compiled with g++'s
+// -fsanitize=thread instrumentation, whose calls (__tsan_read4, __tsan_write8, the atomics, ...)
+// land here: an access outside the running block's shared memory returns at once, and one inside
+// it is judged against the last write and the reads of each byte.
+//
+// Two accesses of different threads of a block, at least one a write and neither atomic, are a
+// hazard unless something orders them. The block's barriers split its run into epochs: accesses
+// in different epochs are ordered, so a barrier costs one increment instead of a pass over every
+// thread's vector clock. Within an epoch, a __syncwarp orders the lanes of a warp (a count per
+// warp). What this detector cannot order exactly (a barrier of a tile of 64..1024 threads,
+// grid.sync(), an atomic that acquires, e.g. cuda::barrier or a lock) starts a new epoch for the
+// whole block: that can hide a hazard across it, never report one that is not there.
+#if defined(SIM_SHARED_RACES)
+
+#include "sim_internal.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+
+namespace sim {
+namespace {
+
+constexpr uint32_t kManyReaders = 0xffffffffu;   // readers in several warps
+constexpr uint32_t kWarpReaders = 0x80000000u;   // | warp: several readers, all of that warp
+
+// What one byte of shared memory saw in the current epoch of its block.
+struct Cell {
+    uintptr_t write_pc;
+    uintptr_t read_pc;
+    uint32_t write_epoch;
+    uint32_t read_epoch;
+    uint32_t writer;       // linear thread index in the block
+    uint32_t reader;       // linear index, or kManyReaders, or kWarpReaders | warp
+    uint32_t write_sync;   // the writer's warp's __syncwarp count at the write
+    uint32_t read_sync;    // the largest such count among the readers
+};
+
+struct RaceState {
+    Cell* cells = nullptr;  // one per byte of the worker's arena
+    uint32_t epoch = 1;
+    uint32_t warp_syncs[32] = {};
+};
+
+std::mutex g_report_mu;
+// The hazards reported: by (earlier pc, later pc), and by the two program lines they name.
+struct Reported {
+    std::set<std::pair<uintptr_t, uintptr_t>> pcs;
+    std::set<std::string> lines;
+};
+Reported* g_reported = nullptr;
+std::atomic<bool> g_any_report{false};
+
+RaceState& state_of(Worker* wk) {
+    if (wk->race_state == nullptr) {
+        auto* s = new RaceState;
+        // calloc of this size maps zero pages: only the bytes a program's blocks touch cost memory.
+        s->cells = static_cast<Cell*>(std::calloc(kArenaBytes, sizeof(Cell)));
+        if (s->cells == nullptr) {
+            report("racecheck: out of host memory for the shadow of shared memory");
+            std::abort();
+        }
+        wk->race_state = s;
+    }
+    return *static_cast<RaceState*>(wk->race_state);
+}
+
+// "func at file:line" for the first frame of ``pc`` (inlined frames included) outside the
+// runtime, read by addr2line from the module's debug information.
+std::string source_of(uintptr_t pc) {
+    Dl_info info{};
+    if (pc == 0 || dladdr(reinterpret_cast<void*>(pc), &info) == 0 || info.dli_fname == nullptr) {
+        return "source line unknown";
+    }
+    char cmd[4200];
+    const uintptr_t off = pc - 1 - reinterpret_cast<uintptr_t>(info.dli_fbase);
+    std::snprintf(cmd, sizeof cmd, "addr2line -f -i -C -e '%s' 0x%lx 2>/dev/null", info.dli_fname,
+                  (unsigned long)off);
+    FILE* p = popen(cmd, "r");
+    if (p == nullptr) return "source line unknown";
+    std::string found, first;
+    char func[2048], where[2048];
+    while (std::fgets(func, sizeof func, p) != nullptr && std::fgets(where, sizeof where, p) != nullptr) {
+        func[std::strcspn(func, "\n")] = 0;
+        where[std::strcspn(where, "\n")] = 0;
+        char* col = std::strstr(where, " (discriminator");
+        if (col != nullptr) *col = 0;
+        std::string here = std::string(func) + " at " + where;
+        if (first.empty()) first = here;
+        if (found.empty() && std::strncmp(where, "??", 2) != 0 && !runtime_file(where)) {
+            found = here;
+        }
+    }
+    pclose(p);
+    return !found.empty() ? found : !first.empty() ? first : "source line unknown";
+}
+
+std::string thread_name(const Block* b, uint32_t linear) {
+    const dim3 d = b->launch->spec.block;
+    char s[256];
+    std::snprintf(s, sizeof s, "kernel %s block (%u,%u,%u) thread (%u,%u,%u)", b->launch->name, b->idx.x, b->idx.y,
+                  b->idx.z, linear % d.x, (linear / d.x) % d.y, linear / (d.x * d.y));
+    return s;
+}
+
+void report_hazard(const Block* b, const char* now_kind, uint32_t now_thread, uintptr_t now_pc,
+                   const char* then_kind, uint32_t then_thread, uintptr_t then_pc) {
+    {
+        std::lock_guard<std::mutex> lock(g_report_mu);
+        if (g_reported == nullptr) g_reported = new Reported;
+        if (!g_reported->pcs.insert({then_pc, now_pc}).second) return;  // seen: no symbolizing again
+    }
+    const std::string now_at = source_of(now_pc), then_at = source_of(then_pc);
+    {
+        std::lock_guard<std::mutex> lock(g_report_mu);
+        // Once per pair of program lines (a line's copy loop has several stores, each its own pc).
+        if (!g_reported->lines.insert(std::string(now_kind) + now_at + '|' + then_kind + then_at).second) return;
+        g_any_report.store(true);
+    }
+    const std::string then_who =
+        then_thread == kManyReaders || (then_thread & kWarpReaders) != 0 ? "several threads" : thread_name(b, then_thread);
+    report("racecheck: data race (shared memory): %s by %s in %s; %s by %s in %s", now_kind,
+           thread_name(b, now_thread).c_str(), now_at.c_str(), then_kind, then_who.c_str(), then_at.c_str());
+}
+
+// Whether an access of ``thread`` (warp sync count ``sync``) follows one of ``other`` (count
+// ``other_sync``) in the same epoch: the same thread, or a __syncwarp of their warp since.
+inline bool ordered(uint32_t thread, uint32_t sync, uint32_t other, uint32_t other_sync) {
+    if (other == thread) return true;
+    return (other >> 5) == (thread >> 5) && sync > other_sync;
+}
+
+bool readers_ordered(const Cell& c, uint32_t thread, uint32_t sync) {
+    if (c.reader == kManyReaders) return false;
+    if ((c.reader & kWarpReaders) != 0) return (c.reader & 31u) == (thread >> 5) && sync > c.read_sync;
+    return ordered(thread, sync, c.reader, c.read_sync);
+}
+
+// An access to the running block's shared memory: judged and recorded.
+__attribute__((noinline)) void judge(RunState& run, Block* b, uintptr_t off, size_t size, bool write,
+                                     uintptr_t pc) {
+    Worker* wk = b->worker;
+    if (!b->launch->checked) return;
+    if (off + size > kArenaBytes) size = kArenaBytes - off;
+    RaceState& s = state_of(wk);
+    const uint32_t thread = (uint32_t)run.fiber->linear;
+    const uint32_t sync = s.warp_syncs[(thread >> 5) & 31u];
+    bool reported = false;
+    for (size_t i = 0; i < size; ++i) {
+        Cell& c = s.cells[off + i];
+        if (!reported && c.write_epoch == s.epoch && !ordered(thread, sync, c.writer, c.write_sync)) {
+            reported = true;
+            report_hazard(b, write ? "write" : "read", thread, pc, "write", c.writer, c.write_pc);
+        }
+        if (write) {
+            if (!reported && c.read_epoch == s.epoch && !readers_ordered(c, thread, sync)) {
+                reported = true;
+                report_hazard(b, "write", thread, pc, "read", c.reader, c.read_pc);
+            }
+            c.write_epoch = s.epoch;
+            c.writer = thread;
+            c.write_sync = sync;
+            c.write_pc = pc;
+        } else if (c.read_epoch != s.epoch) {
+            c.read_epoch = s.epoch;
+            c.reader = thread;
+            c.read_sync = sync;
+            c.read_pc = pc;
+        } else if (c.reader != thread) {
+            const bool one_warp = c.reader != kManyReaders &&
+                                  ((c.reader & kWarpReaders) != 0 ? (c.reader & 31u) : c.reader >> 5) == thread >> 5;
+            c.reader = one_warp ? (kWarpReaders | (thread >> 5)) : kManyReaders;
+            if (sync > c.read_sync) c.read_sync = sync;
+            c.read_pc = pc;
+        } else if (sync > c.read_sync) {
+            c.read_sync = sync;
+        }
+    }
+}
+
+// Every instrumented access comes here: one compare sends all but shared memory away.
+inline __attribute__((always_inline)) void access(uintptr_t addr, size_t size, bool write, uintptr_t pc) {
+    RunState& run = run_state();
+    Block* b = run.block;
+    if (b == nullptr) return;
+    const uintptr_t off = addr - reinterpret_cast<uintptr_t>(b->smem);  // no arena: off is huge
+    if (off >= kArenaBytes || !run.in_kernel) return;
+    judge(run, b, off, size, write, pc);
+}
+
+// An atomic that acquires (a lock, cuda::barrier, a flag): a new epoch, see the file's comment.
+inline void on_atomic(int mo) {
+    if (mo == __ATOMIC_RELAXED || mo == __ATOMIC_RELEASE) return;
+    RunState& run = run_state();
+    if (run.in_kernel && run.block != nullptr && run.block->worker != nullptr) new_epoch(run.block->worker);
+}
+
+}  // namespace
+
+void new_epoch(Worker* wk) {
+    RaceState& s = state_of(wk);
+    if (++s.epoch == 0) {  // after 2^32 epochs: forget them all rather than mistake an old one for now
+        std::memset(s.cells, 0, kArenaBytes * sizeof(Cell));
+        s.epoch = 1;
+    }
+}
+
+void warp_synced(Worker* wk, int warp) {
+    RaceState& s = state_of(wk);
+    if (++s.warp_syncs[warp & 31] == 0) {  // the count wrapped: a new epoch orders what came before
+        new_epoch(wk);
+        std::memset(s.warp_syncs, 0, sizeof s.warp_syncs);
+    }
+}
+
+void block_started(Worker* wk) {
+    RaceState& s = state_of(wk);
+    ++s.epoch;
+    std::memset(s.warp_syncs, 0, sizeof s.warp_syncs);
+}
+
+namespace {
+// As ThreadSanitizer's exitcode: a run that reported a hazard ends with status 66.
+void exit_status_on_report() {
+    if (!g_any_report.load()) return;
+    std::fflush(nullptr);
+    _exit(66);
+}
+__attribute__((constructor)) void register_exit_status() { std::atexit(exit_status_on_report); }
+}  // namespace
+
+}  // namespace sim
+
+// ---- the -fsanitize=thread instrumentation's entry points ---------------------------------------
+#define SIM_PC reinterpret_cast<uintptr_t>(__builtin_return_address(0))
+extern "C" {
+SIM_API void __tsan_init() {}
+SIM_API void __tsan_func_entry(void*) {}
+SIM_API void __tsan_func_exit() {}
+SIM_API void __tsan_vptr_update(void**, void*) {}
+SIM_API void __tsan_vptr_read(void**) {}
+SIM_API void __tsan_read_range(void* a, unsigned long n) { sim::access((uintptr_t)a, n, false, SIM_PC); }
+SIM_API void __tsan_write_range(void* a, unsigned long n) { sim::access((uintptr_t)a, n, true, SIM_PC); }
+// clang's instrumentation of memcpy/memmove/memset (g++ leaves those calls as they are).
+SIM_API void* __tsan_memcpy(void* d, const void* s, unsigned long n) {
+    sim::access((uintptr_t)s, n, false, SIM_PC);
+    sim::access((uintptr_t)d, n, true, SIM_PC);
+    return std::memcpy(d, s, n);
+}
+SIM_API void* __tsan_memmove(void* d, const void* s, unsigned long n) {
+    sim::access((uintptr_t)s, n, false, SIM_PC);
+    sim::access((uintptr_t)d, n, true, SIM_PC);
+    return std::memmove(d, s, n);
+}
+SIM_API void* __tsan_memset(void* d, int c, unsigned long n) {
+    sim::access((uintptr_t)d, n, true, SIM_PC);
+    return std::memset(d, c, n);
+}
+
+#define SIM_RW(N)                                                                                           \
+    SIM_API void __tsan_read##N(void* a) { sim::access((uintptr_t)a, N, false, SIM_PC); }                   \
+    SIM_API void __tsan_write##N(void* a) { sim::access((uintptr_t)a, N, true, SIM_PC); }                   \
+    SIM_API void __tsan_unaligned_read##N(void* a) { sim::access((uintptr_t)a, N, false, SIM_PC); }         \
+    SIM_API void __tsan_unaligned_write##N(void* a) { sim::access((uintptr_t)a, N, true, SIM_PC); }         \
+    SIM_API void __tsan_volatile_read##N(void* a) { sim::access((uintptr_t)a, N, false, SIM_PC); }          \
+    SIM_API void __tsan_volatile_write##N(void* a) { sim::access((uintptr_t)a, N, true, SIM_PC); }          \
+    SIM_API void __tsan_read##N##_pc(void* a, void* pc) { sim::access((uintptr_t)a, N, false, (uintptr_t)pc); } \
+    SIM_API void __tsan_write##N##_pc(void* a, void* pc) { sim::access((uintptr_t)a, N, true, (uintptr_t)pc); }
+SIM_RW(1)
+SIM_RW(2)
+SIM_RW(4)
+SIM_RW(8)
+SIM_RW(16)
+
+// Atomics are performed as asked and are not judged (an atomic never races with an atomic).
+#define SIM_ATOMICS(N, T)                                                                                     \
+    SIM_API T __tsan_atomic##N##_load(const volatile T* a, int mo) {                                          \
+        sim::on_atomic(mo);                                                                                   \
+        return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                                          \
+    }                                                                                                         \
+    SIM_API void __tsan_atomic##N##_store(volatile T* a, T v, int) { __atomic_store_n(a, v, __ATOMIC_SEQ_CST); } \
+    SIM_API T __tsan_atomic##N##_exchange(volatile T* a, T v, int mo) {                                       \
+        sim::on_atomic(mo);                                                                                   \
+        return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                                   \
+    }                                                                                                         \
+    SIM_ATOMIC_RMW(N, T, fetch_add)                                                                           \
+    SIM_ATOMIC_RMW(N, T, fetch_sub)                                                                           \
+    SIM_ATOMIC_RMW(N, T, fetch_and)                                                                           \
+    SIM_ATOMIC_RMW(N, T, fetch_or)                                                                            \
+    SIM_ATOMIC_RMW(N, T, fetch_xor)                                                                           \
+    SIM_ATOMIC_RMW(N, T, fetch_nand)                                                                          \
+    SIM_API int __tsan_atomic##N##_compare_exchange_strong(volatile T* a, T* c, T v, int mo, int) {           \
+        sim::on_atomic(mo);                                                                                   \
+        return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);               \
+    }                                                                                                         \
+    SIM_API int __tsan_atomic##N##_compare_exchange_weak(volatile T* a, T* c, T v, int mo, int) {             \
+        sim::on_atomic(mo);                                                                                   \
+        return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);               \
+    }                                                                                                         \
+    SIM_API T __tsan_atomic##N##_compare_exchange_val(volatile T* a, T c, T v, int mo, int) {                 \
+        sim::on_atomic(mo);                                                                                   \
+        __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                     \
+        return c;                                                                                             \
+    }
+#define SIM_ATOMIC_RMW(N, T, OP)                                                                              \
+    SIM_API T __tsan_atomic##N##_##OP(volatile T* a, T v, int mo) {                                           \
+        sim::on_atomic(mo);                                                                                   \
+        return __atomic_##OP(a, v, __ATOMIC_SEQ_CST);                                                         \
+    }
+SIM_ATOMICS(8, unsigned char)
+SIM_ATOMICS(16, unsigned short)
+SIM_ATOMICS(32, unsigned int)
+SIM_ATOMICS(64, unsigned long long)
+
+SIM_API void __tsan_atomic_thread_fence(int mo) {
+    sim::on_atomic(mo);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+SIM_API void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+}  // extern "C"
+
+#endif  // SIM_SHARED_RACES
