@@ -1,5 +1,6 @@
 """cg::inclusive_scan / cg::exclusive_scan (<cooperative_groups/scan.h>) over tiles and a coalesced
-group, compared with numpy's running sums and maxima over the same groups."""
+group, compared with numpy's running sums and maxima over the same groups; and tiles' shuffles
+of values over 8 bytes (same program, its argument shfl_values)."""
 
 from __future__ import annotations
 
@@ -46,3 +47,32 @@ def test_tile_and_coalesced_scans_match_numpy(mode):
     np.testing.assert_array_equal(arr["odd_inc"], odd)
     assert v["error"] == "cudaSuccess"
     assert "finding" not in proc.stderr
+
+
+def _quad(lane: int) -> tuple[int, int, int, int]:
+    """The uint4 lane ``lane`` offers."""
+    return (lane, 100 + lane, 200 + lane, 300 + lane)
+
+
+def _expected_line(i: int) -> str:
+    quad = _quad
+    xor = quad(i ^ 3)  # within the 32-lane tile: i ^ 3 stays in it
+    base8 = i - i % 8
+    down = i + 2 if i % 8 + 2 < 8 else i  # a lane past the tile's end keeps its own value
+    up = i - 1 if i % 8 >= 1 else i
+    src5 = (i - i % 32) + 5
+    mixed = (down, 0.5 * down, 0.25 * down, -down)
+    assert base8 <= down < base8 + 8
+    return " ".join(
+        [str(i), *map(str, xor), str(mixed[0]), f"{mixed[1]:g}", f"{mixed[2]:g}", str(mixed[3])]
+        + [str(quad(up)[3]), str(quad(src5)[2])]
+    )
+
+
+@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+def test_group_shuffles_move_values_of_any_size(mode):
+    """A tile's shfl, shfl_up, shfl_down and shfl_xor of a uint4 and of a 24-byte struct: each
+    lane's result worked out from CUDA's definitions of the four shuffles."""
+    proc = run_cli("run", str(PROGRAM), "--mode", mode, "--", "shfl_values")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines() == [_expected_line(i) for i in range(64)]
