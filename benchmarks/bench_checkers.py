@@ -56,7 +56,9 @@ def main(argv: list[str] | None = None) -> int:
 
     modes = ["fast", *checkers]
     exes = {mode: build_program([str(PROGRAM)], mode) for mode in modes}
-    print(f"{'workload':<12}{'fast s':>8}" + "".join(f"{m + ' s':>13}{'ratio':>7}" for m in checkers))
+    widths = {m: max(13, len(m) + 4) for m in checkers}
+    heads = "".join(f"{m + ' s':>{widths[m]}}{'ratio':>7}" for m in checkers)
+    print(f"{'workload':<12}{'fast s':>8}" + heads)
     for w in a.workloads:
         best = {}
         for mode, exe in exes.items():
@@ -66,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         row = f"{w:<12}{best['fast']:>8.2f}"
         for m in checkers:
-            row += f"{best[m]:>13.2f}{best[m] / best['fast']:>6.1f}x"
+            row += f"{best[m]:>{widths[m]}.2f}{best[m] / best['fast']:>6.1f}x"
         print(row)
     return 0
 
