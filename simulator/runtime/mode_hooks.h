@@ -105,38 +105,6 @@ SIM_HOOK void on_fiber_start(Worker*) {
 SIM_HOOK void on_thread_exit(Block*) {}
 
 #elif defined(SIM_RACECHECK)
-// Appends the decimal digits of ``v`` at ``p``; returns the end.
-SIM_HOOK char* put_uint(char* p, unsigned v) {
-    char digits[10];
-    int n = 0;
-    do digits[n++] = (char)('0' + v % 10); while ((v /= 10) != 0);
-    while (n > 0) *p++ = digits[--n];
-    return p;
-}
-SIM_HOOK char* put_dim(char* p, uint3 v) {
-    *p++ = '(';
-    p = put_uint(p, v.x);
-    *p++ = ',';
-    p = put_uint(p, v.y);
-    *p++ = ',';
-    p = put_uint(p, v.z);
-    *p++ = ')';
-    return p;
-}
-// "kernel K block (x,y,z) thread (x,y,z)" into ``out`` (the name findings.py reads back). Set
-// for every CUDA thread of every block, so written by hand: snprintf (intercepted by the
-// sanitizer) was a tenth of racecheck's time on short threads.
-SIM_HOOK void fiber_name(char* out, size_t size, const char* kernel, uint3 block, uint3 thread) {
-    char* p = out;
-    char* const room = out + size - 2 * 34 - 16;  // what the two dims and the words after K need
-    for (const char* w = "kernel "; *w != 0;) *p++ = *w++;
-    while (*kernel != 0 && p < room) *p++ = *kernel++;
-    for (const char* w = " block "; *w != 0;) *p++ = *w++;
-    p = put_dim(p, block);
-    for (const char* w = " thread "; *w != 0;) *p++ = *w++;
-    p = put_dim(p, thread);
-    *p = 0;
-}
 SIM_HOOK void on_stacks_mapped() {}
 SIM_HOOK void on_fiber_init(Worker* wk, const Block& b, Fiber& f, int i, const char* kernel) {
     f.fenced = false;

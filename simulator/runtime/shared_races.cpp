@@ -107,9 +107,9 @@ std::string source_of(uintptr_t pc) {
 
 std::string thread_name(const Block* b, uint32_t linear) {
     const dim3 d = b->launch->spec.block;
+    const uint3 thread{linear % d.x, (linear / d.x) % d.y, linear / (d.x * d.y)};
     char s[256];
-    std::snprintf(s, sizeof s, "kernel %s block (%u,%u,%u) thread (%u,%u,%u)", b->launch->name, b->idx.x, b->idx.y,
-                  b->idx.z, linear % d.x, (linear / d.x) % d.y, linear / (d.x * d.y));
+    fiber_name(s, sizeof s, b->launch->name, b->idx, thread);
     return s;
 }
 
@@ -140,10 +140,15 @@ inline bool ordered(uint32_t thread, uint32_t sync, uint32_t other, uint32_t oth
     return (other >> 5) == (thread >> 5) && sync > other_sync;
 }
 
+// The warp of the reads ``c`` records (one reader's, or several of one warp); -1 for several warps.
+inline int readers_warp(const Cell& c) {
+    if (c.reader == kManyReaders) return -1;
+    return (int)((c.reader & kWarpReaders) != 0 ? (c.reader & 31u) : c.reader >> 5);
+}
+
+// The same as ``ordered`` against every read ``c`` records (read_sync is their largest count).
 bool readers_ordered(const Cell& c, uint32_t thread, uint32_t sync) {
-    if (c.reader == kManyReaders) return false;
-    if ((c.reader & kWarpReaders) != 0) return (c.reader & 31u) == (thread >> 5) && sync > c.read_sync;
-    return ordered(thread, sync, c.reader, c.read_sync);
+    return c.reader == thread || (readers_warp(c) == (int)(thread >> 5) && sync > c.read_sync);
 }
 
 // An access to the running block's shared memory: judged and recorded.
@@ -177,9 +182,7 @@ __attribute__((noinline)) void judge(RunState& run, Block* b, uintptr_t off, siz
             c.read_sync = sync;
             c.read_pc = pc;
         } else if (c.reader != thread) {
-            const bool one_warp = c.reader != kManyReaders &&
-                                  ((c.reader & kWarpReaders) != 0 ? (c.reader & 31u) : c.reader >> 5) == thread >> 5;
-            c.reader = one_warp ? (kWarpReaders | (thread >> 5)) : kManyReaders;
+            c.reader = readers_warp(c) == (int)(thread >> 5) ? (kWarpReaders | (thread >> 5)) : kManyReaders;
             if (sync > c.read_sync) c.read_sync = sync;
             c.read_pc = pc;
         } else if (sync > c.read_sync) {
@@ -303,9 +306,8 @@ SIM_RW(16)
         sim::on_atomic(mo);                                                                                   \
         return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);               \
     }                                                                                                         \
-    SIM_API int __tsan_atomic##N##_compare_exchange_weak(volatile T* a, T* c, T v, int mo, int) {             \
-        sim::on_atomic(mo);                                                                                   \
-        return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);               \
+    SIM_API int __tsan_atomic##N##_compare_exchange_weak(volatile T* a, T* c, T v, int mo, int fmo) {         \
+        return __tsan_atomic##N##_compare_exchange_strong(a, c, v, mo, fmo); /* never fails spuriously */     \
     }                                                                                                         \
     SIM_API T __tsan_atomic##N##_compare_exchange_val(volatile T* a, T c, T v, int mo, int) {                 \
         sim::on_atomic(mo);                                                                                   \

@@ -419,6 +419,9 @@ const char* mode_name();
 // Whether a source file is the runtime's own (or the C/C++ runtime's, or a sanitizer's): never
 // the place a finding names.
 bool runtime_file(const char* path);
+// "kernel K block (x,y,z) thread (x,y,z)" into ``out`` (at least 160 bytes): how racecheck's
+// findings name a CUDA thread (findings.py reads it back).
+void fiber_name(char* out, size_t size, const char* kernel, uint3 block, uint3 thread);
 // One line on stderr, prefixed "simulator: " (silent with SIMULATOR_QUIET=1).
 void report(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // "kernel 'NAME' block (x,y,z) (launched at FILE:LINE)"
