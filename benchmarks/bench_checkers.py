@@ -1,7 +1,8 @@
 """What the checkers cost: CPU seconds of three kernel shapes under each mode, over fast mode's.
 
-``racecheck-shared`` is racecheck's ``--racecheck-memory shared`` detector; ``racecheck`` is the
-default, ThreadSanitizer over all memory.
+``racecheck`` is racecheck as ``run --mode racecheck`` runs it (``__shared__`` memory, the
+simulator's own detector); ``racecheck-all`` is ``--racecheck-memory all`` (ThreadSanitizer over
+every access).
 
 Usage: ``python benchmarks/bench_checkers.py [--repeat 3] [--threads 1] [--modes M,...] [WORKLOAD ...]``
 
@@ -28,8 +29,7 @@ sys.path.insert(0, str(REPO))
 
 PROGRAM = REPO / "benchmarks" / "programs" / "checkers_cost.cu"
 WORKLOADS = ("elementwise", "treesum", "histogram")
-# racecheck-shared: racecheck with --racecheck-memory shared (the simulator's own detector).
-CHECKERS = ("memcheck", "racecheck", "racecheck-shared", "synccheck")
+CHECKERS = ("memcheck", "racecheck", "racecheck-all", "synccheck")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,11 +51,12 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--modes takes a comma-separated list of {', '.join(CHECKERS)}, not {a.modes!r}")
     if a.repeat < 1:
         p.error(f"--repeat must be at least 1, not {a.repeat}")
-    from simulator.build import build_program
+    from simulator.build import SHARED_RACECHECK, build_program
     from simulator.sanitizer_env import run_child_env
 
     modes = ["fast", *checkers]
-    exes = {mode: build_program([str(PROGRAM)], mode) for mode in modes}
+    build_modes = {"racecheck": SHARED_RACECHECK, "racecheck-all": "racecheck"}
+    exes = {mode: build_program([str(PROGRAM)], build_modes.get(mode, mode)) for mode in modes}
     widths = {m: max(13, len(m) + 4) for m in checkers}
     heads = "".join(f"{m + ' s':>{widths[m]}}{'ratio':>7}" for m in checkers)
     print(f"{'workload':<12}{'fast s':>8}" + heads)

@@ -72,11 +72,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument(
         "--racecheck-memory",
-        default="all",
+        default=None,
         choices=RACECHECK_MEMORY,
-        help="racecheck: 'all' judges every access (ThreadSanitizer; exact, slow on big blocks); "
-        "'shared' only __shared__ memory, as compute-sanitizer's racecheck (the simulator's own "
-        "detector: barriers cost an increment)",
+        help="racecheck: 'shared' (the default) judges __shared__ memory between a block's threads, "
+        "as compute-sanitizer's racecheck (the simulator's own detector: a barrier costs an "
+        "increment); 'all' every access, global memory and blocks of a launch too (ThreadSanitizer; "
+        "slow on big blocks)",
     )
     r.add_argument(
         "--check-host",
@@ -176,7 +177,7 @@ def _run(args, program_args: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.racecheck_memory != "all" and args.mode != "racecheck":
+    if args.racecheck_memory is not None and args.mode != "racecheck":
         print(
             f"simulator: --racecheck-memory is a racecheck option: add --mode racecheck (not {args.mode})",
             file=sys.stderr,

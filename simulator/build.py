@@ -39,8 +39,9 @@ RUNTIME_DIR = PACKAGE_DIR / "runtime"
 REPO_ROOT = PACKAGE_DIR.parent
 
 MODES = ("fast", "memcheck", "racecheck", "synccheck")
-# racecheck of __shared__ memory only (run --racecheck-memory shared): g++'s ThreadSanitizer
-# instrumentation calls the runtime's own detector (runtime/shared_races.cpp), not libtsan.
+# racecheck of __shared__ memory only (racecheck's default; --racecheck-memory all builds the mode
+# "racecheck"): g++'s ThreadSanitizer instrumentation calls the runtime's own detector
+# (runtime/shared_races.cpp), not libtsan.
 SHARED_RACECHECK = "racecheck-shared"
 BUILD_MODES = (*MODES, SHARED_RACECHECK)
 DEFAULT_ARCH = 800  # __CUDA_ARCH__ of the modelled sm_80 device
@@ -64,6 +65,7 @@ _KERNEL_FLAGS = {
         "-fno-omit-frame-pointer",
         "-fsanitize=thread",
         "--param=tsan-instrument-func-entry-exit=0",
+        "-DSIM_SHARED_RACES",
     ],
 }
 _RUNTIME_FLAGS = {

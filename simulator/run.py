@@ -48,7 +48,8 @@ TIMEOUT_STATUS = 124  # as timeout(1)
 _KEEP_STDERR = 16 * 1024 * 1024  # bytes of the program's stderr kept for the findings
 
 LEAK_CHECKS = ("no", "full")  # compute-sanitizer's --leak-check values
-RACECHECK_MEMORY = ("all", "shared")  # what racecheck judges (run --racecheck-memory)
+# What racecheck judges (run --racecheck-memory); the first is the default.
+RACECHECK_MEMORY = ("shared", "all")
 
 
 # Runtime reports of CUDA-defined outcomes (cudaErrorAssert, cudaErrorLaunchTimeout).
@@ -106,7 +107,7 @@ def run_program(
     devices: int | None = None,
     line_buffered: bool | None = None,
     launches: LaunchFilter | None = None,
-    racecheck_memory: str = "all",
+    racecheck_memory: str | None = None,
 ) -> RunResult:
     """Build ``sources`` as one program for ``mode`` and run it with ``args``.
 
@@ -127,9 +128,10 @@ def run_program(
     buffered, as in a pipe).
     ``launches`` picks the launches a checker checks (:class:`simulator.launch_filter.LaunchFilter`;
     default: all); ``ValueError`` in ``fast`` mode, which checks none, or for a bad filter.
-    ``racecheck_memory`` is what racecheck judges: ``"all"`` (every access, by ThreadSanitizer)
-    or ``"shared"`` (``__shared__`` memory only, as compute-sanitizer's racecheck, by the
-    simulator's own detector: fast on big blocks); ``ValueError`` for another value or mode.
+    ``racecheck_memory`` is what racecheck judges: ``"shared"`` (the default: ``__shared__``
+    memory only, as compute-sanitizer's racecheck, by the simulator's own detector: fast on big
+    blocks) or ``"all"`` (every access, global memory too, by ThreadSanitizer); ``ValueError``
+    for another value, or for any value in another mode.
     ``ValueError`` for a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB``/``SIMULATOR_DEVICES`` or
     ``devices`` (``simulator.limits``; ``TypeError`` for a ``devices`` that is not an int);
     :class:`ProgramInterrupted` when SIGTERM or SIGHUP arrived while the program ran (in the
@@ -141,9 +143,9 @@ def run_program(
         raise ValueError(f"leak_check={leak_check!r}: give 'full' (report device leaks) or 'no'")
     if (leak_check == "full" or check_host) and mode != "memcheck":
         raise ValueError(f"--leak-check full and --check-host are memcheck options, not for --mode {mode}")
-    if racecheck_memory not in RACECHECK_MEMORY:
-        raise ValueError(f"racecheck_memory={racecheck_memory!r}: give 'all' or 'shared'")
-    if racecheck_memory != "all" and mode != "racecheck":
+    if racecheck_memory is not None and racecheck_memory not in RACECHECK_MEMORY:
+        raise ValueError(f"racecheck_memory={racecheck_memory!r}: give 'shared' or 'all'")
+    if racecheck_memory is not None and mode != "racecheck":
         raise ValueError(f"--racecheck-memory is a racecheck option, not for --mode {mode}")
     filter_env = (launches or LaunchFilter()).env_for(mode)
     environ = environment_for_devices(devices)
@@ -153,7 +155,8 @@ def run_program(
     # As compute-sanitizer, memcheck judges device code unless asked, and racecheck device code
     # only: the program's host code is then built without the sanitizers' instrumentation.
     unchecked_host = (mode == "memcheck" and not check_host) or mode == "racecheck"
-    build_mode = SHARED_RACECHECK if racecheck_memory == "shared" else mode
+    shared_only = mode == "racecheck" and (racecheck_memory or RACECHECK_MEMORY[0]) == "shared"
+    build_mode = SHARED_RACECHECK if shared_only else mode
     exe = build_program(list(sources), build_mode, include_dirs, arch, defines, unchecked_host)
     grace = grace_after(limit)
     out = stdout if stdout is not None else sys.stdout.buffer

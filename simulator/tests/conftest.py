@@ -33,6 +33,19 @@ def run_cli(
     )
 
 
+# Every way a test program runs "in every mode": racecheck twice, with its default detector
+# (__shared__ memory, the simulator's own) and with ThreadSanitizer over every access
+# (--racecheck-memory all), so that each is shown to stay quiet on a correct program.
+EVERY_MODE = ("fast", "memcheck", "racecheck", "racecheck-all", "synccheck")
+
+
+def mode_args(mode: str) -> list[str]:
+    """``run``'s options for ``mode``, one of ``EVERY_MODE``."""
+    if mode == "racecheck-all":
+        return ["--mode", "racecheck", "--racecheck-memory", "all"]
+    return ["--mode", mode]
+
+
 def line_of(path: Path, marker: str) -> int:
     """The 1-based line of ``path`` that carries ``marker`` (exactly one)."""
     lines = [i for i, text in enumerate(path.read_text().splitlines(), 1) if marker in text]

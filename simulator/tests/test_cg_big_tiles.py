@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, run_cli
+from .conftest import EVERY_MODE, KERNELS, mode_args, run_cli
 from .test_run import _values
 
 PROGRAM = KERNELS / "program_cg_big_tiles.cu"
@@ -29,9 +29,9 @@ def _exclusive(seg: np.ndarray) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("mode", EVERY_MODE)
 def test_big_tiles_match_numpy(mode):
-    proc = run_cli("run", str(PROGRAM), "--mode", mode)
+    proc = run_cli("run", str(PROGRAM), *mode_args(mode))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     v = _values(proc.stdout)
     x = (np.arange(N, dtype=np.int64) * 37 + 11) % 82 - 40

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, run_cli
+from .conftest import EVERY_MODE, KERNELS, mode_args, run_cli
 from .test_run import _values
 
 PROGRAM = KERNELS / "program_cg_memcpy_async.cu"
@@ -18,9 +18,9 @@ def _ints(text: str) -> np.ndarray:
     return np.array([int(t) for t in text.split(",")], dtype=np.int64)
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("mode", EVERY_MODE)
 def test_memcpy_async_and_wait_match_numpy(mode):
-    proc = run_cli("run", str(PROGRAM), "--mode", mode)
+    proc = run_cli("run", str(PROGRAM), *mode_args(mode))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     v = _values(proc.stdout)
     h = (np.arange(BLOCKS * M, dtype=np.int64) * 53 + 17) % 997

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, run_cli
+from .conftest import EVERY_MODE, KERNELS, mode_args, run_cli
 from .test_run import _values
 
 PROGRAM = KERNELS / "program_cg_scan.cu"
@@ -24,9 +24,9 @@ def _exclusive_sum(seg: np.ndarray) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("mode", EVERY_MODE)
 def test_tile_and_coalesced_scans_match_numpy(mode):
-    proc = run_cli("run", str(PROGRAM), "--mode", mode)
+    proc = run_cli("run", str(PROGRAM), *mode_args(mode))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     v = _values(proc.stdout)
     arr = {
@@ -69,10 +69,10 @@ def _expected_line(i: int) -> str:
     )
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("mode", EVERY_MODE)
 def test_group_shuffles_move_values_of_any_size(mode):
     """A tile's shfl, shfl_up, shfl_down and shfl_xor of a uint4 and of a 24-byte struct: each
     lane's result worked out from CUDA's definitions of the four shuffles."""
-    proc = run_cli("run", str(PROGRAM), "--mode", mode, "--", "shfl_values")
+    proc = run_cli("run", str(PROGRAM), *mode_args(mode), "--", "shfl_values")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines() == [_expected_line(i) for i in range(64)]

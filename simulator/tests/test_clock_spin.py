@@ -10,15 +10,15 @@ import statistics
 
 import pytest
 
-from .conftest import KERNELS, int_values, nvcc_compile, run_cli
+from .conftest import EVERY_MODE, KERNELS, int_values, mode_args, nvcc_compile, run_cli
 
 PROGRAM = KERNELS / "clock_spin_many.cu"
 FIRST_STEP = 32  # cycles: the first step a reread adds (runtime/device_api.cpp, kFirstSpinStep)
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("mode", EVERY_MODE)
 def test_every_thread_of_a_launch_spins_its_cycles_in_a_few_reads(mode):
-    proc = run_cli("run", str(PROGRAM), "--mode", mode, timeout=300)
+    proc = run_cli("run", str(PROGRAM), *mode_args(mode), timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     got = int_values(proc.stdout)
     assert got["err"] == 0

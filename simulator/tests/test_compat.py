@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, case_lines, col_major, nvcc_compile, run_cli
+from .conftest import EVERY_MODE, KERNELS, case_lines, col_major, mode_args, nvcc_compile, run_cli
 from .test_run import _values
 
 STREAM_MEMORY = KERNELS / "program_stream_memory.cu"
@@ -18,7 +18,7 @@ N = 1000  # the programs' element count
 
 @pytest.mark.parametrize("mode", ["fast", "memcheck"])
 def test_stream_ordered_memory_pools_and_stream_attributes(mode):
-    proc = run_cli("run", str(STREAM_MEMORY), "--mode", mode)
+    proc = run_cli("run", str(STREAM_MEMORY), *mode_args(mode))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     v = _values(proc.stdout)
     assert "failed" not in v, v
@@ -70,9 +70,9 @@ def _lanes(stdout: str) -> list[dict[str, int]]:
     return rows
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("mode", EVERY_MODE)
 def test_match_reduce_nanosleep_and_clock64(mode):
-    proc = run_cli("run", str(WARP), "--mode", mode)
+    proc = run_cli("run", str(WARP), *mode_args(mode))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = _lanes(proc.stdout)
     assert len(rows) == 64
@@ -134,9 +134,9 @@ WMMA_CASES = {
 }
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("mode", EVERY_MODE)
 def test_wmma_fragments_multiply_as_the_documented_formula(mode):
-    proc = run_cli("run", str(WMMA), "--mode", mode)
+    proc = run_cli("run", str(WMMA), *mode_args(mode))
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     got = {}
     for line in proc.stdout.splitlines():
@@ -177,7 +177,7 @@ def _gelu_tanh(x: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("mode", ["fast", "memcheck"])
 def test_cublas_and_cublaslt_compute_the_column_major_products(mode):
-    proc = run_cli("run", str(CUBLAS), "--mode", mode)
+    proc = run_cli("run", str(CUBLAS), *mode_args(mode))
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     got = case_lines(proc.stdout)
     m, n, k, batch = 5, 4, 3, 3

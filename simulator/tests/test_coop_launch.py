@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import EVERY_MODE, KERNELS, mode_args, nvcc_compile, run_cli
 from .test_run import _values
 
 PROGRAM = KERNELS / "program_coop_grid.cu"
@@ -26,9 +26,9 @@ def _blocks_per_sm(threads: int, smem: int = 0) -> int:
     return min(32, 2048 // (warps * 32), (228 * 1024) // (smem + 1024))
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("mode", EVERY_MODE)
 def test_cooperative_phases_and_stencil_match_numpy(mode):
-    proc = run_cli("run", str(PROGRAM), "--mode", mode)
+    proc = run_cli("run", str(PROGRAM), *mode_args(mode))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     v = _values(proc.stdout)
     assert v["coop_attr"] == "1"
@@ -62,7 +62,7 @@ def test_cooperative_phases_and_stencil_match_numpy(mode):
 
 @pytest.mark.parametrize("mode", ["fast", "synccheck"])
 def test_grid_sync_outside_a_cooperative_launch_fails_loudly(mode):
-    proc = run_cli("run", str(BAD), "--mode", mode, "--", "plain")
+    proc = run_cli("run", str(BAD), *mode_args(mode), "--", "plain")
     v = _values(proc.stdout)
     assert v["error"] == "cudaErrorLaunchFailure", proc.stdout + proc.stderr
     assert "not launched cooperatively" in proc.stderr
@@ -71,7 +71,7 @@ def test_grid_sync_outside_a_cooperative_launch_fails_loudly(mode):
 
 @pytest.mark.parametrize("mode", ["fast", "synccheck"])
 def test_deadlock_at_the_grid_barrier_is_reported_not_a_hang(mode):
-    proc = run_cli("run", str(BAD), "--mode", mode, "--timeout", "30", "--", "deadlock")
+    proc = run_cli("run", str(BAD), *mode_args(mode), "--timeout", "30", "--", "deadlock")
     v = _values(proc.stdout)
     assert v["error"] == "cudaErrorLaunchFailure", proc.stdout + proc.stderr
     assert "deadlock in the cooperative launch of kernel 'stuck'" in proc.stderr
@@ -80,7 +80,7 @@ def test_deadlock_at_the_grid_barrier_is_reported_not_a_hang(mode):
 
 @pytest.mark.parametrize("mode", ["fast", "synccheck"])
 def test_a_block_that_ends_before_grid_sync_is_a_synccheck_finding(mode):
-    proc = run_cli("run", str(BAD), "--mode", mode, "--", "exit")
+    proc = run_cli("run", str(BAD), *mode_args(mode), "--", "exit")
     v = _values(proc.stdout)
     if mode == "fast":
         # Only live threads are waited for: block 0 passes the barrier.
@@ -103,7 +103,7 @@ def test_a_tile_barrier_that_never_completes_is_a_deadlock_report():
 
 @pytest.mark.parametrize("mode", ["fast", "synccheck"])
 def test_tile_sync_on_two_lines_is_a_synccheck_finding(mode):
-    proc = run_cli("run", str(BAD), "--mode", mode, "--", "tile_lines")
+    proc = run_cli("run", str(BAD), *mode_args(mode), "--", "tile_lines")
     v = _values(proc.stdout)
     if mode == "fast":
         assert v["error"] == "cudaSuccess", proc.stdout + proc.stderr

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import EVERY_MODE, KERNELS, mode_args, nvcc_compile, run_cli
 from .test_run import _values
 
 PROGRAM = KERNELS / "curand_calls.cu"
@@ -86,9 +86,9 @@ def _jump_2_67(v: list[int], times: int) -> list[int]:
     return _words_of(bits)
 
 
-@pytest.fixture(scope="module", params=["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.fixture(scope="module", params=EVERY_MODE)
 def out(request) -> dict[str, str]:
-    proc = run_cli("run", str(PROGRAM), "--mode", request.param)
+    proc = run_cli("run", str(PROGRAM), *mode_args(request.param))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "generator type 121 is not provided" in proc.stderr
     return _values(proc.stdout)

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, int_values, nvcc_compile, run_cli
+from .conftest import EVERY_MODE, KERNELS, int_values, mode_args, nvcc_compile, run_cli
 
 SORT_SUM = KERNELS / "cdp_sort_sum.cu"
 SEMANTICS = KERNELS / "cdp_semantics.cu"
@@ -22,14 +22,14 @@ ASSERT = 710
 LAUNCH_FAILURE = 719
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("mode", EVERY_MODE)
 def test_recursive_quicksort_and_tree_sum_match_python(tmp_path, mode):
     rng = random.Random(20 + len(mode))
     values = [rng.randrange(2**32) for _ in range(1500)] + [7] * 40  # duplicates too
     rng.shuffle(values)
     src, out = tmp_path / "in.txt", tmp_path / "out.txt"
     src.write_text("\n".join(map(str, values)) + "\n")
-    proc = run_cli("run", str(SORT_SUM), "--mode", mode, "--", str(src), str(out))
+    proc = run_cli("run", str(SORT_SUM), *mode_args(mode), "--", str(src), str(out))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     got = int_values(proc.stdout)
     assert got["status"] == 0

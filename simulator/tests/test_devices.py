@@ -12,7 +12,7 @@ from simulator.check import run_check
 from simulator.limits import resolve_devices
 from simulator.run import run_program
 
-from .conftest import KERNELS, nvcc_compile, run_cli, token_values
+from .conftest import EVERY_MODE, KERNELS, mode_args, nvcc_compile, run_cli, token_values
 
 PROGRAM = KERNELS / "program_devices.cu"
 INVALID_DEVICE = "cudaErrorInvalidDevice"
@@ -88,9 +88,9 @@ def _check_program_output(v: dict[str, str], count: int) -> None:
     assert int(v["a_sum"]) == sum(host)
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("mode", EVERY_MODE)
 def test_a_two_gpu_program_runs_in_every_mode(mode):
-    proc = run_cli("run", str(PROGRAM), "--mode", mode, "--devices", "2")
+    proc = run_cli("run", str(PROGRAM), *mode_args(mode), "--devices", "2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stderr == ""
     _check_program_output(token_values(proc.stdout), 2)

@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli, token_values
+from .conftest import EVERY_MODE, KERNELS, mode_args, nvcc_compile, run_cli, token_values
 
 PROGRAM = KERNELS / "program_graph_events.cu"
 N = 128  # the program's element count
@@ -24,10 +24,10 @@ def _scaled_sum(a: float) -> float:
     return float(x.astype(np.float64).sum())
 
 
-@pytest.fixture(scope="module", params=["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.fixture(scope="module", params=EVERY_MODE)
 def events_run(request) -> tuple[str, subprocess.CompletedProcess]:
     """The program's run in each mode."""
-    return request.param, run_cli("run", str(PROGRAM), "--mode", request.param)
+    return request.param, run_cli("run", str(PROGRAM), *mode_args(request.param))
 
 
 def test_runs_clean_in_every_mode(events_run):

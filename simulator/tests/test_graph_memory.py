@@ -10,7 +10,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, line_of, nvcc_compile, run_cli, token_values
+from .conftest import EVERY_MODE, KERNELS, line_of, mode_args, nvcc_compile, run_cli, token_values
 
 PROGRAM = KERNELS / "program_graph_memory.cu"
 N = 256
@@ -27,10 +27,10 @@ def _affine(x: np.ndarray, a: float, b: float) -> np.ndarray:
     return (np.float32(a) * x + np.float32(b)).astype(np.float32)
 
 
-@pytest.fixture(scope="module", params=["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.fixture(scope="module", params=EVERY_MODE)
 def run(request) -> subprocess.CompletedProcess:
     """The program's run in each mode."""
-    return run_cli("run", str(PROGRAM), "--mode", request.param)
+    return run_cli("run", str(PROGRAM), *mode_args(request.param))
 
 
 def test_runs_clean_in_every_mode(run):

@@ -11,7 +11,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, line_of, nvcc_compile, run_cli
+from .conftest import EVERY_MODE, KERNELS, line_of, mode_args, nvcc_compile, run_cli
 from .test_run import _values
 
 GRAPHS = KERNELS / "program_graphs.cu"
@@ -26,10 +26,10 @@ def _affine(x: np.ndarray, a: float, b: float) -> np.ndarray:
     return (np.float32(a) * x + np.float32(b)).astype(np.float32)
 
 
-@pytest.fixture(scope="module", params=["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.fixture(scope="module", params=EVERY_MODE)
 def graphs_run(request) -> tuple[str, subprocess.CompletedProcess]:
     """The program's run in each mode."""
-    return request.param, run_cli("run", str(GRAPHS), "--mode", request.param)
+    return request.param, run_cli("run", str(GRAPHS), *mode_args(request.param))
 
 
 def test_runs_clean_in_every_mode(graphs_run):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import EVERY_MODE, KERNELS, mode_args, nvcc_compile, run_cli
 from .test_run import _values
 
 PROGRAM = KERNELS / "program_libcu_pipeline.cu"
@@ -31,9 +31,9 @@ def _check_barrier(got: np.ndarray, src: np.ndarray) -> None:
     assert (got[2 * T :][np.concatenate([~even, ~even])] == -1).all()
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("mode", EVERY_MODE)
 def test_barriers_and_pipelines_match_numpy(mode):
-    proc = run_cli("run", str(PROGRAM), "--mode", mode)
+    proc = run_cli("run", str(PROGRAM), *mode_args(mode))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     v = _values(proc.stdout)
     h = (np.arange(BLOCKS * K * 32 * 2, dtype=np.int64) * 37 + 11) % 1009
@@ -69,12 +69,13 @@ def test_barriers_and_pipelines_match_numpy(mode):
         ("barrier", "cuda::memcpy_async(&buf", "PLANT: read before"),
     ],
 )
-def test_racecheck_reports_a_read_before_the_wait(case, write_line, read_line):
+@pytest.mark.parametrize("detector", ["racecheck", "racecheck-all"])
+def test_racecheck_reports_a_read_before_the_wait(case, write_line, read_line, detector):
     planted = KERNELS / "planted_libcu_early_read.cu"
     lines = planted.read_text().splitlines()
     write = next(n for n, text in enumerate(lines, 1) if write_line in text)
     read = next(n for n, text in enumerate(lines, 1) if read_line in text)
-    proc = run_cli("run", str(planted), "--mode", "racecheck", "--", case)
+    proc = run_cli("run", str(planted), *mode_args(detector), "--", case)
     assert proc.returncode != 0, proc.stdout + proc.stderr
     report = proc.stdout + proc.stderr
     assert "racecheck: data race" in report

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli, token_values
+from .conftest import EVERY_MODE, KERNELS, mode_args, nvcc_compile, run_cli, token_values
 
 PROGRAM = KERNELS / "program_peer.cu"
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("mode", EVERY_MODE)
 def test_peer_calls_answer_as_one_gpu_does(mode):
-    proc = run_cli("run", str(PROGRAM), "--mode", mode)
+    proc = run_cli("run", str(PROGRAM), *mode_args(mode))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stderr == ""
     v = token_values(proc.stdout)

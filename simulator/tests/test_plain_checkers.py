@@ -1,6 +1,7 @@
-"""memcheck and synccheck run barrier-free launches as plain loops, as fast mode does: what they
-find is the same as with fibers (SIMULATOR_FIBERS=1), and each finding still names the kernel's
-own line, block and thread. racecheck keeps a fiber per CUDA thread.
+"""memcheck, synccheck and racecheck (of __shared__ memory, its default) run barrier-free launches
+as plain loops, as fast mode does: what they find is the same as with fibers (SIMULATOR_FIBERS=1),
+and each finding still names the kernel's own line, block and thread. racecheck over all memory
+(ThreadSanitizer) keeps a fiber per CUDA thread.
 
 The program (kernels/program_plain_checkers.cu) plants one bug per argument in a barrier-free
 kernel; "wait" launches a kernel that reaches a barrier with the barrier-free flag set, which
@@ -13,7 +14,7 @@ import re
 
 import pytest
 
-from .conftest import KERNELS, line_of, run_cli
+from .conftest import KERNELS, line_of, mode_args, run_cli
 
 PROGRAM = KERNELS / "program_plain_checkers.cu"
 
@@ -40,7 +41,7 @@ def _run_both_ways(monkeypatch, mode: str, case: str, *options: str):
     monkeypatch.setenv("SIMULATOR_THREADS", "1")
     for fibers in ("0", "1"):
         monkeypatch.setenv("SIMULATOR_FIBERS", fibers)
-        runs.append(run_cli("run", str(PROGRAM), "--mode", mode, *options, "--", case))
+        runs.append(run_cli("run", str(PROGRAM), *mode_args(mode), *options, "--", case))
     return runs
 
 
@@ -97,8 +98,8 @@ def test_correct_barrier_free_launches_run_clean_both_ways(monkeypatch, mode):
         assert "finding" not in proc.stderr
 
 
-@pytest.mark.parametrize("mode", ["memcheck", "synccheck"])
-def test_memcheck_and_synccheck_run_barrier_free_launches_as_plain_loops(monkeypatch, mode):
+@pytest.mark.parametrize("mode", ["memcheck", "synccheck", "racecheck"])
+def test_the_checkers_run_barrier_free_launches_as_plain_loops(monkeypatch, mode):
     # Only a plain loop refuses a wait in a launch marked barrier-free; SIMULATOR_FIBERS=1 runs
     # the same launch with fibers, where the barrier works.
     plain, fibers = _run_both_ways(monkeypatch, mode, "wait")
@@ -109,8 +110,8 @@ def test_memcheck_and_synccheck_run_barrier_free_launches_as_plain_loops(monkeyp
     assert fibers.stdout.strip() == "wait: cudaSuccess"
 
 
-def test_racecheck_keeps_fibers_for_barrier_free_launches(monkeypatch):
+def test_racecheck_of_all_memory_keeps_fibers_for_barrier_free_launches(monkeypatch):
     # Each CUDA thread is a ThreadSanitizer fiber with a stack of its own there.
-    for proc in _run_both_ways(monkeypatch, "racecheck", "wait"):
+    for proc in _run_both_ways(monkeypatch, "racecheck-all", "wait"):
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.strip() == "wait: cudaSuccess"

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import KERNELS, mode_args, nvcc_compile, run_cli
 
 CUDA_SUCCESS = 0
 CUDA_ERROR_ILLEGAL_ADDRESS = 700
@@ -237,18 +237,18 @@ def test_run_stops_with_one_line_for_a_bad_simulator_fibers(monkeypatch):
 BY_ADDRESS = KERNELS / "program_by_address_plain.cu"
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "synccheck", "racecheck"])
+@pytest.mark.parametrize("mode", ["fast", "memcheck", "synccheck", "racecheck", "racecheck-all"])
 def test_launches_through_a_pointer_or_by_address_run_as_launches_by_name(mode, monkeypatch):
     """A barrier-free kernel's threads share one stack frame (a plain loop) however it is
     launched: by name, through a pointer, with cudaLaunchKernel or as a graph's kernel node; a
     kernel with a barrier gets a stack per thread (fibers) in every form. So do instances of
     kernel templates that host code only names by address (in main, and in a host template where
-    the name is dependent): they are registered where they are named. Racecheck keeps fibers
-    for all, as SIMULATOR_FIBERS=1 does in the other modes."""
+    the name is dependent): they are registered where they are named. Racecheck over all memory
+    (ThreadSanitizer) keeps fibers for all, as SIMULATOR_FIBERS=1 does in the other modes."""
     monkeypatch.delenv("SIMULATOR_FIBERS", raising=False)
-    proc = run_cli("run", str(BY_ADDRESS), "--mode", mode)
+    proc = run_cli("run", str(BY_ADDRESS), *mode_args(mode))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    plain = "0" if mode == "racecheck" else "1"
+    plain = "0" if mode == "racecheck-all" else "1"
     forms = ("name", "pointer", "address", "node")
     assert proc.stdout.splitlines() == [
         "free " + " ".join(f"{form}={plain}" for form in forms),

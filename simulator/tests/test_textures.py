@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import EVERY_MODE, KERNELS, mode_args, nvcc_compile, run_cli
 from .test_run import _values
 
 OBJECTS = KERNELS / "textures_objects.cu"
@@ -101,7 +101,7 @@ def _rows(stdout: str) -> dict[str, np.ndarray]:
 
 
 def _run(program, mode: str, *args: str) -> tuple[dict[str, str], dict[str, np.ndarray], str]:
-    proc = run_cli("run", str(program), "--mode", mode, *args)
+    proc = run_cli("run", str(program), *mode_args(mode), *args)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     values = _values(proc.stdout)
     assert "failed" not in values, values["failed"]
@@ -109,7 +109,7 @@ def _run(program, mode: str, *args: str) -> tuple[dict[str, str], dict[str, np.n
     return values, _rows(proc.stdout), proc.stderr
 
 
-ALL_MODES = ["fast", "memcheck", "racecheck", "synccheck"]
+ALL_MODES = EVERY_MODE
 
 
 @pytest.fixture(scope="module", params=ALL_MODES)

@@ -13,7 +13,7 @@ import pytest
 
 from simulator import build, cccl
 
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import EVERY_MODE, KERNELS, mode_args, nvcc_compile, run_cli
 from .test_run import _values
 
 PROGRAM = KERNELS / "program_thrust.cu"
@@ -35,9 +35,9 @@ def _input() -> np.ndarray:
 
 
 @needs_cccl
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("mode", EVERY_MODE)
 def test_thrust_algorithms_and_kernels_match_numpy(mode):
-    proc = run_cli("run", str(PROGRAM), "--mode", mode)
+    proc = run_cli("run", str(PROGRAM), *mode_args(mode))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     v = _values(proc.stdout)
     h = _input()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import EVERY_MODE, KERNELS, mode_args, nvcc_compile, run_cli
 
 PROGRAM = KERNELS / "wmma_double.cu"
 M, N, K = 16, 24, 12  # the program's matrix sizes
@@ -18,9 +18,9 @@ def _formula(rows: int, cols: int, a: int, b: int, mod: int, shift: int, scale: 
     return ((i * a + j * b) % mod - shift).astype(np.float64) * scale
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("mode", EVERY_MODE)
 def test_double_fragments_accumulate_onto_a_loaded_c(mode):
-    proc = run_cli("run", str(PROGRAM), "--mode", mode)
+    proc = run_cli("run", str(PROGRAM), *mode_args(mode))
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     a = _formula(M, K, 7, 3, 9, 4, 0.25)
     b = _formula(K, N, 5, 11, 7, 3, 0.5)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import EVERY_MODE, KERNELS, mode_args, nvcc_compile, run_cli
 
 PROGRAM = KERNELS / "wmma_shares.cu"
 STEPS, TILES = 4, 12  # the program's kSteps and kBlocks * kWarps
@@ -34,9 +34,9 @@ def _operands(step: int) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("mode", EVERY_MODE)
 def test_lane_shares_and_a_chain_of_multiplies(mode):
-    proc = run_cli("run", str(PROGRAM), "--mode", mode)
+    proc = run_cli("run", str(PROGRAM), *mode_args(mode))
     lines = proc.stdout.splitlines()
     counts = {ln.split()[1]: int(ln.split()[2]) for ln in lines if ln.startswith("count ")}
     assert counts == PER_LANE
