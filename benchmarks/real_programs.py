@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="OPTION",
-        help="pass OPTION on to every `simulator run` (e.g. --run-option=--racecheck-memory=shared)",
+        help="pass OPTION on to every `simulator run` (e.g. --run-option=--racecheck-memory=all)",
     )
     a = p.parse_args(argv)
     if a.jobs < 1 or a.limit <= 0:

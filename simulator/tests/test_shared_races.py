@@ -1,5 +1,5 @@
-"""`run --mode racecheck --racecheck-memory shared`: the simulator's own detector of hazards on
-__shared__ memory (runtime/shared_races.cpp). A barrier, a __syncwarp within a warp, one thread
+"""`run --mode racecheck` (`--racecheck-memory shared`, the default): the simulator's own detector
+of hazards on __shared__ memory (runtime/shared_races.cpp). A barrier, a __syncwarp within a warp, one thread
 or atomics order accesses; every other pair of accesses of one block to a shared byte, one of
 them a write, is a finding that names both program lines (program_shared_races.cu)."""
 
@@ -92,6 +92,17 @@ def test_global_memory_is_judged_only_by_the_full_racecheck():
     full = _run("global", memory="all")
     assert full.returncode == 66, full.stderr
     assert f"{PROGRAM.name}:{_line('global write')}" in "\n".join(run_findings(full.stderr))
+
+
+def test_racecheck_judges_shared_memory_unless_asked_for_all():
+    # As compute-sanitizer's racecheck: without the option, a race on global memory is not judged
+    # and one on shared memory is reported by the simulator's own detector.
+    plain = run_cli("run", str(PROGRAM), "--mode", "racecheck", "--", "global")
+    assert plain.returncode == 0 and run_findings(plain.stderr) == [], plain.stderr
+    plain = run_cli("run", str(PROGRAM), "--mode", "racecheck", "--", "no_barrier")
+    assert plain.returncode == 66, plain.stderr
+    assert _pairs(run_findings(plain.stderr)) == HAZARDS["no_barrier"]
+    assert all(f.startswith("racecheck: data race (shared memory): ") for f in run_findings(plain.stderr))
 
 
 def test_launch_filters_choose_the_launches_judged():
