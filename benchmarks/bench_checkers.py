@@ -51,12 +51,13 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--modes takes a comma-separated list of {', '.join(CHECKERS)}, not {a.modes!r}")
     if a.repeat < 1:
         p.error(f"--repeat must be at least 1, not {a.repeat}")
-    from simulator.build import SHARED_RACECHECK, build_program
+    from simulator.build import build_program
+    from simulator.run import build_mode_for
     from simulator.sanitizer_env import run_child_env
 
     modes = ["fast", *checkers]
-    build_modes = {"racecheck": SHARED_RACECHECK, "racecheck-all": "racecheck"}
-    exes = {mode: build_program([str(PROGRAM)], build_modes.get(mode, mode)) for mode in modes}
+    # "racecheck-all" is racecheck with --racecheck-memory all; the others are run's own modes.
+    exes = {mode: build_program([str(PROGRAM)], build_mode_for(*mode.split("-"))) for mode in modes}
     widths = {m: max(13, len(m) + 4) for m in checkers}
     heads = "".join(f"{m + ' s':>{widths[m]}}{'ratio':>7}" for m in checkers)
     print(f"{'workload':<12}{'fast s':>8}" + heads)

@@ -52,6 +52,14 @@ LEAK_CHECKS = ("no", "full")  # compute-sanitizer's --leak-check values
 RACECHECK_MEMORY = ("shared", "all")
 
 
+def build_mode_for(mode: str, racecheck_memory: str | None = None) -> str:
+    """The build (``simulator.build.BUILD_MODES``) that runs ``mode`` with ``racecheck_memory``
+    (``None``: the default, ``RACECHECK_MEMORY[0]``)."""
+    if mode == "racecheck" and (racecheck_memory or RACECHECK_MEMORY[0]) == "shared":
+        return SHARED_RACECHECK
+    return mode
+
+
 # Runtime reports of CUDA-defined outcomes (cudaErrorAssert, cudaErrorLaunchTimeout).
 _PROGRAM_VISIBLE = re.compile(r"returns cudaErrorAssert|launch timeout: kernel")
 
@@ -155,8 +163,7 @@ def run_program(
     # As compute-sanitizer, memcheck judges device code unless asked, and racecheck device code
     # only: the program's host code is then built without the sanitizers' instrumentation.
     unchecked_host = (mode == "memcheck" and not check_host) or mode == "racecheck"
-    shared_only = mode == "racecheck" and (racecheck_memory or RACECHECK_MEMORY[0]) == "shared"
-    build_mode = SHARED_RACECHECK if shared_only else mode
+    build_mode = build_mode_for(mode, racecheck_memory)
     exe = build_program(list(sources), build_mode, include_dirs, arch, defines, unchecked_host)
     grace = grace_after(limit)
     out = stdout if stdout is not None else sys.stdout.buffer
