@@ -9,13 +9,16 @@ The programs are not part of this repository: fetch them first (for example llm.
 ``programs``, a list of
 objects with ``name``, ``sources`` (paths under the root), and optionally ``include`` (folders
 under the root), ``cwd`` (under the root; default the root), ``args``, ``devices`` and ``passes``
-(a regular expression the program prints when its own check succeeds).
+(a regular expression the program prints when its own check succeeds), or, for a program that
+reports its check by its exit status alone, ``exit_status: true`` and optionally ``fails`` (a
+regular expression it prints, still exiting 0, when its check fails).
 
 Each program runs as ``python -m simulator run SOURCES -I ... --mode MODE --timeout LIMIT
 --line-buffered`` (through a pipe ``printf`` output is otherwise block-buffered, so a program
 stopped in its benchmark loop would never show its check line). It passes when its
 ``passes`` line appears within ``--limit`` seconds; it is stopped there, so that a benchmark loop
-after the check costs nothing. The table gives each program's verdict and the seconds to its
+after the check costs nothing. A program judged by its exit status passes when it exits 0 within
+the limit without printing a ``fails`` line. The table gives each program's verdict and the seconds to its
 check line; ``--jobs`` programs run at a time.
 """
 
@@ -42,7 +45,7 @@ sys.path.insert(0, str(REPO))
 from simulator.build import MODES  # noqa: E402  (both import the standard library only)
 from simulator.supervise import stop_group  # noqa: E402
 
-FIELDS = {"name", "sources", "include", "cwd", "args", "devices", "passes"}
+FIELDS = {"name", "sources", "include", "cwd", "args", "devices", "passes", "exit_status", "fails"}
 MANIFEST_KEYS = {"about", "defaults", "programs"}
 
 
@@ -57,6 +60,8 @@ class Program:
     args: list[str] = field(default_factory=list)
     devices: int = 1
     passes: str = "(?i)pass"
+    exit_status: bool = False
+    fails: str | None = None
 
 
 @dataclass
@@ -98,10 +103,14 @@ def load_manifest(path: Path, root: Path) -> list[Program]:
         for rel in [*prog.sources, *prog.include, prog.cwd]:
             if not (root / rel).exists():
                 raise ValueError(f"{where}: {root / rel} does not exist (is --root the checkout?)")
-        try:
-            re.compile(prog.passes)
-        except (re.error, TypeError) as exc:
-            raise ValueError(f"{where}: 'passes' is not a regular expression: {exc}") from exc
+        if not isinstance(prog.exit_status, bool) or (prog.fails is not None and not prog.exit_status):
+            raise ValueError(f"{where}: exit_status is true or false, and 'fails' goes only with exit_status")
+        for key in ("passes", "fails"):
+            try:
+                if key == "passes" or prog.fails is not None:
+                    re.compile(getattr(prog, key))
+            except (re.error, TypeError) as exc:
+                raise ValueError(f"{where}: {key!r} is not a regular expression: {exc}") from exc
         programs.append(prog)
     if not programs:
         raise ValueError(f"{path}: no programs")
@@ -150,7 +159,9 @@ def run_one(prog: Program, root: Path, mode: str, limit: float, extra: tuple[str
     )
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
-    check = re.compile(prog.passes)
+    check = None if prog.exit_status else re.compile(prog.passes)
+    failed = re.compile(prog.fails) if prog.fails else None
+    failure = ""
     tail: collections.deque[str] = collections.deque(maxlen=20)
     while True:
         left = limit - (time.monotonic() - began)
@@ -162,7 +173,9 @@ def run_one(prog: Program, root: Path, mode: str, limit: float, extra: tuple[str
         if line is None:
             break
         tail.append(line)
-        if check.search(line):
+        if failed and not failure and failed.search(line):
+            failure = line.strip()
+        if check and check.search(line):
             seconds = time.monotonic() - began
             stop_group(proc, signal.SIGTERM)
             return Outcome(prog.name, "pass", seconds)
@@ -174,7 +187,11 @@ def run_one(prog: Program, root: Path, mode: str, limit: float, extra: tuple[str
     )
     if refused:
         return Outcome(prog.name, "build refused", seconds, refused)
-    return Outcome(prog.name, f"exit {rc}, no check line", seconds, tail[-1].strip() if tail else "")
+    if prog.exit_status and rc == 0:
+        verdict = "check failed" if failure else "pass"
+        return Outcome(prog.name, verdict, seconds, failure)
+    verdict = f"exit {rc}" if prog.exit_status else f"exit {rc}, no check line"
+    return Outcome(prog.name, verdict, seconds, tail[-1].strip() if tail else "")
 
 
 def table(outcomes: list[Outcome]) -> str:

@@ -62,6 +62,7 @@ def build_mode_for(mode: str, racecheck_memory: str | None = None) -> str:
 
 # Runtime reports of CUDA-defined outcomes (cudaErrorAssert, cudaErrorLaunchTimeout).
 _PROGRAM_VISIBLE = re.compile(r"returns cudaErrorAssert|launch timeout: kernel")
+_MEMORY_SIGNALS = (signal.SIGSEGV, signal.SIGBUS)
 
 
 @dataclass
@@ -232,7 +233,9 @@ def run_program(
         )
         status = TIMEOUT_STATUS
     elif rc < 0:
-        findings.append(f"{mode}: the program died with {death_by_signal(-rc)}")
+        # A wild host pointer, or a device write past an allocation that broke the C heap.
+        hint = "; --mode memcheck names the access" if mode != "memcheck" and -rc in _MEMORY_SIGNALS else ""
+        findings.append(f"{mode}: the program died with {death_by_signal(-rc)}{hint}")
         status = 128 - rc
     elif findings:
         status = rc if rc != 0 else 1

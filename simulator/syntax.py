@@ -224,6 +224,9 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
                 # The runtime's launch interface called by hand (its tests): its lambda calls the
                 # kernel as a function, as the front end's own rewrite of a launch does.
                 self._runtime_launches.append(self.rng(c))
+            elif self._device(func) and (c.spelling or "").startswith("operator"):
+                operands = [children[0], children[2]] if len(children) == 3 else []  # (a, operator, b)
+                self._lockstep(c, operands, c.spelling[len("operator") :])
         elif kind == ck.UNEXPOSED_EXPR and c.extent.start.offset in self._device_template_launches:
             self._recovered_launch(c, func)
         elif kind == ck.DECL_STMT:
@@ -275,7 +278,8 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
                 if found:
                     self._refuse(self.off(c.extent.start), ref.spelling, found)
         elif kind in (ck.BINARY_OPERATOR, ck.COMPOUND_ASSIGNMENT_OPERATOR) and self._device(func):
-            self._shift(c)
+            if not self._shift(c):
+                self._lockstep(c, list(c.get_children()))
 
     def _refuse(self, pos: int, name: str, found: tuple[str, str]) -> None:
         what, fix = found

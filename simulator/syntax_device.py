@@ -30,6 +30,7 @@ _WAITS = frozenset(
     }
 )
 _ATOMIC = re.compile(r"atomic\w+|__atomic_\w+|__sync_\w+")
+_ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^="})
 BUILTIN_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
 _BUILTIN_READ = {
     "threadIdx": "(::sim::tl_thread->thread_idx)",
@@ -204,17 +205,102 @@ class DeviceCodeWalk:
             return
         self.edits.append(Edit(start, end, [_BUILTIN_READ[name]]))
 
-    def _shift(self, c) -> None:
+    def _shift(self, c) -> bool:
+        """Rewrite a shift to PTX's semantics; True when ``c`` was one."""
         children = list(c.get_children())
         if len(children) != 2:
-            return
+            return False
         a, b = (self.rng(ch) for ch in children)
         op = self._text(a[1], b[0]).strip()
         helper = {"<<": "shl", ">>": "shr", "<<=": "shl_assign", ">>=": "shr_assign"}.get(op)
         if helper is None or a[0] < 0 or b[1] <= b[0]:
-            return
+            return False
         start, end = self.rng(c)
         self.edits.append(Edit(start, end, [f"::sim::{helper}(", a, ", ", b, ")"]))
+        return True
+
+    def _lockstep(self, c, operands: list, op: str | None = None) -> None:
+        """Route ``a[i] op= ...a[j]...;`` through ``::sim::lockstep_assign`` (cuda_sim.h).
+
+        A statement that stores to an element of an array and reads another element of the same
+        array is how warp-synchronous code exchanges values between lanes; on a GPU the lanes of
+        a warp read before any of them writes. Only a whole statement is rewritten, and only when
+        its target has no side effects (it is evaluated twice).
+        """
+        if len(operands) != 2:
+            return
+        lhs, rhs = operands
+        start, end = self.rng(c)
+        a, b = self.rng(lhs), self.rng(rhs)
+        if op is None:
+            op = self._text(a[1], b[0]).strip()
+        if op not in _ASSIGNMENTS or a[0] < 0 or b[1] <= b[0] or not self._whole_statement(start, end):
+            return
+        target = self._element(lhs)
+        if target is None or self._has_effects(lhs):
+            return
+        base, index = target
+        if not any(base == other[0] and index != other[1] for other in self._elements(rhs)):
+            if op == "=" or not any(base == o[0] and index != o[1] for o in self._elements(lhs)):
+                return
+        if self._text(*b).lstrip().startswith("{"):
+            return
+        if op == "=":
+            value = ["[&]() { return ", b, "; }"]
+        else:
+            value = ["[&]() { auto sim_lockstep_value = ", a, "; sim_lockstep_value ", op, " ", b]
+            value.append("; return sim_lockstep_value; }")
+        self.edits.append(Edit(start, end, ["::sim::lockstep_assign(", a, ", ", *value, ")"]))
+
+    def _whole_statement(self, start: int, end: int) -> bool:
+        """True when ``[start, end)`` is an expression statement of its own (not inside another)."""
+        text = self.src.text
+        after = text[end:].lstrip()[:1]
+        before = text[:start].rstrip()[-1:]
+        return (
+            after == ";"
+            and before in ("{", "}", ";", ")", ":")
+            or (after == ";" and text[:start].rstrip().endswith("else"))
+        )
+
+    def _element(self, node) -> tuple | None:
+        """(array variable, index text) of ``name[index]`` (through parentheses and casts)."""
+        ck = self.ci.CursorKind
+        while node is not None and node.kind in (ck.UNEXPOSED_EXPR, ck.PAREN_EXPR):
+            node = next(node.get_children(), None)
+        if node is None or node.kind != ck.ARRAY_SUBSCRIPT_EXPR:
+            return None
+        array, index = list(node.get_children())[:2]
+        while array.kind in (ck.UNEXPOSED_EXPR, ck.PAREN_EXPR):
+            array = next(array.get_children(), array)
+        if array.kind != ck.DECL_REF_EXPR or array.referenced is None:
+            return None
+        return self.off(array.referenced.location), self._text(*self.rng(index)).strip()
+
+    def _elements(self, node) -> list[tuple]:
+        """Every ``name[index]`` inside ``node``."""
+        found, stack = [], [node]
+        while stack:
+            n = stack.pop()
+            element = self._element(n)
+            if element is not None:
+                found.append(element)
+            stack.extend(n.get_children())
+        return found
+
+    def _has_effects(self, node) -> bool:
+        ck = self.ci.CursorKind
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if n.kind in (ck.CALL_EXPR, ck.COMPOUND_ASSIGNMENT_OPERATOR):
+                return True
+            if n.kind in (ck.UNARY_OPERATOR, ck.BINARY_OPERATOR):
+                words = {t.spelling for t in n.get_tokens()}
+                if words & {"++", "--", "="}:
+                    return True
+            stack.extend(n.get_children())
+        return False
 
     def _shared(self, var) -> None:
         ci = self.ci

@@ -186,6 +186,20 @@ SIM_API void nanosleep_thread(unsigned int ns, const char* file, int line);
 SIM_API long long clock_cycles();
 // The lanes of the caller's warp that reach this call site together (cg::coalesced_threads()).
 SIM_API unsigned int coalesced_mask(const char* file, int line);
+// Lanes of a warp execute an instruction together on a GPU; here each runs until it waits. Code
+// that leans on that lockstep without __syncwarp (a warp-synchronous reduction's
+// `s[tid] += s[tid + 16]`) reads another lane's old value there and its new one here. The front
+// end routes such a statement through lockstep_assign: every lane computes its value, the lanes
+// wait for each other, then store, then wait again, as a converged warp would (fibers only: a
+// plain loop has no other lane to wait for).
+SIM_API void lockstep_point();
+template <class Dst, class Value>
+inline void lockstep_assign(Dst&& dst, Value&& value) {
+    auto computed = value();
+    lockstep_point();
+    dst = computed;
+    lockstep_point();
+}
 // cooperative_groups: grid.sync() (a cooperative launch only), whether the running launch is
 // cooperative (grid.is_valid()), and the barrier of a tile of 64..1024 threads of a block.
 SIM_API void grid_sync(const char* file, int line);
@@ -605,6 +619,57 @@ static inline int __mulhi(int a, int b) { return (int)(((long long)a * (long lon
 static inline unsigned int __umulhi(unsigned int a, unsigned int b) {
     return (unsigned int)(((unsigned long long)a * (unsigned long long)b) >> 32);
 }
+// sm_61 integer dot products (CUDA Math API): bytes of srcB times bytes (__dp4a) or 16-bit
+// halves (__dp2a_lo/_hi: srcB's low or high two bytes) of srcA, summed into c; signed operands
+// extend their sign, unsigned ones do not, and the sum wraps as the GPU's 32-bit add does.
+namespace sim {
+template <class Part, class Word>
+static inline Part word_part(Word w, int index) {
+    return (Part)(w >> (8 * sizeof(Part) * index));
+}
+template <class Byte, class Half, class Word>
+static inline Word dot_parts(Word a, Word b, Word c, bool halves, int first_byte) {
+    using U = unsigned int;
+    U sum = (U)c;
+    for (int i = 0; i < (halves ? 2 : 4); ++i) {
+        const U lhs = halves ? (U)word_part<Half>(a, i) : (U)word_part<Byte>(a, i);
+        sum += lhs * (U)word_part<Byte>(b, first_byte + i);
+    }
+    return (Word)sum;
+}
+template <class V>
+static inline unsigned int packed(V v) {
+    unsigned int w;
+    std::memcpy(&w, &v, sizeof w);
+    return w;
+}
+}  // namespace sim
+static inline int __dp4a(int a, int b, int c) {
+    return ::sim::dot_parts<signed char, short>((unsigned)a, (unsigned)b, (unsigned)c, false, 0);
+}
+static inline unsigned int __dp4a(unsigned int a, unsigned int b, unsigned int c) {
+    return ::sim::dot_parts<unsigned char, unsigned short>(a, b, c, false, 0);
+}
+static inline int __dp4a(char4 a, char4 b, int c) { return __dp4a((int)::sim::packed(a), (int)::sim::packed(b), c); }
+static inline unsigned int __dp4a(uchar4 a, uchar4 b, unsigned int c) {
+    return __dp4a(::sim::packed(a), ::sim::packed(b), c);
+}
+#define SIM_DP2A(NAME, FIRST)                                                                      \
+    static inline int NAME(int a, int b, int c) {                                                  \
+        return ::sim::dot_parts<signed char, short>((unsigned)a, (unsigned)b, (unsigned)c, true, FIRST); \
+    }                                                                                              \
+    static inline unsigned int NAME(unsigned int a, unsigned int b, unsigned int c) {              \
+        return ::sim::dot_parts<unsigned char, unsigned short>(a, b, c, true, FIRST);              \
+    }                                                                                              \
+    static inline int NAME(short2 a, char4 b, int c) {                                             \
+        return NAME((int)::sim::packed(a), (int)::sim::packed(b), c);                              \
+    }                                                                                              \
+    static inline unsigned int NAME(ushort2 a, uchar4 b, unsigned int c) {                         \
+        return NAME(::sim::packed(a), ::sim::packed(b), c);                                        \
+    }
+SIM_DP2A(__dp2a_lo, 0)
+SIM_DP2A(__dp2a_hi, 2)
+#undef SIM_DP2A
 // Loads and stores with cache hints: the hint means nothing to a CPU, the access is plain.
 template <class T>
 static inline T __ldg(const T* p) {

@@ -409,6 +409,22 @@ unsigned int coalesced_mask(const char* file, int line) {
     return (unsigned int)f->wresult;
 }
 
+// A lockstep point is a coalesced wait whose group nobody reads: the lanes that reach one wait
+// until no thread of the block can run, and go on together.
+void lockstep_point() {
+    RuntimeCall in_runtime;
+    Block* b = tl_run.block;
+    Fiber* f = tl_run.fiber;
+    if (b == nullptr || b->plain || f == nullptr || b->failed) return;
+    f->wkind = -1;
+    f->wfile = "lockstep";
+    f->wline = 0;
+    f->wresult = 1u << f->lane;
+    f->state = FState::kCoalesce;
+    yield_to_scheduler(false);
+    if (b->failed) yield_to_scheduler(true);
+}
+
 bool release_coalesced(Block* b) {
     bool any = false;
     for (int w = 0; w < b->nwarps; ++w) {

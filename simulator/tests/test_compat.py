@@ -202,6 +202,8 @@ def test_cublas_and_cublaslt_compute_the_column_major_products(mode):
     check("gemmex_half_TN", half_tn)
     check("gemmex_half_out", half_tn.astype(np.float16).astype(np.float64))
     check("gemmex_bf16_NT", col_major(a, m, k) @ col_major(b, n, k).T + col_major(c, m, n))
+    check("gemmex_legacy_compute", half_tn)  # CUDA_R_32F as the compute type: CUBLAS_COMPUTE_32F
+    assert _values(proc.stdout)["legacy_8i"] == "15"  # no compute type for 8-bit: NOT_SUPPORTED
     ab, bb, cb = _formula(0, batch * m * k), _formula(1, batch * k * n), _formula(2, batch * m * n)
     strided, strided_tn = [], []
     for i in range(batch):

@@ -1,7 +1,8 @@
 """``benchmarks/real_programs.py``: the runner behind the closing notes' counts of real programs.
 
 A passing program is stopped at its check line (its benchmark loop never runs), a program without
-the line fails with its status, a refused build names the construct, and a bad manifest is an
+the line fails with its status, one judged by its exit status passes on 0 unless it printed its
+failure line, a refused build names the construct, and a bad manifest is an
 argument error naming the entry."""
 
 from __future__ import annotations
@@ -38,6 +39,22 @@ WRONG = r"""
 #include <cstdio>
 int main() { printf("mismatch\n"); return 3; }
 """
+# Checks by its exit status: prints a line only when its check fails, and exits 0 either way.
+QUIET = r"""
+#include <cstdio>
+__global__ void twice(int* v) { v[threadIdx.x] *= 2; }
+int main(int argc, char** argv) {
+    int h[4] = {1, 2, 3, 4}; int* d;
+    cudaMalloc(&d, sizeof h);
+    cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
+    twice<<<1, 4>>>(d);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    int expect = argc > 1 ? 3 : 2;  // an argument makes the check fail
+    for (int i = 0; i < 4; ++i)
+        if (h[i] != expect * (i + 1)) { printf("Arrays do not match at %d\n", i); break; }
+    return 0;
+}
+"""
 PTX = r"""
 __global__ void lane(unsigned* out) { unsigned l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); *out = l; }
 int main() { return 0; }
@@ -70,6 +87,7 @@ def root(tmp_path):
         "checks.cu": CHECKS_THEN_LOOPS,
         "wrong.cu": WRONG,
         "ptx.cu": PTX,
+        "quiet.cu": QUIET,
     }
     for name, text in programs.items():
         (tmp_path / "src").mkdir(exist_ok=True)
@@ -90,6 +108,15 @@ def test_runner_counts_passes_stops_at_the_check_and_names_refusals(root, tmp_pa
             {"name": "checks", "sources": ["src/checks.cu"]},
             {"name": "wrong", "sources": ["src/wrong.cu"]},
             {"name": "ptx", "sources": ["src/ptx.cu"]},
+            {"name": "quiet", "sources": ["src/quiet.cu"], "exit_status": True, "fails": "do not match"},
+            {
+                "name": "quiet-fails",
+                "sources": ["src/quiet.cu"],
+                "args": ["wrong"],
+                "exit_status": True,
+                "fails": "do not match",
+            },
+            {"name": "wrong-status", "sources": ["src/wrong.cu"], "exit_status": True},
         ],
     )
     out = tmp_path / "out.json"
@@ -120,7 +147,12 @@ def test_runner_counts_passes_stops_at_the_check_and_names_refusals(root, tmp_pa
     assert got["wrong"]["verdict"] == "exit 3, no check line"
     assert got["ptx"]["verdict"] == "build refused"
     assert "asm" in got["ptx"]["detail"]
-    assert "1/3 pass" in proc.stdout
+    # Judged by exit status: 0 and no failure line passes; the failure line or another status fails.
+    assert got["quiet"]["verdict"] == "pass"
+    assert got["quiet-fails"]["verdict"] == "check failed"
+    assert got["quiet-fails"]["detail"] == "Arrays do not match at 0"
+    assert got["wrong-status"]["verdict"] == "exit 3"
+    assert "2/6 pass" in proc.stdout
 
 
 @pytest.mark.parametrize("mode", ["memcheck", "racecheck", "synccheck"])
@@ -146,6 +178,12 @@ def test_runner_runs_programs_under_each_checker(root, tmp_path, mode):
         ({"name": "x", "sources": ["src/checks.cu"], "colour": 1}, "unknown: colour"),
         ({"name": "x", "sources": "src/checks.cu"}, "lists of strings"),
         ({"name": "x", "sources": ["src/checks.cu"], "passes": "(["}, "not a regular expression"),
+        ({"name": "x", "sources": ["src/checks.cu"], "fails": "no"}, "'fails' goes only with exit_status"),
+        ({"name": "x", "sources": ["src/checks.cu"], "exit_status": "yes"}, "exit_status is true or false"),
+        (
+            {"name": "x", "sources": ["src/checks.cu"], "exit_status": True, "fails": "(["},
+            "'fails' is not a regular expression",
+        ),
     ],
 )
 def test_a_bad_manifest_entry_is_named(root, entry, message):

@@ -344,6 +344,17 @@ def test_a_program_killed_by_a_signal_exits_128_plus_the_signal_with_its_meaning
     assert "the program died with signal 6 (an abort: a failed assert() or std::abort)" in proc.stderr
 
 
+def test_a_segfault_outside_memcheck_says_that_memcheck_names_the_access(tmp_path):
+    wild = "int main(int argc, char**) { int* p = (int*)(long)(argc - 1); *p = 1; }\n"
+    (tmp_path / "wild.cu").write_text(wild)
+    proc = run_cli("run", str(tmp_path / "wild.cu"))
+    assert proc.returncode == 128 + 11
+    assert (
+        "died with signal 11 (a segmentation fault: e.g. a wild pointer or a stack overflow)" in proc.stderr
+    )
+    assert "; --mode memcheck names the access" in proc.stderr
+
+
 def test_an_expected_device_assert_leaves_the_programs_status(tmp_path):
     # As on a GPU: the program sees cudaErrorAssert (710) and decides; the report is shown.
     (tmp_path / "asserts.cu").write_text(

@@ -687,3 +687,36 @@ def test_vector_types_scoped_atomics_and_umin(feature_lib):
     )
     np.testing.assert_array_equal(out, want)
     assert total[0] == n
+
+
+def test_integer_dot_products_follow_the_math_api(feature_lib):
+    # __dp4a: the four byte products of a and b plus c; __dp2a_lo/_hi: a's two 16-bit halves
+    # times b's low or high two bytes, plus c. Signed forms sign-extend, unsigned ones do not;
+    # the sum wraps to 32 bits. Computed here from the bytes in numpy.
+    lib = feature_lib("misc")
+    rng = np.random.default_rng(61)
+    n = 100
+    words = rng.integers(-(2**31), 2**31, size=(3, n), dtype=np.int64).astype(np.int32)
+    words[:, 0] = [-1, -1, 2**31 - 1]  # all bytes 0xff, and a sum that wraps
+    a, b, c = (np.ascontiguousarray(w) for w in words)
+    out = np.zeros((n, 12), dtype=np.int32)
+    assert lib.misc_dot_products(ptr(a), ptr(b), ptr(c), ptr(out), n) == CUDA_SUCCESS
+
+    def wrap(x):
+        return ((x + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+    def parts(words, dtype, count):
+        return words.view(dtype).reshape(n, count).astype(np.int64)
+
+    sa, ua = parts(a, np.int8, 4), parts(a, np.uint8, 4)
+    sb, ub = parts(b, np.int8, 4), parts(b, np.uint8, 4)
+    ha, uha = parts(a, np.int16, 2), parts(a, np.uint16, 2)
+    c64 = c.astype(np.int64)
+    signed4 = wrap((sa * sb).sum(1) + c64)
+    unsigned4 = wrap((ua * ub).sum(1) + (c64 & 0xFFFFFFFF))
+    expect = [signed4, signed4, unsigned4, unsigned4]
+    for first in (0, 2):  # _lo uses bytes 0-1 of b, _hi bytes 2-3
+        signed2 = wrap((ha * sb[:, first : first + 2]).sum(1) + c64)
+        unsigned2 = wrap((uha * ub[:, first : first + 2]).sum(1) + (c64 & 0xFFFFFFFF))
+        expect += [signed2, signed2, unsigned2, unsigned2]
+    np.testing.assert_array_equal(out, np.stack(expect, axis=1))

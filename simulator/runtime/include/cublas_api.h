@@ -133,6 +133,49 @@ SIM_API cublasStatus_t cublasSetVector(int n, int elem_size, const void* x, int 
 SIM_API cublasStatus_t cublasGetVector(int n, int elem_size, const void* x, int incx, void* y, int incy);
 }
 
+// Code written before CUDA 11 passes a cudaDataType as the GEMM's compute type; from C++,
+// cuBLAS still accepts it and picks the compute type of that precision (the _PEDANTIC one
+// under CUBLAS_PEDANTIC_MATH); another data type is CUBLAS_STATUS_NOT_SUPPORTED.
+static inline cublasStatus_t cublasMigrateComputeType(cublasHandle_t handle, cudaDataType data_type,
+                                                      cublasComputeType_t* compute_type) {
+    cublasMath_t mode = CUBLAS_DEFAULT_MATH;
+    const cublasStatus_t status = cublasGetMathMode(handle, &mode);
+    if (status != CUBLAS_STATUS_SUCCESS) return status;
+    const bool pedantic = (mode & 0x3) == CUBLAS_PEDANTIC_MATH;
+    switch (data_type) {
+        case CUDA_R_16F: *compute_type = pedantic ? CUBLAS_COMPUTE_16F_PEDANTIC : CUBLAS_COMPUTE_16F; break;
+        case CUDA_R_32F:
+        case CUDA_C_32F: *compute_type = pedantic ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F; break;
+        case CUDA_R_64F:
+        case CUDA_C_64F: *compute_type = pedantic ? CUBLAS_COMPUTE_64F_PEDANTIC : CUBLAS_COMPUTE_64F; break;
+        case CUDA_R_32I: *compute_type = pedantic ? CUBLAS_COMPUTE_32I_PEDANTIC : CUBLAS_COMPUTE_32I; break;
+        default: return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+static inline cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                          int m, int n, int k, const void* alpha, const void* A, cudaDataType Atype,
+                                          int lda, const void* B, cudaDataType Btype, int ldb, const void* beta,
+                                          void* C, cudaDataType Ctype, int ldc, cudaDataType compute_data_type,
+                                          cublasGemmAlgo_t algo) {
+    cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+    const cublasStatus_t status = cublasMigrateComputeType(handle, compute_data_type, &compute);
+    if (status != CUBLAS_STATUS_SUCCESS) return status;
+    return cublasGemmEx(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc,
+                        compute, algo);
+}
+static inline cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const void* alpha, const void* A, cudaDataType Atype, int lda, long long strideA, const void* B,
+    cudaDataType Btype, int ldb, long long strideB, const void* beta, void* C, cudaDataType Ctype, int ldc,
+    long long strideC, int batch_count, cudaDataType compute_data_type, cublasGemmAlgo_t algo) {
+    cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+    const cublasStatus_t status = cublasMigrateComputeType(handle, compute_data_type, &compute);
+    if (status != CUBLAS_STATUS_SUCCESS) return status;
+    return cublasGemmStridedBatchedEx(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
+                                      strideB, beta, C, Ctype, ldc, strideC, batch_count, compute, algo);
+}
+
 // The v2 API under its everyday names, as NVIDIA's <cublas_v2.h> maps them.
 #define cublasCreate cublasCreate_v2
 #define cublasDestroy cublasDestroy_v2

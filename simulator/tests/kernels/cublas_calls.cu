@@ -85,6 +85,15 @@ int main() {
         s = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &alpha, Ab, CUDA_R_16BF, m, Bb, CUDA_R_16BF, n, &beta,
                          Cb, CUDA_R_32F, m, CUBLAS_COMPUTE_32F_FAST_16BF, CUBLAS_GEMM_DEFAULT);
         print_case("gemmex_bf16_NT", s, Cb, m * n, same);
+        // Code from before CUDA 11 passes a cudaDataType as the compute type: C++ still takes it.
+        float* Cl = device_matrix<float>(2, m * n, as_float);
+        s = cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, A, CUDA_R_16F, k, B, CUDA_R_16F, k, &beta, Cl,
+                         CUDA_R_32F, m, CUDA_R_32F, CUBLAS_GEMM_DEFAULT);
+        print_case("gemmex_legacy_compute", s, Cl, m * n, same);
+        s = cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, A, CUDA_R_16F, k, B, CUDA_R_16F, k, &beta, Cl,
+                         CUDA_R_32F, m, CUDA_R_8I, CUBLAS_GEMM_DEFAULT);
+        std::printf("legacy_8i=%d\n", s);
+        cudaFree(Cl);
         cudaFree(A);
         cudaFree(B);
         cudaFree(C);

@@ -88,3 +88,55 @@ extern "C" int misc_vectors(const unsigned char* in, unsigned int* out, unsigned
     CHECK(cudaFree(d_total));
     return 0;
 }
+
+// The sm_61 integer dot products, per pair of words a[i], b[i] with c[i]: 12 results each —
+// __dp4a, __dp2a_lo and __dp2a_hi, signed (int and vector forms) and unsigned (both forms).
+#include <sm_61_intrinsics.h>
+__global__ void dot_products_kernel(const int* a, const int* b, const int* c, int* out, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const unsigned ua = (unsigned)a[i], ub = (unsigned)b[i], uc = (unsigned)c[i];
+    char4 sa, sb;
+    uchar4 va, vb;
+    short2 ha;
+    ushort2 uha;
+    memcpy(&sa, &a[i], 4);
+    memcpy(&sb, &b[i], 4);
+    memcpy(&va, &a[i], 4);
+    memcpy(&vb, &b[i], 4);
+    memcpy(&ha, &a[i], 4);
+    memcpy(&uha, &a[i], 4);
+    int* o = out + 12 * i;
+    o[0] = __dp4a(a[i], b[i], c[i]);
+    o[1] = __dp4a(sa, sb, c[i]);
+    o[2] = (int)__dp4a(ua, ub, uc);
+    o[3] = (int)__dp4a(va, vb, uc);
+    o[4] = __dp2a_lo(a[i], b[i], c[i]);
+    o[5] = __dp2a_lo(ha, sb, c[i]);
+    o[6] = (int)__dp2a_lo(ua, ub, uc);
+    o[7] = (int)__dp2a_lo(uha, vb, uc);
+    o[8] = __dp2a_hi(a[i], b[i], c[i]);
+    o[9] = __dp2a_hi(ha, sb, c[i]);
+    o[10] = (int)__dp2a_hi(ua, ub, uc);
+    o[11] = (int)__dp2a_hi(uha, vb, uc);
+}
+
+extern "C" int misc_dot_products(const int* a, const int* b, const int* c, int* out, int n) {
+    int *d_a, *d_b, *d_c, *d_out;
+    const size_t bytes = sizeof(int) * n;
+    CHECK(cudaMalloc(&d_a, bytes));
+    CHECK(cudaMalloc(&d_b, bytes));
+    CHECK(cudaMalloc(&d_c, bytes));
+    CHECK(cudaMalloc(&d_out, 12 * bytes));
+    CHECK(cudaMemcpy(d_a, a, bytes, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_b, b, bytes, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_c, c, bytes, cudaMemcpyHostToDevice));
+    dot_products_kernel<<<(n + 63) / 64, 64>>>(d_a, d_b, d_c, d_out, n);
+    CHECK(cudaGetLastError());
+    CHECK(cudaMemcpy(out, d_out, 12 * bytes, cudaMemcpyDeviceToHost));
+    CHECK(cudaFree(d_a));
+    CHECK(cudaFree(d_b));
+    CHECK(cudaFree(d_c));
+    CHECK(cudaFree(d_out));
+    return 0;
+}

@@ -1,0 +1,62 @@
+"""Warp-synchronous code: lanes that exchange values through memory with no __syncwarp, leaning
+on a converged warp reading before any lane writes (``v[tid] += v[tid + 16]``). The front end
+routes such statements through ``::sim::lockstep_assign``, so every mode computes what a GPU
+does; racecheck still reports the hazard, as CUDA's memory model makes it one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .conftest import KERNELS, run_cli
+
+PROGRAM = KERNELS / "program_lockstep.cu"
+
+
+def _lines(stdout: str) -> dict[str, list[float]]:
+    out = {}
+    for line in stdout.splitlines():
+        name, *values = line.split()
+        if name in ("reduce", "butterfly"):
+            out[name] = [float(v) for v in values]
+    return out
+
+
+@pytest.mark.parametrize("mode", ["fast", "memcheck", "synccheck"])
+def test_warp_synchronous_reductions_compute_what_a_converged_warp_does(mode):
+    proc = run_cli("run", str(PROGRAM), "--mode", mode)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = _lines(proc.stdout)
+    data = (np.arange(3 * 128) * 37) % 101 - 50
+    assert got["reduce"] == data.reshape(3, 128).sum(axis=1).tolist()
+    values = 0.25 * ((np.arange(16) * 5) % 16)
+    assert got["butterfly"] == [values.sum(), 2 * values.sum()] * 16
+
+
+def test_racecheck_still_reports_the_lanes_hazard():
+    proc = run_cli("run", str(PROGRAM), "--mode", "racecheck")
+    assert proc.returncode == 66, proc.stdout + proc.stderr
+    output = (proc.stdout + proc.stderr).splitlines()
+    lines = [ln for ln in output if "racecheck: data race (shared memory)" in ln]
+    assert any("in volatile_reduce" in ln and "program_lockstep.cu:3" in ln for ln in lines), lines
+
+
+def test_only_statements_that_read_another_element_of_their_target_array_are_rewritten(tmp_path):
+    from simulator.build import translate_source
+
+    source = tmp_path / "k.cu"
+    source.write_text(
+        "__global__ void k(float* a, float* b, int n) {\n"
+        "    int i = threadIdx.x;\n"
+        "    a[i] = a[i] * 2.0f;\n"  # its own element: lane-private
+        "    b[i] = a[i + 1];\n"  # another array
+        "    for (int s = 1; s < n; s += s) a[i] += a[i + s];\n"  # another element: rewritten
+        "    a[i++] += a[i + 1];\n"  # a target with a side effect: left alone
+        "}\n"
+    )
+    text = translate_source(source)
+    body = text[text.index("void k(") :]
+    assert body.count("::sim::lockstep_assign(") == 1
+    rewritten = "::sim::lockstep_assign(a[i], [&]() { auto sim_lockstep_value = a[i]; "
+    assert rewritten + "sim_lockstep_value += a[i + s]; return sim_lockstep_value; })" in body
+    assert "a[i] = a[i] * 2.0f;" in body and "b[i] = a[i + 1];" in body
