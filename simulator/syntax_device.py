@@ -30,6 +30,12 @@ _WAITS = frozenset(
     }
 )
 _ATOMIC = re.compile(r"atomic\w+|__atomic_\w+|__sync_\w+")
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
 _ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^="})
 BUILTIN_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
 _BUILTIN_READ = {
@@ -240,9 +246,9 @@ class DeviceCodeWalk:
         if target is None or self._has_effects(lhs):
             return
         base, index = target
-        if not any(base == other[0] and index != other[1] for other in self._elements(rhs)):
-            if op == "=" or not any(base == o[0] and index != o[1] for o in self._elements(lhs)):
-                return
+        others = [o[1] for o in self._elements(rhs) if o[0] == base and o[1] != index]
+        if not others or self._disjoint_halves(start, index, others):
+            return
         if self._text(*b).lstrip().startswith("{"):
             return
         if op == "=":
@@ -251,6 +257,31 @@ class DeviceCodeWalk:
             value = ["[&]() { auto sim_lockstep_value = ", a, "; sim_lockstep_value ", op, " ", b]
             value.append("; return sim_lockstep_value; }")
         self.edits.append(Edit(start, end, ["::sim::lockstep_assign(", a, ", ", *value, ")"]))
+
+    def _disjoint_halves(self, start: int, index: str, others: list[str]) -> bool:
+        """True for ``if (i < n) a[i] op= a[i + n];`` (a tree reduction's step): the lanes that
+        store (``i < n``) read only elements no active lane stores, so lockstep changes nothing."""
+        text = self.src.text
+        head = text[:start].rstrip()
+        if head.endswith("{"):
+            head = head[:-1].rstrip()
+        if not head.endswith(")"):
+            return False
+        depth, pos = 0, len(head) - 1
+        while pos >= 0:
+            depth += {")": 1, "(": -1}.get(head[pos], 0)
+            if depth == 0:
+                break
+            pos -= 1
+        if pos < 0 or not re.search(r"\bif\s*$", head[:pos]):
+            return False
+        bounds = set()
+        for part in head[pos + 1 : -1].split("&&"):
+            m = re.fullmatch(r"\s*\(?\s*(.+?)\s*<\s*(.+?)\s*\)?\s*", part)
+            if m and _squash(m.group(1)) == _squash(index):
+                bounds.add(_squash(m.group(2)))
+        stride_reads = {f"{_squash(index)}+{b}" for b in bounds}
+        return bool(bounds) and all(_squash(o) in stride_reads for o in others)
 
     def _whole_statement(self, start: int, end: int) -> bool:
         """True when ``[start, end)`` is an expression statement of its own (not inside another)."""

@@ -52,11 +52,15 @@ def test_only_statements_that_read_another_element_of_their_target_array_are_rew
         "    b[i] = a[i + 1];\n"  # another array
         "    for (int s = 1; s < n; s += s) a[i] += a[i + s];\n"  # another element: rewritten
         "    a[i++] += a[i + 1];\n"  # a target with a side effect: left alone
+        "    if (n > 0 && i < n) { a[i] += a[i + n]; }\n"  # a tree step: no lane reads a stored element
+        "    if (i < 16) a[i] = a[i] + a[i + 8];\n"  # lanes 0-7 read what lanes 8-15 store: rewritten
         "}\n"
     )
     text = translate_source(source)
     body = text[text.index("void k(") :]
-    assert body.count("::sim::lockstep_assign(") == 1
+    assert body.count("::sim::lockstep_assign(") == 2
+    assert "::sim::lockstep_assign(a[i], [&]() { return a[i] + a[i + 8]; })" in body
+    assert "a[i] += a[i + n];" in body
     rewritten = "::sim::lockstep_assign(a[i], [&]() { auto sim_lockstep_value = a[i]; "
     assert rewritten + "sim_lockstep_value += a[i + s]; return sim_lockstep_value; })" in body
     assert "a[i] = a[i] * 2.0f;" in body and "b[i] = a[i + 1];" in body
