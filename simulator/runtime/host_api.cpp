@@ -45,11 +45,15 @@ struct LeakReportAtExit {
 }  // namespace
 #endif
 
+// Zero-filled, as a GPU's fresh pages are (programs sum into them without a memset).
 void* device_alloc(size_t size) {
 #if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
-    return std::malloc(size);  // exact size, so the byte after the buffer is a redzone
+    return std::calloc(1, size);  // exact size, so the byte after the buffer is a redzone
 #else
-    return std::aligned_alloc(256, (size + 255) & ~size_t(255));
+    const size_t rounded = (size + 255) & ~size_t(255);
+    void* p = std::aligned_alloc(256, rounded);
+    if (p != nullptr) std::memset(p, 0, rounded);
+    return p;
 #endif
 }
 

@@ -24,6 +24,7 @@ def test_stream_ordered_memory_pools_and_stream_attributes(mode):
     assert "failed" not in v, v
     # An A100 (sm_80): pools supported, a 30 MiB persisting-L2 limit, 128 MiB - 4 KiB windows.
     assert v["pools_supported"] == "1"
+    assert v["fresh_nonzero"] == "0"  # fresh cudaMalloc/cudaMallocManaged memory reads as zero
     assert int(v["persisting_max"]) == 30 * 1024 * 1024
     assert int(v["window_max"]) == 128 * 1024 * 1024 - 4096
     assert v["prop_matches"] == "1"

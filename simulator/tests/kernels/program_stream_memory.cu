@@ -95,5 +95,21 @@ int main() {
     CHECK(cudaFreeAsync(a, stream));
     CHECK(cudaStreamDestroy(stream));
     std::printf("last=%g\n", host[n - 1]);
+
+    // Fresh device memory reads as zero, as a GPU's does (programs sum into it without a memset),
+    // in every build: past the first page too, and for managed memory.
+    const size_t big = 1 << 16;
+    unsigned char *fresh, *managed;
+    cudaMalloc(&fresh, big);
+    cudaMallocManaged(&managed, 64);
+    unsigned char* seen = new unsigned char[big];
+    cudaMemcpy(seen, fresh, big, cudaMemcpyDeviceToHost);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < big; ++i) nonzero += seen[i] != 0;
+    for (int i = 0; i < 64; ++i) nonzero += managed[i] != 0;
+    std::printf("fresh_nonzero=%zu\n", nonzero);
+    delete[] seen;
+    cudaFree(fresh);
+    cudaFree(managed);
     return 0;
 }
