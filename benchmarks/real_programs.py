@@ -1,7 +1,7 @@
 """Run public CUDA programs, unmodified, under the simulator and count those that pass their own check.
 
 Usage: ``python benchmarks/real_programs.py MANIFEST --root DIR [--jobs 2] [--limit 70]
-[--mode fast] [--only NAME,...] [--json OUT] [--run-option OPTION ...]``
+[--mode fast] [--only NAME,...] [--json OUT] [--run-option OPTION ...] [--to-the-end]``
 
 The programs are not part of this repository: fetch them first (for example llm.c, whose
 ``dev/cuda`` programs ``benchmarks/manifests/llmc_dev_cuda.json`` lists) and give their checkout as
@@ -18,8 +18,10 @@ Each program runs as ``python -m simulator run SOURCES -I ... --mode MODE --time
 stopped in its benchmark loop would never show its check line). It passes when its
 ``passes`` line appears within ``--limit`` seconds; it is stopped there, so that a benchmark loop
 after the check costs nothing. A program judged by its exit status passes when it exits 0 within
-the limit without printing a ``fails`` line. The table gives each program's verdict and the seconds to its
-check line; ``--jobs`` programs run at a time.
+the limit without printing a ``fails`` line. Under a checker, ``--to-the-end`` also waits for
+the program's end after its check line and passes it only on status 0: racecheck reports what
+it found when the program ends, after the check line. The table gives each program's verdict
+and the seconds to its check line; ``--jobs`` programs run at a time.
 """
 
 from __future__ import annotations
@@ -142,8 +144,13 @@ def _pump(stream, lines: queue.Queue) -> None:
     lines.put(None)  # the end of the output
 
 
-def run_one(prog: Program, root: Path, mode: str, limit: float, extra: tuple[str, ...] = ()) -> Outcome:
-    """Run ``prog`` until its check line, its end or ``limit`` seconds (``extra``: more ``run`` options)."""
+def run_one(
+    prog: Program, root: Path, mode: str, limit: float, extra: tuple[str, ...] = (), to_the_end: bool = False
+) -> Outcome:
+    """Run ``prog`` until its check line, its end or ``limit`` seconds (``extra``: more ``run`` options).
+
+    ``to_the_end``: after the check line, wait for the program's end too, and pass only on status
+    0 (a checker that reports when the program ends, as racecheck does, then counts)."""
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     began = time.monotonic()
     proc = subprocess.Popen(
@@ -162,6 +169,7 @@ def run_one(prog: Program, root: Path, mode: str, limit: float, extra: tuple[str
     check = None if prog.exit_status else re.compile(prog.passes)
     failed = re.compile(prog.fails) if prog.fails else None
     failure = ""
+    checked = False
     tail: collections.deque[str] = collections.deque(maxlen=20)
     while True:
         left = limit - (time.monotonic() - began)
@@ -176,6 +184,10 @@ def run_one(prog: Program, root: Path, mode: str, limit: float, extra: tuple[str
         if failed and not failure and failed.search(line):
             failure = line.strip()
         if check and check.search(line):
+            if to_the_end:
+                check = None
+                checked = True
+                continue
             seconds = time.monotonic() - began
             stop_group(proc, signal.SIGTERM)
             return Outcome(prog.name, "pass", seconds)
@@ -187,6 +199,11 @@ def run_one(prog: Program, root: Path, mode: str, limit: float, extra: tuple[str
     )
     if refused:
         return Outcome(prog.name, "build refused", seconds, refused)
+    if checked:
+        if rc == 0:
+            return Outcome(prog.name, "pass", seconds)
+        finding = next((ln.strip() for ln in tail if f"{mode}:" in ln and "finding" not in ln), "")
+        return Outcome(prog.name, f"exit {rc} after the check line", seconds, finding or tail[-1].strip())
     if prog.exit_status and rc == 0:
         verdict = "check failed" if failure else "pass"
         return Outcome(prog.name, verdict, seconds, failure)
@@ -222,6 +239,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="OPTION",
         help="pass OPTION on to every `simulator run` (e.g. --run-option=--racecheck-memory=all)",
     )
+    p.add_argument(
+        "--to-the-end",
+        action="store_true",
+        help="after the check line, also wait for the end and pass only on status 0 (for a checker: "
+        "racecheck reports when the program ends)",
+    )
     a = p.parse_args(argv)
     if a.jobs < 1 or a.limit <= 0:
         p.error(f"--jobs must be at least 1 and --limit positive, not {a.jobs} and {a.limit:g}")
@@ -238,7 +261,9 @@ def main(argv: list[str] | None = None) -> int:
         programs = [prog for prog in programs if prog.name in wanted]
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
         outcomes = list(
-            pool.map(lambda prog: run_one(prog, root, a.mode, a.limit, tuple(a.run_option)), programs)
+            pool.map(
+                lambda prog: run_one(prog, root, a.mode, a.limit, tuple(a.run_option), a.to_the_end), programs
+            )
         )
     print(table(outcomes))
     if a.json:

@@ -55,6 +55,11 @@ int main(int argc, char** argv) {
     return 0;
 }
 """
+# Its check line, then a failure at its end (as racecheck's report comes when a program ends).
+LATE_FAILURE = r"""
+#include <cstdio>
+int main() { printf("All results match.\n"); fflush(stdout); return 5; }
+"""
 PTX = r"""
 __global__ void lane(unsigned* out) { unsigned l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); *out = l; }
 int main() { return 0; }
@@ -88,6 +93,7 @@ def root(tmp_path):
         "wrong.cu": WRONG,
         "ptx.cu": PTX,
         "quiet.cu": QUIET,
+        "late.cu": LATE_FAILURE,
     }
     for name, text in programs.items():
         (tmp_path / "src").mkdir(exist_ok=True)
@@ -153,6 +159,18 @@ def test_runner_counts_passes_stops_at_the_check_and_names_refusals(root, tmp_pa
     assert got["quiet-fails"]["detail"] == "Arrays do not match at 0"
     assert got["wrong-status"]["verdict"] == "exit 3"
     assert "2/6 pass" in proc.stdout
+
+
+def test_to_the_end_waits_past_the_check_line_for_a_clean_exit(root, tmp_path):
+    manifest = _manifest(root, [{"name": "late", "sources": ["src/late.cu"]}])
+    verdicts = []
+    for extra in ([], ["--to-the-end"]):
+        out = tmp_path / "out.json"
+        cmd = [sys.executable, str(RUNNER), manifest, "--root", str(root), "--json", str(out), *extra]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        verdicts.append(json.loads(out.read_text())[0]["verdict"])
+    assert verdicts == ["pass", "exit 5 after the check line"]
 
 
 @pytest.mark.parametrize("mode", ["memcheck", "racecheck", "synccheck"])
