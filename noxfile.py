@@ -244,3 +244,9 @@ def docker_cpu(session: nox.Session) -> None:
 def docker_cuda(session: nox.Session) -> None:
     """Build Dockerfile.cuda; check the .so files and the gpu default; run kernels+cudasim in it."""
     docker_images.cuda(session)
+
+
+@nox.session(name="docker-build", venv_backend="none")
+def docker_build(session: nox.Session) -> None:
+    """Build the images docker-cpu and docker-cuda use and run nothing (they then hit the cache)."""
+    docker_images.build(session)

@@ -6,7 +6,8 @@ compares the in-image test counts with the same sessions' last full run outside 
 line says), and writes reports/docker/<image>.json for the matrix report. A base image that cannot
 be pulled is replaced by a stand-in made from the distribution's packages (debootstrap + docker
 import), and the summary says so. ``cpu(session)`` and ``cuda(session)`` are the two entry points;
-``session`` is the running nox session (for logging, errors and commands).
+``build(session)`` (`nox -s docker-build`) only builds what they use, so that CI can build while the
+tiers run. ``session`` is the running nox session (for logging, errors and commands).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ci import tiers
 from ci.tiers import ROOT, VERSIONS
@@ -346,11 +347,8 @@ def _no_posargs(session: nox.Session) -> None:
         )
 
 
-def cpu(session: nox.Session) -> None:
-    """Build Dockerfile.cpu and run the cpu tier inside it; counts must match outside Docker."""
-    _no_posargs(session)
-    cli, engine = _docker(session)
-    _announce(session, "cpu", [CPU_SESSION], cli, engine)
+def _build_cpu(session: nox.Session, cli: str) -> tuple[str, dict[str, str], float]:
+    """Build Dockerfile.cpu: (tag, base image record, seconds the build took)."""
     tag = os.environ.get("TORCHLIGHT_IMAGE_CPU", "torchlight-cpu:dev")
     base = _base(session, cli, "PYTHON_IMAGE", lambda: _standin_debian(session, cli))
     args = {
@@ -359,7 +357,15 @@ def cpu(session: nox.Session) -> None:
         "HARNESS_TOOLS": VERSIONS["HARNESS_TOOLS"],
         "NOX_SPEC": VERSIONS["NOX_SPEC"],
     }
-    seconds = _build(session, cli, "Dockerfile.cpu", tag, args)
+    return tag, base, _build(session, cli, "Dockerfile.cpu", tag, args)
+
+
+def cpu(session: nox.Session) -> None:
+    """Build Dockerfile.cpu and run the cpu tier inside it; counts must match outside Docker."""
+    _no_posargs(session)
+    cli, engine = _docker(session)
+    _announce(session, "cpu", [CPU_SESSION], cli, engine)
+    tag, base, seconds = _build_cpu(session, cli)
     tests = _run_in_image(session, cli, tag, [CPU_SESSION], "cpu")
     image = {
         "tag": tag,
@@ -421,21 +427,30 @@ def _check_default_command(cli: str, tag: str) -> tuple[list[str], list[str]]:
     ]
 
 
-def cuda(session: nox.Session) -> None:
-    """Build Dockerfile.cuda; check the .so files and the gpu default; run kernels+cudasim in it."""
-    _no_posargs(session)
-    cli, engine = _docker(session)
-    _announce(session, "cuda", CUDA_TEST_SESSIONS, cli, engine)
+class _CudaBuild(NamedTuple):
+    """What building Dockerfile.cuda made: the stand-in devel image (if any), the bases, the times."""
+
+    tag: str
+    test_tag: str
+    standins: list[dict]
+    devel: dict[str, str]
+    runtime: dict[str, str]
+    seconds: float
+    test_seconds: float
+
+
+def _build_cuda(session: nox.Session, cli: str) -> _CudaBuild:
+    """Build Dockerfile.cuda's gpu (default) and test targets, and a stand-in devel base if needed."""
     tag = os.environ.get("TORCHLIGHT_IMAGE_CUDA", "torchlight-cuda:dev")
     test_tag = os.environ.get("TORCHLIGHT_IMAGE_CUDA_TEST", "torchlight-cuda-test:dev")
-    images: list[dict] = []
+    standins: list[dict] = []
 
     def devel_standin() -> str:
         debian = _standin_debian(session, cli)
         standin = f"{STANDIN_REPO}/cuda-devel:{VERSIONS['CUDA_RELEASE']}"
         args = {"BASE_IMAGE": debian}  # ci/nvcc-wheel.sh reads CUDA_WHEELS from ci/versions.env
         seconds = _build(session, cli, "ci/cuda-devel-standin.Dockerfile", standin, args, context="ci")
-        images.append(
+        standins.append(
             {
                 "tag": standin,
                 "dockerfile": "ci/cuda-devel-standin.Dockerfile",
@@ -461,35 +476,60 @@ def cuda(session: nox.Session) -> None:
         "HARNESS_TOOLS": VERSIONS["HARNESS_TOOLS"],
         "NOX_SPEC": VERSIONS["NOX_SPEC"],
     }
-    bases = [_base_text(devel), _base_text(runtime)]
     seconds = _build(session, cli, "Dockerfile.cuda", tag, args)
-    checks, problems = _check_exports(cli, tag)
-    more_checks, more_problems = _check_default_command(cli, tag)
-    images.append(
+    test_seconds = _build(session, cli, "Dockerfile.cuda", test_tag, args, target="test")
+    return _CudaBuild(tag, test_tag, standins, devel, runtime, seconds, test_seconds)
+
+
+def cuda(session: nox.Session) -> None:
+    """Build Dockerfile.cuda; check the .so files and the gpu default; run kernels+cudasim in it."""
+    _no_posargs(session)
+    cli, engine = _docker(session)
+    _announce(session, "cuda", CUDA_TEST_SESSIONS, cli, engine)
+    built = _build_cuda(session, cli)
+    checks, problems = _check_exports(cli, built.tag)
+    more_checks, more_problems = _check_default_command(cli, built.tag)
+    tests = _run_in_image(session, cli, built.test_tag, CUDA_TEST_SESSIONS, "cuda-test")
+    images = [
+        *built.standins,
         {
-            "tag": tag,
+            "tag": built.tag,
             "dockerfile": "Dockerfile.cuda",
             "target": "gpu (default)",
-            "build_seconds": round(seconds, 1),
-            "size_bytes": _image_size(cli, tag),
-            "bases": bases,
-            "base_images": [devel, runtime],
+            "build_seconds": round(built.seconds, 1),
+            "size_bytes": _image_size(cli, built.tag),
+            "bases": [_base_text(built.devel), _base_text(built.runtime)],
+            "base_images": [built.devel, built.runtime],
             "checks": checks + more_checks,
             "problems": problems + more_problems,
-        }
-    )
-    seconds = _build(session, cli, "Dockerfile.cuda", test_tag, args, target="test")
-    tests = _run_in_image(session, cli, test_tag, CUDA_TEST_SESSIONS, "cuda-test")
-    images.append(
+        },
         {
-            "tag": test_tag,
+            "tag": built.test_tag,
             "dockerfile": "Dockerfile.cuda",
             "target": "test",
-            "build_seconds": round(seconds, 1),
-            "size_bytes": _image_size(cli, test_tag),
-            "bases": [_base_text(runtime)],
+            "build_seconds": round(built.test_seconds, 1),
+            "size_bytes": _image_size(cli, built.test_tag),
+            "bases": [_base_text(built.runtime)],
             "tests": tests,
             "problems": _test_problems(tests),
-        }
-    )
+        },
+    ]
     _finish(session, "cuda", images)
+
+
+def build(session: nox.Session) -> None:
+    """Build every image docker-cpu and docker-cuda test (their bases too), and run nothing in them.
+
+    The builds wait on the network and the disk more than on the CPUs, so CI starts this while
+    the tiers run; docker-cpu and docker-cuda then find each layer in the build cache.
+    """
+    _no_posargs(session)
+    cli, engine = _docker(session)
+    session.log(f"docker CLI {cli}, engine {engine}")
+    start = time.monotonic()
+    cpu_tag, _, cpu_seconds = _build_cpu(session, cli)
+    built = _build_cuda(session, cli)
+    made = [(cpu_tag, cpu_seconds)] + [(i["tag"], i["build_seconds"]) for i in built.standins]
+    made += [(built.tag, built.seconds), (built.test_tag, built.test_seconds)]
+    listed = ", ".join(f"{tag} ({seconds:.0f} s)" for tag, seconds in made)
+    session.log(f"docker-build: built {listed} in {time.monotonic() - start:.0f} s")

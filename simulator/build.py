@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
@@ -144,6 +145,14 @@ def _hash(*parts: str | bytes) -> str:
         h.update(p if isinstance(p, bytes) else p.encode())
         h.update(b"\0")
     return h.hexdigest()[:20]
+
+
+def _build_jobs() -> int:
+    """How many compilers a runtime build runs at once: the CPUs this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no sched_getaffinity (macOS)
+        return os.cpu_count() or 1
 
 
 def _runtime_cpp() -> list[Path]:
@@ -306,13 +315,19 @@ def runtime_object(mode: str) -> Path:
     out = cache_dir() / f"sim_runtime-{mode}-{key}.o"
 
     def produce(tmp: Path) -> None:
-        # Each source to its own object, then one relocatable object that links like a single file.
-        parts = []
+        # Each source to its own object, one compiler per CPU (a cold cache builds several modes'
+        # runtimes, each a minute on one core), then one relocatable object that links like a
+        # single file.
+        sources = _runtime_cpp()
+        parts = [tmp.with_name(f"{tmp.name}.{src.stem}.o") for src in sources]
+
+        def compile_one(src: Path, part: Path) -> None:
+            _compile([cxx, *flags, "-c", str(src), "-o", str(part)], f"the runtime ({mode}, {src.name})")
+
         try:
-            for src in _runtime_cpp():
-                part = tmp.with_name(f"{tmp.name}.{src.stem}.o")
-                parts.append(part)
-                _compile([cxx, *flags, "-c", str(src), "-o", str(part)], f"the runtime ({mode}, {src.name})")
+            with ThreadPoolExecutor(max_workers=_build_jobs()) as jobs:
+                # list() waits for every compiler and raises the first failure, in source order.
+                list(jobs.map(compile_one, sources, parts))
             joined = [cxx, "-r", "-nostdlib", *map(str, parts), "-o", str(tmp)]
             _compile(joined, f"the runtime ({mode}, link)")
         finally:

@@ -126,6 +126,7 @@ def test_readme_test_command_is_one_nox_invocation_of_real_sessions():
 
 
 DOCKER_SESSIONS_LINE = "nox -s docker-cpu docker-cuda"
+DOCKER_BUILD_LINE = "nox -s docker-build"
 
 
 def test_ci_run_runs_the_readme_test_command_then_the_images():
@@ -137,6 +138,10 @@ def test_ci_run_runs_the_readme_test_command_then_the_images():
     assert nox_lines == [readme_nox, DOCKER_SESSIONS_LINE], (
         f".ci/run must run the README test command, then the docker sessions: {nox_lines}"
     )
+    # The images are built in the background while the README's tiers run.
+    builds = [i for i, ln in enumerate(commands) if DOCKER_BUILD_LINE in ln]
+    assert len(builds) == 1 and commands[builds[0]].endswith("&"), commands
+    assert builds[0] < commands.index(readme_nox), commands
     readme_pip = next(ln for ln in readme if ln.startswith("pip install"))
     wanted = shlex.split(readme_pip)[2:]
     pip_lines = [shlex.split(ln) for ln in commands if "pip" in ln and "install" in ln]
@@ -175,8 +180,42 @@ def test_ci_run_invokes_nox_with_the_readme_command_then_the_docker_sessions(tmp
     calls = log.read_text().splitlines()
     readme_nox = next(ln for ln in readme_test_command() if ln.startswith("nox "))
     assert calls[0].startswith("python -m pip install"), calls
-    assert calls[1:] == [readme_nox, DOCKER_SESSIONS_LINE], calls
+    # The background build may log before or after the README command starts.
+    assert sorted(calls[1:3]) == sorted([DOCKER_BUILD_LINE, readme_nox]), calls
+    assert calls[3:] == [DOCKER_SESSIONS_LINE], calls
+    assert "background image builds ended with status 0" in proc.stdout
     assert "docker part" in proc.stdout
+
+
+def test_ci_run_fails_before_the_docker_sessions_when_the_image_builds_fail(tmp_path):
+    log = tmp_path / "calls.log"
+    failing_build = f'echo "nox $*" >> "{log}"; [[ "$*" != *docker-build* ]] || {{ echo "no base"; exit 3; }}'
+    env, log = _fake_tools(tmp_path, {"nox": failing_build, "docker": "exit 0"})
+    proc = subprocess.run(["bash", str(CI_RUN)], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    calls = log.read_text().splitlines()
+    assert DOCKER_SESSIONS_LINE not in calls, calls
+    readme_nox = next(ln for ln in readme_test_command() if ln.startswith("nox "))
+    assert readme_nox in calls, "the README's tiers still run while the images build"
+    assert "ended with status 3" in proc.stdout
+    assert "no base" in proc.stderr, "the end of the build's log is shown"
+
+
+def test_ci_run_stops_the_background_builds_when_a_tier_fails(tmp_path):
+    log, pidfile = tmp_path / "calls.log", tmp_path / "build.pid"
+    nox = (
+        f'echo "nox $*" >> "{log}"\n'
+        f'if [[ "$*" == *docker-build* ]]; then echo $$ > "{pidfile}"; exec sleep 300; fi\n'
+        f'while [ ! -s "{pidfile}" ]; do sleep 0.1; done\n'
+        "exit 1"
+    )
+    env, log = _fake_tools(tmp_path, {"nox": nox, "docker": "exit 0"})
+    proc = subprocess.run(["bash", str(CI_RUN)], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    pid = int(pidfile.read_text())
+    assert "stopping the image builds" in proc.stdout
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
 
 
 def test_ci_run_stops_the_dockerd_it_started_even_when_a_session_fails(tmp_path):
