@@ -98,7 +98,7 @@ GraphBlock::GraphBlock(size_t n) : size(n) {
 
 GraphBlock::~GraphBlock() {
     if (base != nullptr) set_live(base, size, true);
-    std::free(base);
+    device_free(base);
 }
 
 uintptr_t address_of(const NodeOp& op) { return reinterpret_cast<uintptr_t>(op.block->base); }

@@ -45,18 +45,6 @@ struct LeakReportAtExit {
 }  // namespace
 #endif
 
-// Zero-filled, as a GPU's fresh pages are (programs sum into them without a memset).
-void* device_alloc(size_t size) {
-#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
-    return std::calloc(1, size);  // exact size, so the byte after the buffer is a redzone
-#else
-    const size_t rounded = (size + 255) & ~size_t(255);
-    void* p = std::aligned_alloc(256, rounded);
-    if (p != nullptr) std::memset(p, 0, rounded);
-    return p;
-#endif
-}
-
 bool find_alloc(const void* p, size_t n, bool* known_start) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
     auto it = g_allocs.upper_bound(a);
@@ -456,7 +444,7 @@ cudaError_t cudaFree(void* ptr) {
         sim::g_alloc_sites.erase(reinterpret_cast<uintptr_t>(ptr));
 #endif
     }
-    std::free(ptr);
+    sim::device_free(ptr);
     return sticky_error();  // freed, but a corrupt context still says so
 }
 
@@ -544,7 +532,7 @@ cudaError_t cudaDeviceReset(void) {
                 ++it;
                 continue;
             }
-            std::free(reinterpret_cast<void*>(it->first));
+            sim::device_free(reinterpret_cast<void*>(it->first));
             sim::forget_alloc(it->first);
             sim::g_alloc_sites.erase(it->first);
             it = g_allocs.erase(it);

@@ -151,9 +151,11 @@ void forget_peers(int device);
 // the high-water marks, and makes its default pool new and current again.
 void forget_pool_allocation(void* ptr);
 void reset_device_pools(int device);
-// Device memory for cudaMalloc and graph allocations: 256-byte aligned in fast and synccheck
-// mode; the exact size under memcheck and racecheck (the next byte is a redzone).
+// Device memory for cudaMalloc and graph allocations (device_heap.cpp), zero-filled: side by side
+// in 2 MiB pages, 512-byte aligned, in fast and synccheck mode; the exact size in the C heap under
+// memcheck and racecheck (the next byte is a redzone). device_free takes it back.
 void* device_alloc(size_t size);
+void device_free(void* p);
 // Pinned host memory (cudaMallocHost, cudaHostAlloc, cudaHostRegister): made on the current device; gone.
 void record_host_alloc(void* p, size_t size);
 void forget_host_alloc(void* p);

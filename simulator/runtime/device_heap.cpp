@@ -1,0 +1,123 @@
+// Device memory (cudaMalloc, managed and graph allocations), laid out as a GPU lays it out.
+//
+// A GPU's allocator hands out small allocations side by side from 2 MiB pages, 512-byte
+// aligned, and large ones as whole 2 MiB pages. So a kernel that reads or writes a little past
+// the end of a buffer touches the next buffer or the page's unused rest, and runs on: a program
+// with such an overrun can pass on a GPU (compute-sanitizer's memcheck names it). Here fast,
+// synccheck and the shared-memory racecheck take device memory from pages of their own in the
+// same way, never from the C heap, so an overrun lands in device memory as on a GPU instead of
+// corrupting the simulator's own heap. memcheck and racecheck keep each allocation in the C heap
+// at its exact size, where the byte after it is a redzone their sanitizer reports.
+#include "sim_internal.h"
+
+#include <sys/mman.h>
+
+#include <cstring>
+#include <iterator>
+
+namespace sim {
+
+#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
+
+void* device_alloc(size_t size) {
+    return std::calloc(1, size);  // exact size, so the byte after the buffer is a redzone
+}
+
+void device_free(void* p) { std::free(p); }
+
+#else
+
+namespace {
+
+constexpr size_t kGranule = 512;        // a GPU's cudaMalloc alignment and rounding
+constexpr size_t kPage = size_t(2) << 20;  // a GPU's large page: the unit of large allocations
+constexpr size_t kSmallLimit = kPage / 2;  // larger allocations get pages of their own
+
+size_t round_up(size_t n, size_t unit) { return (n + unit - 1) / unit * unit; }
+
+void* map_pages(size_t bytes) {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? nullptr : p;
+}
+
+struct Heap {
+    std::mutex mu;
+    std::map<uintptr_t, size_t> free_spans;  // unused parts of the small-allocation pages, by address
+    std::map<uintptr_t, size_t> small;       // live small allocations: rounded size
+    std::map<uintptr_t, size_t> large;       // live large allocations: mapped size
+
+    // First fit in address order: consecutive allocations sit side by side, as on a GPU.
+    void* take_small(size_t bytes) {
+        for (auto it = free_spans.begin(); it != free_spans.end(); ++it) {
+            if (it->second < bytes) continue;
+            const uintptr_t a = it->first;
+            const size_t rest = it->second - bytes;
+            free_spans.erase(it);
+            if (rest > 0) free_spans[a + bytes] = rest;
+            small[a] = bytes;
+            // A freed span holds an earlier buffer's bytes: fresh device memory reads as zeros.
+            std::memset(reinterpret_cast<void*>(a), 0, bytes);
+            return reinterpret_cast<void*>(a);
+        }
+        void* page = map_pages(kPage);  // never unmapped: a GPU's pool keeps its pages too
+        if (page == nullptr) return nullptr;
+        const uintptr_t a = reinterpret_cast<uintptr_t>(page);
+        free_spans[a + bytes] = kPage - bytes;
+        small[a] = bytes;
+        return page;  // a fresh mapping is zero-filled already
+    }
+
+    // Returns a span to the free list, joined with free neighbours.
+    void give_back(uintptr_t a, size_t bytes) {
+        auto next = free_spans.lower_bound(a);
+        if (next != free_spans.end() && a + bytes == next->first) {
+            bytes += next->second;
+            next = free_spans.erase(next);
+        }
+        if (next != free_spans.begin()) {
+            auto prev = std::prev(next);
+            if (prev->first + prev->second == a) {
+                prev->second += bytes;
+                return;
+            }
+        }
+        free_spans[a] = bytes;
+    }
+};
+
+Heap& heap() {
+    static Heap* h = new Heap;  // outlives every static destructor that may still free device memory
+    return *h;
+}
+
+}  // namespace
+
+// Zero-filled, as a GPU's fresh pages are (programs sum into them without a memset).
+void* device_alloc(size_t size) {
+    Heap& h = heap();
+    const size_t bytes = round_up(size == 0 ? 1 : size, kGranule);
+    std::lock_guard<std::mutex> lock(h.mu);
+    if (bytes <= kSmallLimit) return h.take_small(bytes);
+    const size_t mapped = round_up(bytes, kPage);
+    void* p = map_pages(mapped);
+    if (p != nullptr) h.large[reinterpret_cast<uintptr_t>(p)] = mapped;
+    return p;
+}
+
+void device_free(void* p) {
+    if (p == nullptr) return;
+    Heap& h = heap();
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    std::lock_guard<std::mutex> lock(h.mu);
+    if (auto it = h.small.find(a); it != h.small.end()) {
+        h.give_back(a, it->second);
+        h.small.erase(it);
+    } else if (auto big = h.large.find(a); big != h.large.end()) {
+        munmap(p, big->second);
+        h.large.erase(big);
+    }
+}
+
+#endif
+
+}  // namespace sim
