@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DEVICE_LIBC", "DEVICE_REMOVED", "MATH_HEADER", "UNDECLARED", "unsupported"]
+__all__ = ["DEVICE_LIBC", "MATH_HEADER", "UNDECLARED", "unsupported"]
 
 # (name pattern, what it is, what to do instead): named constructs the simulator refuses.
 UNSUPPORTED = [
@@ -26,14 +26,6 @@ DEVICE_LIBC = frozenset(
     "printf malloc free memcpy memset __assert_fail __assert_perror_fail __assert abs labs llabs"
     " clock".split()
 )
-# Runtime calls device code could make before CUDA 12 and no longer can: the refusal for each.
-DEVICE_REMOVED = {
-    "cudaDeviceSynchronize": (
-        "cudaDeviceSynchronize() in device code was removed in CUDA 12 (dynamic parallelism, CDP2): "
-        "a parent grid cannot wait for its child grids; launch the work that needs their results "
-        "into cudaStreamTailLaunch (it runs after the parent and its children finish) or from the host"
-    ),
-}
 MATH_HEADER = re.compile(r"math|cmath|std_abs|fenv|complex|limits|numeric")
 
 

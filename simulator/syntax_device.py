@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from .edits import Edit, Func
-from .refusals import DEVICE_LIBC, DEVICE_REMOVED, MATH_HEADER
+from .refusals import DEVICE_LIBC, MATH_HEADER
 from .syntax_launches import CONFIG_CALLS
 
 __all__ = ["BUILTIN_NAMES", "DeviceCodeWalk"]
@@ -100,10 +100,6 @@ class DeviceCodeWalk:
             func.waits = True
             return
         where = self.off(ref.location)
-        removed = DEVICE_REMOVED.get(ref.spelling) if self.src.is_runtime(where) else None
-        if removed and call is not None and func.user and func.kind in ("global", "device"):
-            self.problems.append((self.off(call.extent.start), removed))
-            return
         if func.user and self._device(func) and call is not None and self._device_clock(call, ref, where):
             return
         if func.user and func.kind in ("global", "device") and call is not None:

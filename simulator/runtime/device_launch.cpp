@@ -14,10 +14,20 @@
 // What a program can see differently from a GPU: a child never runs while its parent's blocks
 // do, so a parent that waits (spins) for a child's result waits for ever here; the launch then
 // runs into SIMULATOR_TIMEOUT (cudaErrorLaunchTimeout), where a GPU may finish it.
+//
+// CUDA 11 and older (CDP1) also let a CUDA thread call cudaDeviceSynchronize(): the thread waits
+// until all the work its block launched so far has finished, children's children included.
+// CUDA 12 removed it; older code still uses it, so it runs as it did (device_synchronize): the
+// block's queued work runs there and then, on a thread of its own, while the waiting CUDA
+// thread's worker stands still, so the block's other threads wait with it. On a GPU they would
+// go on; a program that needs them to (a child that waits for its parent block) times out here.
 #include "sim_internal.h"
 
+#include <atomic>
+#include <cstdio>
 #include <functional>
 #include <memory>
+#include <thread>
 
 namespace sim {
 
@@ -33,6 +43,7 @@ struct ChildWork {
     void* pack;
     size_t smem_limit;
     std::function<cudaError_t()> op;
+    unsigned long long block = 0;  // the launching block, linear in its grid
 };
 
 struct ChildQueue {
@@ -89,6 +100,30 @@ void run_child(const Launch* parent, ChildWork& w) {
     release(w);
 }
 
+// The running CUDA thread's block, numbered as in its grid.
+unsigned long long running_block() {
+    const Block* b = tl_run.block;
+    const dim3 g = b->launch->spec.grid;
+    return b->idx.x + (unsigned long long)g.x * (b->idx.y + (unsigned long long)g.y * b->idx.z);
+}
+
+void queue_from_running_block(Launch* parent, ChildWork&& w) {
+    w.block = running_block();
+    enqueue(parent, std::move(w));
+}
+
+// What ``block`` of ``parent`` has queued (tail launches excepted), taken off the queue in order.
+std::vector<ChildWork> take_block_work(Launch* parent, unsigned long long block) {
+    std::lock_guard<std::mutex> lock(g_children_mu);
+    std::vector<ChildWork> mine;
+    if (parent->children == nullptr) return mine;
+    std::vector<ChildWork>& all = parent->children->work;
+    std::vector<ChildWork> rest;
+    for (ChildWork& w : all) (w.block == block ? mine : rest).push_back(std::move(w));
+    all = std::move(rest);
+    return mine;
+}
+
 // True when the running grid has queued work, so that a stream-ordered operation must wait behind it.
 bool has_queued_work(Launch* parent) {
     std::lock_guard<std::mutex> lock(g_children_mu);
@@ -121,7 +156,7 @@ cudaError_t device_launch(const LaunchSpec& spec, const char* name, const char* 
         destroy(pack);
         return set_error(e);  // this CUDA thread's last error
     }
-    enqueue(parent, ChildWork{spec, name, file, line, invoke, run_plain, destroy, pack, limit, {}});
+    queue_from_running_block(parent, ChildWork{spec, name, file, line, invoke, run_plain, destroy, pack, limit, {}});
     return cudaSuccess;
 }
 
@@ -132,8 +167,30 @@ bool device_defer(const char* what, cudaStream_t stream, std::function<cudaError
     if (stream != cudaStreamTailLaunch && !has_queued_work(parent)) return false;  // nothing to wait for: run now
     LaunchSpec spec{dim3(1), dim3(1), 0, stream};
     // (``file`` names the issuing kernel: a device-side copy has no launch site of its own.)
-    enqueue(parent, ChildWork{spec, what, parent->name, 0, nullptr, nullptr, nullptr, nullptr, 0, std::move(op)});
+    queue_from_running_block(parent,
+                             ChildWork{spec, what, parent->name, 0, nullptr, nullptr, nullptr, nullptr, 0, std::move(op)});
     return true;
+}
+
+cudaError_t device_synchronize(Launch* parent) {
+    RuntimeCall in_runtime;  // a launch timeout never abandons the thread while it waits here
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true)) {
+        std::fprintf(stderr,
+                     "note (simulator): cudaDeviceSynchronize() in device code is gone from current CUDA (removed "
+                     "in CUDA 12); it runs as in CUDA 11: the thread waits for the work its block launched\n");
+    }
+    if (sticky_error() != cudaSuccess) return sticky_error();
+    std::vector<ChildWork> mine = take_block_work(parent, running_block());
+    if (mine.empty()) return cudaSuccess;
+    // A thread of its own: this one is in the middle of a block (its worker's fibers, stacks and
+    // shared memory are in use), and the pool's other workers may be running the parent's blocks.
+    std::thread runner([parent, &mine] {
+        tl_launches_inline = true;
+        for (ChildWork& w : mine) run_child(parent, w);
+    });
+    runner.join();
+    return sticky_error();
 }
 
 void run_children(Launch* L) {

@@ -509,7 +509,10 @@ cudaError_t cudaPeekAtLastError(void) {
     return sim::tl_last_error;
 }
 
-cudaError_t cudaDeviceSynchronize(void) { return sticky_error(); }
+cudaError_t cudaDeviceSynchronize(void) {
+    if (sim::Launch* parent = sim::device_launch_running()) return sim::device_synchronize(parent);  // device code
+    return sticky_error();
+}
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
     (void)stream;

@@ -27,6 +27,7 @@ namespace sim {
 // What threadIdx & co. read: the running fiber's ThreadState.
 __thread ThreadState* tl_thread = nullptr;
 __thread RunState tl_run = {nullptr, nullptr, false, nullptr, nullptr};
+__thread bool tl_launches_inline = false;
 #if defined(SIM_RACECHECK)
 __thread void* tl_sched_tsan = nullptr;
 
@@ -674,10 +675,12 @@ void run_launch(Launch* L) {
     watch_launch(L);
     if (L->spec.cooperative) {
         run_cooperative(L);
+    } else if (tl_launches_inline) {
+        run_blocks(L);
     } else {
         pool().run(L);
     }
-    unwatch_launch();
+    unwatch_launch(L);
 }
 
 }  // namespace sim

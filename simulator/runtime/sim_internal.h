@@ -305,7 +305,10 @@ void fail_block(Block* b);
 // Ends the running CUDA thread ``f`` of ``b`` for good (assert, trap, fault, timeout): fails the
 // block and never returns.
 [[noreturn]] void stop_thread(Block* b, Fiber* f);
-// Runs every block of ``L`` on the worker pool; returns when all have finished, one failed or
+// Set on a thread that runs the grids a waiting CUDA thread waits for (device_launch.cpp): its
+// launches run every block on it alone, since the pool's workers may be running the waiting grid.
+extern __thread bool tl_launches_inline;
+// Runs every block of ``L`` on the worker pool (or inline, above); returns when all have finished, one failed or
 // the launch ran past L->timeout_s (then L->timed_out is set).
 void run_launch(Launch* L);
 // Runs every block of a cooperative launch on the calling thread, all resident at once.
@@ -326,6 +329,9 @@ Launch* device_launch_running();
 // work the running grid has queued, and returns true; false when it should run now (on the
 // host, or nothing is queued yet).
 bool device_defer(const char* what, cudaStream_t stream, std::function<cudaError_t()> op);
+// CDP1's device-side cudaDeviceSynchronize(): runs, to completion, the work the running CUDA
+// thread's block of ``parent`` has queued; returns the sticky error, if any.
+cudaError_t device_synchronize(Launch* parent);
 
 // ---- watchdog.cpp --------------------------------------------------------------------------
 // The executable segment of the loaded object that holds ``addr`` (the launch's code).
@@ -335,9 +341,9 @@ void code_range(const void* addr, uintptr_t* lo, uintptr_t* hi);
 void install_fault_handler();
 // On each thread that runs blocks: an alternate signal stack for the fault handler.
 void ensure_signal_stack();
-// Watches ``L`` against its time limit until unwatch_launch() (a launch without one is not watched).
+// Watches ``L`` against its time limit until unwatch_launch(L) (a launch without one is not watched).
 void watch_launch(Launch* L);
-void unwatch_launch();
+void unwatch_launch(Launch* L);
 // tl_run.in_kernel: true while the running fiber executes kernel code, false in the runtime and the scheduler:
 // a launch timeout stops a fiber only there (never inside the runtime's own bookkeeping).
 

@@ -199,13 +199,16 @@ namespace {
 
 class Watchdog {
 public:
-    // Watches ``L`` until disarm(); a launch without a limit is not watched.
+    // Watches ``L`` until disarm(L); a launch without a limit is not watched. Several launches
+    // may be watched at once: a CUDA thread that waits for its child grids (CDP1's device-side
+    // cudaDeviceSynchronize) keeps its own launch armed while theirs run.
     void arm(Launch* L) {
         if (L->timeout_s <= 0) return;
         std::lock_guard<std::mutex> lock(mu_);
         if (pid_ != getpid()) {
             // After fork() the watchdog thread did not come along.
             started_ = false;
+            watched_.clear();
             pid_ = getpid();
         }
         if (!started_) {
@@ -213,50 +216,57 @@ public:
             std::thread([this] { loop(); }).detach();
             started_ = true;
         }
-        current_ = L;
-        deadline_ = std::chrono::steady_clock::now() +
-                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                        std::chrono::duration<double>(L->timeout_s));
-        if (idle_) cv_.notify_one();
+        const auto deadline = std::chrono::steady_clock::now() +
+                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  std::chrono::duration<double>(L->timeout_s));
+        watched_.push_back({L, deadline});
+        cv_.notify_one();
     }
-    void disarm() {
+    void disarm(Launch* L) {
         std::lock_guard<std::mutex> lock(mu_);
-        current_ = nullptr;
+        watched_.erase(std::remove_if(watched_.begin(), watched_.end(), [L](const Watched& w) { return w.launch == L; }),
+                       watched_.end());
     }
 
 private:
+    struct Watched {
+        Launch* launch;
+        std::chrono::steady_clock::time_point deadline;
+    };
     void loop() {
         std::unique_lock<std::mutex> lock(mu_);
         for (;;) {
-            if (current_ == nullptr) {
-                idle_ = true;
+            if (watched_.empty()) {
                 cv_.wait(lock);
-                idle_ = false;
                 continue;
             }
-            if (std::chrono::steady_clock::now() < deadline_) {
-                const auto until = deadline_;
-                cv_.wait_until(lock, until);
-                continue;
+            const auto now = std::chrono::steady_clock::now();
+            auto next = watched_.front().deadline;
+            for (Watched& w : watched_) {
+                if (now >= w.deadline) {
+                    stop(w.launch);
+                    w.deadline = now + std::chrono::milliseconds(20);
+                }
+                next = std::min(next, w.deadline);
             }
-            Launch* L = current_;
-            L->timed_out.store(true);
-            L->failed.store(true);
-            if (signals_) {
-                // disarm() waits for mu_, so L and its threads outlive this step.
-                std::lock_guard<std::mutex> tl(L->threads_mu);
-                for (pthread_t t : L->threads) pthread_kill(t, timeout_signal());
-            }
-            deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+            cv_.wait_until(lock, next);
+        }
+    }
+    // Past its deadline: flags ``L`` and signals each thread running its blocks (again every 20 ms).
+    void stop(Launch* L) {
+        L->timed_out.store(true);
+        L->failed.store(true);
+        if (signals_) {
+            // disarm() waits for mu_, so L and its threads outlive this step.
+            std::lock_guard<std::mutex> tl(L->threads_mu);
+            for (pthread_t t : L->threads) pthread_kill(t, timeout_signal());
         }
     }
     std::mutex mu_;
     std::condition_variable cv_;
-    Launch* current_ = nullptr;
-    std::chrono::steady_clock::time_point deadline_;
+    std::vector<Watched> watched_;
     pid_t pid_ = getpid();
     bool started_ = false;
-    bool idle_ = false;
     bool signals_ = false;
 };
 
@@ -269,6 +279,6 @@ Watchdog& watchdog() {
 }  // namespace
 
 void watch_launch(Launch* L) { watchdog().arm(L); }
-void unwatch_launch() { watchdog().disarm(); }
+void unwatch_launch(Launch* L) { watchdog().disarm(L); }
 
 }  // namespace sim

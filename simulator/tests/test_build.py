@@ -17,7 +17,6 @@ from .conftest import SHIPPED, run_cli, shipped_sources
 UNSUPPORTED = [
     ('asm volatile("membar.gl;");', "inline assembly"),
     ("int v = __shfl(1, 0);", "without _sync"),
-    ("cudaDeviceSynchronize();", "cudaDeviceSynchronize() in device code was removed in CUDA 12"),
 ]
 
 

@@ -1,4 +1,5 @@
-"""Dynamic parallelism (CUDA 12/13, CDP2): kernels launched from device code, in every mode."""
+"""Dynamic parallelism: kernels launched from device code (CUDA 12/13's CDP2, and CUDA 11's
+device-side cudaDeviceSynchronize), in every mode."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from .conftest import EVERY_MODE, KERNELS, int_values, mode_args, nvcc_compile, 
 SORT_SUM = KERNELS / "cdp_sort_sum.cu"
 SEMANTICS = KERNELS / "cdp_semantics.cu"
 ERRORS = KERNELS / "cdp_errors.cu"
+CDP1 = KERNELS / "cdp1_device_sync.cu"  # CUDA 11's device-side wait: nvcc 13 refuses it
 
 # CUDA's codes, from its documentation (driver_types.h).
 INVALID_CONFIGURATION = 9
@@ -101,20 +103,41 @@ def test_a_parent_spinning_on_its_child_times_out_and_says_why():
     assert "kernel 'parent_spin' had launched 1 child grid(s) from device code" in proc.stderr
 
 
-def test_device_cudaDeviceSynchronize_is_refused_naming_cuda_12(tmp_path):
-    src = tmp_path / "sync.cu"
-    src.write_text(
-        "#include <cuda_runtime.h>\n"
-        "__global__ void child() {}\n"
-        "__device__ void wait_here() { cudaDeviceSynchronize(); }\n"
-        "__global__ void parent() { child<<<1, 1>>>(); wait_here(); }\n"
-        "int main() { parent<<<1, 1>>>(); return (int)cudaDeviceSynchronize(); }\n"
-    )
-    proc = run_cli("run", str(src))
-    assert proc.returncode == 2
-    assert f"{src}:3:" in proc.stderr
-    assert "cudaDeviceSynchronize() in device code was removed in CUDA 12" in proc.stderr
-    assert f"{src}:5:" not in proc.stderr  # the host's call stays valid
+def _cdp1(case: str, mode: str = "fast") -> dict[str, int]:
+    proc = run_cli("run", str(CDP1), *mode_args(mode), "--", case, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    note = "cudaDeviceSynchronize() in device code is gone from current CUDA (removed in CUDA 12)"
+    assert note in proc.stderr
+    return int_values(proc.stdout)
+
+
+@pytest.mark.parametrize("mode", EVERY_MODE)
+def test_cdp1_device_synchronize_lets_a_block_read_its_childrens_results(mode):
+    # 8 blocks wait for their own children, then all 64 threads of each read what they wrote.
+    got = _cdp1("squares", mode)
+    assert got == {"status": 0, "squares_total": sum(i * i for i in range(512))}
+
+
+@pytest.mark.parametrize("mode", EVERY_MODE)
+def test_cdp1_recursive_tree_sum_waits_level_by_level(mode):
+    got = _cdp1("tree", mode)
+    values = (np.arange(1000, dtype=np.int64) * 7919) % 1013 - 500
+    assert got == {"status": 0, "tree_sum": int(values.sum())}
+
+
+def test_cdp1_device_synchronize_waits_for_a_device_side_copy_too():
+    assert _cdp1("copy") == {"status": 0, "seen": 41}
+
+
+def test_cdp1_device_synchronize_with_nothing_launched_returns_success():
+    assert _cdp1("nothing") == {"status": 0, "device_status": 0}
+
+
+def test_cdp1_device_synchronize_returns_a_childs_failure():
+    proc = run_cli("run", str(CDP1), "--", "fault")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert int_values(proc.stdout) == {"status": ASSERT, "device_status": ASSERT}
+    assert "(kernel 'failing_child')" in proc.stderr
 
 
 @pytest.mark.parametrize("program", [SORT_SUM, SEMANTICS, ERRORS], ids=lambda p: p.stem)
