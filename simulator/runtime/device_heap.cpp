@@ -35,9 +35,19 @@ constexpr size_t kSmallLimit = kPage / 2;  // larger allocations get pages of th
 
 size_t round_up(size_t n, size_t unit) { return (n + unit - 1) / unit * unit; }
 
+// ``bytes`` (a multiple of kPage) of fresh memory at a kPage boundary, backed by the kernel's 2 MiB
+// pages where it has them (transparent huge pages): a GPU maps device memory in such pages, and
+// a kernel whose threads walk down a matrix's columns would otherwise miss the TLB at every row.
 void* map_pages(size_t bytes) {
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return p == MAP_FAILED ? nullptr : p;
+    const size_t span = bytes + kPage;  // room to move the start to a page boundary
+    void* p = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    const uintptr_t start = reinterpret_cast<uintptr_t>(p);
+    const uintptr_t aligned = round_up(start, kPage);
+    if (aligned > start) munmap(p, aligned - start);
+    if (const size_t tail = start + span - (aligned + bytes); tail > 0) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
+    madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);  // advice only: no huge pages is fine
+    return reinterpret_cast<void*>(aligned);
 }
 
 struct Heap {
