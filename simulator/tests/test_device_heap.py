@@ -36,6 +36,7 @@ def test_an_overrun_lands_in_the_next_buffer_as_on_a_gpu(mode):
     v = int_values(proc.stdout)
     # a is 100 floats, rounded to 512 bytes (128 floats); b starts right after it.
     assert v["step"] == 512 and v["aligned"] == 1
+    assert v["big_page_aligned"] == 1  # a large allocation starts a 2 MiB page, as on a GPU
     # fill(a, 160, 0) stores i at a[i]: a[128..159] are b[0..31]; b[32] keeps 1000 + 32.
     assert (v["b0"], v["b31"], v["b32"]) == (128, 159, 1032)
     assert v["reused"] == 1 and v["reused_nonzero"] == 0

@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
     const int big = 3 << 20;  // floats: 12 MiB, six 2 MiB pages
     float* d;
     CHECK(cudaMalloc(&d, big * sizeof(float)));
+    printf("big_page_aligned=%d\n", (int)((unsigned long long)d % (2 << 20) == 0));
     fill<<<big / 256, 256>>>(d, big, 1.0f);
     printf("big_nonzero=%d\n", nonzero(d, big, d_count));
     CHECK(cudaFree(d));
