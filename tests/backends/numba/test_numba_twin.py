@@ -274,10 +274,16 @@ def test_every_kernel_closure_carries_the_source_key(monkeypatch):
     def closure_values(dispatcher):
         return [cell.cell_contents for cell in dispatcher.py_func.__closure__]
 
+    def form(dispatcher):
+        return dispatcher.targetoptions.get("parallel", False)
+
     exp = next(op for op in UNARY_OPS if op.name == "exp")
-    assert numba_kernels.source_key(exp.scalar) in closure_values(numba_kernels.op_kernel("map", exp.scalar))
-    for name, kernel in numba_kernels.build().items():
-        assert numba_kernels.source_key() in closure_values(kernel), name
+    for work in (0, numba_kernels.SERIAL_BELOW):
+        kernel = numba_kernels.op_kernel("map", exp.scalar, work)
+        assert (numba_kernels.source_key(exp.scalar), form(kernel)) in closure_values(kernel)
+    for (name, _), kernel in numba_kernels.build().items():
+        # Each form has its own key: numba's cache key leaves the compile options out.
+        assert (numba_kernels.source_key(), form(kernel)) in closure_values(kernel), name
     # The key follows the scalar's code and the digest of kernel_bodies.py + ops.py.
     neg = next(op for op in UNARY_OPS if op.name == "neg")
     assert numba_kernels.source_key(exp.scalar) != numba_kernels.source_key(neg.scalar)
@@ -310,3 +316,75 @@ def test_long_rows_of_strided_and_broadcast_operands_match_numpy(dtype):
     target = TensorData.zeros((long, 3, 2), dtype).permute(2, 1, 0)
     backend.neg_map(wide, out=target)
     np.testing.assert_array_equal(target.array, -wide.array)
+
+
+# --- the serial and parallel forms of each kernel -------------------------------------------
+
+
+@pytest.mark.parametrize("parallel", [True, False], ids=["parallel", "serial"])
+def test_both_forms_of_every_kernel_match_numpy(monkeypatch, parallel):
+    # The bar at 0 runs every call's parallel form, at 2**62 every call's serial form.
+    monkeypatch.setattr(numba_kernels, "SERIAL_BELOW", 0 if parallel else 1 << 62)
+    forms: list[tuple[str, bool]] = []
+
+    def spy(real):
+        def choose(name, *args):
+            kernel = real(name, *args)
+            forms.append((name, kernel.targetoptions.get("parallel", False)))
+            return kernel
+
+        return choose
+
+    monkeypatch.setattr(numba_twin, "op_kernel", spy(numba_kernels.op_kernel))
+    monkeypatch.setattr(numba_twin, "fixed_kernel", spy(numba_kernels.fixed_kernel))
+    backend = numba_twin.NumbaBackend()
+    rng = np.random.default_rng(9)
+    x = _data(rng, (2, 3, 4, 5))
+    strided = x.permute(3, 1, 2, 0)
+    column = _data(rng, (4, 1))
+    np.testing.assert_allclose(backend.exp_map(strided).array, np.exp(strided.array), rtol=1e-14)
+    np.testing.assert_array_equal(backend.add(x, column).array, x.array + column.array)
+    # A float division by zero gives inf or nan in both forms, as on a GPU (numba's numpy error model).
+    zero = TensorData.from_array(np.zeros((4, 1)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.testing.assert_array_equal(backend.div(x, zero).array, x.array / zero.array)
+    np.testing.assert_allclose(backend.add_reduce(strided, 2).array, strided.array.sum(2, keepdims=True))
+    for path in ("tiled", "body"):
+        mm = numba_twin.NumbaBackend(blocked_matmul=path == "tiled")
+        mm.fallbacks.add("matmul_blas")
+        for a, b in _matmul_cases(np.random.default_rng(6)):
+            np.testing.assert_allclose(mm.matmul(a, b).array, np.matmul(a.array, b.array), rtol=1e-10)
+    y = backend.attn_softmax_fw(x, causal=True)
+    want = np.where(np.tril(np.ones((4, 5), dtype=bool)), x.array, -np.inf)
+    want = np.exp(want - want.max(-1, keepdims=True))
+    np.testing.assert_allclose(y.array, want / want.sum(-1, keepdims=True), rtol=1e-12)
+    dy = _data(rng, x.shape)
+    dx = backend.attn_softmax_bw(y, dy).array
+    want_dx = y.array * (dy.array - (dy.array * y.array).sum(-1, keepdims=True))
+    np.testing.assert_allclose(dx, want_dx, atol=1e-12)
+    gamma, beta = _data(rng, (5,)), _data(rng, (5,))
+    out, mean, rstd = backend.layernorm_fw(x, gamma, beta, eps=1e-5)
+    want_rstd = 1 / np.sqrt(x.array.var(-1) + 1e-5)
+    np.testing.assert_allclose(rstd.array, want_rstd, rtol=1e-12)
+    norm = (x.array - x.array.mean(-1, keepdims=True)) * want_rstd[..., None]
+    np.testing.assert_allclose(out.array, norm * gamma.array + beta.array, rtol=1e-12, atol=1e-12)
+    _, dgamma, dbeta = backend.layernorm_bw(dy, x, gamma, mean, rstd)
+    np.testing.assert_allclose(dgamma.array, (dy.array * norm).reshape(-1, 5).sum(0), rtol=1e-10)
+    np.testing.assert_allclose(dbeta.array, dy.array.reshape(-1, 5).sum(0), rtol=1e-10)
+    kinds = {name for name, _ in forms}
+    assert kinds >= {"map", "zip", "reduce", "matmul_tiled", "matmul_body", "softmax_fw", "softmax_bw"}
+    assert kinds >= {"layernorm_fw", "layernorm_bw"}
+    assert {form for _, form in forms} == {parallel}, forms
+
+
+def test_a_call_takes_the_serial_form_below_the_bar_and_the_parallel_form_from_it():
+    from torchlight.backends.ops import BINARY_OPS
+
+    add = next(op for op in BINARY_OPS if op.name == "add")
+    bar = numba_kernels.SERIAL_BELOW
+    assert not numba_kernels.op_kernel("zip", add.scalar, bar - 1).targetoptions.get("parallel", False)
+    assert numba_kernels.op_kernel("zip", add.scalar, bar).targetoptions["parallel"]
+    assert not numba_kernels.fixed_kernel("softmax_fw", bar - 1).targetoptions.get("parallel", False)
+    assert numba_kernels.fixed_kernel("softmax_fw", bar).targetoptions["parallel"]
+    # BLAS threads itself: one form for every size.
+    assert numba_kernels.fixed_kernel("matmul_blas", 1) is numba_kernels.fixed_kernel("matmul_blas", bar)

@@ -1,8 +1,9 @@
 """NumbaBackend: the CPU twin of the CUDA kernels, compiled by numba.
 
 Every primitive and fused op runs the per-thread bodies of ``kernel_bodies`` (the ones the
-CUDA kernels reuse) over every "thread" index with ``prange``. So an index-maths bug shows
-here, on any CPU, in seconds.
+CUDA kernels reuse) over every "thread" index with ``prange`` (a call with little work runs the
+kernel's serial form, see ``kernels.SERIAL_BELOW``). So an index-maths bug shows here, on any
+CPU, in seconds.
 
 The kernels themselves, and how they stay in numba's on-disk cache, are in ``kernels``;
 this module holds the backend: operand preparation, path choice and the numpy fallback.
@@ -44,7 +45,7 @@ from ..checks import (
     matmul_shape,
 )
 from ..ops import BINARY_OPS, UNARY_OPS, ReduceOp, ScalarOp
-from .kernels import INSTALL_HINT, build, op_kernel, require_numba
+from .kernels import INSTALL_HINT, fixed_kernel, op_kernel, require_numba
 
 __all__ = ["INSTALL_HINT", "NumbaBackend", "numba_backend"]
 
@@ -141,14 +142,14 @@ class NumbaBackend(Backend):
 
     # --- compiled kernel or visible numpy fallback --------------------------------------
 
-    def _try(self, kind: str, fn, scalar: Callable | None, launch: Callable, numpy_path: Callable):
-        """Run ``launch(kernel)``; if numba cannot compile ``scalar``, log once and use numpy."""
+    def _try(self, kind: str, fn, scalar: Callable | None, work: int, launch: Callable, numpy_path: Callable):
+        """Run ``launch(kernel)``, the form for ``work`` elements; numpy if numba can't compile ``scalar``."""
         name = _op_name(fn)
         if scalar is not None and name not in self.fallbacks:
             from numba.core.errors import NumbaError
 
             try:
-                return launch(op_kernel(kind, scalar))
+                return launch(op_kernel(kind, scalar, work))
             except NumbaError as err:
                 self.fallbacks.add(name)
                 log.debug(
@@ -213,7 +214,7 @@ class NumbaBackend(Backend):
                 target.array[...] = array_fn(a.array)
                 return target
 
-            result = self._try("map", fn, scalar, launch, numpy_path)
+            result = self._try("map", fn, scalar, a.size, launch, numpy_path)
             if out is not None and result is not out:
                 out.array[...] = result.array
                 return out
@@ -245,7 +246,7 @@ class NumbaBackend(Backend):
                 out.array[...] = array_fn(a.array, b.array)
                 return out
 
-            return self._try("zip", fn, scalar, launch, numpy_path)
+            return self._try("zip", fn, scalar, out.size, launch, numpy_path)
 
         run.__name__ = f"zip_{_op_name(fn)}"
         return run
@@ -290,7 +291,7 @@ class NumbaBackend(Backend):
                 out.array[...] = result
                 return out
 
-            return self._try("reduce", fn, scalar, launch, numpy_path)
+            return self._try("reduce", fn, scalar, a.size, launch, numpy_path)
 
         run.__name__ = f"reduce_{_op_name(fn)}"
         return run
@@ -302,7 +303,7 @@ class NumbaBackend(Backend):
         out = _empty(shape, dtype)
         if out.size == 0:
             return out
-        kernels = build()
+        work = out.size * max(a.shape[-1], 1)  # multiply-adds
         same_batch = a.shape[:-2] == b.shape[:-2]
         if self.blocked_matmul and same_batch and a.is_contiguous() and b.is_contiguous():
             m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
@@ -318,7 +319,7 @@ class NumbaBackend(Backend):
                 from numba.core.errors import NumbaError
 
                 try:
-                    kernels["matmul_blas"](*args)
+                    fixed_kernel("matmul_blas", work)(*args)
                     return out
                 except (NumbaError, ImportError) as err:  # ImportError: numba's "scipy ... is required"
                     # numba's np.dot needs SciPy's BLAS; without it the tiled loop runs.
@@ -327,9 +328,9 @@ class NumbaBackend(Backend):
                         "numba backend: no BLAS matmul kernel, using the tiled loop (%s)", _first_line(err)
                     )
             out.storage[:] = 0  # the tiled loop accumulates into out
-            kernels["matmul_tiled"](*args, _TILE_ROWS, _TILE_DEPTH, _TILE_COLS)
+            fixed_kernel("matmul_tiled", work)(*args, _TILE_ROWS, _TILE_DEPTH, _TILE_COLS)
         else:
-            kernels["matmul_body"](_flat(out), _i64(shape), *_parts(a), *_parts(b), out.size)
+            fixed_kernel("matmul_body", work)(_flat(out), _i64(shape), *_parts(a), *_parts(b), out.size)
         return out
 
     # --- fused ops ----------------------------------------------------------------------
@@ -346,7 +347,7 @@ class NumbaBackend(Backend):
                 m, strides = np.zeros(1, dtype=x.dtype), (0, 0, 0, 0)
             else:
                 m, strides = compact_mask(mask)
-            build()["softmax_fw"](
+            fixed_kernel("softmax_fw", x.size)(
                 rows, _dense(x), m.reshape(-1), y, heads, q_len, k_len, *strides, bool(causal)
             )
         return TensorData.from_array(y.reshape(x.shape))
@@ -358,7 +359,7 @@ class NumbaBackend(Backend):
         k_len = y.shape[-1] if y.ndim else 1
         if dx.size:
             yv, dyv = _dense(_as_dtype(y, dtype)), _dense(_as_dtype(dy, dtype))
-            build()["softmax_bw"](y.size // k_len, yv, dyv, dx, k_len)
+            fixed_kernel("softmax_bw", y.size)(y.size // k_len, yv, dyv, dx, k_len)
         return TensorData.from_array(dx.reshape(y.shape))
 
     def layernorm_fw(
@@ -371,7 +372,7 @@ class NumbaBackend(Backend):
         mean = np.empty(rows, dtype=x.dtype)
         rstd = np.empty(rows, dtype=x.dtype)
         if rows:
-            build()["layernorm_fw"](
+            fixed_kernel("layernorm_fw", x.size)(
                 rows, _dense(x), _dense(gamma), _dense(beta), y, mean, rstd, hidden, float(eps)
             )
         lead = x.shape[:-1]
@@ -394,7 +395,7 @@ class NumbaBackend(Backend):
         if x.size:
             args = [_dense(_as_dtype(t, dtype)) for t in (dy, x, gamma, mean, rstd)]
             chunks = max(1, min(rows, _LN_CHUNKS))
-            build()["layernorm_bw"](*args, dx, dgamma, dbeta, rows, hidden, chunks)
+            fixed_kernel("layernorm_bw", x.size)(*args, dx, dgamma, dbeta, rows, hidden, chunks)
         return (
             TensorData.from_array(dx.reshape(x.shape)),
             TensorData.from_array(dgamma),

@@ -4,18 +4,26 @@ Every kernel runs the per-thread bodies of ``kernel_bodies`` (the ones the CUDA 
 reuse) over every thread index with ``prange``; ``backend.NumbaBackend`` prepares the
 operands and calls them.
 
-Compiled kernels and the on-disk cache: each kernel is ``njit(cache=True)`` (``parallel=True``
-but for the BLAS one). numba keys a cached closure by the pickled values of its free
-variables, so kernels close over nothing but plain values: plain Python functions (the op
-table's ``scalar``, or a fused op's row body from ``kernel_bodies``; pickled by reference,
-hence stable across processes; made callable from compiled code with ``register_jitable``)
-and ``source_key``, a hash of the sources the kernel inlines, so that editing a body or an op
-recompiles rather than loading stale code. The compiled index bodies are reached through a
-module global, which the cache key does not include. A new process with a warm cache
-therefore loads every kernel instead of compiling it. (A compiled function is not such a
-value: a kernel closing over one misses the cache in every new process.)
+Parallel and serial forms: each kernel is compiled twice from one source, ``parallel=True``
+(``prange`` spreads the thread indices over numba's worker threads) and without it (``prange``
+runs as ``range``). ``fixed_kernel`` and ``op_kernel`` hand out the serial form for a call
+whose work is under ``SERIAL_BELOW`` elements: waking the workers costs more than such a
+loop, and on a loaded machine a wake-up waits for a time slice (milliseconds per call).
 
-Importing this module never imports numba; ``build()`` and ``op_kernel()`` do.
+Compiled kernels and the on-disk cache: each kernel is ``njit(cache=True)``. numba keys a
+cached closure by the pickled values of its free variables, so kernels close over nothing but
+plain values: plain Python functions (the op table's ``scalar``, or a fused op's row body from
+``kernel_bodies``; pickled by reference, hence stable across processes; made callable from
+compiled code with ``register_jitable``) and ``cache_key``: ``source_key``, a hash of the
+sources the kernel inlines, so that editing a body or an op recompiles rather than loading stale
+code, and the form (numba's cache key leaves out the compile options: without the form in the
+closure, one form would load the other's machine code). The
+compiled index bodies are reached through a module global, which the cache key does not
+include. A new process with a warm cache therefore loads every kernel instead of compiling it.
+(A compiled function is not such a value: a kernel closing over one misses the cache in every
+new process.)
+
+Importing this module never imports numba; ``build()``, ``fixed_kernel()`` and ``op_kernel()`` do.
 """
 
 from __future__ import annotations
@@ -48,16 +56,17 @@ def require_numba() -> types.ModuleType:
 
 # --- kernel sources (compiled lazily by build) ------------------------------------------
 #
-# Each kernel is built by a factory so that ``source_key`` -- a hash of the sources it
-# inlines (kernel_bodies.py, ops.py, the scalar's code) -- is one of its closure values.
-# numba keys cached machine code by closure values but checks only the kernel's own file for
-# edits; with the key in the closure, editing a body or an op recompiles instead of loading
-# stale code. The ``_ = source_key`` lines exist only to put it in the closure.
+# Each kernel is built by a factory so that ``cache_key`` -- ``(source_key, parallel)``: a hash
+# of the sources it inlines (kernel_bodies.py, ops.py, the scalar's code) and the form -- is one
+# of its closure values. numba keys cached machine code by closure values but checks only the
+# kernel's own file for edits, and not the compile options; with the key in the closure,
+# editing a body or an op recompiles instead of loading stale code, and each form loads its own
+# code. The ``_ = cache_key`` lines exist only to put it in the closure.
 
 
-def _make_map_kernel(scalar: Callable, source_key: int) -> Callable:
+def _make_map_kernel(scalar: Callable, cache_key: tuple[int, bool]) -> Callable:
     def map_kernel(out, shape, out_strides, out_offset, a, a_strides, a_offset, n, flat, row_len):
-        _ = source_key
+        _ = cache_key
         if flat:
             for t in prange(n):
                 out[t] = scalar(a[t])
@@ -78,11 +87,11 @@ def _make_map_kernel(scalar: Callable, source_key: int) -> Callable:
     return map_kernel
 
 
-def _make_zip_kernel(scalar: Callable, source_key: int) -> Callable:
+def _make_zip_kernel(scalar: Callable, cache_key: tuple[int, bool]) -> Callable:
     def zip_kernel(
         out, out_shape, a, a_shape, a_strides, a_offset, b, b_shape, b_strides, b_offset, n, flat, row_len
     ):
-        _ = source_key
+        _ = cache_key
         if flat:
             for t in prange(n):
                 out[t] = scalar(a[t], b[t])
@@ -108,9 +117,9 @@ def _make_zip_kernel(scalar: Callable, source_key: int) -> Callable:
     return zip_kernel
 
 
-def _make_reduce_kernel(scalar: Callable, source_key: int) -> Callable:
+def _make_reduce_kernel(scalar: Callable, cache_key: tuple[int, bool]) -> Callable:
     def reduce_kernel(out, out_shape, a, a_strides, a_offset, dim, count, start, n):
-        _ = source_key
+        _ = cache_key
         step = a_strides[dim]
         for t in prange(n):
             p = _jb.reduce_start(np.int64(t), out_shape, a_strides, a_offset, dim)
@@ -139,11 +148,11 @@ def _make_reduce_kernel(scalar: Callable, source_key: int) -> Callable:
     return reduce_kernel
 
 
-def _make_matmul_body(source_key: int) -> Callable:
+def _make_matmul_body(cache_key: tuple[int, bool]) -> Callable:
     def matmul_body_kernel(
         out, out_shape, a, a_shape, a_strides, a_offset, b, b_shape, b_strides, b_offset, n
     ):
-        _ = source_key
+        _ = cache_key
         for t in prange(n):
             out[t] = _jb.matmul_element(
                 np.int64(t), out_shape, a, a_shape, a_strides, a_offset, b, b_shape, b_strides, b_offset
@@ -152,12 +161,12 @@ def _make_matmul_body(source_key: int) -> Callable:
     return matmul_body_kernel
 
 
-def _make_matmul_tiled(source_key: int) -> Callable:
+def _make_matmul_tiled(cache_key: tuple[int, bool]) -> Callable:
     def matmul_tiled_kernel(out, a, b, batch, m, k, n, tile_rows, tile_depth, tile_cols):
         # out must be zero-filled. One thread per (batch, block of rows); i-k-j order over
         # row slices, two output rows per pass, so the innermost loop streams one slice of b
         # into two slices of out -- contiguous, distinct arrays that LLVM vectorises.
-        _ = source_key
+        _ = cache_key
         row_tiles = (m + tile_rows - 1) // tile_rows
         for t0 in prange(batch * row_tiles):
             t = np.int64(t0)
@@ -195,10 +204,10 @@ def _make_matmul_tiled(source_key: int) -> Callable:
     return matmul_tiled_kernel
 
 
-def _make_matmul_blas(source_key: int) -> Callable:
+def _make_matmul_blas(cache_key: tuple[int, bool]) -> Callable:
     def matmul_blas_kernel(out, a, b, batch, m, k, n):
         # BLAS is threaded itself, so the batch loop stays serial.
-        _ = source_key
+        _ = cache_key
         for bi in range(batch):
             a_blk = a[bi * m * k : (bi + 1) * m * k].reshape((m, k))
             b_blk = b[bi * k * n : (bi + 1) * k * n].reshape((k, n))
@@ -208,19 +217,19 @@ def _make_matmul_blas(source_key: int) -> Callable:
     return matmul_blas_kernel
 
 
-def _make_row_kernel(row_body: Callable, source_key: int) -> Callable:
+def _make_row_kernel(row_body: Callable, cache_key: tuple[int, bool]) -> Callable:
     # One thread per row: ``row_body`` is a fused op's plain row body from kernel_bodies.
     def row_kernel(rows, *args):
-        _ = source_key
+        _ = cache_key
         for t in prange(rows):
             row_body(np.int64(t), *args)
 
     return row_kernel
 
 
-def _make_layernorm_bw(source_key: int) -> Callable:
+def _make_layernorm_bw(cache_key: tuple[int, bool]) -> Callable:
     def layernorm_bw_kernel(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, hidden, chunks):
-        _ = source_key
+        _ = cache_key
         for t in prange(rows):
             _jb.layernorm_bw_row(np.int64(t), dy, x, gamma, mean, rstd, dx, hidden)
         # Parameter gradients: partial sums over row chunks (rows stay contiguous), then a sum.
@@ -243,15 +252,26 @@ def _make_layernorm_bw(source_key: int) -> Callable:
     return layernorm_bw_kernel
 
 
-# name -> (factory, njit options besides cache=True)
-_PARALLEL = {"parallel": True}
+# Elements of work (read or written) under which a call runs a kernel's serial form. Measured
+# with benchmarks/bench_numba_dispatch.py on a quiet 2-core x86 machine: the parallel form is
+# 10% faster than the serial one from 64 K elements of a flat add (bound by memory; at 256 it
+# is 2x slower) and from 4 K elements of exp (bound by arithmetic). 8 K sits between.
+SERIAL_BELOW = 1 << 13
+
+# Every kernel's njit options. error_model="numpy": a float division by zero gives inf or nan,
+# as on a GPU, instead of raising ZeroDivisionError (parallel=True implies it; the serial form
+# must ask for it).
+_OPTIONS = {"cache": True, "error_model": "numpy"}
+
+# name -> (factory, njit options besides _OPTIONS and parallel)
 _FIXED_KERNELS = {
-    "matmul_body": (_make_matmul_body, _PARALLEL),
+    "matmul_body": (_make_matmul_body, {}),
     # fastmath lets LLVM fuse the multiply-adds of the tiled loop (it only reorders rounding).
-    "matmul_tiled": (_make_matmul_tiled, {"parallel": True, "fastmath": True}),
-    "matmul_blas": (_make_matmul_blas, {}),
-    "layernorm_bw": (_make_layernorm_bw, _PARALLEL),
+    "matmul_tiled": (_make_matmul_tiled, {"fastmath": True}),
+    "layernorm_bw": (_make_layernorm_bw, {}),
 }
+# BLAS is threaded itself: one form, run for any size.
+_SERIAL_ONLY = {"matmul_blas": _make_matmul_blas}
 # Fused ops whose kernel is one row body per prange index: name -> the body, called as
 # ``kernel(rows, *the body's arguments after the row number)``.
 _ROW_KERNELS = {
@@ -279,13 +299,14 @@ def source_key(scalar: Callable | None = None) -> int:
     return int(digest.hexdigest()[:15], 16)
 
 
-_compiled: dict | None = None
-_op_kernels: dict[tuple[str, Callable], Callable] = {}
+# (name, parallel) -> the fixed kernel's compiled form
+_compiled: dict[tuple[str, bool], Callable] | None = None
+_op_kernels: dict[tuple[str, Callable, bool], Callable] = {}
 _registered: set[Callable] = set()
 
 
-def build() -> dict:
-    """Import numba, compile-wrap the bodies and the fixed kernels (each compiled on its first call)."""
+def build() -> dict[tuple[str, bool], Callable]:
+    """Import numba, compile-wrap the bodies and both forms of each fixed kernel (compiled on first call)."""
     global _compiled, _jb, prange
     if _compiled is None:
         numba = require_numba()
@@ -295,14 +316,24 @@ def build() -> dict:
         _jb = bodies
         prange = numba.prange
         key = source_key()
-        _compiled = {
-            name: numba.njit(cache=True, **options)(factory(key))
-            for name, (factory, options) in _FIXED_KERNELS.items()
-        }
+        factories = dict(_FIXED_KERNELS)
         for name, row_body in _ROW_KERNELS.items():
             _register(numba, row_body)
-            _compiled[name] = numba.njit(cache=True, parallel=True)(_make_row_kernel(row_body, key))
+            factories[name] = (lambda k, body=row_body: _make_row_kernel(body, k), {})
+        compiled = {}
+        for name, (factory, options) in factories.items():
+            for parallel in (True, False):
+                kernel = factory((key, parallel))
+                compiled[name, parallel] = numba.njit(parallel=parallel, **_OPTIONS, **options)(kernel)
+        for name, factory in _SERIAL_ONLY.items():
+            compiled[name, True] = compiled[name, False] = numba.njit(**_OPTIONS)(factory((key, False)))
+        _compiled = compiled
     return _compiled
+
+
+def fixed_kernel(name: str, work: int) -> Callable:
+    """The compiled fixed kernel ``name`` for a call touching ``work`` elements (serial below the bar)."""
+    return build()[name, work >= SERIAL_BELOW]
 
 
 def _register(numba: types.ModuleType, fn: Callable) -> None:
@@ -312,14 +343,16 @@ def _register(numba: types.ModuleType, fn: Callable) -> None:
         _registered.add(fn)
 
 
-def op_kernel(kind: str, scalar: Callable) -> Callable:
-    """The cached compiled ``kind`` kernel ("map", "zip", "reduce") for one scalar body."""
-    key = (kind, scalar)
+def op_kernel(kind: str, scalar: Callable, work: int = SERIAL_BELOW) -> Callable:
+    """The compiled ``kind`` kernel ("map", "zip", "reduce") for one scalar body and ``work`` elements."""
+    parallel = work >= SERIAL_BELOW
+    key = (kind, scalar, parallel)
     kernel = _op_kernels.get(key)
     if kernel is None:
         build()
         numba = require_numba()
         _register(numba, scalar)
-        kernel = numba.njit(parallel=True, cache=True)(_FACTORIES[kind](scalar, source_key(scalar)))
+        body = _FACTORIES[kind](scalar, (source_key(scalar), parallel))
+        kernel = numba.njit(parallel=parallel, **_OPTIONS)(body)
         _op_kernels[key] = kernel
     return kernel
