@@ -343,7 +343,7 @@ def _register(numba: types.ModuleType, fn: Callable) -> None:
         _registered.add(fn)
 
 
-def op_kernel(kind: str, scalar: Callable, work: int = SERIAL_BELOW) -> Callable:
+def op_kernel(kind: str, scalar: Callable, work: int) -> Callable:
     """The compiled ``kind`` kernel ("map", "zip", "reduce") for one scalar body and ``work`` elements."""
     parallel = work >= SERIAL_BELOW
     key = (kind, scalar, parallel)
