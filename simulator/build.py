@@ -309,6 +309,25 @@ def _atomic_output(final: Path, produce) -> Path:
     return final
 
 
+def runtime_units(count: int) -> list[list[Path]]:
+    """The runtime's sources in ``count`` groups of about equal size (fewer when there are fewer
+    sources), each compiled as one translation unit: the headers every source includes are parsed
+    once a group, not once a source (the sources keep no file-local name that another reuses, so
+    any grouping compiles; a test builds them all as one unit)."""
+    sources = _runtime_cpp()
+    groups: list[list[Path]] = [[] for _ in range(max(1, min(count, len(sources))))]
+    loads = [0] * len(groups)
+    for src in sorted(sources, key=lambda s: (-s.stat().st_size, s.name)):
+        least = loads.index(min(loads))
+        groups[least].append(src)
+        loads[least] += src.stat().st_size
+    return [sorted(g) for g in groups]
+
+
+def _unit_text(group: list[Path]) -> str:
+    return "".join(f'#include "{src}"\n' for src in group)
+
+
 def runtime_object(mode: str) -> Path:
     """The runtime compiled for ``mode`` (cached)."""
     _check_mode(mode)
@@ -318,24 +337,26 @@ def runtime_object(mode: str) -> Path:
     out = cache_dir() / f"sim_runtime-{mode}-{key}.o"
 
     def produce(tmp: Path) -> None:
-        # Each source to its own object, one compiler per CPU (a cold cache builds several modes'
-        # runtimes, each a minute on one core), then one relocatable object that links like a
-        # single file.
-        sources = _runtime_cpp()
-        parts = [tmp.with_name(f"{tmp.name}.{src.stem}.o") for src in sources]
+        # One group of sources per CPU, each group one compiler run (a cold cache builds several
+        # modes' runtimes), then one relocatable object that links like a single file.
+        groups = runtime_units(_build_jobs())
+        units = [tmp.with_name(f"{tmp.name}.unit{i}.cpp") for i in range(len(groups))]
+        parts = [unit.with_suffix(".o") for unit in units]
 
-        def compile_one(src: Path, part: Path) -> None:
-            _compile([cxx, *flags, "-c", str(src), "-o", str(part)], f"the runtime ({mode}, {src.name})")
+        def compile_one(unit: Path, part: Path) -> None:
+            _compile([cxx, *flags, "-c", str(unit), "-o", str(part)], f"the runtime ({mode}, {unit.name})")
 
         try:
-            with ThreadPoolExecutor(max_workers=_build_jobs()) as jobs:
-                # list() waits for every compiler and raises the first failure, in source order.
-                list(jobs.map(compile_one, sources, parts))
+            for unit, group in zip(units, groups):
+                unit.write_text(_unit_text(group))
+            with ThreadPoolExecutor(max_workers=len(groups)) as jobs:
+                # list() waits for every compiler and raises the first failure, in group order.
+                list(jobs.map(compile_one, units, parts))
             joined = [cxx, "-r", "-nostdlib", *map(str, parts), "-o", str(tmp)]
             _compile(joined, f"the runtime ({mode}, link)")
         finally:
-            for part in parts:
-                part.unlink(missing_ok=True)
+            for path in units + parts:
+                path.unlink(missing_ok=True)
 
     return _atomic_output(out, produce)
 

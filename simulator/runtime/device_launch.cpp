@@ -174,12 +174,8 @@ bool device_defer(const char* what, cudaStream_t stream, std::function<cudaError
 
 cudaError_t device_synchronize(Launch* parent) {
     RuntimeCall in_runtime;  // a launch timeout never abandons the thread while it waits here
-    static std::atomic<bool> said{false};
-    if (!said.exchange(true)) {
-        std::fprintf(stderr,
-                     "note (simulator): cudaDeviceSynchronize() in device code is gone from current CUDA (removed "
-                     "in CUDA 12); it runs as in CUDA 11: the thread waits for the work its block launched\n");
-    }
+    SIM_NOTE_GONE("cudaDeviceSynchronize() in device code (CUDA 11's dynamic parallelism)",
+                  "in CUDA 11: the thread waits for the work its block launched");
     if (sticky_error() != cudaSuccess) return sticky_error();
     std::vector<ChildWork> mine = take_block_work(parent, running_block());
     if (mine.empty()) return cudaSuccess;

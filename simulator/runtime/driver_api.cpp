@@ -70,11 +70,7 @@ CUresult cuDeviceTotalMem(size_t* bytes, CUdevice device) {
 
 // Removed in CUDA 12 (cuDeviceGetAttribute with the compute-capability attributes instead).
 CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice device) {
-    static std::atomic<bool> said{false};
-    if (!said.exchange(true))
-        std::fprintf(stderr,
-                     "note (simulator): cuDeviceComputeCapability is gone from current CUDA; it runs as "
-                     "the modelled device's major.minor\n");
+    SIM_NOTE_GONE("cuDeviceComputeCapability", "the modelled device's major.minor");
     if (major == nullptr || minor == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!valid(device)) return CUDA_ERROR_INVALID_DEVICE;
     cudaDeviceProp prop;

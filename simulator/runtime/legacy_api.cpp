@@ -9,13 +9,12 @@
 #include <mutex>
 #include <string>
 
-namespace {
-
-// One line per legacy name and process, so a loop of legacy calls prints one note.
-void note_gone(std::atomic<bool>& said, const char* name, const char* instead) {
+void sim::note_gone(std::atomic<bool>& said, const char* what, const char* instead) {
     if (!said.exchange(true))
-        std::fprintf(stderr, "note (simulator): %s is gone from current CUDA; it runs as %s\n", name, instead);
+        std::fprintf(stderr, "note (simulator): %s is gone from current CUDA; it runs as %s\n", what, instead);
 }
+
+namespace {
 
 struct NamedSymbol {
     const void* address;
@@ -65,9 +64,7 @@ bool register_symbol_name(const char* name, const void* address, size_t size) {
 }
 }  // namespace sim
 
-#define SIM_GONE(name, instead)                 \
-    static std::atomic<bool> said_##name{false}; \
-    note_gone(said_##name, #name, instead)
+#define SIM_GONE(name, instead) SIM_NOTE_GONE(#name, instead)
 
 extern "C" {
 
@@ -113,8 +110,7 @@ cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache* config) {
 cudaError_t cudaMemcpyToSymbol(const char* symbol, const void* src, size_t count, size_t offset,
                                enum cudaMemcpyKind kind) {
     (void)kind;
-    static std::atomic<bool> said{false};
-    note_gone(said, "cudaMemcpyToSymbol with the symbol named by a string", "a copy to the variable of that name");
+    SIM_NOTE_GONE("cudaMemcpyToSymbol with the symbol named by a string", "a copy to the variable of that name");
     cudaError_t error = cudaSuccess;
     char* dst = named_bytes(symbol, offset, count, &error);
     if (dst == nullptr) return sim::set_error(error);
@@ -124,9 +120,7 @@ cudaError_t cudaMemcpyToSymbol(const char* symbol, const void* src, size_t count
 cudaError_t cudaMemcpyFromSymbol(void* dst, const char* symbol, size_t count, size_t offset,
                                  enum cudaMemcpyKind kind) {
     (void)kind;
-    static std::atomic<bool> said{false};
-    note_gone(said, "cudaMemcpyFromSymbol with the symbol named by a string",
-              "a copy from the variable of that name");
+    SIM_NOTE_GONE("cudaMemcpyFromSymbol with the symbol named by a string", "a copy from the variable of that name");
     cudaError_t error = cudaSuccess;
     const char* src = named_bytes(symbol, offset, count, &error);
     if (src == nullptr) return sim::set_error(error);

@@ -52,7 +52,7 @@ struct RaceState {
     uint32_t warp_syncs[32] = {};
 };
 
-std::mutex g_report_mu;
+std::mutex g_race_report_mu;
 // The hazards reported: by (earlier pc, later pc), and by the two program lines they name.
 struct Reported {
     std::set<std::pair<uintptr_t, uintptr_t>> pcs;
@@ -116,13 +116,13 @@ std::string thread_name(const Block* b, uint32_t linear) {
 void report_hazard(const Block* b, const char* now_kind, uint32_t now_thread, uintptr_t now_pc,
                    const char* then_kind, uint32_t then_thread, uintptr_t then_pc) {
     {
-        std::lock_guard<std::mutex> lock(g_report_mu);
+        std::lock_guard<std::mutex> lock(g_race_report_mu);
         if (g_reported == nullptr) g_reported = new Reported;
         if (!g_reported->pcs.insert({then_pc, now_pc}).second) return;  // seen: no symbolizing again
     }
     const std::string now_at = source_of(now_pc), then_at = source_of(then_pc);
     {
-        std::lock_guard<std::mutex> lock(g_report_mu);
+        std::lock_guard<std::mutex> lock(g_race_report_mu);
         // Once per pair of program lines (a line's copy loop has several stores, each its own pc).
         if (!g_reported->lines.insert(std::string(now_kind) + now_at + '|' + then_kind + then_at).second) return;
         g_any_report.store(true);

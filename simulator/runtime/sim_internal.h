@@ -448,7 +448,17 @@ void report_leaks();
 std::string user_frame(const void* block, const void* call_site);
 #endif
 
+// One line on stderr per call site and process, that ``what`` is gone from current CUDA and runs
+// as ``instead`` (a loop of legacy calls prints one note).
+void note_gone(std::atomic<bool>& said, const char* what, const char* instead);
+
 }  // namespace sim
+
+#define SIM_NOTE_GONE(what, instead)                  \
+    do {                                              \
+        static std::atomic<bool> sim_said_{false};    \
+        sim::note_gone(sim_said_, what, instead);     \
+    } while (0)
 
 #pragma GCC visibility pop
 

@@ -234,15 +234,7 @@ cudaError_t make_array(cudaArray_t* array, const cudaChannelFormatDesc* desc, cu
     return cudaSuccess;
 }
 
-// One line per legacy name and process (the style of legacy_api.cpp).
-void note_gone(std::atomic<bool>& said, const char* name, const char* instead) {
-    if (!said.exchange(true))
-        std::fprintf(stderr, "note (simulator): %s (texture references) is gone from current CUDA; it runs as %s\n",
-                     name, instead);
-}
-#define SIM_TEXREF_GONE(name, instead)            \
-    static std::atomic<bool> said_##name{false}; \
-    note_gone(said_##name, #name, instead)
+#define SIM_TEXREF_GONE(name, instead) SIM_NOTE_GONE(#name " (texture references)", instead)
 
 textureReference* bindable(const textureReference* r) { return const_cast<textureReference*>(r); }
 

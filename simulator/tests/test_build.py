@@ -365,3 +365,29 @@ def test_shipped_layernorm_matches_numpy(sim_lib_dir, rows, hidden):
     np.testing.assert_allclose(dx, want_dx, rtol=1e-3, atol=1e-4)
     np.testing.assert_allclose(dg, (dy * xhat).sum(axis=0), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(db, dy.sum(axis=0), rtol=1e-4, atol=1e-4)
+
+
+def test_runtime_groups_hold_every_source_once():
+    from simulator import build
+
+    sources = sorted(build.RUNTIME_DIR.glob("*.cpp"))
+    for count in (1, 2, 3, 16, 1000):
+        groups = build.runtime_units(count)
+        assert len(groups) == min(count, len(sources))
+        assert sorted(src for g in groups for src in g) == sources
+        assert all(groups)
+
+
+@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck", "racecheck-shared"])
+def test_the_runtime_compiles_as_one_unit(tmp_path, mode):
+    """The runtime is built a group of sources per compiler run, the groups depending on the CPUs:
+    all of them in one unit must compile (no two sources define the same file-local name)."""
+    from simulator import build
+
+    (group,) = build.runtime_units(1)
+    unit = tmp_path / "runtime_unit.cpp"
+    unit.write_text(build._unit_text(group))
+    cxx = build.compiler()
+    flags = build._common(cxx) + build._RUNTIME_FLAGS[mode] + ["-I", str(build.RUNTIME_DIR)]
+    proc = subprocess.run([cxx, *flags, "-fsyntax-only", str(unit)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
