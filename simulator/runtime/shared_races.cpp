@@ -31,25 +31,32 @@
 namespace sim {
 namespace {
 
-constexpr uint32_t kManyReaders = 0xffffffffu;   // readers in several warps
-constexpr uint32_t kWarpReaders = 0x80000000u;   // | warp: several readers, all of that warp
+constexpr uint32_t kManyReaders = 0xffffu;   // readers in several warps
+constexpr uint32_t kWarpReaders = 0x8000u;   // | warp: several readers, all of that warp
 
-// What one byte of shared memory saw in the current epoch of its block.
+// What one byte of shared memory saw in the current epoch of its block: 16 bytes, so that a 4-byte
+// access reads one cache line of shadow (the code addresses, read only for a report, are apart).
 struct Cell {
-    uintptr_t write_pc;
-    uintptr_t read_pc;
     uint32_t write_epoch;
     uint32_t read_epoch;
-    uint32_t writer;       // linear thread index in the block
-    uint32_t reader;       // linear index, or kManyReaders, or kWarpReaders | warp
-    uint32_t write_sync;   // the writer's warp's __syncwarp count at the write
-    uint32_t read_sync;    // the largest such count among the readers
+    uint16_t writer;       // linear thread index in the block (at most 1024 threads)
+    uint16_t reader;       // linear index, or kManyReaders, or kWarpReaders | warp
+    uint16_t write_sync;   // the writer's warp's __syncwarp count at the write
+    uint16_t read_sync;    // the largest such count among the readers
+};
+static_assert(sizeof(Cell) == 16, "a cell is a quarter of a cache line");
+
+// Where the write and the reads a cell records were made (the first read of each kind of reader).
+struct CellPcs {
+    uintptr_t write_pc;
+    uintptr_t read_pc;
 };
 
 struct RaceState {
-    Cell* cells = nullptr;  // one per byte of the worker's arena
+    Cell* cells = nullptr;     // one per byte of the worker's arena
+    CellPcs* pcs = nullptr;    // likewise
     uint32_t epoch = 1;
-    uint32_t warp_syncs[32] = {};
+    uint16_t warp_syncs[32] = {};
 };
 
 std::mutex g_race_report_mu;
@@ -61,18 +68,21 @@ struct Reported {
 Reported* g_reported = nullptr;
 std::atomic<bool> g_any_report{false};
 
-RaceState& state_of(Worker* wk) {
-    if (wk->race_state == nullptr) {
-        auto* s = new RaceState;
-        // calloc of this size maps zero pages: only the bytes a program's blocks touch cost memory.
-        s->cells = static_cast<Cell*>(std::calloc(kArenaBytes, sizeof(Cell)));
-        if (s->cells == nullptr) {
-            report("racecheck: out of host memory for the shadow of shared memory");
-            std::abort();
-        }
-        wk->race_state = s;
+// calloc of these sizes maps zero pages: only the bytes a program's blocks touch cost memory.
+__attribute__((noinline)) RaceState& new_state(Worker* wk) {
+    auto* s = new RaceState;
+    s->cells = static_cast<Cell*>(std::calloc(kArenaBytes, sizeof(Cell)));
+    s->pcs = static_cast<CellPcs*>(std::calloc(kArenaBytes, sizeof(CellPcs)));
+    if (s->cells == nullptr || s->pcs == nullptr) {
+        report("racecheck: out of host memory for the shadow of shared memory");
+        std::abort();
     }
-    return *static_cast<RaceState*>(wk->race_state);
+    wk->race_state = s;
+    return *s;
+}
+
+inline RaceState& state_of(Worker* wk) {
+    return wk->race_state != nullptr ? *static_cast<RaceState*>(wk->race_state) : new_state(wk);
 }
 
 // "func at file:line" for the first frame of ``pc`` (inlined frames included) outside the
@@ -154,39 +164,43 @@ bool readers_ordered(const Cell& c, uint32_t thread, uint32_t sync) {
 // An access to the running block's shared memory: judged and recorded.
 __attribute__((noinline)) void judge(RunState& run, Block* b, uintptr_t off, size_t size, bool write,
                                      uintptr_t pc) {
-    Worker* wk = b->worker;
     if (!b->launch->checked) return;
     if (off + size > kArenaBytes) size = kArenaBytes - off;
-    RaceState& s = state_of(wk);
+    RaceState& s = state_of(b->worker);
+    const uint32_t epoch = s.epoch;
     const uint32_t thread = (uint32_t)run.fiber->linear;
     const uint32_t sync = s.warp_syncs[(thread >> 5) & 31u];
+    const uint32_t warp = thread >> 5;
     bool reported = false;
     for (size_t i = 0; i < size; ++i) {
         Cell& c = s.cells[off + i];
-        if (!reported && c.write_epoch == s.epoch && !ordered(thread, sync, c.writer, c.write_sync)) {
+        if (c.write_epoch == epoch && !reported && !ordered(thread, sync, c.writer, c.write_sync)) {
             reported = true;
-            report_hazard(b, write ? "write" : "read", thread, pc, "write", c.writer, c.write_pc);
+            report_hazard(b, write ? "write" : "read", thread, pc, "write", c.writer, s.pcs[off + i].write_pc);
         }
         if (write) {
-            if (!reported && c.read_epoch == s.epoch && !readers_ordered(c, thread, sync)) {
+            if (c.read_epoch == epoch && !reported && !readers_ordered(c, thread, sync)) {
                 reported = true;
-                report_hazard(b, "write", thread, pc, "read", c.reader, c.read_pc);
+                report_hazard(b, "write", thread, pc, "read", c.reader, s.pcs[off + i].read_pc);
             }
-            c.write_epoch = s.epoch;
-            c.writer = thread;
-            c.write_sync = sync;
-            c.write_pc = pc;
-        } else if (c.read_epoch != s.epoch) {
-            c.read_epoch = s.epoch;
-            c.reader = thread;
-            c.read_sync = sync;
-            c.read_pc = pc;
-        } else if (c.reader != thread) {
-            c.reader = readers_warp(c) == (int)(thread >> 5) ? (kWarpReaders | (thread >> 5)) : kManyReaders;
-            if (sync > c.read_sync) c.read_sync = sync;
-            c.read_pc = pc;
-        } else if (sync > c.read_sync) {
-            c.read_sync = sync;
+            c.write_epoch = epoch;
+            c.writer = (uint16_t)thread;
+            c.write_sync = (uint16_t)sync;
+            s.pcs[off + i].write_pc = pc;
+        } else if (c.read_epoch != epoch) {
+            c.read_epoch = epoch;
+            c.reader = (uint16_t)thread;
+            c.read_sync = (uint16_t)sync;
+            s.pcs[off + i].read_pc = pc;
+        } else {
+            if (c.reader != thread && c.reader != kManyReaders) {
+                const uint16_t readers = readers_warp(c) == (int)warp ? (uint16_t)(kWarpReaders | warp) : kManyReaders;
+                if (readers != c.reader) {
+                    c.reader = readers;
+                    s.pcs[off + i].read_pc = pc;
+                }
+            }
+            if (sync > c.read_sync) c.read_sync = (uint16_t)sync;
         }
     }
 }
@@ -220,7 +234,7 @@ void new_epoch(Worker* wk) {
 
 void warp_synced(Worker* wk, int warp) {
     RaceState& s = state_of(wk);
-    if (++s.warp_syncs[warp & 31] == 0) {  // the count wrapped: a new epoch orders what came before
+    if (++s.warp_syncs[warp & 31] == 0) {  // the 16-bit count wrapped: a new epoch orders what came before
         new_epoch(wk);
         std::memset(s.warp_syncs, 0, sizeof s.warp_syncs);
     }
