@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 # The check compiles for real hardware: the simulator must be off before numba is imported.
@@ -134,6 +136,63 @@ def assemble(ptxas: str, ptx_path: Path, arch: tuple[int, int]) -> str | None:
     return text.splitlines()[0][:300] if text else f"ptxas exited with {done.returncode}"
 
 
+def build_one(spec, arch: tuple[int, int], ptxas: str | None, out_dir: Path) -> tuple[str, str | None]:
+    """Compile (and assemble) one kernel for one arch: its printed line, and its failure or None."""
+    from numba import cuda
+
+    sm = f"sm_{arch[0]}{arch[1]}"
+    try:
+        ptx, _ = cuda.compile_ptx(spec.pyfunc, spec.signature, cc=arch)
+    except Exception as err:  # every numba error class counts as a failed kernel
+        return (
+            f"FAIL {spec.name} {sm}: {first_error_line(err)}",
+            f"{spec.name} {sm}: compile: {first_error_line(err)}",
+        )
+    safe = spec.name.replace("[", "_").replace("]", "")
+    path = out_dir / f"{safe}.{sm}.ptx"
+    path.write_text(ptx)
+    note = "ptx only"
+    if ptxas is not None:
+        problem = assemble(ptxas, path, arch)
+        if problem is not None:
+            return f"FAIL {spec.name} {sm}: ptxas: {problem}", f"{spec.name} {sm}: ptxas: {problem}"
+        note = "ptxas ok"
+    return f"ok   {spec.name} {sm} ({len(ptx) / 1024:.1f} kB PTX, {note})", None
+
+
+# The builds a forked worker reads (set before the pool forks: kernels are functions, which a
+# pool would otherwise have to pickle).
+_BUILDS: list = []
+
+
+def _build_at(index: int, ptxas: str | None, out_dir: Path) -> tuple[str, str | None]:
+    spec, arch = _BUILDS[index]
+    return build_one(spec, arch, ptxas, out_dir)
+
+
+def _jobs() -> int:
+    """Compilers at once: the CPUs this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no sched_getaffinity (macOS)
+        return os.cpu_count() or 1
+
+
+def _run_builds(builds: list, ptxas: str | None, out_dir: Path):
+    """(line, failure) of each build, in order; on several CPUs, forked workers run them (the
+    builds are independent, and NVVM and ptxas each keep one CPU busy)."""
+    jobs = min(_jobs(), len(builds))
+    if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [build_one(spec, arch, ptxas, out_dir) for spec, arch in builds]
+    _BUILDS[:] = builds
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            indices = range(len(builds))
+            return list(pool.map(_build_at, indices, [ptxas] * len(builds), [out_dir] * len(builds)))
+    finally:
+        _BUILDS.clear()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Compile (and assemble) every selected kernel for every arch; 0 only when all succeed."""
     args = parse_args(argv)
@@ -181,31 +240,13 @@ def check(
 
     ``summary``: also write the counts there as ``{"compile_ptx": {...}}`` for the matrix report.
     """
-    from numba import cuda
-
     failures: list[str] = []
     started = time.perf_counter()
-    for spec in specs:
-        for arch in archs:
-            sm = f"sm_{arch[0]}{arch[1]}"
-            try:
-                ptx, _ = cuda.compile_ptx(spec.pyfunc, spec.signature, cc=arch)
-            except Exception as err:  # every numba error class counts as a failed kernel
-                failures.append(f"{spec.name} {sm}: compile: {first_error_line(err)}")
-                print(f"FAIL {spec.name} {sm}: {first_error_line(err)}")
-                continue
-            safe = spec.name.replace("[", "_").replace("]", "")
-            path = out_dir / f"{safe}.{sm}.ptx"
-            path.write_text(ptx)
-            note = "ptx only"
-            if ptxas is not None:
-                problem = assemble(ptxas, path, arch)
-                if problem is not None:
-                    failures.append(f"{spec.name} {sm}: ptxas: {problem}")
-                    print(f"FAIL {spec.name} {sm}: ptxas: {problem}")
-                    continue
-                note = "ptxas ok"
-            print(f"ok   {spec.name} {sm} ({len(ptx) / 1024:.1f} kB PTX, {note})")
+    builds = [(spec, arch) for spec in specs for arch in archs]
+    for line, failure in _run_builds(builds, ptxas, out_dir):
+        print(line)
+        if failure is not None:
+            failures.append(failure)
     took = time.perf_counter() - started
     total = len(specs) * len(archs)
     print(
