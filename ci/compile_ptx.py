@@ -144,10 +144,8 @@ def build_one(spec, arch: tuple[int, int], ptxas: str | None, out_dir: Path) -> 
     try:
         ptx, _ = cuda.compile_ptx(spec.pyfunc, spec.signature, cc=arch)
     except Exception as err:  # every numba error class counts as a failed kernel
-        return (
-            f"FAIL {spec.name} {sm}: {first_error_line(err)}",
-            f"{spec.name} {sm}: compile: {first_error_line(err)}",
-        )
+        why = first_error_line(err)
+        return f"FAIL {spec.name} {sm}: {why}", f"{spec.name} {sm}: compile: {why}"
     safe = spec.name.replace("[", "_").replace("]", "")
     path = out_dir / f"{safe}.{sm}.ptx"
     path.write_text(ptx)
@@ -170,18 +168,12 @@ def _build_at(index: int, ptxas: str | None, out_dir: Path) -> tuple[str, str | 
     return build_one(spec, arch, ptxas, out_dir)
 
 
-def _jobs() -> int:
-    """Compilers at once: the CPUs this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # no sched_getaffinity (macOS)
-        return os.cpu_count() or 1
-
-
 def _run_builds(builds: list, ptxas: str | None, out_dir: Path):
     """(line, failure) of each build, in order; on several CPUs, forked workers run them (the
     builds are independent, and NVVM and ptxas each keep one CPU busy)."""
-    jobs = min(_jobs(), len(builds))
+    from ci.tiers import cpu_count  # the CPUs this process may use, container quotas included
+
+    jobs = min(cpu_count(), len(builds))
     if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return [build_one(spec, arch, ptxas, out_dir) for spec, arch in builds]
     _BUILDS[:] = builds

@@ -314,13 +314,13 @@ def runtime_units(count: int) -> list[list[Path]]:
     sources), each compiled as one translation unit: the headers every source includes are parsed
     once a group, not once a source (the sources keep no file-local name that another reuses, so
     any grouping compiles; a test builds them all as one unit)."""
-    sources = _runtime_cpp()
-    groups: list[list[Path]] = [[] for _ in range(max(1, min(count, len(sources))))]
+    sizes = {src: src.stat().st_size for src in _runtime_cpp()}
+    groups: list[list[Path]] = [[] for _ in range(max(1, min(count, len(sizes))))]
     loads = [0] * len(groups)
-    for src in sorted(sources, key=lambda s: (-s.stat().st_size, s.name)):
+    for src in sorted(sizes, key=lambda s: (-sizes[s], s.name)):
         least = loads.index(min(loads))
         groups[least].append(src)
-        loads[least] += src.stat().st_size
+        loads[least] += sizes[src]
     return [sorted(g) for g in groups]
 
 
@@ -328,11 +328,16 @@ def _unit_text(group: list[Path]) -> str:
     return "".join(f'#include "{src}"\n' for src in group)
 
 
+def runtime_flags(cxx: str, mode: str) -> list[str]:
+    """The flags of every compile of the runtime's sources for ``mode``."""
+    return _common(cxx) + _RUNTIME_FLAGS[mode] + ["-I", str(RUNTIME_DIR)]
+
+
 def runtime_object(mode: str) -> Path:
     """The runtime compiled for ``mode`` (cached)."""
     _check_mode(mode)
     cxx = compiler()
-    flags = _common(cxx) + _RUNTIME_FLAGS[mode] + ["-I", str(RUNTIME_DIR)]
+    flags = runtime_flags(cxx, mode)
     key = _hash(_runtime_sources(), " ".join(flags), _compiler_id(cxx))
     out = cache_dir() / f"sim_runtime-{mode}-{key}.o"
 

@@ -169,8 +169,8 @@ __attribute__((noinline)) void judge(RunState& run, Block* b, uintptr_t off, siz
     RaceState& s = state_of(b->worker);
     const uint32_t epoch = s.epoch;
     const uint32_t thread = (uint32_t)run.fiber->linear;
-    const uint32_t sync = s.warp_syncs[(thread >> 5) & 31u];
     const uint32_t warp = thread >> 5;
+    const uint32_t sync = s.warp_syncs[warp & 31u];
     bool reported = false;
     for (size_t i = 0; i < size; ++i) {
         Cell& c = s.cells[off + i];

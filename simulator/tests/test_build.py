@@ -12,6 +12,8 @@ import textwrap
 import numpy as np
 import pytest
 
+from simulator.build import BUILD_MODES
+
 from .conftest import SHIPPED, run_cli, shipped_sources
 
 UNSUPPORTED = [
@@ -378,7 +380,7 @@ def test_runtime_groups_hold_every_source_once():
         assert all(groups)
 
 
-@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck", "racecheck-shared"])
+@pytest.mark.parametrize("mode", BUILD_MODES)
 def test_the_runtime_compiles_as_one_unit(tmp_path, mode):
     """The runtime is built a group of sources per compiler run, the groups depending on the CPUs:
     all of them in one unit must compile (no two sources define the same file-local name)."""
@@ -388,6 +390,7 @@ def test_the_runtime_compiles_as_one_unit(tmp_path, mode):
     unit = tmp_path / "runtime_unit.cpp"
     unit.write_text(build._unit_text(group))
     cxx = build.compiler()
-    flags = build._common(cxx) + build._RUNTIME_FLAGS[mode] + ["-I", str(build.RUNTIME_DIR)]
-    proc = subprocess.run([cxx, *flags, "-fsyntax-only", str(unit)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [cxx, *build.runtime_flags(cxx, mode), "-fsyntax-only", str(unit)], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
