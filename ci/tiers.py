@@ -175,6 +175,8 @@ TIERS: dict[str, Tier] = {
             "sanitize",
             "sanitize",
             ("simulator/tests",),
+            # The simulator's cuBLAS and cuRAND are built against those libraries' headers.
+            extras=".[test,simulator-libs]",
             workers="2",
             needs=("c++",),
             files=(("simulator/tests", "the simulator and its tests"),),

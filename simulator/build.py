@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
-from . import cccl
+from . import cccl, cuda_headers, link_stubs, toolkit_index
 from .transform import SimBuildError, clang_module, translate_preprocessed
 
 __all__ = [
@@ -48,7 +48,9 @@ BUILD_MODES = (*MODES, SHARED_RACECHECK)
 DEFAULT_ARCH = 800  # __CUDA_ARCH__ of the modelled sm_80 device
 
 # Flags for the translated kernel source (instrumented) and for the runtime (never instrumented:
-# its scheduler state is shared between fibers by design).
+# its scheduler state is shared between fibers by design). Every translated source is compiled
+# -fpermissive: nvcc's own front end accepts what g++ alone calls nonconforming in headers that
+# are written for it (CUB's member aliases that change the meaning of a name they use).
 _KERNEL_FLAGS = {
     "fast": ["-O2"],
     "synccheck": ["-O1", "-DSIM_SYNCCHECK"],
@@ -184,50 +186,30 @@ def _compile(args: list[str], what: str) -> None:
     _run_compiler(args, what)
 
 
-# g++'s message for a Thrust header it cannot find: the program needs NVIDIA's CCCL headers.
-_THRUST_MISSING = re.compile(r"fatal error: thrust/\S+: No such file or directory")
-
-
-def _preprocess_with_libraries(args: list[str], what: str) -> tuple[str, list[str]]:
-    """``g++ -E`` (``args``), with CCCL's flags added when the source includes a Thrust header:
-    the text and those flags (empty for a program without Thrust, which never pays for CCCL)."""
-    proc = _invoke_compiler(args)
-    if proc.returncode == 0:
-        return proc.stdout, []
-    if not _THRUST_MISSING.search(proc.stderr):
-        raise SimBuildError(_explain_compiler_error(what, proc.stderr))
-    extra = cccl.cccl_flags() if cccl.find_cccl() else []
-    if not extra:
-        raise SimBuildError(_explain_compiler_error(what, proc.stderr))
-    proc = _invoke_compiler([*args, *extra])
-    # CUB's headers may stop the preprocessor (newer ones include the toolkit's cudaTypedefs.h):
-    # the partial text still shows which CUB or Thrust CUDA-system header the program reached.
-    cccl.refuse_cuda_only_headers(proc.stdout, what)
-    if proc.returncode != 0:
-        raise SimBuildError(_explain_compiler_error(what, proc.stderr))
-    return proc.stdout, extra
+def _preprocess_text(args: list[str], what: str) -> str:
+    """``g++ -E`` (``args``): the preprocessed text, or SimBuildError explaining the failure."""
+    return _run_compiler(args, what)
 
 
 # NVIDIA's libraries the simulator does not provide (it runs CUDA C++, the runtime API and a cuBLAS subset).
 _LIBRARY_HEADERS = [
     (r"cublasXt", "cuBLASXt"),
     (r"cudnn", "cuDNN"),
-    (r"cub/", "CUB"),
     (r"cufft", "cuFFT"),
     (r"cusparse", "cuSPARSE"),
     (r"cusolver", "cuSOLVER"),
     (r"nccl", "NCCL"),
+    (r"cupti", "CUPTI"),
     (r"cutlass/", "CUTLASS"),
     (r"cute/", "CuTe"),
-    (r"cuda/", "libcu++ (other than <cuda/barrier>, <cuda/pipeline> and six <cuda/std/...> headers)"),
     (r"npp", "NPP"),
     (r"nvrtc", "NVRTC"),
     (r"nvml", "NVML"),
 ]
 LIBRARIES_OUT_OF_SCOPE = (
-    "of NVIDIA's libraries it provides only the cuBLAS/cublasLt and cuRAND subsets and Thrust's host "
-    "back end in simulator/docs/supported.md; the others (cuDNN, CUB, cuFFT, cuSPARSE, NCCL, CUTLASS, "
-    "...) are out of its scope: it runs CUDA C++ and the CUDA runtime API"
+    "of NVIDIA's libraries it provides CCCL (Thrust, CUB, libcu++) and the cuBLAS/cublasLt and cuRAND "
+    "subsets in simulator/docs/supported.md; the others (cuDNN, cuFFT, cuSPARSE, NCCL, CUTLASS, ...) are "
+    "out of its scope: it runs CUDA C++ and the CUDA runtime API"
 )
 
 # g++ messages that name a declaration the program expected from CUDA: (pattern, name group(s)).
@@ -251,8 +233,8 @@ def _explain_compiler_error(what: str, stderr: str) -> str:
         loc = _LOCATION.match(ln)
         where = f"{loc.group(1)}:{loc.group(2)}: " if loc else ""
         m = re.search(r"fatal error: (\S+): No such file or directory", ln)
-        if m and m.group(1).startswith("thrust/"):
-            hint = f"\n{where}unsupported header <{m.group(1)}>: {cccl.INSTALL_HINT}"
+        if m and re.match(r"(?:cublas|curand)", m.group(1)):
+            hint = f"\n{where}<{m.group(1)}> is not installed: {LIBRARIES_HINT}"
             break
         if m:
             header = m.group(1)
@@ -272,12 +254,10 @@ def _explain_compiler_error(what: str, stderr: str) -> str:
             m = re.search(rx, ln)
             if m:
                 name = m.group(1) if m.lastindex == 1 else f"{m.group(2)}::{m.group(1)}"
-                if cccl.CUDA_ONLY_NAMES.fullmatch(name):
-                    hint = f"\n{where}'{name}': {cccl.CUDA_ONLY}"
-                    break
                 hint = (
-                    f"\n{where}'{name}' is not provided by the simulator (an unsupported CUDA API or a "
-                    "missing declaration); see simulator/docs/supported.md for what is supported"
+                    f"\n{where}'{name}' is declared nowhere: neither the program nor CUDA "
+                    f"{cuda_headers.CUDA_MAJOR}'s headers declare it (a name from an older CUDA, or a "
+                    "missing #include); see simulator/docs/supported.md for what is supported"
                 )
                 break
         if hint:
@@ -309,6 +289,56 @@ def _atomic_output(final: Path, produce) -> Path:
     return final
 
 
+def toolkit_include() -> Path:
+    """NVIDIA's headers as the build compiles against them (made once in the cache; cuda_headers.py)."""
+    return cuda_headers.include_dir(cache_dir())
+
+
+def toolkit_flags() -> list[str]:
+    """The system include folders of every compile: the simulator's own headers first (those of
+    NVIDIA's libraries it implements in its own way), then NVIDIA's headers and CCCL's."""
+    inc = toolkit_include()
+    flags = ["-isystem", str(RUNTIME_DIR / "include"), "-isystem", str(inc)]
+    cccl_inc = cuda_headers.cccl_dir(inc)
+    if cccl_inc is not None:
+        flags += ["-isystem", str(cccl_inc)]
+    return flags
+
+
+def _crt_build() -> int:
+    """The build number of the pinned release's compiler headers (the nvidia-cuda-crt wheel's version)."""
+    from importlib import metadata
+
+    try:
+        return int(metadata.version("nvidia-cuda-crt").split(".")[2])
+    except (metadata.PackageNotFoundError, IndexError, ValueError):
+        return 0
+
+
+def nvcc_macros(arch: int) -> list[str]:
+    """What nvcc defines for every pass (``__CUDA_ARCH__`` is the device pass's alone)."""
+    version = cuda_headers.toolkit_version(toolkit_include())
+    return [
+        "-D__NVCC__",
+        "-D__CUDACC__",
+        f"-D__CUDACC_VER_MAJOR__={version // 1000}",
+        f"-D__CUDACC_VER_MINOR__={version % 1000 // 10}",
+        f"-D__CUDACC_VER_BUILD__={_crt_build()}",
+        f"-D__CUDA_ARCH_LIST__={arch}",
+        # CUB's policies for host code are "implementation defined": the modelled device's, so that
+        # a dispatch on the host and the kernels it launches agree (cub/util_arch.cuh).
+        f"-DCUB_PTX_ARCH={arch}",
+    ]
+
+
+def _generated_dir() -> Path:
+    """The runtime's sources generated from NVIDIA's headers (the error codes' table)."""
+    inc = toolkit_include()
+    gen = inc.with_name(inc.name + "-runtime")
+    toolkit_index.write_error_table(inc, gen)
+    return gen
+
+
 def runtime_units(count: int) -> list[list[Path]]:
     """The runtime's sources in ``count`` groups of about equal size (fewer when there are fewer
     sources), each compiled as one translation unit: the headers every source includes are parsed
@@ -330,7 +360,14 @@ def _unit_text(group: list[Path]) -> str:
 
 def runtime_flags(cxx: str, mode: str) -> list[str]:
     """The flags of every compile of the runtime's sources for ``mode``."""
-    return _common(cxx) + _RUNTIME_FLAGS[mode] + ["-I", str(RUNTIME_DIR)]
+    # Hidden: a simulated library exports its own launchers only, never the runtime's cuda* calls
+    # (which NVIDIA's headers declare with default visibility).
+    return (
+        _common(cxx)
+        + _RUNTIME_FLAGS[mode]
+        + ["-fvisibility=hidden", "-I", str(RUNTIME_DIR), "-I", str(_generated_dir())]
+        + toolkit_flags()
+    )
 
 
 def runtime_object(mode: str) -> Path:
@@ -338,7 +375,7 @@ def runtime_object(mode: str) -> Path:
     _check_mode(mode)
     cxx = compiler()
     flags = runtime_flags(cxx, mode)
-    key = _hash(_runtime_sources(), " ".join(flags), _compiler_id(cxx))
+    key = _hash(_runtime_sources(), " ".join(flags), _compiler_id(cxx), toolkit_include().name)
     out = cache_dir() / f"sim_runtime-{mode}-{key}.o"
 
     def produce(tmp: Path) -> None:
@@ -380,12 +417,14 @@ def _check_arch(arch: int) -> int:
 
 
 def _user_files(pre: str) -> set[str]:
-    """The program's own files named by the line markers of ``pre`` (no system or runtime header)."""
+    """The program's own files named by the line markers of ``pre``: the main file and those entered
+    without the system flag (no system or runtime header)."""
     found = set()
-    for m in re.finditer(r'(?m)^# \d+ "([^"]+)"((?: \d)*)$', pre):
-        path = m.group(1)
+    for n, m in enumerate(re.finditer(r'(?m)^# \d+ "([^"]+)"((?: \d)*)$', pre)):
+        path, flags = m.group(1), m.group(2).split()
         if (
-            "3" not in m.group(2).split()
+            "3" not in flags
+            and ("1" in flags or n == 0)
             and not path.startswith("<")
             and not path.startswith(str(RUNTIME_DIR))
         ):
@@ -400,13 +439,19 @@ def _front_end_version() -> str:
     return "\n".join((PACKAGE_DIR / n).read_text() for n in names)
 
 
+@cache
+def host_has_fma(cxx: str) -> bool:
+    """Whether the machine's CPU has fused multiply-add instructions (device code contracts into them)."""
+    probe = _invoke_compiler([cxx, "-march=native", "-dM", "-E", "-x", "c++", "/dev/null"])
+    return probe.returncode == 0 and "#define __FMA__ 1" in probe.stdout
+
+
 def _preprocess(cxx: str, path: str, flags: list[str], arch: int, what: str) -> tuple[str, str | None]:
     """``g++ -E`` of a .cu source for the front end: the host pass, and the device pass
     (``__CUDA_ARCH__`` defined) when the program's files test it (else None)."""
     clang_module()  # the front end's dependency, checked before any work
-    pp = [cxx, *flags, "-I", str(RUNTIME_DIR), "-DSIM_FRONTEND", "-include", "cuda_sim.h", "-x", "c++"]
-    host_pre, extra = _preprocess_with_libraries([*pp, "-E", path], what)
-    pp += extra
+    pp = [cxx, *flags, *nvcc_macros(arch), "-include", str(RUNTIME_DIR / "cuda_sim.h"), "-x", "c++"]
+    host_pre = _preprocess_text([*pp, "-E", path], what)
     for f in sorted(_user_files(host_pre)):
         if not os.path.isfile(f):
             continue  # the working-folder marker that -g adds
@@ -425,21 +470,24 @@ def translate_source(
     include_dirs: tuple[str, ...] | list[str] = (),
     arch: int = DEFAULT_ARCH,
     unchecked_host: bool = False,
+    fmad: bool = True,
 ) -> str:
     """The C++ that the build compiles for a .cu ``source`` (preprocessed and rewritten; not cached;
-    ``unchecked_host`` as :func:`kernel_object`)."""
+    ``unchecked_host`` and ``fmad`` as :func:`kernel_object`)."""
     _check_mode(mode)
     _check_arch(arch)
     src = Path(source).resolve()
     if not src.is_file():
         raise SimBuildError(f"{source}: no such source file")
-    includes = ["-I", str(RUNTIME_DIR / "include"), "-I", str(src.parent)]
+    includes = ["-I", str(src.parent)]
     for d in include_dirs:
         includes += ["-I", str(Path(d).resolve())]
+    includes += toolkit_flags()
     cxx = compiler()
     flags = _common(cxx) + _KERNEL_FLAGS[mode] + includes
     host_pre, device_pre = _preprocess(cxx, str(src), flags, arch, str(src))
-    return translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host)
+    fma = fmad and host_has_fma(cxx)
+    return translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host, fma)
 
 
 _DEFINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(=.*)?", re.DOTALL)
@@ -460,6 +508,7 @@ def kernel_object(
     arch: int = DEFAULT_ARCH,
     defines: tuple[str, ...] | list[str] = (),
     unchecked_host: bool = False,
+    fmad: bool = True,
 ) -> Path:
     """Preprocess, rewrite and compile one source for ``mode`` (cached by content).
 
@@ -469,7 +518,8 @@ def kernel_object(
     CUDA API only through their own ``#include <cuda_runtime.h>``; C sources are compiled as C.
     ``unchecked_host`` leaves host code out of the sanitizers' instrumentation: a ``.cu`` source's
     host-only functions are marked ``no_sanitize`` (``transform.UNCHECKED_HOST``), and under
-    memcheck a host source is compiled as in fast mode.
+    memcheck a host source is compiled as in fast mode. ``fmad`` (nvcc's -fmad, on by default):
+    device code contracts multiplies and adds into fused multiply-adds where the CPU has them.
     """
     _check_mode(mode)
     _check_arch(arch)
@@ -488,9 +538,10 @@ def kernel_object(
             raise SimBuildError(f"-I {d}: no such folder")
     cxx = compiler()
     path = str(src.resolve())
-    includes = ["-I", str(RUNTIME_DIR / "include"), "-I", str(src.resolve().parent)]
+    includes = ["-I", str(src.resolve().parent)]
     for d in user_dirs:
         includes += ["-I", d]
+    includes += toolkit_flags()
     includes += [f"-D{d}" for d in check_defines(defines)]
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", src.stem)
     if suffix not in CUDA_SUFFIXES:
@@ -501,16 +552,18 @@ def kernel_object(
             flags = [f for f in _common(cxx) if not f.startswith("-std=")] + host_flags + includes
         else:
             lang = ["-x", "c++"]
-            flags = _common(cxx) + host_flags + includes + ["-I", str(RUNTIME_DIR)]
+            flags = _common(cxx) + host_flags + includes
         # Keyed by the preprocessed text, so that a change in an included header makes a new key.
-        pre, extra = _preprocess_with_libraries([cxx, *flags, *lang, "-E", path], str(src))
-        flags += extra + cccl.compile_flags(mode, pre)
+        pre = _preprocess_text([cxx, *flags, *lang, "-E", path], str(src))
+        flags += cccl.compile_flags(mode, pre)
         key = _hash(pre, _runtime_sources(), " ".join(flags + lang), _compiler_id(cxx), path)
         out = cache_dir() / f"{stem}-{mode}-{key}.o"
         return _atomic_output(
             out, lambda tmp: _compile([cxx, *flags, *lang, "-c", path, "-o", str(tmp)], str(src))
         )
     flags = _common(cxx) + _KERNEL_FLAGS[mode]
+    if fmad and host_has_fma(cxx):
+        includes = [*includes, "-DSIM_DEVICE_FMA"]
     host_pre, device_pre = _preprocess(cxx, path, flags + includes, arch, str(src))
     flags = flags + cccl.compile_flags(mode, host_pre)
     key = _hash(
@@ -522,19 +575,130 @@ def kernel_object(
         _compiler_id(cxx),
         _front_end_version(),
         "unchecked host" if unchecked_host else "",
+        "fma" if fmad and host_has_fma(cxx) else "",
     )
     out = cache_dir() / f"{stem}-{mode}-{key}.o"
 
     def produce(tmp: Path) -> None:
-        text = translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host)
+        fma = fmad and host_has_fma(cxx)
+        text = translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host, fma)
         translated = tmp.with_name(tmp.name + ".sim.ii")
         translated.write_text(text)
         try:
-            _compile([cxx, *flags, "-x", "c++-cpp-output", "-c", str(translated), "-o", str(tmp)], str(src))
+            _compile(
+                [cxx, *flags, "-fpermissive", "-x", "c++-cpp-output", "-c", str(translated), "-o", str(tmp)],
+                str(src),
+            )
         finally:
             translated.unlink(missing_ok=True)
 
     return _atomic_output(out, produce)
+
+
+# The libraries every link takes besides the objects: what they export is never stubbed.
+_SYSTEM_LIBRARIES = ("libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1")
+
+
+@cache
+def _system_symbols(cxx: str) -> frozenset[str]:
+    """What the C, math and C++ libraries the compiler links with export (cached in the cache folder)."""
+    paths = []
+    for name in _SYSTEM_LIBRARIES:
+        found = _invoke_compiler([cxx, f"-print-file-name={name}"]).stdout.strip()
+        if found and os.path.isabs(found) and os.path.isfile(found):
+            paths.append(Path(found).resolve())
+    key = _hash(*(f"{p}:{p.stat().st_mtime_ns}" for p in paths))
+    record = cache_dir() / f"system-symbols-{key}.txt"
+    try:
+        return frozenset(record.read_text().split())
+    except OSError:
+        pass
+    names: set[str] = set()
+    for p in paths:
+        names |= link_stubs.exported(p)
+    fd, tmp = tempfile.mkstemp(dir=record.parent, prefix=record.name + ".")
+    with os.fdopen(fd, "w") as out:
+        out.write("\n".join(sorted(names)))
+    os.replace(tmp, record)
+    return frozenset(names)
+
+
+# NVIDIA's libraries the simulator implements (runtime/libs/): each is its own object per mode,
+# built when a program calls into it, from the library's sources (which need its headers: the
+# simulator-libs extra's wheels). name -> (sources, symbol prefixes, header its calls are declared in).
+LIBRARIES = {
+    "cublas": (("libs/cublas.cpp", "libs/cublaslt.cpp"), ("cublas",), "cublas_api.h"),
+    "curand": (("libs/curand.cpp",), ("curand",), "curand.h"),
+}
+LIBRARIES_HINT = (
+    'pip install "torchlight[simulator-libs]" (the nvidia-cublas and nvidia-curand wheels\' headers)'
+)
+
+
+def library_object(name: str, mode: str) -> Path:
+    """The simulator's implementation of NVIDIA's library ``name`` for ``mode`` (cached)."""
+    _check_mode(mode)
+    sources, _, header = LIBRARIES[name]
+    if not (toolkit_include() / header).is_file():
+        raise SimBuildError(
+            f"the program calls {name}, whose header <{header}> is not installed: {LIBRARIES_HINT}"
+        )
+    cxx = compiler()
+    flags = runtime_flags(cxx, mode)
+    paths = [RUNTIME_DIR / src for src in sources]
+    text = "".join(p.read_text() for p in sorted(RUNTIME_DIR.glob("libs/*")))
+    key = _hash(_runtime_sources(), text, " ".join(flags), _compiler_id(cxx), toolkit_include().name)
+    out = cache_dir() / f"sim_{name}-{mode}-{key}.o"
+
+    def produce(tmp: Path) -> None:
+        unit = tmp.with_name(tmp.name + ".cpp")
+        unit.write_text(_unit_text(paths))
+        try:
+            _compile([cxx, *flags, "-c", str(unit), "-o", str(tmp)], f"the simulator's {name} ({mode})")
+        finally:
+            unit.unlink(missing_ok=True)
+
+    return _atomic_output(out, produce)
+
+
+def library_objects(objects: list[Path], mode: str) -> list[Path]:
+    """The simulator's libraries that ``objects`` call into (cuBLAS, cuRAND)."""
+    undefined: set[str] = set()
+    for obj in objects:
+        undefined |= link_stubs.symbols(obj)[1]
+    return [
+        library_object(name, mode)
+        for name, (_, prefixes, _) in LIBRARIES.items()
+        if any(sym.startswith(prefixes) for sym in undefined)
+    ]
+
+
+def stub_objects(objects: list[Path]) -> list[Path]:
+    """The stubs of what ``objects`` call that NVIDIA's headers declare and nothing defines (one
+    cached object, or none; link_stubs.py)."""
+    inc = toolkit_include()
+    declared = toolkit_index.functions(inc)
+    names = link_stubs.unresolved_declared(objects, declared, _system_symbols(compiler()))
+    if not names:
+        return []
+    cxx = compiler()
+    flags = [*_common(cxx), "-O1", "-fvisibility=hidden"]
+    key = _hash(link_stubs.stub_key(names), inc.name, " ".join(flags), _compiler_id(cxx))
+    out = cache_dir() / f"stubs-{key}.o"
+
+    def produce(tmp: Path) -> None:
+        source = tmp.with_name(tmp.name + ".cpp")
+        source.write_text(
+            link_stubs.stub_source(names, declared, lambda s: toolkit_index.status_value(inc, s))
+        )
+        try:
+            _compile(
+                [cxx, *flags, "-c", str(source), "-o", str(tmp)], "the stubs of unimplemented CUDA functions"
+            )
+        finally:
+            source.unlink(missing_ok=True)
+
+    return [_atomic_output(out, produce)]
 
 
 def build_shared(
@@ -543,8 +707,10 @@ def build_shared(
     """Build ``source`` into ``out_dir/<stem>.so`` exporting the same launchers as nvcc's build."""
     obj = kernel_object(source, mode, arch=arch)
     rt = runtime_object(mode)
+    libs = library_objects([obj], mode)
+    stubs = stub_objects([obj, rt, *libs])
     cxx = compiler()
-    key = _hash(obj.name, rt.name, "shared")
+    key = _hash(obj.name, rt.name, *(s.name for s in libs + stubs), "shared")
     cached = cache_dir() / f"{obj.stem}-{key}.so"
     _atomic_output(
         cached,
@@ -559,6 +725,7 @@ def build_shared(
                 *_LINK_FLAGS[mode],
                 str(obj),
                 str(rt),
+                *map(str, libs + stubs),
                 "-o",
                 str(tmp),
             ],
@@ -593,9 +760,11 @@ def build_executable(
         raise SimBuildError(f"--entry '{entry}' is not a C identifier")
     objs = [kernel_object(s, mode, arch=arch) for s in sources]
     rt = runtime_object(mode)
+    libs = library_objects(objs, mode)
+    stubs = stub_objects([*objs, rt, *libs])
     cxx = compiler()
     main_src = _MAIN.format(entry=entry)
-    key = _hash(*(o.name for o in objs), rt.name, main_src, mode)
+    key = _hash(*(o.name for o in objs), rt.name, *(s.name for s in libs + stubs), main_src, mode)
     out = cache_dir() / f"check-{entry}-{mode}-{key}"
 
     def produce(tmp: Path) -> None:
@@ -611,6 +780,7 @@ def build_executable(
                     str(main_path),
                     *map(str, objs),
                     str(rt),
+                    *map(str, libs + stubs),
                     "-o",
                     str(tmp),
                 ],
@@ -630,6 +800,7 @@ def build_program(
     arch: int = DEFAULT_ARCH,
     defines: tuple[str, ...] | list[str] = (),
     unchecked_host: bool = False,
+    fmad: bool = True,
 ) -> Path:
     """Link a whole program (its own ``main``) from ``sources`` with the runtime (cached).
 
@@ -638,16 +809,29 @@ def build_program(
     """
     if not sources:
         raise SimBuildError("no sources given: pass the program's .cu file (and the files it links with)")
-    objs = [kernel_object(s, mode, include_dirs, arch, defines, unchecked_host) for s in sources]
+    objs = [kernel_object(s, mode, include_dirs, arch, defines, unchecked_host, fmad) for s in sources]
     rt = runtime_object(mode)
+    libs = library_objects(objs, mode)
+    stubs = stub_objects([*objs, rt, *libs])
     cxx = compiler()
-    key = _hash(*(o.name for o in objs), rt.name, mode, "program")
+    key = _hash(*(o.name for o in objs), rt.name, *(s.name for s in libs + stubs), mode, "program")
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(sources[0]).stem)
     out = cache_dir() / f"program-{stem}-{mode}-{key}"
 
     def produce(tmp: Path) -> None:
         _compile(
-            [cxx, *_common(cxx), "-O1", *_LINK_FLAGS[mode], *map(str, objs), str(rt), "-o", str(tmp), "-lm"],
+            [
+                cxx,
+                *_common(cxx),
+                "-O1",
+                *_LINK_FLAGS[mode],
+                *map(str, objs),
+                str(rt),
+                *map(str, libs + stubs),
+                "-o",
+                str(tmp),
+                "-lm",
+            ],
             f"the program {' '.join(map(str, sources))} (link; does exactly one source define main()?)",
         )
         os.chmod(tmp, 0o755)

@@ -14,14 +14,11 @@ from .errors import RUNTIME_DIR
 
 __all__ = ["SourceMap"]
 
-# Declarations the parse needs that g++ does not: clang turns `<<<...>>>` into a call of the
-# first (the launch API of CUDA 9.2 and later) when it finds a CUDA installation that new, and of
-# the second when it finds none or an older one (as on a machine without CUDA).
+# A declaration the parse needs that g++ does not: clang turns `<<<...>>>` into a call of it (the
+# launch API before CUDA 9.2, which clang uses as it finds no CUDA installation of its own; host
+# and device: a launch may be written in device code too, with dynamic parallelism).
 _PRELUDE = (
     '# 1 "<sim-frontend>"\nstruct dim3;\n'
-    # host and device: a launch may be written in device code too (dynamic parallelism).
-    'extern "C" __attribute__((host, device)) int __cudaPushCallConfiguration(dim3, dim3, unsigned long = 0,'
-    " void* = 0);\n"
     'extern "C" __attribute__((host, device)) int cudaConfigureCall(dim3, dim3, unsigned long = 0,'
     " void* = 0);\n"
 )
@@ -58,6 +55,12 @@ _HD_END = "#pragma clang force_cuda_host_device end\n"
 _MARKER = re.compile(r'# (\d+) "((?:[^"\\]|\\.)*)"((?: \d)*)$')
 
 
+def _entered_as_own(marker: re.Match, markers: list) -> bool:
+    """Whether ``marker`` enters a file without the system flag (or is the main file's first)."""
+    flags = marker.group(3).split()
+    return "3" not in flags and ("1" in flags or marker is markers[0])
+
+
 class SourceMap:
     """The preprocessed text, its line markers and the map from parse offsets back to it."""
 
@@ -71,11 +74,16 @@ class SourceMap:
         chunks, pos, prev_user = [], 0, None
         self.inserted: list[tuple[int, int]] = [(0, len(_PRELUDE) + len(_HD_BEGIN))]
         chunks.append(_PRELUDE + _HD_BEGIN)
-        for m in re.finditer(r'(?m)^# (\d+) "((?:[^"\\]|\\.)*)"((?: \d)*)$', text):
+        markers = list(re.finditer(r'(?m)^# (\d+) "((?:[^"\\]|\\.)*)"((?: \d)*)$', text))
+        # A file the program enters without the system flag is the program's own, also where g++
+        # marks a stretch of it with the flag (the expansion there of a macro a system header
+        # defines, such as NVIDIA's __global__), and a system header stays one where g++ leaves
+        # the flag off (the expansion there of a macro defined elsewhere, such as -D flags').
+        own = {m.group(2) for m in markers if _entered_as_own(m, markers)}
+        for m in markers:
             path = m.group(2).replace('\\"', '"').replace("\\\\", "\\")
-            flags = m.group(3).split()
             is_rt = path.startswith(RUNTIME_DIR)
-            is_user = "3" not in flags and not path.startswith("<") and not is_rt and bool(user_file(path))
+            is_user = m.group(2) in own and not path.startswith("<") and not is_rt and bool(user_file(path))
             line = bisect.bisect_right(self.line_starts, m.start()) - 1
             self.marks.append(line + 1)
             self.files.append((path, int(m.group(1)), is_user, is_rt))
@@ -99,6 +107,7 @@ class SourceMap:
             acc += n
             self._ins_pos.append(at + acc)  # first parse offset after this insertion
             self._ins_acc.append(acc)
+        self._ins_at = [at for at, _ in self.inserted]
 
     def through_semicolon(self, end: int) -> int:
         """``end`` moved past the ``;`` that follows it across white space, if one does."""
@@ -111,6 +120,11 @@ class SourceMap:
         """The preprocessed-text offset of a parse-buffer offset."""
         i = bisect.bisect_right(self._ins_pos, parse_offset) - 1
         return parse_offset - (self._ins_acc[i] if i >= 0 else len(_PRELUDE) + len(_HD_BEGIN))
+
+    def parse(self, pre_offset: int) -> int:
+        """The parse-buffer offset of a preprocessed-text offset (the inverse of :meth:`pre`)."""
+        i = bisect.bisect_right(self._ins_at, pre_offset) - 1
+        return pre_offset + self._ins_acc[max(i, 0)]
 
     def line(self, pre_offset: int) -> int:
         return bisect.bisect_right(self.line_starts, pre_offset) - 1

@@ -11,6 +11,7 @@ finds by address or name) and ``syntax_device.py`` (device code: calls, waits, b
 
 from __future__ import annotations
 
+import bisect
 import re
 import time
 
@@ -40,6 +41,29 @@ def _bind_overloads(ci) -> None:
     lib.clang_getOverloadedDecl.errcheck = ci.Cursor.from_result
     lib._sim_overloads = True
 
+
+# Text that marks a construct g++ cannot compile as a library header writes it (a launch, a
+# __shared__ variable, inline assembly); _library_walk rewrites the functions that hold one.
+_LIBRARY_CONSTRUCTS = re.compile(r"<<<|__attribute__\(\(shared\)\)|\basm\b|\b__asm__\b")
+_LINE_MARKER = re.compile(r'\n# \d+ "')
+
+
+def _escape(path: str) -> str:
+    return path.replace("\\", "\\\\").replace('"', '\\"')
+
+
+# Declarations a function may be inside of.
+_CONTAINERS = frozenset(
+    {
+        "NAMESPACE",
+        "LINKAGE_SPEC",
+        "CLASS_DECL",
+        "STRUCT_DECL",
+        "UNION_DECL",
+        "CLASS_TEMPLATE",
+        "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION",
+    }
+)
 
 _FUNC_KINDS_NAMES = (
     "FUNCTION_DECL",
@@ -81,12 +105,17 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         self._lazy: set[int] = set()  # runtime functions walked because device code calls them
         self._runtime_launches: list[tuple[int, int]] = []  # ::sim::launcher(...) written by hand
         self._by_origin: dict | None = None
+        self._children: dict = {}  # container cursor -> its children by offset (_function_at)
         # Kernel templates launched from device code, which clang's parse drops (device_launches.py).
         self._device_template_launches = failed_device_launches(self.tu.diagnostics)
         self._roots: list | None = None
         # The user's host-only function definitions with a body (see unchecked_host_starts).
         self.host_definitions: list = []
+        # The user's __global__, __device__ and __host__ __device__ definitions (see device_starts).
+        self.device_definitions: list = []
+        self._library = False  # walking a library header's function (see _library_walk)
         self.walk()
+        self._library_walk()
         for (start, end), decls in self._shared_groups.items():
             self.edits.append(Edit(start, end, [" ".join(decls)]))
         self._diagnostics()
@@ -108,8 +137,14 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         return self.off(d.location)
 
     def _kind(self, cursor) -> str:
+        """``global``, ``device``, ``hd`` or ``host``: the execution space of a function, from its
+        qualifiers here and on its first declaration (nvcc applies a declaration's qualifiers to a
+        definition written without them)."""
         ck = self.ci.CursorKind
         kinds = {c.kind for c in cursor.get_children()}
+        first = cursor.canonical
+        if first is not None and first != cursor:
+            kinds |= {c.kind for c in first.get_children()}
         if ck.CUDAGLOBAL_ATTR in kinds:
             return "global"
         if ck.CUDADEVICE_ATTR in kinds:
@@ -117,6 +152,7 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         return "host"
 
     def walk(self) -> None:
+        std = self.ci.CursorKind.NAMESPACE
         for c in self.tu.cursor.get_children():
             start = self.off(c.extent.start)
             if start < 0:
@@ -124,20 +160,95 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
             # The runtime's functions are walked when device code calls them (see _add_call).
             if self.src.is_user(start):
                 self._visit(c, None, True)
+            elif c.kind == std and c.spelling == "std" and not self.src.is_runtime(start):
+                self._drop_device_redeclarations(c)
+
+    def _library_walk(self) -> None:
+        """Rewrite what g++ cannot compile as a library's header writes it (CCCL: CUB's and
+        Thrust's kernels and their launches): the functions whose text holds a launch, a
+        __shared__ variable or an asm statement are walked as the program's are, with the
+        program-only checks and marks left out."""
+        text, src = self.src.text, self.src
+        found = {}
+        for m in _LIBRARY_CONSTRUCTS.finditer(text):
+            at = m.start()
+            if src.is_user(at) or src.is_runtime(at):
+                continue
+            f = self._function_at(src.parse(at))
+            if f is not None:
+                found.setdefault(f.extent.start.offset, f)
+        self._library = True
+        try:
+            for _, f in sorted(found.items()):
+                if self.off(f.location) not in self.funcs:
+                    self._visit(f, None, True)
+        finally:
+            self._library = False
+
+    def _function_at(self, parse_offset: int):
+        """The function definition whose text holds ``parse_offset``, or None."""
+        cursor = self.tu.cursor
+        while True:
+            starts, ends, children = self._sorted_children(cursor)
+            i = bisect.bisect_right(starts, parse_offset) - 1
+            # Declarations may nest in extent (a template and its pattern): the last that starts
+            # at or before the offset and still holds it.
+            while i >= 0 and ends[i] <= parse_offset:
+                i -= 1
+            if i < 0:
+                return None
+            inner = children[i]
+            if inner.kind in self.func_kinds:
+                return inner if inner.is_definition() else None
+            if inner.kind.name not in _CONTAINERS:
+                return None
+            cursor = inner
+
+    def _sorted_children(self, cursor) -> tuple[list, list, list]:
+        """``cursor``'s children sorted by where they start: (starts, ends, children)."""
+        key = cursor.hash
+        found = self._children.get(key)
+        if found is None:
+            pairs = sorted(
+                ((c.extent.start.offset, c.extent.end.offset, c) for c in cursor.get_children()),
+                key=lambda t: t[0],
+            )
+            found = ([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs])
+            self._children[key] = found
+        return found
+
+    def _drop_device_redeclarations(self, namespace) -> None:
+        """Leave out of what g++ compiles the toolkit's device-only redeclarations of the C++
+        library's functions (``std::abs(float)`` for device code, in <crt/math_functions.h>), as
+        nvcc's host compilation never sees a device-only declaration: g++ would take them for
+        redeclarations of its own (constexpr) ones. Device code calls the host's, which run here."""
+        ck = self.ci.CursorKind
+        for c in namespace.get_children():
+            if c.kind != ck.FUNCTION_DECL or c.is_definition():
+                continue
+            attrs = {a.kind for a in c.get_children()}
+            if ck.CUDADEVICE_ATTR in attrs and ck.CUDAHOST_ATTR not in attrs:
+                start, end = self.rng(c)
+                if 0 <= start < end:
+                    self.edits.append(Edit(start, self.src.through_semicolon(end), [""]))
 
     def _visit(self, c, func: Func | None, user: bool) -> None:
         ck = self.ci.CursorKind
         kind = c.kind
         if kind in self.func_kinds and c.is_definition():
             fkind = self._kind(c)
-            f = Func(self.off(c.location), c.spelling, fkind, user)
+            f = Func(self.off(c.location), c.spelling, fkind, user and not self._library)
             self.funcs[f.key] = f
             for ch in c.get_children():
                 if ch.kind == ck.COMPOUND_STMT:
                     f.body = self.rng(ch)
                 self._visit(ch, f, user)
+            if self._library:
+                return
             if user and fkind == "host" and f.body is not None:
                 self.host_definitions.append(c)
+            elif user and fkind in ("global", "device") and f.body is not None:
+                self.device_definitions.append(c)
             if user and fkind == "global":
                 self._register(c, f.key)
                 if f.body is not None:
@@ -182,6 +293,30 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
                 starts.append(self.off(c.extent.start))
         return starts
 
+    def device_starts(self) -> list[int]:
+        """Where each of the user's __global__ and __device__ definitions starts after its template
+        headers (``template <...>``), the place of an attribute for the function itself; not those
+        marked always_inline, which host code may inline (a target attribute would forbid that)."""
+        starts = []
+        for c in self.device_definitions:
+            tokens = list(c.get_tokens())
+            if any(
+                t.spelling == "always_inline"
+                for t in tokens[: next((k for k, t in enumerate(tokens) if t.spelling == "{"), len(tokens))]
+            ):
+                continue
+            i = 0
+            while i < len(tokens) and tokens[i].spelling == "template":
+                depth, i = 0, i + 1
+                while i < len(tokens):
+                    depth += {"<": 1, ">": -1, ">>": -2}.get(tokens[i].spelling, 0)
+                    i += 1
+                    if depth <= 0:
+                        break
+            if i < len(tokens):
+                starts.append(self.off(tokens[i].extent.start))
+        return starts
+
     def _lambda_kind(self, lam) -> str:
         """``device``/``hd`` for a lambda marked __device__ (before its parameters), else ``host``."""
         words = []
@@ -201,6 +336,9 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
     def _user_node(self, c, func: Func | None) -> None:
         ck = self.ci.CursorKind
         kind = c.kind
+        if self._library:
+            self._library_node(c, func)
+            return
         if kind in (ck.ASM_STMT, ck.MS_ASM_STMT):
             self.problems.append(
                 (
@@ -224,6 +362,8 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
                 # The runtime's launch interface called by hand (its tests): its lambda calls the
                 # kernel as a function, as the front end's own rewrite of a launch does.
                 self._runtime_launches.append(self.rng(c))
+            elif self._record_site(c, c.referenced):
+                pass
             elif self._device(func) and (c.spelling or "").startswith("operator"):
                 operands = [children[0], children[2]] if len(children) == 3 else []  # (a, operator, b)
                 self._lockstep(c, operands, c.spelling[len("operator") :])
@@ -261,7 +401,7 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
             if ref is None:
                 return
             where = self.off(ref.location)
-            if kind == ck.DECL_REF_EXPR and ref.spelling in BUILTIN_NAMES and self.src.is_runtime(where):
+            if kind == ck.DECL_REF_EXPR and ref.spelling in BUILTIN_NAMES and not self.src.is_user(where):
                 self._builtin(c, ref.spelling, func)
             elif (
                 kind == ck.DECL_REF_EXPR
@@ -280,6 +420,31 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         elif kind in (ck.BINARY_OPERATOR, ck.COMPOUND_ASSIGNMENT_OPERATOR) and self._device(func):
             if not self._shift(c):
                 self._lockstep(c, list(c.get_children()))
+
+    def _library_node(self, c, func: Func | None) -> None:
+        """What a library header's function needs rewritten (see _library_walk): its launches,
+        its __shared__ variables and device code's shifts and warpSize; nothing is refused."""
+        ck = self.ci.CursorKind
+        kind = c.kind
+        if kind == ck.CALL_EXPR:
+            children = list(c.get_children())
+            config = next(
+                (ch for ch in children[1:2] if ch.kind == ck.CALL_EXPR and self._is_config(ch)), None
+            )
+            if config is not None:
+                self._launch(c, children[0], config, func)
+        elif kind == ck.DECL_STMT:
+            rng = self.rng(c)
+            for ch in c.get_children():
+                if ch.kind == ck.VAR_DECL:
+                    self._parents[self.off(ch.location)] = rng
+        elif kind == ck.VAR_DECL and func is not None:
+            if any(ch.kind == ck.CUDASHARED_ATTR for ch in c.get_children()):
+                self._shared(c)
+        elif kind == ck.DECL_REF_EXPR and c.spelling == "warpSize" and self._device(func):
+            self._builtin(c, "warpSize", func)
+        elif kind in (ck.BINARY_OPERATOR, ck.COMPOUND_ASSIGNMENT_OPERATOR) and self._device(func):
+            self._shift(c)
 
     def _refuse(self, pos: int, name: str, found: tuple[str, str]) -> None:
         what, fix = found
@@ -438,6 +603,11 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         s = "".join(out)
         if e.exact:
             return s
+        if _LINE_MARKER.search(self.src.text, e.start, e.end):
+            # The construct held a line marker (a qualifier written with a system header's macro):
+            # a marker of its own puts the text after it back on its file and line.
+            path, line = self.src.where(e.end)
+            return s + f'\n# {line} "{_escape(path)}"\n'
         missing = self.src.text.count("\n", e.start, e.end) - s.count("\n")
         # Keep the line count, so that every later line keeps its number.
         return s + "\n" * max(missing, 0)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 
+from .cuda_headers import is_toolkit_header
 from .edits import Edit, Func
 from .refusals import DEVICE_LIBC, MATH_HEADER
-from .syntax_launches import CONFIG_CALLS
+from .syntax_launches import CONFIG_CALLS, c_string
 
 __all__ = ["BUILTIN_NAMES", "DeviceCodeWalk"]
 
@@ -29,7 +30,21 @@ _WAITS = frozenset(
         "tile_sync",
     }
 )
+# CUDA's own functions that wait for other threads of the block or warp (NVIDIA declares them;
+# clang knows some as builtins, so their definitions here are not what the parse resolves them to).
+_CUDA_WAITS = re.compile(
+    r"__syncthreads\w*|__syncwarp|__shfl\w*|__(?:ballot|any|all|uni)_sync|__match_\w+|__reduce_\w+_sync|"
+    r"__activemask|__nanosleep|__barrier_sync\w*"
+)
 _ATOMIC = re.compile(r"atomic\w+|__atomic_\w+|__sync_\w+")
+# CUDA's functions whose reports name the call site (barriers, warp operations, faults, launches
+# by address): a call of one in the program's own code records its file and line first.
+SITE_CALLS = re.compile(
+    r"__syncthreads(?:_count|_and|_or)?|__syncwarp|__shfl(?:_up|_down|_xor)?_sync|__(?:ballot|any|all|uni)_sync|"
+    r"__match_(?:any|all)_sync|__reduce_\w+_sync|__nanosleep|__trap|__brkpt|"
+    r"tex(?:1D|2D|3D|Cubemap)\w*|surf(?:1D|2D|3D|Cubemap)\w*|"
+    r"cudaLaunchKernel(?:Ex|ExC)?|cudaLaunchCooperativeKernel|cudaGraphAddKernelNode"
+)
 
 
 def _squash(text: str) -> str:
@@ -38,13 +53,9 @@ def _squash(text: str) -> str:
 
 _ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^="})
 BUILTIN_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
-_BUILTIN_READ = {
-    "threadIdx": "(::sim::tl_thread->thread_idx)",
-    "blockIdx": "(::sim::tl_thread->block_idx)",
-    "blockDim": "(::sim::tl_thread->block_dim)",
-    "gridDim": "(::sim::tl_thread->grid_dim)",
-    "warpSize": "(32)",
-}
+# The one built-in device code reads as a constant (the others are the running thread's own
+# thread-local objects, runtime/sim_device.h).
+_BUILTIN_READ = {"warpSize": "(32)"}
 
 
 class DeviceCodeWalk:
@@ -100,21 +111,41 @@ class DeviceCodeWalk:
             func.waits = True
             return
         where = self.off(ref.location)
+        if _CUDA_WAITS.fullmatch(ref.spelling) and not self.src.is_user(where):
+            func.waits = True
+            return
         if func.user and self._device(func) and call is not None and self._device_clock(call, ref, where):
             return
         if func.user and func.kind in ("global", "device") and call is not None:
             self._device_call(call, ref, func, where)
-        if self.src.is_user(where) or self.src.is_runtime(where):
-            key = self.key_of(ref)
-            if key is None:
-                if self.src.is_user(where):
-                    func.unknown = True  # declared in the program, defined elsewhere
-            else:
-                func.calls.add(key)
-                lazy = self.src.is_runtime(where) and (func.kind != "host" or not func.user)
-                if lazy and key not in self.funcs and key not in self._lazy:
-                    self._lazy.add(key)
-                    self._visit(ref.get_definition(), None, False)
+        definition = ref.get_definition()
+        if definition is None:
+            if self.src.is_user(where):
+                func.unknown = True  # declared in the program, defined elsewhere
+            return
+        key = self.off(definition.location)
+        if key < 0:
+            return
+        func.calls.add(key)
+        # A function of the runtime or a library's header (NVIDIA's, CCCL's) is walked when device
+        # code calls it: what it waits for is the caller's wait too.
+        lazy = not self.src.is_user(key) and (func.kind != "host" or not func.user)
+        if lazy and key not in self.funcs and key not in self._lazy:
+            self._lazy.add(key)
+            self._visit(definition, None, False)
+
+    def _record_site(self, call, ref) -> bool:
+        """``((void)::sim::call_site("file", line), CALL)`` for a call of one of CUDA's functions
+        that report their call site (SITE_CALLS); True when ``call`` was one."""
+        if ref is None or not SITE_CALLS.fullmatch(ref.spelling) or self.src.is_user(self.off(ref.location)):
+            return False
+        start, end = self.rng(call)
+        if start < 0 or end <= start:
+            return False
+        path, line = self.src.where(start)
+        self.edits.append(Edit(start, start, [f"((void)::sim::call_site({c_string(path)}, {line}), "]))
+        self.edits.append(Edit(end, end, [")"]))
+        return True
 
     def _device_clock(self, call, ref, where: int) -> bool:
         """Rewrite device code's ``clock()`` (the C library's name) to read the modelled SM clock."""
@@ -140,8 +171,9 @@ class DeviceCodeWalk:
         """Refuse a call from device code of a function that exists only on the host, as nvcc does.
 
         Device-callable: functions marked __device__ (or constexpr), everything the simulator's
-        runtime headers declare, and the C library functions CUDA provides in device code
-        (printf, malloc/free, memcpy/memset, assert and the math headers).
+        runtime headers declare, the device functions of NVIDIA's and CCCL's headers, and the C
+        library functions CUDA provides in device code (printf, malloc/free, memcpy/memset,
+        assert and the math headers).
         """
         ck = self.ci.CursorKind
         if ref.kind != ck.FUNCTION_DECL or self.src.is_runtime(where) or ref.spelling in CONFIG_CALLS:
@@ -157,6 +189,11 @@ class DeviceCodeWalk:
                 return
             why = "a host function of the program: mark it __device__ or __host__ __device__"
         else:
+            definition = ref.get_definition() or ref
+            if self._kind(ref) != "host" or self._kind(definition) != "host":
+                return  # a toolkit's or library's device function (NVIDIA's headers, CCCL)
+            if is_toolkit_header(self.src.where(where)[0]):
+                return  # CUDA's own (clang knows some as builtins, without their attributes)
             parent = ref.semantic_parent
             if (
                 parent is None
@@ -205,7 +242,8 @@ class DeviceCodeWalk:
                 )
             )
             return
-        self.edits.append(Edit(start, end, [_BUILTIN_READ[name]]))
+        if name in _BUILTIN_READ:
+            self.edits.append(Edit(start, end, [_BUILTIN_READ[name]]))
 
     def _shift(self, c) -> bool:
         """Rewrite a shift to PTX's semantics; True when ``c`` was one."""
@@ -351,12 +389,23 @@ class DeviceCodeWalk:
                 return
             typ = var.type.spelling
             alias, site = f"sim_shared_{name}_t", f"sim_shared_{name}_site"
-            decl = (
-                f"using {alias} = {typ}; static char {site}; "
-                f"{alias}& {name} = ::sim::shared_var<{alias}>(&{site});"
-            )
+            inline = self._inline_type(var)
+            # A type defined in the declaration itself (`__shared__ union { ... } temp;`, as CUB's
+            # kernels write their scratch space) keeps its definition, now naming the alias.
+            named = f"typedef {inline} {alias};" if inline else f"using {alias} = {typ};"
+            decl = f"{named} static char {site}; {alias}& {name} = ::sim::shared_var<{alias}>(&{site});"
         group = self._shared_groups.setdefault((stmt_start, stmt_end), [])
         group.append(decl)
+
+    def _inline_type(self, var) -> str | None:
+        """The text of an unnamed struct or union defined in ``var``'s declaration, else None."""
+        ck = self.ci.CursorKind
+        for ch in var.get_children():
+            if ch.kind in (ck.STRUCT_DECL, ck.UNION_DECL, ck.CLASS_DECL) and ch.is_anonymous():
+                start, end = self.rng(ch)
+                text = self._text(start, end)
+                return re.sub(r"__attribute__\(\(shared\)\)", "", text)
+        return None
 
     def _decl_stmt(self, var) -> tuple[int, int]:
         parent = self._parents.get(self.off(var.location))

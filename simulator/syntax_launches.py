@@ -18,7 +18,7 @@ __all__ = ["CONFIG_CALLS", "LaunchRewrites"]
 CONFIG_CALLS = ("__cudaPushCallConfiguration", "cudaConfigureCall")
 
 
-def _c_string(text: str) -> str:
+def c_string(text: str) -> str:
     """``text`` as a C string literal."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -66,7 +66,7 @@ class LaunchRewrites:
             target = ref  # an overload set, or a kernel template named in a template
         by_name = ref is not None and (ref.kind in self.func_kinds or target.kind == ck.OVERLOADED_DECL_REF)
         capture = "&" if func is not None else ""
-        file_lit = _c_string(path)
+        file_lit = c_string(path)
         head = f'"{name}", {file_lit}, {line}, '
         if by_name and target.kind == ck.OVERLOADED_DECL_REF:
             lib = ci.conf.lib
@@ -140,7 +140,7 @@ class LaunchRewrites:
         parts = _config_parts(cfg)
         kernel_text = " ".join(self._text(start, opened).split())
         path, line = self.src.where(start)
-        file_lit = _c_string(path)
+        file_lit = c_string(path)
         name = kernel_text.replace('"', "").replace("\\", "")
         deduce = f"[&](auto... sim_a) {{ {kernel_text}(sim_a...); }}"
         edit = Edit(start, end, [f'::sim::launch_deduced("{name}", {file_lit}, {line}, ', *parts])

@@ -36,24 +36,29 @@ from .syntax import Edit, TranslationUnit, source_error
 
 __all__ = ["INSTALL_HINT", "SimBuildError", "TranslationUnit", "clang_module", "translate_preprocessed"]
 
-# The qualifiers as the front end sees them, and what g++ gets instead.
-_ATTRIBUTES = {
-    "__attribute__((global))": "",
-    "__attribute__((device))": "",
-    "__attribute__((host))": "",
-    "__attribute__((constant))": "",
-    "__attribute__((managed))": "",
-    "__attribute__((shared))": "static thread_local",
-}
+# The qualifiers as NVIDIA's <crt/host_defines.h> spells them for nvcc's front end (attributes),
+# and what g++ gets instead: nothing, but a __shared__ variable left at file scope is per-block
+# storage (one worker runs one block at a time).
+_CUDA_ATTRIBUTE = re.compile(
+    r"__attribute__\(\((?:global|device|host|constant|managed|device_builtin|cudart_builtin|"
+    r"device_builtin_texture_type|device_builtin_surface_type|grid_constant|nv_pure|nv_weak|"
+    r"launch_bounds\([^()]*\)|cluster_dims\([^()]*\)|__maxnreg__\([^()]*\)|__cluster_dims__\([^()]*\))\)\)"
+)
+_SHARED = "__attribute__((shared))"
 
 
 # Put before each host-only function of the program when its host code is not to be judged:
 # the sanitizers then leave that code (and what is inlined into it) uninstrumented.
 UNCHECKED_HOST = '__attribute__((no_sanitize("address", "undefined", "thread"))) '
+# Put before each device function of the program when device code contracts a * b + c into a
+# fused multiply-add, as nvcc's device compilation does by default (-fmad=true): the function may
+# use the CPU's FMA instructions, which g++ then contracts into (its default -ffp-contract=fast),
+# while host code stays what the host compiler makes of it (no FMA on baseline x86-64).
+DEVICE_FMA = '__attribute__((target("fma"))) '
 
 
 def translate_preprocessed(
-    text: str, user_file, device_text: str | None = None, unchecked_host: bool = False
+    text: str, user_file, device_text: str | None = None, unchecked_host: bool = False, fma: bool = False
 ) -> str:
     """Parse ``text`` (``g++ -E`` output) and return the C++ that g++ compiles.
 
@@ -62,7 +67,8 @@ def translate_preprocessed(
     function's body comes from that pass and a ``__host__ __device__`` function whose bodies
     differ chooses one at run time. ``unchecked_host`` marks the user's host-only function
     definitions ``no_sanitize`` for AddressSanitizer, UBSan and ThreadSanitizer
-    (:data:`UNCHECKED_HOST`), as a GPU checker sees device code only.
+    (:data:`UNCHECKED_HOST`), as a GPU checker sees device code only. ``fma`` lets the user's
+    device functions contract multiplies and adds into fused multiply-adds (:data:`DEVICE_FMA`).
     """
     host = _parse_legacy(text, user_file)
     device = None
@@ -85,11 +91,20 @@ def translate_preprocessed(
         host.edits.extend(_device_bodies(host, device))
         host.edits.extend(_device_only(host, device))
     if unchecked_host:
-        host.edits.extend(Edit(pos, pos, [UNCHECKED_HOST]) for pos in host.unchecked_host_starts())
-    out = host.render()
-    for attribute, spelled in _ATTRIBUTES.items():
-        out = out.replace(attribute, spelled)
-    return out
+        host.edits.extend(_attribute_at(host, pos, UNCHECKED_HOST) for pos in host.unchecked_host_starts())
+    if fma:
+        host.edits.extend(_attribute_at(host, pos, DEVICE_FMA) for pos in host.device_starts())
+    out = host.render().replace(_SHARED, "static thread_local")
+    return _CUDA_ATTRIBUTE.sub("", out)
+
+
+def _attribute_at(tu: TranslationUnit, pos: int, attribute: str) -> Edit:
+    """An attribute inserted at ``pos``; on a line of its own before a line marker (a qualifier
+    written with a macro that a system header defines starts with one)."""
+    text = tu.src.text
+    if (pos == 0 or text[pos - 1] == "\n") and text.startswith("# ", pos):
+        return Edit(pos, pos, [attribute + "\n"], exact=True)
+    return Edit(pos, pos, [attribute])
 
 
 _LEGACY = re.compile(r"<<[ \t]+<(?!<)|>>[ \t]+>(?!>)")
@@ -180,7 +195,7 @@ _SCOPES = ("NAMESPACE", "LINKAGE_SPEC")
 
 
 def _decls(tu: TranslationUnit, cursor, scope: tuple, out: list) -> None:
-    """The user's namespace-scope declarations under ``cursor``: (scope, origin, start, end)."""
+    """The user's namespace-scope declarations under ``cursor``: (scope, origin, start, end, cursor)."""
     for c in cursor.get_children():
         start = tu.off(c.extent.start)
         if start < 0 or not tu.src.is_user(start):
@@ -188,9 +203,41 @@ def _decls(tu: TranslationUnit, cursor, scope: tuple, out: list) -> None:
         path, line = tu.src.where(start)
         origin = (path, line, c.kind.name, c.spelling)
         end = tu.src.through_semicolon(tu.off(c.extent.end))
-        out.append((scope, origin, start, end))
+        out.append((scope, origin, start, end, c))
         if c.kind.name in _SCOPES:
-            _decls(tu, c, (*scope, origin), out)
+            _decls(tu, c, (*scope, origin[2:]), out)
+
+
+def _body(tu: TranslationUnit, cursor) -> tuple[int, int] | None:
+    """The range of a function definition's body, or None for a declaration."""
+    for ch in cursor.get_children():
+        if ch.kind.name == "COMPOUND_STMT":
+            return tu.rng(ch)
+    return None
+
+
+def _per_pass_definition(host: TranslationUnit, device: TranslationUnit, hosts: list, dev) -> Edit | None:
+    """One function defined once per pass (``#if __CUDA_ARCH__ __device__ int f() {...} #else int
+    f() {...} #endif``), as nvcc compiles each pass on its own: the host pass's definition runs its
+    device body on a CUDA thread and its own elsewhere. None when ``dev`` has no such twin."""
+    scope, origin, start, end, cursor = dev
+    if origin[2] != "FUNCTION_DECL":
+        return None
+    dbody = _body(device, cursor)
+    if dbody is None:
+        return None
+    for hscope, horigin, _start, _end, hcursor in hosts:
+        if hscope != scope or horigin[2:] != origin[2:] or hcursor.type.spelling != cursor.type.spelling:
+            continue
+        hbody = _body(host, hcursor)
+        if hbody is None:
+            continue
+        bstart, bend = hbody
+        text = device.render(*dbody).replace("SIM_BARRIER_FREE", "false")
+        parts = ["{ if (::sim::on_device()) ", _marker(device, dbody[0]), text, _marker(host, bstart)]
+        parts += [" else ", (bstart, bend), " }", _marker(host, bend)]
+        return Edit(bstart, bend, parts, exact=True)
+    return None
 
 
 def _device_only(host: TranslationUnit, device: TranslationUnit) -> list[Edit]:
@@ -204,16 +251,22 @@ def _device_only(host: TranslationUnit, device: TranslationUnit) -> list[Edit]:
     devs: list = []
     _decls(host, host.tu.cursor, (), hosts)
     _decls(device, device.tu.cursor, (), devs)
-    known = {(scope, origin) for scope, origin, _, _ in hosts}
-    host_scopes = {(*scope, origin) for scope, origin, _, _ in hosts} | {()}
-    host_vars = {(scope, origin[3]) for scope, origin, _, _ in hosts if origin[2] == "VAR_DECL"}
+    known = {(h[0], h[1]) for h in hosts}
+    host_scopes = {(*h[0], h[1][2:]) for h in hosts} | {()}
+    host_vars = {(h[0], h[1][3]) for h in hosts if h[1][2] == "VAR_DECL"}
     inserts: dict[int, list[str]] = {}
-    for scope, origin, start, end in devs:
+    merged: list[Edit] = []
+    for dev in devs:
+        scope, origin, start, end, _ = dev
         if (scope, origin) in known or scope not in host_scopes:
             continue  # in both passes, or inside a scope that is itself carried over whole
         if origin[2] == "VAR_DECL" and (scope, origin[3]) in host_vars:
             # `#if __CUDA_ARCH__ ... const int N = 48K; #else const int N = 16K; #endif` (as in
             # Rodinia's dwt2d): one program has one variable, so the host pass's definition stays.
+            continue
+        twin = _per_pass_definition(host, device, hosts, dev)
+        if twin is not None:
+            merged.append(twin)
             continue
         path, line = origin[0], origin[1]
         siblings = [h for h in hosts if h[0] == scope and h[1][0] == path]
@@ -226,4 +279,4 @@ def _device_only(host: TranslationUnit, device: TranslationUnit) -> list[Edit]:
             continue
         text = device.render(start, end).replace("SIM_BARRIER_FREE", "false")
         inserts.setdefault(at, []).append(_marker(device, start) + text + _marker(host, at))
-    return [Edit(at, at, ["".join(parts)], exact=True) for at, parts in sorted(inserts.items())]
+    return merged + [Edit(at, at, ["".join(parts)], exact=True) for at, parts in sorted(inserts.items())]

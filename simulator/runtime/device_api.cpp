@@ -565,6 +565,23 @@ void trap(const char* file, int line) {
     stop_thread(b, f);
 }
 
+void trap_with(const char* what) {
+    Fiber* f = tl_run.fiber;
+    Block* b = tl_run.block;
+    if (f == nullptr || b == nullptr) {
+        report("%s", what);
+        std::abort();
+    }
+    tl_run.in_kernel = false;
+    if (!b->launch->trapped.exchange(true)) {
+        report("device trap: block: [%u,%u,%u], thread: [%u,%u,%u] (kernel '%s'): %s; the launch returns "
+               "cudaErrorLaunchFailure, which is sticky",
+               b->idx.x, b->idx.y, b->idx.z, f->thread_idx.x, f->thread_idx.y, f->thread_idx.z, b->launch->name,
+               what);
+    }
+    stop_thread(b, f);
+}
+
 }  // namespace sim
 
 // A failed assert() in kernel code is a device-side assert, as on a GPU: the message names the

@@ -23,6 +23,12 @@
 // go on; a program that needs them to (a child that waits for its parent block) times out here.
 #include "sim_internal.h"
 
+namespace {
+// The handle device code passes for cudaStreamTailLaunch (<cuda_device_runtime_api.h> defines it
+// for nvcc's front end only, so host code such as this runtime does not see the macro).
+const cudaStream_t kTailLaunchStream = reinterpret_cast<cudaStream_t>(0x3);
+}  // namespace
+
 #include <atomic>
 #include <cstdio>
 #include <functional>
@@ -58,7 +64,7 @@ std::mutex g_children_mu;  // guards Launch::children while the launch's blocks 
 void enqueue(Launch* parent, ChildWork&& w) {
     std::lock_guard<std::mutex> lock(g_children_mu);
     if (parent->children == nullptr) parent->children = new ChildQueue;
-    (w.spec.stream == cudaStreamTailLaunch ? parent->children->tails : parent->children->work).push_back(std::move(w));
+    (w.spec.stream == kTailLaunchStream ? parent->children->tails : parent->children->work).push_back(std::move(w));
 }
 
 void release(ChildWork& w) {
@@ -164,7 +170,7 @@ bool device_defer(const char* what, cudaStream_t stream, std::function<cudaError
     Launch* parent = device_launch_running();
     if (parent == nullptr) return false;
     RuntimeCall in_runtime;
-    if (stream != cudaStreamTailLaunch && !has_queued_work(parent)) return false;  // nothing to wait for: run now
+    if (stream != kTailLaunchStream && !has_queued_work(parent)) return false;  // nothing to wait for: run now
     LaunchSpec spec{dim3(1), dim3(1), 0, stream};
     // (``file`` names the issuing kernel: a device-side copy has no launch site of its own.)
     queue_from_running_block(parent,

@@ -20,7 +20,7 @@ void model_device(cudaDeviceProp* p, int device = 0) {
     std::snprintf(p->name, sizeof(p->name), "CUDA CPU simulator (sm_80 model)");
     char uuid[17];
     std::snprintf(uuid, sizeof uuid, "cuda-cpu-sim-%03d", device);
-    std::memcpy(p->uuid, uuid, 16);
+    std::memcpy(p->uuid.bytes, uuid, 16);
     // Device 0 keeps the one-GPU machine's location (bus 0); each further device has its own bus.
     p->pciBusID = device;
     p->pciDeviceID = device;
@@ -42,7 +42,6 @@ void model_device(cudaDeviceProp* p, int device = 0) {
     p->maxGridSize[0] = 2147483647;
     p->maxGridSize[1] = 65535;
     p->maxGridSize[2] = 65535;
-    p->clockRate = 1410000;  // kHz
     p->totalConstMem = 65536;
     p->major = 8;
     p->minor = 0;
@@ -52,11 +51,9 @@ void model_device(cudaDeviceProp* p, int device = 0) {
     p->canMapHostMemory = 1;
     p->concurrentKernels = 1;
     // Copies may overlap kernels, as on every GPU since Fermi (an A100 has 3 copy engines):
-    // programs that test this before they use streams (Rodinia's huffman) take their stream path.
-    p->deviceOverlap = 1;
+    // programs that test this before they use streams take their stream path.
     p->asyncEngineCount = 3;
     p->unifiedAddressing = 1;
-    p->memoryClockRate = 1215000;  // kHz
     p->memoryBusWidth = 5120;
     p->l2CacheSize = 40 * 1024 * 1024;
     // An A100's persisting-L2 limits: access policy windows are accepted and have no effect.
@@ -74,10 +71,13 @@ void model_device(cudaDeviceProp* p, int device = 0) {
     p->directManagedMemAccessFromHost = 1;
     p->canUseHostPointerForRegisteredMem = 1;
     p->hostRegisterSupported = 1;
-    p->singleToDoublePrecisionPerfRatio = 2;
     p->unifiedFunctionPointers = 1;
     p->cooperativeLaunch = 1;  // run_cooperative keeps every block of the grid resident
 }
+// Device attributes that CUDA 13's cudaDeviceProp no longer carries (an A100's values).
+constexpr int kClockRateKHz = 1410000;
+constexpr int kMemoryClockRateKHz = 1215000;
+constexpr int kSingleToDoublePerfRatio = 2;
 }  // namespace
 
 int occupancy_blocks_per_sm(int block_size, size_t dynamic_smem) {
@@ -128,19 +128,19 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
         case cudaDevAttrWarpSize: *value = p.warpSize; break;
         case cudaDevAttrMaxPitch: *value = (int)p.memPitch; break;
         case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
-        case cudaDevAttrClockRate: *value = p.clockRate; break;
+        case cudaDevAttrClockRate: *value = sim::kClockRateKHz; break;
         case cudaDevAttrTextureAlignment: *value = (int)p.textureAlignment; break;
-        case cudaDevAttrGpuOverlap: *value = p.deviceOverlap; break;
+        case cudaDevAttrGpuOverlap: *value = 1; break;
         case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
-        case cudaDevAttrKernelExecTimeout: *value = p.kernelExecTimeoutEnabled; break;
+        case cudaDevAttrKernelExecTimeout: *value = 0; break;
         case cudaDevAttrIntegrated: *value = p.integrated; break;
         case cudaDevAttrCanMapHostMemory: *value = p.canMapHostMemory; break;
-        case cudaDevAttrComputeMode: *value = p.computeMode; break;
+        case cudaDevAttrComputeMode: *value = cudaComputeModeDefault; break;
         case cudaDevAttrConcurrentKernels: *value = p.concurrentKernels; break;
         case cudaDevAttrEccEnabled: *value = p.ECCEnabled; break;
         case cudaDevAttrPciBusId: *value = p.pciBusID; break;
         case cudaDevAttrPciDeviceId: *value = p.pciDeviceID; break;
-        case cudaDevAttrMemoryClockRate: *value = p.memoryClockRate; break;
+        case cudaDevAttrMemoryClockRate: *value = sim::kMemoryClockRateKHz; break;
         case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
         case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
         case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
@@ -170,6 +170,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
         case cudaDevAttrGPUDirectRDMASupported: *value = p.gpuDirectRDMASupported; break;
         case cudaDevAttrMemoryPoolSupportedHandleTypes: *value = 0; break;  // no IPC handles
         case cudaDevAttrClusterLaunch: *value = p.clusterLaunch; break;
+        case cudaDevAttrSingleToDoublePrecisionPerfRatio: *value = sim::kSingleToDoublePerfRatio; break;
         default:
             return sim::set_error(cudaErrorInvalidValue);
     }

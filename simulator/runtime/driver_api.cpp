@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "include/cuda.h"
+#include <cuda.h>
 
 namespace {
 

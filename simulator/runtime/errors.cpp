@@ -1,9 +1,15 @@
-// cudaGetErrorName and cudaGetErrorString, from the one error table in host_api.h; the error of
-// a __global__ function called without a launch configuration.
+// cudaGetErrorName and cudaGetErrorString for every error code NVIDIA's <driver_types.h>
+// declares (sim_toolkit_errors.inc, generated from it by simulator/toolkit_index.py), with the
+// texts of error_texts.h; the driver API's cuGetErrorName/cuGetErrorString likewise. And the
+// error of a __global__ function called without a launch configuration.
 #include "sim_internal.h"
+
+#include <cuda.h>
 
 #include <atomic>
 #include <cstdio>
+
+#include "error_texts.h"
 
 namespace sim {
 
@@ -26,24 +32,69 @@ extern "C" {
 
 const char* cudaGetErrorName(cudaError_t error) {
     switch (error) {
-#define SIM_ERROR_NAME(name, value, text) \
-    case name:                            \
+#define SIM_ERROR(name, text) \
+    case name:                \
         return #name;
-        SIM_CUDA_ERRORS(SIM_ERROR_NAME)
-#undef SIM_ERROR_NAME
+#define SIM_DRIVER_ERROR(name, text)
+#include "sim_toolkit_errors.inc"
+#undef SIM_DRIVER_ERROR
+#undef SIM_ERROR
     }
     return "cudaErrorUnknown";
 }
 
 const char* cudaGetErrorString(cudaError_t error) {
     switch (error) {
-#define SIM_ERROR_TEXT(name, value, text) \
-    case name:                            \
+#define SIM_TEXT(name, text) \
+    case name:               \
         return text;
-        SIM_CUDA_ERRORS(SIM_ERROR_TEXT)
-#undef SIM_ERROR_TEXT
+        SIM_ERROR_TEXTS(SIM_TEXT)
+#undef SIM_TEXT
+        default:
+            break;
+    }
+    switch (error) {
+#define SIM_ERROR(name, text) \
+    case name:                \
+        return text;
+#define SIM_DRIVER_ERROR(name, text)
+#include "sim_toolkit_errors.inc"
+#undef SIM_DRIVER_ERROR
+#undef SIM_ERROR
     }
     return "unrecognized error code";
+}
+
+CUresult cuGetErrorName(CUresult error, const char** name) {
+    if (name == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    switch (error) {
+#define SIM_ERROR(code, text)
+#define SIM_DRIVER_ERROR(code, text) \
+    case code:                       \
+        *name = #code;               \
+        return CUDA_SUCCESS;
+#include "sim_toolkit_errors.inc"
+#undef SIM_DRIVER_ERROR
+#undef SIM_ERROR
+    }
+    *name = nullptr;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGetErrorString(CUresult error, const char** text) {
+    if (text == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    switch (error) {
+#define SIM_ERROR(code, words)
+#define SIM_DRIVER_ERROR(code, words) \
+    case code:                        \
+        *text = words;                \
+        return CUDA_SUCCESS;
+#include "sim_toolkit_errors.inc"
+#undef SIM_DRIVER_ERROR
+#undef SIM_ERROR
+    }
+    *text = nullptr;
+    return CUDA_ERROR_INVALID_VALUE;
 }
 
 }  // extern "C"

@@ -365,8 +365,8 @@ cudaError_t cudaGraphCreate(cudaGraph_t* graph, unsigned int flags) {
 }
 
 cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
-                                   size_t num_deps, const struct cudaKernelNodeParams* params, const char* file,
-                                   int line) {
+                                   size_t num_deps, const struct cudaKernelNodeParams* params) {
+    const sim::Site site = sim::take_site();
     if (params == nullptr) return set_error(cudaErrorInvalidValue);
     if (params->kernelParams == nullptr && params->extra != nullptr) {
         sim::graph_note("cudaGraphAddKernelNode: arguments in the 'extra' format are not supported by the simulator "
@@ -376,7 +376,7 @@ cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* node, cudaGraph_t graph, con
     NodeOp n;
     n.type = cudaGraphNodeTypeKernel;
     const sim::LaunchSpec spec{params->gridDim, params->blockDim, params->sharedMemBytes, nullptr};
-    if (cudaError_t e = sim::make_kernel_op(params->func, spec, params->kernelParams, file, line,
+    if (cudaError_t e = sim::make_kernel_op(params->func, spec, params->kernelParams, site.file, site.line,
                                             "cudaGraphAddKernelNode", &n.kernel))
         return e;
     std::lock_guard<std::mutex> lock(g_graph_mu);

@@ -9,6 +9,15 @@
 #include <optional>
 #include <type_traits>
 
+// A build whose device code contracts into fused multiply-adds marks the program's kernels with the
+// FMA target (simulator/transform.py, DEVICE_FMA), and the plain loop that calls a kernel by name
+// with it too, so that the kernel is inlined into the loop.
+#if defined(SIM_DEVICE_FMA)
+#define SIM_DEVICE_FMA_TARGET __attribute__((target("fma")))
+#else
+#define SIM_DEVICE_FMA_TARGET
+#endif
+
 // ---- launch machinery ------------------------------------------------------------------
 namespace sim {
 
@@ -29,7 +38,7 @@ struct LaunchSpec {
 // The threads of one block of a barrier-free launch, run one after another by the launch's
 // own code (Packed::run_plain) rather than by the scheduler: the scheduler fills it in.
 struct PlainBlock {
-    uint3* thread_idx;  // what threadIdx reads for the running thread
+    uint3* thread_idx;  // the running thread's index in its fiber record (reports name it)
     int* linear;        // the running thread's index within the block
     dim3 dim;           // blockDim
     const std::atomic<bool>* timed_out;  // set when the launch runs past its time limit
@@ -44,6 +53,7 @@ using RunPlain = void (*)(void* pack, const PlainBlock& block);
 template <class Body>
 static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
     uint3* const idx = b.thread_idx;
+    uint3* const running = &tls_thread_idx;  // what the thread's threadIdx reads
     int* const linear = b.linear;
     const dim3 dim = b.dim;
     const std::atomic<bool>* const timed_out = b.timed_out;
@@ -51,8 +61,10 @@ static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
     for (unsigned int z = 0; z < dim.z; ++z) {
         for (unsigned int y = 0; y < dim.y; ++y) {
             *idx = uint3{0, y, z};
+            *running = uint3{0, y, z};
             for (unsigned int x = 0; x < dim.x; ++x) {
                 idx->x = x;
+                running->x = x;
                 *linear = i++;
                 body();
             }
@@ -79,7 +91,7 @@ struct Packed {
     // Every thread of a barrier-free block in turn. The loop is instantiated with the kernel
     // call, so that a kernel named at the launch is a direct call (often inlined) instead of
     // two indirect calls per thread through the runtime.
-    __attribute__((flatten)) static void run_plain(void* p, const PlainBlock& b) {
+    __attribute__((flatten)) SIM_DEVICE_FMA_TARGET static void run_plain(void* p, const PlainBlock& b) {
         Packed* pk = static_cast<Packed*>(p);
         // The block's own copy: the kernel's stores could alias the pack, which would then be
         // read again for every thread. Each call still copies the arguments into parameters.

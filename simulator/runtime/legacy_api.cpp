@@ -14,56 +14,6 @@ void sim::note_gone(std::atomic<bool>& said, const char* what, const char* inste
         std::fprintf(stderr, "note (simulator): %s is gone from current CUDA; it runs as %s\n", what, instead);
 }
 
-namespace {
-
-struct NamedSymbol {
-    const void* address;
-    size_t size;
-};
-
-// Registered while the program's static objects are built, read by the string-form copies.
-std::mutex& symbols_mu() {
-    static std::mutex mu;
-    return mu;
-}
-std::map<std::string, NamedSymbol>& symbols() {
-    static std::map<std::string, NamedSymbol> by_name;
-    return by_name;
-}
-
-// The named variable's bytes [offset, offset + count), or nullptr with the error to return.
-char* named_bytes(const char* name, size_t offset, size_t count, cudaError_t* error) {
-    if (name == nullptr) {
-        *error = cudaErrorInvalidSymbol;
-        return nullptr;
-    }
-    NamedSymbol sym{};
-    {
-        std::lock_guard<std::mutex> lock(symbols_mu());
-        auto it = symbols().find(name);
-        if (it == symbols().end()) {
-            *error = cudaErrorInvalidSymbol;
-            return nullptr;
-        }
-        sym = it->second;
-    }
-    if (offset > sym.size || count > sym.size - offset) {
-        *error = cudaErrorInvalidValue;
-        return nullptr;
-    }
-    return const_cast<char*>(static_cast<const char*>(sym.address)) + offset;
-}
-
-}  // namespace
-
-namespace sim {
-bool register_symbol_name(const char* name, const void* address, size_t size) {
-    std::lock_guard<std::mutex> lock(symbols_mu());
-    symbols()[name] = NamedSymbol{address, size};
-    return true;
-}
-}  // namespace sim
-
 #define SIM_GONE(name, instead) SIM_NOTE_GONE(#name, instead)
 
 extern "C" {
@@ -106,23 +56,3 @@ cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache* config) {
 }
 
 }  // extern "C"
-
-cudaError_t cudaMemcpyToSymbol(const char* symbol, const void* src, size_t count, size_t offset,
-                               enum cudaMemcpyKind kind) {
-    (void)kind;
-    SIM_NOTE_GONE("cudaMemcpyToSymbol with the symbol named by a string", "a copy to the variable of that name");
-    cudaError_t error = cudaSuccess;
-    char* dst = named_bytes(symbol, offset, count, &error);
-    if (dst == nullptr) return sim::set_error(error);
-    return sim::symbol_copy(dst, src, count);
-}
-
-cudaError_t cudaMemcpyFromSymbol(void* dst, const char* symbol, size_t count, size_t offset,
-                                 enum cudaMemcpyKind kind) {
-    (void)kind;
-    SIM_NOTE_GONE("cudaMemcpyFromSymbol with the symbol named by a string", "a copy from the variable of that name");
-    cudaError_t error = cudaSuccess;
-    const char* src = named_bytes(symbol, offset, count, &error);
-    if (src == nullptr) return sim::set_error(error);
-    return sim::symbol_copy(dst, src, count);
-}

@@ -3,7 +3,12 @@
 // happened in and list device buffers never freed.
 #include "sim_internal.h"
 
+#include <dlfcn.h>
+
 #include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <string>
 
 #if defined(SIM_MEMCHECK)
 #include <dlfcn.h>
@@ -89,6 +94,37 @@ bool runtime_file(const char* path) {
            std::strncmp(path, "/usr/", 5) == 0 || std::strstr(path, "/gcc/") != nullptr ||
            std::strstr(path, "libsanitizer") != nullptr;
 }
+
+// "func at file:line" for the first frame of ``pc`` (inlined frames included) outside the
+// runtime, read by addr2line from the module's debug information.
+std::string source_of(uintptr_t pc) {
+    Dl_info info{};
+    if (pc == 0 || dladdr(reinterpret_cast<void*>(pc), &info) == 0 || info.dli_fname == nullptr) {
+        return "source line unknown";
+    }
+    char cmd[4200];
+    const uintptr_t off = pc - 1 - reinterpret_cast<uintptr_t>(info.dli_fbase);
+    std::snprintf(cmd, sizeof cmd, "addr2line -f -i -C -e '%s' 0x%lx 2>/dev/null", info.dli_fname,
+                  (unsigned long)off);
+    FILE* p = popen(cmd, "r");
+    if (p == nullptr) return "source line unknown";
+    std::string found, first;
+    char func[2048], where[2048];
+    while (std::fgets(func, sizeof func, p) != nullptr && std::fgets(where, sizeof where, p) != nullptr) {
+        func[std::strcspn(func, "\n")] = 0;
+        where[std::strcspn(where, "\n")] = 0;
+        char* col = std::strstr(where, " (discriminator");
+        if (col != nullptr) *col = 0;
+        std::string here = std::string(func) + " at " + where;
+        if (first.empty()) first = here;
+        if (found.empty() && std::strncmp(where, "??", 2) != 0 && !runtime_file(where)) {
+            found = here;
+        }
+    }
+    pclose(p);
+    return !found.empty() ? found : !first.empty() ? first : "source line unknown";
+}
+
 
 void report(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void report(const char* fmt, ...) {

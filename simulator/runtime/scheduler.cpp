@@ -24,8 +24,15 @@
 
 namespace sim {
 
-// What threadIdx & co. read: the running fiber's ThreadState.
+// The running fiber's ThreadState, and the objects CUDA's built-in variables name (set from it by
+// enter_thread, and thread after thread by a plain loop); warpSize is 32 for every thread.
 __thread ThreadState* tl_thread = nullptr;
+__thread uint3 tls_thread_idx = {0, 0, 0};
+__thread uint3 tls_block_idx = {0, 0, 0};
+__thread dim3 tls_block_dim;
+__thread dim3 tls_grid_dim;
+__thread Site tl_site = {nullptr, 0};
+__thread const int tls_warp_size __asm__("warpSize") SIM_API = 32;
 __thread RunState tl_run = {nullptr, nullptr, false, nullptr, nullptr};
 __thread bool tl_launches_inline = false;
 #if defined(SIM_RACECHECK)
@@ -107,7 +114,7 @@ extern "C" SIM_API void sim_fiber_entry() { fiber_main(); }
 
 void switch_to_fiber(Fiber* f) {
     tl_run.fiber = f;
-    tl_thread = f;
+    enter_thread(f);
     void* token = nullptr;
     mode::before_enter(f, &token);
 #if defined(__x86_64__)
@@ -117,7 +124,7 @@ void switch_to_fiber(Fiber* f) {
 #endif
     mode::after_enter(token);
     tl_run.fiber = nullptr;
-    tl_thread = nullptr;
+    enter_thread(nullptr);
 }
 
 }  // namespace
@@ -145,7 +152,7 @@ void yield_from(RunState& run, bool final_exit) {
             Fiber* next = &b->fibers[j];
             if (next->state != FState::kReady) continue;
             run.fiber = next;
-            tl_thread = next;
+            enter_thread(next);
             // The fibers after it are likely the next ones to run: start loading the top of the
             // next one's stack and the state of the one after (at 256+ fibers a block's stacks
             // and states outgrow L1).
@@ -315,7 +322,7 @@ void run_block_plain(Block* b) {
     b->live = b->nthreads;
     tl_run.block = b;
     tl_run.fiber = f;
-    tl_thread = f;
+    enter_thread(f);
     // The threads run one after another on the worker's own stack: no fiber, no context switch.
     if (sigsetjmp(wk->plain_exit, 0) == 0) {
         Launch* L = b->launch;
@@ -339,7 +346,7 @@ void run_block_plain(Block* b) {
     }
     tl_run.in_kernel = false;
     tl_run.fiber = nullptr;
-    tl_thread = nullptr;
+    enter_thread(nullptr);
 }
 
 // Block ``id`` of ``L`` on worker ``wk``: its index, warp bookkeeping, shared memory and fiber

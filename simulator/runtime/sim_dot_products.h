@@ -1,5 +1,5 @@
-// The sm_61 integer dot products, included by cuda_sim.h (nvcc's <cuda_runtime.h> brings them
-// into every .cu; <sm_61_intrinsics.h> names them too). Uses the vector types cuda_sim.h defines.
+// The sm_61 integer dot products that <sm_61_intrinsics.h> declares (included by
+// sim_intrinsics.h, which defines SIM_DEVICE).
 #ifndef CUDA_SIM_DOT_PRODUCTS_H
 #define CUDA_SIM_DOT_PRODUCTS_H
 
@@ -30,27 +30,27 @@ static inline unsigned int packed(V v) {
     return w;
 }
 }  // namespace sim
-static inline int __dp4a(int a, int b, int c) {
+SIM_DEVICE int __dp4a(int a, int b, int c) {
     return ::sim::dot_parts<signed char, short>((unsigned)a, (unsigned)b, (unsigned)c, false, 0);
 }
-static inline unsigned int __dp4a(unsigned int a, unsigned int b, unsigned int c) {
+SIM_DEVICE unsigned int __dp4a(unsigned int a, unsigned int b, unsigned int c) {
     return ::sim::dot_parts<unsigned char, unsigned short>(a, b, c, false, 0);
 }
-static inline int __dp4a(char4 a, char4 b, int c) { return __dp4a((int)::sim::packed(a), (int)::sim::packed(b), c); }
-static inline unsigned int __dp4a(uchar4 a, uchar4 b, unsigned int c) {
+SIM_DEVICE int __dp4a(char4 a, char4 b, int c) { return __dp4a((int)::sim::packed(a), (int)::sim::packed(b), c); }
+SIM_DEVICE unsigned int __dp4a(uchar4 a, uchar4 b, unsigned int c) {
     return __dp4a(::sim::packed(a), ::sim::packed(b), c);
 }
 #define SIM_DP2A(NAME, FIRST)                                                                      \
-    static inline int NAME(int a, int b, int c) {                                                  \
+    SIM_DEVICE int NAME(int a, int b, int c) {                                                  \
         return ::sim::dot_parts<signed char, short>((unsigned)a, (unsigned)b, (unsigned)c, true, FIRST); \
     }                                                                                              \
-    static inline unsigned int NAME(unsigned int a, unsigned int b, unsigned int c) {              \
+    SIM_DEVICE unsigned int NAME(unsigned int a, unsigned int b, unsigned int c) {              \
         return ::sim::dot_parts<unsigned char, unsigned short>(a, b, c, true, FIRST);              \
     }                                                                                              \
-    static inline int NAME(short2 a, char4 b, int c) {                                             \
+    SIM_DEVICE int NAME(short2 a, char4 b, int c) {                                             \
         return NAME((int)::sim::packed(a), (int)::sim::packed(b), c);                              \
     }                                                                                              \
-    static inline unsigned int NAME(ushort2 a, uchar4 b, unsigned int c) {                         \
+    SIM_DEVICE unsigned int NAME(ushort2 a, uchar4 b, unsigned int c) {                         \
         return NAME(::sim::packed(a), ::sim::packed(b), c);                                        \
     }
 SIM_DP2A(__dp2a_lo, 0)

@@ -11,10 +11,10 @@
 //   kernel_registry.cpp, graphs.cpp  launches by address, graphs, capture (graphs_internal.h)
 //   textures.cpp, mem_pools.cpp, legacy_api.cpp, errors.cpp  the rest of the host API
 //
-// Headers kernel code sees: cuda_sim.h (force-included: qualifiers, vector types, the device
-// API) includes host_api.h (every cuda* call and host type), which includes device_props.h,
-// launch.h (the launch machinery and the kernel registry) and sim_textures.h (with
-// sim_texture_types.h and sim_texture_fetch.h).
+// Headers kernel code sees: cuda_sim.h (force-included) includes NVIDIA's <cuda_runtime.h>
+// (every cuda* call and type), sim_device.h (the scheduler's entry points), host_api.h (launch.h:
+// the launch machinery and the kernel registry; sim_textures.h with sim_texture_fetch.h; the names
+// current CUDA no longer declares) and sim_intrinsics.h (the device functions NVIDIA declares).
 //
 // The runtime is compiled once per mode without sanitizer instrumentation (its bookkeeping is
 // shared by fibers on purpose) and linked into every simulated library or check executable.
@@ -24,7 +24,10 @@
 #ifndef SIM_INTERNAL_H
 #define SIM_INTERNAL_H
 
-#include "cuda_sim.h"
+#include <cuda_runtime.h>
+
+#include "sim_device.h"
+#include "host_api.h"
 
 #include <pthread.h>
 #include <setjmp.h>
@@ -427,6 +430,16 @@ const char* mode_name();
 // Whether a source file is the runtime's own (or the C/C++ runtime's, or a sanitizer's): never
 // the place a finding names.
 bool runtime_file(const char* path);
+// "func at file:line" of the first frame of code address ``pc`` (inlined frames included) outside
+// the runtime, read by addr2line from the module's debug information (reports.cpp).
+std::string source_of(uintptr_t pc);
+// A kernel fault of the simulator's own (device_api.cpp): the kernel stops as at __trap(), with
+// ``what`` in the report.
+[[noreturn]] void trap_with(const char* what);
+// A call of a function NVIDIA's headers declare and the simulator does not define (the stubs the
+// build links: simulator/link_stubs.py): says so once per function; ``returns`` is what the stub
+// returns, empty for a device function, which stops the kernel (unimplemented.cpp).
+void unimplemented_call(const char* name, const char* header, const char* returns, void* caller);
 // "kernel K block (x,y,z) thread (x,y,z)" into ``out`` (at least 160 bytes): how racecheck's
 // findings name a CUDA thread (findings.py reads it back).
 void fiber_name(char* out, size_t size, const char* kernel, uint3 block, uint3 thread);
@@ -451,6 +464,23 @@ std::string user_frame(const void* block, const void* call_site);
 // One line on stderr per call site and process, that ``what`` is gone from current CUDA and runs
 // as ``instead`` (a loop of legacy calls prints one note).
 void note_gone(std::atomic<bool>& said, const char* what, const char* instead);
+
+// ---- the host API's shared pieces ----------------------------------------------------------
+// Occupancy, modelled on the device from the block size and the dynamic shared memory only: the
+// simulator does not know a kernel's registers or static shared memory (device_props.cpp).
+int occupancy_blocks_per_sm(int block_size, size_t dynamic_smem);
+int occupancy_sm_count();
+// A copy to or from a __device__/__constant__ variable (device memory is host memory here).
+cudaError_t symbol_copy(void* dst, const void* src, size_t count);
+// A launch by address from FILE:LINE (the call site of the launch form, when known); a
+// cooperative one keeps every block resident at once (grid.sync()) and fails with
+// cudaErrorCooperativeLaunchTooLarge when the modelled device cannot hold its grid
+// (kernel_registry.cpp).
+cudaError_t launch_by_address(const void* func, const LaunchSpec& spec, void** args, bool cooperative,
+                              const char* file, int line);
+cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, void** args, const char* file, int line);
+cudaError_t func_get_attributes(struct cudaFuncAttributes* attr, const void* func);
+cudaError_t func_set_attribute(const void* kernel, int attr, int value);
 
 }  // namespace sim
 

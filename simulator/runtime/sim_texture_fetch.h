@@ -11,6 +11,12 @@
 #ifndef SIM_TEXTURE_FETCH_H
 #define SIM_TEXTURE_FETCH_H
 
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <type_traits>
+
 namespace sim {
 
 // A resolved resource: where texel (x, y, z) lives and how its channels decode.
@@ -45,6 +51,8 @@ struct SurfObj {
 // A fetch through a null or destroyed object, or a surface access out of bounds with
 // cudaBoundaryModeTrap: reported, and the kernel stops as on a GPU fault (textures.cpp).
 SIM_API __attribute__((noreturn)) void texture_fault(const char* what, const char* file, int line);
+// A fetch form the simulator does not sample (gathers, sparse textures): reported as a fault.
+SIM_API __attribute__((noreturn)) void texture_unsupported(const char* op, const char* file, int line);
 
 // The component type and count of each type a fetch may return.
 template <class T>
@@ -357,155 +365,91 @@ static inline void surf_write(const T& v, cudaSurfaceObject_t so, int x, int y, 
 
 }  // namespace sim
 
-// ---- device fetches through texture objects --------------------------------------------------
-// Each takes the caller's file and line (for the report of a fetch through a null object).
-#define SIM_TEX_SITE const char *sim_file = __builtin_FILE(), int sim_line = __builtin_LINE()
-#define SIM_TEX_OBJ(t) (*::sim::tex_obj((t), sim_file, sim_line))
+// ---- device fetches and surface accesses through objects ------------------------------------
+// NVIDIA's <texture_indirect_functions.h> and <surface_indirect_functions.h> define every tex*
+// and surf* function of an object as a call of __nv_tex_surf_handler("__itex2D", &result, obj,
+// coordinates...), a builtin of nvcc's front end; here it is this template. The operation's name
+// is a string literal, so each comparison below folds away once the call is inlined.
+namespace sim {
+constexpr bool op_is(const char* a, const char* b) {
+    while (*a != '\0' && *a == *b) {
+        ++a;
+        ++b;
+    }
+    return *a == *b;
+}
+// A coordinate as a float; the gradients some forms pass by address are not used.
+template <class T>
+static inline float coord(T x) {
+    if constexpr (std::is_arithmetic<T>::value) {
+        return (float)x;
+    } else {
+        return 0.0f;
+    }
+}
+// Texture fetches; Lod and Grad forms read level 0 (textures here have one level).
+template <class R, class... A>
+static inline void tex_op(const char* op, R* r, cudaTextureObject_t t, A... a) {
+    const Site site = take_site();
+    const TexObj& o = *tex_obj(t, site.file, site.line);
+    const float c[sizeof...(A) + 1] = {coord(a)...};
+    if (op_is(op, "__itex1Dfetch")) {
+        *r = tex_linear_fetch<R>(o.data, o.s.read, (int)c[0]);
+    } else if (op_is(op, "__itex1D") || op_is(op, "__itex1DLod") || op_is(op, "__itex1DGrad")) {
+        *r = tex_fetch<R>(o.data, o.s, 1, c[0], 0, 0, -1);
+    } else if (op_is(op, "__itex2D") || op_is(op, "__itex2DLod") || op_is(op, "__itex2DGrad_v2")) {
+        *r = tex_fetch<R>(o.data, o.s, 2, c[0], c[1], 0, -1);
+    } else if (op_is(op, "__itex3D") || op_is(op, "__itex3DLod") || op_is(op, "__itex3DGrad_v2")) {
+        *r = tex_fetch<R>(o.data, o.s, 3, c[0], c[1], c[2], -1);
+    } else if (op_is(op, "__itex1DLayered") || op_is(op, "__itex1DLayeredLod") ||
+               op_is(op, "__itex1DLayeredGrad")) {
+        *r = tex_fetch<R>(o.data, o.s, 1, c[0], 0, 0, (int)c[1]);
+    } else if (op_is(op, "__itex2DLayered") || op_is(op, "__itex2DLayeredLod") ||
+               op_is(op, "__itex2DLayeredGrad_v2")) {
+        *r = tex_fetch<R>(o.data, o.s, 2, c[0], c[1], 0, (int)c[2]);
+    } else if (op_is(op, "__itexCubemap") || op_is(op, "__itexCubemapLod") || op_is(op, "__itexCubemapGrad_v2")) {
+        *r = tex_cube<R>(o.data, o.s, c[0], c[1], c[2], 0);
+    } else if (op_is(op, "__itexCubemapLayered") || op_is(op, "__itexCubemapLayeredLod") ||
+               op_is(op, "__itexCubemapLayeredGrad_v2")) {
+        *r = tex_cube<R>(o.data, o.s, c[0], c[1], c[2], (int)c[3]);
+    } else {
+        texture_unsupported(op, site.file, site.line);
+    }
+}
+// Surface reads and writes (x in bytes); the last argument is the boundary mode.
+template <class R, class... A>
+static inline void surf_op(const char* op, R* r, cudaSurfaceObject_t so, A... a) {
+    const Site site = take_site();
+    const int c[sizeof...(A)] = {(int)a...};
+    const int mode = c[sizeof...(A) - 1];
+    const char* what = op + 3;  // "surf2Dread" of "__isurf2Dread"
+    if (op_is(op, "__isurf1Dread")) {
+        *r = surf_read<R>(so, c[0], 0, 0, 1, mode, what, site.file, site.line);
+    } else if (op_is(op, "__isurf2Dread") || op_is(op, "__isurf1DLayeredread")) {
+        *r = surf_read<R>(so, c[0], c[1], 0, 2, mode, what, site.file, site.line);
+    } else if (op_is(op, "__isurf3Dread") || op_is(op, "__isurf2DLayeredread") ||
+               op_is(op, "__isurfCubemapread") || op_is(op, "__isurfCubemapLayeredread")) {
+        *r = surf_read<R>(so, c[0], c[1], c[2], 3, mode, what, site.file, site.line);
+    } else if (op_is(op, "__isurf1Dwrite_v2")) {
+        surf_write<R>(*r, so, c[0], 0, 0, 1, mode, what, site.file, site.line);
+    } else if (op_is(op, "__isurf2Dwrite_v2") || op_is(op, "__isurf1DLayeredwrite_v2")) {
+        surf_write<R>(*r, so, c[0], c[1], 0, 2, mode, what, site.file, site.line);
+    } else if (op_is(op, "__isurf3Dwrite_v2") || op_is(op, "__isurf2DLayeredwrite_v2") ||
+               op_is(op, "__isurfCubemapwrite_v2") || op_is(op, "__isurfCubemapLayeredwrite_v2")) {
+        surf_write<R>(*r, so, c[0], c[1], c[2], 3, mode, what, site.file, site.line);
+    } else {
+        texture_unsupported(op, site.file, site.line);
+    }
+}
+}  // namespace sim
 
-template <class T>
-static inline T tex1Dfetch(cudaTextureObject_t t, int x, SIM_TEX_SITE) {
-    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
-    return ::sim::tex_linear_fetch<T>(o.data, o.s.read, x);
+template <class R, class... A>
+static inline void __nv_tex_surf_handler(const char* op, R* r, unsigned long long obj, A... a) {
+    if (op[3] == 's') {
+        ::sim::surf_op(op, r, obj, a...);
+    } else {
+        ::sim::tex_op(op, r, obj, a...);
+    }
 }
-template <class T>
-static inline T tex1D(cudaTextureObject_t t, float x, SIM_TEX_SITE) {
-    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
-    return ::sim::tex_fetch<T>(o.data, o.s, 1, x, 0, 0, -1);
-}
-template <class T>
-static inline T tex2D(cudaTextureObject_t t, float x, float y, SIM_TEX_SITE) {
-    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
-    return ::sim::tex_fetch<T>(o.data, o.s, 2, x, y, 0, -1);
-}
-template <class T>
-static inline T tex3D(cudaTextureObject_t t, float x, float y, float z, SIM_TEX_SITE) {
-    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
-    return ::sim::tex_fetch<T>(o.data, o.s, 3, x, y, z, -1);
-}
-template <class T>
-static inline T tex1DLayered(cudaTextureObject_t t, float x, int layer, SIM_TEX_SITE) {
-    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
-    return ::sim::tex_fetch<T>(o.data, o.s, 1, x, 0, 0, layer);
-}
-template <class T>
-static inline T tex2DLayered(cudaTextureObject_t t, float x, float y, int layer, SIM_TEX_SITE) {
-    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
-    return ::sim::tex_fetch<T>(o.data, o.s, 2, x, y, 0, layer);
-}
-template <class T>
-static inline T texCubemap(cudaTextureObject_t t, float x, float y, float z, SIM_TEX_SITE) {
-    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
-    return ::sim::tex_cube<T>(o.data, o.s, x, y, z, 0);
-}
-template <class T>
-static inline T texCubemapLayered(cudaTextureObject_t t, float x, float y, float z, int layer, SIM_TEX_SITE) {
-    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
-    return ::sim::tex_cube<T>(o.data, o.s, x, y, z, layer);
-}
-// Level-of-detail and gradient forms: textures here have one level, so they read level 0.
-template <class T>
-static inline T tex1DLod(cudaTextureObject_t t, float x, float level, SIM_TEX_SITE) {
-    (void)level;
-    return tex1D<T>(t, x, sim_file, sim_line);
-}
-template <class T>
-static inline T tex2DLod(cudaTextureObject_t t, float x, float y, float level, SIM_TEX_SITE) {
-    (void)level;
-    return tex2D<T>(t, x, y, sim_file, sim_line);
-}
-template <class T>
-static inline T tex3DLod(cudaTextureObject_t t, float x, float y, float z, float level, SIM_TEX_SITE) {
-    (void)level;
-    return tex3D<T>(t, x, y, z, sim_file, sim_line);
-}
-template <class T>
-static inline T tex1DGrad(cudaTextureObject_t t, float x, float dx, float dy, SIM_TEX_SITE) {
-    (void)dx, (void)dy;
-    return tex1D<T>(t, x, sim_file, sim_line);
-}
-template <class T>
-static inline T tex2DGrad(cudaTextureObject_t t, float x, float y, float2 dx, float2 dy, SIM_TEX_SITE) {
-    (void)dx, (void)dy;
-    return tex2D<T>(t, x, y, sim_file, sim_line);
-}
-template <class T>
-static inline T tex3DGrad(cudaTextureObject_t t, float x, float y, float z, float4 dx, float4 dy, SIM_TEX_SITE) {
-    (void)dx, (void)dy;
-    return tex3D<T>(t, x, y, z, sim_file, sim_line);
-}
-// The forms that return through a pointer.
-template <class T>
-static inline void tex1Dfetch(T* r, cudaTextureObject_t t, int x, SIM_TEX_SITE) {
-    *r = tex1Dfetch<T>(t, x, sim_file, sim_line);
-}
-template <class T>
-static inline void tex1D(T* r, cudaTextureObject_t t, float x, SIM_TEX_SITE) {
-    *r = tex1D<T>(t, x, sim_file, sim_line);
-}
-template <class T>
-static inline void tex2D(T* r, cudaTextureObject_t t, float x, float y, SIM_TEX_SITE) {
-    *r = tex2D<T>(t, x, y, sim_file, sim_line);
-}
-template <class T>
-static inline void tex3D(T* r, cudaTextureObject_t t, float x, float y, float z, SIM_TEX_SITE) {
-    *r = tex3D<T>(t, x, y, z, sim_file, sim_line);
-}
-
-// ---- surfaces (x in bytes) -------------------------------------------------------------------
-#define SIM_SURF_MODE enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap
-template <class T>
-static inline T surf1Dread(cudaSurfaceObject_t s, int x, SIM_SURF_MODE, SIM_TEX_SITE) {
-    return ::sim::surf_read<T>(s, x, 0, 0, 1, mode, "surf1Dread", sim_file, sim_line);
-}
-template <class T>
-static inline T surf2Dread(cudaSurfaceObject_t s, int x, int y, SIM_SURF_MODE, SIM_TEX_SITE) {
-    return ::sim::surf_read<T>(s, x, y, 0, 2, mode, "surf2Dread", sim_file, sim_line);
-}
-template <class T>
-static inline T surf3Dread(cudaSurfaceObject_t s, int x, int y, int z, SIM_SURF_MODE, SIM_TEX_SITE) {
-    return ::sim::surf_read<T>(s, x, y, z, 3, mode, "surf3Dread", sim_file, sim_line);
-}
-template <class T>
-static inline T surf1DLayeredread(cudaSurfaceObject_t s, int x, int layer, SIM_SURF_MODE, SIM_TEX_SITE) {
-    return ::sim::surf_read<T>(s, x, layer, 0, 2, mode, "surf1DLayeredread", sim_file, sim_line);
-}
-template <class T>
-static inline T surf2DLayeredread(cudaSurfaceObject_t s, int x, int y, int layer, SIM_SURF_MODE, SIM_TEX_SITE) {
-    return ::sim::surf_read<T>(s, x, y, layer, 3, mode, "surf2DLayeredread", sim_file, sim_line);
-}
-template <class T>
-static inline void surf1Dread(T* r, cudaSurfaceObject_t s, int x, SIM_SURF_MODE, SIM_TEX_SITE) {
-    *r = ::sim::surf_read<T>(s, x, 0, 0, 1, mode, "surf1Dread", sim_file, sim_line);
-}
-template <class T>
-static inline void surf2Dread(T* r, cudaSurfaceObject_t s, int x, int y, SIM_SURF_MODE, SIM_TEX_SITE) {
-    *r = ::sim::surf_read<T>(s, x, y, 0, 2, mode, "surf2Dread", sim_file, sim_line);
-}
-template <class T>
-static inline void surf3Dread(T* r, cudaSurfaceObject_t s, int x, int y, int z, SIM_SURF_MODE, SIM_TEX_SITE) {
-    *r = ::sim::surf_read<T>(s, x, y, z, 3, mode, "surf3Dread", sim_file, sim_line);
-}
-template <class T>
-static inline void surf1Dwrite(T v, cudaSurfaceObject_t s, int x, SIM_SURF_MODE, SIM_TEX_SITE) {
-    ::sim::surf_write<T>(v, s, x, 0, 0, 1, mode, "surf1Dwrite", sim_file, sim_line);
-}
-template <class T>
-static inline void surf2Dwrite(T v, cudaSurfaceObject_t s, int x, int y, SIM_SURF_MODE, SIM_TEX_SITE) {
-    ::sim::surf_write<T>(v, s, x, y, 0, 2, mode, "surf2Dwrite", sim_file, sim_line);
-}
-template <class T>
-static inline void surf3Dwrite(T v, cudaSurfaceObject_t s, int x, int y, int z, SIM_SURF_MODE, SIM_TEX_SITE) {
-    ::sim::surf_write<T>(v, s, x, y, z, 3, mode, "surf3Dwrite", sim_file, sim_line);
-}
-template <class T>
-static inline void surf1DLayeredwrite(T v, cudaSurfaceObject_t s, int x, int layer, SIM_SURF_MODE, SIM_TEX_SITE) {
-    ::sim::surf_write<T>(v, s, x, layer, 0, 2, mode, "surf1DLayeredwrite", sim_file, sim_line);
-}
-template <class T>
-static inline void surf2DLayeredwrite(T v, cudaSurfaceObject_t s, int x, int y, int layer, SIM_SURF_MODE,
-                                      SIM_TEX_SITE) {
-    ::sim::surf_write<T>(v, s, x, y, layer, 3, mode, "surf2DLayeredwrite", sim_file, sim_line);
-}
-#undef SIM_SURF_MODE
 
 #endif  // SIM_TEXTURE_FETCH_H

@@ -1,85 +1,21 @@
-// Textures, surfaces and CUDA arrays (included by host_api.h): CUDA's types
-// (sim_texture_types.h), the device fetches (sim_texture_fetch.h), and here the host calls
-// (textures.cpp) and the texture references of older CUDA.
+// Textures, surfaces and CUDA arrays (included by host_api.h): what the simulator's CUDA array
+// holds (NVIDIA declares the type without its members), the device fetches
+// (sim_texture_fetch.h), and here the texture references of older CUDA, which CUDA 12 removed.
 #ifndef SIM_TEXTURES_H
 #define SIM_TEXTURES_H
 
-#include "sim_texture_types.h"
+
+// A CUDA array: its format, extent and flags, and where its elements live.
+struct cudaArray {
+    cudaChannelFormatDesc desc;
+    cudaExtent extent;
+    unsigned int flags;
+    size_t elem;  // bytes per element
+    size_t w, h, d;
+    size_t pitch, slice;
+    unsigned char* data;
+};
 #include "sim_texture_fetch.h"
-
-// ---- host calls (textures.cpp) -------------------------------------------------------------
-extern "C" {
-SIM_API struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f);
-SIM_API cudaError_t cudaMallocArray(cudaArray_t* array, const struct cudaChannelFormatDesc* desc, size_t width,
-                                    size_t height = 0, unsigned int flags = 0);
-SIM_API cudaError_t cudaMalloc3DArray(cudaArray_t* array, const struct cudaChannelFormatDesc* desc,
-                                      struct cudaExtent extent, unsigned int flags = 0);
-SIM_API cudaError_t cudaFreeArray(cudaArray_t array);
-SIM_API cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc* desc, struct cudaExtent* extent,
-                                     unsigned int* flags, cudaArray_t array);
-SIM_API cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc* desc, cudaArray_const_t array);
-SIM_API cudaError_t cudaMalloc3D(struct cudaPitchedPtr* pitched, struct cudaExtent extent);
-SIM_API cudaError_t cudaMemset3D(struct cudaPitchedPtr pitched, int value, struct cudaExtent extent);
-SIM_API cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms* p);
-SIM_API cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms* p, cudaStream_t stream = 0);
-SIM_API cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src,
-                                        size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind);
-SIM_API cudaError_t cudaMemcpy2DFromArray(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset,
-                                          size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind);
-SIM_API cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src,
-                                             size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind,
-                                             cudaStream_t stream = 0);
-SIM_API cudaError_t cudaMemcpy2DFromArrayAsync(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset,
-                                               size_t hOffset, size_t width, size_t height,
-                                               enum cudaMemcpyKind kind, cudaStream_t stream = 0);
-SIM_API cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
-                                             cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc,
-                                             size_t width, size_t height,
-                                             enum cudaMemcpyKind kind = cudaMemcpyDeviceToDevice);
-// Deprecated since CUDA 10.1 and still declared by CUDA 13's runtime header.
-SIM_API cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t count,
-                                      enum cudaMemcpyKind kind);
-SIM_API cudaError_t cudaMemcpyFromArray(void* dst, cudaArray_const_t src, size_t wOffset, size_t hOffset,
-                                        size_t count, enum cudaMemcpyKind kind);
-SIM_API cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
-                                           cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count,
-                                           enum cudaMemcpyKind kind = cudaMemcpyDeviceToDevice);
-SIM_API cudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src,
-                                           size_t count, enum cudaMemcpyKind kind, cudaStream_t stream = 0);
-SIM_API cudaError_t cudaMemcpyFromArrayAsync(void* dst, cudaArray_const_t src, size_t wOffset, size_t hOffset,
-                                             size_t count, enum cudaMemcpyKind kind, cudaStream_t stream = 0);
-
-SIM_API cudaError_t cudaCreateTextureObject(cudaTextureObject_t* tex, const struct cudaResourceDesc* res,
-                                            const struct cudaTextureDesc* desc,
-                                            const struct cudaResourceViewDesc* view);
-SIM_API cudaError_t cudaDestroyTextureObject(cudaTextureObject_t tex);
-SIM_API cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc* res, cudaTextureObject_t tex);
-SIM_API cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc* desc, cudaTextureObject_t tex);
-SIM_API cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t* surf, const struct cudaResourceDesc* res);
-SIM_API cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surf);
-SIM_API cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc* res, cudaSurfaceObject_t surf);
-}
-
-template <class T>
-static inline cudaChannelFormatDesc cudaCreateChannelDesc(void) {
-    typedef typename ::sim::tex_vec<T>::comp C;
-    const int b = (int)sizeof(C) * 8, n = ::sim::tex_vec<T>::n;
-    const cudaChannelFormatKind k = std::is_floating_point<C>::value
-                                        ? cudaChannelFormatKindFloat
-                                        : (std::is_signed<C>::value ? cudaChannelFormatKindSigned
-                                                                    : cudaChannelFormatKindUnsigned);
-    return cudaChannelFormatDesc{b, n > 1 ? b : 0, n > 2 ? b : 0, n > 3 ? b : 0, k};
-}
-static inline cudaChannelFormatDesc cudaCreateChannelDescHalf(void) {
-    return cudaChannelFormatDesc{16, 0, 0, 0, cudaChannelFormatKindFloat};
-}
-static inline cudaChannelFormatDesc cudaCreateChannelDescHalf1(void) { return cudaCreateChannelDescHalf(); }
-static inline cudaChannelFormatDesc cudaCreateChannelDescHalf2(void) {
-    return cudaChannelFormatDesc{16, 16, 0, 0, cudaChannelFormatKindFloat};
-}
-static inline cudaChannelFormatDesc cudaCreateChannelDescHalf4(void) {
-    return cudaChannelFormatDesc{16, 16, 16, 16, cudaChannelFormatKindFloat};
-}
 
 // ---- texture references (removed in CUDA 12; textures.cpp notes their use once) -------------
 // A `texture<T, dim, readMode>` global: the sampling fields are read at each fetch, the bound
@@ -187,7 +123,9 @@ static inline const TexData& texref_data(const textureReference& r, const char* 
 }
 }  // namespace sim
 
-// Fetches through texture references: the return type follows the reference's read mode.
+// Fetches through texture references: the return type follows the reference's read mode. Each
+// takes the caller's file and line (for the report of a fetch while nothing is bound).
+#define SIM_TEX_SITE const char *sim_file = __builtin_FILE(), int sim_line = __builtin_LINE()
 #define SIM_TEXREF_RET typename ::sim::texref_ret<T, mode>::type
 template <class T, int dim, enum cudaTextureReadMode mode>
 static inline SIM_TEXREF_RET tex1Dfetch(const texture<T, dim, mode>& r, int x, SIM_TEX_SITE) {
@@ -220,7 +158,6 @@ static inline SIM_TEXREF_RET tex2DLayered(const texture<T, dim, mode>& r, float 
                                             2, x, y, 0, layer);
 }
 #undef SIM_TEXREF_RET
-#undef SIM_TEX_OBJ
 #undef SIM_TEX_SITE
 
 #endif  // SIM_TEXTURES_H

@@ -258,6 +258,15 @@ void texture_fault(const char* what, const char* file, int line) {
     std::abort();
 }
 
+void texture_unsupported(const char* op, const char* file, int line) {
+    char what[256];
+    std::snprintf(what, sizeof what,
+                  "%s at %s:%d is a texture or surface form the simulator does not model (gathers, sparse "
+                  "and mipmapped-array fetches); see simulator/docs/supported.md",
+                  op, file, line);
+    trap_with(what);
+}
+
 }  // namespace sim
 
 extern "C" {

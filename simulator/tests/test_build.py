@@ -48,20 +48,15 @@ def test_unknown_cuda_api_is_named(tmp_path):
     src.write_text('#include <cuda_runtime.h>\nextern "C" int f(void) { return (int)cudaFrobnicate(); }\n')
     proc = run_cli("build", str(src), "--out", str(tmp_path))
     assert proc.returncode == 2
-    assert "'cudaFrobnicate' is not provided by the simulator" in proc.stderr
+    assert "'cudaFrobnicate' is declared nowhere: neither the program nor CUDA 13's headers" in proc.stderr
 
 
 @pytest.mark.parametrize(
     "header,library",
     [
-        ("cublasXt.h", "cuBLASXt"),
         ("cudnn.h", "cuDNN"),
-        ("cub/cub.cuh", "CUB"),
         ("cufft.h", "cuFFT"),
-        (
-            "cuda/atomic",
-            "libcu++ (other than <cuda/barrier>, <cuda/pipeline> and six <cuda/std/...> headers)",
-        ),
+        ("nccl.h", "NCCL"),
         ("my_missing_header.h", None),
     ],
 )
@@ -80,24 +75,64 @@ def test_unsupported_header_is_named_and_libraries_are_out_of_scope(tmp_path, he
         assert f"{src}:3: unsupported header <{header}>: it is not provided by the simulator" in proc.stderr
 
 
-def test_missing_api_in_a_template_is_named_with_its_line(tmp_path):
-    # Inside a template g++ reports a missing name through two-phase lookup; it is named too.
+def test_a_declared_api_without_an_implementation_builds_and_says_so_when_called(tmp_path):
+    # NVIDIA's headers declare it, the simulator implements none of it: the program builds, and a
+    # call returns the library's "not supported" status with one line naming it and the caller.
+    src = tmp_path / "xt.cu"
+    src.write_text(
+        textwrap.dedent(
+            """\
+            #include <cstdio>
+            #include <cuda_runtime.h>
+            #include <cuda.h>
+            int main() {
+                size_t width = 0;
+                cudaError_t e = cudaDeviceGetTexture1DLinearMaxWidth(&width, nullptr, 0);
+                cudaError_t last = cudaGetLastError();
+                std::printf("status=%s last=%s\\n", cudaGetErrorName(e), cudaGetErrorName(last));
+                CUcontext ctx;
+                std::printf("driver=%d\\n", (int)cuCtxCreate(&ctx, nullptr, 0, 0));
+                return 0;
+            }
+            """
+        )
+    )
+    proc = run_cli("run", str(src))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "status=cudaErrorNotSupported last=cudaErrorNotSupported" in proc.stdout
+    assert f"driver={801}" in proc.stdout  # CUDA_ERROR_NOT_SUPPORTED
+    line = (
+        "simulator: cudaDeviceGetTexture1DLinearMaxWidth (declared in <cuda_runtime_api.h>) "
+        f"is not implemented by the simulator; it returns cudaErrorNotSupported (main at {src}:6)"
+    )
+    assert proc.stderr.count(line) == 1, proc.stderr
+
+
+def test_a_declared_device_function_without_an_implementation_stops_the_kernel_naming_its_line(tmp_path):
     src = tmp_path / "tmpl.cu"
     src.write_text(
         textwrap.dedent(
             """\
-            #include <cuda_runtime.h>
+            #include <cstdio>
             template <class T>
             __global__ void k(T* p) {
-                if (__isGlobal(p)) p[threadIdx.x] = T(1);
+                p[threadIdx.x] = T(__fns(0xffu, 0, 1));
             }
-            extern "C" int f(float* p) { k<<<1, 1>>>(p); return 0; }
+            int main() {
+                unsigned* p;
+                cudaMalloc(&p, 32 * sizeof(unsigned));
+                k<<<1, 32>>>(p);
+                std::printf("%s\\n", cudaGetErrorName(cudaDeviceSynchronize()));
+                return 0;
+            }
             """
         )
     )
-    proc = run_cli("build", str(src), "--out", str(tmp_path))
-    assert proc.returncode == 2
-    assert f"{src}:4: '__isGlobal' is not provided by the simulator" in proc.stderr
+    proc = run_cli("run", str(src))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "cudaErrorLaunchFailure" in proc.stdout
+    assert "__fns (declared in <sm_30_intrinsics.h>) is not implemented by the simulator" in proc.stderr
+    assert f"{src}:4)" in proc.stderr
 
 
 def test_host_code_using_a_device_builtin_is_explained(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,24 @@ def test_pyproject_cuda_extra_takes_the_pinned_major_release():
     assert line, "pyproject.toml has no `cuda = [...]` extra"
     majors = set(re.findall(r"numba-cuda\[cu(\d+)\]", line.group(0)))
     assert majors == {VERSIONS["CUDA_RELEASE"].split(".")[0]}, f"the cuda extra takes cu{majors}"
+
+
+def _extra(name: str) -> set[str]:
+    """The requirements of pyproject's extra ``name`` other than torchlight's own extras."""
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    return {r for r in extras[name] if not r.startswith("torchlight[")}
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib (reading pyproject.toml) is Python 3.11+")
+def test_simulator_extras_pin_the_header_wheels_of_the_release():
+    headers = set(VERSIONS["CUDA_HEADER_WHEELS"].split())
+    libraries = set(VERSIONS["CUDA_LIBRARY_WHEELS"].split())
+    assert headers and all(re.fullmatch(r"nvidia-[\w-]+==[\d.]+", w) for w in headers | libraries)
+    pinned = {w for w in _extra("simulator") if w.startswith("nvidia-")}
+    assert pinned == headers, f"the simulator extra pins {sorted(pinned)}, ci/versions.env {sorted(headers)}"
+    assert _extra("simulator-libs") == libraries
 
 
 @pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)

@@ -1,2 +1,0 @@
-// Simulator stand-in for <cuda_runtime_api.h>: the runtime header is force-included by the build.
-#include "../cuda_sim.h"

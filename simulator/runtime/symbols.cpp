@@ -1,0 +1,147 @@
+// __device__ and __constant__ variables as the host API names them: the registry the front end
+// fills (each file-scope variable's name, address and size) and the symbol calls
+// (cudaMemcpyToSymbol, cudaMemcpyFromSymbol and their Async forms, cudaGetSymbolAddress,
+// cudaGetSymbolSize). Device memory is host memory here, so a symbol's device address is its
+// address. A symbol may also be named by a string, as before CUDA 5 (older code such as
+// Rodinia's kmeans does so): that form runs with a note that it is gone from current CUDA.
+#include "sim_internal.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace {
+
+struct Symbol {
+    const void* address;
+    size_t size;
+};
+
+// Registered while the program's static objects are built.
+std::mutex& symbols_mu() {
+    static std::mutex mu;
+    return mu;
+}
+std::map<std::string, Symbol>& by_name() {
+    static auto* table = new std::map<std::string, Symbol>();
+    return *table;
+}
+std::unordered_map<const void*, size_t>& by_address() {
+    static auto* table = new std::unordered_map<const void*, size_t>();
+    return *table;
+}
+
+std::atomic<bool> g_said_string_symbol{false};
+
+// A string that names a registered variable, read only where ``p`` lies inside a loaded object
+// (string literals do): a symbol named by a string, as before CUDA 5.
+bool named_by_string(const void* p, Symbol* out) {
+    Dl_info info;
+    if (p == nullptr || dladdr(p, &info) == 0) return false;
+    const char* name = static_cast<const char*>(p);
+    const size_t n = strnlen(name, 256);
+    if (n == 0 || n == 256) return false;
+    std::lock_guard<std::mutex> lock(symbols_mu());
+    auto it = by_name().find(std::string(name, n));
+    if (it == by_name().end()) return false;
+    *out = it->second;
+    return true;
+}
+
+// The bytes [offset, offset + count) of ``symbol``, or nullptr with the error to return. An address
+// the front end did not register (a variable of a library's header) is taken as it is.
+char* symbol_bytes(const void* symbol, size_t offset, size_t count, const char* call, cudaError_t* error) {
+    if (symbol == nullptr) {
+        *error = cudaErrorInvalidSymbol;
+        return nullptr;
+    }
+    Symbol sym{symbol, 0};
+    bool known;
+    {
+        std::lock_guard<std::mutex> lock(symbols_mu());
+        auto it = by_address().find(symbol);
+        known = it != by_address().end();
+        if (known) sym.size = it->second;
+    }
+    if (!known && named_by_string(symbol, &sym)) {
+        known = true;
+        char what[96];
+        std::snprintf(what, sizeof what, "%s with the symbol named by a string", call);
+        sim::note_gone(g_said_string_symbol, what, "the same call with the variable itself");
+    }
+    if (known && (offset > sym.size || count > sym.size - offset)) {
+        *error = cudaErrorInvalidValue;
+        return nullptr;
+    }
+    return const_cast<char*>(static_cast<const char*>(sym.address)) + offset;
+}
+
+}  // namespace
+
+namespace sim {
+bool register_symbol_name(const char* name, const void* address, size_t size) {
+    std::lock_guard<std::mutex> lock(symbols_mu());
+    by_name()[name] = Symbol{address, size};
+    by_address()[address] = size;
+    return true;
+}
+}  // namespace sim
+
+extern "C" {
+
+cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset,
+                               enum cudaMemcpyKind kind) {
+    (void)kind;
+    cudaError_t error = cudaSuccess;
+    char* dst = symbol_bytes(symbol, offset, count, "cudaMemcpyToSymbol", &error);
+    if (dst == nullptr) return sim::set_error(error);
+    return sim::symbol_copy(dst, src, count);
+}
+
+cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset,
+                                 enum cudaMemcpyKind kind) {
+    (void)kind;
+    cudaError_t error = cudaSuccess;
+    const char* src = symbol_bytes(symbol, offset, count, "cudaMemcpyFromSymbol", &error);
+    if (src == nullptr) return sim::set_error(error);
+    return sim::symbol_copy(dst, src, count);
+}
+
+// Streams run in order: the asynchronous forms copy at once.
+cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count, size_t offset,
+                                    enum cudaMemcpyKind kind, cudaStream_t stream) {
+    (void)stream;
+    return cudaMemcpyToSymbol(symbol, src, count, offset, kind);
+}
+
+cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count, size_t offset,
+                                      enum cudaMemcpyKind kind, cudaStream_t stream) {
+    (void)stream;
+    return cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
+}
+
+cudaError_t cudaGetSymbolAddress(void** dev_ptr, const void* symbol) {
+    if (dev_ptr == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    cudaError_t error = cudaSuccess;
+    char* p = symbol_bytes(symbol, 0, 0, "cudaGetSymbolAddress", &error);
+    if (p == nullptr) return sim::set_error(error);
+    *dev_ptr = p;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetSymbolSize(size_t* size, const void* symbol) {
+    if (size == nullptr || symbol == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lock(symbols_mu());
+    auto it = by_address().find(symbol);
+    if (it == by_address().end()) return sim::set_error(cudaErrorInvalidSymbol);
+    *size = it->second;
+    return cudaSuccess;
+}
+
+}  // extern "C"
