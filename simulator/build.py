@@ -9,19 +9,20 @@ its inputs (preprocessed text, runtime sources, flags, ``__CUDA_ARCH__``, compil
 
 from __future__ import annotations
 
-import fcntl
+import contextvars
 import hashlib
 import os
 import platform
 import re
+import secrets
 import shutil
-import subprocess
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
 from . import cccl
+from .build_cache import cache_dir, cached_output, write_new
+from .compiler_run import compiler_command, invoke
 from .transform import SimBuildError, clang_module, translate_preprocessed
 
 __all__ = [
@@ -100,9 +101,8 @@ def _takes_flag(cxx: str, flag: str) -> bool:
     if flag.startswith("-mtls-dialect") and platform.machine() not in ("x86_64", "AMD64"):
         return False
     try:
-        cmd = [cxx, flag, "-Werror", "-x", "c++", "-c", "-o", os.devnull, "-"]
-        probe = subprocess.run(cmd, input="", capture_output=True, text=True)
-    except OSError:
+        probe = invoke([cxx, flag, "-Werror", "-x", "c++", "-c", "-o", os.devnull, "-"], f"a test of {flag}")
+    except SimBuildError:
         return False  # the build's own call of the compiler reports why it cannot run
     return probe.returncode == 0
 
@@ -114,27 +114,27 @@ def _common(cxx: str) -> list[str]:
 
 
 def compiler() -> str:
-    """The C++ compiler: ``$CXX`` when set, else the first of g++, c++, clang++ on PATH."""
+    """The C++ compiler command: ``$CXX`` when set (a command with arguments, as make takes it:
+    ``CXX='g++ -w'``), else the first of g++, c++, clang++ on PATH; SimBuildError when there is none."""
     cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
     if not cxx:
         raise SimBuildError("no C++ compiler: install g++ (apt-get install g++) or set CXX to one")
+    compiler_command(cxx)  # names a $CXX that cannot run, before any work
     return cxx
 
 
 @cache
 def _compiler_id(cxx: str) -> str:
-    try:
-        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as exc:
-        raise SimBuildError(f"cannot run the C++ compiler '{cxx}': {exc}") from exc
-    return out.splitlines()[0] if out else cxx
+    run = invoke([cxx, "--version"], "--version")
+    if run.returncode != 0:
+        raise SimBuildError(f"cannot run the C++ compiler {cxx!r}: --version exited with {run.returncode}")
+    return run.stdout.splitlines()[0] if run.stdout else cxx
 
 
-def cache_dir() -> Path:
-    """Where built objects are cached (``$SIMULATOR_CACHE`` or ``build/simulator-cache``)."""
-    d = Path(os.environ.get("SIMULATOR_CACHE") or REPO_ROOT / "build" / "simulator-cache")
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+def _cache_stem(name: str) -> str:
+    """``name`` as the start of a cache file's name: safe characters, short enough that the name
+    with its key and a temporary suffix fits every file system (the key tells sources apart)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:64]
 
 
 def _check_mode(mode: str) -> None:
@@ -145,7 +145,7 @@ def _check_mode(mode: str) -> None:
 def _hash(*parts: str | bytes) -> str:
     h = hashlib.sha256()
     for p in parts:
-        h.update(p if isinstance(p, bytes) else p.encode())
+        h.update(p if isinstance(p, bytes) else p.encode("utf-8", "surrogateescape"))
         h.update(b"\0")
     return h.hexdigest()[:20]
 
@@ -168,13 +168,8 @@ def _runtime_sources() -> str:
     return "\n".join(f"{p.relative_to(RUNTIME_DIR)}\n{p.read_text()}" for p in paths)
 
 
-def _invoke_compiler(args: list[str]) -> subprocess.CompletedProcess:
-    env = dict(os.environ, LC_ALL="C")  # plain ASCII quotes in diagnostics
-    return subprocess.run(args, capture_output=True, text=True, env=env)
-
-
 def _run_compiler(args: list[str], what: str) -> str:
-    proc = _invoke_compiler(args)
+    proc = invoke(args, what)
     if proc.returncode != 0:
         raise SimBuildError(_explain_compiler_error(what, proc.stderr))
     return proc.stdout
@@ -191,7 +186,7 @@ _THRUST_MISSING = re.compile(r"fatal error: thrust/\S+: No such file or director
 def _preprocess_with_libraries(args: list[str], what: str) -> tuple[str, list[str]]:
     """``g++ -E`` (``args``), with CCCL's flags added when the source includes a Thrust header:
     the text and those flags (empty for a program without Thrust, which never pays for CCCL)."""
-    proc = _invoke_compiler(args)
+    proc = invoke(args, what)
     if proc.returncode == 0:
         return proc.stdout, []
     if not _THRUST_MISSING.search(proc.stderr):
@@ -199,7 +194,7 @@ def _preprocess_with_libraries(args: list[str], what: str) -> tuple[str, list[st
     extra = cccl.cccl_flags() if cccl.find_cccl() else []
     if not extra:
         raise SimBuildError(_explain_compiler_error(what, proc.stderr))
-    proc = _invoke_compiler([*args, *extra])
+    proc = invoke([*args, *extra], what)
     # CUB's headers may stop the preprocessor (newer ones include the toolkit's cudaTypedefs.h):
     # the partial text still shows which CUB or Thrust CUDA-system header the program reached.
     cccl.refuse_cuda_only_headers(proc.stdout, what)
@@ -286,29 +281,6 @@ def _explain_compiler_error(what: str, stderr: str) -> str:
     return f"g++ could not compile {what}:{hint}\n{shown}"
 
 
-def _atomic_output(final: Path, produce) -> Path:
-    """Run ``produce(tmp_path)`` and move the result to ``final`` (safe with parallel builders).
-
-    A lock file makes a second builder of the same artefact (another pytest worker) wait for
-    the first instead of compiling it again; the rename keeps readers from seeing half a file.
-    """
-    if final.exists():
-        return final
-    with open(final.with_name(final.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if final.exists():
-            return final
-        fd, tmp = tempfile.mkstemp(dir=final.parent, prefix=final.name + ".", suffix=final.suffix)
-        os.close(fd)
-        try:
-            produce(Path(tmp))
-            os.replace(tmp, final)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-    return final
-
-
 def runtime_units(count: int) -> list[list[Path]]:
     """The runtime's sources in ``count`` groups of about equal size (fewer when there are fewer
     sources), each compiled as one translation unit: the headers every source includes are parsed
@@ -353,17 +325,22 @@ def runtime_object(mode: str) -> Path:
 
         try:
             for unit, group in zip(units, groups):
-                unit.write_text(_unit_text(group))
+                write_new(unit, _unit_text(group).encode())
             with ThreadPoolExecutor(max_workers=len(groups)) as jobs:
-                # list() waits for every compiler and raises the first failure, in group order.
-                list(jobs.map(compile_one, units, parts))
+                # Each job runs in a copy of this context (the compiler runs' time allowance).
+                runs = [
+                    jobs.submit(contextvars.copy_context().run, compile_one, unit, part)
+                    for unit, part in zip(units, parts)
+                ]
+                for run in runs:  # waits for every compiler and raises the first failure, in group order
+                    run.result()
             joined = [cxx, "-r", "-nostdlib", *map(str, parts), "-o", str(tmp)]
             _compile(joined, f"the runtime ({mode}, link)")
         finally:
             for path in units + parts:
                 path.unlink(missing_ok=True)
 
-    return _atomic_output(out, produce)
+    return cached_output(out, produce)
 
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -492,7 +469,7 @@ def kernel_object(
     for d in user_dirs:
         includes += ["-I", d]
     includes += [f"-D{d}" for d in check_defines(defines)]
-    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", src.stem)
+    stem = _cache_stem(src.stem)
     if suffix not in CUDA_SUFFIXES:
         # memcheck only: racecheck must still see host threads that order launches by atomics.
         host_flags = _KERNEL_FLAGS["fast" if unchecked_host and mode == "memcheck" else mode]
@@ -507,7 +484,7 @@ def kernel_object(
         flags += extra + cccl.compile_flags(mode, pre)
         key = _hash(pre, _runtime_sources(), " ".join(flags + lang), _compiler_id(cxx), path)
         out = cache_dir() / f"{stem}-{mode}-{key}.o"
-        return _atomic_output(
+        return cached_output(
             out, lambda tmp: _compile([cxx, *flags, *lang, "-c", path, "-o", str(tmp)], str(src))
         )
     flags = _common(cxx) + _KERNEL_FLAGS[mode]
@@ -528,13 +505,14 @@ def kernel_object(
     def produce(tmp: Path) -> None:
         text = translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host)
         translated = tmp.with_name(tmp.name + ".sim.ii")
-        translated.write_text(text)
+        # The bytes g++ read, unchanged: a byte that is not UTF-8 was kept as a lone surrogate.
+        write_new(translated, text.encode("utf-8", "surrogateescape"))
         try:
             _compile([cxx, *flags, "-x", "c++-cpp-output", "-c", str(translated), "-o", str(tmp)], str(src))
         finally:
             translated.unlink(missing_ok=True)
 
-    return _atomic_output(out, produce)
+    return cached_output(out, produce)
 
 
 def build_shared(
@@ -546,7 +524,7 @@ def build_shared(
     cxx = compiler()
     key = _hash(obj.name, rt.name, "shared")
     cached = cache_dir() / f"{obj.stem}-{key}.so"
-    _atomic_output(
+    cached_output(
         cached,
         lambda tmp: _compile(
             # -Bsymbolic: the kernels' calls into the runtime bind to this library's own copy
@@ -565,12 +543,35 @@ def build_shared(
             f"{source} (link)",
         ),
     )
-    dest_dir = Path(out_dir)
-    dest_dir.mkdir(parents=True, exist_ok=True)
-    dest = dest_dir / (Path(source).stem + ".so")
-    tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
-    shutil.copyfile(cached, tmp)
-    os.replace(tmp, dest)
+    return _copy_out(cached, Path(out_dir), Path(source).stem + ".so")
+
+
+def _copy_out(cached: Path, dest_dir: Path, name: str) -> Path:
+    """Copy the cached ``cached`` to ``dest_dir/name`` through a temporary file there, which a
+    failure (a full disk) removes; SimBuildError in one line naming the folder."""
+    try:
+        dest_dir.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise SimBuildError(f"--out {dest_dir}: it is a file, not a folder; pass a folder") from None
+    except OSError as exc:
+        raise SimBuildError(f"--out {dest_dir}: cannot create it ({exc.strerror}); pass another") from None
+    if not dest_dir.is_dir():
+        raise SimBuildError(f"--out {dest_dir}: it is a file, not a folder; pass a folder")
+    dest = dest_dir / name
+    # A short temporary name (the final one may be as long as a name can be), with the umask's mode.
+    tmp = dest_dir / f".sim-{secrets.token_hex(6)}.so.tmp"
+    try:
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+            with os.fdopen(fd, "wb") as out, open(cached, "rb") as src:
+                shutil.copyfileobj(src, out)
+            os.replace(tmp, dest)
+        finally:
+            tmp.unlink(missing_ok=True)
+    except OSError as exc:
+        raise SimBuildError(
+            f"cannot write {dest}: {exc.strerror or exc}; free space there or pass another --out"
+        ) from None
     return dest
 
 
@@ -596,11 +597,11 @@ def build_executable(
     cxx = compiler()
     main_src = _MAIN.format(entry=entry)
     key = _hash(*(o.name for o in objs), rt.name, main_src, mode)
-    out = cache_dir() / f"check-{entry}-{mode}-{key}"
+    out = cache_dir() / f"check-{_cache_stem(entry)}-{mode}-{key}"
 
     def produce(tmp: Path) -> None:
-        main_path = cache_dir() / f"main-{key}.cpp"
-        main_path.write_text(main_src)
+        main_path = tmp.with_name(tmp.name + ".main.cpp")
+        write_new(main_path, main_src.encode())
         try:
             _compile(
                 [
@@ -620,7 +621,7 @@ def build_executable(
         finally:
             main_path.unlink(missing_ok=True)
 
-    return _atomic_output(out, produce)
+    return cached_output(out, produce)
 
 
 def build_program(
@@ -642,7 +643,7 @@ def build_program(
     rt = runtime_object(mode)
     cxx = compiler()
     key = _hash(*(o.name for o in objs), rt.name, mode, "program")
-    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(sources[0]).stem)
+    stem = _cache_stem(Path(sources[0]).stem)
     out = cache_dir() / f"program-{stem}-{mode}-{key}"
 
     def produce(tmp: Path) -> None:
@@ -652,4 +653,4 @@ def build_program(
         )
         os.chmod(tmp, 0o755)
 
-    return _atomic_output(out, produce)
+    return cached_output(out, produce)
