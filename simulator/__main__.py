@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 from .build import DEFAULT_ARCH, MODES, SimBuildError, build_shared
@@ -138,6 +139,11 @@ def _parser() -> argparse.ArgumentParser:
         )
     for command in (b, c, r):
         command.add_argument(
+            "--debug",
+            action="store_true",
+            help="on an error, show Python's traceback too (by default an error is one line)",
+        )
+        command.add_argument(
             "--arch",
             type=int,
             default=DEFAULT_ARCH,
@@ -220,13 +226,30 @@ def _run(args, program_args: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the process exit status."""
+    """Run the command line; returns the process exit status (an error is one line on stderr,
+    with Python's traceback only under ``--debug``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     program_args: list[str] = []
     if argv and argv[0] == "run" and "--" in argv:
         cut = argv.index("--")
         argv, program_args = argv[:cut], argv[cut + 1 :]
     args = _parser().parse_args(argv)
+    try:
+        return _command(args, program_args)
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("simulator: interrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
+    except (OSError, ValueError, TypeError, RuntimeError) as exc:
+        # The environment's or a value's fault that no check above named (a full disk, say).
+        if args.debug:
+            raise
+        print(f"simulator: {exc}", file=sys.stderr)
+        return 1
+
+
+def _command(args, program_args: list[str]) -> int:
     environ = dict(os.environ)
     if getattr(args, "devices", None) is not None:
         environ.pop(DEVICES_KNOB.name, None)  # --devices wins over the variable
@@ -272,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"simulator: run {stop}", file=sys.stderr)
         return stop.status
     except SimBuildError as exc:
+        if args.debug:
+            raise
         print(f"simulator: build failed: {exc}", file=sys.stderr)
         return 2
 
