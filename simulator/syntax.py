@@ -67,7 +67,7 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         args += [f"--cuda-path={RUNTIME_DIR}"]
         self.name = name = "sim_frontend.cu"
         began = time.perf_counter()
-        self.tu = index.parse(name, args=args, unsaved_files=[(name, self.src.parse_text)])
+        self.tu = index.parse(name, args=args, unsaved_files=[(name, self.src.parse_bytes)])
         self.parse_seconds = time.perf_counter() - began  # libclang's share (benchmarks/bench_frontend.py)
         self.edits: list[Edit] = []
         self.funcs: dict[int, Func] = {}
@@ -343,9 +343,9 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
                 )
 
     def _line_tokens(self, offset: int) -> list:
-        text = self.src.parse_text
-        a = text.rfind("\n", 0, offset) + 1
-        b = text.find("\n", offset)
+        text = self.src.parse_bytes  # libclang's offsets count bytes
+        a = text.rfind(b"\n", 0, offset) + 1
+        b = text.find(b"\n", offset)
         b = len(text) if b < 0 else b
         f = self.tu.get_file(self.name)
         extent = self.ci.SourceRange.from_locations(
