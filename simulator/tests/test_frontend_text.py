@@ -51,7 +51,8 @@ def test_utf8_text_and_folder_name(tmp_path):
 
 def test_latin1_text_and_folder_name(tmp_path):
     text = "café, über".encode("latin-1")  # bytes that are not UTF-8, as an editor in Latin-1 saves them
-    folder = tmp_path / os.fsdecode("jos\xe9".encode("latin-1"))  # the name's bytes as the file system keeps them
+    # The folder's name in Latin-1 bytes, as the file system keeps them.
+    folder = tmp_path / os.fsdecode("jos\xe9".encode("latin-1"))
     proc = _run(folder, text)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     assert proc.stdout == text + b" 31 0\n"
