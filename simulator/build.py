@@ -277,8 +277,21 @@ def _explain_compiler_error(what: str, stderr: str) -> str:
                 break
         if hint:
             break
-    shown = "\n".join(lines[:40])
-    return f"g++ could not compile {what}:{hint}\n{shown}"
+    return f"g++ could not compile {what}:{hint}\n{_excerpt(lines, errors[0] if errors else None)}"
+
+
+_EXCERPT_LINES = 40
+_CONTEXT_LINES = 10  # kept before the first error: where it is included from, what led to it
+
+
+def _excerpt(lines: list[str], first_error: str | None) -> str:
+    """At most ``_EXCERPT_LINES`` of the compiler's ``lines``, always with ``first_error`` among them."""
+    at = lines.index(first_error) if first_error is not None else 0
+    start = 0 if at < _EXCERPT_LINES - _CONTEXT_LINES else at - _CONTEXT_LINES
+    shown = lines[start : start + _EXCERPT_LINES]
+    if start:
+        shown.insert(0, f"[{start} lines of compiler messages before these left out]")
+    return "\n".join(shown)
 
 
 def runtime_units(count: int) -> list[list[Path]]:

@@ -12,6 +12,7 @@ finds by address or name) and ``syntax_device.py`` (device code: calls, waits, b
 from __future__ import annotations
 
 import re
+import sys
 import time
 
 from .device_launches import failed_device_launches
@@ -41,6 +42,10 @@ def _bind_overloads(ci) -> None:
     lib._sim_overloads = True
 
 
+# How deep brackets may nest in the parse (clang's default is 256; g++ has no limit). libclang
+# parses on the calling thread's stack, which deeper nesting could overflow.
+BRACKET_DEPTH = 1024
+
 _FUNC_KINDS_NAMES = (
     "FUNCTION_DECL",
     "CXX_METHOD",
@@ -62,6 +67,7 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         index = ci.Index.create()
         args = ["-x", "cuda", "-nocudainc", "-nocudalib", "--cuda-host-only", "-std=gnu++17", "-w"]
         args += ["-Wno-unknown-cuda-version", "-ferror-limit=0", "-fno-spell-checking"]
+        args += [f"-fbracket-depth={BRACKET_DEPTH}"]
         # Never a CUDA installation of the machine's: the parse is the same with or without one
         # (clang then reads `<<<...>>>` with the pre-9.2 launch API, cudaConfigureCall).
         args += [f"--cuda-path={RUNTIME_DIR}"]
@@ -86,7 +92,14 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         self._roots: list | None = None
         # The user's host-only function definitions with a body (see unchecked_host_starts).
         self.host_definitions: list = []
-        self.walk()
+        # The walk recurses once or twice a nesting level; a deep expression must not stop it
+        # part way (an error raised in libclang's callback is dropped, the rest left unwalked).
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 8 * BRACKET_DEPTH))
+        try:
+            self.walk()
+        finally:
+            sys.setrecursionlimit(limit)
         for (start, end), decls in self._shared_groups.items():
             self.edits.append(Edit(start, end, [" ".join(decls)]))
         self._diagnostics()
@@ -296,6 +309,15 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
                 continue
             pos = self.src.pre(d.location.offset)
             if not self.src.is_user(pos):
+                continue
+            if d.spelling.startswith("bracket nesting level exceeded"):
+                self.problems.append(
+                    (
+                        pos,
+                        f"brackets nest more than {BRACKET_DEPTH} deep here, deeper than the simulator's C++ "
+                        "front end parses; split the expression",
+                    )
+                )
                 continue
             m = UNDECLARED.search(d.spelling)
             if m and unsupported(m.group(1)):

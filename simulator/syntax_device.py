@@ -306,10 +306,13 @@ class DeviceCodeWalk:
 
     def _elements(self, node) -> list[tuple]:
         """Every ``name[index]`` inside ``node``."""
+        subscript = self.ci.CursorKind.ARRAY_SUBSCRIPT_EXPR
         found, stack = [], [node]
         while stack:
             n = stack.pop()
-            element = self._element(n)
+            # Only at the subscript itself (the walk reaches it through any parentheses), so that
+            # nested parentheses cost one look each, not one a level below them.
+            element = self._element(n) if n.kind == subscript else None
             if element is not None:
                 found.append(element)
             stack.extend(n.get_children())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .device_launches import split_config
 from .edits import Edit, Func
+from .syntax_registry import kernel_pointer_type
 
 __all__ = ["CONFIG_CALLS", "LaunchRewrites"]
 
@@ -97,7 +98,16 @@ class LaunchRewrites:
             edit = Edit(
                 start,
                 end,
-                ["::sim::launcher(" + head, *parts, kernel_text, f", {lam}, ", bf, ")(", args, ")"],
+                [
+                    "::sim::launcher(" + head,
+                    *parts,
+                    self._kernel_pointer(ref, kernel_text),
+                    f", {lam}, ",
+                    bf,
+                    ")(",
+                    args,
+                    ")",
+                ],
             )
         else:
             edit = Edit(
@@ -155,6 +165,15 @@ class LaunchRewrites:
         ]
         self.edits.append(edit)
         self.launches.append((edit, keys))
+
+    def _kernel_pointer(self, ref, kernel_text: str) -> str:
+        """The launched kernel as the launcher's pointer argument: cast to its own type, so that a
+        host function of the same name (a kernel called ``exit``, beside ``::exit(int)``) leaves
+        no overload set to choose from."""
+        pointer = None
+        if ref.kind == self.ci.CursorKind.FUNCTION_DECL and ref.get_num_template_arguments() <= 0:
+            pointer = kernel_pointer_type(ref)
+        return kernel_text if pointer is None else f"static_cast<{pointer}>(&{kernel_text})"
 
     def _overloaded(self, ref, target) -> bool:
         ck = self.ci.CursorKind

@@ -8,7 +8,18 @@ from __future__ import annotations
 
 from .edits import Edit
 
-__all__ = ["KernelRegistrations"]
+__all__ = ["KernelRegistrations", "kernel_pointer_type"]
+
+
+def kernel_pointer_type(kernel) -> str | None:
+    """The C++ spelling of a pointer to the (non-template) function ``kernel``, e.g.
+    ``void (*)(float *, int)``; None when its type has no spelling C++ can read back (a type in an
+    anonymous namespace, a lambda's)."""
+    signature = kernel.type.get_canonical().spelling  # e.g. "void (float *, int)"
+    if "(" not in signature or "(anonymous" in signature or "(lambda" in signature or "(unnamed" in signature:
+        return None
+    result, params = signature.split("(", 1)
+    return f"{result.strip()} (*)({params}"
 
 
 class KernelRegistrations:
@@ -32,11 +43,9 @@ class KernelRegistrations:
         ):
             return
         end = self.off(kernel.extent.end)
-        signature = kernel.type.get_canonical().spelling  # e.g. "void (float *, int)"
-        if "(" not in signature:
+        pointer = kernel_pointer_type(kernel)
+        if pointer is None:
             return
-        result, params = signature.split("(", 1)
-        pointer = f"{result.strip()} (*)({params}"
         name = kernel.spelling
         edit = Edit(
             end,
