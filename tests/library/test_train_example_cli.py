@@ -52,3 +52,30 @@ def test_default_checkpoint_goes_to_an_ignored_build_folder():
     default = Path(example.parse_args([]).checkpoint)
     assert default.parent == ROOT / "build" / "examples"
     assert "build/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+def test_a_checkpoint_path_that_cannot_be_written_is_refused_before_training(tmp_path):
+    read_only = tmp_path / "kept.npz"
+    read_only.write_bytes(b"an earlier run's model")
+    read_only.chmod(0o444)
+    for bad in (tmp_path, read_only):  # a folder, a read-only file
+        run = subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "examples" / "train_sort.py"),
+                "--no-progress",
+                "--checkpoint",
+                str(bad),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+            env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+        )
+        assert run.returncode == 2, run.stderr
+        assert run.stdout == "", "nothing was trained"
+        assert (
+            run.stderr.startswith("train_sort.py: --checkpoint: cannot write") and run.stderr.count("\n") == 1
+        )
+    assert read_only.read_bytes() == b"an earlier run's model"
