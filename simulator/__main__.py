@@ -38,7 +38,8 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         metavar="S",
         help="seconds per launch (default: $SIMULATOR_TIMEOUT, else 60; 0: none); "
-        f"a mode is stopped up to {TIMEOUT_GRACE_S:g} s later",
+        f"a mode is stopped up to {TIMEOUT_GRACE_S:g} s later; each compiler run of the build may take "
+        "600 s or S, whichever is longer ($SIMULATOR_BUILD_TIMEOUT sets it)",
     )
     c.add_argument("--verbose", action="store_true", help="print the full sanitizer output")
     r = sub.add_parser(
@@ -127,7 +128,8 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         metavar="S",
         help="seconds per launch (default: $SIMULATOR_TIMEOUT, else 60; 0: none); "
-        f"the run is stopped up to {TIMEOUT_GRACE_S:g} s later",
+        f"the run is stopped up to {TIMEOUT_GRACE_S:g} s later; each compiler run of the build may take "
+        "600 s or S, whichever is longer ($SIMULATOR_BUILD_TIMEOUT sets it)",
     )
     for command, who in ((c, "the entry"), (r, "the program")):
         command.add_argument(

@@ -13,7 +13,7 @@ import pytest
 from simulator import compiler_run
 from simulator.errors import SimBuildError
 
-from .conftest import REPO, run_cli
+from .conftest import REPO, processes_naming, run_cli
 
 HOST_MAIN = 'int main() { std::printf("ran\\n"); return 0; }\n'
 
@@ -24,19 +24,6 @@ def _source(tmp_path, include: str):
     return src
 
 
-def _processes_naming(text: str) -> list[str]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                cmdline = fh.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in cmdline:
-            found.append(cmdline)
-    return found
-
-
 def test_including_a_fifo_ends_at_the_time_limit(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -45,7 +32,7 @@ def test_including_a_fifo_ends_at_the_time_limit(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1, proc.stderr
     assert "within 1 s and was stopped" in proc.stderr and "SIMULATOR_BUILD_TIMEOUT" in proc.stderr
-    assert _processes_naming(str(src)) == []  # the compiler it started was stopped with it
+    assert processes_naming(str(src)) == []  # the compiler it started was stopped with it
 
 
 def test_including_dev_zero_ends_at_the_memory_limit(tmp_path):
