@@ -5,8 +5,10 @@ standard input ends with one line instead of waiting for ever or filling the mac
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -33,6 +35,22 @@ def test_including_a_fifo_ends_at_the_time_limit(tmp_path):
     assert proc.stderr.count("\n") == 1, proc.stderr
     assert "within 1 s and was stopped" in proc.stderr and "SIMULATOR_BUILD_TIMEOUT" in proc.stderr
     assert processes_naming(str(src)) == []  # the compiler it started was stopped with it
+
+
+def test_ctrl_c_while_building_is_one_line_and_stops_the_compiler(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    src = _source(tmp_path, str(fifo))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "simulator", "run", str(src)]
+    with subprocess.Popen(cmd, cwd=REPO, stderr=subprocess.PIPE, text=True, env=env) as proc:
+        deadline = time.monotonic() + 60
+        while not processes_naming(f"-E {src}") and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the compiler waits on the FIFO
+        proc.send_signal(signal.SIGINT)  # what a terminal sends to its foreground process, run
+        _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (130, "simulator: interrupted\n")
+    assert processes_naming(str(src)) == []
 
 
 def test_including_dev_zero_ends_at_the_memory_limit(tmp_path):
