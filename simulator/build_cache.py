@@ -5,9 +5,12 @@ run as the user, so the cache must hold only what this user's builds wrote:
 
 * the folder (``$SIMULATOR_CACHE``, else ``build/simulator-cache``) is created private (0700);
   an existing one that another user owns, or that others may write to, is refused with one line;
-* each artefact has a record beside it, ``NAME.sha256`` (``sha256sum``'s format), written after
-  the artefact; an artefact is used only when its record is there and matches its content, so a
-  truncated, damaged or planted file is rebuilt, never run;
+* each artefact has a record beside it, ``NAME.sha256``, written after the artefact: its SHA-256
+  (``sha256sum``'s line) and the identity it had when the record was written (device, inode,
+  size, modification and change times, which any write changes and no user can set back). An
+  artefact is used only when its record is there and its identity, or else its content, matches,
+  so a truncated, damaged or planted file is rebuilt, never run, while an unchanged one is not
+  read again;
 * a second builder of the same artefact waits on ``NAME.lock``, opened without following links
   and never truncated.
 """
@@ -31,9 +34,6 @@ __all__ = ["CACHE_VARIABLE", "cache_dir", "cached_output", "verified", "write_ne
 CACHE_VARIABLE = "SIMULATOR_CACHE"
 DEFAULT_CACHE = Path(__file__).resolve().parent.parent / "build" / "simulator-cache"
 _RECORD_SUFFIX = ".sha256"
-# Artefacts this process has hashed, by path: the file's identity then, so that an unchanged
-# file (same inode, size and change time, which only a write changes) is not hashed again.
-_SEEN: dict[str, tuple[int, ...]] = {}
 
 
 def _describe(folder: Path, configured: bool) -> str:
@@ -106,6 +106,11 @@ def _record_path(final: Path) -> Path:
     return final.with_name(final.name + _RECORD_SUFFIX)
 
 
+def _identity(fd: int) -> str:
+    info = os.fstat(fd)
+    return f"identity {info.st_dev} {info.st_ino} {info.st_size} {info.st_mtime_ns} {info.st_ctime_ns}"
+
+
 def verified(final: Path) -> bool:
     """Whether ``final`` is an artefact this user's build wrote, unchanged since (its record matches)."""
     try:
@@ -113,20 +118,16 @@ def verified(final: Path) -> bool:
     except OSError:
         return False
     try:
-        info = os.fstat(fd)
-        identity = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        if _SEEN.get(str(final)) == identity:
-            return True
         try:
             rfd = _open_private(_record_path(final))
         except OSError:
             return False
         with os.fdopen(rfd, "rb") as fh:
-            recorded = fh.read(256).split(b" ", 1)[0].decode("ascii", "replace")
-        if _digest(fd) != recorded:
+            lines = fh.read(512).decode("ascii", "replace").splitlines()
+        if len(lines) != 2:
             return False
-        _SEEN[str(final)] = identity
-        return True
+        digest, identity = lines[0].split(" ", 1)[0], lines[1]
+        return identity == _identity(fd) or _digest(fd) == digest
     finally:
         os.close(fd)
 
@@ -143,14 +144,15 @@ def _publish(tmp: Path, final: Path) -> None:
     fd = os.open(tmp, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         digest = _digest(fd)
+        os.replace(tmp, final)
+        identity = _identity(fd)  # after the rename, which changes the change time
     finally:
         os.close(fd)
-    os.replace(tmp, final)
     record = _record_path(final)
     rfd, rtmp = tempfile.mkstemp(dir=final.parent, prefix=".record-", suffix=".tmp")
     try:
         with os.fdopen(rfd, "wb") as fh:
-            fh.write(f"{digest}  {final.name}\n".encode())
+            fh.write(f"{digest}  {final.name}\n{identity}\n".encode())
         os.replace(rtmp, record)
     finally:
         with contextlib.suppress(FileNotFoundError):

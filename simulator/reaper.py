@@ -14,17 +14,25 @@ instead of init's, and starts the program in a process group of its own. Then:
 
 from __future__ import annotations
 
-import contextlib
+# Only what starts fast: this runs before every program (the signal module's enums cost more
+# than the rest of the start-up together, so the C module is used as it is).
+import _signal as signal
 import ctypes
 import os
-import resource
-import signal
 import sys
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 _END_ALL = signal.SIGUSR1
+
+
+def _quietly(call, *args) -> None:
+    """``call(*args)``, where a process that has already gone is no error."""
+    try:
+        call(*args)
+    except OSError:
+        pass
 
 
 def _children() -> list[int]:
@@ -63,20 +71,20 @@ def _reap_all(program: int) -> int | None:
 def _end_all(program: int) -> int | None:
     """SIGKILL the program's group and every child, until none is left; the program's status if reaped."""
     status = None
-    with contextlib.suppress(OSError):
-        os.killpg(program, signal.SIGKILL)
+    _quietly(os.killpg, program, signal.SIGKILL)
     while True:
         left = _children()
         if not left:
             return status
         for pid in left:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+            _quietly(os.kill, pid, signal.SIGKILL)
         for pid in left:  # their own children are ours now: the next round finds them
-            with contextlib.suppress(ChildProcessError):
+            try:
                 _, raw = os.waitpid(pid, 0)
-                if pid == program:
-                    status = raw
+            except ChildProcessError:
+                continue
+            if pid == program:
+                status = raw
 
 
 def main(argv: list[str]) -> int:
@@ -89,14 +97,12 @@ def main(argv: list[str]) -> int:
 
     def forward(signum: int, _frame) -> None:
         if state["program"]:
-            with contextlib.suppress(OSError):
-                os.killpg(state["program"], signum)
+            _quietly(os.killpg, state["program"], signum)
 
     def end_all(_signum: int, _frame) -> None:
         state["ending"] = True
         if state["program"]:
-            with contextlib.suppress(OSError):
-                os.killpg(state["program"], signal.SIGKILL)
+            _quietly(os.killpg, state["program"], signal.SIGKILL)
 
     for s in _FORWARDED:
         signal.signal(s, forward)
@@ -118,8 +124,7 @@ def main(argv: list[str]) -> int:
             os.write(2, f"simulator: cannot start {command[0]}: {exc.strerror}\n".encode())
         os._exit(127)
     state["program"] = pid
-    with contextlib.suppress(OSError):
-        os.setpgid(pid, pid)  # also here, so that a signal forwarded at once finds the group
+    _quietly(os.setpgid, pid, pid)  # also here, so that a signal forwarded at once finds the group
     if state["ending"]:
         end_all(int(_END_ALL), None)
     status = None
@@ -134,10 +139,14 @@ def main(argv: list[str]) -> int:
     if status is None:
         return 128 + int(signal.SIGKILL)
     if os.WIFSIGNALED(status):
+        import resource
+
         signum = os.WTERMSIG(status)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the program's own core, if any, is written
-        with contextlib.suppress(OSError, ValueError):  # SIGKILL's cannot be changed, nor needs to be
+        try:
             signal.signal(signum, signal.SIG_DFL)
+        except (OSError, ValueError):  # SIGKILL's cannot be changed, nor needs to be
+            pass
         os.kill(os.getpid(), signum)
         return 128 + signum
     return os.WEXITSTATUS(status)
