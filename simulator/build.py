@@ -107,10 +107,26 @@ def _takes_flag(cxx: str, flag: str) -> bool:
     return probe.returncode == 0
 
 
+@cache
+def _optional_flags(cxx: str) -> tuple[str, ...]:
+    """The ``_OPTIONAL_FLAGS`` that ``cxx`` takes, asked once per compiler and kept in the cache
+    (two compiler runs that every build command would otherwise make)."""
+    try:
+        folder = cache_dir()
+    except SimBuildError:  # the build itself names why the cache cannot be used
+        return tuple(f for f in _OPTIONAL_FLAGS if _takes_flag(cxx, f))
+    found = folder / f"compiler-flags-{_hash(cxx, _compiler_id(cxx), *_OPTIONAL_FLAGS)}.txt"
+
+    def produce(tmp: Path) -> None:
+        tmp.write_text("".join(f"{f}\n" for f in _OPTIONAL_FLAGS if _takes_flag(cxx, f)))
+
+    cached_output(found, produce)
+    return tuple(f for f in found.read_text().split() if f in _OPTIONAL_FLAGS)
+
+
 def _common(cxx: str) -> list[str]:
     """The flags of every compile and link with ``cxx``."""
-    optional = [f for f in _OPTIONAL_FLAGS if _takes_flag(cxx, f)]
-    return ["-std=gnu++17", "-g", "-fPIC", "-fno-semantic-interposition", *optional, "-pthread"]
+    return ["-std=gnu++17", "-g", "-fPIC", "-fno-semantic-interposition", *_optional_flags(cxx), "-pthread"]
 
 
 def compiler() -> str:
