@@ -12,6 +12,7 @@ from .check import CHECK_MODES, run_check
 from .launch_filter import LaunchFilter
 from .limits import DEVICES_KNOB, TIMEOUT_GRACE_S, check_environment
 from .run import LEAK_CHECKS, RACECHECK_MEMORY, ProgramInterrupted, run_program
+from .supervise import ProgramKeyboardInterrupt
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -238,10 +239,12 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _command(args, program_args)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         if args.debug:
             raise
-        print("simulator: interrupted", file=sys.stderr)
+        # While the program ran, it was stopped with this process; before, nothing had started.
+        said = f"run {stop}" if isinstance(stop, ProgramKeyboardInterrupt) else "interrupted"
+        print(f"simulator: {said}", file=sys.stderr)
         return 128 + signal.SIGINT
     except (OSError, ValueError, TypeError, RuntimeError) as exc:
         # The environment's or a value's fault that no check above named (a full disk, say).

@@ -34,7 +34,14 @@ from .limits import (
     wall_limit,
 )
 from .sanitizer_env import CHECKER_STATUS, run_child_env
-from .supervise import ProgramInterrupted, end_tree, forward_stop_signals, start_tree, stop_group
+from .supervise import (
+    ProgramInterrupted,
+    ProgramKeyboardInterrupt,
+    end_tree,
+    forward_stop_signals,
+    start_tree,
+    stop_group,
+)
 
 __all__ = [
     "LEAK_CHECKS",
@@ -145,7 +152,9 @@ def run_program(
     ``ValueError`` for a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB``/``SIMULATOR_DEVICES`` or
     ``devices`` (``simulator.limits``; ``TypeError`` for a ``devices`` that is not an int);
     :class:`ProgramInterrupted` when SIGTERM or SIGHUP arrived while the program ran (in the
-    main thread): the program's process group was sent the same signal and has ended.
+    main thread): the program's process group was sent the same signal and has ended;
+    :class:`simulator.supervise.ProgramKeyboardInterrupt` (a KeyboardInterrupt) for Ctrl-C, which
+    the program got as SIGINT.
     """
     if mode not in MODES:
         raise SimBuildError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
@@ -207,12 +216,13 @@ def run_program(
             rc = end_tree(proc)
         except (ProgramInterrupted, KeyboardInterrupt) as exc:
             # Ctrl-C reaches this process only (the program has a session of its own): pass it on.
-            stop = exc if isinstance(exc, ProgramInterrupted) else ProgramInterrupted(signal.SIGINT)
-            stop_group(proc, stop.signum)
+            stop_group(proc, exc.signum if isinstance(exc, ProgramInterrupted) else signal.SIGINT)
             for t in pumps:
                 if t.is_alive():
                     t.join(timeout=5)
-            raise stop from None
+            if isinstance(exc, ProgramInterrupted):
+                raise
+            raise ProgramKeyboardInterrupt() from None
     for t in pumps:
         t.join(timeout=5)
     findings, reports = [], []

@@ -27,6 +27,7 @@ __all__ = [
     "FORWARDED_SIGNALS",
     "STOP_GRACE_S",
     "ProgramInterrupted",
+    "ProgramKeyboardInterrupt",
     "die_with_parent",
     "end_tree",
     "forward_stop_signals",
@@ -53,6 +54,16 @@ class ProgramInterrupted(Exception):
     def status(self) -> int:
         """The conventional exit status for a process stopped by ``signum`` (128 + N)."""
         return 128 + self.signum
+
+
+class ProgramKeyboardInterrupt(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) reached this process while the program ran; the program got SIGINT too and
+    has ended. A KeyboardInterrupt, so that a caller's handling of Ctrl-C stays as it was."""
+
+    status = 128 + signal.SIGINT
+
+    def __str__(self) -> str:
+        return "stopped by SIGINT; the program was stopped with it"
 
 
 def die_with_parent() -> Callable[[], None] | None:
