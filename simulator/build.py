@@ -604,6 +604,24 @@ def _copy_out(cached: Path, dest_dir: Path, name: str) -> Path:
     return dest
 
 
+REAPER_SOURCE = PACKAGE_DIR / "reaper.cpp"
+
+
+def reaper_program() -> Path:
+    """The supervisor that runs every program of ``run`` and ``check`` (``reaper.cpp``; Linux),
+    compiled once per compiler into the cache."""
+    cxx = compiler()
+    flags = ["-O2", "-std=gnu++17", "-x", "c++"]
+    source = REAPER_SOURCE.read_text()
+    out = cache_dir() / f"reaper-{_hash(source, ' '.join(flags), _compiler_id(cxx))}"
+
+    def produce(tmp: Path) -> None:
+        _compile([cxx, *flags, str(REAPER_SOURCE), "-o", str(tmp)], "the supervisor of programs (reaper.cpp)")
+        os.chmod(tmp, 0o700)
+
+    return cached_output(out, produce)
+
+
 _MAIN = """
 #include <cstdio>
 extern "C" int {entry}(void);

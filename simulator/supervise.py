@@ -1,10 +1,11 @@
 """Keep a child program, and every process it starts, from outliving the Python process that
 started it.
 
-``run`` and ``check`` start the program through ``reaper.py`` (:func:`start_tree`, Linux): a small
-process in a session of its own that starts the program, becomes the parent of every process the
-program leaves behind, and kills them all when the program ends, when it is told to
-(:func:`end_tree`: a timeout) or when the Python process dies, even by SIGKILL. A terminal's
+``run`` and ``check`` start the program through ``reaper.cpp`` (:func:`start_tree`, Linux; the
+build compiles it once into its cache): a small process in a session of its own that starts the
+program, becomes the parent of every process the program leaves behind, and kills them all when
+the program ends, when it is told to (:func:`end_tree`: a timeout) or when the Python process
+dies, even by SIGKILL. A terminal's
 Ctrl-C reaches only Python, and a ``kill`` of the Python process nothing else, so Python passes
 these on: SIGTERM and SIGHUP (:func:`forward_stop_signals`) and Ctrl-C are sent to the program's
 group (:func:`stop_group`), which ends them all if the program has not ended within
@@ -21,7 +22,6 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 __all__ = [
     "FORWARDED_SIGNALS",
@@ -39,7 +39,6 @@ FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 # How long the program may take to end after the forwarded signal before its group is killed.
 STOP_GRACE_S = 5.0
 _PR_SET_PDEATHSIG = 1
-_REAPER = Path(__file__).resolve().with_name("reaper.py")
 _WITH_REAPER = sys.platform.startswith("linux")
 
 
@@ -91,7 +90,9 @@ def start_tree(command: list[str], **popen_args) -> subprocess.Popen:
     The Popen ends as the program does (its status, or its signal as a negative one).
     """
     if _WITH_REAPER:
-        reaper = [sys.executable, "-I", "-S", str(_REAPER), str(os.getpid())]
+        from .build import reaper_program  # compiled into the build cache, once
+
+        reaper = [str(reaper_program()), str(os.getpid())]
         return subprocess.Popen([*reaper, *command], start_new_session=True, **popen_args)
     return subprocess.Popen(command, start_new_session=True, preexec_fn=die_with_parent(), **popen_args)
 
