@@ -85,7 +85,7 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         self._shared_groups: dict[tuple[int, int], list[str]] = {}
         self._overloads: dict = {}
         self._lazy: set[int] = set()  # runtime functions walked because device code calls them
-        self._runtime_launches: list[tuple[int, int]] = []  # ::__sim::launcher(...) written by hand
+        self._runtime_launches: list[tuple[int, int]] = []  # ::sim::launcher(...) written by hand
         self._by_origin: dict | None = None
         # Kernel templates launched from device code, which clang's parse drops (device_launches.py).
         self._device_template_launches = failed_device_launches(self.tu.diagnostics)
@@ -157,9 +157,7 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
                     # Entered outside a launch (called through a pointer or a template from host
                     # code, which nvcc cannot refuse): the call records the error and returns.
                     name = c.spelling.replace('"', "")
-                    guard = (
-                        f'{{ if (!::__sim::on_device()) {{ ::__sim::unconfigured_call("{name}"); return; }} '
-                    )
+                    guard = f'{{ if (!::sim::on_device()) {{ ::sim::unconfigured_call("{name}"); return; }} '
                     self.edits.append(Edit(f.body[0], f.body[0] + 1, [guard]))
             return
         if kind == ck.LAMBDA_EXPR and (func is None or func.kind == "host"):
@@ -287,8 +285,7 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
             elif kind == ck.DECL_REF_EXPR and where in self.dyn_shared:
                 start, end = self.rng(c)
                 elem = self.dyn_shared[where]
-                shared = f"(reinterpret_cast<{elem}*>(::__sim::dynamic_shared()))"
-                self.edits.append(Edit(start, end, [shared]))
+                self.edits.append(Edit(start, end, [f"(reinterpret_cast<{elem}*>(::sim::dynamic_shared()))"]))
             elif not self.src.is_user(where):
                 found = unsupported(ref.spelling)
                 if found:

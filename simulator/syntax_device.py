@@ -15,7 +15,7 @@ from .syntax_launches import CONFIG_CALLS
 
 __all__ = ["BUILTIN_NAMES", "DeviceCodeWalk"]
 
-# Runtime functions (namespace __sim) that wait for, or let run, other threads of the block or warp
+# Runtime functions (namespace sim) that wait for, or let run, other threads of the block or warp
 # (nanosleep_thread yields to the block's other threads, so a spin-wait on them makes progress).
 _WAITS = frozenset(
     {
@@ -39,10 +39,10 @@ def _squash(text: str) -> str:
 _ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^="})
 BUILTIN_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
 _BUILTIN_READ = {
-    "threadIdx": "(::__sim::tl_thread->thread_idx)",
-    "blockIdx": "(::__sim::tl_thread->block_idx)",
-    "blockDim": "(::__sim::tl_thread->block_dim)",
-    "gridDim": "(::__sim::tl_thread->grid_dim)",
+    "threadIdx": "(::sim::tl_thread->thread_idx)",
+    "blockIdx": "(::sim::tl_thread->block_idx)",
+    "blockDim": "(::sim::tl_thread->block_dim)",
+    "gridDim": "(::sim::tl_thread->grid_dim)",
     "warpSize": "(32)",
 }
 
@@ -95,7 +95,7 @@ class DeviceCodeWalk:
         if (
             ref.spelling in _WAITS
             and ref.semantic_parent is not None
-            and ref.semantic_parent.spelling == "__sim"
+            and ref.semantic_parent.spelling == "sim"
         ):
             func.waits = True
             return
@@ -133,7 +133,7 @@ class DeviceCodeWalk:
         start, end = self.rng(callee)
         if end <= start:
             return False
-        self.edits.append(Edit(start, end, ["::__sim::device_clock"]))
+        self.edits.append(Edit(start, end, ["::sim::device_clock"]))
         return True
 
     def _device_call(self, call, ref, func: Func, where: int) -> None:
@@ -218,11 +218,11 @@ class DeviceCodeWalk:
         if helper is None or a[0] < 0 or b[1] <= b[0]:
             return False
         start, end = self.rng(c)
-        self.edits.append(Edit(start, end, [f"::__sim::{helper}(", a, ", ", b, ")"]))
+        self.edits.append(Edit(start, end, [f"::sim::{helper}(", a, ", ", b, ")"]))
         return True
 
     def _lockstep(self, c, operands: list, op: str | None = None) -> None:
-        """Route ``a[i] op= ...a[j]...;`` through ``::__sim::lockstep_assign`` (cuda_sim.h).
+        """Route ``a[i] op= ...a[j]...;`` through ``::sim::lockstep_assign`` (cuda_sim.h).
 
         A statement that stores to an element of an array and reads another element of the same
         array is how warp-synchronous code exchanges values between lanes; on a GPU the lanes of
@@ -250,9 +250,9 @@ class DeviceCodeWalk:
         if op == "=":
             value = ["[&]() { return ", b, "; }"]
         else:
-            value = ["[&]() { auto __sim_lockstep_value = ", a, "; __sim_lockstep_value ", op, " ", b]
-            value.append("; return __sim_lockstep_value; }")
-        self.edits.append(Edit(start, end, ["::__sim::lockstep_assign(", a, ", ", *value, ")"]))
+            value = ["[&]() { auto sim_lockstep_value = ", a, "; sim_lockstep_value ", op, " ", b]
+            value.append("; return sim_lockstep_value; }")
+        self.edits.append(Edit(start, end, ["::sim::lockstep_assign(", a, ", ", *value, ")"]))
 
     def _disjoint_halves(self, start: int, index: str, others: list[str]) -> bool:
         """True for ``if (i < n) a[i] op= a[i + n];`` (a tree reduction's step): the lanes that
@@ -344,8 +344,8 @@ class DeviceCodeWalk:
                 )
                 return
             decl = (
-                f"using __sim_shared_{name}_e = {elem}; __sim_shared_{name}_e* const {name} = "
-                f"reinterpret_cast<__sim_shared_{name}_e*>(::__sim::dynamic_shared());"
+                f"using sim_shared_{name}_e = {elem}; sim_shared_{name}_e* const {name} = "
+                f"reinterpret_cast<sim_shared_{name}_e*>(::sim::dynamic_shared());"
             )
         else:
             declarator = re.sub(r"\[[^\]]*\]", "", self._text(self.off(var.location), self.rng(var)[1]))
@@ -353,10 +353,10 @@ class DeviceCodeWalk:
                 self.problems.append((stmt_start, "a __shared__ variable cannot have an initializer"))
                 return
             typ = var.type.spelling
-            alias, site = f"__sim_shared_{name}_t", f"__sim_shared_{name}_site"
+            alias, site = f"sim_shared_{name}_t", f"sim_shared_{name}_site"
             decl = (
                 f"using {alias} = {typ}; static char {site}; "
-                f"{alias}& {name} = ::__sim::shared_var<{alias}>(&{site});"
+                f"{alias}& {name} = ::sim::shared_var<{alias}>(&{site});"
             )
         group = self._shared_groups.setdefault((stmt_start, stmt_end), [])
         group.append(decl)

@@ -1,7 +1,7 @@
 """Kernel launches in the syntax tree, rewritten into calls of the simulator's runtime.
 
 ``<<<grid, block[, shared[, stream]]>>>`` launches (by name, of templates and overload sets, and
-through pointers) become ``::__sim::launcher``/``::__sim::launch_deduced`` calls. A mixin of
+through pointers) become ``::sim::launcher``/``::sim::launch_deduced`` calls. A mixin of
 ``TranslationUnit`` (syntax.py), whose parse state (``ci``, ``src``, ``edits``, ``launches``,
 ``problems``) it uses.
 """
@@ -88,18 +88,18 @@ class LaunchRewrites:
         has_args = text[k + 1 : end - 1].strip() != ""
         if by_name and ((is_template and not explicit) or self._overloaded(ref, target)):
             # Deduced template arguments or an overload set: resolved per call, as nvcc does.
-            deduce = f"[{capture}](auto... __sim_a) {{ {kernel_text}(__sim_a...); }}"
-            edit = Edit(start, end, ["::__sim::launch_deduced(" + head, *parts, bf, f", {deduce}"])
+            deduce = f"[{capture}](auto... sim_a) {{ {kernel_text}(sim_a...); }}"
+            edit = Edit(start, end, ["::sim::launch_deduced(" + head, *parts, bf, f", {deduce}"])
             if has_args:
                 edit.parts += [", ", call_args]
             edit.parts.append(")")
         elif by_name:
-            lam = f"[{capture}](auto... __sim_a) {{ {kernel_text}(__sim_a...); }}"
+            lam = f"[{capture}](auto... sim_a) {{ {kernel_text}(sim_a...); }}"
             edit = Edit(
                 start,
                 end,
                 [
-                    "::__sim::launcher(" + head,
+                    "::sim::launcher(" + head,
                     *parts,
                     self._kernel_pointer(ref, kernel_text),
                     f", {lam}, ",
@@ -114,11 +114,11 @@ class LaunchRewrites:
                 start,
                 end,
                 [
-                    "::__sim::launcher(" + head,
+                    "::sim::launcher(" + head,
                     *parts,
                     "(",
                     (start, cfg_start),
-                    "), ::__sim::no_default_args{}, ",
+                    "), ::sim::no_default_args{}, ",
                     bf,
                     ")(",
                     args,
@@ -152,8 +152,8 @@ class LaunchRewrites:
         path, line = self.src.where(start)
         file_lit = _c_string(path)
         name = kernel_text.replace('"', "").replace("\\", "")
-        deduce = f"[&](auto... __sim_a) {{ {kernel_text}(__sim_a...); }}"
-        edit = Edit(start, end, [f'::__sim::launch_deduced("{name}", {file_lit}, {line}, ', *parts])
+        deduce = f"[&](auto... sim_a) {{ {kernel_text}(sim_a...); }}"
+        edit = Edit(start, end, [f'::sim::launch_deduced("{name}", {file_lit}, {line}, ', *parts])
         edit.parts += ["SIM_BARRIER_FREE", f", {deduce}"]
         if text[paren + 1 : end - 1].strip():
             edit.parts += [", ", (paren + 1, end - 1)]
@@ -203,7 +203,7 @@ class LaunchRewrites:
             ref is not None
             and ref.spelling in ("launcher", "launch_deduced")
             and parent is not None
-            and parent.spelling == "__sim"
+            and parent.spelling == "sim"
             and self.src.is_runtime(self.off(ref.location))
         )
 

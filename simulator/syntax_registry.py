@@ -51,10 +51,10 @@ class KernelRegistrations:
             end,
             end,
             [
-                f" static const bool __sim_registered_{len(self.edits)}_{name} = "
-                f'::__sim::register_kernel(static_cast<{pointer}>(&{name}), "{name}", ',
+                f" static const bool sim_registered_{len(self.edits)}_{name} = "
+                f'::sim::register_kernel(static_cast<{pointer}>(&{name}), "{name}", ',
                 "SIM_BARRIER_FREE",
-                f", [](auto... __sim_a) {{ {name}(__sim_a...); }});",
+                f", [](auto... sim_a) {{ {name}(sim_a...); }});",
             ],
         )
         self.edits.append(edit)
@@ -98,7 +98,7 @@ class KernelRegistrations:
         edit = Edit(
             start,
             end,
-            [f'::__sim::registered_kernel<&{text} >("{name}", ', "SIM_BARRIER_FREE", ")"],
+            [f'::sim::registered_kernel<&{text} >("{name}", ', "SIM_BARRIER_FREE", ")"],
         )
         self.edits.append(edit)
         self.launches.append((edit, [self.key_of(d) for d in templates]))
@@ -125,8 +125,8 @@ class KernelRegistrations:
                 end,
                 end,
                 [
-                    f" static const bool __sim_symbol_{len(self.edits)}_{name} = "
-                    f'::__sim::register_symbol_name("{name}", (const void*)&{name}, sizeof({name}));'
+                    f" static const bool sim_symbol_{len(self.edits)}_{name} = ::sim::register_symbol_name("
+                    f'"{name}", (const void*)&{name}, sizeof({name}));'
                 ],
             )
         )

@@ -3,7 +3,7 @@
 #include "blas_core.h"
 #include "graphs_internal.h"
 
-using namespace __sim::blas;
+using namespace sim::blas;
 
 struct cublasLtContext {};
 struct cublasLtMatmulDescOpaque_st {
@@ -264,7 +264,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
         else
             gemm<float>(ta, tb, m, n, k, alv, a, b, be, c, D, dt, ld, st, batch, ep);
     };
-    if (!__sim::capture_library_call(stream, run)) run();
+    if (!sim::capture_library_call(stream, run)) run();
     return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -137,7 +137,7 @@ static inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) {
 #include "host_api.h"  // (with sim_textures.h)
 
 // ---- device-side state -------------------------------------------------------------------
-namespace __sim {
+namespace sim {
 
 // What a CUDA thread sees; the scheduler points tl_thread at the running fiber's copy.
 struct ThreadState {
@@ -263,7 +263,7 @@ static inline T& shared_var(const void* site) {
     return *static_cast<T*>(shared_static(site, sizeof(T), alignof(T)));
 }
 
-}  // namespace __sim
+}  // namespace sim
 
 
 // The device built-in variables, declared as nvcc declares them: the front end rewrites each
@@ -277,7 +277,7 @@ extern const dim3 gridDim;
 extern const int warpSize;
 #endif
 
-namespace __sim {
+namespace sim {
 // True while a kernel thread runs on this OS thread: a __host__ __device__ function whose body
 // differs under __CUDA_ARCH__ takes its device body then.
 static inline bool on_device() { return tl_thread != nullptr; }
@@ -324,39 +324,39 @@ constexpr A& shr_assign(A& a, B b) {
     a = static_cast<A>(shr(a, b));
     return a;
 }
-}  // namespace __sim
+}  // namespace sim
 
 // ---- synchronisation, shuffles, votes ------------------------------------------------------
-#define __syncthreads() ::__sim::syncthreads(__FILE__, __LINE__)
-#define __syncthreads_count(p) ::__sim::syncthreads_reduce(0, (p) ? 1 : 0, __FILE__, __LINE__)
-#define __syncthreads_and(p) ::__sim::syncthreads_reduce(1, (p) ? 1 : 0, __FILE__, __LINE__)
-#define __syncthreads_or(p) ::__sim::syncthreads_reduce(2, (p) ? 1 : 0, __FILE__, __LINE__)
-#define __syncwarp(...) ::__sim::syncwarp_at(__FILE__, __LINE__, ##__VA_ARGS__)
-#define __shfl_sync(...) ::__sim::shfl(::__sim::kShflIdx, __FILE__, __LINE__, __VA_ARGS__)
-#define __shfl_up_sync(...) ::__sim::shfl(::__sim::kShflUp, __FILE__, __LINE__, __VA_ARGS__)
-#define __shfl_down_sync(...) ::__sim::shfl(::__sim::kShflDown, __FILE__, __LINE__, __VA_ARGS__)
-#define __shfl_xor_sync(...) ::__sim::shfl(::__sim::kShflXor, __FILE__, __LINE__, __VA_ARGS__)
+#define __syncthreads() ::sim::syncthreads(__FILE__, __LINE__)
+#define __syncthreads_count(p) ::sim::syncthreads_reduce(0, (p) ? 1 : 0, __FILE__, __LINE__)
+#define __syncthreads_and(p) ::sim::syncthreads_reduce(1, (p) ? 1 : 0, __FILE__, __LINE__)
+#define __syncthreads_or(p) ::sim::syncthreads_reduce(2, (p) ? 1 : 0, __FILE__, __LINE__)
+#define __syncwarp(...) ::sim::syncwarp_at(__FILE__, __LINE__, ##__VA_ARGS__)
+#define __shfl_sync(...) ::sim::shfl(::sim::kShflIdx, __FILE__, __LINE__, __VA_ARGS__)
+#define __shfl_up_sync(...) ::sim::shfl(::sim::kShflUp, __FILE__, __LINE__, __VA_ARGS__)
+#define __shfl_down_sync(...) ::sim::shfl(::sim::kShflDown, __FILE__, __LINE__, __VA_ARGS__)
+#define __shfl_xor_sync(...) ::sim::shfl(::sim::kShflXor, __FILE__, __LINE__, __VA_ARGS__)
 #define __ballot_sync(mask, p) \
-    ((unsigned int)::__sim::warp_op(::__sim::kBallot, (mask), (p) ? 1 : 0, 0, 32, __FILE__, __LINE__))
-#define __any_sync(mask, p) ((int)::__sim::warp_op(::__sim::kAny, (mask), (p) ? 1 : 0, 0, 32, __FILE__, __LINE__))
-#define __all_sync(mask, p) ((int)::__sim::warp_op(::__sim::kAll, (mask), (p) ? 1 : 0, 0, 32, __FILE__, __LINE__))
-#define __activemask() ::__sim::active_mask()
-#define __match_any_sync(mask, v) ::__sim::match_any((mask), (v), __FILE__, __LINE__)
-#define __match_all_sync(mask, v, pred) ::__sim::match_all((mask), (v), (pred), __FILE__, __LINE__)
-#define __reduce_add_sync(mask, v) ::__sim::warp_reduce(::__sim::kReduceAdd, (mask), (v), __FILE__, __LINE__)
-#define __reduce_min_sync(mask, v) ::__sim::warp_reduce(::__sim::kReduceMin, (mask), (v), __FILE__, __LINE__)
-#define __reduce_max_sync(mask, v) ::__sim::warp_reduce(::__sim::kReduceMax, (mask), (v), __FILE__, __LINE__)
-#define __reduce_and_sync(mask, v) ::__sim::warp_reduce(::__sim::kReduceAnd, (mask), (v), __FILE__, __LINE__)
-#define __reduce_or_sync(mask, v) ::__sim::warp_reduce(::__sim::kReduceOr, (mask), (v), __FILE__, __LINE__)
-#define __reduce_xor_sync(mask, v) ::__sim::warp_reduce(::__sim::kReduceXor, (mask), (v), __FILE__, __LINE__)
-#define __nanosleep(ns) ::__sim::nanosleep_thread((ns), __FILE__, __LINE__)
-#define clock64() ::__sim::clock_cycles()
-#define __trap() ::__sim::trap(__FILE__, __LINE__)
-#define __threadfence() ::__sim::thread_fence()
-#define __threadfence_block() ::__sim::thread_fence()
-#define __threadfence_system() ::__sim::thread_fence()
+    ((unsigned int)::sim::warp_op(::sim::kBallot, (mask), (p) ? 1 : 0, 0, 32, __FILE__, __LINE__))
+#define __any_sync(mask, p) ((int)::sim::warp_op(::sim::kAny, (mask), (p) ? 1 : 0, 0, 32, __FILE__, __LINE__))
+#define __all_sync(mask, p) ((int)::sim::warp_op(::sim::kAll, (mask), (p) ? 1 : 0, 0, 32, __FILE__, __LINE__))
+#define __activemask() ::sim::active_mask()
+#define __match_any_sync(mask, v) ::sim::match_any((mask), (v), __FILE__, __LINE__)
+#define __match_all_sync(mask, v, pred) ::sim::match_all((mask), (v), (pred), __FILE__, __LINE__)
+#define __reduce_add_sync(mask, v) ::sim::warp_reduce(::sim::kReduceAdd, (mask), (v), __FILE__, __LINE__)
+#define __reduce_min_sync(mask, v) ::sim::warp_reduce(::sim::kReduceMin, (mask), (v), __FILE__, __LINE__)
+#define __reduce_max_sync(mask, v) ::sim::warp_reduce(::sim::kReduceMax, (mask), (v), __FILE__, __LINE__)
+#define __reduce_and_sync(mask, v) ::sim::warp_reduce(::sim::kReduceAnd, (mask), (v), __FILE__, __LINE__)
+#define __reduce_or_sync(mask, v) ::sim::warp_reduce(::sim::kReduceOr, (mask), (v), __FILE__, __LINE__)
+#define __reduce_xor_sync(mask, v) ::sim::warp_reduce(::sim::kReduceXor, (mask), (v), __FILE__, __LINE__)
+#define __nanosleep(ns) ::sim::nanosleep_thread((ns), __FILE__, __LINE__)
+#define clock64() ::sim::clock_cycles()
+#define __trap() ::sim::trap(__FILE__, __LINE__)
+#define __threadfence() ::sim::thread_fence()
+#define __threadfence_block() ::sim::thread_fence()
+#define __threadfence_system() ::sim::thread_fence()
 
-namespace __sim {
+namespace sim {
 // __match_any_sync/__match_all_sync take 32- and 64-bit integers and floats by their bits.
 template <class T>
 static inline unsigned int match_any(unsigned int mask, T value, const char* file, int line) {
@@ -386,7 +386,7 @@ static inline int warp_reduce(int kind, unsigned int mask, int value, const char
 static inline void syncwarp_at(const char* file, int line, unsigned int mask = 0xffffffffu) {
     (void)warp_op(kSyncWarp, mask, 0, 0, 32, file, line);
 }
-}  // namespace __sim
+}  // namespace sim
 
 // ---- atomics (GCC builtins: safe across blocks running on parallel workers) -----------------
 // Each body below runs with MO, its memory order. A GPU's atomics are relaxed and programs that
@@ -399,14 +399,14 @@ static inline void syncwarp_at(const char* file, int line, unsigned int mask = 0
 // which ThreadSanitizer still sees as an atomic access (never a race with another atomic).
 #if defined(__SANITIZE_THREAD__)
 #define SIM_WITH_ORDER(p, ...)                                                                             \
-    if (::__sim::atomic_orders(p)) {                                                                         \
+    if (::sim::atomic_orders(p)) {                                                                         \
         constexpr int MO = __ATOMIC_SEQ_CST;                                                               \
         __VA_ARGS__                                                                                        \
     } else {                                                                                               \
         constexpr int MO = __ATOMIC_RELAXED;                                                               \
         __VA_ARGS__                                                                                        \
     }
-namespace __sim {
+namespace sim {
 SIM_API bool atomic_orders(const void* p);
 }
 #else
@@ -440,7 +440,7 @@ SIM_ATOMIC_INT(unsigned long long)
 SIM_ATOMIC_INT(long long)
 #undef SIM_ATOMIC_INT
 
-namespace __sim {
+namespace sim {
 // ``*p += v`` for a floating-point T through its integer bits I; returns the old value.
 template <class T, class I, int MO>
 static inline T atomic_add_float(T* p, T v) {
@@ -478,25 +478,25 @@ static inline unsigned int atomic_dec(unsigned int* p, unsigned int limit) {
     }
     return old;
 }
-}  // namespace __sim
+}  // namespace sim
 
 static inline float atomicAdd(float* p, float v) {
-    SIM_WITH_ORDER(p, return ::__sim::atomic_add_float<float, unsigned int, MO>(p, v);)
+    SIM_WITH_ORDER(p, return ::sim::atomic_add_float<float, unsigned int, MO>(p, v);)
 }
 static inline double atomicAdd(double* p, double v) {
-    SIM_WITH_ORDER(p, return ::__sim::atomic_add_float<double, unsigned long long, MO>(p, v);)
+    SIM_WITH_ORDER(p, return ::sim::atomic_add_float<double, unsigned long long, MO>(p, v);)
 }
 static inline float atomicExch(float* p, float v) {
-    SIM_WITH_ORDER(p, return ::__sim::atomic_exch_float<float, unsigned int, MO>(p, v);)
+    SIM_WITH_ORDER(p, return ::sim::atomic_exch_float<float, unsigned int, MO>(p, v);)
 }
 static inline double atomicExch(double* p, double v) {
-    SIM_WITH_ORDER(p, return ::__sim::atomic_exch_float<double, unsigned long long, MO>(p, v);)
+    SIM_WITH_ORDER(p, return ::sim::atomic_exch_float<double, unsigned long long, MO>(p, v);)
 }
 static inline unsigned int atomicInc(unsigned int* p, unsigned int limit) {
-    SIM_WITH_ORDER(p, return ::__sim::atomic_inc<MO>(p, limit);)
+    SIM_WITH_ORDER(p, return ::sim::atomic_inc<MO>(p, limit);)
 }
 static inline unsigned int atomicDec(unsigned int* p, unsigned int limit) {
-    SIM_WITH_ORDER(p, return ::__sim::atomic_dec<MO>(p, limit);)
+    SIM_WITH_ORDER(p, return ::sim::atomic_dec<MO>(p, limit);)
 }
 #undef SIM_WITH_ORDER
 
@@ -638,7 +638,7 @@ SIM_CACHE_LOAD(__ldcv)
 #undef SIM_CACHE_LOAD
 #define SIM_CACHE_STORE(NAME)                                                        \
     template <class T>                                                               \
-    static inline void NAME(T* p, typename ::__sim::nondeduced<T>::type value) {       \
+    static inline void NAME(T* p, typename ::sim::nondeduced<T>::type value) {       \
         *p = value;                                                                  \
     }
 SIM_CACHE_STORE(__stcg)

@@ -65,14 +65,14 @@ void say(const char* what) { std::fprintf(stderr, "cuRAND (simulator): %s\n", wh
 
 }  // namespace
 
-namespace __sim {
+namespace sim {
 void xorwow_jump(unsigned int v[5], unsigned long long subsequence, unsigned long long offset) {
     if (subsequence == 0 && offset == 0) return;
     std::call_once(g_powers_once, compute_powers);
     jump(v, offset, 0);
     jump(v, subsequence, kSubsequenceShift);
 }
-}  // namespace __sim
+}  // namespace sim
 
 struct curandGenerator_st {
     curandRngType_t type;
@@ -189,7 +189,7 @@ curandStatus_t curandGenerateUniform(curandGenerator_t g, float* out, size_t n) 
     if (g == nullptr) return CURAND_STATUS_NOT_INITIALIZED;
     if (out == nullptr && n != 0) return CURAND_STATUS_LAUNCH_FAILURE;
     g->start();
-    for (size_t i = 0; i < n; ++i) out[i] = ::__sim::curand_unit_float(g->next());
+    for (size_t i = 0; i < n; ++i) out[i] = ::sim::curand_unit_float(g->next());
     return CURAND_STATUS_SUCCESS;
 }
 
@@ -200,7 +200,7 @@ curandStatus_t curandGenerateUniformDouble(curandGenerator_t g, double* out, siz
     for (size_t i = 0; i < n; ++i) {
         const unsigned int x = g->next();
         const unsigned int y = g->next();
-        out[i] = ::__sim::curand_unit_double(x, y);
+        out[i] = ::sim::curand_unit_double(x, y);
     }
     return CURAND_STATUS_SUCCESS;
 }
@@ -209,7 +209,7 @@ curandStatus_t curandGenerateNormal(curandGenerator_t g, float* out, size_t n, f
     return normals<float>(g, out, n, mean, stddev, [](curandGenerator_t gen, float* a, float* b) {
         const unsigned int x = gen->next();
         const unsigned int y = gen->next();
-        const float2 v = ::__sim::curand_box_muller(x, y);
+        const float2 v = ::sim::curand_box_muller(x, y);
         *a = v.x;
         *b = v.y;
     });
@@ -218,7 +218,7 @@ curandStatus_t curandGenerateNormal(curandGenerator_t g, float* out, size_t n, f
 curandStatus_t curandGenerateNormalDouble(curandGenerator_t g, double* out, size_t n, double mean, double stddev) {
     return normals<double>(g, out, n, mean, stddev, [](curandGenerator_t gen, double* a, double* b) {
         const unsigned int x0 = gen->next(), x1 = gen->next(), y0 = gen->next(), y1 = gen->next();
-        const double2 v = ::__sim::curand_box_muller_double(x0, x1, y0, y1);
+        const double2 v = ::sim::curand_box_muller_double(x0, x1, y0, y1);
         *a = v.x;
         *b = v.y;
     });

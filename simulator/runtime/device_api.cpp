@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <unordered_set>
 
-namespace __sim {
+namespace sim {
 
 void release_barrier(Block* b) {
     b->bar_result[b->bar_gen & 1] = b->bar_pred;
@@ -565,7 +565,7 @@ void trap(const char* file, int line) {
     stop_thread(b, f);
 }
 
-}  // namespace __sim
+}  // namespace sim
 
 // A failed assert() in kernel code is a device-side assert, as on a GPU: the message names the
 // block and thread, the kernel stops and the launch returns cudaErrorAssert (sticky). This
@@ -573,7 +573,7 @@ void trap(const char* file, int line) {
 // assert() in host code prints the usual message and aborts.
 extern "C" __attribute__((noreturn, visibility("hidden"))) void __assert_fail(const char* expr, const char* file,
                                                                              unsigned int line, const char* func) {
-    using namespace __sim;
+    using namespace sim;
     Fiber* f = tl_run.fiber;
     Block* b = tl_run.block;
     if (f != nullptr && b != nullptr) {

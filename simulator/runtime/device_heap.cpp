@@ -15,7 +15,7 @@
 #include <cstring>
 #include <iterator>
 
-namespace __sim {
+namespace sim {
 
 #if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
 
@@ -130,4 +130,4 @@ void device_free(void* p) {
 
 #endif
 
-}  // namespace __sim
+}  // namespace sim

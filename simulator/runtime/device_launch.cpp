@@ -29,7 +29,7 @@
 #include <memory>
 #include <thread>
 
-namespace __sim {
+namespace sim {
 
 // One piece of queued work: a child grid, or a deferred copy or memset (``op`` set).
 struct ChildWork {
@@ -217,4 +217,4 @@ void drop_children(Launch* L) {
     for (ChildWork& w : q->tails) release(w);
 }
 
-}  // namespace __sim
+}  // namespace sim

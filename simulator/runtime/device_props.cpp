@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <thread>
 
-namespace __sim {
+namespace sim {
 
 namespace {
 // The modelled device: an sm_80 GPU's limits (those the launch checks enforce), the host's
@@ -97,24 +97,24 @@ int occupancy_sm_count() {
     return p.multiProcessorCount;
 }
 
-}  // namespace __sim
+}  // namespace sim
 
-using __sim::sticky_error;
+using sim::sticky_error;
 
 extern "C" {
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device) {
-    if (prop == nullptr) return __sim::set_error(cudaErrorInvalidValue);
-    if (!__sim::valid_device(device)) return __sim::set_error(cudaErrorInvalidDevice);
-    __sim::model_device(prop, device);
+    if (prop == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (!sim::valid_device(device)) return sim::set_error(cudaErrorInvalidDevice);
+    sim::model_device(prop, device);
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device) {
-    if (value == nullptr) return __sim::set_error(cudaErrorInvalidValue);
-    if (!__sim::valid_device(device)) return __sim::set_error(cudaErrorInvalidDevice);
+    if (value == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (!sim::valid_device(device)) return sim::set_error(cudaErrorInvalidDevice);
     cudaDeviceProp p;
-    __sim::model_device(&p, device);
+    sim::model_device(&p, device);
     switch (attr) {
         case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
         case cudaDevAttrMaxBlockDimX:
@@ -171,13 +171,13 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
         case cudaDevAttrMemoryPoolSupportedHandleTypes: *value = 0; break;  // no IPC handles
         case cudaDevAttrClusterLaunch: *value = p.clusterLaunch; break;
         default:
-            return __sim::set_error(cudaErrorInvalidValue);
+            return sim::set_error(cudaErrorInvalidValue);
     }
     return cudaSuccess;
 }
 
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
-    if (free_bytes == nullptr || total_bytes == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    if (free_bytes == nullptr || total_bytes == nullptr) return sim::set_error(cudaErrorInvalidValue);
     if (cudaError_t e = sticky_error()) return e;
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     *total_bytes = (size_t)sysconf(_SC_PHYS_PAGES) * page;

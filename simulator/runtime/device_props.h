@@ -143,22 +143,22 @@ SIM_API cudaError_t cudaProfilerStop(void);
 // ---- occupancy ---------------------------------------------------------------------------------
 // Modelled on the device above from the block size and the dynamic shared memory only: the
 // simulator does not know a kernel's registers or static shared memory (simulator/docs/supported.md, "Occupancy").
-namespace __sim {
+namespace sim {
 SIM_API int occupancy_blocks_per_sm(int block_size, size_t dynamic_smem);
 SIM_API int occupancy_sm_count();
 // Registers a kernel named by a typed call (host_api.h), so that a kernel template's instance
 // that a program names only here can then be launched by address (cudaLaunchCooperativeKernel).
 template <class T>
 static inline void register_if_kernel(T* func);
-}  // namespace __sim
+}  // namespace sim
 
 template <class K>
 static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* num_blocks, K* kernel,
                                                                                int block_size, size_t dynamic_smem,
                                                                                unsigned int flags) {
-    if (kernel != nullptr) __sim::register_if_kernel(kernel);
+    if (kernel != nullptr) sim::register_if_kernel(kernel);
     if (num_blocks == nullptr || block_size <= 0 || flags > 1) return cudaErrorInvalidValue;
-    *num_blocks = __sim::occupancy_blocks_per_sm(block_size, dynamic_smem);
+    *num_blocks = sim::occupancy_blocks_per_sm(block_size, dynamic_smem);
     return cudaSuccess;
 }
 template <class K>
@@ -172,20 +172,20 @@ template <class K, class SmemOf>
 static inline cudaError_t cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(
     int* min_grid_size, int* block_size, K* kernel, SmemOf smem_of_block_size, int block_size_limit = 0,
     unsigned int flags = 0) {
-    if (kernel != nullptr) __sim::register_if_kernel(kernel);
+    if (kernel != nullptr) sim::register_if_kernel(kernel);
     if (min_grid_size == nullptr || block_size == nullptr || flags > 1) return cudaErrorInvalidValue;
     int limit = block_size_limit <= 0 || block_size_limit > 1024 ? 1024 : block_size_limit;
     int best = 0, best_blocks = 0;
     for (int b = (limit + 31) / 32 * 32; b >= 32; b -= 32) {
         const int size = b > limit ? limit : b;
-        const int blocks = __sim::occupancy_blocks_per_sm(size, (size_t)smem_of_block_size(size));
+        const int blocks = sim::occupancy_blocks_per_sm(size, (size_t)smem_of_block_size(size));
         if ((long)blocks * size > (long)best_blocks * best) {
             best = size;
             best_blocks = blocks;
         }
     }
     *block_size = best;
-    *min_grid_size = best_blocks * __sim::occupancy_sm_count();
+    *min_grid_size = best_blocks * sim::occupancy_sm_count();
     return cudaSuccess;
 }
 template <class K, class SmemOf>

@@ -5,7 +5,7 @@
 #include <atomic>
 #include <cstdio>
 
-namespace __sim {
+namespace sim {
 
 // A kernel called as a plain function from host code (through a pointer or a template, where
 // nvcc cannot refuse it): as with CUDA's host stub, which finds no configuration to pop, the
@@ -20,7 +20,7 @@ void unconfigured_call(const char* name) {
     if (sticky_error() == cudaSuccess) set_error(cudaErrorMissingConfiguration);
 }
 
-}  // namespace __sim
+}  // namespace sim
 
 extern "C" {
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace __sim {
+namespace sim {
 
 // ---- tiles of 64..1024 threads ----------------------------------------------------------------
 namespace {
@@ -198,4 +198,4 @@ void release_after_exit(Block* b, Fiber* f) {
     }
 }
 
-}  // namespace __sim
+}  // namespace sim

@@ -171,28 +171,28 @@ __attribute__((always_inline)) static inline cudaError_t cudaMallocManaged(T** p
     return cudaMallocManaged(reinterpret_cast<void**>(ptr), size, flags);
 }
 
-namespace __sim {
+namespace sim {
 SIM_API cudaError_t func_set_attribute(const void* kernel, int attr, int value);
 SIM_API cudaError_t symbol_copy(void* dst, const void* src, size_t count);
-}  // namespace __sim
+}  // namespace sim
 
 template <class K>
 static inline cudaError_t cudaFuncSetAttribute(K* kernel, enum cudaFuncAttribute attr, int value) {
-    return __sim::func_set_attribute(reinterpret_cast<const void*>(kernel), (int)attr, value);
+    return sim::func_set_attribute(reinterpret_cast<const void*>(kernel), (int)attr, value);
 }
 template <class T>
 static inline cudaError_t cudaMemcpyToSymbol(T& symbol, const void* src, size_t count, size_t offset = 0,
                                              enum cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
     (void)kind;
     if (offset + count > sizeof(T)) return cudaErrorInvalidValue;
-    return __sim::symbol_copy(reinterpret_cast<char*>(&symbol) + offset, src, count);
+    return sim::symbol_copy(reinterpret_cast<char*>(&symbol) + offset, src, count);
 }
 template <class T>
 static inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t count, size_t offset = 0,
                                                enum cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
     (void)kind;
     if (offset + count > sizeof(T)) return cudaErrorInvalidValue;
-    return __sim::symbol_copy(dst, reinterpret_cast<const char*>(&symbol) + offset, count);
+    return sim::symbol_copy(dst, reinterpret_cast<const char*>(&symbol) + offset, count);
 }
 // A __device__/__constant__ variable's device address is its address (device memory is host
 // memory here); CCCL's cuda::get_device_address calls this from host code.
@@ -213,9 +213,9 @@ static inline cudaError_t cudaGetSymbolSize(size_t* size, const T& symbol) {
 // A symbol named by a string (removed in CUDA 5, still in older code such as Rodinia's kmeans):
 // the build registers each file-scope __device__/__constant__ variable under its name
 // (runtime/legacy_api.cpp). An unknown name is cudaErrorInvalidSymbol.
-namespace __sim {
+namespace sim {
 SIM_API bool register_symbol_name(const char* name, const void* address, size_t size);
-}  // namespace __sim
+}  // namespace sim
 SIM_API cudaError_t cudaMemcpyToSymbol(const char* symbol, const void* src, size_t count, size_t offset = 0,
                                        enum cudaMemcpyKind kind = cudaMemcpyHostToDevice);
 SIM_API cudaError_t cudaMemcpyFromSymbol(void* dst, const char* symbol, size_t count, size_t offset = 0,
@@ -497,7 +497,7 @@ struct cudaFuncAttributes {
     int reserved[16];
 };
 
-namespace __sim {
+namespace sim {
 // A launch by address from FILE:LINE (the call site of the launch form); a cooperative one keeps
 // every block resident at once (grid.sync()) and fails with cudaErrorCooperativeLaunchTooLarge
 // when the modelled device cannot hold its grid.
@@ -521,40 +521,40 @@ template <class T>
 static inline void register_if_kernel(T* func) {
     if constexpr (std::is_function<T>::value) register_kernel(func, nullptr);
 }
-}  // namespace __sim
+}  // namespace sim
 
 template <class T>
 static inline cudaError_t cudaLaunchKernel(T* func, dim3 grid, dim3 block, void** args, size_t smem = 0,
                                            cudaStream_t stream = 0, const char* file = __builtin_FILE(),
                                            int line = __builtin_LINE()) {
-    __sim::register_if_kernel(func);
-    return __sim::launch_by_address(reinterpret_cast<const void*>(func), __sim::LaunchSpec{grid, block, smem, stream},
+    sim::register_if_kernel(func);
+    return sim::launch_by_address(reinterpret_cast<const void*>(func), sim::LaunchSpec{grid, block, smem, stream},
                                   args, false, file, line);
 }
 static inline cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args,
                                               const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
-    return __sim::launch_ex(config, func, args, file, line);
+    return sim::launch_ex(config, func, args, file, line);
 }
 template <class... P, class... A>
-static inline cudaError_t cudaLaunchKernelEx(__sim::ConfigAt at, void (*kernel)(P...), A&&... args) {
-    __sim::register_kernel(kernel, nullptr);
+static inline cudaError_t cudaLaunchKernelEx(sim::ConfigAt at, void (*kernel)(P...), A&&... args) {
+    sim::register_kernel(kernel, nullptr);
     return [&](P... converted) {
         void* arg_ptrs[sizeof...(P) + 1] = {&converted..., nullptr};
-        return __sim::launch_ex(at.config, reinterpret_cast<const void*>(kernel), arg_ptrs, at.file, at.line);
+        return sim::launch_ex(at.config, reinterpret_cast<const void*>(kernel), arg_ptrs, at.file, at.line);
     }(std::forward<A>(args)...);
 }
 template <class T>
 static inline cudaError_t cudaLaunchCooperativeKernel(T* func, dim3 grid, dim3 block, void** args, size_t smem = 0,
                                                       cudaStream_t stream = 0, const char* file = __builtin_FILE(),
                                                       int line = __builtin_LINE()) {
-    __sim::register_if_kernel(func);
-    return __sim::launch_by_address(reinterpret_cast<const void*>(func), __sim::LaunchSpec{grid, block, smem, stream},
+    sim::register_if_kernel(func);
+    return sim::launch_by_address(reinterpret_cast<const void*>(func), sim::LaunchSpec{grid, block, smem, stream},
                                   args, true, file, line);
 }
 template <class T>
 static inline cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes* attr, T* func) {
-    __sim::register_if_kernel(func);
-    return __sim::func_get_attributes(attr, reinterpret_cast<const void*>(func));
+    sim::register_if_kernel(func);
+    return sim::func_get_attributes(attr, reinterpret_cast<const void*>(func));
 }
 
 #endif  // CUDA_CPU_SIMULATOR_HOST_API_H

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-namespace __sim {
+namespace sim {
 namespace {
 
 std::mutex g_registry_mu;
@@ -165,4 +165,4 @@ cudaError_t func_get_attributes(struct cudaFuncAttributes* attr, const void* fun
     return sticky_error();
 }
 
-}  // namespace __sim
+}  // namespace sim

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string>
 
-void __sim::note_gone(std::atomic<bool>& said, const char* what, const char* instead) {
+void sim::note_gone(std::atomic<bool>& said, const char* what, const char* instead) {
     if (!said.exchange(true))
         std::fprintf(stderr, "note (simulator): %s is gone from current CUDA; it runs as %s\n", what, instead);
 }
@@ -56,13 +56,13 @@ char* named_bytes(const char* name, size_t offset, size_t count, cudaError_t* er
 
 }  // namespace
 
-namespace __sim {
+namespace sim {
 bool register_symbol_name(const char* name, const void* address, size_t size) {
     std::lock_guard<std::mutex> lock(symbols_mu());
     symbols()[name] = NamedSymbol{address, size};
     return true;
 }
-}  // namespace __sim
+}  // namespace sim
 
 #define SIM_GONE(name, instead) SIM_NOTE_GONE(#name, instead)
 
@@ -100,7 +100,7 @@ cudaError_t cudaThreadGetCacheConfig(enum cudaFuncCache* config) {
 
 // Not a legacy name, but the getter of cudaDeviceSetCacheConfig: the preference has no effect.
 cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache* config) {
-    if (config == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    if (config == nullptr) return sim::set_error(cudaErrorInvalidValue);
     *config = cudaFuncCachePreferNone;
     return cudaSuccess;
 }
@@ -113,8 +113,8 @@ cudaError_t cudaMemcpyToSymbol(const char* symbol, const void* src, size_t count
     SIM_NOTE_GONE("cudaMemcpyToSymbol with the symbol named by a string", "a copy to the variable of that name");
     cudaError_t error = cudaSuccess;
     char* dst = named_bytes(symbol, offset, count, &error);
-    if (dst == nullptr) return __sim::set_error(error);
-    return __sim::symbol_copy(dst, src, count);
+    if (dst == nullptr) return sim::set_error(error);
+    return sim::symbol_copy(dst, src, count);
 }
 
 cudaError_t cudaMemcpyFromSymbol(void* dst, const char* symbol, size_t count, size_t offset,
@@ -123,6 +123,6 @@ cudaError_t cudaMemcpyFromSymbol(void* dst, const char* symbol, size_t count, si
     SIM_NOTE_GONE("cudaMemcpyFromSymbol with the symbol named by a string", "a copy from the variable of that name");
     cudaError_t error = cudaSuccess;
     const char* src = named_bytes(symbol, offset, count, &error);
-    if (src == nullptr) return __sim::set_error(error);
-    return __sim::symbol_copy(dst, src, count);
+    if (src == nullptr) return sim::set_error(error);
+    return sim::symbol_copy(dst, src, count);
 }

@@ -22,7 +22,7 @@
 #include <memory>
 #include <thread>
 
-namespace __sim {
+namespace sim {
 
 // What threadIdx & co. read: the running fiber's ThreadState.
 __thread ThreadState* tl_thread = nullptr;
@@ -683,4 +683,4 @@ void run_launch(Launch* L) {
     unwatch_launch(L);
 }
 
-}  // namespace __sim
+}  // namespace sim

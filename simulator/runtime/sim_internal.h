@@ -59,7 +59,7 @@ void AnnotateIgnoreSyncEnd(const char* file, int line);
 // Nothing of the runtime's internals leaves the shared object it is linked into.
 #pragma GCC visibility push(hidden)
 
-namespace __sim {
+namespace sim {
 
 #if defined(SIM_SYNCCHECK)
 constexpr bool kSyncCheck = true;
@@ -452,12 +452,12 @@ std::string user_frame(const void* block, const void* call_site);
 // as ``instead`` (a loop of legacy calls prints one note).
 void note_gone(std::atomic<bool>& said, const char* what, const char* instead);
 
-}  // namespace __sim
+}  // namespace sim
 
 #define SIM_NOTE_GONE(what, instead)                  \
     do {                                              \
         static std::atomic<bool> sim_said_{false};    \
-        __sim::note_gone(sim_said_, what, instead);     \
+        sim::note_gone(sim_said_, what, instead);     \
     } while (0)
 
 #pragma GCC visibility pop

@@ -11,7 +11,7 @@
 #ifndef SIM_TEXTURE_FETCH_H
 #define SIM_TEXTURE_FETCH_H
 
-namespace __sim {
+namespace sim {
 
 // A resolved resource: where texel (x, y, z) lives and how its channels decode.
 struct TexData {
@@ -355,52 +355,52 @@ static inline void surf_write(const T& v, cudaSurfaceObject_t so, int x, int y, 
         std::memcpy(p, &v, sizeof(T));
 }
 
-}  // namespace __sim
+}  // namespace sim
 
 // ---- device fetches through texture objects --------------------------------------------------
 // Each takes the caller's file and line (for the report of a fetch through a null object).
 #define SIM_TEX_SITE const char *sim_file = __builtin_FILE(), int sim_line = __builtin_LINE()
-#define SIM_TEX_OBJ(t) (*::__sim::tex_obj((t), sim_file, sim_line))
+#define SIM_TEX_OBJ(t) (*::sim::tex_obj((t), sim_file, sim_line))
 
 template <class T>
 static inline T tex1Dfetch(cudaTextureObject_t t, int x, SIM_TEX_SITE) {
-    const ::__sim::TexObj& o = SIM_TEX_OBJ(t);
-    return ::__sim::tex_linear_fetch<T>(o.data, o.s.read, x);
+    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
+    return ::sim::tex_linear_fetch<T>(o.data, o.s.read, x);
 }
 template <class T>
 static inline T tex1D(cudaTextureObject_t t, float x, SIM_TEX_SITE) {
-    const ::__sim::TexObj& o = SIM_TEX_OBJ(t);
-    return ::__sim::tex_fetch<T>(o.data, o.s, 1, x, 0, 0, -1);
+    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
+    return ::sim::tex_fetch<T>(o.data, o.s, 1, x, 0, 0, -1);
 }
 template <class T>
 static inline T tex2D(cudaTextureObject_t t, float x, float y, SIM_TEX_SITE) {
-    const ::__sim::TexObj& o = SIM_TEX_OBJ(t);
-    return ::__sim::tex_fetch<T>(o.data, o.s, 2, x, y, 0, -1);
+    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
+    return ::sim::tex_fetch<T>(o.data, o.s, 2, x, y, 0, -1);
 }
 template <class T>
 static inline T tex3D(cudaTextureObject_t t, float x, float y, float z, SIM_TEX_SITE) {
-    const ::__sim::TexObj& o = SIM_TEX_OBJ(t);
-    return ::__sim::tex_fetch<T>(o.data, o.s, 3, x, y, z, -1);
+    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
+    return ::sim::tex_fetch<T>(o.data, o.s, 3, x, y, z, -1);
 }
 template <class T>
 static inline T tex1DLayered(cudaTextureObject_t t, float x, int layer, SIM_TEX_SITE) {
-    const ::__sim::TexObj& o = SIM_TEX_OBJ(t);
-    return ::__sim::tex_fetch<T>(o.data, o.s, 1, x, 0, 0, layer);
+    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
+    return ::sim::tex_fetch<T>(o.data, o.s, 1, x, 0, 0, layer);
 }
 template <class T>
 static inline T tex2DLayered(cudaTextureObject_t t, float x, float y, int layer, SIM_TEX_SITE) {
-    const ::__sim::TexObj& o = SIM_TEX_OBJ(t);
-    return ::__sim::tex_fetch<T>(o.data, o.s, 2, x, y, 0, layer);
+    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
+    return ::sim::tex_fetch<T>(o.data, o.s, 2, x, y, 0, layer);
 }
 template <class T>
 static inline T texCubemap(cudaTextureObject_t t, float x, float y, float z, SIM_TEX_SITE) {
-    const ::__sim::TexObj& o = SIM_TEX_OBJ(t);
-    return ::__sim::tex_cube<T>(o.data, o.s, x, y, z, 0);
+    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
+    return ::sim::tex_cube<T>(o.data, o.s, x, y, z, 0);
 }
 template <class T>
 static inline T texCubemapLayered(cudaTextureObject_t t, float x, float y, float z, int layer, SIM_TEX_SITE) {
-    const ::__sim::TexObj& o = SIM_TEX_OBJ(t);
-    return ::__sim::tex_cube<T>(o.data, o.s, x, y, z, layer);
+    const ::sim::TexObj& o = SIM_TEX_OBJ(t);
+    return ::sim::tex_cube<T>(o.data, o.s, x, y, z, layer);
 }
 // Level-of-detail and gradient forms: textures here have one level, so they read level 0.
 template <class T>
@@ -455,56 +455,56 @@ static inline void tex3D(T* r, cudaTextureObject_t t, float x, float y, float z,
 #define SIM_SURF_MODE enum cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap
 template <class T>
 static inline T surf1Dread(cudaSurfaceObject_t s, int x, SIM_SURF_MODE, SIM_TEX_SITE) {
-    return ::__sim::surf_read<T>(s, x, 0, 0, 1, mode, "surf1Dread", sim_file, sim_line);
+    return ::sim::surf_read<T>(s, x, 0, 0, 1, mode, "surf1Dread", sim_file, sim_line);
 }
 template <class T>
 static inline T surf2Dread(cudaSurfaceObject_t s, int x, int y, SIM_SURF_MODE, SIM_TEX_SITE) {
-    return ::__sim::surf_read<T>(s, x, y, 0, 2, mode, "surf2Dread", sim_file, sim_line);
+    return ::sim::surf_read<T>(s, x, y, 0, 2, mode, "surf2Dread", sim_file, sim_line);
 }
 template <class T>
 static inline T surf3Dread(cudaSurfaceObject_t s, int x, int y, int z, SIM_SURF_MODE, SIM_TEX_SITE) {
-    return ::__sim::surf_read<T>(s, x, y, z, 3, mode, "surf3Dread", sim_file, sim_line);
+    return ::sim::surf_read<T>(s, x, y, z, 3, mode, "surf3Dread", sim_file, sim_line);
 }
 template <class T>
 static inline T surf1DLayeredread(cudaSurfaceObject_t s, int x, int layer, SIM_SURF_MODE, SIM_TEX_SITE) {
-    return ::__sim::surf_read<T>(s, x, layer, 0, 2, mode, "surf1DLayeredread", sim_file, sim_line);
+    return ::sim::surf_read<T>(s, x, layer, 0, 2, mode, "surf1DLayeredread", sim_file, sim_line);
 }
 template <class T>
 static inline T surf2DLayeredread(cudaSurfaceObject_t s, int x, int y, int layer, SIM_SURF_MODE, SIM_TEX_SITE) {
-    return ::__sim::surf_read<T>(s, x, y, layer, 3, mode, "surf2DLayeredread", sim_file, sim_line);
+    return ::sim::surf_read<T>(s, x, y, layer, 3, mode, "surf2DLayeredread", sim_file, sim_line);
 }
 template <class T>
 static inline void surf1Dread(T* r, cudaSurfaceObject_t s, int x, SIM_SURF_MODE, SIM_TEX_SITE) {
-    *r = ::__sim::surf_read<T>(s, x, 0, 0, 1, mode, "surf1Dread", sim_file, sim_line);
+    *r = ::sim::surf_read<T>(s, x, 0, 0, 1, mode, "surf1Dread", sim_file, sim_line);
 }
 template <class T>
 static inline void surf2Dread(T* r, cudaSurfaceObject_t s, int x, int y, SIM_SURF_MODE, SIM_TEX_SITE) {
-    *r = ::__sim::surf_read<T>(s, x, y, 0, 2, mode, "surf2Dread", sim_file, sim_line);
+    *r = ::sim::surf_read<T>(s, x, y, 0, 2, mode, "surf2Dread", sim_file, sim_line);
 }
 template <class T>
 static inline void surf3Dread(T* r, cudaSurfaceObject_t s, int x, int y, int z, SIM_SURF_MODE, SIM_TEX_SITE) {
-    *r = ::__sim::surf_read<T>(s, x, y, z, 3, mode, "surf3Dread", sim_file, sim_line);
+    *r = ::sim::surf_read<T>(s, x, y, z, 3, mode, "surf3Dread", sim_file, sim_line);
 }
 template <class T>
 static inline void surf1Dwrite(T v, cudaSurfaceObject_t s, int x, SIM_SURF_MODE, SIM_TEX_SITE) {
-    ::__sim::surf_write<T>(v, s, x, 0, 0, 1, mode, "surf1Dwrite", sim_file, sim_line);
+    ::sim::surf_write<T>(v, s, x, 0, 0, 1, mode, "surf1Dwrite", sim_file, sim_line);
 }
 template <class T>
 static inline void surf2Dwrite(T v, cudaSurfaceObject_t s, int x, int y, SIM_SURF_MODE, SIM_TEX_SITE) {
-    ::__sim::surf_write<T>(v, s, x, y, 0, 2, mode, "surf2Dwrite", sim_file, sim_line);
+    ::sim::surf_write<T>(v, s, x, y, 0, 2, mode, "surf2Dwrite", sim_file, sim_line);
 }
 template <class T>
 static inline void surf3Dwrite(T v, cudaSurfaceObject_t s, int x, int y, int z, SIM_SURF_MODE, SIM_TEX_SITE) {
-    ::__sim::surf_write<T>(v, s, x, y, z, 3, mode, "surf3Dwrite", sim_file, sim_line);
+    ::sim::surf_write<T>(v, s, x, y, z, 3, mode, "surf3Dwrite", sim_file, sim_line);
 }
 template <class T>
 static inline void surf1DLayeredwrite(T v, cudaSurfaceObject_t s, int x, int layer, SIM_SURF_MODE, SIM_TEX_SITE) {
-    ::__sim::surf_write<T>(v, s, x, layer, 0, 2, mode, "surf1DLayeredwrite", sim_file, sim_line);
+    ::sim::surf_write<T>(v, s, x, layer, 0, 2, mode, "surf1DLayeredwrite", sim_file, sim_line);
 }
 template <class T>
 static inline void surf2DLayeredwrite(T v, cudaSurfaceObject_t s, int x, int y, int layer, SIM_SURF_MODE,
                                       SIM_TEX_SITE) {
-    ::__sim::surf_write<T>(v, s, x, y, layer, 3, mode, "surf2DLayeredwrite", sim_file, sim_line);
+    ::sim::surf_write<T>(v, s, x, y, layer, 3, mode, "surf2DLayeredwrite", sim_file, sim_line);
 }
 #undef SIM_SURF_MODE
 

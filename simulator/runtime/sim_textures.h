@@ -62,8 +62,8 @@ SIM_API cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc* re
 
 template <class T>
 static inline cudaChannelFormatDesc cudaCreateChannelDesc(void) {
-    typedef typename ::__sim::tex_vec<T>::comp C;
-    const int b = (int)sizeof(C) * 8, n = ::__sim::tex_vec<T>::n;
+    typedef typename ::sim::tex_vec<T>::comp C;
+    const int b = (int)sizeof(C) * 8, n = ::sim::tex_vec<T>::n;
     const cudaChannelFormatKind k = std::is_floating_point<C>::value
                                         ? cudaChannelFormatKindFloat
                                         : (std::is_signed<C>::value ? cudaChannelFormatKindSigned
@@ -97,7 +97,7 @@ struct textureReference {
     float maxMipmapLevelClamp;
     int disableTrilinearOptimization;
     int __cudaReserved[14];
-    ::__sim::TexData sim_data;
+    ::sim::TexData sim_data;
     int sim_bound;
 };
 
@@ -163,7 +163,7 @@ static inline cudaError_t cudaUnbindTexture(const texture<T, dim, mode>& tex) {
     return cudaUnbindTexture(&tex);
 }
 
-namespace __sim {
+namespace sim {
 template <class T, enum cudaTextureReadMode mode>
 struct texref_ret {
     typedef T type;
@@ -185,38 +185,38 @@ static inline const TexData& texref_data(const textureReference& r, const char* 
     if (!r.sim_bound) texture_fault("texture reference fetched while not bound (cudaBindTexture*)", file, line);
     return r.sim_data;
 }
-}  // namespace __sim
+}  // namespace sim
 
 // Fetches through texture references: the return type follows the reference's read mode.
-#define SIM_TEXREF_RET typename ::__sim::texref_ret<T, mode>::type
+#define SIM_TEXREF_RET typename ::sim::texref_ret<T, mode>::type
 template <class T, int dim, enum cudaTextureReadMode mode>
 static inline SIM_TEXREF_RET tex1Dfetch(const texture<T, dim, mode>& r, int x, SIM_TEX_SITE) {
-    return ::__sim::tex_linear_fetch<SIM_TEXREF_RET>(::__sim::texref_data(r, sim_file, sim_line), mode, x);
+    return ::sim::tex_linear_fetch<SIM_TEXREF_RET>(::sim::texref_data(r, sim_file, sim_line), mode, x);
 }
 template <class T, int dim, enum cudaTextureReadMode mode>
 static inline SIM_TEXREF_RET tex1D(const texture<T, dim, mode>& r, float x, SIM_TEX_SITE) {
-    return ::__sim::tex_fetch<SIM_TEXREF_RET>(::__sim::texref_data(r, sim_file, sim_line), ::__sim::texref_sampler(r, mode),
+    return ::sim::tex_fetch<SIM_TEXREF_RET>(::sim::texref_data(r, sim_file, sim_line), ::sim::texref_sampler(r, mode),
                                             1, x, 0, 0, -1);
 }
 template <class T, int dim, enum cudaTextureReadMode mode>
 static inline SIM_TEXREF_RET tex2D(const texture<T, dim, mode>& r, float x, float y, SIM_TEX_SITE) {
-    return ::__sim::tex_fetch<SIM_TEXREF_RET>(::__sim::texref_data(r, sim_file, sim_line), ::__sim::texref_sampler(r, mode),
+    return ::sim::tex_fetch<SIM_TEXREF_RET>(::sim::texref_data(r, sim_file, sim_line), ::sim::texref_sampler(r, mode),
                                             2, x, y, 0, -1);
 }
 template <class T, int dim, enum cudaTextureReadMode mode>
 static inline SIM_TEXREF_RET tex3D(const texture<T, dim, mode>& r, float x, float y, float z, SIM_TEX_SITE) {
-    return ::__sim::tex_fetch<SIM_TEXREF_RET>(::__sim::texref_data(r, sim_file, sim_line), ::__sim::texref_sampler(r, mode),
+    return ::sim::tex_fetch<SIM_TEXREF_RET>(::sim::texref_data(r, sim_file, sim_line), ::sim::texref_sampler(r, mode),
                                             3, x, y, z, -1);
 }
 template <class T, int dim, enum cudaTextureReadMode mode>
 static inline SIM_TEXREF_RET tex1DLayered(const texture<T, dim, mode>& r, float x, int layer, SIM_TEX_SITE) {
-    return ::__sim::tex_fetch<SIM_TEXREF_RET>(::__sim::texref_data(r, sim_file, sim_line), ::__sim::texref_sampler(r, mode),
+    return ::sim::tex_fetch<SIM_TEXREF_RET>(::sim::texref_data(r, sim_file, sim_line), ::sim::texref_sampler(r, mode),
                                             1, x, 0, 0, layer);
 }
 template <class T, int dim, enum cudaTextureReadMode mode>
 static inline SIM_TEXREF_RET tex2DLayered(const texture<T, dim, mode>& r, float x, float y, int layer,
                                           SIM_TEX_SITE) {
-    return ::__sim::tex_fetch<SIM_TEXREF_RET>(::__sim::texref_data(r, sim_file, sim_line), ::__sim::texref_sampler(r, mode),
+    return ::sim::tex_fetch<SIM_TEXREF_RET>(::sim::texref_data(r, sim_file, sim_line), ::sim::texref_sampler(r, mode),
                                             2, x, y, 0, layer);
 }
 #undef SIM_TEXREF_RET

@@ -20,19 +20,19 @@ struct __attribute__((aligned(2))) __half {
 
     __half() = default;
     __half(const __half_raw& r) : __x(r.x) {}
-    __half(float f) : __x(::__sim::f16::Half::from_double(f)) {}
-    __half(double d) : __x(::__sim::f16::Half::from_double(d)) {}
-    __half(int v) : __x(::__sim::f16::Half::from_double(v)) {}
-    __half(unsigned int v) : __x(::__sim::f16::Half::from_double(v)) {}
-    __half(short v) : __x(::__sim::f16::Half::from_double(v)) {}
-    __half(unsigned short v) : __x(::__sim::f16::Half::from_double(v)) {}
-    __half(long long v) : __x(::__sim::f16::Half::from_double((double)v)) {}
-    __half(unsigned long long v) : __x(::__sim::f16::Half::from_double((double)v)) {}
+    __half(float f) : __x(::sim::f16::Half::from_double(f)) {}
+    __half(double d) : __x(::sim::f16::Half::from_double(d)) {}
+    __half(int v) : __x(::sim::f16::Half::from_double(v)) {}
+    __half(unsigned int v) : __x(::sim::f16::Half::from_double(v)) {}
+    __half(short v) : __x(::sim::f16::Half::from_double(v)) {}
+    __half(unsigned short v) : __x(::sim::f16::Half::from_double(v)) {}
+    __half(long long v) : __x(::sim::f16::Half::from_double((double)v)) {}
+    __half(unsigned long long v) : __x(::sim::f16::Half::from_double((double)v)) {}
     __half& operator=(const __half_raw& r) {
         __x = r.x;
         return *this;
     }
-    operator float() const { return ::__sim::f16::Half::to_float(__x); }
+    operator float() const { return ::sim::f16::Half::to_float(__x); }
     operator __half_raw() const { return __half_raw{__x}; }
 };
 
@@ -48,39 +48,39 @@ struct __attribute__((aligned(4))) __half2 {
 typedef __half half;
 typedef __half2 half2;
 
-namespace __sim {
+namespace sim {
 namespace f16 {
 static inline __half half_bits(unsigned short b) { return __half(__half_raw{b}); }
 static inline double hd(__half h) { return Half::to_double(h.__x); }
 }  // namespace f16
-}  // namespace __sim
+}  // namespace sim
 
 // ---- conversions ----------------------------------------------------------------------------
 static inline __half __float2half(float f) { return __half(f); }
 static inline __half __float2half_rn(float f) { return __half(f); }
 static inline __half __float2half_rz(float f) {
-    return ::__sim::f16::half_bits(::__sim::f16::Half::from_double(f, ::__sim::f16::kTowardZero));
+    return ::sim::f16::half_bits(::sim::f16::Half::from_double(f, ::sim::f16::kTowardZero));
 }
 static inline __half __float2half_rd(float f) {
-    return ::__sim::f16::half_bits(::__sim::f16::Half::from_double(f, ::__sim::f16::kDown));
+    return ::sim::f16::half_bits(::sim::f16::Half::from_double(f, ::sim::f16::kDown));
 }
 static inline __half __float2half_ru(float f) {
-    return ::__sim::f16::half_bits(::__sim::f16::Half::from_double(f, ::__sim::f16::kUp));
+    return ::sim::f16::half_bits(::sim::f16::Half::from_double(f, ::sim::f16::kUp));
 }
 static inline __half __double2half(double d) { return __half(d); }
-static inline float __half2float(__half h) { return ::__sim::f16::Half::to_float(h.__x); }
+static inline float __half2float(__half h) { return ::sim::f16::Half::to_float(h.__x); }
 static inline __half __int2half_rn(int v) { return __half(v); }
 static inline __half __uint2half_rn(unsigned int v) { return __half(v); }
 static inline __half __short2half_rn(short v) { return __half(v); }
 static inline __half __ll2half_rn(long long v) { return __half(v); }
-static inline int __half2int_rn(__half h) { return (int)std::nearbyint(::__sim::f16::hd(h)); }
-static inline int __half2int_rz(__half h) { return (int)std::trunc(::__sim::f16::hd(h)); }
-static inline int __half2int_rd(__half h) { return (int)std::floor(::__sim::f16::hd(h)); }
-static inline int __half2int_ru(__half h) { return (int)std::ceil(::__sim::f16::hd(h)); }
+static inline int __half2int_rn(__half h) { return (int)std::nearbyint(::sim::f16::hd(h)); }
+static inline int __half2int_rz(__half h) { return (int)std::trunc(::sim::f16::hd(h)); }
+static inline int __half2int_rd(__half h) { return (int)std::floor(::sim::f16::hd(h)); }
+static inline int __half2int_ru(__half h) { return (int)std::ceil(::sim::f16::hd(h)); }
 static inline unsigned short __half_as_ushort(__half h) { return h.__x; }
 static inline short __half_as_short(__half h) { return (short)h.__x; }
-static inline __half __ushort_as_half(unsigned short b) { return ::__sim::f16::half_bits(b); }
-static inline __half __short_as_half(short b) { return ::__sim::f16::half_bits((unsigned short)b); }
+static inline __half __ushort_as_half(unsigned short b) { return ::sim::f16::half_bits(b); }
+static inline __half __short_as_half(short b) { return ::sim::f16::half_bits((unsigned short)b); }
 
 static inline __half2 make_half2(__half x, __half y) { return __half2(x, y); }
 static inline __half2 __halves2half2(__half x, __half y) { return __half2(x, y); }
@@ -234,14 +234,14 @@ static inline __half2 __lowhigh2highlow(__half2 h) { return __half2(h.y, h.x); }
         }                                                                                                  \
     }
 
-SIM_F16_OPS(__half, __half2, ::__sim::f16::Half, ::__sim::f16::half_bits)
+SIM_F16_OPS(__half, __half2, ::sim::f16::Half, ::sim::f16::half_bits)
 
-#define CUDART_INF_FP16 ::__sim::f16::half_bits(0x7c00u)
-#define CUDART_NAN_FP16 ::__sim::f16::half_bits(0x7fffu)
-#define CUDART_MIN_DENORM_FP16 ::__sim::f16::half_bits(0x0001u)
-#define CUDART_MAX_NORMAL_FP16 ::__sim::f16::half_bits(0x7bffu)
-#define CUDART_NEG_ZERO_FP16 ::__sim::f16::half_bits(0x8000u)
-#define CUDART_ZERO_FP16 ::__sim::f16::half_bits(0x0000u)
-#define CUDART_ONE_FP16 ::__sim::f16::half_bits(0x3c00u)
+#define CUDART_INF_FP16 ::sim::f16::half_bits(0x7c00u)
+#define CUDART_NAN_FP16 ::sim::f16::half_bits(0x7fffu)
+#define CUDART_MIN_DENORM_FP16 ::sim::f16::half_bits(0x0001u)
+#define CUDART_MAX_NORMAL_FP16 ::sim::f16::half_bits(0x7bffu)
+#define CUDART_NEG_ZERO_FP16 ::sim::f16::half_bits(0x8000u)
+#define CUDART_ZERO_FP16 ::sim::f16::half_bits(0x0000u)
+#define CUDART_ONE_FP16 ::sim::f16::half_bits(0x3c00u)
 
 #endif  // CUDA_SIM_FP16_H

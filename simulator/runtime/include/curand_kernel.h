@@ -37,10 +37,10 @@ struct curandStatePhilox4_32_10 {
 };
 typedef struct curandStatePhilox4_32_10 curandStatePhilox4_32_10_t;
 
-namespace __sim {
+namespace sim {
 // v <- M^(subsequence * 2^67 + offset) v for XORWOW's 160-bit xorshift state (runtime/curand.cpp).
 SIM_API void xorwow_jump(unsigned int v[5], unsigned long long subsequence, unsigned long long offset);
-}  // namespace __sim
+}  // namespace sim
 
 // ---- XORWOW --------------------------------------------------------------------------------
 
@@ -56,12 +56,12 @@ static inline unsigned int curand(curandStateXORWOW_t* s) {
 }
 
 static inline void skipahead(unsigned long long n, curandStateXORWOW_t* s) {
-    ::__sim::xorwow_jump(s->v, 0, n);
+    ::sim::xorwow_jump(s->v, 0, n);
     s->d += (unsigned int)(n * 362437ull);
 }
 
 static inline void skipahead_sequence(unsigned long long n, curandStateXORWOW_t* s) {
-    ::__sim::xorwow_jump(s->v, n, 0);  // d moves by 2^67 * 362437 * n: 0 modulo 2^32
+    ::sim::xorwow_jump(s->v, n, 0);  // d moves by 2^67 * 362437 * n: 0 modulo 2^32
 }
 
 static inline void curand_init(unsigned long long seed, unsigned long long subsequence, unsigned long long offset,
@@ -76,7 +76,7 @@ static inline void curand_init(unsigned long long seed, unsigned long long subse
     s->v[2] = 521288629u + t1;
     s->v[3] = 88675123u ^ t1;
     s->v[4] = 5783321u + t0;
-    ::__sim::xorwow_jump(s->v, subsequence, offset);
+    ::sim::xorwow_jump(s->v, subsequence, offset);
     s->d += (unsigned int)(offset * 362437ull);
     s->boxmuller_flag = 0;
     s->boxmuller_flag_double = 0;
@@ -97,7 +97,7 @@ static inline uint4 curand_Philox4x32_10(uint4 c, uint2 k) {
     return c;
 }
 
-namespace __sim {
+namespace sim {
 // Adds n to the 128-bit counter (x is the lowest word).
 static inline void philox_add(uint4* c, unsigned long long n) {
     const unsigned long long low = ((unsigned long long)c->y << 32 | c->x) + n;
@@ -114,7 +114,7 @@ static inline void philox_add_high(uint4* c, unsigned long long n) {
     c->z = (unsigned int)high;
     c->w = (unsigned int)(high >> 32);
 }
-}  // namespace __sim
+}  // namespace sim
 
 static inline void skipahead(unsigned long long n, curandStatePhilox4_32_10_t* s) {
     s->STATE += (unsigned int)(n & 3);
@@ -123,12 +123,12 @@ static inline void skipahead(unsigned long long n, curandStatePhilox4_32_10_t* s
         n += 1;
         s->STATE -= 4;
     }
-    ::__sim::philox_add(&s->ctr, n);
+    ::sim::philox_add(&s->ctr, n);
     s->output = curand_Philox4x32_10(s->ctr, s->key);
 }
 
 static inline void skipahead_sequence(unsigned long long n, curandStatePhilox4_32_10_t* s) {
-    ::__sim::philox_add_high(&s->ctr, n);
+    ::sim::philox_add_high(&s->ctr, n);
     s->output = curand_Philox4x32_10(s->ctr, s->key);
 }
 
@@ -141,7 +141,7 @@ static inline void curand_init(unsigned long long seed, unsigned long long subse
     s->boxmuller_flag_double = 0;
     s->boxmuller_extra = 0.0f;
     s->boxmuller_extra_double = 0.0;
-    ::__sim::philox_add_high(&s->ctr, subsequence);
+    ::sim::philox_add_high(&s->ctr, subsequence);
     skipahead(offset, s);
 }
 
@@ -149,7 +149,7 @@ static inline unsigned int curand(curandStatePhilox4_32_10_t* s) {
     const unsigned int words[4] = {s->output.x, s->output.y, s->output.z, s->output.w};
     const unsigned int r = words[s->STATE++];
     if (s->STATE == 4) {
-        ::__sim::philox_add(&s->ctr, 1);
+        ::sim::philox_add(&s->ctr, 1);
         s->output = curand_Philox4x32_10(s->ctr, s->key);
         s->STATE = 0;
     }
@@ -159,7 +159,7 @@ static inline unsigned int curand(curandStatePhilox4_32_10_t* s) {
 // Four numbers from where the state stands; the state moves on by four.
 static inline uint4 curand4(curandStatePhilox4_32_10_t* s) {
     const uint4 now = s->output;
-    ::__sim::philox_add(&s->ctr, 1);
+    ::sim::philox_add(&s->ctr, 1);
     s->output = curand_Philox4x32_10(s->ctr, s->key);
     const unsigned int all[8] = {now.x, now.y, now.z, now.w, s->output.x, s->output.y, s->output.z, s->output.w};
     const unsigned int at = s->STATE;
@@ -168,7 +168,7 @@ static inline uint4 curand4(curandStatePhilox4_32_10_t* s) {
 
 // ---- distributions (the same for both generators) ------------------------------------------
 
-namespace __sim {
+namespace sim {
 static inline float curand_unit_float(unsigned int x) { return x * CURAND_2POW32_INV + (CURAND_2POW32_INV / 2.0f); }
 static inline double curand_unit_double(unsigned int x, unsigned int y) {
     const unsigned long long z = (unsigned long long)x ^ ((unsigned long long)y << (53 - 32));
@@ -187,18 +187,18 @@ static inline double2 curand_box_muller_double(unsigned int x0, unsigned int x1,
     const double s = sqrt(-2.0 * log(u));
     return make_double2(sin(v) * s, cos(v) * s);
 }
-}  // namespace __sim
+}  // namespace sim
 
 template <class State>
 static inline float curand_uniform(State* s) {
-    return ::__sim::curand_unit_float(curand(s));
+    return ::sim::curand_unit_float(curand(s));
 }
 
 template <class State>
 static inline double curand_uniform_double(State* s) {
     const unsigned int x = curand(s);
     const unsigned int y = curand(s);
-    return ::__sim::curand_unit_double(x, y);
+    return ::sim::curand_unit_double(x, y);
 }
 
 template <class State>
@@ -206,7 +206,7 @@ static inline float curand_normal(State* s) {
     if (s->boxmuller_flag != 1) {
         const unsigned int x = curand(s);
         const unsigned int y = curand(s);
-        const float2 v = ::__sim::curand_box_muller(x, y);
+        const float2 v = ::sim::curand_box_muller(x, y);
         s->boxmuller_extra = v.y;
         s->boxmuller_flag = 1;
         return v.x;
@@ -219,7 +219,7 @@ template <class State>
 static inline double curand_normal_double(State* s) {
     if (s->boxmuller_flag_double != 1) {
         const unsigned int x0 = curand(s), x1 = curand(s), y0 = curand(s), y1 = curand(s);
-        const double2 v = ::__sim::curand_box_muller_double(x0, x1, y0, y1);
+        const double2 v = ::sim::curand_box_muller_double(x0, x1, y0, y1);
         s->boxmuller_extra_double = v.y;
         s->boxmuller_flag_double = 1;
         return v.x;
@@ -235,13 +235,13 @@ static inline float curand_log_normal(State* s, float mean, float stddev) {
 
 static inline float4 curand_uniform4(curandStatePhilox4_32_10_t* s) {
     const uint4 r = curand4(s);
-    return make_float4(::__sim::curand_unit_float(r.x), ::__sim::curand_unit_float(r.y), ::__sim::curand_unit_float(r.z),
-                       ::__sim::curand_unit_float(r.w));
+    return make_float4(::sim::curand_unit_float(r.x), ::sim::curand_unit_float(r.y), ::sim::curand_unit_float(r.z),
+                       ::sim::curand_unit_float(r.w));
 }
 
 static inline float4 curand_normal4(curandStatePhilox4_32_10_t* s) {
     const uint4 r = curand4(s);
-    const float2 a = ::__sim::curand_box_muller(r.x, r.y), b = ::__sim::curand_box_muller(r.z, r.w);
+    const float2 a = ::sim::curand_box_muller(r.x, r.y), b = ::sim::curand_box_muller(r.z, r.w);
     return make_float4(a.x, a.y, b.x, b.y);
 }
 

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstring>
 
-namespace __sim {
+namespace sim {
 namespace f16 {
 
 enum Round { kNearest, kTowardZero, kDown, kUp };
@@ -108,6 +108,6 @@ typedef Format<10, -14, 15> Half;
 typedef Format<7, -126, 127> BFloat16;
 
 }  // namespace f16
-}  // namespace __sim
+}  // namespace sim
 
 #endif  // CUDA_SIM_FLOAT16_H
