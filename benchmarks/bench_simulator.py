@@ -22,7 +22,7 @@ a 256-thread block tree-sum with a ``__syncthreads`` per level (numpy: the same 
 Only the launch is timed (the data is on the device already); each side takes the minimum over
 ``--repeat`` rounds, of wall-clock seconds (``ratio``) and of the process's CPU seconds (``cpu
 ratio``: all workers together, steadier on a shared machine). The elementwise kernel runs
-three ways: launched through the runtime's ``::sim::launch`` with ``LaunchSpec::barrier_free``
+three ways: launched through the runtime's ``::__sim::launch`` with ``LaunchSpec::barrier_free``
 set (a plain loop, the kernel called through a pointer for each thread), the same launch with
 ``SIMULATOR_FIBERS=1`` (fibers forced), and as the build translates its ``<<<...>>>`` launch
 (the front end marks the kernel barrier-free and the launch's loop calls it directly, so the
@@ -247,8 +247,8 @@ extern "C" int bench_add_built(void) {
 // c = a + b through the runtime's launch with barrier_free set: the plain loop (fibers with
 // SIMULATOR_FIBERS=1), whatever the build does with <<<...>>>.
 extern "C" int bench_add_flagged(void) {
-    ::sim::LaunchSpec spec{dim3(n_ / BLOCK), dim3(BLOCK), 0, 0, true};
-    ::sim::launch(spec, "add_one", __FILE__, __LINE__, add_one, da, db, dc, n_);
+    ::__sim::LaunchSpec spec{dim3(n_ / BLOCK), dim3(BLOCK), 0, 0, true};
+    ::__sim::launch(spec, "add_one", __FILE__, __LINE__, add_one, da, db, dc, n_);
     return (int)cudaGetLastError();
 }
 

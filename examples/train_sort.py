@@ -37,7 +37,7 @@ import numpy as np  # torchlight brings it
 
 from torchlight import nn
 from torchlight.nn import functional as F
-from torchlight.optim import AdamW, clip_grad_norm_, save_checkpoint
+from torchlight.optim import AdamW, check_writable, clip_grad_norm_, save_checkpoint
 
 DIGITS = 10
 SEP = DIGITS
@@ -105,8 +105,18 @@ def _progress(total: int, enabled: bool, label: str):
     return None
 
 
+def check_checkpoint(path: str | None) -> None:
+    """Make the checkpoint's folder and check that the checkpoint can be written there, before any
+    training: OSError naming the path (a folder, a read-only file, a folder that takes no file)."""
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        check_writable(path)
+
+
 def train(cfg: Config, log=print) -> dict[str, list[float]]:
-    """Run the training loop; returns per-epoch losses and accuracies."""
+    """Run the training loop; returns per-epoch losses and accuracies (OSError at once, before
+    training, when ``cfg.checkpoint`` cannot be written)."""
+    check_checkpoint(cfg.checkpoint)
     tl.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
     model = nn.DecoderLM(VOCAB, cfg.dim, cfg.heads, cfg.layers, max_len=2 * cfg.length + 1, fused=cfg.fused)
@@ -144,7 +154,6 @@ def train(cfg: Config, log=print) -> dict[str, list[float]]:
             f"({time.perf_counter() - start:.1f}s)"
         )
     if cfg.checkpoint:
-        Path(cfg.checkpoint).parent.mkdir(parents=True, exist_ok=True)
         save_checkpoint(cfg.checkpoint, model, optimizer)
         log(f"checkpoint written to {Path(cfg.checkpoint).resolve()}")
     return history
@@ -182,6 +191,11 @@ def parse_args(argv: list[str] | None = None) -> Config:
 def main(argv: list[str] | None = None) -> int:
     """Train and print the final accuracy."""
     cfg = parse_args(argv)
+    try:
+        check_checkpoint(cfg.checkpoint)  # a place no checkpoint can go is said before training
+    except OSError as exc:
+        print(f"train_sort.py: --checkpoint: {exc} (or --checkpoint '' for none)", file=sys.stderr)
+        return 2
     history = train(cfg)
     print(f"final sequence accuracy: {history['accuracy'][-1]:.1%} ({cfg.device}, fused={cfg.fused})")
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 from .build import DEFAULT_ARCH, MODES, SimBuildError, build_shared
@@ -11,6 +12,7 @@ from .check import CHECK_MODES, run_check
 from .launch_filter import LaunchFilter
 from .limits import DEVICES_KNOB, TIMEOUT_GRACE_S, check_environment
 from .run import LEAK_CHECKS, RACECHECK_MEMORY, ProgramInterrupted, run_program
+from .supervise import ProgramKeyboardInterrupt
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -37,7 +39,8 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         metavar="S",
         help="seconds per launch (default: $SIMULATOR_TIMEOUT, else 60; 0: none); "
-        f"a mode is stopped up to {TIMEOUT_GRACE_S:g} s later",
+        f"a mode is stopped up to {TIMEOUT_GRACE_S:g} s later; each compiler run of the build may take "
+        "600 s or S, whichever is longer ($SIMULATOR_BUILD_TIMEOUT sets it)",
     )
     c.add_argument("--verbose", action="store_true", help="print the full sanitizer output")
     r = sub.add_parser(
@@ -126,7 +129,8 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         metavar="S",
         help="seconds per launch (default: $SIMULATOR_TIMEOUT, else 60; 0: none); "
-        f"the run is stopped up to {TIMEOUT_GRACE_S:g} s later",
+        f"the run is stopped up to {TIMEOUT_GRACE_S:g} s later; each compiler run of the build may take "
+        "600 s or S, whichever is longer ($SIMULATOR_BUILD_TIMEOUT sets it)",
     )
     for command, who in ((c, "the entry"), (r, "the program")):
         command.add_argument(
@@ -137,6 +141,11 @@ def _parser() -> argparse.ArgumentParser:
             f"(default: ${DEVICES_KNOB.name}, else {DEVICES_KNOB.unset})",
         )
     for command in (b, c, r):
+        command.add_argument(
+            "--debug",
+            action="store_true",
+            help="on an error, show Python's traceback too (by default an error is one line)",
+        )
         command.add_argument(
             "--arch",
             type=int,
@@ -220,13 +229,32 @@ def _run(args, program_args: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the process exit status."""
+    """Run the command line; returns the process exit status (an error is one line on stderr,
+    with Python's traceback only under ``--debug``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     program_args: list[str] = []
     if argv and argv[0] == "run" and "--" in argv:
         cut = argv.index("--")
         argv, program_args = argv[:cut], argv[cut + 1 :]
     args = _parser().parse_args(argv)
+    try:
+        return _command(args, program_args)
+    except KeyboardInterrupt as stop:
+        if args.debug:
+            raise
+        # While the program ran, it was stopped with this process; before, nothing had started.
+        said = f"run {stop}" if isinstance(stop, ProgramKeyboardInterrupt) else "interrupted"
+        print(f"simulator: {said}", file=sys.stderr)
+        return 128 + signal.SIGINT
+    except (OSError, ValueError, TypeError, RuntimeError) as exc:
+        # The environment's or a value's fault that no check above named (a full disk, say).
+        if args.debug:
+            raise
+        print(f"simulator: {exc}", file=sys.stderr)
+        return 1
+
+
+def _command(args, program_args: list[str]) -> int:
     environ = dict(os.environ)
     if getattr(args, "devices", None) is not None:
         environ.pop(DEVICES_KNOB.name, None)  # --devices wins over the variable
@@ -272,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"simulator: run {stop}", file=sys.stderr)
         return stop.status
     except SimBuildError as exc:
+        if args.debug:
+            raise
         print(f"simulator: build failed: {exc}", file=sys.stderr)
         return 2
 

@@ -9,19 +9,20 @@ its inputs (preprocessed text, runtime sources, flags, ``__CUDA_ARCH__``, compil
 
 from __future__ import annotations
 
-import fcntl
+import contextvars
 import hashlib
 import os
 import platform
 import re
+import secrets
 import shutil
-import subprocess
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
 from . import cccl, cuda_headers, link_stubs, toolkit_index
+from .build_cache import cache_dir, cached_output, write_new
+from .compiler_run import compiler_command, invoke
 from .transform import SimBuildError, clang_module, translate_preprocessed
 
 __all__ = [
@@ -102,41 +103,56 @@ def _takes_flag(cxx: str, flag: str) -> bool:
     if flag.startswith("-mtls-dialect") and platform.machine() not in ("x86_64", "AMD64"):
         return False
     try:
-        cmd = [cxx, flag, "-Werror", "-x", "c++", "-c", "-o", os.devnull, "-"]
-        probe = subprocess.run(cmd, input="", capture_output=True, text=True)
-    except OSError:
+        probe = invoke([cxx, flag, "-Werror", "-x", "c++", "-c", "-o", os.devnull, "-"], f"a test of {flag}")
+    except SimBuildError:
         return False  # the build's own call of the compiler reports why it cannot run
     return probe.returncode == 0
 
 
+@cache
+def _optional_flags(cxx: str) -> tuple[str, ...]:
+    """The ``_OPTIONAL_FLAGS`` that ``cxx`` takes, asked once per compiler and kept in the cache
+    (two compiler runs that every build command would otherwise make)."""
+    try:
+        folder = cache_dir()
+    except SimBuildError:  # the build itself names why the cache cannot be used
+        return tuple(f for f in _OPTIONAL_FLAGS if _takes_flag(cxx, f))
+    found = folder / f"compiler-flags-{_hash(cxx, _compiler_id(cxx), *_OPTIONAL_FLAGS)}.txt"
+
+    def produce(tmp: Path) -> None:
+        tmp.write_text("".join(f"{f}\n" for f in _OPTIONAL_FLAGS if _takes_flag(cxx, f)))
+
+    cached_output(found, produce)
+    return tuple(f for f in found.read_text().split() if f in _OPTIONAL_FLAGS)
+
+
 def _common(cxx: str) -> list[str]:
     """The flags of every compile and link with ``cxx``."""
-    optional = [f for f in _OPTIONAL_FLAGS if _takes_flag(cxx, f)]
-    return ["-std=gnu++17", "-g", "-fPIC", "-fno-semantic-interposition", *optional, "-pthread"]
+    return ["-std=gnu++17", "-g", "-fPIC", "-fno-semantic-interposition", *_optional_flags(cxx), "-pthread"]
 
 
 def compiler() -> str:
-    """The C++ compiler: ``$CXX`` when set, else the first of g++, c++, clang++ on PATH."""
+    """The C++ compiler command: ``$CXX`` when set (a command with arguments, as make takes it:
+    ``CXX='g++ -w'``), else the first of g++, c++, clang++ on PATH; SimBuildError when there is none."""
     cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
     if not cxx:
         raise SimBuildError("no C++ compiler: install g++ (apt-get install g++) or set CXX to one")
+    compiler_command(cxx)  # names a $CXX that cannot run, before any work
     return cxx
 
 
 @cache
 def _compiler_id(cxx: str) -> str:
-    try:
-        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as exc:
-        raise SimBuildError(f"cannot run the C++ compiler '{cxx}': {exc}") from exc
-    return out.splitlines()[0] if out else cxx
+    run = invoke([cxx, "--version"], "--version")
+    if run.returncode != 0:
+        raise SimBuildError(f"cannot run the C++ compiler {cxx!r}: --version exited with {run.returncode}")
+    return run.stdout.splitlines()[0] if run.stdout else cxx
 
 
-def cache_dir() -> Path:
-    """Where built objects are cached (``$SIMULATOR_CACHE`` or ``build/simulator-cache``)."""
-    d = Path(os.environ.get("SIMULATOR_CACHE") or REPO_ROOT / "build" / "simulator-cache")
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+def _cache_stem(name: str) -> str:
+    """``name`` as the start of a cache file's name: safe characters, short enough that the name
+    with its key and a temporary suffix fits every file system (the key tells sources apart)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:64]
 
 
 def _check_mode(mode: str) -> None:
@@ -147,7 +163,7 @@ def _check_mode(mode: str) -> None:
 def _hash(*parts: str | bytes) -> str:
     h = hashlib.sha256()
     for p in parts:
-        h.update(p if isinstance(p, bytes) else p.encode())
+        h.update(p if isinstance(p, bytes) else p.encode("utf-8", "surrogateescape"))
         h.update(b"\0")
     return h.hexdigest()[:20]
 
@@ -170,13 +186,8 @@ def _runtime_sources() -> str:
     return "\n".join(f"{p.relative_to(RUNTIME_DIR)}\n{p.read_text()}" for p in paths)
 
 
-def _invoke_compiler(args: list[str]) -> subprocess.CompletedProcess:
-    env = dict(os.environ, LC_ALL="C")  # plain ASCII quotes in diagnostics
-    return subprocess.run(args, capture_output=True, text=True, env=env)
-
-
 def _run_compiler(args: list[str], what: str) -> str:
-    proc = _invoke_compiler(args)
+    proc = invoke(args, what)
     if proc.returncode != 0:
         raise SimBuildError(_explain_compiler_error(what, proc.stderr))
     return proc.stdout
@@ -262,31 +273,21 @@ def _explain_compiler_error(what: str, stderr: str) -> str:
                 break
         if hint:
             break
-    shown = "\n".join(lines[:40])
-    return f"g++ could not compile {what}:{hint}\n{shown}"
+    return f"g++ could not compile {what}:{hint}\n{_excerpt(lines, errors[0] if errors else None)}"
 
 
-def _atomic_output(final: Path, produce) -> Path:
-    """Run ``produce(tmp_path)`` and move the result to ``final`` (safe with parallel builders).
+_EXCERPT_LINES = 40
+_CONTEXT_LINES = 10  # kept before the first error: where it is included from, what led to it
 
-    A lock file makes a second builder of the same artefact (another pytest worker) wait for
-    the first instead of compiling it again; the rename keeps readers from seeing half a file.
-    """
-    if final.exists():
-        return final
-    with open(final.with_name(final.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if final.exists():
-            return final
-        fd, tmp = tempfile.mkstemp(dir=final.parent, prefix=final.name + ".", suffix=final.suffix)
-        os.close(fd)
-        try:
-            produce(Path(tmp))
-            os.replace(tmp, final)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-    return final
+
+def _excerpt(lines: list[str], first_error: str | None) -> str:
+    """At most ``_EXCERPT_LINES`` of the compiler's ``lines``, always with ``first_error`` among them."""
+    at = lines.index(first_error) if first_error is not None else 0
+    start = 0 if at < _EXCERPT_LINES - _CONTEXT_LINES else at - _CONTEXT_LINES
+    shown = lines[start : start + _EXCERPT_LINES]
+    if start:
+        shown.insert(0, f"[{start} lines of compiler messages before these left out]")
+    return "\n".join(shown)
 
 
 def toolkit_include() -> Path:
@@ -390,17 +391,22 @@ def runtime_object(mode: str) -> Path:
 
         try:
             for unit, group in zip(units, groups):
-                unit.write_text(_unit_text(group))
+                write_new(unit, _unit_text(group).encode())
             with ThreadPoolExecutor(max_workers=len(groups)) as jobs:
-                # list() waits for every compiler and raises the first failure, in group order.
-                list(jobs.map(compile_one, units, parts))
+                # Each job runs in a copy of this context (the compiler runs' time allowance).
+                runs = [
+                    jobs.submit(contextvars.copy_context().run, compile_one, unit, part)
+                    for unit, part in zip(units, parts)
+                ]
+                for run in runs:  # waits for every compiler and raises the first failure, in group order
+                    run.result()
             joined = [cxx, "-r", "-nostdlib", *map(str, parts), "-o", str(tmp)]
             _compile(joined, f"the runtime ({mode}, link)")
         finally:
             for path in units + parts:
                 path.unlink(missing_ok=True)
 
-    return _atomic_output(out, produce)
+    return cached_output(out, produce)
 
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -442,7 +448,7 @@ def _front_end_version() -> str:
 @cache
 def host_has_fma(cxx: str) -> bool:
     """Whether the machine's CPU has fused multiply-add instructions (device code contracts into them)."""
-    probe = _invoke_compiler([cxx, "-march=native", "-dM", "-E", "-x", "c++", "/dev/null"])
+    probe = invoke([cxx, "-march=native", "-dM", "-E", "-x", "c++", "/dev/null"], "a probe of -march=native")
     return probe.returncode == 0 and "#define __FMA__ 1" in probe.stdout
 
 
@@ -543,7 +549,7 @@ def kernel_object(
         includes += ["-I", d]
     includes += toolkit_flags()
     includes += [f"-D{d}" for d in check_defines(defines)]
-    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", src.stem)
+    stem = _cache_stem(src.stem)
     if suffix not in CUDA_SUFFIXES:
         # memcheck only: racecheck must still see host threads that order launches by atomics.
         host_flags = _KERNEL_FLAGS["fast" if unchecked_host and mode == "memcheck" else mode]
@@ -558,7 +564,7 @@ def kernel_object(
         flags += cccl.compile_flags(mode, pre)
         key = _hash(pre, _runtime_sources(), " ".join(flags + lang), _compiler_id(cxx), path)
         out = cache_dir() / f"{stem}-{mode}-{key}.o"
-        return _atomic_output(
+        return cached_output(
             out, lambda tmp: _compile([cxx, *flags, *lang, "-c", path, "-o", str(tmp)], str(src))
         )
     flags = _common(cxx) + _KERNEL_FLAGS[mode]
@@ -583,7 +589,8 @@ def kernel_object(
         fma = fmad and host_has_fma(cxx)
         text = translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host, fma)
         translated = tmp.with_name(tmp.name + ".sim.ii")
-        translated.write_text(text)
+        # The bytes g++ read, unchanged: a byte that is not UTF-8 was kept as a lone surrogate.
+        write_new(translated, text.encode("utf-8", "surrogateescape"))
         try:
             _compile(
                 [cxx, *flags, "-fpermissive", "-x", "c++-cpp-output", "-c", str(translated), "-o", str(tmp)],
@@ -592,7 +599,7 @@ def kernel_object(
         finally:
             translated.unlink(missing_ok=True)
 
-    return _atomic_output(out, produce)
+    return cached_output(out, produce)
 
 
 # The libraries every link takes besides the objects: what they export is never stubbed.
@@ -604,23 +611,19 @@ def _system_symbols(cxx: str) -> frozenset[str]:
     """What the C, math and C++ libraries the compiler links with export (cached in the cache folder)."""
     paths = []
     for name in _SYSTEM_LIBRARIES:
-        found = _invoke_compiler([cxx, f"-print-file-name={name}"]).stdout.strip()
+        found = invoke([cxx, f"-print-file-name={name}"], f"a search for {name}").stdout.strip()
         if found and os.path.isabs(found) and os.path.isfile(found):
             paths.append(Path(found).resolve())
     key = _hash(*(f"{p}:{p.stat().st_mtime_ns}" for p in paths))
     record = cache_dir() / f"system-symbols-{key}.txt"
-    try:
-        return frozenset(record.read_text().split())
-    except OSError:
-        pass
-    names: set[str] = set()
-    for p in paths:
-        names |= link_stubs.exported(p)
-    fd, tmp = tempfile.mkstemp(dir=record.parent, prefix=record.name + ".")
-    with os.fdopen(fd, "w") as out:
-        out.write("\n".join(sorted(names)))
-    os.replace(tmp, record)
-    return frozenset(names)
+
+    def produce(tmp: Path) -> None:
+        names: set[str] = set()
+        for p in paths:
+            names |= link_stubs.exported(p)
+        tmp.write_text("\n".join(sorted(names)))
+
+    return frozenset(cached_output(record, produce).read_text().split())
 
 
 # NVIDIA's libraries the simulator implements (runtime/libs/): each is its own object per mode,
@@ -658,7 +661,7 @@ def library_object(name: str, mode: str) -> Path:
         finally:
             unit.unlink(missing_ok=True)
 
-    return _atomic_output(out, produce)
+    return cached_output(out, produce)
 
 
 def library_objects(objects: list[Path], mode: str) -> list[Path]:
@@ -698,7 +701,7 @@ def stub_objects(objects: list[Path]) -> list[Path]:
         finally:
             source.unlink(missing_ok=True)
 
-    return [_atomic_output(out, produce)]
+    return [cached_output(out, produce)]
 
 
 def build_shared(
@@ -712,7 +715,7 @@ def build_shared(
     cxx = compiler()
     key = _hash(obj.name, rt.name, *(s.name for s in libs + stubs), "shared")
     cached = cache_dir() / f"{obj.stem}-{key}.so"
-    _atomic_output(
+    cached_output(
         cached,
         lambda tmp: _compile(
             # -Bsymbolic: the kernels' calls into the runtime bind to this library's own copy
@@ -732,13 +735,54 @@ def build_shared(
             f"{source} (link)",
         ),
     )
-    dest_dir = Path(out_dir)
-    dest_dir.mkdir(parents=True, exist_ok=True)
-    dest = dest_dir / (Path(source).stem + ".so")
-    tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
-    shutil.copyfile(cached, tmp)
-    os.replace(tmp, dest)
+    return _copy_out(cached, Path(out_dir), Path(source).stem + ".so")
+
+
+def _copy_out(cached: Path, dest_dir: Path, name: str) -> Path:
+    """Copy the cached ``cached`` to ``dest_dir/name`` through a temporary file there, which a
+    failure (a full disk) removes; SimBuildError in one line naming the folder."""
+    try:
+        dest_dir.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise SimBuildError(f"--out {dest_dir}: it is a file, not a folder; pass a folder") from None
+    except OSError as exc:
+        raise SimBuildError(f"--out {dest_dir}: cannot create it ({exc.strerror}); pass another") from None
+    if not dest_dir.is_dir():
+        raise SimBuildError(f"--out {dest_dir}: it is a file, not a folder; pass a folder")
+    dest = dest_dir / name
+    # A short temporary name (the final one may be as long as a name can be), with the umask's mode.
+    tmp = dest_dir / f".sim-{secrets.token_hex(6)}.so.tmp"
+    try:
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+            with os.fdopen(fd, "wb") as out, open(cached, "rb") as src:
+                shutil.copyfileobj(src, out)
+            os.replace(tmp, dest)
+        finally:
+            tmp.unlink(missing_ok=True)
+    except OSError as exc:
+        raise SimBuildError(
+            f"cannot write {dest}: {exc.strerror or exc}; free space there or pass another --out"
+        ) from None
     return dest
+
+
+REAPER_SOURCE = PACKAGE_DIR / "reaper.cpp"
+
+
+def reaper_program() -> Path:
+    """The supervisor that runs every program of ``run`` and ``check`` (``reaper.cpp``; Linux),
+    compiled once per compiler into the cache."""
+    cxx = compiler()
+    flags = ["-O2", "-std=gnu++17", "-x", "c++"]
+    source = REAPER_SOURCE.read_text()
+    out = cache_dir() / f"reaper-{_hash(source, ' '.join(flags), _compiler_id(cxx))}"
+
+    def produce(tmp: Path) -> None:
+        _compile([cxx, *flags, str(REAPER_SOURCE), "-o", str(tmp)], "the supervisor of programs (reaper.cpp)")
+        os.chmod(tmp, 0o700)
+
+    return cached_output(out, produce)
 
 
 _MAIN = """
@@ -765,11 +809,11 @@ def build_executable(
     cxx = compiler()
     main_src = _MAIN.format(entry=entry)
     key = _hash(*(o.name for o in objs), rt.name, *(s.name for s in libs + stubs), main_src, mode)
-    out = cache_dir() / f"check-{entry}-{mode}-{key}"
+    out = cache_dir() / f"check-{_cache_stem(entry)}-{mode}-{key}"
 
     def produce(tmp: Path) -> None:
-        main_path = cache_dir() / f"main-{key}.cpp"
-        main_path.write_text(main_src)
+        main_path = tmp.with_name(tmp.name + ".main.cpp")
+        write_new(main_path, main_src.encode())
         try:
             _compile(
                 [
@@ -790,7 +834,7 @@ def build_executable(
         finally:
             main_path.unlink(missing_ok=True)
 
-    return _atomic_output(out, produce)
+    return cached_output(out, produce)
 
 
 def build_program(
@@ -815,7 +859,7 @@ def build_program(
     stubs = stub_objects([*objs, rt, *libs])
     cxx = compiler()
     key = _hash(*(o.name for o in objs), rt.name, *(s.name for s in libs + stubs), mode, "program")
-    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(sources[0]).stem)
+    stem = _cache_stem(Path(sources[0]).stem)
     out = cache_dir() / f"program-{stem}-{mode}-{key}"
 
     def produce(tmp: Path) -> None:
@@ -836,4 +880,4 @@ def build_program(
         )
         os.chmod(tmp, 0o755)
 
-    return _atomic_output(out, produce)
+    return cached_output(out, produce)

@@ -14,6 +14,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from .build import DEFAULT_ARCH, build_executable
+from .compiler_run import launch_time_allowed
 from .findings import death_by_signal, parse_findings
 from .limits import (
     check_environment,
@@ -24,7 +25,7 @@ from .limits import (
     wall_limit,
 )
 from .sanitizer_env import check_child_env
-from .supervise import die_with_parent
+from .supervise import end_tree, start_tree
 
 __all__ = ["CheckResult", "CHECK_MODES", "run_check"]
 
@@ -61,23 +62,20 @@ def run_check(
     check_environment(environ)
     ndevices = resolve_devices(devices, environ)
     limit = resolve_timeout(timeout)
-    exe = build_executable(sources, entry, mode, arch)
+    with launch_time_allowed(limit):  # a compiler run may take as long as a launch
+        exe = build_executable(sources, entry, mode, arch)
     grace = grace_after(limit)
     env = check_child_env(mode, limit, ndevices)
+    # The entry, and every process it starts, ends with the check (supervise.start_tree).
+    proc = start_tree(
+        [str(exe)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
     try:
-        proc = subprocess.run(
-            [str(exe)],
-            capture_output=True,
-            text=True,
-            timeout=wall_limit(limit),
-            env=env,
-            preexec_fn=die_with_parent(),  # a check killed from outside takes its child with it
-        )
-    except subprocess.TimeoutExpired as exc:
-        out = "".join(
-            (s or b"").decode(errors="replace") if isinstance(s, bytes) else (s or "")
-            for s in (exc.stdout, exc.stderr)
-        )
+        stdout, stderr = proc.communicate(timeout=wall_limit(limit))
+    except subprocess.TimeoutExpired:
+        end_tree(proc)
+        stdout, stderr = proc.communicate()
+        out = (stdout + stderr).decode(errors="replace")
         return CheckResult(
             mode,
             False,
@@ -88,7 +86,11 @@ def run_check(
             out,
             -1,
         )
-    out = proc.stdout + proc.stderr
+    except BaseException:
+        end_tree(proc)
+        raise
+    # The entry's output is bytes: a checker's report may quote a string that is not UTF-8.
+    out = (stdout + stderr).decode(errors="replace")
     findings = parse_findings(mode, out)
     rc = proc.returncode
     if rc < 0:

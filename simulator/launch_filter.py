@@ -12,9 +12,72 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+try:  # the standard library's parser of regular expressions: re._parser from Python 3.11
+    import re._parser as _regex_parser
+except ImportError:  # Python 3.10
+    import sre_parse as _regex_parser  # type: ignore[no-redef]
+
 # compute-sanitizer's keys, long and short, by the short one the runtime reads.
 _KEYS = {"kernel_name": "kne", "kne": "kne", "kernel_substring": "kns", "kns": "kns"}
 _FORMS = "kne=NAME (the whole name), kns=TEXT (a substring), regex=EXPR, or a bare TEXT (a substring)"
+
+
+# At most this many unbounded repeats in one expression: the runtime matches with std::regex, which
+# backtracks, and k of them can take a name's length to the k-th power of steps.
+MAX_OPEN_REPEATS = 3
+_REPEATS = {_regex_parser.MAX_REPEAT, _regex_parser.MIN_REPEAT}
+
+
+def _parts(op, av) -> list:
+    """The sub-expressions of one node of a parsed regular expression."""
+    if op in _REPEATS:
+        return [av[2]]
+    if op is _regex_parser.SUBPATTERN:
+        return [av[3]]
+    if op is _regex_parser.BRANCH:
+        return list(av[1])
+    if op in (_regex_parser.ASSERT, _regex_parser.ASSERT_NOT):
+        return [av[1]]
+    if op is _regex_parser.GROUPREF_EXISTS:
+        return [p for p in av[1:] if p is not None]
+    return [av] if op is getattr(_regex_parser, "ATOMIC_GROUP", None) else []
+
+
+def _backtracking_hazard(pattern, inside_repeat: bool = False) -> str | None:
+    """Why matching ``pattern`` (parsed) may backtrack without bound, or None."""
+    for op, av in pattern:
+        if op in (_regex_parser.GROUPREF, _regex_parser.GROUPREF_EXISTS):
+            return "a backreference"
+        repeated = op in _REPEATS and av[1] > 1
+        if inside_repeat and (repeated or op is _regex_parser.BRANCH):
+            return "a repeated group that holds a repeat or an alternation, such as (a+)+ or (ab|a)*"
+        for part in _parts(op, av):
+            hazard = _backtracking_hazard(part, inside_repeat or repeated)
+            if hazard:
+                return hazard
+    return None
+
+
+def _open_repeats(pattern) -> int:
+    count = 0
+    for op, av in pattern:
+        if op in _REPEATS and av[1] == _regex_parser.MAXREPEAT:
+            count += 1
+        count += sum(_open_repeats(part) for part in _parts(op, av))
+    return count
+
+
+def _check_cost(option: str, value: str, expr: str) -> None:
+    """ValueError for an expression std::regex could take exponential (or a high power of) time on."""
+    parsed = _regex_parser.parse(expr)
+    hazard = _backtracking_hazard(parsed)
+    if hazard is None and _open_repeats(parsed) > MAX_OPEN_REPEATS:
+        hazard = f"more than {MAX_OPEN_REPEATS} unbounded repeats (* or +)"
+    if hazard:
+        raise ValueError(
+            f"{option} {value!r}: {expr!r} has {hazard}, which can make matching a kernel's name take "
+            "longer than the run; write it without (e.g. a+ for (a+)+), or match a substring with kns=TEXT"
+        )
 
 
 def parse_kernel_filter(option: str, value: str) -> list[tuple[str, str]]:
@@ -23,7 +86,9 @@ def parse_kernel_filter(option: str, value: str) -> list[tuple[str, str]]:
     ``kne=NAME,kns=TEXT`` as compute-sanitizer writes them; ``regex=EXPR`` (or ``regex:EXPR``)
     takes the rest of the value, commas included; a value without a key is a substring.
     ValueError naming the value and the forms for an unknown key, an empty text or a bad
-    regular expression.
+    regular expression, or one whose matching may backtrack without bound (a backreference, a
+    repeated group holding a repeat or an alternation, more than ``MAX_OPEN_REPEATS`` unbounded
+    repeats): the runtime matches with ``std::regex``, which backtracks.
     """
     for prefix in ("regex=", "regex:"):
         if value.startswith(prefix):
@@ -34,6 +99,7 @@ def parse_kernel_filter(option: str, value: str) -> list[tuple[str, str]]:
                 raise ValueError(f"{option} {value!r}: {expr!r} is not a regular expression: {exc}") from None
             if not expr:
                 raise ValueError(f"{option} {value!r}: give an expression after 'regex=', e.g. regex=^reduce")
+            _check_cost(option, value, expr)
             return [("regex", expr)]
     if "=" not in value:
         if not value:

@@ -3,6 +3,11 @@
 g++'s line markers name each line's file and line; the text handed to libclang gets a prelude
 and pragmas between the program's code and the headers, and this map takes libclang's offsets
 back to the preprocessed text and to the user's file and line.
+
+The text is what g++ read, byte for byte: UTF-8 decoded, each byte that is not UTF-8 (a Latin-1
+source, as nvcc reads bytes) kept as a lone surrogate (``surrogateescape``). libclang gets those
+bytes and answers in byte offsets, which :class:`SourceMap` turns into the text's character
+offsets once (:meth:`SourceMap.pre`); everything after works on characters.
 """
 
 from __future__ import annotations
@@ -102,6 +107,10 @@ class SourceMap:
         if prev_user is not True:
             chunks.append(_HD_END)
         self.parse_text = "".join(chunks)
+        # What libclang parses (its offsets count these bytes), and the way back to characters.
+        self.parse_bytes = self.parse_text.encode("utf-8", "surrogateescape")
+        wide = len(self.parse_bytes) != len(self.parse_text)
+        self._wide = _WideCharacters(self.parse_text) if wide else None
         acc, self._ins_pos, self._ins_acc = 0, [], []
         for at, n in self.inserted:
             acc += n
@@ -117,7 +126,9 @@ class SourceMap:
         return j + 1 if j < len(self.text) and self.text[j] == ";" else end
 
     def pre(self, parse_offset: int) -> int:
-        """The preprocessed-text offset of a parse-buffer offset."""
+        """The preprocessed-text (character) offset of a parse-buffer (libclang's, byte) offset."""
+        if self._wide is not None:
+            parse_offset = self._wide.character(parse_offset)
         i = bisect.bisect_right(self._ins_pos, parse_offset) - 1
         return parse_offset - (self._ins_acc[i] if i >= 0 else len(_PRELUDE) + len(_HD_BEGIN))
 
@@ -143,3 +154,23 @@ class SourceMap:
 
     def is_runtime(self, pre_offset: int) -> bool:
         return 0 <= pre_offset < len(self.text) and self.files[self._mark(pre_offset)][3]
+
+
+class _WideCharacters:
+    """Byte offsets into a text's UTF-8 form (``surrogateescape``) back to its character offsets."""
+
+    def __init__(self, text: str) -> None:
+        self._ends: list[int] = []  # the byte offset just after each character wider than a byte
+        self._extra: list[int] = []  # the bytes beyond one a character, in all up to that one
+        extra = 0
+        for m in re.finditer(r"[^\x00-\x7f]", text):
+            width = len(m.group().encode("utf-8", "surrogateescape"))
+            if width > 1:
+                extra += width - 1
+                self._ends.append(m.end() + extra)
+                self._extra.append(extra)
+
+    def character(self, byte_offset: int) -> int:
+        """The character offset of ``byte_offset`` (a character's first byte)."""
+        k = bisect.bisect_right(self._ends, byte_offset)
+        return byte_offset - (self._extra[k - 1] if k else 0)

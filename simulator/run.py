@@ -21,6 +21,7 @@ import threading
 from dataclasses import dataclass, field
 
 from .build import DEFAULT_ARCH, MODES, SHARED_RACECHECK, SimBuildError, build_program
+from .compiler_run import launch_time_allowed
 from .findings import death_by_signal, parse_findings
 from .launch_filter import LaunchFilter
 from .limits import (
@@ -33,7 +34,14 @@ from .limits import (
     wall_limit,
 )
 from .sanitizer_env import CHECKER_STATUS, run_child_env
-from .supervise import ProgramInterrupted, die_with_parent, forward_stop_signals, stop_group
+from .supervise import (
+    ProgramInterrupted,
+    ProgramKeyboardInterrupt,
+    end_tree,
+    forward_stop_signals,
+    start_tree,
+    stop_group,
+)
 
 __all__ = [
     "LEAK_CHECKS",
@@ -144,7 +152,9 @@ def run_program(
     ``ValueError`` for a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB``/``SIMULATOR_DEVICES`` or
     ``devices`` (``simulator.limits``; ``TypeError`` for a ``devices`` that is not an int);
     :class:`ProgramInterrupted` when SIGTERM or SIGHUP arrived while the program ran (in the
-    main thread): the program's process group was sent the same signal and has ended.
+    main thread): the program's process group was sent the same signal and has ended;
+    :class:`simulator.supervise.ProgramKeyboardInterrupt` (a KeyboardInterrupt) for Ctrl-C, which
+    the program got as SIGINT.
     """
     if mode not in MODES:
         raise SimBuildError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
@@ -165,7 +175,8 @@ def run_program(
     # only: the program's host code is then built without the sanitizers' instrumentation.
     unchecked_host = (mode == "memcheck" and not check_host) or mode == "racecheck"
     build_mode = build_mode_for(mode, racecheck_memory)
-    exe = build_program(list(sources), build_mode, include_dirs, arch, defines, unchecked_host)
+    with launch_time_allowed(limit):  # a compiler run may take as long as a launch
+        exe = build_program(list(sources), build_mode, include_dirs, arch, defines, unchecked_host)
     grace = grace_after(limit)
     out = stdout if stdout is not None else sys.stdout.buffer
     err = stderr if stderr is not None else sys.stderr.buffer
@@ -180,16 +191,15 @@ def run_program(
     kept_err = bytearray()
     timed_out = False
     # The program runs in its own session, so nothing sent to this process reaches it unless
-    # passed on: SIGTERM/SIGHUP (and Ctrl-C) stop its group too, and it dies with this process.
+    # passed on: SIGTERM/SIGHUP (and Ctrl-C) stop its group too; it, and every process it starts,
+    # ends with the run, however the run ends (supervise.start_tree).
     with forward_stop_signals():
-        proc = subprocess.Popen(
+        proc = start_tree(
             [str(exe), *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
-            start_new_session=True,
-            preexec_fn=die_with_parent(),
         )
         pumps = [
             threading.Thread(target=_pump, args=(proc.stdout, out, bytearray()), daemon=True),
@@ -203,18 +213,16 @@ def run_program(
             rc = proc.wait(timeout=wall_limit(limit))
         except subprocess.TimeoutExpired:
             timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)
-            rc = proc.wait()
-        except KeyboardInterrupt:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
-        except ProgramInterrupted as stop:
-            stop_group(proc, stop.signum)
+            rc = end_tree(proc)
+        except (ProgramInterrupted, KeyboardInterrupt) as exc:
+            # Ctrl-C reaches this process only (the program has a session of its own): pass it on.
+            stop_group(proc, exc.signum if isinstance(exc, ProgramInterrupted) else signal.SIGINT)
             for t in pumps:
                 if t.is_alive():
                     t.join(timeout=5)
-            raise
+            if isinstance(exc, ProgramInterrupted):
+                raise
+            raise ProgramKeyboardInterrupt() from None
     for t in pumps:
         t.join(timeout=5)
     findings, reports = [], []

@@ -1,11 +1,15 @@
-"""Keep a child program's process group from outliving the Python process that started it.
+"""Keep a child program, and every process it starts, from outliving the Python process that
+started it.
 
-``run`` starts the program in its own session (so a timeout can stop it and everything it
-started with one ``killpg``). A terminal's Ctrl-C then reaches only Python, and a ``kill`` of the
-Python process nothing else, so Python passes these on: SIGTERM and SIGHUP are forwarded to the
-program's group (:func:`forward_stop_signals`), and a Python process that dies without running
-any handler (SIGKILL) takes the program with it through the kernel's parent-death signal
-(:func:`die_with_parent`, Linux).
+``run`` and ``check`` start the program through ``reaper.cpp`` (:func:`start_tree`, Linux; the
+build compiles it once into its cache): a small process in a session of its own that starts the
+program, becomes the parent of every process the program leaves behind, and kills them all when
+the program ends, when it is told to (:func:`end_tree`: a timeout) or when the Python process
+dies, even by SIGKILL. A terminal's
+Ctrl-C reaches only Python, and a ``kill`` of the Python process nothing else, so Python passes
+these on: SIGTERM and SIGHUP (:func:`forward_stop_signals`) and Ctrl-C are sent to the program's
+group (:func:`stop_group`), which ends them all if the program has not ended within
+``STOP_GRACE_S``.
 """
 
 from __future__ import annotations
@@ -23,8 +27,11 @@ __all__ = [
     "FORWARDED_SIGNALS",
     "STOP_GRACE_S",
     "ProgramInterrupted",
+    "ProgramKeyboardInterrupt",
     "die_with_parent",
+    "end_tree",
     "forward_stop_signals",
+    "start_tree",
     "stop_group",
 ]
 
@@ -32,6 +39,7 @@ FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 # How long the program may take to end after the forwarded signal before its group is killed.
 STOP_GRACE_S = 5.0
 _PR_SET_PDEATHSIG = 1
+_WITH_REAPER = sys.platform.startswith("linux")
 
 
 class ProgramInterrupted(Exception):
@@ -45,6 +53,16 @@ class ProgramInterrupted(Exception):
     def status(self) -> int:
         """The conventional exit status for a process stopped by ``signum`` (128 + N)."""
         return 128 + self.signum
+
+
+class ProgramKeyboardInterrupt(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) reached this process while the program ran; the program got SIGINT too and
+    has ended. A KeyboardInterrupt, so that a caller's handling of Ctrl-C stays as it was."""
+
+    status = 128 + signal.SIGINT
+
+    def __str__(self) -> str:
+        return "stopped by SIGINT; the program was stopped with it"
 
 
 def die_with_parent() -> Callable[[], None] | None:
@@ -65,16 +83,42 @@ def die_with_parent() -> Callable[[], None] | None:
     return _child
 
 
-def stop_group(proc: subprocess.Popen, signum: int, grace: float = STOP_GRACE_S) -> int:
-    """Send ``signum`` to ``proc``'s process group, wait up to ``grace`` s, then SIGKILL it; its status."""
+def start_tree(command: list[str], **popen_args) -> subprocess.Popen:
+    """Start ``command`` so that no process it starts outlives it, this process, or :func:`end_tree`.
+
+    ``popen_args`` go to :class:`subprocess.Popen` (not ``start_new_session``/``preexec_fn``).
+    The Popen ends as the program does (its status, or its signal as a negative one).
+    """
+    if _WITH_REAPER:
+        from .build import reaper_program  # compiled into the build cache, once
+
+        reaper = [str(reaper_program()), str(os.getpid())]
+        return subprocess.Popen([*reaper, *command], start_new_session=True, **popen_args)
+    return subprocess.Popen(command, start_new_session=True, preexec_fn=die_with_parent(), **popen_args)
+
+
+def end_tree(proc: subprocess.Popen, grace: float = STOP_GRACE_S) -> int:
+    """Kill the program ``proc`` runs (:func:`start_tree`) and every process it started; its status."""
+    if _WITH_REAPER:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(proc.pid, signal.SIGUSR1)
+        try:
+            return proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signum)
+        os.killpg(proc.pid, signal.SIGKILL)
+    return proc.wait()
+
+
+def stop_group(proc: subprocess.Popen, signum: int, grace: float = STOP_GRACE_S) -> int:
+    """Send ``signum`` to the program ``proc`` runs, wait up to ``grace`` s, then :func:`end_tree`."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signum)  # with the reaper: its group, which passes the signal on
     try:
         return proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        return proc.wait()
+        return end_tree(proc)
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 import time
 
 from .device_launches import failed_device_launches
@@ -65,6 +66,10 @@ _CONTAINERS = frozenset(
     }
 )
 
+# How deep brackets may nest in the parse (clang's default is 256; g++ has no limit). libclang
+# parses on the calling thread's stack, which deeper nesting could overflow.
+BRACKET_DEPTH = 1024
+
 _FUNC_KINDS_NAMES = (
     "FUNCTION_DECL",
     "CXX_METHOD",
@@ -86,12 +91,13 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         index = ci.Index.create()
         args = ["-x", "cuda", "-nocudainc", "-nocudalib", "--cuda-host-only", "-std=gnu++17", "-w"]
         args += ["-Wno-unknown-cuda-version", "-ferror-limit=0", "-fno-spell-checking"]
+        args += [f"-fbracket-depth={BRACKET_DEPTH}"]
         # Never a CUDA installation of the machine's: the parse is the same with or without one
         # (clang then reads `<<<...>>>` with the pre-9.2 launch API, cudaConfigureCall).
         args += [f"--cuda-path={RUNTIME_DIR}"]
         self.name = name = "sim_frontend.cu"
         began = time.perf_counter()
-        self.tu = index.parse(name, args=args, unsaved_files=[(name, self.src.parse_text)])
+        self.tu = index.parse(name, args=args, unsaved_files=[(name, self.src.parse_bytes)])
         self.parse_seconds = time.perf_counter() - began  # libclang's share (benchmarks/bench_frontend.py)
         self.edits: list[Edit] = []
         self.funcs: dict[int, Func] = {}
@@ -103,7 +109,7 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         self._shared_groups: dict[tuple[int, int], list[str]] = {}
         self._overloads: dict = {}
         self._lazy: set[int] = set()  # runtime functions walked because device code calls them
-        self._runtime_launches: list[tuple[int, int]] = []  # ::sim::launcher(...) written by hand
+        self._runtime_launches: list[tuple[int, int]] = []  # ::__sim::launcher(...) written by hand
         self._by_origin: dict | None = None
         self._children: dict = {}  # container cursor -> its children by offset (_function_at)
         # Kernel templates launched from device code, which clang's parse drops (device_launches.py).
@@ -114,8 +120,15 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         # The user's __global__, __device__ and __host__ __device__ definitions (see device_starts).
         self.device_definitions: list = []
         self._library = False  # walking a library header's function (see _library_walk)
-        self.walk()
-        self._library_walk()
+        # The walk recurses once or twice a nesting level; a deep expression must not stop it
+        # part way (an error raised in libclang's callback is dropped, the rest left unwalked).
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 8 * BRACKET_DEPTH))
+        try:
+            self.walk()
+            self._library_walk()
+        finally:
+            sys.setrecursionlimit(limit)
         for (start, end), decls in self._shared_groups.items():
             self.edits.append(Edit(start, end, [" ".join(decls)]))
         self._diagnostics()
@@ -255,7 +268,9 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
                     # Entered outside a launch (called through a pointer or a template from host
                     # code, which nvcc cannot refuse): the call records the error and returns.
                     name = c.spelling.replace('"', "")
-                    guard = f'{{ if (!::sim::on_device()) {{ ::sim::unconfigured_call("{name}"); return; }} '
+                    guard = (
+                        f'{{ if (!::__sim::on_device()) {{ ::__sim::unconfigured_call("{name}"); return; }} '
+                    )
                     self.edits.append(Edit(f.body[0], f.body[0] + 1, [guard]))
             return
         if kind == ck.LAMBDA_EXPR and (func is None or func.kind == "host"):
@@ -412,7 +427,9 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
             elif kind == ck.DECL_REF_EXPR and where in self.dyn_shared:
                 start, end = self.rng(c)
                 elem = self.dyn_shared[where]
-                self.edits.append(Edit(start, end, [f"(reinterpret_cast<{elem}*>(::sim::dynamic_shared()))"]))
+                self.edits.append(
+                    Edit(start, end, [f"(reinterpret_cast<{elem}*>(::__sim::dynamic_shared()))"])
+                )
             elif not self.src.is_user(where):
                 found = unsupported(ref.spelling)
                 if found:
@@ -462,6 +479,15 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
             pos = self.src.pre(d.location.offset)
             if not self.src.is_user(pos):
                 continue
+            if d.spelling.startswith("bracket nesting level exceeded"):
+                self.problems.append(
+                    (
+                        pos,
+                        f"brackets nest more than {BRACKET_DEPTH} deep here, deeper than the simulator's C++ "
+                        "front end parses; split the expression",
+                    )
+                )
+                continue
             m = UNDECLARED.search(d.spelling)
             if m and unsupported(m.group(1)):
                 self._refuse(pos, m.group(1), unsupported(m.group(1)))
@@ -508,9 +534,9 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
                 )
 
     def _line_tokens(self, offset: int) -> list:
-        text = self.src.parse_text
-        a = text.rfind("\n", 0, offset) + 1
-        b = text.find("\n", offset)
+        text = self.src.parse_bytes  # libclang's offsets count bytes
+        a = text.rfind(b"\n", 0, offset) + 1
+        b = text.find(b"\n", offset)
         b = len(text) if b < 0 else b
         f = self.tu.get_file(self.name)
         extent = self.ci.SourceRange.from_locations(

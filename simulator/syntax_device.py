@@ -16,7 +16,7 @@ from .syntax_launches import CONFIG_CALLS, c_string
 
 __all__ = ["BUILTIN_NAMES", "DeviceCodeWalk"]
 
-# Runtime functions (namespace sim) that wait for, or let run, other threads of the block or warp
+# Runtime functions (namespace __sim) that wait for, or let run, other threads of the block or warp
 # (nanosleep_thread yields to the block's other threads, so a spin-wait on them makes progress).
 _WAITS = frozenset(
     {
@@ -106,7 +106,7 @@ class DeviceCodeWalk:
         if (
             ref.spelling in _WAITS
             and ref.semantic_parent is not None
-            and ref.semantic_parent.spelling == "sim"
+            and ref.semantic_parent.spelling == "__sim"
         ):
             func.waits = True
             return
@@ -135,7 +135,7 @@ class DeviceCodeWalk:
             self._visit(definition, None, False)
 
     def _record_site(self, call, ref) -> bool:
-        """``((void)::sim::call_site("file", line), CALL)`` for a call of one of CUDA's functions
+        """``((void)::__sim::call_site("file", line), CALL)`` for a call of one of CUDA's functions
         that report their call site (SITE_CALLS); True when ``call`` was one."""
         if ref is None or not SITE_CALLS.fullmatch(ref.spelling) or self.src.is_user(self.off(ref.location)):
             return False
@@ -143,7 +143,7 @@ class DeviceCodeWalk:
         if start < 0 or end <= start:
             return False
         path, line = self.src.where(start)
-        self.edits.append(Edit(start, start, [f"((void)::sim::call_site({c_string(path)}, {line}), "]))
+        self.edits.append(Edit(start, start, [f"((void)::__sim::call_site({c_string(path)}, {line}), "]))
         self.edits.append(Edit(end, end, [")"]))
         return True
 
@@ -164,7 +164,7 @@ class DeviceCodeWalk:
         start, end = self.rng(callee)
         if end <= start:
             return False
-        self.edits.append(Edit(start, end, ["::sim::device_clock"]))
+        self.edits.append(Edit(start, end, ["::__sim::device_clock"]))
         return True
 
     def _device_call(self, call, ref, func: Func, where: int) -> None:
@@ -256,11 +256,11 @@ class DeviceCodeWalk:
         if helper is None or a[0] < 0 or b[1] <= b[0]:
             return False
         start, end = self.rng(c)
-        self.edits.append(Edit(start, end, [f"::sim::{helper}(", a, ", ", b, ")"]))
+        self.edits.append(Edit(start, end, [f"::__sim::{helper}(", a, ", ", b, ")"]))
         return True
 
     def _lockstep(self, c, operands: list, op: str | None = None) -> None:
-        """Route ``a[i] op= ...a[j]...;`` through ``::sim::lockstep_assign`` (cuda_sim.h).
+        """Route ``a[i] op= ...a[j]...;`` through ``::__sim::lockstep_assign`` (cuda_sim.h).
 
         A statement that stores to an element of an array and reads another element of the same
         array is how warp-synchronous code exchanges values between lanes; on a GPU the lanes of
@@ -288,9 +288,9 @@ class DeviceCodeWalk:
         if op == "=":
             value = ["[&]() { return ", b, "; }"]
         else:
-            value = ["[&]() { auto sim_lockstep_value = ", a, "; sim_lockstep_value ", op, " ", b]
-            value.append("; return sim_lockstep_value; }")
-        self.edits.append(Edit(start, end, ["::sim::lockstep_assign(", a, ", ", *value, ")"]))
+            value = ["[&]() { auto __sim_lockstep_value = ", a, "; __sim_lockstep_value ", op, " ", b]
+            value.append("; return __sim_lockstep_value; }")
+        self.edits.append(Edit(start, end, ["::__sim::lockstep_assign(", a, ", ", *value, ")"]))
 
     def _disjoint_halves(self, start: int, index: str, others: list[str]) -> bool:
         """True for ``if (i < n) a[i] op= a[i + n];`` (a tree reduction's step): the lanes that
@@ -344,10 +344,13 @@ class DeviceCodeWalk:
 
     def _elements(self, node) -> list[tuple]:
         """Every ``name[index]`` inside ``node``."""
+        subscript = self.ci.CursorKind.ARRAY_SUBSCRIPT_EXPR
         found, stack = [], [node]
         while stack:
             n = stack.pop()
-            element = self._element(n)
+            # Only at the subscript itself (the walk reaches it through any parentheses), so that
+            # nested parentheses cost one look each, not one a level below them.
+            element = self._element(n) if n.kind == subscript else None
             if element is not None:
                 found.append(element)
             stack.extend(n.get_children())
@@ -379,8 +382,8 @@ class DeviceCodeWalk:
                 )
                 return
             decl = (
-                f"using sim_shared_{name}_e = {elem}; sim_shared_{name}_e* const {name} = "
-                f"reinterpret_cast<sim_shared_{name}_e*>(::sim::dynamic_shared());"
+                f"using __sim_shared_{name}_e = {elem}; __sim_shared_{name}_e* const {name} = "
+                f"reinterpret_cast<__sim_shared_{name}_e*>(::__sim::dynamic_shared());"
             )
         else:
             declarator = re.sub(r"\[[^\]]*\]", "", self._text(self.off(var.location), self.rng(var)[1]))
@@ -388,12 +391,12 @@ class DeviceCodeWalk:
                 self.problems.append((stmt_start, "a __shared__ variable cannot have an initializer"))
                 return
             typ = var.type.spelling
-            alias, site = f"sim_shared_{name}_t", f"sim_shared_{name}_site"
+            alias, site = f"__sim_shared_{name}_t", f"__sim_shared_{name}_site"
             inline = self._inline_type(var)
             # A type defined in the declaration itself (`__shared__ union { ... } temp;`, as CUB's
             # kernels write their scratch space) keeps its definition, now naming the alias.
             named = f"typedef {inline} {alias};" if inline else f"using {alias} = {typ};"
-            decl = f"{named} static char {site}; {alias}& {name} = ::sim::shared_var<{alias}>(&{site});"
+            decl = f"{named} static char {site}; {alias}& {name} = ::__sim::shared_var<{alias}>(&{site});"
         group = self._shared_groups.setdefault((stmt_start, stmt_end), [])
         group.append(decl)
 

@@ -1,7 +1,7 @@
 """Kernel launches in the syntax tree, rewritten into calls of the simulator's runtime.
 
 ``<<<grid, block[, shared[, stream]]>>>`` launches (by name, of templates and overload sets, and
-through pointers) become ``::sim::launcher``/``::sim::launch_deduced`` calls. A mixin of
+through pointers) become ``::__sim::launcher``/``::__sim::launch_deduced`` calls. A mixin of
 ``TranslationUnit`` (syntax.py), whose parse state (``ci``, ``src``, ``edits``, ``launches``,
 ``problems``) it uses.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .device_launches import split_config
 from .edits import Edit, Func
+from .syntax_registry import kernel_pointer_type
 
 __all__ = ["CONFIG_CALLS", "LaunchRewrites"]
 
@@ -87,28 +88,37 @@ class LaunchRewrites:
         has_args = text[k + 1 : end - 1].strip() != ""
         if by_name and ((is_template and not explicit) or self._overloaded(ref, target)):
             # Deduced template arguments or an overload set: resolved per call, as nvcc does.
-            deduce = f"[{capture}](auto... sim_a) {{ {kernel_text}(sim_a...); }}"
-            edit = Edit(start, end, ["::sim::launch_deduced(" + head, *parts, bf, f", {deduce}"])
+            deduce = f"[{capture}](auto... __sim_a) {{ {kernel_text}(__sim_a...); }}"
+            edit = Edit(start, end, ["::__sim::launch_deduced(" + head, *parts, bf, f", {deduce}"])
             if has_args:
                 edit.parts += [", ", call_args]
             edit.parts.append(")")
         elif by_name:
-            lam = f"[{capture}](auto... sim_a) {{ {kernel_text}(sim_a...); }}"
+            lam = f"[{capture}](auto... __sim_a) {{ {kernel_text}(__sim_a...); }}"
             edit = Edit(
                 start,
                 end,
-                ["::sim::launcher(" + head, *parts, kernel_text, f", {lam}, ", bf, ")(", args, ")"],
+                [
+                    "::__sim::launcher(" + head,
+                    *parts,
+                    self._kernel_pointer(ref, kernel_text),
+                    f", {lam}, ",
+                    bf,
+                    ")(",
+                    args,
+                    ")",
+                ],
             )
         else:
             edit = Edit(
                 start,
                 end,
                 [
-                    "::sim::launcher(" + head,
+                    "::__sim::launcher(" + head,
                     *parts,
                     "(",
                     (start, cfg_start),
-                    "), ::sim::no_default_args{}, ",
+                    "), ::__sim::no_default_args{}, ",
                     bf,
                     ")(",
                     args,
@@ -142,8 +152,8 @@ class LaunchRewrites:
         path, line = self.src.where(start)
         file_lit = c_string(path)
         name = kernel_text.replace('"', "").replace("\\", "")
-        deduce = f"[&](auto... sim_a) {{ {kernel_text}(sim_a...); }}"
-        edit = Edit(start, end, [f'::sim::launch_deduced("{name}", {file_lit}, {line}, ', *parts])
+        deduce = f"[&](auto... __sim_a) {{ {kernel_text}(__sim_a...); }}"
+        edit = Edit(start, end, [f'::__sim::launch_deduced("{name}", {file_lit}, {line}, ', *parts])
         edit.parts += ["SIM_BARRIER_FREE", f", {deduce}"]
         if text[paren + 1 : end - 1].strip():
             edit.parts += [", ", (paren + 1, end - 1)]
@@ -155,6 +165,15 @@ class LaunchRewrites:
         ]
         self.edits.append(edit)
         self.launches.append((edit, keys))
+
+    def _kernel_pointer(self, ref, kernel_text: str) -> str:
+        """The launched kernel as the launcher's pointer argument: cast to its own type, so that a
+        host function of the same name (a kernel called ``exit``, beside ``::exit(int)``) leaves
+        no overload set to choose from."""
+        pointer = None
+        if ref.kind == self.ci.CursorKind.FUNCTION_DECL and ref.get_num_template_arguments() <= 0:
+            pointer = kernel_pointer_type(ref)
+        return kernel_text if pointer is None else f"static_cast<{pointer}>(&{kernel_text})"
 
     def _overloaded(self, ref, target) -> bool:
         ck = self.ci.CursorKind
@@ -184,7 +203,7 @@ class LaunchRewrites:
             ref is not None
             and ref.spelling in ("launcher", "launch_deduced")
             and parent is not None
-            and parent.spelling == "sim"
+            and parent.spelling == "__sim"
             and self.src.is_runtime(self.off(ref.location))
         )
 

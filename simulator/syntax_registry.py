@@ -8,7 +8,18 @@ from __future__ import annotations
 
 from .edits import Edit
 
-__all__ = ["KernelRegistrations"]
+__all__ = ["KernelRegistrations", "kernel_pointer_type"]
+
+
+def kernel_pointer_type(kernel) -> str | None:
+    """The C++ spelling of a pointer to the (non-template) function ``kernel``, e.g.
+    ``void (*)(float *, int)``; None when its type has no spelling C++ can read back (a type in an
+    anonymous namespace, a lambda's)."""
+    signature = kernel.type.get_canonical().spelling  # e.g. "void (float *, int)"
+    if "(" not in signature or "(anonymous" in signature or "(lambda" in signature or "(unnamed" in signature:
+        return None
+    result, params = signature.split("(", 1)
+    return f"{result.strip()} (*)({params}"
 
 
 class KernelRegistrations:
@@ -32,20 +43,18 @@ class KernelRegistrations:
         ):
             return
         end = self.off(kernel.extent.end)
-        signature = kernel.type.get_canonical().spelling  # e.g. "void (float *, int)"
-        if "(" not in signature:
+        pointer = kernel_pointer_type(kernel)
+        if pointer is None:
             return
-        result, params = signature.split("(", 1)
-        pointer = f"{result.strip()} (*)({params}"
         name = kernel.spelling
         edit = Edit(
             end,
             end,
             [
-                f" static const bool sim_registered_{len(self.edits)}_{name} = "
-                f'::sim::register_kernel(static_cast<{pointer}>(&{name}), "{name}", ',
+                f" static const bool __sim_registered_{len(self.edits)}_{name} = "
+                f'::__sim::register_kernel(static_cast<{pointer}>(&{name}), "{name}", ',
                 "SIM_BARRIER_FREE",
-                f", [](auto... sim_a) {{ {name}(sim_a...); }});",
+                f", [](auto... __sim_a) {{ {name}(__sim_a...); }});",
             ],
         )
         self.edits.append(edit)
@@ -89,7 +98,7 @@ class KernelRegistrations:
         edit = Edit(
             start,
             end,
-            [f'::sim::registered_kernel<&{text} >("{name}", ', "SIM_BARRIER_FREE", ")"],
+            [f'::__sim::registered_kernel<&{text} >("{name}", ', "SIM_BARRIER_FREE", ")"],
         )
         self.edits.append(edit)
         self.launches.append((edit, [self.key_of(d) for d in templates]))
@@ -116,8 +125,8 @@ class KernelRegistrations:
                 end,
                 end,
                 [
-                    f" static const bool sim_symbol_{len(self.edits)}_{name} = ::sim::register_symbol_name("
-                    f'"{name}", (const void*)&{name}, sizeof({name}));'
+                    f" static const bool __sim_symbol_{len(self.edits)}_{name} ="
+                    f' ::__sim::register_symbol_name("{name}", (const void*)&{name}, sizeof({name}));'
                 ],
             )
         )

@@ -6,14 +6,14 @@ module parses that text with libclang as CUDA (host side, ``-nocudainc``) and re
 syntax tree's constructs at their exact ranges:
 
 * a kernel-call expression ``k<<<grid, block, smem, stream>>>(args)`` becomes a call of
-  ``::sim::launcher`` (or ``::sim::launch_deduced`` for a kernel template with deduced
+  ``::__sim::launcher`` (or ``::__sim::launch_deduced`` for a kernel template with deduced
   arguments or an overloaded kernel), marked barrier-free when the kernel's call graph reaches
   no barrier, warp operation or other wait;
 * a function-scope ``__shared__`` variable becomes a reference to per-block storage and an
   ``extern __shared__`` array a pointer to the launch's dynamic shared memory;
 * device-code uses of ``threadIdx``/``blockIdx``/``blockDim``/``gridDim``/``warpSize`` read the
   running thread's state (host code's own variables with these names are left alone);
-* device-code shifts follow PTX (``::sim::shl``/``::sim::shr``);
+* device-code shifts follow PTX (``::__sim::shl``/``::__sim::shr``);
 * with a device pass (``__CUDA_ARCH__`` defined), each device function takes its device body,
   and declarations that only the device pass has (``#if __CUDA_ARCH__ >= 700`` helpers, types,
   variables) are carried over at their place in the source.
@@ -177,7 +177,7 @@ def _device_bodies(host: TranslationUnit, device: TranslationUnit) -> list[Edit]
             if dev == host.render(start, end):
                 continue
             parts = [
-                "{ if (::sim::on_device()) ",
+                "{ if (::__sim::on_device()) ",
                 dev,
                 _marker(host, start),
                 " else ",
@@ -234,7 +234,7 @@ def _per_pass_definition(host: TranslationUnit, device: TranslationUnit, hosts: 
             continue
         bstart, bend = hbody
         text = device.render(*dbody).replace("SIM_BARRIER_FREE", "false")
-        parts = ["{ if (::sim::on_device()) ", _marker(device, dbody[0]), text, _marker(host, bstart)]
+        parts = ["{ if (::__sim::on_device()) ", _marker(device, dbody[0]), text, _marker(host, bstart)]
         parts += [" else ", (bstart, bend), " }", _marker(host, bend)]
         return Edit(bstart, bend, parts, exact=True)
     return None

@@ -385,6 +385,12 @@ def main(argv: list[str] | None = None) -> int:
     except KernelBuildError as err:
         print(f"build-kernels: {err}", file=sys.stderr)
         return err.status
+    except OSError as err:  # the machine's fault, not named above: a full disk, a folder gone
+        print(f"build-kernels: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("build-kernels: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # ci/build-kernels.sh runs this file directly (no numpy needed)

@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <unordered_set>
 
-namespace sim {
+namespace __sim {
 
 void release_barrier(Block* b) {
     b->bar_result[b->bar_gen & 1] = b->bar_pred;
@@ -582,7 +582,7 @@ void trap_with(const char* what) {
     stop_thread(b, f);
 }
 
-}  // namespace sim
+}  // namespace __sim
 
 // A failed assert() in kernel code is a device-side assert, as on a GPU: the message names the
 // block and thread, the kernel stops and the launch returns cudaErrorAssert (sticky). This
@@ -590,7 +590,7 @@ void trap_with(const char* what) {
 // assert() in host code prints the usual message and aborts.
 extern "C" __attribute__((noreturn, visibility("hidden"))) void __assert_fail(const char* expr, const char* file,
                                                                              unsigned int line, const char* func) {
-    using namespace sim;
+    using namespace __sim;
     Fiber* f = tl_run.fiber;
     Block* b = tl_run.block;
     if (f != nullptr && b != nullptr) {

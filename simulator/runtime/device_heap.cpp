@@ -15,7 +15,7 @@
 #include <cstring>
 #include <iterator>
 
-namespace sim {
+namespace __sim {
 
 #if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
 
@@ -130,4 +130,4 @@ void device_free(void* p) {
 
 #endif
 
-}  // namespace sim
+}  // namespace __sim

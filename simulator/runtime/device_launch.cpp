@@ -35,7 +35,7 @@ const cudaStream_t kTailLaunchStream = reinterpret_cast<cudaStream_t>(0x3);
 #include <memory>
 #include <thread>
 
-namespace sim {
+namespace __sim {
 
 // One piece of queued work: a child grid, or a deferred copy or memset (``op`` set).
 struct ChildWork {
@@ -223,4 +223,4 @@ void drop_children(Launch* L) {
     for (ChildWork& w : q->tails) release(w);
 }
 
-}  // namespace sim
+}  // namespace __sim

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <thread>
 
-namespace sim {
+namespace __sim {
 
 namespace {
 // The modelled device: an sm_80 GPU's limits (those the launch checks enforce), the host's
@@ -97,24 +97,24 @@ int occupancy_sm_count() {
     return p.multiProcessorCount;
 }
 
-}  // namespace sim
+}  // namespace __sim
 
-using sim::sticky_error;
+using __sim::sticky_error;
 
 extern "C" {
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device) {
-    if (prop == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (!sim::valid_device(device)) return sim::set_error(cudaErrorInvalidDevice);
-    sim::model_device(prop, device);
+    if (prop == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    if (!__sim::valid_device(device)) return __sim::set_error(cudaErrorInvalidDevice);
+    __sim::model_device(prop, device);
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device) {
-    if (value == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (!sim::valid_device(device)) return sim::set_error(cudaErrorInvalidDevice);
+    if (value == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    if (!__sim::valid_device(device)) return __sim::set_error(cudaErrorInvalidDevice);
     cudaDeviceProp p;
-    sim::model_device(&p, device);
+    __sim::model_device(&p, device);
     switch (attr) {
         case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
         case cudaDevAttrMaxBlockDimX:
@@ -128,7 +128,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
         case cudaDevAttrWarpSize: *value = p.warpSize; break;
         case cudaDevAttrMaxPitch: *value = (int)p.memPitch; break;
         case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
-        case cudaDevAttrClockRate: *value = sim::kClockRateKHz; break;
+        case cudaDevAttrClockRate: *value = __sim::kClockRateKHz; break;
         case cudaDevAttrTextureAlignment: *value = (int)p.textureAlignment; break;
         case cudaDevAttrGpuOverlap: *value = 1; break;
         case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
@@ -140,7 +140,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
         case cudaDevAttrEccEnabled: *value = p.ECCEnabled; break;
         case cudaDevAttrPciBusId: *value = p.pciBusID; break;
         case cudaDevAttrPciDeviceId: *value = p.pciDeviceID; break;
-        case cudaDevAttrMemoryClockRate: *value = sim::kMemoryClockRateKHz; break;
+        case cudaDevAttrMemoryClockRate: *value = __sim::kMemoryClockRateKHz; break;
         case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
         case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
         case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
@@ -170,15 +170,15 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
         case cudaDevAttrGPUDirectRDMASupported: *value = p.gpuDirectRDMASupported; break;
         case cudaDevAttrMemoryPoolSupportedHandleTypes: *value = 0; break;  // no IPC handles
         case cudaDevAttrClusterLaunch: *value = p.clusterLaunch; break;
-        case cudaDevAttrSingleToDoublePrecisionPerfRatio: *value = sim::kSingleToDoublePerfRatio; break;
+        case cudaDevAttrSingleToDoublePrecisionPerfRatio: *value = __sim::kSingleToDoublePerfRatio; break;
         default:
-            return sim::set_error(cudaErrorInvalidValue);
+            return __sim::set_error(cudaErrorInvalidValue);
     }
     return cudaSuccess;
 }
 
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
-    if (free_bytes == nullptr || total_bytes == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (free_bytes == nullptr || total_bytes == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     if (cudaError_t e = sticky_error()) return e;
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     *total_bytes = (size_t)sysconf(_SC_PHYS_PAGES) * page;

@@ -6,7 +6,7 @@
 // kernel can read any device's memory; a peer copy is a plain copy.
 #include "sim_internal.h"
 
-namespace sim {
+namespace __sim {
 
 namespace {
 __thread int tl_device = 0;  // CUDA's current device is per host thread, 0 until set
@@ -63,102 +63,102 @@ void forget_host_alloc(void* p) {
     g_host_allocs.erase(reinterpret_cast<uintptr_t>(p));
 }
 
-}  // namespace sim
+}  // namespace __sim
 
 extern "C" {
 
 cudaError_t cudaGetDeviceCount(int* count) {
-    if (count == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    *count = sim::device_count();
+    if (count == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    *count = __sim::device_count();
     return cudaSuccess;
 }
 
 cudaError_t cudaGetDevice(int* device) {
-    if (device == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    *device = sim::current_device();
+    if (device == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    *device = __sim::current_device();
     return cudaSuccess;
 }
 
 cudaError_t cudaSetDevice(int device) {
-    if (!sim::valid_device(device)) return sim::set_error(cudaErrorInvalidDevice);
-    sim::tl_device = device;
+    if (!__sim::valid_device(device)) return __sim::set_error(cudaErrorInvalidDevice);
+    __sim::tl_device = device;
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceCanAccessPeer(int* can_access, int device, int peer_device) {
-    if (can_access == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (!sim::valid_device(device) || !sim::valid_device(peer_device)) return sim::set_error(cudaErrorInvalidDevice);
+    if (can_access == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    if (!__sim::valid_device(device) || !__sim::valid_device(peer_device)) return __sim::set_error(cudaErrorInvalidDevice);
     *can_access = device != peer_device;  // one address space; a device is not its own peer
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceEnablePeerAccess(int peer_device, unsigned int flags) {
-    if (!sim::valid_device(peer_device)) return sim::set_error(cudaErrorInvalidDevice);
-    if (flags != 0) return sim::set_error(cudaErrorInvalidValue);
-    const int self = sim::current_device();
+    if (!__sim::valid_device(peer_device)) return __sim::set_error(cudaErrorInvalidDevice);
+    if (flags != 0) return __sim::set_error(cudaErrorInvalidValue);
+    const int self = __sim::current_device();
     // CUDA's documented answer when cudaDeviceCanAccessPeer says 0 (a device and itself).
-    if (peer_device == self) return sim::set_error(cudaErrorInvalidDevice);
-    std::lock_guard<std::mutex> lock(sim::g_state_mu);
-    if (sim::g_peer[self][peer_device]) return sim::set_error(cudaErrorPeerAccessAlreadyEnabled);
-    sim::g_peer[self][peer_device] = true;
+    if (peer_device == self) return __sim::set_error(cudaErrorInvalidDevice);
+    std::lock_guard<std::mutex> lock(__sim::g_state_mu);
+    if (__sim::g_peer[self][peer_device]) return __sim::set_error(cudaErrorPeerAccessAlreadyEnabled);
+    __sim::g_peer[self][peer_device] = true;
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceDisablePeerAccess(int peer_device) {
-    if (!sim::valid_device(peer_device)) return sim::set_error(cudaErrorInvalidDevice);
-    const int self = sim::current_device();
-    std::lock_guard<std::mutex> lock(sim::g_state_mu);
-    if (peer_device == self || !sim::g_peer[self][peer_device]) return sim::set_error(cudaErrorPeerAccessNotEnabled);
-    sim::g_peer[self][peer_device] = false;
+    if (!__sim::valid_device(peer_device)) return __sim::set_error(cudaErrorInvalidDevice);
+    const int self = __sim::current_device();
+    std::lock_guard<std::mutex> lock(__sim::g_state_mu);
+    if (peer_device == self || !__sim::g_peer[self][peer_device]) return __sim::set_error(cudaErrorPeerAccessNotEnabled);
+    __sim::g_peer[self][peer_device] = false;
     return cudaSuccess;
 }
 
 // As in CUDA, a peer copy needs no peer access: the driver stages it when access is off.
 cudaError_t cudaMemcpyPeer(void* dst, int dst_device, const void* src, int src_device, size_t count) {
-    if (!sim::valid_device(dst_device) || !sim::valid_device(src_device)) return sim::set_error(cudaErrorInvalidDevice);
+    if (!__sim::valid_device(dst_device) || !__sim::valid_device(src_device)) return __sim::set_error(cudaErrorInvalidDevice);
     return cudaMemcpy(dst, src, count, cudaMemcpyDeviceToDevice);
 }
 
 cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t count,
                                 cudaStream_t stream) {
-    if (!sim::valid_device(dst_device) || !sim::valid_device(src_device)) return sim::set_error(cudaErrorInvalidDevice);
+    if (!__sim::valid_device(dst_device) || !__sim::valid_device(src_device)) return __sim::set_error(cudaErrorInvalidDevice);
     return cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, stream);
 }
 
 cudaError_t cudaDeviceGetP2PAttribute(int* value, enum cudaDeviceP2PAttr attr, int src_device, int dst_device) {
-    if (value == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (!sim::valid_device(src_device) || !sim::valid_device(dst_device) || src_device == dst_device)
-        return sim::set_error(cudaErrorInvalidDevice);
+    if (value == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    if (!__sim::valid_device(src_device) || !__sim::valid_device(dst_device) || src_device == dst_device)
+        return __sim::set_error(cudaErrorInvalidDevice);
     switch (attr) {
         case cudaDevP2PAttrPerformanceRank: *value = 0; break;  // one link kind: every pair ranks the same
         case cudaDevP2PAttrAccessSupported:
         case cudaDevP2PAttrNativeAtomicSupported:
         case cudaDevP2PAttrCudaArrayAccessSupported: *value = 1; break;
-        default: return sim::set_error(cudaErrorInvalidValue);
+        default: return __sim::set_error(cudaErrorInvalidValue);
     }
     return cudaSuccess;
 }
 
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, const void* ptr) {
-    if (attributes == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (attributes == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
     attributes->type = cudaMemoryTypeUnregistered;
     attributes->device = cudaInvalidDeviceId;
     attributes->devicePointer = nullptr;
     attributes->hostPointer = const_cast<void*>(ptr);
-    std::lock_guard<std::mutex> lock(sim::g_state_mu);
+    std::lock_guard<std::mutex> lock(__sim::g_state_mu);
     bool start = false;
-    if (ptr != nullptr && sim::find_alloc(ptr, 1, &start)) {
-        const uintptr_t base = std::prev(sim::g_allocs.upper_bound(a))->first;
-        const sim::Owner owner = sim::owner_of(base);
+    if (ptr != nullptr && __sim::find_alloc(ptr, 1, &start)) {
+        const uintptr_t base = std::prev(__sim::g_allocs.upper_bound(a))->first;
+        const __sim::Owner owner = __sim::owner_of(base);
         attributes->type = owner.managed ? cudaMemoryTypeManaged : cudaMemoryTypeDevice;
         attributes->device = owner.device;
         attributes->devicePointer = const_cast<void*>(ptr);
         attributes->hostPointer = owner.managed ? const_cast<void*>(ptr) : nullptr;
         return cudaSuccess;
     }
-    auto it = sim::g_host_allocs.upper_bound(a);
-    if (it != sim::g_host_allocs.begin() && a - std::prev(it)->first < std::prev(it)->second.first) {
+    auto it = __sim::g_host_allocs.upper_bound(a);
+    if (it != __sim::g_host_allocs.begin() && a - std::prev(it)->first < std::prev(it)->second.first) {
         --it;
         attributes->type = cudaMemoryTypeHost;
         attributes->device = it->second.second;

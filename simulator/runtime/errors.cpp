@@ -11,7 +11,7 @@
 
 #include "error_texts.h"
 
-namespace sim {
+namespace __sim {
 
 // A kernel called as a plain function from host code (through a pointer or a template, where
 // nvcc cannot refuse it): as with CUDA's host stub, which finds no configuration to pop, the
@@ -26,7 +26,7 @@ void unconfigured_call(const char* name) {
     if (sticky_error() == cudaSuccess) set_error(cudaErrorMissingConfiguration);
 }
 
-}  // namespace sim
+}  // namespace __sim
 
 extern "C" {
 

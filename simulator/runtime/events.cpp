@@ -12,7 +12,7 @@ struct CUevent_st {
     std::chrono::steady_clock::time_point when;
 };
 
-namespace sim {
+namespace __sim {
 namespace {
 std::set<const CUevent_st*> g_events;  // live events (guarded by g_state_mu)
 
@@ -23,25 +23,25 @@ bool event_is_live(cudaEvent_t event) {
     std::lock_guard<std::mutex> lock(g_state_mu);
     return live_event(event);
 }
-}  // namespace sim
+}  // namespace __sim
 
-using sim::g_state_mu;
-using sim::sticky_error;
+using __sim::g_state_mu;
+using __sim::sticky_error;
 
 extern "C" {
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
-    if (event == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (event == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     const unsigned int known = cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess;
-    if ((flags & ~known) != 0) return sim::set_error(cudaErrorInvalidValue);
+    if ((flags & ~known) != 0) return __sim::set_error(cudaErrorInvalidValue);
     if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming)) {
-        return sim::set_error(cudaErrorInvalidValue);  // CUDA's rule for interprocess events
+        return __sim::set_error(cudaErrorInvalidValue);  // CUDA's rule for interprocess events
     }
     if (cudaError_t e = sticky_error()) return e;
     CUevent_st* e = new CUevent_st();
     e->flags = flags;
     std::lock_guard<std::mutex> lock(g_state_mu);
-    sim::g_events.insert(e);
+    __sim::g_events.insert(e);
     *event = e;
     return cudaSuccess;
 }
@@ -51,36 +51,36 @@ cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlag
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
     (void)stream;  // launches and copies are synchronous: everything before is done
     std::lock_guard<std::mutex> lock(g_state_mu);
-    if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
+    if (!__sim::live_event(event)) return __sim::set_error(cudaErrorInvalidResourceHandle);
     event->recorded = true;
     event->when = std::chrono::steady_clock::now();
     return sticky_error();
 }
 
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
-    if (flags > cudaEventRecordExternal) return sim::set_error(cudaErrorInvalidValue);
+    if (flags > cudaEventRecordExternal) return __sim::set_error(cudaErrorInvalidValue);
     cudaError_t captured;
-    if (flags == cudaEventRecordExternal && sim::capture_event_node(cudaGraphNodeTypeEventRecord, event, &captured))
+    if (flags == cudaEventRecordExternal && __sim::capture_event_node(cudaGraphNodeTypeEventRecord, event, &captured))
         return captured;
     return cudaEventRecord(event, stream);
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t event) {
     std::lock_guard<std::mutex> lock(g_state_mu);
-    if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
+    if (!__sim::live_event(event)) return __sim::set_error(cudaErrorInvalidResourceHandle);
     return sticky_error();
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) { return cudaEventQuery(event); }
 
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
-    if (ms == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (ms == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_state_mu);
-    if (!sim::live_event(start) || !sim::live_event(end)) return sim::set_error(cudaErrorInvalidResourceHandle);
+    if (!__sim::live_event(start) || !__sim::live_event(end)) return __sim::set_error(cudaErrorInvalidResourceHandle);
     if (cudaError_t e = sticky_error()) return e;
     // As on a GPU: both events must have been recorded, and both with timing enabled.
     if (!start->recorded || !end->recorded || ((start->flags | end->flags) & cudaEventDisableTiming)) {
-        return sim::set_error(cudaErrorInvalidResourceHandle);
+        return __sim::set_error(cudaErrorInvalidResourceHandle);
     }
     *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
     return cudaSuccess;
@@ -88,20 +88,20 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
     std::lock_guard<std::mutex> lock(g_state_mu);
-    if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
-    sim::g_events.erase(event);
+    if (!__sim::live_event(event)) return __sim::set_error(cudaErrorInvalidResourceHandle);
+    __sim::g_events.erase(event);
     delete event;
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
     (void)stream;
-    if (flags > cudaEventWaitExternal) return sim::set_error(cudaErrorInvalidValue);
+    if (flags > cudaEventWaitExternal) return __sim::set_error(cudaErrorInvalidValue);
     cudaError_t captured;
-    if (flags == cudaEventWaitExternal && sim::capture_event_node(cudaGraphNodeTypeWaitEvent, event, &captured))
+    if (flags == cudaEventWaitExternal && __sim::capture_event_node(cudaGraphNodeTypeWaitEvent, event, &captured))
         return captured;
     std::lock_guard<std::mutex> lock(g_state_mu);
-    if (!sim::live_event(event)) return sim::set_error(cudaErrorInvalidResourceHandle);
+    if (!__sim::live_event(event)) return __sim::set_error(cudaErrorInvalidResourceHandle);
     return sticky_error();
 }
 

@@ -2,7 +2,7 @@
 // executable graph replays as the copy's nodes in its own topological order.
 #include "graph_state.h"
 
-namespace sim {
+namespace __sim {
 
 // A copy of ``g``, for the user (cudaGraphClone) or owned by a child graph node (g_graph_mu held).
 CUgraph_st* clone_graph(const CUgraph_st* g, bool owned) {
@@ -71,11 +71,11 @@ void expand_op(const NodeOp& op, std::vector<NodeOp>* out) {
     for (const NodeOp& inner : *op.flat) expand_op(inner, out);
 }
 
-}  // namespace sim
+}  // namespace __sim
 
-using sim::g_graph_mu;
-using sim::NodeOp;
-using sim::set_error;
+using __sim::g_graph_mu;
+using __sim::NodeOp;
+using __sim::set_error;
 
 extern "C" {
 
@@ -83,25 +83,25 @@ extern "C" {
 cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
                                        size_t num_deps, cudaGraph_t child_graph) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (!sim::live_graph(child_graph) || child_graph == graph || !sim::live_graph(graph))
+    if (!__sim::live_graph(child_graph) || child_graph == graph || !__sim::live_graph(graph))
         return set_error(cudaErrorInvalidValue);
-    if (sim::has_memory_nodes(child_graph)) {
-        sim::graph_note("cudaGraphAddChildGraphNode: a graph with memory allocation or free nodes cannot be a child "
+    if (__sim::has_memory_nodes(child_graph)) {
+        __sim::graph_note("cudaGraphAddChildGraphNode: a graph with memory allocation or free nodes cannot be a child "
                   "graph; returns cudaErrorInvalidValue");
         return set_error(cudaErrorInvalidValue);
     }
     NodeOp n;
     n.type = cudaGraphNodeTypeGraph;
-    n.child = sim::clone_graph(child_graph, true);
+    n.child = __sim::clone_graph(child_graph, true);
     CUgraph_st* child = n.child;
-    cudaError_t e = sim::add_node(node, graph, deps, num_deps, std::move(n));
-    if (e != cudaSuccess) sim::destroy_graph(child);
+    cudaError_t e = __sim::add_node(node, graph, deps, num_deps, std::move(n));
+    if (e != cudaSuccess) __sim::destroy_graph(child);
     return e;
 }
 
 cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t* graph) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (graph == nullptr || sim::g_nodes.count(node) == 0 || node->op.type != cudaGraphNodeTypeGraph)
+    if (graph == nullptr || __sim::g_nodes.count(node) == 0 || node->op.type != cudaGraphNodeTypeGraph)
         return set_error(cudaErrorInvalidValue);
     *graph = node->op.child;  // the node's own copy: changes to it change the node
     return cudaSuccess;
@@ -109,19 +109,19 @@ cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t* g
 
 cudaError_t cudaGraphClone(cudaGraph_t* clone, cudaGraph_t original) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (clone == nullptr || !sim::live_graph(original)) return set_error(cudaErrorInvalidValue);
-    if (sim::has_memory_nodes(original)) {  // CUDA: a graph with memory nodes cannot be cloned
-        sim::graph_note("cudaGraphClone: a graph with memory allocation or free nodes cannot be cloned; returns "
+    if (clone == nullptr || !__sim::live_graph(original)) return set_error(cudaErrorInvalidValue);
+    if (__sim::has_memory_nodes(original)) {  // CUDA: a graph with memory nodes cannot be cloned
+        __sim::graph_note("cudaGraphClone: a graph with memory allocation or free nodes cannot be cloned; returns "
                   "cudaErrorNotSupported");
         return set_error(cudaErrorNotSupported);
     }
-    *clone = sim::clone_graph(original, false);
+    *clone = __sim::clone_graph(original, false);
     return cudaSuccess;
 }
 
 cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t* node, cudaGraphNode_t original_node, cudaGraph_t cloned_graph) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (node == nullptr || sim::g_nodes.count(original_node) == 0 || !sim::live_graph(cloned_graph) ||
+    if (node == nullptr || __sim::g_nodes.count(original_node) == 0 || !__sim::live_graph(cloned_graph) ||
         cloned_graph->cloned_from != original_node->graph->id || original_node->index >= cloned_graph->nodes.size())
         return set_error(cudaErrorInvalidValue);
     *node = cloned_graph->nodes[original_node->index].get();  // a clone keeps the creation order

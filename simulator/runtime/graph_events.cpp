@@ -4,7 +4,7 @@
 // cudaEventRecordWithFlags(cudaEventRecordExternal) and cudaStreamWaitEvent(cudaEventWaitExternal).
 #include "graph_state.h"
 
-namespace sim {
+namespace __sim {
 
 namespace {
 
@@ -75,44 +75,44 @@ bool capture_event_node(cudaGraphNodeType type, cudaEvent_t event, cudaError_t* 
     return true;
 }
 
-}  // namespace sim
+}  // namespace __sim
 
-using sim::set_error;
+using __sim::set_error;
 
 extern "C" {
 
 cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
                                         size_t num_deps, cudaEvent_t event) {
-    return sim::add_event_node(node, graph, deps, num_deps, event, cudaGraphNodeTypeEventRecord);
+    return __sim::add_event_node(node, graph, deps, num_deps, event, cudaGraphNodeTypeEventRecord);
 }
 
 cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
                                       size_t num_deps, cudaEvent_t event) {
-    return sim::add_event_node(node, graph, deps, num_deps, event, cudaGraphNodeTypeWaitEvent);
+    return __sim::add_event_node(node, graph, deps, num_deps, event, cudaGraphNodeTypeWaitEvent);
 }
 
 cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t* event_out) {
-    return sim::node_event(node, cudaGraphNodeTypeEventRecord, event_out);
+    return __sim::node_event(node, cudaGraphNodeTypeEventRecord, event_out);
 }
 
 cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {
-    return sim::set_node_event(node, cudaGraphNodeTypeEventRecord, event);
+    return __sim::set_node_event(node, cudaGraphNodeTypeEventRecord, event);
 }
 
 cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t* event_out) {
-    return sim::node_event(node, cudaGraphNodeTypeWaitEvent, event_out);
+    return __sim::node_event(node, cudaGraphNodeTypeWaitEvent, event_out);
 }
 
 cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {
-    return sim::set_node_event(node, cudaGraphNodeTypeWaitEvent, event);
+    return __sim::set_node_event(node, cudaGraphNodeTypeWaitEvent, event);
 }
 
 cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t exec, cudaGraphNode_t node, cudaEvent_t event) {
-    return sim::set_exec_event(exec, node, cudaGraphNodeTypeEventRecord, event);
+    return __sim::set_exec_event(exec, node, cudaGraphNodeTypeEventRecord, event);
 }
 
 cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t exec, cudaGraphNode_t node, cudaEvent_t event) {
-    return sim::set_exec_event(exec, node, cudaGraphNodeTypeWaitEvent, event);
+    return __sim::set_exec_event(exec, node, cudaGraphNodeTypeWaitEvent, event);
 }
 
 }  // extern "C"

@@ -11,7 +11,7 @@
 #include <sanitizer/asan_interface.h>  // the runtime is not instrumented, but links with ASan
 #endif
 
-namespace sim {
+namespace __sim {
 namespace {
 
 // Graph memory that is not live is poisoned, so memcheck reports a kernel's use of it.
@@ -265,11 +265,11 @@ void reset_graph_allocations() {
     while (!g_live.empty()) release_locked(g_live.begin()->first);
 }
 
-}  // namespace sim
+}  // namespace __sim
 
-using sim::g_graph_mu;
-using sim::NodeOp;
-using sim::set_error;
+using __sim::g_graph_mu;
+using __sim::NodeOp;
+using __sim::set_error;
 
 extern "C" {
 
@@ -277,12 +277,12 @@ extern "C" {
 cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
                                      size_t num_deps, struct cudaMemAllocNodeParams* params) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    return sim::add_alloc_node(node, graph, deps, num_deps, params);
+    return __sim::add_alloc_node(node, graph, deps, num_deps, params);
 }
 
 cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams* params) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (params == nullptr || sim::g_nodes.count(node) == 0 || node->op.type != cudaGraphNodeTypeMemAlloc)
+    if (params == nullptr || __sim::g_nodes.count(node) == 0 || node->op.type != cudaGraphNodeTypeMemAlloc)
         return set_error(cudaErrorInvalidValue);
     *params = node->op.alloc;
     return cudaSuccess;
@@ -291,12 +291,12 @@ cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemA
 cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
                                     size_t num_deps, void* dptr) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    return sim::add_free_node(node, graph, deps, num_deps, dptr);
+    return __sim::add_free_node(node, graph, deps, num_deps, dptr);
 }
 
 cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void* dptr_out) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (dptr_out == nullptr || sim::g_nodes.count(node) == 0 || node->op.type != cudaGraphNodeTypeMemFree)
+    if (dptr_out == nullptr || __sim::g_nodes.count(node) == 0 || node->op.type != cudaGraphNodeTypeMemFree)
         return set_error(cudaErrorInvalidValue);
     *static_cast<void**>(dptr_out) = reinterpret_cast<void*>(node->op.free_addr);
     return cudaSuccess;
@@ -311,9 +311,9 @@ cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttribut
     auto* out = static_cast<unsigned long long*>(value);
     switch (attr) {
         case cudaGraphMemAttrUsedMemCurrent:
-        case cudaGraphMemAttrReservedMemCurrent: *out = sim::g_footprint; break;
+        case cudaGraphMemAttrReservedMemCurrent: *out = __sim::g_footprint; break;
         case cudaGraphMemAttrUsedMemHigh:
-        case cudaGraphMemAttrReservedMemHigh: *out = sim::g_footprint_high; break;
+        case cudaGraphMemAttrReservedMemHigh: *out = __sim::g_footprint_high; break;
         default: return set_error(cudaErrorInvalidValue);
     }
     return cudaSuccess;
@@ -327,15 +327,15 @@ cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttribut
         *static_cast<unsigned long long*>(value) != 0)
         return set_error(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    sim::g_footprint_high = sim::g_footprint;
+    __sim::g_footprint_high = __sim::g_footprint;
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceGraphMemTrim(int device) {
     if (device != 0) return set_error(cudaErrorInvalidDevice);
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    sim::g_footprint = sim::g_live_bytes;  // what live allocations still hold stays reserved
-    return sim::sticky_error();
+    __sim::g_footprint = __sim::g_live_bytes;  // what live allocations still hold stays reserved
+    return __sim::sticky_error();
 }
 
 }  // extern "C"

@@ -14,7 +14,7 @@
 
 #pragma GCC visibility push(hidden)
 
-namespace sim {
+namespace __sim {
 
 struct MemcpyOp {
     char* dst = nullptr;
@@ -44,7 +44,7 @@ struct GraphBlock {
 // What a node does; copied into an executable graph.
 struct NodeOp {
     cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
-    sim::KernelOp kernel;
+    __sim::KernelOp kernel;
     std::function<void()> work;  // a kernel node recorded from a library call (cuBLAS) instead
     MemcpyOp copy;
     MemsetOp set;
@@ -57,39 +57,39 @@ struct NodeOp {
     std::shared_ptr<const std::vector<NodeOp>> flat;  // ... of an executable graph: its ops in replay order
 };
 
-}  // namespace sim
+}  // namespace __sim
 
 struct CUgraphNode_st {
     CUgraph_st* graph;
     size_t index;  // creation order within the graph
-    sim::NodeOp op;
+    __sim::NodeOp op;
     std::vector<CUgraphNode_st*> deps;
 };
 
-namespace sim {
+namespace __sim {
 // Graphs are told apart by id: a destroyed graph's address may come back for a new one.
 inline unsigned long long new_graph_id() {
     static std::atomic<unsigned long long> last{0};
     return ++last;
 }
-}  // namespace sim
+}  // namespace __sim
 
 struct CUgraph_st {
     std::vector<std::unique_ptr<CUgraphNode_st>> nodes;
-    unsigned long long id = sim::new_graph_id();
+    unsigned long long id = __sim::new_graph_id();
     unsigned long long cloned_from = 0;  // cudaGraphClone's source, by id
 };
 
 struct CUgraphExec_st {
     unsigned long long flags = 0;                      // cudaGraphInstantiateFlags
     std::vector<size_t> order;                         // node indices in replay order
-    std::vector<sim::NodeOp> ops;                           // by node index
+    std::vector<__sim::NodeOp> ops;                           // by node index
     std::vector<cudaGraphNodeType> types;              // the topology it was made from ...
     std::vector<std::vector<size_t>> deps;             // ... by node index (sorted)
     std::map<const CUgraphNode_st*, size_t> index_of;  // nodes (of the graph and of updates) -> index
 };
 
-namespace sim {
+namespace __sim {
 
 extern std::mutex g_graph_mu;
 extern std::set<CUgraph_st*> g_graphs;
@@ -137,7 +137,7 @@ bool exec_form(const NodeOp& op, NodeOp* out);
 // Appends ``op`` to ``out``, a child graph as the operations it replays.
 void expand_op(const NodeOp& op, std::vector<NodeOp>* out);
 
-}  // namespace sim
+}  // namespace __sim
 
 #pragma GCC visibility pop
 

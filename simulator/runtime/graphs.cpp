@@ -18,7 +18,7 @@
 #include <algorithm>
 #include <queue>
 
-namespace sim {
+namespace __sim {
 
 std::mutex g_graph_mu;
 std::set<CUgraph_st*> g_graphs;
@@ -236,18 +236,18 @@ void capture_kernel(const LaunchSpec& spec, const char* name, const char* file, 
     capture_op(op);  // an error is this thread's last error, as for a launch
 }
 
-}  // namespace sim
+}  // namespace __sim
 
-using sim::NodeOp;
-using sim::g_graph_mu;
-using sim::set_error;
+using __sim::NodeOp;
+using __sim::g_graph_mu;
+using __sim::set_error;
 
 extern "C" {
 
 // ---- work that a capture records -------------------------------------------------------------
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) {
-    if (sim::capturing(stream)) {
-        if (cudaError_t e = sim::sticky_error()) return e;
+    if (__sim::capturing(stream)) {
+        if (cudaError_t e = __sim::sticky_error()) return e;
         NodeOp n;
         n.type = cudaGraphNodeTypeMemcpy;
         n.copy.dst = static_cast<char*>(dst);
@@ -255,26 +255,26 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaM
         n.copy.width = count;
         n.copy.kind = kind;
         std::lock_guard<std::mutex> lock(g_graph_mu);
-        if (sim::g_capture_active.load()) return sim::capture_node(std::move(n));
+        if (__sim::g_capture_active.load()) return __sim::capture_node(std::move(n));
     }
-    if (sim::device_defer("cudaMemcpyAsync", stream, [=] { return cudaMemcpy(dst, src, count, kind); })) {
+    if (__sim::device_defer("cudaMemcpyAsync", stream, [=] { return cudaMemcpy(dst, src, count, kind); })) {
         return cudaSuccess;
     }
     return cudaMemcpy(dst, src, count, kind);
 }
 
 cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream) {
-    if (sim::capturing(stream)) {
-        if (cudaError_t e = sim::sticky_error()) return e;
+    if (__sim::capturing(stream)) {
+        if (cudaError_t e = __sim::sticky_error()) return e;
         NodeOp n;
         n.type = cudaGraphNodeTypeMemset;
         n.set.dst = static_cast<char*>(ptr);
         n.set.value = (unsigned char)value;
         n.set.width = count;
         std::lock_guard<std::mutex> lock(g_graph_mu);
-        if (sim::g_capture_active.load()) return sim::capture_node(std::move(n));
+        if (__sim::g_capture_active.load()) return __sim::capture_node(std::move(n));
     }
-    if (sim::device_defer("cudaMemsetAsync", stream, [=] { return cudaMemset(ptr, value, count); })) {
+    if (__sim::device_defer("cudaMemsetAsync", stream, [=] { return cudaMemset(ptr, value, count); })) {
         return cudaSuccess;
     }
     return cudaMemset(ptr, value, count);
@@ -283,13 +283,13 @@ cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t str
 // Work in a stream is done when the call returns, so a host function runs at once, in order.
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) {
     if (fn == nullptr) return set_error(cudaErrorInvalidValue);
-    if (cudaError_t e = sim::sticky_error()) return e;
-    if (sim::capturing(stream)) {
+    if (cudaError_t e = __sim::sticky_error()) return e;
+    if (__sim::capturing(stream)) {
         NodeOp n;
         n.type = cudaGraphNodeTypeHost;
         n.host = cudaHostNodeParams{fn, user_data};
         std::lock_guard<std::mutex> lock(g_graph_mu);
-        if (sim::g_capture_active.load()) return sim::capture_node(std::move(n));
+        if (__sim::g_capture_active.load()) return __sim::capture_node(std::move(n));
     }
     fn(user_data);
     return cudaSuccess;
@@ -299,14 +299,14 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
     (void)stream;
     if ((int)mode < 0 || (int)mode > 2) return set_error(cudaErrorInvalidValue);
-    if (cudaError_t e = sim::sticky_error()) return e;
+    if (cudaError_t e = __sim::sticky_error()) return e;
     std::lock_guard<std::mutex> lock(g_graph_mu);
     // One capture at a time; CUDA documents cudaErrorInvalidValue for a stream that cannot begin one.
-    if (sim::g_capture_active.load()) return set_error(cudaErrorInvalidValue);
+    if (__sim::g_capture_active.load()) return set_error(cudaErrorInvalidValue);
     auto* graph = new CUgraph_st();
-    sim::g_graphs.insert(graph);
-    sim::g_capture = sim::Capture{graph, mode, std::this_thread::get_id(), ++sim::g_capture_ids, nullptr};
-    sim::g_capture_active.store(true);
+    __sim::g_graphs.insert(graph);
+    __sim::g_capture = __sim::Capture{graph, mode, std::this_thread::get_id(), ++__sim::g_capture_ids, nullptr};
+    __sim::g_capture_active.store(true);
     return cudaSuccess;
 }
 
@@ -314,19 +314,19 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
     (void)stream;
     if (graph == nullptr) return set_error(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (!sim::g_capture_active.load()) return set_error(cudaErrorInvalidValue);  // not capturing
-    if (sim::g_capture.mode != cudaStreamCaptureModeRelaxed && sim::g_capture.thread != std::this_thread::get_id())
+    if (!__sim::g_capture_active.load()) return set_error(cudaErrorInvalidValue);  // not capturing
+    if (__sim::g_capture.mode != cudaStreamCaptureModeRelaxed && __sim::g_capture.thread != std::this_thread::get_id())
         return set_error(cudaErrorStreamCaptureWrongThread);
-    *graph = sim::g_capture.graph;
-    sim::g_capture = sim::Capture{};
-    sim::g_capture_active.store(false);
+    *graph = __sim::g_capture.graph;
+    __sim::g_capture = __sim::Capture{};
+    __sim::g_capture_active.store(false);
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus* status) {
     if (status == nullptr) return set_error(cudaErrorInvalidValue);
-    *status = sim::capturing(stream) ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
-    return sim::sticky_error();
+    *status = __sim::capturing(stream) ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    return __sim::sticky_error();
 }
 
 cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus* status,
@@ -336,22 +336,22 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCapture
     (void)stream;
     if (status == nullptr) return set_error(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    const bool active = sim::g_capture_active.load();
+    const bool active = __sim::g_capture_active.load();
     *status = active ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
-    if (id != nullptr) *id = active ? sim::g_capture.id : 0;
-    if (graph != nullptr) *graph = active ? sim::g_capture.graph : nullptr;
+    if (id != nullptr) *id = active ? __sim::g_capture.id : 0;
+    if (graph != nullptr) *graph = active ? __sim::g_capture.graph : nullptr;
     // The one node the next captured operation will depend on (none at the start).
     static thread_local cudaGraphNode_t last;
-    last = active ? sim::g_capture.last : nullptr;
+    last = active ? __sim::g_capture.last : nullptr;
     if (dependencies != nullptr) *dependencies = last != nullptr ? &last : nullptr;
     if (edge_data != nullptr) *edge_data = nullptr;  // every edge is a plain full dependency
     if (num_dependencies != nullptr) *num_dependencies = last != nullptr ? 1 : 0;
-    return sim::sticky_error();
+    return __sim::sticky_error();
 }
 
 cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode* mode) {
     if (mode == nullptr || (int)*mode < 0 || (int)*mode > 2) return set_error(cudaErrorInvalidValue);
-    std::swap(*mode, sim::tl_capture_mode);  // kept; no call is refused because of it
+    std::swap(*mode, __sim::tl_capture_mode);  // kept; no call is refused because of it
     return cudaSuccess;
 }
 
@@ -360,36 +360,36 @@ cudaError_t cudaGraphCreate(cudaGraph_t* graph, unsigned int flags) {
     if (graph == nullptr || flags != 0) return set_error(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_graph_mu);
     *graph = new CUgraph_st();
-    sim::g_graphs.insert(*graph);
+    __sim::g_graphs.insert(*graph);
     return cudaSuccess;
 }
 
 cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
                                    size_t num_deps, const struct cudaKernelNodeParams* params) {
-    const sim::Site site = sim::take_site();
+    const __sim::Site site = __sim::take_site();
     if (params == nullptr) return set_error(cudaErrorInvalidValue);
     if (params->kernelParams == nullptr && params->extra != nullptr) {
-        sim::graph_note("cudaGraphAddKernelNode: arguments in the 'extra' format are not supported by the simulator "
+        __sim::graph_note("cudaGraphAddKernelNode: arguments in the 'extra' format are not supported by the simulator "
                   "(pass kernelParams); returns cudaErrorNotSupported");
         return set_error(cudaErrorNotSupported);
     }
     NodeOp n;
     n.type = cudaGraphNodeTypeKernel;
-    const sim::LaunchSpec spec{params->gridDim, params->blockDim, params->sharedMemBytes, nullptr};
-    if (cudaError_t e = sim::make_kernel_op(params->func, spec, params->kernelParams, site.file, site.line,
+    const __sim::LaunchSpec spec{params->gridDim, params->blockDim, params->sharedMemBytes, nullptr};
+    if (cudaError_t e = __sim::make_kernel_op(params->func, spec, params->kernelParams, site.file, site.line,
                                             "cudaGraphAddKernelNode", &n.kernel))
         return e;
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    return sim::add_node(node, graph, deps, num_deps, std::move(n));
+    return __sim::add_node(node, graph, deps, num_deps, std::move(n));
 }
 
 cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
                                    size_t num_deps, const struct cudaMemcpy3DParms* params) {
     NodeOp n;
     n.type = cudaGraphNodeTypeMemcpy;
-    if (cudaError_t e = sim::make_copy(params, &n.copy)) return e;
+    if (cudaError_t e = __sim::make_copy(params, &n.copy)) return e;
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    return sim::add_node(node, graph, deps, num_deps, std::move(n));
+    return __sim::add_node(node, graph, deps, num_deps, std::move(n));
 }
 
 cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
@@ -404,7 +404,7 @@ cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* node, cudaGraph_t graph, c
     n.copy.width = count;
     n.copy.kind = kind;
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    return sim::add_node(node, graph, deps, num_deps, std::move(n));
+    return __sim::add_node(node, graph, deps, num_deps, std::move(n));
 }
 
 cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
@@ -422,7 +422,7 @@ cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* node, cudaGraph_t graph, con
     n.set.width = params->width;
     n.set.height = params->height;
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    return sim::add_node(node, graph, deps, num_deps, std::move(n));
+    return __sim::add_node(node, graph, deps, num_deps, std::move(n));
 }
 
 cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
@@ -432,29 +432,29 @@ cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* node, cudaGraph_t graph, const
     n.type = cudaGraphNodeTypeHost;
     n.host = *params;
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    return sim::add_node(node, graph, deps, num_deps, std::move(n));
+    return __sim::add_node(node, graph, deps, num_deps, std::move(n));
 }
 
 cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
                                   size_t num_deps) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    return sim::add_node(node, graph, deps, num_deps, NodeOp{});
+    return __sim::add_node(node, graph, deps, num_deps, NodeOp{});
 }
 
 cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
                                      const cudaGraphEdgeData* edge_data, size_t count) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (!sim::live_graph(graph) || (count > 0 && (from == nullptr || to == nullptr)))
+    if (!__sim::live_graph(graph) || (count > 0 && (from == nullptr || to == nullptr)))
         return set_error(cudaErrorInvalidValue);
     for (size_t i = 0; i < count; ++i) {
         const cudaGraphEdgeData* d = edge_data != nullptr ? &edge_data[i] : nullptr;
         if (d != nullptr && (d->from_port != 0 || d->to_port != 0 || d->type != 0)) {
-            sim::graph_note(
+            __sim::graph_note(
                 "cudaGraphAddDependencies: only full (default) dependencies are supported by the simulator");
             return set_error(cudaErrorInvalidValue);
         }
         for (cudaGraphNode_t n : {from[i], to[i]})
-            if (sim::g_nodes.count(n) == 0 || n->graph != graph) return set_error(cudaErrorInvalidValue);
+            if (__sim::g_nodes.count(n) == 0 || n->graph != graph) return set_error(cudaErrorInvalidValue);
         auto& deps = to[i]->deps;
         if (from[i] == to[i] || std::find(deps.begin(), deps.end(), from[i]) != deps.end())
             return set_error(cudaErrorInvalidValue);  // a self edge, or one that exists
@@ -465,7 +465,7 @@ cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t* f
 
 cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* num_nodes) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (!sim::live_graph(graph) || num_nodes == nullptr) return set_error(cudaErrorInvalidValue);
+    if (!__sim::live_graph(graph) || num_nodes == nullptr) return set_error(cudaErrorInvalidValue);
     if (nodes != nullptr) {
         for (size_t i = 0; i < *num_nodes; ++i) nodes[i] = i < graph->nodes.size() ? graph->nodes[i].get() : nullptr;
     }
@@ -475,7 +475,7 @@ cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t*
 
 cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* num_nodes) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (!sim::live_graph(graph) || num_nodes == nullptr) return set_error(cudaErrorInvalidValue);
+    if (!__sim::live_graph(graph) || num_nodes == nullptr) return set_error(cudaErrorInvalidValue);
     std::vector<cudaGraphNode_t> roots;
     for (const auto& n : graph->nodes)
         if (n->deps.empty()) roots.push_back(n.get());
@@ -488,24 +488,24 @@ cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, siz
 
 cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType* type) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (type == nullptr || sim::g_nodes.count(node) == 0) return set_error(cudaErrorInvalidValue);
+    if (type == nullptr || __sim::g_nodes.count(node) == 0) return set_error(cudaErrorInvalidValue);
     *type = node->op.type;
     return cudaSuccess;
 }
 
 cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (!sim::live_graph(graph) || sim::g_owned.count(graph) != 0 ||
-        (sim::g_capture_active.load() && sim::g_capture.graph == graph))
+    if (!__sim::live_graph(graph) || __sim::g_owned.count(graph) != 0 ||
+        (__sim::g_capture_active.load() && __sim::g_capture.graph == graph))
         return set_error(cudaErrorInvalidValue);
-    sim::destroy_graph(graph);
+    __sim::destroy_graph(graph);
     return cudaSuccess;
 }
 
 // ---- executable graphs -----------------------------------------------------------------------
 cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags) {
     if (flags & cudaGraphInstantiateFlagDeviceLaunch) {
-        sim::graph_note("cudaGraphInstantiate: graphs launched from the device are not supported by the simulator; "
+        __sim::graph_note("cudaGraphInstantiate: graphs launched from the device are not supported by the simulator; "
                   "returns cudaErrorNotSupported");
         return set_error(cudaErrorNotSupported);
     }
@@ -514,23 +514,23 @@ cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t gra
                                        cudaGraphInstantiateFlagUseNodePriority)) != 0)
         return set_error(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (exec == nullptr || !sim::live_graph(graph)) return set_error(cudaErrorInvalidValue);
+    if (exec == nullptr || !__sim::live_graph(graph)) return set_error(cudaErrorInvalidValue);
     auto x = std::make_unique<CUgraphExec_st>();
     x->flags = flags;
-    x->deps = sim::dependency_indices(graph);
-    bool acyclic = sim::topological_order(x->deps, &x->order);
+    x->deps = __sim::dependency_indices(graph);
+    bool acyclic = __sim::topological_order(x->deps, &x->order);
     for (const auto& n : graph->nodes) {
         x->types.push_back(n->op.type);
         x->ops.emplace_back();
-        acyclic = acyclic && sim::exec_form(n->op, &x->ops.back());
+        acyclic = acyclic && __sim::exec_form(n->op, &x->ops.back());
         x->index_of[n.get()] = n->index;
     }
     if (!acyclic) {
-        sim::graph_note("cudaGraphInstantiate: the graph's dependencies form a cycle; returns cudaErrorInvalidValue");
+        __sim::graph_note("cudaGraphInstantiate: the graph's dependencies form a cycle; returns cudaErrorInvalidValue");
         return set_error(cudaErrorInvalidValue);
     }
     *exec = x.release();
-    sim::g_execs.insert(*exec);
+    __sim::g_execs.insert(*exec);
     return cudaSuccess;
 }
 
@@ -541,39 +541,39 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsig
 cudaError_t cudaGraphUpload(cudaGraphExec_t exec, cudaStream_t stream) {
     (void)stream;
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (sim::g_execs.count(exec) == 0) return set_error(cudaErrorInvalidValue);
-    return sim::sticky_error();  // nothing to upload: graphs run from host memory
+    if (__sim::g_execs.count(exec) == 0) return set_error(cudaErrorInvalidValue);
+    return __sim::sticky_error();  // nothing to upload: graphs run from host memory
 }
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
     std::vector<NodeOp> ops;
     {
         std::lock_guard<std::mutex> lock(g_graph_mu);
-        if (sim::g_execs.count(exec) == 0) return set_error(cudaErrorInvalidValue);
-        if (cudaError_t e = sim::sticky_error()) return e;
-        for (size_t i : exec->order) sim::expand_op(exec->ops[i], &ops);
+        if (__sim::g_execs.count(exec) == 0) return set_error(cudaErrorInvalidValue);
+        if (cudaError_t e = __sim::sticky_error()) return e;
+        for (size_t i : exec->order) __sim::expand_op(exec->ops[i], &ops);
         // Allocations of its previous launch must be freed first (or be freed now, on request).
         const bool auto_free = (exec->flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0;
-        if (cudaError_t e = sim::free_previous_allocations(ops, auto_free)) return e;
-        if (sim::capturing(stream)) {
+        if (cudaError_t e = __sim::free_previous_allocations(ops, auto_free)) return e;
+        if (__sim::capturing(stream)) {
             // Launched into a capture: its work joins the captured chain, in its replay order.
             for (NodeOp& op : ops)
-                if (cudaError_t e = sim::capture_node(std::move(op))) return e;
+                if (cudaError_t e = __sim::capture_node(std::move(op))) return e;
             return cudaSuccess;
         }
     }
     // Outside the lock: a host node may build or launch graphs itself.
     for (const NodeOp& op : ops)
-        if (cudaError_t e = sim::run_op(op)) return e;
+        if (cudaError_t e = __sim::run_op(op)) return e;
     return cudaSuccess;
 }
 
 cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph, cudaGraphExecUpdateResultInfo* info) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (sim::g_execs.count(exec) == 0 || !sim::live_graph(graph) || info == nullptr)
+    if (__sim::g_execs.count(exec) == 0 || !__sim::live_graph(graph) || info == nullptr)
         return set_error(cudaErrorInvalidValue);
     *info = cudaGraphExecUpdateResultInfo{cudaGraphExecUpdateSuccess, nullptr, nullptr};
-    const auto deps = sim::dependency_indices(graph);
+    const auto deps = __sim::dependency_indices(graph);
     auto fail = [&](cudaGraphExecUpdateResult r, cudaGraphNode_t node) {
         *info = cudaGraphExecUpdateResultInfo{r, node, nullptr};
         return set_error(cudaErrorGraphExecUpdateFailure);
@@ -586,7 +586,7 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph, cudaGra
     }
     std::vector<NodeOp> ops(graph->nodes.size());
     for (const auto& n : graph->nodes)
-        if (!sim::exec_form(n->op, &ops[n->index])) return fail(cudaGraphExecUpdateErrorTopologyChanged, n.get());
+        if (!__sim::exec_form(n->op, &ops[n->index])) return fail(cudaGraphExecUpdateErrorTopologyChanged, n.get());
     for (const auto& n : graph->nodes) exec->index_of[n.get()] = n->index;
     exec->ops = std::move(ops);
     return cudaSuccess;
@@ -596,23 +596,23 @@ cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t exec, cudaGraphNode
                                              const struct cudaKernelNodeParams* params) {
     if (params == nullptr) return set_error(cudaErrorInvalidValue);
     size_t index;
-    sim::KernelOp old;
+    __sim::KernelOp old;
     {
         std::lock_guard<std::mutex> lock(g_graph_mu);
-        if (sim::g_execs.count(exec) == 0) return set_error(cudaErrorInvalidValue);
+        if (__sim::g_execs.count(exec) == 0) return set_error(cudaErrorInvalidValue);
         auto it = exec->index_of.find(node);
         if (it == exec->index_of.end() || exec->types[it->second] != cudaGraphNodeTypeKernel)
             return set_error(cudaErrorInvalidValue);
         index = it->second;
         old = exec->ops[index].kernel;
     }
-    sim::KernelOp op;
-    const sim::LaunchSpec spec{params->gridDim, params->blockDim, params->sharedMemBytes, nullptr};
-    if (cudaError_t e = sim::make_kernel_op(params->func, spec, params->kernelParams, old.file, old.line,
+    __sim::KernelOp op;
+    const __sim::LaunchSpec spec{params->gridDim, params->blockDim, params->sharedMemBytes, nullptr};
+    if (cudaError_t e = __sim::make_kernel_op(params->func, spec, params->kernelParams, old.file, old.line,
                                             "cudaGraphExecKernelNodeSetParams", &op))
         return e;
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (sim::g_execs.count(exec) == 0) return set_error(cudaErrorInvalidValue);
+    if (__sim::g_execs.count(exec) == 0) return set_error(cudaErrorInvalidValue);
     exec->ops[index].kernel = std::move(op);
     exec->ops[index].work = nullptr;  // a recorded library call becomes this kernel
     return cudaSuccess;
@@ -620,8 +620,8 @@ cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t exec, cudaGraphNode
 
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    if (sim::g_execs.count(exec) == 0) return set_error(cudaErrorInvalidValue);
-    sim::g_execs.erase(exec);
+    if (__sim::g_execs.count(exec) == 0) return set_error(cudaErrorInvalidValue);
+    __sim::g_execs.erase(exec);
     delete exec;
     return cudaSuccess;
 }

@@ -11,7 +11,7 @@
 
 #pragma GCC visibility push(hidden)
 
-namespace sim {
+namespace __sim {
 
 struct KernelEntry {
     const char* name;  // null when only typed forms registered it
@@ -68,7 +68,7 @@ bool capture_library_call(cudaStream_t stream, std::function<void()> work);
 bool capture_event_node(cudaGraphNodeType type, cudaEvent_t event, cudaError_t* result);
 bool event_is_live(cudaEvent_t event);
 
-}  // namespace sim
+}  // namespace __sim
 
 #pragma GCC visibility pop
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace sim {
+namespace __sim {
 
 // ---- tiles of 64..1024 threads ----------------------------------------------------------------
 namespace {
@@ -198,4 +198,4 @@ void release_after_exit(Block* b, Fiber* f) {
     }
 }
 
-}  // namespace sim
+}  // namespace __sim

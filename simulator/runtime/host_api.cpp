@@ -26,7 +26,7 @@
 #include <set>
 #include <thread>
 
-namespace sim {
+namespace __sim {
 
 std::mutex g_launch_mu;
 std::mutex g_state_mu;
@@ -369,30 +369,30 @@ size_t g_limits[7] = {1024, 1 << 20, 8 << 20, 2, 2048, 64, 0};
 
 }  // namespace
 
-}  // namespace sim
+}  // namespace __sim
 
 // ---- host API ------------------------------------------------------------------------------
-using sim::g_allocs;
-using sim::g_state_mu;
-using sim::sticky_error;
+using __sim::g_allocs;
+using __sim::g_state_mu;
+using __sim::sticky_error;
 
 extern "C" {
 
 cudaError_t cudaMalloc(void** ptr, size_t size) {
-    if (ptr == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (ptr == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     if (cudaError_t e = sticky_error()) return e;
     *ptr = nullptr;
     if (size == 0) return cudaSuccess;
-    if (size > ((size_t)1 << 40)) return sim::set_error(cudaErrorMemoryAllocation);
-    void* p = sim::device_alloc(size);
-    if (p == nullptr) return sim::set_error(cudaErrorMemoryAllocation);
+    if (size > ((size_t)1 << 40)) return __sim::set_error(cudaErrorMemoryAllocation);
+    void* p = __sim::device_alloc(size);
+    if (p == nullptr) return __sim::set_error(cudaErrorMemoryAllocation);
     {
         std::lock_guard<std::mutex> lock(g_state_mu);
         g_allocs[reinterpret_cast<uintptr_t>(p)] = size;
-        sim::record_alloc(reinterpret_cast<uintptr_t>(p), sim::current_device(), false);
+        __sim::record_alloc(reinterpret_cast<uintptr_t>(p), __sim::current_device(), false);
 #if defined(SIM_MEMCHECK)
         // The return address points after the call; step back into it for the source line.
-        sim::g_alloc_sites[reinterpret_cast<uintptr_t>(p)] =
+        __sim::g_alloc_sites[reinterpret_cast<uintptr_t>(p)] =
             static_cast<const char*>(__builtin_extract_return_addr(__builtin_return_address(0))) - 1;
 #endif
     }
@@ -405,58 +405,58 @@ cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int flags) {
     const cudaError_t e = cudaMalloc(ptr, size);
     if (e == cudaSuccess && *ptr != nullptr) {
         std::lock_guard<std::mutex> lock(g_state_mu);
-        sim::record_alloc(reinterpret_cast<uintptr_t>(*ptr), sim::current_device(), true);
+        __sim::record_alloc(reinterpret_cast<uintptr_t>(*ptr), __sim::current_device(), true);
     }
     return e;
 }
 
 cudaError_t cudaMallocHost(void** ptr, size_t size) {
-    if (ptr == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (ptr == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     if (cudaError_t e = sticky_error()) return e;
     *ptr = std::malloc(size == 0 ? 1 : size);
-    if (*ptr == nullptr) return sim::set_error(cudaErrorMemoryAllocation);
-    sim::record_host_alloc(*ptr, size == 0 ? 1 : size);
+    if (*ptr == nullptr) return __sim::set_error(cudaErrorMemoryAllocation);
+    __sim::record_host_alloc(*ptr, size == 0 ? 1 : size);
     return cudaSuccess;
 }
 
 cudaError_t cudaFreeHost(void* ptr) {
-    if (ptr != nullptr) sim::forget_host_alloc(ptr);
+    if (ptr != nullptr) __sim::forget_host_alloc(ptr);
     std::free(ptr);
     return sticky_error();
 }
 
 cudaError_t cudaFree(void* ptr) {
     if (ptr == nullptr) return cudaSuccess;
-    if (sim::free_graph_allocation(ptr)) return sticky_error();  // its block stays the graph's
-    sim::forget_pool_allocation(ptr);
+    if (__sim::free_graph_allocation(ptr)) return sticky_error();  // its block stays the graph's
+    __sim::forget_pool_allocation(ptr);
     {
         std::lock_guard<std::mutex> lock(g_state_mu);
         auto it = g_allocs.find(reinterpret_cast<uintptr_t>(ptr));
         if (it == g_allocs.end()) {
-            sim::report("%s: cudaFree(%p): not a live device allocation (double free, or a pointer cudaMalloc "
+            __sim::report("%s: cudaFree(%p): not a live device allocation (double free, or a pointer cudaMalloc "
                         "did not return)",
-                        sim::mode_name(), ptr);
-            return sim::set_error(cudaErrorInvalidValue);
+                        __sim::mode_name(), ptr);
+            return __sim::set_error(cudaErrorInvalidValue);
         }
         g_allocs.erase(it);
-        sim::forget_alloc(reinterpret_cast<uintptr_t>(ptr));
+        __sim::forget_alloc(reinterpret_cast<uintptr_t>(ptr));
 #if defined(SIM_MEMCHECK)
-        sim::g_alloc_sites.erase(reinterpret_cast<uintptr_t>(ptr));
+        __sim::g_alloc_sites.erase(reinterpret_cast<uintptr_t>(ptr));
 #endif
     }
-    sim::device_free(ptr);
+    __sim::device_free(ptr);
     return sticky_error();  // freed, but a corrupt context still says so
 }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
     if (cudaError_t e = sticky_error()) return e;
     if (count == 0) return cudaSuccess;
-    if (dst == nullptr || src == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (dst == nullptr || src == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     bool dst_dev, src_dev;
     {
         std::lock_guard<std::mutex> lock(g_state_mu);
-        dst_dev = sim::find_alloc(dst, count, nullptr);
-        src_dev = sim::find_alloc(src, count, nullptr);
+        dst_dev = __sim::find_alloc(dst, count, nullptr);
+        src_dev = __sim::find_alloc(src, count, nullptr);
     }
     bool need_dst = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
     bool need_src = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
@@ -464,15 +464,15 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpy
         // The direction follows from the pointers (unified addressing): a pointer into a live
         // device allocation is a device pointer, and then the whole range must lie inside it.
         std::lock_guard<std::mutex> lock(g_state_mu);
-        need_dst = sim::find_alloc(dst, 1, nullptr);
-        need_src = sim::find_alloc(src, 1, nullptr);
+        need_dst = __sim::find_alloc(dst, 1, nullptr);
+        need_src = __sim::find_alloc(src, 1, nullptr);
     }
-    if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return sim::set_error(cudaErrorInvalidMemcpyDirection);
+    if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return __sim::set_error(cudaErrorInvalidMemcpyDirection);
     if ((need_dst && !dst_dev) || (need_src && !src_dev)) {
-        sim::report("%s: cudaMemcpy(%p, %p, %zu, kind %d): the %s range is not inside one live device "
+        __sim::report("%s: cudaMemcpy(%p, %p, %zu, kind %d): the %s range is not inside one live device "
                     "allocation",
-                    sim::mode_name(), dst, src, count, (int)kind, (need_dst && !dst_dev) ? "destination" : "source");
-        return sim::set_error(cudaErrorInvalidValue);
+                    __sim::mode_name(), dst, src, count, (int)kind, (need_dst && !dst_dev) ? "destination" : "source");
+        return __sim::set_error(cudaErrorInvalidValue);
     }
     std::memmove(dst, src, count);
     return cudaSuccess;
@@ -484,33 +484,33 @@ cudaError_t cudaMemset(void* ptr, int value, size_t count) {
     bool ok;
     {
         std::lock_guard<std::mutex> lock(g_state_mu);
-        ok = sim::find_alloc(ptr, count, nullptr);
+        ok = __sim::find_alloc(ptr, count, nullptr);
     }
     if (!ok) {
-        sim::report("%s: cudaMemset(%p, %d, %zu): the range is not inside one live device allocation",
-                    sim::mode_name(), ptr, value, count);
-        return sim::set_error(cudaErrorInvalidValue);
+        __sim::report("%s: cudaMemset(%p, %d, %zu): the range is not inside one live device allocation",
+                    __sim::mode_name(), ptr, value, count);
+        return __sim::set_error(cudaErrorInvalidValue);
     }
     std::memset(ptr, value, count);
     return cudaSuccess;
 }
 
 cudaError_t cudaGetLastError(void) {
-    if (sim::Fiber* f = sim::tl_run.fiber) return sim::device_last_error(f, true);
-    const cudaError_t e = sim::tl_last_error;
-    sim::tl_last_error = cudaSuccess;
+    if (__sim::Fiber* f = __sim::tl_run.fiber) return __sim::device_last_error(f, true);
+    const cudaError_t e = __sim::tl_last_error;
+    __sim::tl_last_error = cudaSuccess;
     if (cudaError_t sticky = sticky_error()) return sticky;
     return e;
 }
 
 cudaError_t cudaPeekAtLastError(void) {
-    if (sim::Fiber* f = sim::tl_run.fiber) return sim::device_last_error(f, false);
+    if (__sim::Fiber* f = __sim::tl_run.fiber) return __sim::device_last_error(f, false);
     if (cudaError_t sticky = sticky_error()) return sticky;
-    return sim::tl_last_error;
+    return __sim::tl_last_error;
 }
 
 cudaError_t cudaDeviceSynchronize(void) {
-    if (sim::Launch* parent = sim::device_launch_running()) return sim::device_synchronize(parent);  // device code
+    if (__sim::Launch* parent = __sim::device_launch_running()) return __sim::device_synchronize(parent);  // device code
     return sticky_error();
 }
 
@@ -523,33 +523,33 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 // function attributes and the sticky error are the process's here, not per device, and go too
 // (see the top of this file for how this differs from CUDA's promise).
 cudaError_t cudaDeviceReset(void) {
-    std::lock_guard<std::mutex> launch_lock(sim::g_launch_mu);
-    const int device = sim::current_device();
-    sim::reset_graph_allocations();  // graph allocations' blocks belong to their graphs, not to free() here
-    sim::forget_peers(device);
-    sim::reset_device_pools(device);
+    std::lock_guard<std::mutex> launch_lock(__sim::g_launch_mu);
+    const int device = __sim::current_device();
+    __sim::reset_graph_allocations();  // graph allocations' blocks belong to their graphs, not to free() here
+    __sim::forget_peers(device);
+    __sim::reset_device_pools(device);
     {
         std::lock_guard<std::mutex> lock(g_state_mu);
         for (auto it = g_allocs.begin(); it != g_allocs.end();) {
-            if (sim::alloc_device(it->first) != device) {
+            if (__sim::alloc_device(it->first) != device) {
                 ++it;
                 continue;
             }
-            sim::device_free(reinterpret_cast<void*>(it->first));
-            sim::forget_alloc(it->first);
-            sim::g_alloc_sites.erase(it->first);
+            __sim::device_free(reinterpret_cast<void*>(it->first));
+            __sim::forget_alloc(it->first);
+            __sim::g_alloc_sites.erase(it->first);
             it = g_allocs.erase(it);
         }
-        sim::g_smem_optin.clear();
+        __sim::g_smem_optin.clear();
     }
     // A refused environment knob is not cleared by a reset: the configuration is still wrong.
-    sim::g_sticky_error.store(sim::g_knob_error ? cudaErrorInitializationError : cudaSuccess);
-    sim::tl_last_error = cudaSuccess;
-    return sim::sticky_error();
+    __sim::g_sticky_error.store(__sim::g_knob_error ? cudaErrorInitializationError : cudaSuccess);
+    __sim::tl_last_error = cudaSuccess;
+    return __sim::sticky_error();
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t* stream) {
-    if (stream == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (stream == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     *stream = nullptr;
     return sticky_error();
 }
@@ -561,7 +561,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 
 // ---- streams, host memory and device flags ---------------------------------------------------
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
-    if (flags != cudaStreamDefault && flags != cudaStreamNonBlocking) return sim::set_error(cudaErrorInvalidValue);
+    if (flags != cudaStreamDefault && flags != cudaStreamNonBlocking) return __sim::set_error(cudaErrorInvalidValue);
     return cudaStreamCreate(stream);  // every stream runs in order with the host
 }
 
@@ -577,7 +577,7 @@ cudaError_t cudaStreamQuery(cudaStream_t stream) {
 
 cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* user_data,
                                   unsigned int flags) {
-    if (callback == nullptr || flags != 0) return sim::set_error(cudaErrorInvalidValue);
+    if (callback == nullptr || flags != 0) return __sim::set_error(cudaErrorInvalidValue);
     callback(stream, sticky_error(), user_data);  // a callback also runs after a fault, told of it
     return cudaSuccess;
 }
@@ -590,50 +590,50 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
 
 cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int flags) {
     const unsigned int known = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
-    if ((flags & ~known) != 0) return sim::set_error(cudaErrorInvalidValue);
+    if ((flags & ~known) != 0) return __sim::set_error(cudaErrorInvalidValue);
     return cudaMallocHost(ptr, size);
 }
 
 cudaError_t cudaHostGetDevicePointer(void** device_ptr, void* host_ptr, unsigned int flags) {
-    if (device_ptr == nullptr || host_ptr == nullptr || flags != 0) return sim::set_error(cudaErrorInvalidValue);
+    if (device_ptr == nullptr || host_ptr == nullptr || flags != 0) return __sim::set_error(cudaErrorInvalidValue);
     *device_ptr = host_ptr;  // kernels read host memory directly here
     return cudaSuccess;
 }
 
 cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
-    if (ptr == nullptr || size == 0 || flags > 0x0fu) return sim::set_error(cudaErrorInvalidValue);
-    sim::record_host_alloc(ptr, size);
+    if (ptr == nullptr || size == 0 || flags > 0x0fu) return __sim::set_error(cudaErrorInvalidValue);
+    __sim::record_host_alloc(ptr, size);
     return cudaSuccess;
 }
 
 cudaError_t cudaHostUnregister(void* ptr) {
-    if (ptr == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    sim::forget_host_alloc(ptr);
+    if (ptr == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    __sim::forget_host_alloc(ptr);
     return cudaSuccess;
 }
 
 cudaError_t cudaSetDeviceFlags(unsigned int flags) {
-    if (flags > 0x1fu) return sim::set_error(cudaErrorInvalidValue);
-    sim::g_device_flags = flags;
+    if (flags > 0x1fu) return __sim::set_error(cudaErrorInvalidValue);
+    __sim::g_device_flags = flags;
     return cudaSuccess;
 }
 
 cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
-    if (flags == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    *flags = sim::g_device_flags;
+    if (flags == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    *flags = __sim::g_device_flags;
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache config) {
-    return (int)config >= 0 && (int)config <= 3 ? cudaSuccess : sim::set_error(cudaErrorInvalidValue);
+    return (int)config >= 0 && (int)config <= 3 ? cudaSuccess : __sim::set_error(cudaErrorInvalidValue);
 }
 
 cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config) {
-    return (int)config >= 0 && (int)config <= 2 ? cudaSuccess : sim::set_error(cudaErrorInvalidValue);
+    return (int)config >= 0 && (int)config <= 2 ? cudaSuccess : __sim::set_error(cudaErrorInvalidValue);
 }
 
 cudaError_t cudaDriverGetVersion(int* version) {
-    if (version == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (version == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     *version = CUDART_VERSION;
     return cudaSuccess;
 }
@@ -642,8 +642,8 @@ cudaError_t cudaRuntimeGetVersion(int* version) { return cudaDriverGetVersion(ve
 
 // ---- pitched (2-D) memory: rows of `width` bytes, `pitch` bytes apart -----------------------
 cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
-    if (ptr == nullptr || pitch == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    const size_t p = width == 0 ? 0 : (width + sim::kPitchAlignment - 1) / sim::kPitchAlignment * sim::kPitchAlignment;
+    if (ptr == nullptr || pitch == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    const size_t p = width == 0 ? 0 : (width + __sim::kPitchAlignment - 1) / __sim::kPitchAlignment * __sim::kPitchAlignment;
     *pitch = p;
     return cudaMalloc(ptr, p * height);
 }
@@ -652,7 +652,7 @@ cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitc
                          enum cudaMemcpyKind kind) {
     if (cudaError_t e = sticky_error()) return e;
     if (width == 0 || height == 0) return cudaSuccess;
-    if (width > dpitch || width > spitch) return sim::set_error(cudaErrorInvalidPitchValue);
+    if (width > dpitch || width > spitch) return __sim::set_error(cudaErrorInvalidPitchValue);
     for (size_t r = 0; r < height; r++) {  // each row is checked like a cudaMemcpy of its own
         cudaError_t e = cudaMemcpy(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch,
                                    width, kind);
@@ -670,7 +670,7 @@ cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t 
 cudaError_t cudaMemset2D(void* ptr, size_t pitch, int value, size_t width, size_t height) {
     if (cudaError_t e = sticky_error()) return e;
     if (width == 0 || height == 0) return cudaSuccess;
-    if (width > pitch) return sim::set_error(cudaErrorInvalidPitchValue);
+    if (width > pitch) return __sim::set_error(cudaErrorInvalidPitchValue);
     for (size_t r = 0; r < height; r++) {
         cudaError_t e = cudaMemset(static_cast<char*>(ptr) + r * pitch, value, width);
         if (e != cudaSuccess) return e;
@@ -687,20 +687,20 @@ cudaError_t cudaMemset2DAsync(void* ptr, size_t pitch, int value, size_t width, 
 // Limits are kept and read back; none constrains a kernel here (stacks: SIMULATOR_STACK_KB; the
 // device heap and printf buffer are the host's).
 cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
-    if ((int)limit < 0 || (int)limit >= (int)(sizeof(sim::g_limits) / sizeof(sim::g_limits[0]))) {
-        return sim::set_error(cudaErrorInvalidValue);
+    if ((int)limit < 0 || (int)limit >= (int)(sizeof(__sim::g_limits) / sizeof(__sim::g_limits[0]))) {
+        return __sim::set_error(cudaErrorInvalidValue);
     }
     std::lock_guard<std::mutex> lock(g_state_mu);
-    sim::g_limits[limit] = value;
+    __sim::g_limits[limit] = value;
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceGetLimit(size_t* value, enum cudaLimit limit) {
-    if (value == nullptr || (int)limit < 0 || (int)limit >= (int)(sizeof(sim::g_limits) / sizeof(sim::g_limits[0]))) {
-        return sim::set_error(cudaErrorInvalidValue);
+    if (value == nullptr || (int)limit < 0 || (int)limit >= (int)(sizeof(__sim::g_limits) / sizeof(__sim::g_limits[0]))) {
+        return __sim::set_error(cudaErrorInvalidValue);
     }
     std::lock_guard<std::mutex> lock(g_state_mu);
-    *value = sim::g_limits[limit];
+    *value = __sim::g_limits[limit];
     return cudaSuccess;
 }
 

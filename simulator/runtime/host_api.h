@@ -15,12 +15,12 @@
 #include "sim_device.h"
 #include "launch.h"
 
-namespace sim {
+namespace __sim {
 // A file-scope __device__/__constant__ variable, registered by the front end under its name and
 // address: cudaMemcpyToSymbol and friends check a copy against its size, and a symbol named by
 // a string (removed in CUDA 5, still in older code such as Rodinia's kmeans) is found by name.
 SIM_API bool register_symbol_name(const char* name, const void* address, size_t size);
-}  // namespace sim
+}  // namespace __sim
 
 // ---- names gone from current CUDA (legacy_api.cpp) -------------------------------------------
 // Removed from the CUDA 12/13 toolkits but common in older code (suites, textbooks).

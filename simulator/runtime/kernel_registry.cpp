@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-namespace sim {
+namespace __sim {
 namespace {
 
 std::mutex g_registry_mu;
@@ -167,7 +167,7 @@ cudaError_t func_get_attributes(struct cudaFuncAttributes* attr, const void* fun
     return sticky_error();
 }
 
-}  // namespace sim
+}  // namespace __sim
 
 extern "C" {
 
@@ -175,42 +175,42 @@ extern "C" {
 // The call site is the one the front end records in front of the call (or that of the typed form
 // of <cuda_runtime.h> that calls it).
 cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t smem, cudaStream_t stream) {
-    const sim::Site site = sim::take_site();
-    return sim::launch_by_address(func, sim::LaunchSpec{grid, block, smem, stream}, args, false, site.file, site.line);
+    const __sim::Site site = __sim::take_site();
+    return __sim::launch_by_address(func, __sim::LaunchSpec{grid, block, smem, stream}, args, false, site.file, site.line);
 }
 
 cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 grid, dim3 block, void** args, size_t smem,
                                         cudaStream_t stream) {
-    const sim::Site site = sim::take_site();
-    return sim::launch_by_address(func, sim::LaunchSpec{grid, block, smem, stream}, args, true, site.file, site.line);
+    const __sim::Site site = __sim::take_site();
+    return __sim::launch_by_address(func, __sim::LaunchSpec{grid, block, smem, stream}, args, true, site.file, site.line);
 }
 
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args) {
-    const sim::Site site = sim::take_site();
-    return sim::launch_ex(config, func, args, site.file, site.line);
+    const __sim::Site site = __sim::take_site();
+    return __sim::launch_ex(config, func, args, site.file, site.line);
 }
 
 // ---- a kernel's attributes -----------------------------------------------------------------------
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes* attr, const void* func) {
-    return sim::func_get_attributes(attr, func);
+    return __sim::func_get_attributes(attr, func);
 }
 
 cudaError_t cudaFuncSetAttribute(const void* func, enum cudaFuncAttribute attr, int value) {
-    return sim::func_set_attribute(func, (int)attr, value);
+    return __sim::func_set_attribute(func, (int)attr, value);
 }
 
 // The cache preference has no effect on a CPU; the value is checked as CUDA checks it.
 cudaError_t cudaFuncSetCacheConfig(const void* func, enum cudaFuncCache config) {
     (void)func;
-    return (int)config >= 0 && (int)config <= 3 ? cudaSuccess : sim::set_error(cudaErrorInvalidValue);
+    return (int)config >= 0 && (int)config <= 3 ? cudaSuccess : __sim::set_error(cudaErrorInvalidValue);
 }
 
 // ---- occupancy, modelled on the device from the block size and the dynamic shared memory ----
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* num_blocks, const void* func, int block_size,
                                                                    size_t dynamic_smem, unsigned int flags) {
     (void)func;
-    if (num_blocks == nullptr || block_size <= 0 || flags > 1) return sim::set_error(cudaErrorInvalidValue);
-    *num_blocks = sim::occupancy_blocks_per_sm(block_size, dynamic_smem);
+    if (num_blocks == nullptr || block_size <= 0 || flags > 1) return __sim::set_error(cudaErrorInvalidValue);
+    *num_blocks = __sim::occupancy_blocks_per_sm(block_size, dynamic_smem);
     return cudaSuccess;
 }
 
@@ -222,7 +222,7 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* num_blocks, const
 cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* smem, const void* func, int num_blocks, int block_size) {
     (void)func;
     if (smem == nullptr || num_blocks <= 0 || block_size <= 0 || block_size > 1024)
-        return sim::set_error(cudaErrorInvalidValue);
+        return __sim::set_error(cudaErrorInvalidValue);
     const size_t per_block = (228u * 1024u) / (size_t)num_blocks;
     *smem = per_block > 1024 ? per_block - 1024 : 0;
     if (*smem > 227u * 1024u) *smem = 227u * 1024u;

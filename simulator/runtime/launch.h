@@ -1,5 +1,5 @@
 // Launches (included by host_api.h): the machinery every `kernel<<<...>>>(args)` that the
-// build rewrites goes through (sim::launch, sim::launcher, sim::launch_deduced), stream
+// build rewrites goes through (__sim::launch, __sim::launcher, __sim::launch_deduced), stream
 // capture's hook and the kernel registry that launches by address use. Definitions are in
 // host_api.cpp, graphs.cpp and kernel_registry.cpp.
 #ifndef CUDA_CPU_SIMULATOR_LAUNCH_H
@@ -19,7 +19,7 @@
 #endif
 
 // ---- launch machinery ------------------------------------------------------------------
-namespace sim {
+namespace __sim {
 
 template <class T>
 struct nondeduced {
@@ -262,10 +262,10 @@ static inline void launch_deduced(const char* name, const char* file, int line, 
                    std::forward<A>(args)...);
 }
 
-}  // namespace sim
+}  // namespace __sim
 
 // ---- launches --------------------------------------------------------------------------------
-namespace sim {
+namespace __sim {
 
 // Passed instead of a call-by-name function when the launched kernel is an expression (a
 // pointer through a table, a conditional, ...): C++ applies no default arguments through a
@@ -354,9 +354,9 @@ struct Launcher<F, std::index_sequence<N...>, P...>
 };
 
 // `kernel<<<grid, block, smem, stream>>>(args)` becomes
-// `::sim::launcher(name, __FILE__, __LINE__, grid, block, smem, stream, kernel, by_name, barrier_free)(args)`,
+// `::__sim::launcher(name, __FILE__, __LINE__, grid, block, smem, stream, kernel, by_name, barrier_free)(args)`,
 // where barrier_free is the front end's finding that the kernel reaches no barrier or other wait;
-// or, with the whole configuration in a LaunchSpec, `::sim::launcher(spec, name, __FILE__,
+// or, with the whole configuration in a LaunchSpec, `::__sim::launcher(spec, name, __FILE__,
 // __LINE__, kernel, by_name)(args)`.
 template <class F, class... P>
 static inline auto launcher(const LaunchSpec& spec, const char* name, const char* file, int line,
@@ -371,6 +371,6 @@ static inline auto launcher(const char* name, const char* file, int line, dim3 g
     return launcher(LaunchSpec{grid, block, smem, stream, barrier_free}, name, file, line, kernel, by_name);
 }
 
-}  // namespace sim
+}  // namespace __sim
 
 #endif  // CUDA_CPU_SIMULATOR_LAUNCH_H

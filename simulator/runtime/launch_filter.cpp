@@ -11,7 +11,7 @@
 #include <cstring>
 #include <regex>
 
-namespace sim {
+namespace __sim {
 namespace {
 
 struct Pattern {
@@ -119,4 +119,4 @@ bool launch_checked(const char* name) {
     return n >= f->skip && (f->count == 0 || n - f->skip < f->count);
 }
 
-}  // namespace sim
+}  // namespace __sim

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string>
 
-void sim::note_gone(std::atomic<bool>& said, const char* what, const char* instead) {
+void __sim::note_gone(std::atomic<bool>& said, const char* what, const char* instead) {
     if (!said.exchange(true))
         std::fprintf(stderr, "note (simulator): %s is gone from current CUDA; it runs as %s\n", what, instead);
 }
@@ -50,7 +50,7 @@ cudaError_t cudaThreadGetCacheConfig(enum cudaFuncCache* config) {
 
 // Not a legacy name, but the getter of cudaDeviceSetCacheConfig: the preference has no effect.
 cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache* config) {
-    if (config == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (config == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     *config = cudaFuncCachePreferNone;
     return cudaSuccess;
 }

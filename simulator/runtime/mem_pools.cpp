@@ -26,10 +26,10 @@ namespace {
 std::mutex g_pool_mu;
 // Per device: its default pool (located on it) and its current pool (cudaDeviceSetMemPool).
 struct DevicePools {
-    CUmemPoolHandle_st defaults[sim::kMaxDevices];
-    cudaMemPool_t current[sim::kMaxDevices];
+    CUmemPoolHandle_st defaults[__sim::kMaxDevices];
+    cudaMemPool_t current[__sim::kMaxDevices];
     DevicePools() {
-        for (int d = 0; d < sim::kMaxDevices; ++d) start_over(d);
+        for (int d = 0; d < __sim::kMaxDevices; ++d) start_over(d);
     }
     // Device ``d``'s default pool as a new process finds it, and current.
     void start_over(int d) {
@@ -44,27 +44,27 @@ std::map<void*, std::pair<cudaMemPool_t, size_t>> g_owner;  // pool allocation -
 std::map<cudaStream_t, cudaLaunchAttributeValue> g_window, g_sync_policy, g_priority;
 
 bool default_pool(cudaMemPool_t pool) {
-    return pool >= &g_pools.defaults[0] && pool < &g_pools.defaults[sim::kMaxDevices];
+    return pool >= &g_pools.defaults[0] && pool < &g_pools.defaults[__sim::kMaxDevices];
 }
 
 bool live_pool(cudaMemPool_t pool) { return default_pool(pool) || g_created_pools.count(pool) != 0; }
 
 cudaError_t pool_alloc(void** ptr, size_t size, cudaMemPool_t pool) {
-    if (ptr == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (ptr == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     {
         std::lock_guard<std::mutex> lock(g_pool_mu);
-        if (!live_pool(pool)) return sim::set_error(cudaErrorInvalidValue);
+        if (!live_pool(pool)) return __sim::set_error(cudaErrorInvalidValue);
         if (pool->props.maxSize != 0 && pool->used + size > pool->props.maxSize) {
             *ptr = nullptr;
-            return sim::set_error(cudaErrorMemoryAllocation);
+            return __sim::set_error(cudaErrorMemoryAllocation);
         }
     }
     cudaError_t e = cudaMalloc(ptr, size);
     if (e != cudaSuccess || *ptr == nullptr) return e;
     {
         // The memory is the pool's device's, whichever device is current.
-        std::lock_guard<std::mutex> state(sim::g_state_mu);
-        sim::record_alloc(reinterpret_cast<uintptr_t>(*ptr), pool->props.location.id, false);
+        std::lock_guard<std::mutex> state(__sim::g_state_mu);
+        __sim::record_alloc(reinterpret_cast<uintptr_t>(*ptr), pool->props.location.id, false);
     }
     std::lock_guard<std::mutex> lock(g_pool_mu);
     g_owner[*ptr] = {pool, size};
@@ -84,7 +84,7 @@ std::map<cudaStream_t, cudaLaunchAttributeValue>* attribute_table(cudaStreamAttr
 
 }  // namespace
 
-namespace sim {
+namespace __sim {
 
 void forget_pool_allocation(void* ptr) {
     std::lock_guard<std::mutex> lock(g_pool_mu);
@@ -111,65 +111,65 @@ void reset_device_pools(int device) {
     g_pools.start_over(device);
 }
 
-}  // namespace sim
+}  // namespace __sim
 
 extern "C" {
 
 cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t stream) {
     cudaError_t captured;
-    if (sim::capturing(stream) && sim::capture_malloc(ptr, size, &captured)) return captured;
+    if (__sim::capturing(stream) && __sim::capture_malloc(ptr, size, &captured)) return captured;
     cudaMemPool_t pool;
     {
         std::lock_guard<std::mutex> lock(g_pool_mu);
-        pool = g_pools.current[sim::current_device()];  // the stream's device: streams are the current device's
+        pool = g_pools.current[__sim::current_device()];  // the stream's device: streams are the current device's
     }
     return pool_alloc(ptr, size, pool);
 }
 
 cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream) {
     cudaError_t captured;
-    if (sim::capturing(stream) && sim::capture_malloc(ptr, size, &captured)) return captured;
+    if (__sim::capturing(stream) && __sim::capture_malloc(ptr, size, &captured)) return captured;
     return pool_alloc(ptr, size, pool);
 }
 
 cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
     if (ptr == nullptr) return cudaSuccess;
     cudaError_t captured;
-    if (sim::capturing(stream) && sim::capture_free(ptr, &captured)) return captured;
+    if (__sim::capturing(stream) && __sim::capture_free(ptr, &captured)) return captured;
     return cudaFree(ptr);  // also frees a cudaMalloc'd pointer, as CUDA allows, and keeps the pool's books
 }
 
 cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
-    if (pool == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (!sim::valid_device(device)) return sim::set_error(cudaErrorInvalidDevice);
+    if (pool == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    if (!__sim::valid_device(device)) return __sim::set_error(cudaErrorInvalidDevice);
     *pool = &g_pools.defaults[device];
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* pool, int device) {
-    if (pool == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (!sim::valid_device(device)) return sim::set_error(cudaErrorInvalidDevice);
+    if (pool == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    if (!__sim::valid_device(device)) return __sim::set_error(cudaErrorInvalidDevice);
     std::lock_guard<std::mutex> lock(g_pool_mu);
     *pool = g_pools.current[device];
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t pool) {
-    if (!sim::valid_device(device)) return sim::set_error(cudaErrorInvalidDevice);
+    if (!__sim::valid_device(device)) return __sim::set_error(cudaErrorInvalidDevice);
     std::lock_guard<std::mutex> lock(g_pool_mu);
-    if (!live_pool(pool)) return sim::set_error(cudaErrorInvalidValue);
-    if (pool->props.location.id != device) return sim::set_error(cudaErrorInvalidDevice);  // another device's pool
+    if (!live_pool(pool)) return __sim::set_error(cudaErrorInvalidValue);
+    if (pool->props.location.id != device) return __sim::set_error(cudaErrorInvalidDevice);  // another device's pool
     g_pools.current[device] = pool;
     return cudaSuccess;
 }
 
 cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const struct cudaMemPoolProps* props) {
-    if (pool == nullptr || props == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (pool == nullptr || props == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     if (props->allocType != cudaMemAllocationTypePinned || props->location.type != cudaMemLocationTypeDevice)
-        return sim::set_error(cudaErrorInvalidValue);
-    if (!sim::valid_device(props->location.id)) return sim::set_error(cudaErrorInvalidDevice);
+        return __sim::set_error(cudaErrorInvalidValue);
+    if (!__sim::valid_device(props->location.id)) return __sim::set_error(cudaErrorInvalidDevice);
     if (props->handleTypes != cudaMemHandleTypeNone && props->handleTypes != cudaMemHandleTypePosixFileDescriptor)
-        return sim::set_error(cudaErrorNotSupported);
+        return __sim::set_error(cudaErrorNotSupported);
     auto* created = new CUmemPoolHandle_st;
     created->props = *props;
     std::lock_guard<std::mutex> lock(g_pool_mu);
@@ -182,7 +182,7 @@ cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
     std::unique_ptr<CUmemPoolHandle_st> gone;
     {
         std::lock_guard<std::mutex> lock(g_pool_mu);
-        if (default_pool(pool) || g_created_pools.erase(pool) == 0) return sim::set_error(cudaErrorInvalidValue);
+        if (default_pool(pool) || g_created_pools.erase(pool) == 0) return __sim::set_error(cudaErrorInvalidValue);
         const int device = pool->props.location.id;
         if (g_pools.current[device] == pool) g_pools.current[device] = &g_pools.defaults[device];
         // Allocations still live stay valid until freed, as in CUDA; they no longer count.
@@ -194,9 +194,9 @@ cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
 }
 
 cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void* value) {
-    if (value == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (value == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_pool_mu);
-    if (!live_pool(pool)) return sim::set_error(cudaErrorInvalidValue);
+    if (!live_pool(pool)) return __sim::set_error(cudaErrorInvalidValue);
     switch (attr) {
         case cudaMemPoolReuseFollowEventDependencies: pool->reuse_follow_events = *static_cast<int*>(value); break;
         case cudaMemPoolReuseAllowOpportunistic: pool->reuse_opportunistic = *static_cast<int*>(value); break;
@@ -207,19 +207,19 @@ cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr att
         case cudaMemPoolAttrReservedMemHigh:
         case cudaMemPoolAttrUsedMemHigh:
             // Only a reset to 0 is allowed: the high-water mark restarts from the current use.
-            if (*static_cast<unsigned long long*>(value) != 0) return sim::set_error(cudaErrorInvalidValue);
+            if (*static_cast<unsigned long long*>(value) != 0) return __sim::set_error(cudaErrorInvalidValue);
             pool->used_high = pool->used;
             break;
         default:
-            return sim::set_error(cudaErrorInvalidValue);  // the current counters are read-only
+            return __sim::set_error(cudaErrorInvalidValue);  // the current counters are read-only
     }
     return cudaSuccess;
 }
 
 cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void* value) {
-    if (value == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (value == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_pool_mu);
-    if (!live_pool(pool)) return sim::set_error(cudaErrorInvalidValue);
+    if (!live_pool(pool)) return __sim::set_error(cudaErrorInvalidValue);
     auto* u64 = static_cast<unsigned long long*>(value);
     switch (attr) {
         case cudaMemPoolReuseFollowEventDependencies: *static_cast<int*>(value) = pool->reuse_follow_events; break;
@@ -231,7 +231,7 @@ cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr att
         case cudaMemPoolAttrUsedMemCurrent: *u64 = pool->used; break;
         case cudaMemPoolAttrReservedMemHigh:
         case cudaMemPoolAttrUsedMemHigh: *u64 = pool->used_high; break;
-        default: return sim::set_error(cudaErrorInvalidValue);
+        default: return __sim::set_error(cudaErrorInvalidValue);
     }
     return cudaSuccess;
 }
@@ -239,16 +239,16 @@ cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr att
 cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t min_bytes_to_keep) {
     (void)min_bytes_to_keep;  // nothing is cached, so there is nothing to trim
     std::lock_guard<std::mutex> lock(g_pool_mu);
-    return live_pool(pool) ? cudaSuccess : sim::set_error(cudaErrorInvalidValue);
+    return live_pool(pool) ? cudaSuccess : __sim::set_error(cudaErrorInvalidValue);
 }
 
 cudaError_t cudaMemPoolSetAccess(cudaMemPool_t pool, const struct cudaMemAccessDesc* descs, size_t count) {
-    if (descs == nullptr && count != 0) return sim::set_error(cudaErrorInvalidValue);
+    if (descs == nullptr && count != 0) return __sim::set_error(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_pool_mu);
-    if (!live_pool(pool)) return sim::set_error(cudaErrorInvalidValue);
+    if (!live_pool(pool)) return __sim::set_error(cudaErrorInvalidValue);
     for (size_t i = 0; i < count; ++i) {
-        if (descs[i].location.type != cudaMemLocationTypeDevice) return sim::set_error(cudaErrorInvalidValue);
-        if (!sim::valid_device(descs[i].location.id)) return sim::set_error(cudaErrorInvalidDevice);
+        if (descs[i].location.type != cudaMemLocationTypeDevice) return __sim::set_error(cudaErrorInvalidValue);
+        if (!__sim::valid_device(descs[i].location.id)) return __sim::set_error(cudaErrorInvalidDevice);
         pool->access = descs[i].flags;
     }
     return cudaSuccess;
@@ -256,36 +256,36 @@ cudaError_t cudaMemPoolSetAccess(cudaMemPool_t pool, const struct cudaMemAccessD
 
 cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags* flags, cudaMemPool_t pool,
                                  struct cudaMemLocation* location) {
-    if (flags == nullptr || location == nullptr) return sim::set_error(cudaErrorInvalidValue);
-    if (location->type != cudaMemLocationTypeDevice || !sim::valid_device(location->id))
-        return sim::set_error(cudaErrorInvalidValue);
+    if (flags == nullptr || location == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    if (location->type != cudaMemLocationTypeDevice || !__sim::valid_device(location->id))
+        return __sim::set_error(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_pool_mu);
-    if (!live_pool(pool)) return sim::set_error(cudaErrorInvalidValue);
+    if (!live_pool(pool)) return __sim::set_error(cudaErrorInvalidValue);
     *flags = pool->access;
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamSetAttribute(cudaStream_t stream, cudaStreamAttrID attr, const cudaStreamAttrValue* value) {
-    if (value == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (value == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     auto* table = attribute_table(attr);
-    if (table == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (table == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     if (attr == cudaLaunchAttributeAccessPolicyWindow) {
         const cudaAccessPolicyWindow& w = value->accessPolicyWindow;
         cudaDeviceProp prop;
         cudaGetDeviceProperties(&prop, 0);
         if (w.num_bytes > (size_t)prop.accessPolicyMaxWindowSize || !(w.hitRatio >= 0.0f && w.hitRatio <= 1.0f) ||
             (int)w.hitProp < 0 || (int)w.hitProp > 2 || (int)w.missProp < 0 || (int)w.missProp > 2)
-            return sim::set_error(cudaErrorInvalidValue);
+            return __sim::set_error(cudaErrorInvalidValue);
     }
     std::lock_guard<std::mutex> lock(g_pool_mu);
     (*table)[stream] = *value;
-    return sim::sticky_error();
+    return __sim::sticky_error();
 }
 
 cudaError_t cudaStreamGetAttribute(cudaStream_t stream, cudaStreamAttrID attr, cudaStreamAttrValue* value) {
-    if (value == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (value == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     auto* table = attribute_table(attr);
-    if (table == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (table == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_pool_mu);
     auto it = table->find(stream);
     std::memset(value, 0, sizeof(*value));
@@ -294,11 +294,11 @@ cudaError_t cudaStreamGetAttribute(cudaStream_t stream, cudaStreamAttrID attr, c
     } else if (attr == cudaLaunchAttributeSynchronizationPolicy) {
         value->syncPolicy = cudaSyncPolicyAuto;
     }
-    return sim::sticky_error();
+    return __sim::sticky_error();
 }
 
-cudaError_t cudaCtxResetPersistingL2Cache(void) { return sim::sticky_error(); }  // no cache: nothing persists
+cudaError_t cudaCtxResetPersistingL2Cache(void) { return __sim::sticky_error(); }  // no cache: nothing persists
 
-cudaError_t cudaDeviceResetPersistingL2Cache(void) { return sim::sticky_error(); }
+cudaError_t cudaDeviceResetPersistingL2Cache(void) { return __sim::sticky_error(); }
 
 }  // extern "C"

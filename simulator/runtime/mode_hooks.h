@@ -21,7 +21,7 @@
 // Inlined, so that each mode compiles to what it would with the code written in place.
 #define SIM_HOOK static inline __attribute__((always_inline))
 
-namespace sim {
+namespace __sim {
 namespace mode {
 
 #if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
@@ -204,7 +204,7 @@ struct UncheckedScope {
 #endif
 
 }  // namespace mode
-}  // namespace sim
+}  // namespace __sim
 
 #undef SIM_HOOK
 

@@ -20,7 +20,7 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-namespace sim {
+namespace __sim {
 
 // Marks every object the runtime is linked into: loaders that must check the SIMULATOR_*
 // environment before loading a simulated library find this section by its name alone
@@ -436,7 +436,7 @@ std::string user_frame(const void* block, const void* call_site) {
 }
 #endif
 
-}  // namespace sim
+}  // namespace __sim
 
 #if defined(SIM_MEMCHECK)
 // Called by AddressSanitizer and UBSan before they print a report (weak defaults in their
@@ -444,37 +444,37 @@ std::string user_frame(const void* block, const void* call_site) {
 // defaults and shows every report). A host-code report is hidden unless host checks are on.
 extern "C" {
 __attribute__((visibility("default"))) void __asan_on_error() {
-    if (sim::in_unchecked_launch()) {
-        sim::hide_report(nullptr, sim::g_unchecked_reports);
+    if (__sim::in_unchecked_launch()) {
+        __sim::hide_report(nullptr, __sim::g_unchecked_reports);
         return;
     }
-    if (sim::in_device_code()) return;
-    if (!sim::g_check_host) sim::hide_report(nullptr, sim::g_host_reports);
+    if (__sim::in_device_code()) return;
+    if (!__sim::g_check_host) __sim::hide_report(nullptr, __sim::g_host_reports);
 }
 
 __attribute__((visibility("default"))) void __ubsan_on_report() {
-    void* ubsan = sim::ubsan_handle();
-    sim::tl_hidden_report = false;
-    if (sim::in_unchecked_launch()) {
-        sim::hide_report(ubsan, sim::g_unchecked_reports);
+    void* ubsan = __sim::ubsan_handle();
+    __sim::tl_hidden_report = false;
+    if (__sim::in_unchecked_launch()) {
+        __sim::hide_report(ubsan, __sim::g_unchecked_reports);
         return;
     }
-    if (sim::in_device_code()) {
-        sim::set_report_fd(ubsan, false);
+    if (__sim::in_device_code()) {
+        __sim::set_report_fd(ubsan, false);
         // UBSan prints after this hook: name the CUDA thread first. Its report then goes on
         // (halt_on_error=0 in run/check), and the finding fails the run at exit.
-        sim::report("memcheck: the undefined behaviour below happened in %s thread %s",
-                    sim::where(sim::current_block()).c_str(), sim::tid_str(*sim::current_fiber()).c_str());
+        __sim::report("memcheck: the undefined behaviour below happened in %s thread %s",
+                    __sim::where(__sim::current_block()).c_str(), __sim::tid_str(*__sim::current_fiber()).c_str());
         return;
     }
-    if (!sim::g_check_host) {
+    if (!__sim::g_check_host) {
         // Hidden; UBSan's next report sets its output again through this hook. A fatal kind
         // (unreachable code, a missing return) still stops the program: on_death says so.
-        sim::hide_report(ubsan, sim::g_host_reports);
+        __sim::hide_report(ubsan, __sim::g_host_reports);
         return;
     }
-    sim::set_report_fd(ubsan, false);
-    sim::say_host("below");
+    __sim::set_report_fd(ubsan, false);
+    __sim::say_host("below");
 }
 }
 #endif

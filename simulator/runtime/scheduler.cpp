@@ -22,7 +22,7 @@
 #include <memory>
 #include <thread>
 
-namespace sim {
+namespace __sim {
 
 // The running fiber's ThreadState, and the objects CUDA's built-in variables name (set from it by
 // enter_thread, and thread after thread by a plain loop); warpSize is 32 for every thread.
@@ -690,4 +690,4 @@ void run_launch(Launch* L) {
     unwatch_launch(L);
 }
 
-}  // namespace sim
+}  // namespace __sim

@@ -28,7 +28,7 @@
 #include <string>
 #include <utility>
 
-namespace sim {
+namespace __sim {
 namespace {
 
 constexpr uint32_t kManyReaders = 0xffffu;   // readers in several warps
@@ -226,7 +226,7 @@ void exit_status_on_report() {
 __attribute__((constructor)) void register_exit_status() { std::atexit(exit_status_on_report); }
 }  // namespace
 
-}  // namespace sim
+}  // namespace __sim
 
 // ---- the -fsanitize=thread instrumentation's entry points ---------------------------------------
 #define SIM_PC reinterpret_cast<uintptr_t>(__builtin_return_address(0))
@@ -236,33 +236,33 @@ SIM_API void __tsan_func_entry(void*) {}
 SIM_API void __tsan_func_exit() {}
 SIM_API void __tsan_vptr_update(void**, void*) {}
 SIM_API void __tsan_vptr_read(void**) {}
-SIM_API void __tsan_read_range(void* a, unsigned long n) { sim::access((uintptr_t)a, n, false, SIM_PC); }
-SIM_API void __tsan_write_range(void* a, unsigned long n) { sim::access((uintptr_t)a, n, true, SIM_PC); }
+SIM_API void __tsan_read_range(void* a, unsigned long n) { __sim::access((uintptr_t)a, n, false, SIM_PC); }
+SIM_API void __tsan_write_range(void* a, unsigned long n) { __sim::access((uintptr_t)a, n, true, SIM_PC); }
 // clang's instrumentation of memcpy/memmove/memset (g++ leaves those calls as they are).
 SIM_API void* __tsan_memcpy(void* d, const void* s, unsigned long n) {
-    sim::access((uintptr_t)s, n, false, SIM_PC);
-    sim::access((uintptr_t)d, n, true, SIM_PC);
+    __sim::access((uintptr_t)s, n, false, SIM_PC);
+    __sim::access((uintptr_t)d, n, true, SIM_PC);
     return std::memcpy(d, s, n);
 }
 SIM_API void* __tsan_memmove(void* d, const void* s, unsigned long n) {
-    sim::access((uintptr_t)s, n, false, SIM_PC);
-    sim::access((uintptr_t)d, n, true, SIM_PC);
+    __sim::access((uintptr_t)s, n, false, SIM_PC);
+    __sim::access((uintptr_t)d, n, true, SIM_PC);
     return std::memmove(d, s, n);
 }
 SIM_API void* __tsan_memset(void* d, int c, unsigned long n) {
-    sim::access((uintptr_t)d, n, true, SIM_PC);
+    __sim::access((uintptr_t)d, n, true, SIM_PC);
     return std::memset(d, c, n);
 }
 
 #define SIM_RW(N)                                                                                           \
-    SIM_API void __tsan_read##N(void* a) { sim::access((uintptr_t)a, N, false, SIM_PC); }                   \
-    SIM_API void __tsan_write##N(void* a) { sim::access((uintptr_t)a, N, true, SIM_PC); }                   \
-    SIM_API void __tsan_unaligned_read##N(void* a) { sim::access((uintptr_t)a, N, false, SIM_PC); }         \
-    SIM_API void __tsan_unaligned_write##N(void* a) { sim::access((uintptr_t)a, N, true, SIM_PC); }         \
-    SIM_API void __tsan_volatile_read##N(void* a) { sim::access((uintptr_t)a, N, false, SIM_PC); }          \
-    SIM_API void __tsan_volatile_write##N(void* a) { sim::access((uintptr_t)a, N, true, SIM_PC); }          \
-    SIM_API void __tsan_read##N##_pc(void* a, void* pc) { sim::access((uintptr_t)a, N, false, (uintptr_t)pc); } \
-    SIM_API void __tsan_write##N##_pc(void* a, void* pc) { sim::access((uintptr_t)a, N, true, (uintptr_t)pc); }
+    SIM_API void __tsan_read##N(void* a) { __sim::access((uintptr_t)a, N, false, SIM_PC); }                   \
+    SIM_API void __tsan_write##N(void* a) { __sim::access((uintptr_t)a, N, true, SIM_PC); }                   \
+    SIM_API void __tsan_unaligned_read##N(void* a) { __sim::access((uintptr_t)a, N, false, SIM_PC); }         \
+    SIM_API void __tsan_unaligned_write##N(void* a) { __sim::access((uintptr_t)a, N, true, SIM_PC); }         \
+    SIM_API void __tsan_volatile_read##N(void* a) { __sim::access((uintptr_t)a, N, false, SIM_PC); }          \
+    SIM_API void __tsan_volatile_write##N(void* a) { __sim::access((uintptr_t)a, N, true, SIM_PC); }          \
+    SIM_API void __tsan_read##N##_pc(void* a, void* pc) { __sim::access((uintptr_t)a, N, false, (uintptr_t)pc); } \
+    SIM_API void __tsan_write##N##_pc(void* a, void* pc) { __sim::access((uintptr_t)a, N, true, (uintptr_t)pc); }
 SIM_RW(1)
 SIM_RW(2)
 SIM_RW(4)
@@ -272,12 +272,12 @@ SIM_RW(16)
 // Atomics are performed as asked and are not judged (an atomic never races with an atomic).
 #define SIM_ATOMICS(N, T)                                                                                     \
     SIM_API T __tsan_atomic##N##_load(const volatile T* a, int mo) {                                          \
-        sim::on_atomic(mo);                                                                                   \
+        __sim::on_atomic(mo);                                                                                   \
         return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                                          \
     }                                                                                                         \
     SIM_API void __tsan_atomic##N##_store(volatile T* a, T v, int) { __atomic_store_n(a, v, __ATOMIC_SEQ_CST); } \
     SIM_API T __tsan_atomic##N##_exchange(volatile T* a, T v, int mo) {                                       \
-        sim::on_atomic(mo);                                                                                   \
+        __sim::on_atomic(mo);                                                                                   \
         return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                                   \
     }                                                                                                         \
     SIM_ATOMIC_RMW(N, T, fetch_add)                                                                           \
@@ -287,20 +287,20 @@ SIM_RW(16)
     SIM_ATOMIC_RMW(N, T, fetch_xor)                                                                           \
     SIM_ATOMIC_RMW(N, T, fetch_nand)                                                                          \
     SIM_API int __tsan_atomic##N##_compare_exchange_strong(volatile T* a, T* c, T v, int mo, int) {           \
-        sim::on_atomic(mo);                                                                                   \
+        __sim::on_atomic(mo);                                                                                   \
         return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);               \
     }                                                                                                         \
     SIM_API int __tsan_atomic##N##_compare_exchange_weak(volatile T* a, T* c, T v, int mo, int fmo) {         \
         return __tsan_atomic##N##_compare_exchange_strong(a, c, v, mo, fmo); /* never fails spuriously */     \
     }                                                                                                         \
     SIM_API T __tsan_atomic##N##_compare_exchange_val(volatile T* a, T c, T v, int mo, int) {                 \
-        sim::on_atomic(mo);                                                                                   \
+        __sim::on_atomic(mo);                                                                                   \
         __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                     \
         return c;                                                                                             \
     }
 #define SIM_ATOMIC_RMW(N, T, OP)                                                                              \
     SIM_API T __tsan_atomic##N##_##OP(volatile T* a, T v, int mo) {                                           \
-        sim::on_atomic(mo);                                                                                   \
+        __sim::on_atomic(mo);                                                                                   \
         return __atomic_##OP(a, v, __ATOMIC_SEQ_CST);                                                         \
     }
 SIM_ATOMICS(8, unsigned char)
@@ -309,7 +309,7 @@ SIM_ATOMICS(32, unsigned int)
 SIM_ATOMICS(64, unsigned long long)
 
 SIM_API void __tsan_atomic_thread_fence(int mo) {
-    sim::on_atomic(mo);
+    __sim::on_atomic(mo);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 SIM_API void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }

@@ -18,7 +18,7 @@
 #define SIM_API __attribute__((visibility("hidden")))
 
 // ---- device-side state -------------------------------------------------------------------
-namespace sim {
+namespace __sim {
 
 // Each fiber's own built-in values; the scheduler points tl_thread at the running one's and copies
 // them into threadIdx, blockIdx, blockDim and gridDim, the thread-local objects CUDA's names
@@ -59,7 +59,7 @@ static inline unsigned int block_rank() {
 }
 
 // Where the running CUDA thread calls a barrier, a warp operation or another intrinsic that
-// reports its call site: the front end puts `((void)::sim::call_site("file", line), CALL)` around
+// reports its call site: the front end puts `((void)::__sim::call_site("file", line), CALL)` around
 // each such call in the program's own code; the intrinsic takes the site (and clears it). A call
 // from a library's code (CUB, NVIDIA's own headers) has none.
 struct Site {
@@ -186,10 +186,10 @@ static inline T& shared_var(const void* site) {
     return *static_cast<T*>(shared_static(site, sizeof(T), alignof(T)));
 }
 
-}  // namespace sim
+}  // namespace __sim
 
 
-namespace sim {
+namespace __sim {
 // True while a kernel thread runs on this OS thread: a __host__ __device__ function whose body
 // differs under __CUDA_ARCH__ takes its device body then.
 static inline bool on_device() { return tl_thread != nullptr; }
@@ -236,7 +236,7 @@ constexpr A& shr_assign(A& a, B b) {
     a = static_cast<A>(shr(a, b));
     return a;
 }
-}  // namespace sim
+}  // namespace __sim
 
 
 #endif  // CUDA_CPU_SIMULATOR_DEVICE_H

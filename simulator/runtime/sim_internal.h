@@ -62,7 +62,7 @@ void AnnotateIgnoreSyncEnd(const char* file, int line);
 // Nothing of the runtime's internals leaves the shared object it is linked into.
 #pragma GCC visibility push(hidden)
 
-namespace sim {
+namespace __sim {
 
 #if defined(SIM_SYNCCHECK)
 constexpr bool kSyncCheck = true;
@@ -482,12 +482,12 @@ cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, void**
 cudaError_t func_get_attributes(struct cudaFuncAttributes* attr, const void* func);
 cudaError_t func_set_attribute(const void* kernel, int attr, int value);
 
-}  // namespace sim
+}  // namespace __sim
 
 #define SIM_NOTE_GONE(what, instead)                  \
     do {                                              \
         static std::atomic<bool> sim_said_{false};    \
-        sim::note_gone(sim_said_, what, instead);     \
+        __sim::note_gone(sim_said_, what, instead);     \
     } while (0)
 
 #pragma GCC visibility pop

@@ -6,7 +6,7 @@
 //
 // A call that waits for other threads or reports where it happened (barriers, warp operations,
 // __nanosleep, __trap) reads the call site the front end records in front of it in the
-// program's own code (sim::call_site); a call from a library's code has none.
+// program's own code (__sim::call_site); a call from a library's code has none.
 #ifndef CUDA_CPU_SIMULATOR_INTRINSICS_H
 #define CUDA_CPU_SIMULATOR_INTRINSICS_H
 
@@ -22,24 +22,24 @@
 // ---- synchronisation, shuffles, votes ------------------------------------------------------
 extern "C" {
 SIM_DEVICE void __syncthreads(void) {
-    const ::sim::Site s = ::sim::take_site();
-    ::sim::syncthreads(s.file, s.line);
+    const ::__sim::Site s = ::__sim::take_site();
+    ::__sim::syncthreads(s.file, s.line);
 }
-SIM_DEVICE void __threadfence(void) { ::sim::thread_fence(); }
-SIM_DEVICE void __threadfence_block(void) { ::sim::thread_fence(); }
-SIM_DEVICE void __threadfence_system(void) { ::sim::thread_fence(); }
+SIM_DEVICE void __threadfence(void) { ::__sim::thread_fence(); }
+SIM_DEVICE void __threadfence_block(void) { ::__sim::thread_fence(); }
+SIM_DEVICE void __threadfence_system(void) { ::__sim::thread_fence(); }
 [[noreturn]] SIM_DEVICE void __trap(void) {
-    const ::sim::Site s = ::sim::take_site();
-    ::sim::trap(s.file, s.line);
+    const ::__sim::Site s = ::__sim::take_site();
+    ::__sim::trap(s.file, s.line);
 }
 SIM_DEVICE void __brkpt(void) {
-    const ::sim::Site s = ::sim::take_site();
-    ::sim::trap(s.file, s.line);
+    const ::__sim::Site s = ::__sim::take_site();
+    ::__sim::trap(s.file, s.line);
 }
 SIM_DEVICE void __prof_trigger(int) {}
 }
 
-namespace sim {
+namespace __sim {
 static inline int barrier_reduce(int kind, int predicate) {
     const Site s = take_site();
     return syncthreads_reduce(kind, predicate ? 1 : 0, s.file, s.line);
@@ -54,40 +54,40 @@ static inline T shfl_at(int kind, unsigned int mask, T value, int param, int wid
     const Site s = take_site();
     return shfl(kind, s.file, s.line, mask, value, param, width);
 }
-}  // namespace sim
+}  // namespace __sim
 
-SIM_DEVICE int __syncthreads_count(int predicate) { return ::sim::barrier_reduce(0, predicate); }
-SIM_DEVICE int __syncthreads_and(int predicate) { return ::sim::barrier_reduce(1, predicate); }
-SIM_DEVICE int __syncthreads_or(int predicate) { return ::sim::barrier_reduce(2, predicate); }
-SIM_DEVICE void __syncwarp(unsigned int mask) { (void)::sim::warp_at(::sim::kSyncWarp, mask, 0, 0, 32); }
-SIM_DEVICE unsigned int __activemask() { return ::sim::active_mask(); }
+SIM_DEVICE int __syncthreads_count(int predicate) { return ::__sim::barrier_reduce(0, predicate); }
+SIM_DEVICE int __syncthreads_and(int predicate) { return ::__sim::barrier_reduce(1, predicate); }
+SIM_DEVICE int __syncthreads_or(int predicate) { return ::__sim::barrier_reduce(2, predicate); }
+SIM_DEVICE void __syncwarp(unsigned int mask) { (void)::__sim::warp_at(::__sim::kSyncWarp, mask, 0, 0, 32); }
+SIM_DEVICE unsigned int __activemask() { return ::__sim::active_mask(); }
 SIM_DEVICE unsigned int __ballot_sync(unsigned int mask, int pred) {
-    return (unsigned int)::sim::warp_at(::sim::kBallot, mask, pred ? 1 : 0, 0, 32);
+    return (unsigned int)::__sim::warp_at(::__sim::kBallot, mask, pred ? 1 : 0, 0, 32);
 }
 SIM_DEVICE int __any_sync(unsigned int mask, int pred) {
-    return (int)::sim::warp_at(::sim::kAny, mask, pred ? 1 : 0, 0, 32);
+    return (int)::__sim::warp_at(::__sim::kAny, mask, pred ? 1 : 0, 0, 32);
 }
 SIM_DEVICE int __all_sync(unsigned int mask, int pred) {
-    return (int)::sim::warp_at(::sim::kAll, mask, pred ? 1 : 0, 0, 32);
+    return (int)::__sim::warp_at(::__sim::kAll, mask, pred ? 1 : 0, 0, 32);
 }
 SIM_DEVICE int __uni_sync(unsigned int mask, int pred) {
-    const unsigned int voted = (unsigned int)::sim::warp_at(::sim::kBallot, mask, pred ? 1 : 0, 0, 32);
-    return voted == 0u || voted == (mask & ::sim::active_mask());
+    const unsigned int voted = (unsigned int)::__sim::warp_at(::__sim::kBallot, mask, pred ? 1 : 0, 0, 32);
+    return voted == 0u || voted == (mask & ::__sim::active_mask());
 }
 
 // Every type CUDA's shuffles take, in its four forms.
 #define SIM_SHUFFLES(T)                                                                                   \
     SIM_DEVICE T __shfl_sync(unsigned int mask, T var, int src, int width) {                              \
-        return ::sim::shfl_at(::sim::kShflIdx, mask, var, src, width);                                    \
+        return ::__sim::shfl_at(::__sim::kShflIdx, mask, var, src, width);                                    \
     }                                                                                                     \
     SIM_DEVICE T __shfl_up_sync(unsigned int mask, T var, unsigned int delta, int width) {                \
-        return ::sim::shfl_at(::sim::kShflUp, mask, var, (int)delta, width);                              \
+        return ::__sim::shfl_at(::__sim::kShflUp, mask, var, (int)delta, width);                              \
     }                                                                                                     \
     SIM_DEVICE T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width) {              \
-        return ::sim::shfl_at(::sim::kShflDown, mask, var, (int)delta, width);                            \
+        return ::__sim::shfl_at(::__sim::kShflDown, mask, var, (int)delta, width);                            \
     }                                                                                                     \
     SIM_DEVICE T __shfl_xor_sync(unsigned int mask, T var, int lane_mask, int width) {                    \
-        return ::sim::shfl_at(::sim::kShflXor, mask, var, lane_mask, width);                              \
+        return ::__sim::shfl_at(::__sim::kShflXor, mask, var, lane_mask, width);                              \
     }
 SIM_SHUFFLES(int)
 SIM_SHUFFLES(unsigned int)
@@ -99,7 +99,7 @@ SIM_SHUFFLES(float)
 SIM_SHUFFLES(double)
 #undef SIM_SHUFFLES
 
-namespace sim {
+namespace __sim {
 // __match_*_sync take 32- and 64-bit integers and floats by their bits.
 template <class T>
 static inline unsigned int match_any_at(unsigned int mask, T value) {
@@ -115,14 +115,14 @@ static inline unsigned int match_all_at(unsigned int mask, T value, int* pred) {
     *pred = (int)(r >> 32);
     return (unsigned int)r;
 }
-}  // namespace sim
+}  // namespace __sim
 
 #define SIM_MATCHES(T)                                                                                    \
     SIM_DEVICE unsigned int __match_any_sync(unsigned int mask, T value) {                                \
-        return ::sim::match_any_at(mask, value);                                                          \
+        return ::__sim::match_any_at(mask, value);                                                          \
     }                                                                                                     \
     SIM_DEVICE unsigned int __match_all_sync(unsigned int mask, T value, int* pred) {                     \
-        return ::sim::match_all_at(mask, value, pred);                                                    \
+        return ::__sim::match_all_at(mask, value, pred);                                                    \
     }
 SIM_MATCHES(int)
 SIM_MATCHES(unsigned int)
@@ -136,38 +136,38 @@ SIM_MATCHES(double)
 
 // __reduce_*_sync: add/min/max take int or unsigned (as on sm_80); and/or/xor take unsigned.
 SIM_DEVICE unsigned int __reduce_add_sync(unsigned int mask, unsigned int v) {
-    return (unsigned int)::sim::warp_at(::sim::kReduceAdd, mask, v, 0, 32);
+    return (unsigned int)::__sim::warp_at(::__sim::kReduceAdd, mask, v, 0, 32);
 }
 SIM_DEVICE unsigned int __reduce_min_sync(unsigned int mask, unsigned int v) {
-    return (unsigned int)::sim::warp_at(::sim::kReduceMin, mask, v, 0, 32);
+    return (unsigned int)::__sim::warp_at(::__sim::kReduceMin, mask, v, 0, 32);
 }
 SIM_DEVICE unsigned int __reduce_max_sync(unsigned int mask, unsigned int v) {
-    return (unsigned int)::sim::warp_at(::sim::kReduceMax, mask, v, 0, 32);
+    return (unsigned int)::__sim::warp_at(::__sim::kReduceMax, mask, v, 0, 32);
 }
 SIM_DEVICE int __reduce_add_sync(unsigned int mask, int v) {
-    return (int)(unsigned int)::sim::warp_at(::sim::kReduceAdd, mask, (unsigned int)v, 1, 32);
+    return (int)(unsigned int)::__sim::warp_at(::__sim::kReduceAdd, mask, (unsigned int)v, 1, 32);
 }
 SIM_DEVICE int __reduce_min_sync(unsigned int mask, int v) {
-    return (int)(unsigned int)::sim::warp_at(::sim::kReduceMin, mask, (unsigned int)v, 1, 32);
+    return (int)(unsigned int)::__sim::warp_at(::__sim::kReduceMin, mask, (unsigned int)v, 1, 32);
 }
 SIM_DEVICE int __reduce_max_sync(unsigned int mask, int v) {
-    return (int)(unsigned int)::sim::warp_at(::sim::kReduceMax, mask, (unsigned int)v, 1, 32);
+    return (int)(unsigned int)::__sim::warp_at(::__sim::kReduceMax, mask, (unsigned int)v, 1, 32);
 }
 SIM_DEVICE unsigned int __reduce_and_sync(unsigned int mask, unsigned int v) {
-    return (unsigned int)::sim::warp_at(::sim::kReduceAnd, mask, v, 0, 32);
+    return (unsigned int)::__sim::warp_at(::__sim::kReduceAnd, mask, v, 0, 32);
 }
 SIM_DEVICE unsigned int __reduce_or_sync(unsigned int mask, unsigned int v) {
-    return (unsigned int)::sim::warp_at(::sim::kReduceOr, mask, v, 0, 32);
+    return (unsigned int)::__sim::warp_at(::__sim::kReduceOr, mask, v, 0, 32);
 }
 SIM_DEVICE unsigned int __reduce_xor_sync(unsigned int mask, unsigned int v) {
-    return (unsigned int)::sim::warp_at(::sim::kReduceXor, mask, v, 0, 32);
+    return (unsigned int)::__sim::warp_at(::__sim::kReduceXor, mask, v, 0, 32);
 }
 
 SIM_DEVICE void __nanosleep(unsigned int ns) {
-    const ::sim::Site s = ::sim::take_site();
-    ::sim::nanosleep_thread(ns, s.file, s.line);
+    const ::__sim::Site s = ::__sim::take_site();
+    ::__sim::nanosleep_thread(ns, s.file, s.line);
 }
-SIM_DEVICE long long int clock64() { return ::sim::clock_cycles(); }
+SIM_DEVICE long long int clock64() { return ::__sim::clock_cycles(); }
 
 // ---- atomics (GCC builtins: safe across blocks running on parallel workers) -----------------
 // Each body below runs with MO, its memory order. A GPU's atomics are relaxed and programs that
@@ -180,14 +180,14 @@ SIM_DEVICE long long int clock64() { return ::sim::clock_cycles(); }
 // which ThreadSanitizer still sees as an atomic access (never a race with another atomic).
 #if defined(__SANITIZE_THREAD__)
 #define SIM_WITH_ORDER(p, ...)                                                                             \
-    if (::sim::atomic_orders(p)) {                                                                         \
+    if (::__sim::atomic_orders(p)) {                                                                         \
         constexpr int MO = __ATOMIC_SEQ_CST;                                                               \
         __VA_ARGS__                                                                                        \
     } else {                                                                                               \
         constexpr int MO = __ATOMIC_RELAXED;                                                               \
         __VA_ARGS__                                                                                        \
     }
-namespace sim {
+namespace __sim {
 SIM_API bool atomic_orders(const void* p);
 }
 #else
@@ -198,7 +198,7 @@ SIM_API bool atomic_orders(const void* p);
     }
 #endif
 
-namespace sim {
+namespace __sim {
 // ``*p += v`` for a floating-point T through its integer bits I; returns the old value.
 template <class T, class I, int MO>
 static inline T atomic_add_float(T* p, T v) {
@@ -256,7 +256,7 @@ static inline unsigned short atomic_cas16(unsigned short* p, unsigned short expe
     __atomic_compare_exchange_n(p, &expected, desired, false, MO, MO);
     return expected;
 }
-}  // namespace sim
+}  // namespace __sim
 
 // One atomic in its three scopes (a CPU has one address space and one memory order here).
 #define SIM_ATOMIC_SCOPES(R, NAME, PARAMS, ...) \
@@ -268,8 +268,8 @@ static inline unsigned short atomic_cas16(unsigned short* p, unsigned short expe
     SIM_ATOMIC_BINARY(T, atomicOr, return __atomic_fetch_or(p, v, MO);)                                      \
     SIM_ATOMIC_BINARY(T, atomicXor, return __atomic_fetch_xor(p, v, MO);)                                    \
     SIM_ATOMIC_BINARY(T, atomicExch, return __atomic_exchange_n(p, v, MO);)                                  \
-    SIM_ATOMIC_BINARY(T, atomicMax, return (::sim::atomic_max<T, MO>(p, v));)                                \
-    SIM_ATOMIC_BINARY(T, atomicMin, return (::sim::atomic_min<T, MO>(p, v));)                                \
+    SIM_ATOMIC_BINARY(T, atomicMax, return (::__sim::atomic_max<T, MO>(p, v));)                                \
+    SIM_ATOMIC_BINARY(T, atomicMin, return (::__sim::atomic_min<T, MO>(p, v));)                                \
     SIM_ATOMIC_SCOPES(T, atomicCAS, (T * p, T expected, T desired), {                                        \
         SIM_WITH_ORDER(p, __atomic_compare_exchange_n(p, &expected, desired, false, MO, MO); return expected;) \
     })
@@ -278,27 +278,27 @@ SIM_ATOMIC_INTS(unsigned int)
 SIM_ATOMIC_INTS(unsigned long long)
 SIM_ATOMIC_BINARY(int, atomicSub, return __atomic_fetch_sub(p, v, MO);)
 SIM_ATOMIC_BINARY(unsigned int, atomicSub, return __atomic_fetch_sub(p, v, MO);)
-SIM_ATOMIC_BINARY(long long, atomicMax, return (::sim::atomic_max<long long, MO>(p, v));)
-SIM_ATOMIC_BINARY(long long, atomicMin, return (::sim::atomic_min<long long, MO>(p, v));)
+SIM_ATOMIC_BINARY(long long, atomicMax, return (::__sim::atomic_max<long long, MO>(p, v));)
+SIM_ATOMIC_BINARY(long long, atomicMin, return (::__sim::atomic_min<long long, MO>(p, v));)
 SIM_ATOMIC_BINARY(long long, atomicAnd, return __atomic_fetch_and(p, v, MO);)
 SIM_ATOMIC_BINARY(long long, atomicOr, return __atomic_fetch_or(p, v, MO);)
 SIM_ATOMIC_BINARY(long long, atomicXor, return __atomic_fetch_xor(p, v, MO);)
-SIM_ATOMIC_BINARY(float, atomicAdd, return (::sim::atomic_add_float<float, unsigned int, MO>(p, v));)
-SIM_ATOMIC_BINARY(double, atomicAdd, return (::sim::atomic_add_float<double, unsigned long long, MO>(p, v));)
-SIM_ATOMIC_BINARY(float, atomicExch, return (::sim::atomic_exch_float<float, unsigned int, MO>(p, v));)
+SIM_ATOMIC_BINARY(float, atomicAdd, return (::__sim::atomic_add_float<float, unsigned int, MO>(p, v));)
+SIM_ATOMIC_BINARY(double, atomicAdd, return (::__sim::atomic_add_float<double, unsigned long long, MO>(p, v));)
+SIM_ATOMIC_BINARY(float, atomicExch, return (::__sim::atomic_exch_float<float, unsigned int, MO>(p, v));)
 SIM_ATOMIC_SCOPES(unsigned int, atomicInc, (unsigned int* p, unsigned int limit),
-                  {SIM_WITH_ORDER(p, return ::sim::atomic_inc<MO>(p, limit);)})
+                  {SIM_WITH_ORDER(p, return ::__sim::atomic_inc<MO>(p, limit);)})
 SIM_ATOMIC_SCOPES(unsigned int, atomicDec, (unsigned int* p, unsigned int limit),
-                  {SIM_WITH_ORDER(p, return ::sim::atomic_dec<MO>(p, limit);)})
+                  {SIM_WITH_ORDER(p, return ::__sim::atomic_dec<MO>(p, limit);)})
 SIM_ATOMIC_SCOPES(unsigned short, atomicCAS, (unsigned short* p, unsigned short expected, unsigned short desired),
-                  {SIM_WITH_ORDER(p, return ::sim::atomic_cas16<MO>(p, expected, desired);)})
+                  {SIM_WITH_ORDER(p, return ::__sim::atomic_cas16<MO>(p, expected, desired);)})
 #undef SIM_ATOMIC_INTS
 #undef SIM_ATOMIC_BINARY
 #undef SIM_ATOMIC_SCOPES
 #undef SIM_WITH_ORDER
 
 // ---- arithmetic and bit intrinsics -----------------------------------------------------------
-namespace sim {
+namespace __sim {
 template <class To, class From>
 static inline To bits_as(From x) {
     static_assert(sizeof(To) == sizeof(From), "a reinterpretation keeps the size");
@@ -332,9 +332,9 @@ static inline I to_int(F x) {
     if (x >= hi) return std::numeric_limits<I>::max();
     return (I)x;
 }
-}  // namespace sim
+}  // namespace __sim
 
-#define SIM_VOL(x) ::sim::volatile_value(x)
+#define SIM_VOL(x) ::__sim::volatile_value(x)
 // A binary float operation in its four roundings: _rn (nearest, never contracted), _rz, _ru, _rd.
 // The result passes through a volatile too: a _rn product is never contracted with an add into
 // a fused multiply-add, as nvcc never contracts these intrinsics.
@@ -343,15 +343,15 @@ static inline I to_int(F x) {
         volatile R r = EXPR;                                                                             \
         return r;                                                                                        \
     }                                                                                                    \
-    SIM_DEVICE R NAME##_rz PARAMS { return ::sim::rounded(FE_TOWARDZERO, [&] { return EXPR; }); }        \
-    SIM_DEVICE R NAME##_ru PARAMS { return ::sim::rounded(FE_UPWARD, [&] { return EXPR; }); }            \
-    SIM_DEVICE R NAME##_rd PARAMS { return ::sim::rounded(FE_DOWNWARD, [&] { return EXPR; }); }
+    SIM_DEVICE R NAME##_rz PARAMS { return ::__sim::rounded(FE_TOWARDZERO, [&] { return EXPR; }); }        \
+    SIM_DEVICE R NAME##_ru PARAMS { return ::__sim::rounded(FE_UPWARD, [&] { return EXPR; }); }            \
+    SIM_DEVICE R NAME##_rd PARAMS { return ::__sim::rounded(FE_DOWNWARD, [&] { return EXPR; }); }
 // A conversion to an integer in its four roundings (the C library's rounding functions).
 #define SIM_TO_INT(R, NAME, F)                                                                           \
-    SIM_DEVICE R NAME##_rn(F x) { return ::sim::to_int<R>(std::nearbyint(x)); }                         \
-    SIM_DEVICE R NAME##_rz(F x) { return ::sim::to_int<R>(std::trunc(x)); }                              \
-    SIM_DEVICE R NAME##_ru(F x) { return ::sim::to_int<R>(std::ceil(x)); }                               \
-    SIM_DEVICE R NAME##_rd(F x) { return ::sim::to_int<R>(std::floor(x)); }
+    SIM_DEVICE R NAME##_rn(F x) { return ::__sim::to_int<R>(std::nearbyint(x)); }                         \
+    SIM_DEVICE R NAME##_rz(F x) { return ::__sim::to_int<R>(std::trunc(x)); }                              \
+    SIM_DEVICE R NAME##_ru(F x) { return ::__sim::to_int<R>(std::ceil(x)); }                               \
+    SIM_DEVICE R NAME##_rd(F x) { return ::__sim::to_int<R>(std::floor(x)); }
 
 extern "C" {
 SIM_ROUNDINGS(float, __fadd, (float a, float b), SIM_VOL(a) + SIM_VOL(b))
@@ -391,16 +391,16 @@ SIM_TO_INT(unsigned int, __double2uint, double)
 SIM_TO_INT(long long, __double2ll, double)
 SIM_TO_INT(unsigned long long, __double2ull, double)
 
-SIM_DEVICE int __float_as_int(float x) { return ::sim::bits_as<int>(x); }
-SIM_DEVICE unsigned int __float_as_uint(float x) { return ::sim::bits_as<unsigned int>(x); }
-SIM_DEVICE float __int_as_float(int x) { return ::sim::bits_as<float>(x); }
-SIM_DEVICE float __uint_as_float(unsigned int x) { return ::sim::bits_as<float>(x); }
-SIM_DEVICE long long __double_as_longlong(double x) { return ::sim::bits_as<long long>(x); }
-SIM_DEVICE double __longlong_as_double(long long x) { return ::sim::bits_as<double>(x); }
-SIM_DEVICE int __double2hiint(double x) { return (int)(::sim::bits_as<unsigned long long>(x) >> 32); }
-SIM_DEVICE int __double2loint(double x) { return (int)(unsigned int)::sim::bits_as<unsigned long long>(x); }
+SIM_DEVICE int __float_as_int(float x) { return ::__sim::bits_as<int>(x); }
+SIM_DEVICE unsigned int __float_as_uint(float x) { return ::__sim::bits_as<unsigned int>(x); }
+SIM_DEVICE float __int_as_float(int x) { return ::__sim::bits_as<float>(x); }
+SIM_DEVICE float __uint_as_float(unsigned int x) { return ::__sim::bits_as<float>(x); }
+SIM_DEVICE long long __double_as_longlong(double x) { return ::__sim::bits_as<long long>(x); }
+SIM_DEVICE double __longlong_as_double(long long x) { return ::__sim::bits_as<double>(x); }
+SIM_DEVICE int __double2hiint(double x) { return (int)(::__sim::bits_as<unsigned long long>(x) >> 32); }
+SIM_DEVICE int __double2loint(double x) { return (int)(unsigned int)::__sim::bits_as<unsigned long long>(x); }
 SIM_DEVICE double __hiloint2double(int hi, int lo) {
-    return ::sim::bits_as<double>(((unsigned long long)(unsigned int)hi << 32) | (unsigned int)lo);
+    return ::__sim::bits_as<double>(((unsigned long long)(unsigned int)hi << 32) | (unsigned int)lo);
 }
 
 // The fast-math intrinsics: the GPU computes them approximately; here they are the C library's
@@ -528,7 +528,7 @@ SIM_DEVICE float cyl_bessel_i1f(float x) noexcept { return std::cyl_bessel_if(1.
 
 // ---- CUDA's math functions the C library does not have ------------------------------------------
 // Declared __host__ __device__ by <crt/math_functions.h>; host code may call them too.
-namespace sim {
+namespace __sim {
 namespace math {
 // x reduced modulo 2 (exactly), in [-1, 1]: sin(pi x) and cos(pi x) of the result are those of x.
 static inline double half_turns(double x) { return std::remainder(x, 2.0); }
@@ -586,7 +586,7 @@ static inline double erfcx(double x) {
     return sum / (x * std::sqrt(M_PI));
 }
 }  // namespace math
-}  // namespace sim
+}  // namespace __sim
 
 #define SIM_HD __host__ __device__ inline
 extern "C" {
@@ -594,28 +594,28 @@ SIM_HD double rsqrt(double x) noexcept { return 1.0 / std::sqrt(x); }
 SIM_HD float rsqrtf(float x) noexcept { return (float)(1.0 / std::sqrt((double)x)); }
 SIM_HD double rcbrt(double x) noexcept { return 1.0 / std::cbrt(x); }
 SIM_HD float rcbrtf(float x) noexcept { return (float)(1.0 / std::cbrt((double)x)); }
-SIM_HD double sinpi(double x) noexcept { return ::sim::math::sinpi(x); }
-SIM_HD float sinpif(float x) noexcept { return (float)::sim::math::sinpi(x); }
-SIM_HD double cospi(double x) noexcept { return ::sim::math::cospi(x); }
-SIM_HD float cospif(float x) noexcept { return (float)::sim::math::cospi(x); }
+SIM_HD double sinpi(double x) noexcept { return ::__sim::math::sinpi(x); }
+SIM_HD float sinpif(float x) noexcept { return (float)::__sim::math::sinpi(x); }
+SIM_HD double cospi(double x) noexcept { return ::__sim::math::cospi(x); }
+SIM_HD float cospif(float x) noexcept { return (float)::__sim::math::cospi(x); }
 SIM_HD void sincospi(double x, double* s, double* c) noexcept {
-    *s = ::sim::math::sinpi(x);
-    *c = ::sim::math::cospi(x);
+    *s = ::__sim::math::sinpi(x);
+    *c = ::__sim::math::cospi(x);
 }
 SIM_HD void sincospif(float x, float* s, float* c) noexcept {
-    *s = (float)::sim::math::sinpi(x);
-    *c = (float)::sim::math::cospi(x);
+    *s = (float)::__sim::math::sinpi(x);
+    *c = (float)::__sim::math::cospi(x);
 }
-SIM_HD double erfinv(double y) noexcept { return ::sim::math::erfinv(y); }
-SIM_HD float erfinvf(float y) noexcept { return (float)::sim::math::erfinv(y); }
-SIM_HD double erfcinv(double y) noexcept { return ::sim::math::erfcinv(y); }
-SIM_HD float erfcinvf(float y) noexcept { return (float)::sim::math::erfcinv(y); }
-SIM_HD double erfcx(double x) noexcept { return ::sim::math::erfcx(x); }
-SIM_HD float erfcxf(float x) noexcept { return (float)::sim::math::erfcx(x); }
+SIM_HD double erfinv(double y) noexcept { return ::__sim::math::erfinv(y); }
+SIM_HD float erfinvf(float y) noexcept { return (float)::__sim::math::erfinv(y); }
+SIM_HD double erfcinv(double y) noexcept { return ::__sim::math::erfcinv(y); }
+SIM_HD float erfcinvf(float y) noexcept { return (float)::__sim::math::erfcinv(y); }
+SIM_HD double erfcx(double x) noexcept { return ::__sim::math::erfcx(x); }
+SIM_HD float erfcxf(float x) noexcept { return (float)::__sim::math::erfcx(x); }
 SIM_HD double normcdf(double x) noexcept { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 SIM_HD float normcdff(float x) noexcept { return (float)(0.5 * std::erfc(-(double)x / std::sqrt(2.0))); }
-SIM_HD double normcdfinv(double p) noexcept { return -std::sqrt(2.0) * ::sim::math::erfcinv(2.0 * p); }
-SIM_HD float normcdfinvf(float p) noexcept { return (float)(-std::sqrt(2.0) * ::sim::math::erfcinv(2.0 * p)); }
+SIM_HD double normcdfinv(double p) noexcept { return -std::sqrt(2.0) * ::__sim::math::erfcinv(2.0 * p); }
+SIM_HD float normcdfinvf(float p) noexcept { return (float)(-std::sqrt(2.0) * ::__sim::math::erfcinv(2.0 * p)); }
 }
 #undef SIM_HD
 

@@ -17,7 +17,7 @@
 #include <cstring>
 #include <type_traits>
 
-namespace sim {
+namespace __sim {
 
 // A resolved resource: where texel (x, y, z) lives and how its channels decode.
 struct TexData {
@@ -363,14 +363,14 @@ static inline void surf_write(const T& v, cudaSurfaceObject_t so, int x, int y, 
         std::memcpy(p, &v, sizeof(T));
 }
 
-}  // namespace sim
+}  // namespace __sim
 
 // ---- device fetches and surface accesses through objects ------------------------------------
 // NVIDIA's <texture_indirect_functions.h> and <surface_indirect_functions.h> define every tex*
 // and surf* function of an object as a call of __nv_tex_surf_handler("__itex2D", &result, obj,
 // coordinates...), a builtin of nvcc's front end; here it is this template. The operation's name
 // is a string literal, so each comparison below folds away once the call is inlined.
-namespace sim {
+namespace __sim {
 constexpr bool op_is(const char* a, const char* b) {
     while (*a != '\0' && *a == *b) {
         ++a;
@@ -441,14 +441,14 @@ static inline void surf_op(const char* op, R* r, cudaSurfaceObject_t so, A... a)
         texture_unsupported(op, site.file, site.line);
     }
 }
-}  // namespace sim
+}  // namespace __sim
 
 template <class R, class... A>
 static inline void __nv_tex_surf_handler(const char* op, R* r, unsigned long long obj, A... a) {
     if (op[3] == 's') {
-        ::sim::surf_op(op, r, obj, a...);
+        ::__sim::surf_op(op, r, obj, a...);
     } else {
-        ::sim::tex_op(op, r, obj, a...);
+        ::__sim::tex_op(op, r, obj, a...);
     }
 }
 

@@ -33,7 +33,7 @@ struct textureReference {
     float maxMipmapLevelClamp;
     int disableTrilinearOptimization;
     int __cudaReserved[14];
-    ::sim::TexData sim_data;
+    ::__sim::TexData sim_data;
     int sim_bound;
 };
 
@@ -99,7 +99,7 @@ static inline cudaError_t cudaUnbindTexture(const texture<T, dim, mode>& tex) {
     return cudaUnbindTexture(&tex);
 }
 
-namespace sim {
+namespace __sim {
 template <class T, enum cudaTextureReadMode mode>
 struct texref_ret {
     typedef T type;
@@ -121,40 +121,40 @@ static inline const TexData& texref_data(const textureReference& r, const char* 
     if (!r.sim_bound) texture_fault("texture reference fetched while not bound (cudaBindTexture*)", file, line);
     return r.sim_data;
 }
-}  // namespace sim
+}  // namespace __sim
 
 // Fetches through texture references: the return type follows the reference's read mode. Each
 // takes the caller's file and line (for the report of a fetch while nothing is bound).
 #define SIM_TEX_SITE const char *sim_file = __builtin_FILE(), int sim_line = __builtin_LINE()
-#define SIM_TEXREF_RET typename ::sim::texref_ret<T, mode>::type
+#define SIM_TEXREF_RET typename ::__sim::texref_ret<T, mode>::type
 template <class T, int dim, enum cudaTextureReadMode mode>
 static inline SIM_TEXREF_RET tex1Dfetch(const texture<T, dim, mode>& r, int x, SIM_TEX_SITE) {
-    return ::sim::tex_linear_fetch<SIM_TEXREF_RET>(::sim::texref_data(r, sim_file, sim_line), mode, x);
+    return ::__sim::tex_linear_fetch<SIM_TEXREF_RET>(::__sim::texref_data(r, sim_file, sim_line), mode, x);
 }
 template <class T, int dim, enum cudaTextureReadMode mode>
 static inline SIM_TEXREF_RET tex1D(const texture<T, dim, mode>& r, float x, SIM_TEX_SITE) {
-    return ::sim::tex_fetch<SIM_TEXREF_RET>(::sim::texref_data(r, sim_file, sim_line), ::sim::texref_sampler(r, mode),
+    return ::__sim::tex_fetch<SIM_TEXREF_RET>(::__sim::texref_data(r, sim_file, sim_line), ::__sim::texref_sampler(r, mode),
                                             1, x, 0, 0, -1);
 }
 template <class T, int dim, enum cudaTextureReadMode mode>
 static inline SIM_TEXREF_RET tex2D(const texture<T, dim, mode>& r, float x, float y, SIM_TEX_SITE) {
-    return ::sim::tex_fetch<SIM_TEXREF_RET>(::sim::texref_data(r, sim_file, sim_line), ::sim::texref_sampler(r, mode),
+    return ::__sim::tex_fetch<SIM_TEXREF_RET>(::__sim::texref_data(r, sim_file, sim_line), ::__sim::texref_sampler(r, mode),
                                             2, x, y, 0, -1);
 }
 template <class T, int dim, enum cudaTextureReadMode mode>
 static inline SIM_TEXREF_RET tex3D(const texture<T, dim, mode>& r, float x, float y, float z, SIM_TEX_SITE) {
-    return ::sim::tex_fetch<SIM_TEXREF_RET>(::sim::texref_data(r, sim_file, sim_line), ::sim::texref_sampler(r, mode),
+    return ::__sim::tex_fetch<SIM_TEXREF_RET>(::__sim::texref_data(r, sim_file, sim_line), ::__sim::texref_sampler(r, mode),
                                             3, x, y, z, -1);
 }
 template <class T, int dim, enum cudaTextureReadMode mode>
 static inline SIM_TEXREF_RET tex1DLayered(const texture<T, dim, mode>& r, float x, int layer, SIM_TEX_SITE) {
-    return ::sim::tex_fetch<SIM_TEXREF_RET>(::sim::texref_data(r, sim_file, sim_line), ::sim::texref_sampler(r, mode),
+    return ::__sim::tex_fetch<SIM_TEXREF_RET>(::__sim::texref_data(r, sim_file, sim_line), ::__sim::texref_sampler(r, mode),
                                             1, x, 0, 0, layer);
 }
 template <class T, int dim, enum cudaTextureReadMode mode>
 static inline SIM_TEXREF_RET tex2DLayered(const texture<T, dim, mode>& r, float x, float y, int layer,
                                           SIM_TEX_SITE) {
-    return ::sim::tex_fetch<SIM_TEXREF_RET>(::sim::texref_data(r, sim_file, sim_line), ::sim::texref_sampler(r, mode),
+    return ::__sim::tex_fetch<SIM_TEXREF_RET>(::__sim::texref_data(r, sim_file, sim_line), ::__sim::texref_sampler(r, mode),
                                             2, x, y, 0, layer);
 }
 #undef SIM_TEXREF_RET

@@ -73,7 +73,7 @@ char* symbol_bytes(const void* symbol, size_t offset, size_t count, const char* 
         known = true;
         char what[96];
         std::snprintf(what, sizeof what, "%s with the symbol named by a string", call);
-        sim::note_gone(g_said_string_symbol, what, "the same call with the variable itself");
+        __sim::note_gone(g_said_string_symbol, what, "the same call with the variable itself");
     }
     if (known && (offset > sym.size || count > sym.size - offset)) {
         *error = cudaErrorInvalidValue;
@@ -84,14 +84,14 @@ char* symbol_bytes(const void* symbol, size_t offset, size_t count, const char* 
 
 }  // namespace
 
-namespace sim {
+namespace __sim {
 bool register_symbol_name(const char* name, const void* address, size_t size) {
     std::lock_guard<std::mutex> lock(symbols_mu());
     by_name()[name] = Symbol{address, size};
     by_address()[address] = size;
     return true;
 }
-}  // namespace sim
+}  // namespace __sim
 
 extern "C" {
 
@@ -100,8 +100,8 @@ cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count
     (void)kind;
     cudaError_t error = cudaSuccess;
     char* dst = symbol_bytes(symbol, offset, count, "cudaMemcpyToSymbol", &error);
-    if (dst == nullptr) return sim::set_error(error);
-    return sim::symbol_copy(dst, src, count);
+    if (dst == nullptr) return __sim::set_error(error);
+    return __sim::symbol_copy(dst, src, count);
 }
 
 cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset,
@@ -109,8 +109,8 @@ cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, si
     (void)kind;
     cudaError_t error = cudaSuccess;
     const char* src = symbol_bytes(symbol, offset, count, "cudaMemcpyFromSymbol", &error);
-    if (src == nullptr) return sim::set_error(error);
-    return sim::symbol_copy(dst, src, count);
+    if (src == nullptr) return __sim::set_error(error);
+    return __sim::symbol_copy(dst, src, count);
 }
 
 // Streams run in order: the asynchronous forms copy at once.
@@ -127,19 +127,19 @@ cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t coun
 }
 
 cudaError_t cudaGetSymbolAddress(void** dev_ptr, const void* symbol) {
-    if (dev_ptr == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (dev_ptr == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     cudaError_t error = cudaSuccess;
     char* p = symbol_bytes(symbol, 0, 0, "cudaGetSymbolAddress", &error);
-    if (p == nullptr) return sim::set_error(error);
+    if (p == nullptr) return __sim::set_error(error);
     *dev_ptr = p;
     return cudaSuccess;
 }
 
 cudaError_t cudaGetSymbolSize(size_t* size, const void* symbol) {
-    if (size == nullptr || symbol == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (size == nullptr || symbol == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(symbols_mu());
     auto it = by_address().find(symbol);
-    if (it == by_address().end()) return sim::set_error(cudaErrorInvalidSymbol);
+    if (it == by_address().end()) return __sim::set_error(cudaErrorInvalidSymbol);
     *size = it->second;
     return cudaSuccess;
 }

@@ -11,7 +11,7 @@
 
 namespace {
 
-using sim::TexData;
+using __sim::TexData;
 
 std::mutex g_tex_mu;  // guards the live sets below
 std::set<const void*> g_arrays, g_texobjs, g_surfobjs;
@@ -44,16 +44,16 @@ bool channel_info(const cudaChannelFormatDesc& d, int* nch, int* bits) {
 }
 
 bool device_range(const void* p, size_t n) {
-    std::lock_guard<std::mutex> lock(sim::g_state_mu);
-    return sim::find_alloc(p, n, nullptr);
+    std::lock_guard<std::mutex> lock(__sim::g_state_mu);
+    return __sim::find_alloc(p, n, nullptr);
 }
 
 // Bytes from p to the end of the device allocation holding it (0 when none does).
 size_t alloc_remaining(const void* p) {
-    std::lock_guard<std::mutex> lock(sim::g_state_mu);
+    std::lock_guard<std::mutex> lock(__sim::g_state_mu);
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    auto it = sim::g_allocs.upper_bound(a);
-    if (it == sim::g_allocs.begin()) return 0;
+    auto it = __sim::g_allocs.upper_bound(a);
+    if (it == __sim::g_allocs.begin()) return 0;
     --it;
     return a - it->first < it->second ? it->second - (a - it->first) : 0;
 }
@@ -63,19 +63,19 @@ size_t alloc_remaining(const void* p) {
 cudaError_t fail(cudaError_t e, const char* why, const char* api) {
     (void)why;
     (void)api;
-    return sim::set_error(e);
+    return __sim::set_error(e);
 }
 
 // A feature outside the simulator's subset: one line naming it, and cudaErrorNotSupported.
 cudaError_t unsupported(const char* api, const char* what) {
-    sim::report("%s: %s is not supported by the simulator (see simulator/docs/supported.md)", api, what);
-    return sim::set_error(cudaErrorNotSupported);
+    __sim::report("%s: %s is not supported by the simulator (see simulator/docs/supported.md)", api, what);
+    return __sim::set_error(cudaErrorNotSupported);
 }
 
 // A range outside device memory: a memory error, reported like cudaMemcpy's.
 cudaError_t outside_device(const char* api, const char* what) {
-    sim::report("%s: %s: %s is not inside one live device allocation", sim::mode_name(), api, what);
-    return sim::set_error(cudaErrorInvalidValue);
+    __sim::report("%s: %s: %s is not inside one live device allocation", __sim::mode_name(), api, what);
+    return __sim::set_error(cudaErrorInvalidValue);
 }
 
 void set_channels(TexData* t, const cudaChannelFormatDesc& d, int nch, int bits) {
@@ -112,7 +112,7 @@ cudaError_t resource_data(const cudaResourceDesc& r, TexData* t, const char* api
             *t = array_data(r.res.array.array);
             return cudaSuccess;
         case cudaResourceTypeLinear:
-            if (!channel_info(r.res.linear.desc, &nch, &bits)) return sim::set_error(cudaErrorInvalidChannelDescriptor);
+            if (!channel_info(r.res.linear.desc, &nch, &bits)) return __sim::set_error(cudaErrorInvalidChannelDescriptor);
             set_channels(t, r.res.linear.desc, nch, bits);
             if (!device_range(r.res.linear.devPtr, r.res.linear.sizeInBytes))
                 return outside_device(api, "res.linear");
@@ -124,7 +124,7 @@ cudaError_t resource_data(const cudaResourceDesc& r, TexData* t, const char* api
             return cudaSuccess;
         case cudaResourceTypePitch2D: {
             const auto& p = r.res.pitch2D;
-            if (!channel_info(p.desc, &nch, &bits)) return sim::set_error(cudaErrorInvalidChannelDescriptor);
+            if (!channel_info(p.desc, &nch, &bits)) return __sim::set_error(cudaErrorInvalidChannelDescriptor);
             set_channels(t, p.desc, nch, bits);
             if (p.width == 0 || p.height == 0 || p.pitchInBytes < p.width * t->elem || p.pitchInBytes % 32 != 0)
                 return fail(cudaErrorInvalidValue,
@@ -161,14 +161,14 @@ bool array_fits(const cudaArray* a, size_t xb, size_t y, size_t z, size_t wb, si
 
 // Copies wb bytes x h rows x d slices; an array side needs the direction to name device memory.
 cudaError_t copy_region(Side dst, Side src, size_t wb, size_t h, size_t d, cudaMemcpyKind kind) {
-    if (cudaError_t e = sim::sticky_error()) return e;
-    if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return sim::set_error(cudaErrorInvalidMemcpyDirection);
+    if (cudaError_t e = __sim::sticky_error()) return e;
+    if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return __sim::set_error(cudaErrorInvalidMemcpyDirection);
     const bool to_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDefault;
     const bool from_dev =
         kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDefault;
-    if ((dst.arr && !to_dev) || (src.arr && !from_dev)) return sim::set_error(cudaErrorInvalidMemcpyDirection);
+    if ((dst.arr && !to_dev) || (src.arr && !from_dev)) return __sim::set_error(cudaErrorInvalidMemcpyDirection);
     if (wb == 0 || h == 0 || d == 0) return cudaSuccess;
-    if (dst.base == nullptr || src.base == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (dst.base == nullptr || src.base == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     for (size_t z = 0; z < d; z++) {
         for (size_t y = 0; y < h; y++) {
             unsigned char* to = dst.base + z * dst.slice + y * dst.pitch;
@@ -181,9 +181,9 @@ cudaError_t copy_region(Side dst, Side src, size_t wb, size_t h, size_t d, cudaM
             const bool ptr_dev = kind == cudaMemcpyDeviceToDevice;
             const unsigned char* p = dst.arr ? from : to;
             if (!(dst.arr && src.arr) && ptr_dev && !device_range(p, wb)) {
-                sim::report("%s: array copy: the device range %p (+%zu bytes) is not inside one live device allocation",
-                            sim::mode_name(), (const void*)p, wb);
-                return sim::set_error(cudaErrorInvalidValue);
+                __sim::report("%s: array copy: the device range %p (+%zu bytes) is not inside one live device allocation",
+                            __sim::mode_name(), (const void*)p, wb);
+                return __sim::set_error(cudaErrorInvalidValue);
             }
             std::memmove(to, from, wb);
         }
@@ -196,13 +196,13 @@ cudaError_t out_of_array(const char* api) {
 }
 
 cudaError_t make_array(cudaArray_t* array, const cudaChannelFormatDesc* desc, cudaExtent e, unsigned int flags) {
-    if (array == nullptr || desc == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (array == nullptr || desc == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     *array = nullptr;
     int nch = 0, bits = 0;
-    if (!channel_info(*desc, &nch, &bits)) return sim::set_error(cudaErrorInvalidChannelDescriptor);
+    if (!channel_info(*desc, &nch, &bits)) return __sim::set_error(cudaErrorInvalidChannelDescriptor);
     const unsigned int known = cudaArrayLayered | cudaArraySurfaceLoadStore | cudaArrayCubemap | cudaArrayTextureGather;
     if ((flags & ~known) != 0 || e.width == 0 || (e.height == 0 && e.depth != 0 && !(flags & cudaArrayLayered)))
-        return sim::set_error(cudaErrorInvalidValue);
+        return __sim::set_error(cudaErrorInvalidValue);
     if (flags & cudaArrayCubemap) {
         const bool layered = (flags & cudaArrayLayered) != 0;
         if (e.width != e.height || e.depth == 0 || e.depth % 6 != 0 || (!layered && e.depth != 6))
@@ -210,7 +210,7 @@ cudaError_t make_array(cudaArray_t* array, const cudaChannelFormatDesc* desc, cu
                                                "when layered)",
                         "cudaMalloc3DArray");
     }
-    if ((flags & cudaArrayLayered) && e.depth == 0) return sim::set_error(cudaErrorInvalidValue);
+    if ((flags & cudaArrayLayered) && e.depth == 0) return __sim::set_error(cudaErrorInvalidValue);
     cudaArray* a = new cudaArray{};
     a->desc = *desc;
     a->extent = e;
@@ -224,7 +224,7 @@ cudaError_t make_array(cudaArray_t* array, const cudaChannelFormatDesc* desc, cu
     const size_t bytes = a->slice * a->d;
     if (bytes > ((size_t)1 << 40) || (a->data = static_cast<unsigned char*>(std::calloc(bytes, 1))) == nullptr) {
         delete a;
-        return sim::set_error(cudaErrorMemoryAllocation);
+        return __sim::set_error(cudaErrorMemoryAllocation);
     }
     {
         std::lock_guard<std::mutex> lock(g_tex_mu);
@@ -240,7 +240,7 @@ textureReference* bindable(const textureReference* r) { return const_cast<textur
 
 }  // namespace
 
-namespace sim {
+namespace __sim {
 
 void texture_fault(const char* what, const char* file, int line) {
     Fiber* f = tl_run.fiber;
@@ -267,7 +267,7 @@ void texture_unsupported(const char* op, const char* file, int line) {
     trap_with(what);
 }
 
-}  // namespace sim
+}  // namespace __sim
 
 extern "C" {
 
@@ -277,7 +277,7 @@ cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cud
 
 cudaError_t cudaMallocArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, size_t width, size_t height,
                             unsigned int flags) {
-    if (flags & (cudaArrayLayered | cudaArrayCubemap)) return sim::set_error(cudaErrorInvalidValue);
+    if (flags & (cudaArrayLayered | cudaArrayCubemap)) return __sim::set_error(cudaErrorInvalidValue);
     return make_array(array, desc, cudaExtent{width, height, 0}, flags);
 }
 
@@ -291,18 +291,18 @@ cudaError_t cudaFreeArray(cudaArray_t array) {
     {
         std::lock_guard<std::mutex> lock(g_tex_mu);
         if (g_arrays.erase(array) == 0) {
-            sim::report("%s: cudaFreeArray(%p): not a live CUDA array", sim::mode_name(), (void*)array);
-            return sim::set_error(cudaErrorInvalidValue);
+            __sim::report("%s: cudaFreeArray(%p): not a live CUDA array", __sim::mode_name(), (void*)array);
+            return __sim::set_error(cudaErrorInvalidValue);
         }
     }
     std::free(array->data);
     delete array;
-    return sim::sticky_error();
+    return __sim::sticky_error();
 }
 
 cudaError_t cudaArrayGetInfo(cudaChannelFormatDesc* desc, cudaExtent* extent, unsigned int* flags,
                              cudaArray_t array) {
-    if (!live(g_arrays, array)) return sim::set_error(cudaErrorInvalidValue);
+    if (!live(g_arrays, array)) return __sim::set_error(cudaErrorInvalidValue);
     if (desc) *desc = array->desc;
     if (extent) *extent = array->extent;
     if (flags) *flags = array->flags;
@@ -310,13 +310,13 @@ cudaError_t cudaArrayGetInfo(cudaChannelFormatDesc* desc, cudaExtent* extent, un
 }
 
 cudaError_t cudaGetChannelDesc(cudaChannelFormatDesc* desc, cudaArray_const_t array) {
-    if (desc == nullptr || !live(g_arrays, array)) return sim::set_error(cudaErrorInvalidValue);
+    if (desc == nullptr || !live(g_arrays, array)) return __sim::set_error(cudaErrorInvalidValue);
     *desc = array->desc;
     return cudaSuccess;
 }
 
 cudaError_t cudaMalloc3D(cudaPitchedPtr* pitched, cudaExtent extent) {
-    if (pitched == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (pitched == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     size_t pitch = 0;
     void* p = nullptr;
     const size_t rows = (extent.height ? extent.height : 1) * (extent.depth ? extent.depth : 1);
@@ -336,15 +336,15 @@ cudaError_t cudaMemset3D(cudaPitchedPtr pitched, int value, cudaExtent extent) {
 }
 
 cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* p) {
-    if (p == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (p == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     if ((p->srcArray != nullptr) == (p->srcPtr.ptr != nullptr) || (p->dstArray != nullptr) == (p->dstPtr.ptr != nullptr))
         return fail(cudaErrorInvalidValue, "%s: give exactly one of srcArray/srcPtr and one of dstArray/dstPtr",
                     "cudaMemcpy3D");
     if ((p->srcArray && !live(g_arrays, p->srcArray)) || (p->dstArray && !live(g_arrays, p->dstArray)))
-        return sim::set_error(cudaErrorInvalidValue);
+        return __sim::set_error(cudaErrorInvalidValue);
     // The extent counts elements of the array taking part, else bytes.
     const size_t elem = p->srcArray ? p->srcArray->elem : (p->dstArray ? p->dstArray->elem : 1);
-    if (p->srcArray && p->dstArray && p->srcArray->elem != p->dstArray->elem) return sim::set_error(cudaErrorInvalidValue);
+    if (p->srcArray && p->dstArray && p->srcArray->elem != p->dstArray->elem) return __sim::set_error(cudaErrorInvalidValue);
     const size_t wb = p->extent.width * elem, h = p->extent.height, d = p->extent.depth;
     Side src, dst;
     if (p->srcArray) {
@@ -354,7 +354,7 @@ cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* p) {
         src.base += p->srcPos.z * src.slice + p->srcPos.y * src.pitch + p->srcPos.x * elem;
     } else {
         const cudaPitchedPtr& s = p->srcPtr;
-        if (s.pitch < p->srcPos.x + wb) return sim::set_error(cudaErrorInvalidPitchValue);
+        if (s.pitch < p->srcPos.x + wb) return __sim::set_error(cudaErrorInvalidPitchValue);
         src = Side{static_cast<unsigned char*>(s.ptr), s.pitch, s.pitch * s.ysize, nullptr};
         src.base += p->srcPos.z * src.slice + p->srcPos.y * src.pitch + p->srcPos.x;
     }
@@ -365,7 +365,7 @@ cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* p) {
         dst.base += p->dstPos.z * dst.slice + p->dstPos.y * dst.pitch + p->dstPos.x * elem;
     } else {
         const cudaPitchedPtr& s = p->dstPtr;
-        if (s.pitch < p->dstPos.x + wb) return sim::set_error(cudaErrorInvalidPitchValue);
+        if (s.pitch < p->dstPos.x + wb) return __sim::set_error(cudaErrorInvalidPitchValue);
         dst = Side{static_cast<unsigned char*>(s.ptr), s.pitch, s.pitch * s.ysize, nullptr};
         dst.base += p->dstPos.z * dst.slice + p->dstPos.y * dst.pitch + p->dstPos.x;
     }
@@ -379,8 +379,8 @@ cudaError_t cudaMemcpy3DAsync(const cudaMemcpy3DParms* p, cudaStream_t stream) {
 
 cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
                                 size_t width, size_t height, enum cudaMemcpyKind kind) {
-    if (!live(g_arrays, dst)) return sim::set_error(cudaErrorInvalidValue);
-    if (width > spitch) return sim::set_error(cudaErrorInvalidPitchValue);
+    if (!live(g_arrays, dst)) return __sim::set_error(cudaErrorInvalidValue);
+    if (width > spitch) return __sim::set_error(cudaErrorInvalidPitchValue);
     if (!array_fits(dst, wOffset, hOffset, 0, width, height, 1)) return out_of_array("cudaMemcpy2DToArray");
     Side d = array_side(dst);
     d.base += hOffset * d.pitch + wOffset;
@@ -390,8 +390,8 @@ cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset,
 
 cudaError_t cudaMemcpy2DFromArray(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,
                                   size_t width, size_t height, enum cudaMemcpyKind kind) {
-    if (!live(g_arrays, src)) return sim::set_error(cudaErrorInvalidValue);
-    if (width > dpitch) return sim::set_error(cudaErrorInvalidPitchValue);
+    if (!live(g_arrays, src)) return __sim::set_error(cudaErrorInvalidValue);
+    if (width > dpitch) return __sim::set_error(cudaErrorInvalidPitchValue);
     if (!array_fits(src, wOffset, hOffset, 0, width, height, 1)) return out_of_array("cudaMemcpy2DFromArray");
     Side s = array_side(src);
     s.base += hOffset * s.pitch + wOffset;
@@ -414,7 +414,7 @@ cudaError_t cudaMemcpy2DFromArrayAsync(void* dst, size_t dpitch, cudaArray_const
 cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src,
                                      size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height,
                                      enum cudaMemcpyKind kind) {
-    if (!live(g_arrays, dst) || !live(g_arrays, src)) return sim::set_error(cudaErrorInvalidValue);
+    if (!live(g_arrays, dst) || !live(g_arrays, src)) return __sim::set_error(cudaErrorInvalidValue);
     if (!array_fits(dst, wOffsetDst, hOffsetDst, 0, width, height, 1) ||
         !array_fits(src, wOffsetSrc, hOffsetSrc, 0, width, height, 1))
         return out_of_array("cudaMemcpy2DArrayToArray");
@@ -427,7 +427,7 @@ cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t 
 // The deprecated 1-D forms: count bytes from (wOffset bytes, hOffset rows), running on across rows.
 cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t count,
                               enum cudaMemcpyKind kind) {
-    if (!live(g_arrays, dst)) return sim::set_error(cudaErrorInvalidValue);
+    if (!live(g_arrays, dst)) return __sim::set_error(cudaErrorInvalidValue);
     const size_t off = hOffset * dst->pitch + wOffset;
     if (wOffset > dst->pitch || off + count > dst->slice * dst->d) return out_of_array("cudaMemcpyToArray");
     Side d = array_side(dst);
@@ -438,7 +438,7 @@ cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, c
 
 cudaError_t cudaMemcpyFromArray(void* dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count,
                                 enum cudaMemcpyKind kind) {
-    if (!live(g_arrays, src)) return sim::set_error(cudaErrorInvalidValue);
+    if (!live(g_arrays, src)) return __sim::set_error(cudaErrorInvalidValue);
     const size_t off = hOffset * src->pitch + wOffset;
     if (wOffset > src->pitch || off + count > src->slice * src->d) return out_of_array("cudaMemcpyFromArray");
     Side s = array_side(src);
@@ -448,7 +448,7 @@ cudaError_t cudaMemcpyFromArray(void* dst, cudaArray_const_t src, size_t wOffset
 
 cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src,
                                    size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind) {
-    if (!live(g_arrays, dst) || !live(g_arrays, src)) return sim::set_error(cudaErrorInvalidValue);
+    if (!live(g_arrays, dst) || !live(g_arrays, src)) return __sim::set_error(cudaErrorInvalidValue);
     const size_t od = hOffsetDst * dst->pitch + wOffsetDst, os = hOffsetSrc * src->pitch + wOffsetSrc;
     if (od + count > dst->slice * dst->d || os + count > src->slice * src->d)
         return out_of_array("cudaMemcpyArrayToArray");
@@ -472,20 +472,20 @@ cudaError_t cudaMemcpyFromArrayAsync(void* dst, cudaArray_const_t src, size_t wO
 
 cudaError_t cudaCreateTextureObject(cudaTextureObject_t* tex, const cudaResourceDesc* res, const cudaTextureDesc* desc,
                                     const cudaResourceViewDesc* view) {
-    if (tex == nullptr || res == nullptr || desc == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (tex == nullptr || res == nullptr || desc == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     if (view != nullptr)
         return unsupported("cudaCreateTextureObject", "a resource view");
     TexData t;
     if (cudaError_t e = resource_data(*res, &t, "cudaCreateTextureObject")) return e;
     for (int k = 0; k < 3; k++)
         if ((int)desc->addressMode[k] < 0 || (int)desc->addressMode[k] > cudaAddressModeBorder)
-            return sim::set_error(cudaErrorInvalidValue);
+            return __sim::set_error(cudaErrorInvalidValue);
     const bool int_channels = t.kind != cudaChannelFormatKindFloat;
     if (desc->readMode == cudaReadModeNormalizedFloat && int_channels && t.bits == 32)
-        return sim::set_error(cudaErrorInvalidNormSetting);
+        return __sim::set_error(cudaErrorInvalidNormSetting);
     if (desc->filterMode == cudaFilterModeLinear && int_channels && desc->readMode == cudaReadModeElementType)
-        return sim::set_error(cudaErrorInvalidFilterSetting);
-    sim::TexObj* o = new sim::TexObj{};
+        return __sim::set_error(cudaErrorInvalidFilterSetting);
+    __sim::TexObj* o = new __sim::TexObj{};
     o->data = t;
     for (int k = 0; k < 3; k++) o->s.addr[k] = desc->addressMode[k];
     o->s.filter = desc->filterMode;
@@ -507,28 +507,28 @@ cudaError_t cudaDestroyTextureObject(cudaTextureObject_t tex) {
     if (tex == 0) return cudaSuccess;
     {
         std::lock_guard<std::mutex> lock(g_tex_mu);
-        if (g_texobjs.erase(p) == 0) return sim::set_error(cudaErrorInvalidValue);
+        if (g_texobjs.erase(p) == 0) return __sim::set_error(cudaErrorInvalidValue);
     }
-    delete static_cast<const sim::TexObj*>(p);
+    delete static_cast<const __sim::TexObj*>(p);
     return cudaSuccess;
 }
 
 cudaError_t cudaGetTextureObjectResourceDesc(cudaResourceDesc* res, cudaTextureObject_t tex) {
-    const auto* o = reinterpret_cast<const sim::TexObj*>((uintptr_t)tex);
-    if (res == nullptr || !live(g_texobjs, o)) return sim::set_error(cudaErrorInvalidValue);
+    const auto* o = reinterpret_cast<const __sim::TexObj*>((uintptr_t)tex);
+    if (res == nullptr || !live(g_texobjs, o)) return __sim::set_error(cudaErrorInvalidValue);
     *res = o->res;
     return cudaSuccess;
 }
 
 cudaError_t cudaGetTextureObjectTextureDesc(cudaTextureDesc* desc, cudaTextureObject_t tex) {
-    const auto* o = reinterpret_cast<const sim::TexObj*>((uintptr_t)tex);
-    if (desc == nullptr || !live(g_texobjs, o)) return sim::set_error(cudaErrorInvalidValue);
+    const auto* o = reinterpret_cast<const __sim::TexObj*>((uintptr_t)tex);
+    if (desc == nullptr || !live(g_texobjs, o)) return __sim::set_error(cudaErrorInvalidValue);
     *desc = o->desc;
     return cudaSuccess;
 }
 
 cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t* surf, const cudaResourceDesc* res) {
-    if (surf == nullptr || res == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (surf == nullptr || res == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     if (res->resType != cudaResourceTypeArray)
         return fail(cudaErrorInvalidValue, "%s: a surface object needs a CUDA array resource",
                     "cudaCreateSurfaceObject");
@@ -540,7 +540,7 @@ cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t* surf, const cudaResourc
                     "cudaCreateSurfaceObject");
     // A 1-D layered array is addressed (x, layer) by surf1DLayered*: its layers are rows.
     if (t.layers > 0 && a->extent.height == 0) t.h = t.layers;
-    sim::SurfObj* o = new sim::SurfObj{};
+    __sim::SurfObj* o = new __sim::SurfObj{};
     o->data = t;
     o->res = *res;
     {
@@ -556,15 +556,15 @@ cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surf) {
     if (surf == 0) return cudaSuccess;
     {
         std::lock_guard<std::mutex> lock(g_tex_mu);
-        if (g_surfobjs.erase(p) == 0) return sim::set_error(cudaErrorInvalidValue);
+        if (g_surfobjs.erase(p) == 0) return __sim::set_error(cudaErrorInvalidValue);
     }
-    delete static_cast<const sim::SurfObj*>(p);
+    delete static_cast<const __sim::SurfObj*>(p);
     return cudaSuccess;
 }
 
 cudaError_t cudaGetSurfaceObjectResourceDesc(cudaResourceDesc* res, cudaSurfaceObject_t surf) {
-    const auto* o = reinterpret_cast<const sim::SurfObj*>((uintptr_t)surf);
-    if (res == nullptr || !live(g_surfobjs, o)) return sim::set_error(cudaErrorInvalidValue);
+    const auto* o = reinterpret_cast<const __sim::SurfObj*>((uintptr_t)surf);
+    if (res == nullptr || !live(g_surfobjs, o)) return __sim::set_error(cudaErrorInvalidValue);
     *res = o->res;
     return cudaSuccess;
 }
@@ -573,7 +573,7 @@ cudaError_t cudaGetSurfaceObjectResourceDesc(cudaResourceDesc* res, cudaSurfaceO
 cudaError_t cudaBindTexture(size_t* offset, const textureReference* texref, const void* devPtr,
                             const cudaChannelFormatDesc* desc, size_t size) {
     SIM_TEXREF_GONE(cudaBindTexture, "a texture object over the same memory");
-    if (texref == nullptr || desc == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (texref == nullptr || desc == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     if (offset) *offset = 0;  // no alignment offset: any device address can be bound here
     if (size == UINT_MAX) size = alloc_remaining(devPtr);
     cudaResourceDesc r{};
@@ -591,7 +591,7 @@ cudaError_t cudaBindTexture(size_t* offset, const textureReference* texref, cons
 cudaError_t cudaBindTexture2D(size_t* offset, const textureReference* texref, const void* devPtr,
                               const cudaChannelFormatDesc* desc, size_t width, size_t height, size_t pitch) {
     SIM_TEXREF_GONE(cudaBindTexture2D, "a texture object over the same memory");
-    if (texref == nullptr || desc == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (texref == nullptr || desc == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     if (offset) *offset = 0;
     cudaResourceDesc r{};
     r.resType = cudaResourceTypePitch2D;
@@ -611,7 +611,7 @@ cudaError_t cudaBindTextureToArray(const textureReference* texref, cudaArray_con
                                    const cudaChannelFormatDesc* desc) {
     SIM_TEXREF_GONE(cudaBindTextureToArray, "a texture object over the same memory");
     (void)desc;  // the array's own format decides how texels decode, as on a GPU
-    if (texref == nullptr || !live(g_arrays, array)) return sim::set_error(cudaErrorInvalidValue);
+    if (texref == nullptr || !live(g_arrays, array)) return __sim::set_error(cudaErrorInvalidValue);
     bindable(texref)->sim_data = array_data(array);
     bindable(texref)->sim_bound = 1;
     return cudaSuccess;
@@ -619,7 +619,7 @@ cudaError_t cudaBindTextureToArray(const textureReference* texref, cudaArray_con
 
 cudaError_t cudaUnbindTexture(const textureReference* texref) {
     SIM_TEXREF_GONE(cudaUnbindTexture, "cudaDestroyTextureObject");
-    if (texref == nullptr) return sim::set_error(cudaErrorInvalidValue);
+    if (texref == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     bindable(texref)->sim_bound = 0;
     return cudaSuccess;
 }

@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-namespace sim {
+namespace __sim {
 
 namespace {
 std::mutex g_said_mu;
@@ -42,4 +42,4 @@ void unimplemented_call(const char* name, const char* header, const char* return
     if (std::string(returns) == "cudaErrorNotSupported") set_error(cudaErrorNotSupported);
 }
 
-}  // namespace sim
+}  // namespace __sim

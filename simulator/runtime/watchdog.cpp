@@ -14,7 +14,7 @@
 #include <condition_variable>
 #include <thread>
 
-namespace sim {
+namespace __sim {
 
 namespace {
 
@@ -281,4 +281,4 @@ Watchdog& watchdog() {
 void watch_launch(Launch* L) { watchdog().arm(L); }
 void unwatch_launch(Launch* L) { watchdog().disarm(L); }
 
-}  // namespace sim
+}  // namespace __sim

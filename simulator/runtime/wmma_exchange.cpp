@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-namespace sim {
+namespace __sim {
 
 // A warp's two buffers, used in turn: a lane can fill one for its next multiply while a slower
 // lane still reads the other, and a lane reaches the turn after next only once every lane has
@@ -43,4 +43,4 @@ const void* wmma_gather(const void* a_share, size_t a_bytes, const void* b_share
     return buf;
 }
 
-}  // namespace sim
+}  // namespace __sim

@@ -420,12 +420,15 @@ def test_the_runtime_compiles_as_one_unit(tmp_path, mode):
     """The runtime is built a group of sources per compiler run, the groups depending on the CPUs:
     all of them in one unit must compile (no two sources define the same file-local name)."""
     from simulator import build
+    from simulator.compiler_run import compiler_command
 
     (group,) = build.runtime_units(1)
     unit = tmp_path / "runtime_unit.cpp"
     unit.write_text(build._unit_text(group))
     cxx = build.compiler()
     proc = subprocess.run(
-        [cxx, *build.runtime_flags(cxx, mode), "-fsyntax-only", str(unit)], capture_output=True, text=True
+        [*compiler_command(cxx), *build.runtime_flags(cxx, mode), "-fsyntax-only", str(unit)],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]

@@ -19,7 +19,7 @@ def test_a_race_names_the_first_frame_outside_the_runtime(runtime):
     report = f"""==================
 WARNING: ThreadSanitizer: data race (pid=1)
   Write of size 4 at 0x7b0400000010 by thread T2:
-    #0 sim::helper(int*) {runtime}/include/cooperative_groups/memcpy_async.h:40 (prog+0x1)
+    #0 __sim::helper(int*) {runtime}/include/cooperative_groups/memcpy_async.h:40 (prog+0x1)
     #1 copy_then_read(int const*, int*, bool) /home/u/prog.cu:78 (prog+0x2)
 
   Previous read of size 4 at 0x7b0400000010 by thread T3:

@@ -119,7 +119,7 @@ def test_launches_are_marked_barrier_free_from_the_kernels_call_graph(tmp_path):
     src.write_text(_MARKING)
     out = translate_source(src)
     marks = {}
-    for m in re.finditer(r'::sim::(?:launcher|launch_deduced)\("(\w+)"[^\n]*', out):
+    for m in re.finditer(r'::__sim::(?:launcher|launch_deduced)\("(\w+)"[^\n]*', out):
         line = m.group(0)
         flag = re.search(r"\b(true|false)\b", line[line.index(", 0, 0, ") :])
         marks[m.group(1)] = flag.group(1) == "true"

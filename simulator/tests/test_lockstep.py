@@ -1,6 +1,6 @@
 """Warp-synchronous code: lanes that exchange values through memory with no __syncwarp, leaning
 on a converged warp reading before any lane writes (``v[tid] += v[tid + 16]``). The front end
-routes such statements through ``::sim::lockstep_assign``, so every mode computes what a GPU
+routes such statements through ``::__sim::lockstep_assign``, so every mode computes what a GPU
 does; racecheck still reports the hazard, as CUDA's memory model makes it one."""
 
 from __future__ import annotations
@@ -58,9 +58,9 @@ def test_only_statements_that_read_another_element_of_their_target_array_are_rew
     )
     text = translate_source(source)
     body = text[text.index("void k(") :]
-    assert body.count("::sim::lockstep_assign(") == 2
-    assert "::sim::lockstep_assign(a[i], [&]() { return a[i] + a[i + 8]; })" in body
+    assert body.count("::__sim::lockstep_assign(") == 2
+    assert "::__sim::lockstep_assign(a[i], [&]() { return a[i] + a[i + 8]; })" in body
     assert "a[i] += a[i + n];" in body
-    rewritten = "::sim::lockstep_assign(a[i], [&]() { auto sim_lockstep_value = a[i]; "
-    assert rewritten + "sim_lockstep_value += a[i + s]; return sim_lockstep_value; })" in body
+    rewritten = "::__sim::lockstep_assign(a[i], [&]() { auto __sim_lockstep_value = a[i]; "
+    assert rewritten + "__sim_lockstep_value += a[i + s]; return __sim_lockstep_value; })" in body
     assert "a[i] = a[i] * 2.0f;" in body and "b[i] = a[i + 1];" in body

@@ -1,7 +1,7 @@
 """Barrier-free launches run as a plain loop (LaunchSpec::barrier_free in a fast build): the same
 results and reports as with fibers, and a loud failure when such a kernel waits after all.
 
-The launches go through ``::sim::launch`` with the flag set by the test's host code
+The launches go through ``::__sim::launch`` with the flag set by the test's host code
 (kernels/plain_loop.cu), so the runtime is tested whatever the build sets for ``<<<...>>>``.
 Each entry takes ``plain``: 1 sets the flag, 0 leaves it unset (fibers); SIMULATOR_FIBERS=1
 forces fibers even with the flag.

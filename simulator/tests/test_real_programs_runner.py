@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+from .conftest import REPO, processes_naming
 
 RUNNER = REPO / "benchmarks" / "real_programs.py"
 
@@ -72,18 +72,6 @@ def _runner():
     sys.modules["real_programs"] = module
     spec.loader.exec_module(module)
     return module
-
-
-def _running(marker: str) -> list[str]:
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in text:
-            found.append(text)
-    return found
 
 
 @pytest.fixture
@@ -149,7 +137,7 @@ def test_runner_counts_passes_stops_at_the_check_and_names_refusals(root, tmp_pa
     assert got["checks"]["verdict"] == "pass"
     assert got["checks"]["seconds"] < limit
     # ...and was stopped there, not left looping.
-    assert not _running("program-checks-fast"), "the program still runs after its check line"
+    assert not processes_naming("program-checks-fast"), "the program still runs after its check line"
     assert got["wrong"]["verdict"] == "exit 3, no check line"
     assert got["ptx"]["verdict"] == "build refused"
     assert "asm" in got["ptx"]["detail"]
@@ -185,7 +173,7 @@ def test_runner_runs_programs_under_each_checker(root, tmp_path, mode):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (got,) = json.loads(out.read_text())
     assert got["verdict"] == "pass", got
-    assert not _running(f"program-checks-{mode}"), "the program still runs after its check line"
+    assert not processes_naming(f"program-checks-{mode}"), "the program still runs after its check line"
 
 
 @pytest.mark.parametrize(

@@ -113,6 +113,30 @@ def test_save_keeps_the_targets_permissions_and_writes_through_links(tmp_path):
     _assert_unchanged(_snapshot(model, opt), _snapshot(fresh, fresh_opt))
 
 
+def test_save_refuses_to_replace_a_read_only_checkpoint(tmp_path):
+    model, opt = _trained()
+    target = tmp_path / "kept.npz"
+    save_checkpoint(target, model, opt)
+    before = target.read_bytes()
+    os.chmod(target, 0o444)
+    other, other_opt = _trained(seed=3)
+    with pytest.raises(PermissionError, match=r"kept.npz.*is read-only \(mode 0444\).*chmod u\+w"):
+        save_checkpoint(target, other, other_opt)
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.npz"]  # no temporary file left
+
+
+@pytest.mark.parametrize("length", [242, 250, 255])
+def test_save_takes_every_name_the_file_system_takes(tmp_path, length):
+    model, opt = _trained()
+    target = tmp_path / ("c" * (length - len(".npz")) + ".npz")
+    save_checkpoint(target, model, opt)
+    fresh, fresh_opt = _trained(seed=5, steps=1)
+    load_checkpoint(target, fresh, fresh_opt)
+    _assert_unchanged(_snapshot(model, opt), _snapshot(fresh, fresh_opt))
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
 def test_save_names_a_missing_directory(tmp_path):
     model, _ = _trained()
     with pytest.raises(FileNotFoundError, match="does not exist; create it first"):

@@ -129,6 +129,35 @@ def test_linear_with_negative_features_is_refused():
     _raises(TypeError, lambda: nn.MultiHeadAttention(8.0, 2), "8.0")
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.complex64, bool, "int64"])
+def test_masks_of_a_dtype_that_cannot_hold_minus_infinity_are_refused(dtype):
+    shown = np.dtype(dtype).name
+    _raises(
+        TypeError, lambda: F.padding_mask([[False, True]], dtype), "padding_mask dtype", shown, "np.float32"
+    )
+    _raises(TypeError, lambda: F.causal_mask(2, 2, dtype), "causal_mask dtype", shown, "np.float32")
+
+
+def test_masks_of_a_floating_dtype_keep_it():
+    assert F.padding_mask([[False, True]], np.float16).dtype == np.float16
+    assert F.causal_mask(2, 3, "float64").dtype == np.float64
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_layer_norm_refuses_an_eps_its_dtype_cannot_hold(fused):
+    x, gamma, beta = tl.randn(2, 4), tl.ones(4), tl.zeros(4)
+    _raises(ValueError, lambda: F.layer_norm(x, gamma, beta, eps=1e300, fused=fused), "eps=1e+300", "float32")
+    _raises(
+        ValueError, lambda: F.layer_norm(x, gamma, beta, eps=1e-50, fused=fused), "eps=1e-50", "rounds to 0"
+    )
+    _raises(ValueError, lambda: nn.LayerNorm(4, eps=1e300), "LayerNorm eps=1e+300", "overflows float32")
+    wide = tl.randn(2, 4, dtype="float64")
+    out = F.layer_norm(
+        wide, tl.ones(4, dtype="float64"), tl.zeros(4, dtype="float64"), eps=1e300, fused=fused
+    )
+    assert np.all(np.abs(out.numpy()) < 1e-140)  # float64 holds it: the output is beta, as asked
+
+
 def test_linear_on_a_0d_tensor_names_the_shape():
     _raises(ValueError, lambda: nn.Linear(3, 2)(tl.tensor(1.0)), "Linear(3, 2)", "[..., 3]", "()")
     _raises(TypeError, lambda: nn.Linear(3, 2)(np.ones(3)), "ndarray", "tl.tensor")

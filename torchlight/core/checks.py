@@ -104,6 +104,41 @@ def check_real(
     return number
 
 
+def check_held_by(value: float, dtype: Any, name: str, owner: str) -> float:
+    """``value`` (a positive float) when ``dtype`` holds it: ValueError naming it when it overflows
+    to infinity or rounds to zero there, which would change the answer without a word."""
+    dt = np.dtype(dtype)
+    if dt.kind != "f":
+        return value
+    largest = float(np.finfo(dt).max)
+    if value > largest:
+        raise ValueError(
+            f"{_prefix(owner)}{name}={value!r} overflows {dt.name} (its largest value is {largest:.4g}); "
+            f"give a smaller {name}, such as 1e-5"
+        )
+    if value > 0 and dt.type(value) == 0:
+        raise ValueError(
+            f"{_prefix(owner)}{name}={value!r} rounds to 0 in {dt.name} (its smallest value is "
+            f"{float(np.finfo(dt).smallest_subnormal):.4g}); give a larger {name}, such as 1e-5"
+        )
+    return value
+
+
+def check_float_dtype(dtype: Any, name: str, owner: str, why: str) -> np.dtype:
+    """``dtype`` as a floating numpy dtype; TypeError naming it and the fix (``why`` it must float)."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is None or dt.kind != "f":
+        shown = dt.name if dt is not None else _short(dtype)
+        raise TypeError(
+            f"{_prefix(owner)}{name} must be a floating dtype ({why}), got {shown}; "
+            f"give the scores' dtype, e.g. np.float32"
+        )
+    return dt
+
+
 def check_seed(value: Any, name: str = "seed", owner: str = "manual_seed") -> int:
     """A generator seed: a non-negative int (TypeError for a bool, string, float or None)."""
     if not is_int(value):

@@ -15,7 +15,7 @@ import numpy as np
 from . import functions as F
 from .autograd import backward as _run_backward
 from .backend_lookup import backend_for
-from .checks import check_flag, check_real, is_bool
+from .checks import check_flag, check_held_by, check_real, is_bool
 from .device import Device
 from .tensor_data import DEFAULT_DTYPE, SUPPORTED_DTYPES, TensorData, normalize_dim
 
@@ -500,6 +500,7 @@ class Tensor:
     def layer_norm(self, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
         """Fused layer norm over the last dim with scale ``gamma`` and shift ``beta``."""
         eps = check_real(eps, "eps", "layer_norm", 0.0, np.inf, low_open=True)
+        eps = check_held_by(eps, self.dtype, "eps", "layer_norm")
         gamma = self._operand(gamma, "gamma", "layer_norm")
         beta = self._operand(beta, "beta", "layer_norm")
         return F.LayerNorm.apply(self, gamma, beta, eps=eps)

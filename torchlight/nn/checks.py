@@ -10,10 +10,18 @@ from typing import Any
 
 import numpy as np
 
-from ..core.checks import check_count, check_flag, check_real
+from ..core.checks import check_count, check_flag, check_float_dtype, check_held_by, check_real
 from ..core.tensor import Tensor
 
-__all__ = ["check_count", "check_flag", "check_input", "check_real", "check_tensor"]
+__all__ = [
+    "check_count",
+    "check_flag",
+    "check_float_dtype",
+    "check_held_by",
+    "check_input",
+    "check_real",
+    "check_tensor",
+]
 
 
 def check_tensor(x: Any, name: str, owner: str) -> Tensor:

@@ -16,7 +16,7 @@ from ..core.autograd import Function
 from ..core.creation import default_generator
 from ..core.tensor import Tensor
 from ..core.tensor_data import TensorData
-from .checks import check_count, check_flag, check_real, check_tensor
+from .checks import check_count, check_flag, check_float_dtype, check_held_by, check_real, check_tensor
 
 IGNORE_INDEX = -100
 
@@ -185,6 +185,7 @@ def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5, fused:
     """Layer norm over the last dim: the fused kernel, or the unfused reference."""
     check_tensor(x, "x", "layer_norm")
     eps = check_real(eps, "eps", "layer_norm", 0.0, math.inf, low_open=True)
+    eps = check_held_by(eps, x.dtype, "eps", "layer_norm")
     if check_flag(fused, "fused", "layer_norm"):
         return x.layer_norm(gamma, beta, eps)
     return layer_norm_reference(x, gamma, beta, eps)
@@ -197,10 +198,14 @@ def layer_norm_reference(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e
     return centred * (var + eps) ** -0.5 * gamma + beta
 
 
+_MASK_HOLDS = "an additive mask holds -inf for each excluded key"
+
+
 def causal_mask(q_len: int, k_len: int, dtype: np.dtype) -> np.ndarray:
     """Additive ``[q_len, k_len]`` mask: ``-inf`` where key ``k > q``, else 0."""
     q_len = check_count(q_len, "q_len", "causal_mask")
     k_len = check_count(k_len, "k_len", "causal_mask")
+    dtype = check_float_dtype(dtype, "dtype", "causal_mask", _MASK_HOLDS)
     future = np.arange(k_len)[None, :] > np.arange(q_len)[:, None]
     return np.where(future, -np.inf, 0.0).astype(dtype)
 
@@ -267,5 +272,7 @@ def padding_array(pad: np.ndarray | Sequence, shape: tuple[int, int] | None = No
 
 
 def padding_mask(pad: np.ndarray | Sequence, dtype: np.dtype) -> np.ndarray:
-    """Additive ``[batch, k_len]`` mask from booleans (True = padding: excluded)."""
-    return np.where(padding_array(pad), -np.inf, 0.0).astype(dtype)
+    """Additive ``[batch, k_len]`` mask from booleans (True = padding: excluded), of the floating
+    ``dtype`` (TypeError for any other: only a floating mask holds ``-inf``)."""
+    dt = check_float_dtype(dtype, "dtype", "padding_mask", _MASK_HOLDS)
+    return np.where(padding_array(pad), -np.inf, 0.0).astype(dt)

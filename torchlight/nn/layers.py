@@ -11,7 +11,7 @@ from ..core.checks import check_numel
 from ..core.creation import default_generator
 from ..core.tensor import Tensor, resolve_dtype
 from . import functional as F
-from .checks import check_count, check_flag, check_input, check_real
+from .checks import check_count, check_flag, check_held_by, check_input, check_real
 from .module import Module, Parameter
 
 
@@ -86,6 +86,7 @@ class LayerNorm(Module):
         fused = check_flag(fused, "fused", "LayerNorm")
         self.dim, self.eps, self.fused = dim, eps, fused
         dt = resolve_dtype(dtype)
+        check_held_by(eps, dt, "eps", "LayerNorm")
         self.weight = Parameter(np.ones(dim, dtype=dt), device=device)
         self.bias = Parameter(np.zeros(dim, dtype=dt), device=device)
 

@@ -46,16 +46,20 @@ def _fsync_directory(directory: str) -> None:
         os.close(fd)
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> None:
-    """Write ``path`` with ``write(handle)`` so that a crash leaves the old file or the new one, never part.
+def _temporary_prefix(directory: str, name: str) -> str:
+    """``.NAME.`` for the temporary file beside ``name``, NAME cut so that the whole temporary
+    name (prefix, mkstemp's 8 characters, ``.tmp``) fits the file system's longest name."""
+    try:
+        longest = os.pathconf(directory, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        longest = 255
+    room = max(1, longest - len(".") - len(".") - 8 - len(".tmp"))
+    return f".{name[:room]}."
 
-    The bytes go to a temporary file next to the target, which is flushed and fsynced, given
-    the target's permissions, and renamed over it with ``os.replace``; the directory is then
-    fsynced. On any error the temporary file is removed and the target is untouched. A symbolic
-    link is written through (its target is replaced, the link stays). A target that exists and
-    is not a regular file (a directory, a FIFO, a device such as ``/dev/null``), or a path ending
-    in a separator, is refused (IsADirectoryError / FileExistsError) rather than replaced.
-    """
+
+def _preflight(path: str | os.PathLike) -> tuple[str, str, int | None]:
+    """The target, its directory and its mode (None when new); the error :func:`atomic_write` would
+    raise before writing a byte."""
     given = os.fspath(path)
     if os.fsdecode(given).endswith(tuple(sep for sep in (os.sep, os.altsep) if sep)):
         raise IsADirectoryError(
@@ -75,12 +79,47 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> 
             f"cannot write {given!r}: it exists and is {file_kind(existing)}, not a regular file; "
             f"pass a new path or a regular file"
         )
+    if existing is not None and (not existing & 0o222 or not os.access(target, os.W_OK)):
+        # A rename would replace it all the same (the directory is what a rename needs): a file
+        # made read-only is kept, as a plain write would keep it.
+        raise PermissionError(
+            f"cannot write {given!r}: it is read-only (mode {stat.S_IMODE(existing):04o}); make it "
+            f"writable (chmod u+w) or pass another path"
+        )
     if not os.path.isdir(directory):
         raise FileNotFoundError(
             f"cannot write {given!r}: directory {directory!r} does not exist; create it first"
         )
+    return target, directory, existing
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """Raise now what :func:`atomic_write` would raise for ``path`` before writing (and
+    PermissionError or OSError when its directory takes no new file), writing nothing that stays:
+    a long job checks where its result goes before it starts."""
+    target, directory, _ = _preflight(path)
+    fd, temporary = tempfile.mkstemp(
+        prefix=_temporary_prefix(directory, os.path.basename(target)), suffix=".tmp", dir=directory
+    )
+    os.close(fd)
+    os.unlink(temporary)
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> None:
+    """Write ``path`` with ``write(handle)`` so that a crash leaves the old file or the new one, never part.
+
+    The bytes go to a temporary file next to the target, which is flushed and fsynced, given
+    the target's permissions, and renamed over it with ``os.replace``; the directory is then
+    fsynced. On any error the temporary file is removed and the target is untouched. A symbolic
+    link is written through (its target is replaced, the link stays). A target that exists and
+    is not a regular file (a directory, a FIFO, a device such as ``/dev/null``), or a path ending
+    in a separator, is refused (IsADirectoryError / FileExistsError) rather than replaced; so is
+    a read-only file (PermissionError).
+    """
+    target, directory, existing = _preflight(path)
     mode = _default_mode() if existing is None else stat.S_IMODE(existing)
-    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+    prefix = _temporary_prefix(directory, os.path.basename(target))
+    fd, temporary = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             write(handle)

@@ -17,10 +17,10 @@ namespace cooperative_groups {
 
 namespace details {
 
-using ::sim::block_rank;
+using ::__sim::block_rank;
 
 static inline unsigned int block_threads() {
-    const ::sim::ThreadState& t = *::sim::tl_thread;
+    const ::__sim::ThreadState& t = *::__sim::tl_thread;
     return t.block_dim.x * t.block_dim.y * t.block_dim.z;
 }
 
@@ -40,9 +40,9 @@ static inline constexpr bool valid_tile_size(unsigned int size) {
 // The barrier of a tile of ``size`` threads: a warp operation up to 32, else the tile's own barrier.
 static inline void tile_barrier(unsigned int size, const char* file, int line) {
     if (size <= 32) {
-        (void)::sim::warp_op(::sim::kSyncWarp, tile_mask(size), 0, 0, 32, file, line);
+        (void)::__sim::warp_op(::__sim::kSyncWarp, tile_mask(size), 0, 0, 32, file, line);
     } else {
-        ::sim::tile_sync(size, file, line);
+        ::__sim::tile_sync(size, file, line);
     }
 }
 
@@ -52,12 +52,12 @@ static inline void tile_barrier(unsigned int size, const char* file, int line) {
 template <class T, class Read>
 static inline auto tile_exchange(unsigned int size, T value, Read read, const char* file, int line) {
     static_assert(sizeof(T) <= 8, "collectives of tiles larger than 32 threads take values of at most 8 bytes");
-    unsigned long long* slots = ::sim::tile_scratch();
+    unsigned long long* slots = ::__sim::tile_scratch();
     const unsigned int rank = block_rank();
     std::memcpy(&slots[rank], &value, sizeof(T));
-    ::sim::tile_sync(size, file, line);
+    ::__sim::tile_sync(size, file, line);
     auto out = read(&slots[rank & ~(size - 1u)]);
-    ::sim::tile_sync(size, file, line);  // nobody overwrites a slot before every thread has read it
+    ::__sim::tile_sync(size, file, line);  // nobody overwrites a slot before every thread has read it
     return out;
 }
 
@@ -97,7 +97,7 @@ public:
     }
     void sync(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         if (block_) {
-            ::sim::syncthreads(file, line);
+            ::__sim::syncthreads(file, line);
         } else {
             details::tile_barrier(size_, file, line);
         }
@@ -115,15 +115,15 @@ class thread_block : public thread_group {
 public:
     thread_block() : thread_group(block_tag{}) {}
     void sync(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
-        ::sim::syncthreads(file, line);
+        ::__sim::syncthreads(file, line);
     }
     unsigned int thread_rank() const { return details::block_rank(); }
     unsigned int size() const { return details::block_threads(); }
     unsigned int num_threads() const { return details::block_threads(); }
-    dim3 group_index() const { return dim3(::sim::tl_thread->block_idx); }
-    dim3 thread_index() const { return dim3(::sim::tl_thread->thread_idx); }
-    dim3 group_dim() const { return ::sim::tl_thread->block_dim; }
-    dim3 dim_threads() const { return ::sim::tl_thread->block_dim; }
+    dim3 group_index() const { return dim3(::__sim::tl_thread->block_idx); }
+    dim3 thread_index() const { return dim3(::__sim::tl_thread->thread_idx); }
+    dim3 group_dim() const { return ::__sim::tl_thread->block_dim; }
+    dim3 dim_threads() const { return ::__sim::tl_thread->block_dim; }
 };
 
 static inline thread_block this_thread_block() { return thread_block(); }
@@ -143,25 +143,25 @@ public:
     unsigned long long thread_rank() const { return block_rank() * details::block_threads() + details::block_rank(); }
     unsigned long long size() const { return num_threads(); }
     unsigned long long num_threads() const {
-        const ::sim::ThreadState& t = *::sim::tl_thread;
+        const ::__sim::ThreadState& t = *::__sim::tl_thread;
         return (unsigned long long)t.grid_dim.x * t.grid_dim.y * t.grid_dim.z * details::block_threads();
     }
     unsigned long long num_blocks() const {
-        const ::sim::ThreadState& t = *::sim::tl_thread;
+        const ::__sim::ThreadState& t = *::__sim::tl_thread;
         return (unsigned long long)t.grid_dim.x * t.grid_dim.y * t.grid_dim.z;
     }
     unsigned long long block_rank() const {
-        const ::sim::ThreadState& t = *::sim::tl_thread;
+        const ::__sim::ThreadState& t = *::__sim::tl_thread;
         return t.block_idx.x + (unsigned long long)t.grid_dim.x * (t.block_idx.y + (unsigned long long)t.grid_dim.y * t.block_idx.z);
     }
-    dim3 group_dim() const { return ::sim::tl_thread->grid_dim; }
-    dim3 dim_blocks() const { return ::sim::tl_thread->grid_dim; }
-    dim3 block_index() const { return dim3(::sim::tl_thread->block_idx); }
+    dim3 group_dim() const { return ::__sim::tl_thread->grid_dim; }
+    dim3 dim_blocks() const { return ::__sim::tl_thread->grid_dim; }
+    dim3 block_index() const { return dim3(::__sim::tl_thread->block_idx); }
     // True in a cooperative launch (cudaLaunchCooperativeKernel), where sync() may be called.
-    bool is_valid() const { return ::sim::grid_launch_cooperative(); }
+    bool is_valid() const { return ::__sim::grid_launch_cooperative(); }
     // Every live thread of the grid meets here; outside a cooperative launch the launch fails
     // with a report (a GPU's behaviour is undefined there).
-    void sync(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const { ::sim::grid_sync(file, line); }
+    void sync(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const { ::__sim::grid_sync(file, line); }
 };
 
 static inline grid_group this_grid() { return grid_group(); }
@@ -190,7 +190,7 @@ public:
     template <class T>
     T shfl(T value, int src_rank, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         if constexpr (kWarp) {
-            return ::sim::shfl_value(::sim::kShflIdx, file, line, mask(), value, src_rank, (int)Size);
+            return ::__sim::shfl_value(::__sim::kShflIdx, file, line, mask(), value, src_rank, (int)Size);
         } else {
             const unsigned int src = (unsigned int)src_rank & (Size - 1u);
             return details::tile_exchange(
@@ -201,29 +201,29 @@ public:
     template <class T>
     T shfl_down(T value, unsigned int delta, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         static_assert(kWarp, "thread_block_tile::shfl_down is for tiles of at most 32 threads (as in CUDA)");
-        return ::sim::shfl_value(::sim::kShflDown, file, line, mask(), value, (int)delta, (int)Size);
+        return ::__sim::shfl_value(::__sim::kShflDown, file, line, mask(), value, (int)delta, (int)Size);
     }
     template <class T>
     T shfl_up(T value, unsigned int delta, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         static_assert(kWarp, "thread_block_tile::shfl_up is for tiles of at most 32 threads (as in CUDA)");
-        return ::sim::shfl_value(::sim::kShflUp, file, line, mask(), value, (int)delta, (int)Size);
+        return ::__sim::shfl_value(::__sim::kShflUp, file, line, mask(), value, (int)delta, (int)Size);
     }
     template <class T>
     T shfl_xor(T value, unsigned int lane_mask, const char* file = __builtin_FILE(),
                int line = __builtin_LINE()) const {
         static_assert(kWarp, "thread_block_tile::shfl_xor is for tiles of at most 32 threads (as in CUDA)");
-        return ::sim::shfl_value(::sim::kShflXor, file, line, mask(), value, (int)lane_mask, (int)Size);
+        return ::__sim::shfl_value(::__sim::kShflXor, file, line, mask(), value, (int)lane_mask, (int)Size);
     }
     int any(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         if constexpr (kWarp) {
-            return (int)::sim::warp_op(::sim::kAny, mask(), predicate ? 1 : 0, 0, 32, file, line);
+            return (int)::__sim::warp_op(::__sim::kAny, mask(), predicate ? 1 : 0, 0, 32, file, line);
         } else {
             return count(predicate, file, line) > 0 ? 1 : 0;
         }
     }
     int all(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         if constexpr (kWarp) {
-            return (int)::sim::warp_op(::sim::kAll, mask(), predicate ? 1 : 0, 0, 32, file, line);
+            return (int)::__sim::warp_op(::__sim::kAll, mask(), predicate ? 1 : 0, 0, 32, file, line);
         } else {
             return count(predicate, file, line) == (int)live_threads() ? 1 : 0;
         }
@@ -232,7 +232,7 @@ public:
     unsigned int ballot(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         static_assert(kWarp, "thread_block_tile::ballot is for tiles of at most 32 threads (as in CUDA)");
         const unsigned int m = mask();
-        const unsigned int bits = (unsigned int)::sim::warp_op(::sim::kBallot, m, predicate ? 1 : 0, 0, 32, file, line);
+        const unsigned int bits = (unsigned int)::__sim::warp_op(::__sim::kBallot, m, predicate ? 1 : 0, 0, 32, file, line);
         return bits >> __builtin_ctz(m);
     }
 
@@ -284,7 +284,7 @@ static inline thread_block_tile<Size, ParentT> tiled_partition(const ParentT&) {
 class coalesced_group {
 public:
     coalesced_group(const char* file = __builtin_FILE(), int line = __builtin_LINE())
-        : mask_(::sim::coalesced_mask(file, line)) {}
+        : mask_(::__sim::coalesced_mask(file, line)) {}
     explicit coalesced_group(unsigned int lanes) : mask_(lanes) {}
     unsigned int get_mask() const { return mask_; }
     unsigned int meta_group_rank() const { return 0; }
@@ -296,7 +296,7 @@ public:
         return (unsigned int)__builtin_popcount(mask_ & ((1u << lane) - 1u));
     }
     void sync(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
-        (void)::sim::warp_op(::sim::kSyncWarp, mask_, 0, 0, 32, file, line);
+        (void)::__sim::warp_op(::__sim::kSyncWarp, mask_, 0, 0, 32, file, line);
     }
     // The value of the group's thread of rank ``src_rank``.
     template <class T>
@@ -309,21 +309,21 @@ public:
             lane = __builtin_ctz(m);
             if (want-- == 0) break;
         }
-        return ::sim::shfl_value(::sim::kShflIdx, file, line, mask_, value, lane, 32);
+        return ::__sim::shfl_value(::__sim::kShflIdx, file, line, mask_, value, lane, 32);
     }
     // The value of the thread ``delta`` ranks up (or down); its own past the group's end.
     template <class T>
     T shfl_down(T value, unsigned int delta, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         const unsigned int r = thread_rank() + delta;
-        return ::sim::shfl_value(::sim::kShflIdx, file, line, mask_, value, r < size() ? lane_of(r) : own_lane(), 32);
+        return ::__sim::shfl_value(::__sim::kShflIdx, file, line, mask_, value, r < size() ? lane_of(r) : own_lane(), 32);
     }
     template <class T>
     T shfl_up(T value, unsigned int delta, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
         const unsigned int r = thread_rank();
-        return ::sim::shfl_value(::sim::kShflIdx, file, line, mask_, value, r >= delta ? lane_of(r - delta) : own_lane(), 32);
+        return ::__sim::shfl_value(::__sim::kShflIdx, file, line, mask_, value, r >= delta ? lane_of(r - delta) : own_lane(), 32);
     }
     unsigned int ballot(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
-        const unsigned int bits = (unsigned int)::sim::warp_op(::sim::kBallot, mask_, predicate ? 1 : 0, 0, 32, file, line);
+        const unsigned int bits = (unsigned int)::__sim::warp_op(::__sim::kBallot, mask_, predicate ? 1 : 0, 0, 32, file, line);
         unsigned int out = 0, rank = 0;  // bit i: the group's thread of rank i
         for (unsigned int m = mask_; m != 0; m &= m - 1, ++rank) {
             if (bits & (m & (0u - m))) out |= 1u << rank;
@@ -331,10 +331,10 @@ public:
         return out;
     }
     int any(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
-        return (int)::sim::warp_op(::sim::kAny, mask_, predicate ? 1 : 0, 0, 32, file, line);
+        return (int)::__sim::warp_op(::__sim::kAny, mask_, predicate ? 1 : 0, 0, 32, file, line);
     }
     int all(int predicate, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
-        return (int)::sim::warp_op(::sim::kAll, mask_, predicate ? 1 : 0, 0, 32, file, line);
+        return (int)::__sim::warp_op(::__sim::kAll, mask_, predicate ? 1 : 0, 0, 32, file, line);
     }
 
 private:
@@ -367,7 +367,7 @@ static inline coalesced_group labeled_partition(const Group& g, int label, const
     unsigned int same = 0;
     for (unsigned int m = lanes; m != 0; m &= m - 1) {
         const int lane = __builtin_ctz(m);
-        if (::sim::shfl(::sim::kShflIdx, file, line, lanes, label, lane, 32) == label) same |= 1u << lane;
+        if (::__sim::shfl(::__sim::kShflIdx, file, line, lanes, label, lane, 32) == label) same |= 1u << lane;
     }
     return coalesced_group(same);
 }

@@ -6,7 +6,7 @@
 // bf16, double and 8-bit inputs is the count a GPU gives), so element-wise loops over
 // `x[0..num_elements)` mean what they mean on a GPU. Every operation is warp-collective and
 // waits for the warp's lanes like __syncwarp (synccheck checks them the same way) and needs all
-// 32 lanes. mma_sync pools the lanes' shares of A and B (sim::wmma_gather) and each lane
+// 32 lanes. mma_sync pools the lanes' shares of A and B (__sim::wmma_gather) and each lane
 // computes its own share of D: products are formed in the input type converted exactly to
 // float (double, int for the 8-bit types) and added in order of k, then C is added. A GPU's
 // float accumulation order differs, so float results may differ from a GPU's in the last bits.
@@ -89,10 +89,10 @@ inline double widen(T v) {
 inline double widen(__half v) { return (double)__half2float(v); }
 inline double widen(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
 
-inline void warp_sync(const char* file, int line) { ::sim::syncwarp_at(file, line, 0xffffffffu); }
+inline void warp_sync(const char* file, int line) { ::__sim::syncwarp_at(file, line, 0xffffffffu); }
 
 // The calling thread's lane: its linear index in the block, modulo 32.
-inline int lane() { return (int)(::sim::block_rank() & 31u); }
+inline int lane() { return (int)(::__sim::block_rank() & 31u); }
 
 // What mma_sync multiplies in: int for 8-bit inputs, double for double, float otherwise.
 template <class TC>
@@ -166,11 +166,11 @@ inline void mma_sync_at(fragment<accumulator, M, N, K, TC>& d, const fragment<ma
     using E = detail::compute_t<TC>;
     constexpr int SA = M * K / 32, SB = K * N / 32, SD = M * N / 32;
     static_assert(N % SD == 0, "wmma: a lane's share of D lies in one row");
-    static_assert((M * K + K * N) * sizeof(E) <= ::sim::kWmmaBufferBytes, "wmma: operands exceed the buffer");
+    static_assert((M * K + K * N) * sizeof(E) <= ::__sim::kWmmaBufferBytes, "wmma: operands exceed the buffer");
     E share_a[SA], share_b[SB];
     for (int e = 0; e < SA; ++e) share_a[e] = detail::operand<E, TA>(a.x[e]);
     for (int e = 0; e < SB; ++e) share_b[e] = detail::operand<E, TA>(b.x[e]);
-    const E* A = static_cast<const E*>(::sim::wmma_gather(share_a, sizeof share_a, share_b, sizeof share_b, file, line));
+    const E* A = static_cast<const E*>(::__sim::wmma_gather(share_a, sizeof share_a, share_b, sizeof share_b, file, line));
     const E* B = A + M * K;
     // This lane's elements of D: row i, columns j0 .. j0 + SD - 1. Each sum runs in order of k
     // (the loop over e is the inner one so that it can use vector instructions).

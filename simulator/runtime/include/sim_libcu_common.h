@@ -34,14 +34,14 @@ namespace sim_async {
 
 // Spins until ``*counter`` reaches ``target`` (or, with ``differs``, until it differs from
 // ``target``), letting the block's other threads run meanwhile: the front end sees the call to
-// ::sim::nanosleep_thread and never runs a kernel that reaches this as a plain loop.
+// ::__sim::nanosleep_thread and never runs a kernel that reaches this as a plain loop.
 SIM_SYNC_COUNTER static inline void spin_on_counter(const unsigned long long* counter,
                                                     unsigned long long target, bool differs,
                                                     const char* file, int line) {
     for (;;) {
         const unsigned long long now = __atomic_load_n(counter, __ATOMIC_ACQUIRE);
         if (differs ? now != target : now >= target) return;
-        ::sim::nanosleep_thread(0, file, line);
+        ::__sim::nanosleep_thread(0, file, line);
     }
 }
 

@@ -17,7 +17,7 @@
 #include <cublas_api.h>
 #include "sim_internal.h"
 
-namespace sim {
+namespace __sim {
 namespace blas {
 
 inline void say(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -91,10 +91,10 @@ inline bool inside(const char* call, const char* what, const Operand& o, int bat
     if (o.p == nullptr || o.rows == 0 || o.cols == 0 || batch == 0) return o.p != nullptr || o.rows * o.cols == 0;
     const long long last = (o.cols - 1) * o.ld + (o.rows - 1) + (long long)(batch - 1) * o.stride;
     const size_t bytes = (size_t)(last + 1) * type_size(o.type);
-    std::lock_guard<std::mutex> lock(sim::g_state_mu);
+    std::lock_guard<std::mutex> lock(__sim::g_state_mu);
     bool start = false;
-    if (!sim::find_alloc(o.p, 1, &start)) return true;  // not device memory: mapped host memory
-    if (sim::find_alloc(o.p, bytes, nullptr)) return true;
+    if (!__sim::find_alloc(o.p, 1, &start)) return true;  // not device memory: mapped host memory
+    if (__sim::find_alloc(o.p, bytes, nullptr)) return true;
     say("%s: matrix %s (%lld x %lld, ld %lld, %d batch(es)) runs past the end of its device allocation", call, what,
         o.rows, o.cols, o.ld, batch);
     return false;
@@ -237,6 +237,6 @@ inline bool compute_types(cublasComputeType_t ct, cudaDataType* scalar, int* acc
 }
 
 }  // namespace blas
-}  // namespace sim
+}  // namespace __sim
 
 #endif  // SIM_BLAS_CORE_H

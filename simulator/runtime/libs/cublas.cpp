@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-using namespace sim::blas;
+using namespace __sim::blas;
 
 struct cublasContext {
     cudaStream_t stream = nullptr;
@@ -27,7 +27,7 @@ thread_local bool tl_replaying = false;
 template <class F>
 bool recorded(cublasHandle_t h, F call) {
     if (tl_replaying) return false;
-    return sim::capture_library_call(h->stream, [call] {
+    return __sim::capture_library_call(h->stream, [call] {
         tl_replaying = true;
         call();
         tl_replaying = false;
@@ -48,7 +48,7 @@ Scalar<T> scalar(cublasHandle_t h, const T* p) {
 
 // Calls that return a result to host memory cannot be replayed from a graph here.
 cublasStatus_t refuse_in_capture(cublasHandle_t h, const char* call) {
-    if (tl_replaying || !sim::capturing(h->stream)) return CUBLAS_STATUS_SUCCESS;
+    if (tl_replaying || !__sim::capturing(h->stream)) return CUBLAS_STATUS_SUCCESS;
     say("%s: a call that returns its result is not supported during stream capture", call);
     return CUBLAS_STATUS_NOT_SUPPORTED;
 }
@@ -98,7 +98,7 @@ cublasStatus_t gemm_ex(const char* call, cublasHandle_t h, cublasOperation_t ta,
     const Operand c{C, ct, m, n, ldc, sc};
     if (!inside(call, "A", a, batch) || !inside(call, "B", b, batch) || !inside(call, "C", c, batch))
         return CUBLAS_STATUS_EXECUTION_FAILED;
-    if (!tl_replaying && sim::capturing(h->stream)) {
+    if (!tl_replaying && __sim::capturing(h->stream)) {
         // Scalars as cuBLAS reads them: host ones now (copied), device ones at each replay.
         const bool host = h->pointer_mode != CUBLAS_POINTER_MODE_DEVICE;
         const size_t bytes = type_size(scalar);

@@ -3,7 +3,7 @@
 #include "blas_core.h"
 #include "graphs_internal.h"
 
-using namespace sim::blas;
+using namespace __sim::blas;
 
 struct cublasLtContext {};
 
@@ -309,7 +309,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
         else
             gemm<float>(ta, tb, m, n, k, alv, a, b, be, c, D, dt, ld, st, batch, ep);
     };
-    if (!sim::capture_library_call(stream, run)) run();
+    if (!__sim::capture_library_call(stream, run)) run();
     return CUBLAS_STATUS_SUCCESS;
 }
 

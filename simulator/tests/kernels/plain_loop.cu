@@ -1,12 +1,12 @@
 // Barrier-free launches as a plain loop, against the same launches with fibers: each entry
-// launches through ::sim::launch with a LaunchSpec whose barrier_free is ``plain`` (what the
+// launches through ::__sim::launch with a LaunchSpec whose barrier_free is ``plain`` (what the
 // build does for a kernel that reaches no barrier, warp operation or other wait).
 #include <assert.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
 
 #define LAUNCH(plain, grid, block, smem, kernel, ...)                                                        \
-    ::sim::launch(::sim::LaunchSpec{dim3(grid), dim3(block), (size_t)(smem), 0, (plain) != 0}, #kernel, __FILE__, \
+    ::__sim::launch(::__sim::LaunchSpec{dim3(grid), dim3(block), (size_t)(smem), 0, (plain) != 0}, #kernel, __FILE__, \
                   __LINE__, kernel, __VA_ARGS__)
 
 // Elementwise, with every built-in a thread reads recorded.
@@ -101,8 +101,8 @@ extern "C" int plain_atomics(int plain, unsigned int* counter, float* sum, int b
 }
 
 // The two other launch forms the build emits, with the flag in their LaunchSpec: a kernel
-// launched through ::sim::launcher with an argument left to its default (so called by name),
-// and a kernel template whose arguments are deduced (::sim::launch_deduced).
+// launched through ::__sim::launcher with an argument left to its default (so called by name),
+// and a kernel template whose arguments are deduced (::__sim::launch_deduced).
 __global__ void scale_ids(int* out, int factor = 3) {
     out[blockIdx.x * blockDim.x + threadIdx.x] = factor * threadIdx.x;
 }
@@ -117,11 +117,11 @@ extern "C" int plain_launch_forms(int plain, int* scaled, float* filled) {
     float* df;
     cudaMalloc(&di, 64 * sizeof(int));
     cudaMalloc(&df, 64 * sizeof(float));
-    const ::sim::LaunchSpec spec{dim3(2), dim3(32), 0, 0, plain != 0};
-    ::sim::launcher(spec, "scale_ids", __FILE__, __LINE__, scale_ids,
+    const ::__sim::LaunchSpec spec{dim3(2), dim3(32), 0, 0, plain != 0};
+    ::__sim::launcher(spec, "scale_ids", __FILE__, __LINE__, scale_ids,
                     [](auto... a) { scale_ids(a...); })(di);
     cudaError_t err = cudaGetLastError();
-    ::sim::launch_deduced(spec, "fill_value", __FILE__, __LINE__, [](auto... a) { fill_value(a...); }, df, 1.5f);
+    ::__sim::launch_deduced(spec, "fill_value", __FILE__, __LINE__, [](auto... a) { fill_value(a...); }, df, 1.5f);
     if (err == cudaSuccess) err = cudaGetLastError();
     cudaMemcpy(scaled, di, 64 * sizeof(int), cudaMemcpyDeviceToHost);
     cudaMemcpy(filled, df, 64 * sizeof(float), cudaMemcpyDeviceToHost);
@@ -170,7 +170,7 @@ __global__ void warp_sum(const int* in, int* out) {
 }
 
 // ``which``: 0 print_and_assert, 1 wild_write, 2 spin_forever, 3 tree_sum, 4 warp_sum, 5 tree_sum
-// through ::sim::launcher, 6 tree_sum through ::sim::launch_deduced. Returns
+// through ::__sim::launcher, 6 tree_sum through ::__sim::launch_deduced. Returns
 // the launch's error; ``out`` gets the kernel's output (4 blocks of 32 threads). The device is
 // reset afterwards, so that a sticky error does not reach the next call.
 extern "C" int plain_failure(int plain, int which, int* out) {
@@ -186,10 +186,10 @@ extern "C" int plain_failure(int plain, int which, int* out) {
     if (which == 2) LAUNCH(plain, dim3(4), dim3(32), 0, spin_forever, (volatile int*)d);
     if (which == 3) LAUNCH(plain, dim3(4), dim3(32), 0, tree_sum, (const int*)din, d);
     if (which == 4) LAUNCH(plain, dim3(4), dim3(32), 0, warp_sum, (const int*)din, d);
-    const ::sim::LaunchSpec spec{dim3(4), dim3(32), 0, 0, plain != 0};
-    if (which == 5) ::sim::launcher(spec, "tree_sum", __FILE__, __LINE__, tree_sum, ::sim::no_default_args{})(din, d);
+    const ::__sim::LaunchSpec spec{dim3(4), dim3(32), 0, 0, plain != 0};
+    if (which == 5) ::__sim::launcher(spec, "tree_sum", __FILE__, __LINE__, tree_sum, ::__sim::no_default_args{})(din, d);
     if (which == 6)
-        ::sim::launch_deduced(spec, "tree_sum", __FILE__, __LINE__, [](auto... a) { tree_sum(a...); }, din, d);
+        ::__sim::launch_deduced(spec, "tree_sum", __FILE__, __LINE__, [](auto... a) { tree_sum(a...); }, din, d);
     cudaError_t err = cudaGetLastError();
     if (err == cudaSuccess) err = cudaMemcpy(out, d, 128 * sizeof(int), cudaMemcpyDeviceToHost);
     fflush(stdout);

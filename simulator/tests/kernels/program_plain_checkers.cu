@@ -1,7 +1,7 @@
 // Barrier-free kernels with one planted bug each, chosen by argv[1]: memcheck and synccheck run
 // these launches as plain loops (SIMULATOR_FIBERS=1 forces fibers); what they find must not
 // depend on it (test_plain_checkers.py). "wait" launches a kernel that does reach a barrier
-// through ::sim::launch with the barrier-free flag set, which only a plain loop refuses.
+// through ::__sim::launch with the barrier-free flag set, which only a plain loop refuses.
 #include <cstdio>
 #include <cstring>
 #include <cuda_runtime.h>
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(what, "ub") == 0) overflow<<<1, 4>>>(c, 2);
     if (std::strcmp(what, "timeout") == 0) busy<<<2, 32>>>(a, 1L << 40);
     if (std::strcmp(what, "wait") == 0) {
-        ::sim::launch(::sim::LaunchSpec{dim3(1), dim3(32), 0, 0, true}, "waits", __FILE__, __LINE__, waits, a, b);
+        ::__sim::launch(::__sim::LaunchSpec{dim3(1), dim3(32), 0, 0, true}, "waits", __FILE__, __LINE__, waits, a, b);
     }
     cudaError_t err = cudaDeviceSynchronize();
     std::printf("%s: %s\n", what, cudaGetErrorName(err));

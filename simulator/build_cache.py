@@ -1,0 +1,212 @@
+"""The build cache: a folder of the user's own whose artefacts are checked before they are used.
+
+Everything the build caches (objects, shared libraries, programs) is later linked, loaded or
+run as the user, so the cache must hold only what this user's builds wrote:
+
+* the folder (``$SIMULATOR_CACHE``, else ``build/simulator-cache``) is created private (0700);
+  an existing one that another user owns, or that others may write to, is refused with one line;
+* each artefact has a record beside it, ``NAME.sha256``, written after the artefact: its SHA-256
+  (``sha256sum``'s line) and the identity it had when the record was written (device, inode,
+  size, modification and change times, which any write changes and no user can set back). An
+  artefact is used only when its record is there and its identity, or else its content, matches,
+  so a truncated, damaged or planted file is rebuilt, never run, while an unchanged one is not
+  read again;
+* a second builder of the same artefact waits on ``NAME.lock``, opened without following links
+  and never truncated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import stat
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from .errors import SimBuildError
+
+__all__ = ["CACHE_VARIABLE", "cache_dir", "cached_output", "verified", "write_new"]
+
+CACHE_VARIABLE = "SIMULATOR_CACHE"
+DEFAULT_CACHE = Path(__file__).resolve().parent.parent / "build" / "simulator-cache"
+_RECORD_SUFFIX = ".sha256"
+
+
+def _describe(folder: Path, configured: bool) -> str:
+    return f"{CACHE_VARIABLE}={folder}" if configured else f"the build cache {folder}"
+
+
+def _fix(folder: Path, configured: bool) -> str:
+    if configured:
+        return f"point {CACHE_VARIABLE} at a folder of your own (it is created private), or unset it"
+    return f"remove it (rm -r {folder}) or set {CACHE_VARIABLE} to a folder of your own"
+
+
+def cache_dir() -> Path:
+    """The build cache (``$SIMULATOR_CACHE`` or ``build/simulator-cache``), created private (0700).
+
+    :class:`SimBuildError` in one line, naming the folder and the fix, when it cannot be created,
+    is not a folder, belongs to another user, may be written by other users, or is not writable:
+    whoever can write there could plant a program that the next run executes.
+    """
+    raw = os.environ.get(CACHE_VARIABLE, "")
+    configured = raw != ""
+    folder = Path(raw) if configured else DEFAULT_CACHE
+    what = _describe(folder, configured)
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except FileExistsError:
+        raise SimBuildError(f"{what} is not a folder; {_fix(folder, configured)}") from None
+    except OSError as exc:
+        problem = f"cannot create it ({exc.strerror})"
+        raise SimBuildError(f"{what}: {problem}; {_fix(folder, configured)}") from None
+    info = folder.stat()
+    if not stat.S_ISDIR(info.st_mode):
+        raise SimBuildError(f"{what} is not a folder; {_fix(folder, configured)}")
+    if info.st_uid != os.geteuid():
+        raise SimBuildError(
+            f"{what} belongs to user id {info.st_uid}, not to you (user id {os.geteuid()}): a program "
+            f"planted there would run as you; {_fix(folder, configured)}"
+        )
+    if info.st_mode & 0o022:
+        raise SimBuildError(
+            f"{what} may be written by other users (mode {stat.S_IMODE(info.st_mode):03o}): a program "
+            f"planted there would run as you; make it private (chmod 700 {folder}) or "
+            f"{_fix(folder, configured)}"
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise SimBuildError(f"{what} is not writable; {_fix(folder, configured)}")
+    return folder
+
+
+def _open_private(path: Path) -> int:
+    """A descriptor of the regular file ``path`` that this user owns and only this user may write
+    (a link is never followed); OSError otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        os.close(fd)
+        raise OSError(errno.EPERM, "not a private regular file", str(path))
+    return fd
+
+
+def _digest(fd: int) -> str:
+    h = hashlib.sha256()
+    with os.fdopen(fd, "rb", closefd=False) as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _record_path(final: Path) -> Path:
+    return final.with_name(final.name + _RECORD_SUFFIX)
+
+
+def _identity(fd: int) -> str:
+    info = os.fstat(fd)
+    return f"identity {info.st_dev} {info.st_ino} {info.st_size} {info.st_mtime_ns} {info.st_ctime_ns}"
+
+
+def verified(final: Path) -> bool:
+    """Whether ``final`` is an artefact this user's build wrote, unchanged since (its record matches)."""
+    try:
+        fd = _open_private(final)
+    except OSError:
+        return False
+    try:
+        try:
+            rfd = _open_private(_record_path(final))
+        except OSError:
+            return False
+        with os.fdopen(rfd, "rb") as fh:
+            lines = fh.read(512).decode("ascii", "replace").splitlines()
+        if len(lines) != 2:
+            return False
+        digest, identity = lines[0].split(" ", 1)[0], lines[1]
+        return identity == _identity(fd) or _digest(fd) == digest
+    finally:
+        os.close(fd)
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Create ``path`` (private, never through a link or over an existing file) holding ``data``."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+
+
+def _publish(tmp: Path, final: Path) -> None:
+    """Move the built ``tmp`` to ``final``, then write its record beside it (atomically, after it)."""
+    fd = os.open(tmp, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        digest = _digest(fd)
+        os.replace(tmp, final)
+        identity = _identity(fd)  # after the rename, which changes the change time
+    finally:
+        os.close(fd)
+    record = _record_path(final)
+    rfd, rtmp = tempfile.mkstemp(dir=final.parent, prefix=".record-", suffix=".tmp")
+    try:
+        with os.fdopen(rfd, "wb") as fh:
+            fh.write(f"{digest}  {final.name}\n{identity}\n".encode())
+        os.replace(rtmp, record)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(rtmp)
+
+
+def _lock(path: Path) -> int:
+    """A descriptor of the lock file ``path``: created 0600, never through a link, never truncated."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    for _ in range(3):
+        try:
+            fd = os.open(path, flags, 0o600)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            path.unlink(missing_ok=True)  # a link where the lock belongs: removed, not followed
+            continue
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+        os.close(fd)
+        path.unlink(missing_ok=True)
+    raise SimBuildError(f"{path}: cannot create the build's lock file there; remove it")
+
+
+def cached_output(final: Path, produce: Callable[[Path], None]) -> Path:
+    """``final`` when it is a verified artefact; else run ``produce(tmp)`` and move ``tmp`` there.
+
+    A lock file makes a second builder of the same artefact (another pytest worker) wait for
+    the first instead of compiling it again; the rename keeps readers from seeing half a file,
+    and the record written after it keeps them from trusting a file it does not describe.
+    :class:`SimBuildError` in one line when the cache cannot be written (a full disk, a name
+    too long for the file system).
+    """
+    if verified(final):
+        return final
+    try:
+        lock = _lock(final.with_name(final.name + ".lock"))
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if verified(final):
+                return final
+            fd, tmp = tempfile.mkstemp(dir=final.parent, prefix=final.name + ".", suffix=final.suffix)
+            os.close(fd)
+            try:
+                produce(Path(tmp))
+                _publish(Path(tmp), final)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+        finally:
+            os.close(lock)
+    except OSError as exc:
+        raise SimBuildError(
+            f"cannot write {final.name} in the build cache {final.parent}: {exc.strerror or exc}; "
+            f"free space there or point {CACHE_VARIABLE} at another folder"
+        ) from None
+    return final
