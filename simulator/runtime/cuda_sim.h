@@ -670,4 +670,7 @@ max(A a, B b) {
     return (C)a > (C)b ? (C)a : (C)b;
 }
 
+// Inline PTX: the helpers the front end's translation of an asm statement calls.
+#include "sim_ptx.h"
+
 #endif  // CUDA_CPU_SIMULATOR_H
