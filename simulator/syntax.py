@@ -202,12 +202,7 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         ck = self.ci.CursorKind
         kind = c.kind
         if kind in (ck.ASM_STMT, ck.MS_ASM_STMT):
-            self.problems.append(
-                (
-                    self.off(c.extent.start),
-                    "unsupported CUDA construct 'asm' (inline assembly (asm / PTX)); write it in CUDA C++",
-                )
-            )
+            self._inline_asm(c, func)
         elif kind == ck.CALL_EXPR:
             if c.referenced is None and c.spelling and unsupported(c.spelling):
                 # An unknown template called with explicit arguments (`tex1Dfetch<float>(...)`):

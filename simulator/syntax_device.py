@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from . import ptx
 from .edits import Edit, Func
 from .refusals import DEVICE_LIBC, MATH_HEADER
 from .syntax_launches import CONFIG_CALLS
@@ -173,6 +174,31 @@ class DeviceCodeWalk:
                 f"a __{func.kind}__ function calls the host function '{name}' ({why})",
             )
         )
+
+    def _inline_asm(self, c, func: Func | None) -> None:
+        """Replace a device-code ``asm`` statement by its C++ translation (ptx.py), or refuse it."""
+        start, end = self.rng(c)
+        if not self._device(func) or c.kind != self.ci.CursorKind.ASM_STMT:
+            what = (
+                "inline assembly in host code"
+                if not self._device(func)
+                else "Microsoft-style inline assembly"
+            )
+            self.problems.append((start, f"unsupported CUDA construct 'asm' ({what}); write it in CUDA C++"))
+            return
+        tokens = list(c.get_tokens())
+        path, line = self.src.where(start)
+        try:
+            result = ptx.translate(ptx.split_asm([t.spelling for t in tokens]), path, line)
+        except ptx.PtxRefusal as refusal:
+            self.problems.append((start, str(refusal)))
+            return
+        func.waits = func.waits or result.waits
+        exprs = [
+            (self.off(tokens[op.first].extent.start), self.off(tokens[op.last].extent.end))
+            for op in result.operands
+        ]
+        self.edits.append(Edit(start, end, [p if isinstance(p, str) else exprs[p] for p in result.parts]))
 
     def _spins(self, loop) -> bool:
         ck = self.ci.CursorKind
