@@ -798,6 +798,26 @@ def _shf(ins: Instr, em: Emitter) -> list[str]:
     return [em.write(d, U[32], f"{P}shf({_b(side == 'l')}, {_b(mode == 'wrap')}, {args})")]
 
 
+_VIDEO4 = {"vadd4": 0, "vsub4": 1, "vavrg4": 2, "vabsdiff4": 3, "vmin4": 4, "vmax4": 5}
+
+
+@instruction(*_VIDEO4)
+def _video4(ins: Instr, em: Emitter) -> list[str]:
+    # The SIMD video instructions with their default byte selectors and mask (a selector or mask
+    # suffix on an operand is not read, and so refused).
+    m = Mods(ins)
+    add = m.flag("add")
+    sat = m.flag("sat")
+    dt, at, bt = m.types(3, ("u32", "s32"))
+    m.done()
+    if add and sat:
+        raise unsupported(ins.full)
+    d, a, b, c = operands(ins, 4)
+    args = ", ".join(em.read(o, U[32]) for o in (a, b, c))
+    flags = ", ".join(_b(f) for f in (at.kind == "s", bt.kind == "s", dt.kind == "s", sat, add))
+    return [em.write(d, U[32], f"{P}video4({_VIDEO4[ins.opcode]}, {args}, {flags})")]
+
+
 @instruction("shl", "shr")
 def _shift(ins: Instr, em: Emitter) -> list[str]:
     m = Mods(ins)

@@ -308,6 +308,32 @@ static inline u32 shf(bool left, bool wrap, u32 a, u32 b, u32 c) {
     return left ? static_cast<u32>((funnel << n) >> 32) : static_cast<u32>(funnel >> n);
 }
 
+// vadd4 vsub4 vavrg4 vabsdiff4 vmin4 vmax4 (op 0..5) with the default byte selectors and mask:
+// the four byte lanes of a and b (signed or not, per atype and btype), each result clamped to a
+// byte with .sat (dtype's signedness), then summed into c (.add) or packed into d.
+static inline u32 video4(int op, u32 a, u32 b, u32 c, bool sa, bool sb, bool sd, bool saturate, bool add) {
+    long long sum = 0;
+    u32 packed = 0;
+    for (int i = 0; i < 4; ++i) {
+        const u32 ba = (a >> (8 * i)) & 0xffu, bb = (b >> (8 * i)) & 0xffu;
+        const long long x = sa ? static_cast<long long>(static_cast<s8>(ba)) : static_cast<long long>(ba);
+        const long long y = sb ? static_cast<long long>(static_cast<s8>(bb)) : static_cast<long long>(bb);
+        long long t;
+        switch (op) {
+            case 0: t = x + y; break;
+            case 1: t = x - y; break;
+            case 2: t = (x + y) >= 0 ? (x + y + 1) / 2 : (x + y - 1) / 2; break;  // rounded up, or floor
+            case 3: t = x > y ? x - y : y - x; break;
+            case 4: t = x < y ? x : y; break;
+            default: t = x > y ? x : y; break;
+        }
+        if (saturate) t = sd ? (t < -128 ? -128 : t > 127 ? 127 : t) : (t < 0 ? 0 : t > 255 ? 255 : t);
+        sum += t;
+        packed |= (static_cast<u32>(t) & 0xffu) << (8 * i);
+    }
+    return add ? static_cast<u32>(static_cast<unsigned long long>(c) + static_cast<unsigned long long>(sum)) : packed;
+}
+
 // ---- integer arithmetic (wrapping, as the GPU's: computed unsigned) ----------------------------------
 template <class T>
 using wide_unsigned_t = std::conditional_t<(sizeof(T) > 4), unsigned long long, unsigned int>;

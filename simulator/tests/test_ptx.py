@@ -99,7 +99,8 @@ def _asm(template: str, outputs=(), inputs=(), clobbers=()) -> ptx.AsmStatement:
 @pytest.mark.parametrize(
     "template, named",
     [
-        ("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;", "vabsdiff4.u32.u32.u32.add"),
+        ("vabsdiff2.u32.u32.u32.add %0, %1, %2, %3;", "vabsdiff2.u32.u32.u32.add"),
+        ("sad.u32 %0, %1, %2, %3;", "sad.u32"),
         (
             "add.u32 %0, %1, %2; mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 %0, %1, %2, %3;",
             "mma.sync.aligned",
@@ -302,8 +303,36 @@ def _check_bits(stdout: str) -> None:
             int(a & b == 0),
             (a64 >> 32) | (a64 & M32) << 32,
             (a & 0xFFFF) | (b >> 16) << 16,
+            _video4("absdiff", a, b, c, (False, False, False), sat=False, add=True),
+            _video4("add", a, b, c, (True, True, True), sat=True, add=False),
+            _video4("sub", a, b, c, (False, False, False), sat=True, add=False),
+            _video4("avrg", a, b, c, (True, True, True), sat=False, add=False),
+            _video4("min", a, b, c, (True, True, True), sat=False, add=True),
+            _video4("max", a, b, c, (False, False, True), sat=False, add=False),
         ]
         assert o == [w & M64 for w in want], (a, b, c)
+
+
+def _video4(op: str, a: int, b: int, c: int, signed: tuple, sat: bool, add: bool) -> int:
+    """vop4.dtype.atype.btype with the default selectors and mask, as the ISA's pseudo-code says
+    (``signed``: dtype, atype, btype)."""
+    total, packed = c, 0
+    for i in range(4):
+        x = _signed(a >> (8 * i), 8) if signed[1] else (a >> (8 * i)) & 0xFF
+        y = _signed(b >> (8 * i), 8) if signed[2] else (b >> (8 * i)) & 0xFF
+        t = {
+            "add": x + y,
+            "sub": x - y,
+            "avrg": (x + y + 1) >> 1 if x + y >= 0 else (x + y) >> 1,
+            "absdiff": abs(x - y),
+            "min": min(x, y),
+            "max": max(x, y),
+        }[op]
+        if sat:
+            t = max(-128, min(127, t)) if signed[0] else max(0, min(255, t))
+        total += t
+        packed |= (t & 0xFF) << (8 * i)
+    return (total & M32) if add else packed
 
 
 def _trunc_div(x: int, y: int) -> int:
@@ -996,20 +1025,17 @@ def test_scalar_program_has_no_undefined_behaviour():
 
 
 def test_unsupported_instruction_fails_the_build_with_one_line(tmp_path):
-    src = tmp_path / "vabsdiff.cu"
+    src = tmp_path / "sad.cu"
     src.write_text(
         "#include <cstdio>\n__global__ void k(unsigned* out, unsigned a, unsigned b) {\n"
         "    unsigned r;\n"
-        '    asm("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(0u));\n'
+        '    asm("sad.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(0u));\n'
         "    *out = r;\n}\nint main() { return 0; }\n"
     )
     proc = run_cli("run", str(src))
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert (
-        f"{src}:4: inline PTX instruction 'vabsdiff4.u32.u32.u32.add' is not supported by the simulator"
-        in lines[-1]
-    )
+    assert f"{src}:4: inline PTX instruction 'sad.u32' is not supported by the simulator" in lines[-1]
     assert "Traceback" not in proc.stderr
 
 

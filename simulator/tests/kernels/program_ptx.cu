@@ -20,7 +20,7 @@ typedef unsigned short u16;
     } while (0)
 
 // ---- integer and bit instructions ------------------------------------------------------------
-constexpr int kBits = 40;
+constexpr int kBits = 46;
 __global__ void bits_kernel(const u32* in, u64* out, int n) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -114,6 +114,19 @@ __global__ void bits_kernel(const u32* in, u64* out, int n) {
     u16 h0 = (u16)a, h1 = (u16)(b >> 16);
     asm("mov.b32 %0, {%1, %2};" : "=r"(r) : "h"(h0), "h"(h1));
     o[39] = r;
+    // The SIMD video instructions (stereoDisparity's sum of absolute differences among them).
+    asm("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    o[40] = r;
+    asm("vadd4.s32.s32.s32.sat %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    o[41] = r;
+    asm("vsub4.u32.u32.u32.sat %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    o[42] = r;
+    asm("vavrg4.s32.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    o[43] = r;
+    asm("vmin4.s32.s32.s32.add %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    o[44] = r;
+    asm("vmax4.u32.u32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    o[45] = r;
 }
 
 // ---- integer arithmetic: carries, products, saturation, division ------------------------------------
