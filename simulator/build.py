@@ -442,6 +442,7 @@ def _front_end_version() -> str:
     """The front end's sources: a change in any of them rebuilds every object."""
     names = ("device_launches.py", "edits.py", "errors.py", "linemap.py", "refusals.py", "transform.py")
     names += tuple(sorted(p.name for p in PACKAGE_DIR.glob("syntax*.py")))
+    names += tuple(sorted(p.name for p in PACKAGE_DIR.glob("ptx*.py")))  # inline PTX's translation
     return "\n".join((PACKAGE_DIR / n).read_text() for n in names)
 
 

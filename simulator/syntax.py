@@ -193,7 +193,10 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         self._library = True
         try:
             for _, f in sorted(found.items()):
-                if self.off(f.location) not in self.funcs:
+                # Also a function the walk of device code's calls went through (see _graph_node):
+                # that walk only follows calls, and rewrites nothing.
+                seen = self.funcs.get(self.off(f.location))
+                if seen is None or not seen.user:
                     self._visit(f, None, True)
         finally:
             self._library = False
@@ -355,12 +358,7 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
             self._library_node(c, func)
             return
         if kind in (ck.ASM_STMT, ck.MS_ASM_STMT):
-            self.problems.append(
-                (
-                    self.off(c.extent.start),
-                    "unsupported CUDA construct 'asm' (inline assembly (asm / PTX)); write it in CUDA C++",
-                )
-            )
+            self._inline_asm(c, func)
         elif kind == ck.CALL_EXPR:
             if c.referenced is None and c.spelling and unsupported(c.spelling):
                 # An unknown template called with explicit arguments (`tex1Dfetch<float>(...)`):
@@ -462,6 +460,8 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
             self._builtin(c, "warpSize", func)
         elif kind in (ck.BINARY_OPERATOR, ck.COMPOUND_ASSIGNMENT_OPERATOR) and self._device(func):
             self._shift(c)
+        elif kind in (ck.ASM_STMT, ck.MS_ASM_STMT):
+            self._library_asm(c, func)
 
     def _refuse(self, pos: int, name: str, found: tuple[str, str]) -> None:
         what, fix = found

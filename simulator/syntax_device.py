@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from . import ptx
 from .cuda_headers import is_toolkit_header
 from .edits import Edit, Func
 from .refusals import DEVICE_LIBC, MATH_HEADER
@@ -210,6 +211,54 @@ class DeviceCodeWalk:
                 f"a __{func.kind}__ function calls the host function '{name}' ({why})",
             )
         )
+
+    def _inline_asm(self, c, func: Func | None) -> None:
+        """Replace a device-code ``asm`` statement by its C++ translation (ptx.py), or refuse it."""
+        start, _ = self.rng(c)
+        if not self._device(func) or c.kind != self.ci.CursorKind.ASM_STMT:
+            what = (
+                "inline assembly in host code"
+                if not self._device(func)
+                else "Microsoft-style inline assembly"
+            )
+            self.problems.append((start, f"unsupported CUDA construct 'asm' ({what}); write it in CUDA C++"))
+            return
+        refusal = self._translate_asm(c, func)
+        if refusal is not None:
+            self.problems.append((start, refusal))
+
+    def _library_asm(self, c, func: Func | None) -> None:
+        """An ``asm`` statement of a library header's device function: translated as a program's
+        is; one outside the supported subset becomes a trap naming it, so that a program which
+        never reaches it (most of CUB's and cuda_fp16.hpp's functions) builds and runs."""
+        if not self._device(func) or c.kind != self.ci.CursorKind.ASM_STMT:
+            return  # host code's assembly is the host compiler's
+        refusal = self._translate_asm(c, func)
+        if refusal is not None:
+            start, end = self.rng(c)
+            path, line = self.src.where(start)
+            self.edits.append(
+                Edit(
+                    start, end, [f"::__sim::ptx::unsupported({c_string(refusal)}, {c_string(path)}, {line})"]
+                )
+            )
+
+    def _translate_asm(self, c, func: Func) -> str | None:
+        """Rewrite ``c`` to its C++ translation; the refusal's text when PTX outside the subset."""
+        start, end = self.rng(c)
+        tokens = list(c.get_tokens())
+        path, line = self.src.where(start)
+        try:
+            result = ptx.translate(ptx.split_asm([t.spelling for t in tokens]), path, line)
+        except ptx.PtxRefusal as refusal:
+            return str(refusal)
+        func.waits = func.waits or result.waits
+        exprs = [
+            (self.off(tokens[op.first].extent.start), self.off(tokens[op.last].extent.end))
+            for op in result.operands
+        ]
+        self.edits.append(Edit(start, end, [p if isinstance(p, str) else exprs[p] for p in result.parts]))
+        return None
 
     def _spins(self, loop) -> bool:
         ck = self.ci.CursorKind

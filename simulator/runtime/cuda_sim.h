@@ -18,9 +18,16 @@
 template <class R, class... A>
 static inline void __nv_tex_surf_handler(const char* op, R* r, unsigned long long obj, A... a);
 
-#include <cuda_runtime.h>
+// The toolkit's types, then the device state and the helpers of inline PTX's translation
+// (sim_ptx.h), before the rest of NVIDIA's headers: their inline functions hold asm statements,
+// which the front end translates into calls of those helpers.
+#include <builtin_types.h>
 
 #include "sim_device.h"
+#include "sim_ptx.h"
+
+#include <cuda_runtime.h>
+
 #include "host_api.h"
 #include "sim_intrinsics.h"
 

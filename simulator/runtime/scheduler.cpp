@@ -225,16 +225,11 @@ Worker* worker() {
     return tl_run.worker;
 }
 
-namespace {
-
-void fiber_main() {
-    RunState& run = run_state();
+// The running CUDA thread has finished (its kernel returned, or PTX exit): it leaves its block's
+// barriers and warp operations, which may release the threads waiting for it, and never runs again.
+void finish_thread(RunState& run) {
     Fiber* f = run.fiber;
     Block* b = run.block;
-    mode::on_fiber_start(run.worker);
-    run.in_kernel = true;
-    b->launch->invoke(b->launch->pack);
-    run.in_kernel = false;
     f->state = FState::kDone;
     b->live--;
     b->warp_exited[f->warp] |= 1u << f->lane;
@@ -247,6 +242,17 @@ void fiber_main() {
     }
     yield_from(run, true);
     std::abort();  // a finished fiber is never resumed
+}
+
+namespace {
+
+void fiber_main() {
+    RunState& run = run_state();
+    mode::on_fiber_start(run.worker);
+    run.in_kernel = true;
+    run.block->launch->invoke(run.block->launch->pack);
+    run.in_kernel = false;
+    finish_thread(run);
 }
 
 // Makes room for ``count`` stacks (all remapped at once, before any fiber of a block starts).

@@ -1,6 +1,6 @@
 // The simulator's device side: what a CUDA thread's code calls into the runtime for (barriers,
 // warp operations, shared memory, clocks, faults) and the state the scheduler keeps per thread.
-// Shared by the code the build generates (cuda_sim.h includes it after NVIDIA's <cuda_runtime.h>)
+// Shared by the code the build generates (cuda_sim.h includes it before NVIDIA's <cuda_runtime.h>)
 // and the runtime's own sources (sim_internal.h); the CUDA names device code calls are defined on
 // top of it in sim_intrinsics.h.
 #ifndef CUDA_CPU_SIMULATOR_DEVICE_H
@@ -12,8 +12,7 @@
 #include <ctime>
 #include <type_traits>
 
-#include <cuda_runtime_api.h>
-#include <vector_types.h>
+#include <builtin_types.h>  // only types: NVIDIA's inline functions come after this header (cuda_sim.h)
 
 #define SIM_API __attribute__((visibility("hidden")))
 

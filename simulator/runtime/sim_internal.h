@@ -303,6 +303,9 @@ void yield_to_scheduler(bool final_exit);
 // The same, for a caller that has this thread's run state at hand (a barrier: one thread-local
 // lookup less per wait).
 void yield_from(RunState& run, bool final_exit);
+// Ends the running CUDA thread of a fiber block as if its kernel had returned (PTX exit, and
+// every fiber at the end of its kernel); never returns.
+[[noreturn]] void finish_thread(RunState& run);
 // Marks the block (and so its launch) failed; its fibers are abandoned at their next switch.
 void fail_block(Block* b);
 // Ends the running CUDA thread ``f`` of ``b`` for good (assert, trap, fault, timeout): fails the

@@ -17,7 +17,7 @@ from simulator.build import BUILD_MODES
 from .conftest import SHIPPED, run_cli, shipped_sources
 
 UNSUPPORTED = [
-    ('asm volatile("membar.gl;");', "inline assembly"),
+    ('asm volatile("brkpt;");', "inline PTX instruction 'brkpt'"),
     ("int v = __shfl(1, 0);", "without _sync"),
 ]
 

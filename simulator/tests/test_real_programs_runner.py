@@ -61,7 +61,11 @@ LATE_FAILURE = r"""
 int main() { printf("All results match.\n"); fflush(stdout); return 5; }
 """
 PTX = r"""
-__global__ void lane(unsigned* out) { unsigned l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); *out = l; }
+__global__ void sad(unsigned* out) {
+    unsigned d;
+    asm("sad.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(1u), "r"(2u), "r"(0u));
+    *out = d;
+}
 int main() { return 0; }
 """
 
@@ -140,7 +144,7 @@ def test_runner_counts_passes_stops_at_the_check_and_names_refusals(root, tmp_pa
     assert not processes_naming("program-checks-fast"), "the program still runs after its check line"
     assert got["wrong"]["verdict"] == "exit 3, no check line"
     assert got["ptx"]["verdict"] == "build refused"
-    assert "asm" in got["ptx"]["detail"]
+    assert "inline PTX instruction 'sad.u32'" in got["ptx"]["detail"]
     # Judged by exit status: 0 and no failure line passes; the failure line or another status fails.
     assert got["quiet"]["verdict"] == "pass"
     assert got["quiet-fails"]["verdict"] == "check failed"
