@@ -207,3 +207,24 @@ def test_runner_runs_programs_under_each_checker(root, tmp_path, mode):
 def test_a_bad_manifest_entry_is_named(root, entry, message):
     with pytest.raises(ValueError, match=message):
         _runner().load_manifest(Path(_manifest(root, [entry])), root)
+
+
+def test_defines_reach_run_and_an_entry_with_only_a_build_is_left_to_the_builder(root):
+    runner = _runner()
+    entries = [
+        {"name": "x", "sources": ["src/checks.cu"], "defines": ["N=4", "FAST"], "note": "why", "build": {}},
+        {"name": "built", "cwd": "src", "build": {"system": "make", "dir": "src", "program": "p"}},
+    ]
+    by_hand, built = runner.load_manifest(Path(_manifest(root, entries)), root)
+    command = runner._command(by_hand, root, "fast", 10)
+    assert command[command.index("-D") : command.index("-D") + 4] == ["-D", "N=4", "-D", "FAST"]
+    assert built.sources == [] and built.build["system"] == "make"
+    with pytest.raises(ValueError, match="lists of strings"):
+        runner.load_manifest(Path(_manifest(root, [{**entries[0], "defines": "N=4"}])), root)
+
+
+def test_a_checkout_without_a_simulator_is_named(root, tmp_path):
+    manifest = _manifest(root, [{"name": "checks", "sources": ["src/checks.cu"]}])
+    cmd = [sys.executable, str(RUNNER), manifest, "--root", str(root), "--checkout", str(tmp_path / "none")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "holds no simulator/" in proc.stderr
