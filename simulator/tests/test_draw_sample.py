@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shutil
 import sys
 
 import pytest
@@ -154,6 +155,7 @@ def _tree(root, files: dict[str, str]) -> None:
         (root / rel).write_text(text)
 
 
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make for its dry run")
 def test_a_makefile_is_read_through_make_dry_run(finder, tmp_path):
     _tree(
         tmp_path,
