@@ -90,9 +90,11 @@ def first_error(output: str) -> str:
     ``ERROR_LINES``, in their order), else its last line."""
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
     for kind in ERROR_LINES:
-        found = next((ln for ln in lines if kind.search(ln)), None)
-        if found:
-            return found
+        at = next((i for i, ln in enumerate(lines) if kind.search(ln)), None)
+        if at is not None:
+            # CMake names the place ("CMake Error at FILE:LINE (message):") and says why below it
+            said_below = lines[at].endswith(":") and at + 1 < len(lines)
+            return f"{lines[at]} {lines[at + 1]}" if said_below else lines[at]
     return lines[-1] if lines else ""
 
 

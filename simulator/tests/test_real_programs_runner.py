@@ -390,8 +390,9 @@ def test_a_build_past_its_limit_is_stopped_with_the_compilers_it_started(tmp_pat
         ),
         ("nvcc fatal   : Unknown option '-fancy'\nmake: *** [Makefile:2: all] Error 1", "nvcc fatal"),
         (
-            "CMake Error at CMakeLists.txt:2 (project):\n  No CMAKE_CUDA_COMPILER could be found.",
-            "CMake Error",
+            "-- The CUDA compiler identification is unknown\nCMake Error at CMakeLists.txt:2 (project):\n"
+            "  No CMAKE_CUDA_COMPILER could be found.\n-- Configuring incomplete, errors occurred!",
+            "CMake Error at CMakeLists.txt:2 (project): No CMAKE_CUDA_COMPILER could be found.",
         ),
         ("g++ main.o -lgsl -o main\n/usr/bin/ld: cannot find -lgsl", "/usr/bin/ld: cannot find -lgsl"),
         ("make: *** No rule to make target 'kernel.cu', needed by 'main'.  Stop.", "make: *** No rule"),
