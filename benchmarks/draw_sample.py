@@ -256,6 +256,28 @@ def program_name(path: Path, root: Path) -> str:
     return str(path.relative_to(root).with_suffix(""))
 
 
+def pick_reviewed(pool: list, count: int, checks: dict, key, text) -> tuple[list[tuple], int, list[str]]:
+    """Walk the shuffled ``pool`` and take the first ``count`` programs reviewed as self-checking.
+
+    ``key(item)`` is a program's name in ``checks`` and ``text(item)`` its source. Returns the
+    picks as ``(item, check)``, how many were passed over as checking nothing (``checks`` says
+    None), and one proposed ``checks`` line for each drawn program nobody has reviewed yet."""
+    picked, skipped, unreviewed = [], 0, []
+    for item in pool:
+        if len(picked) + len(unreviewed) == count:
+            break
+        name = key(item)
+        if name not in checks:
+            proposal = verdict_text(text(item))
+            proposed = {"passes": re.escape(proposal)} if proposal else EXIT
+            unreviewed.append(f"{name!r}: {proposed},")
+        elif checks[name] is None:
+            skipped += 1
+        else:
+            picked.append((item, checks[name]))
+    return picked, skipped, unreviewed
+
+
 def draw(root: Path, seed: int) -> tuple[dict, list[str]]:
     """The manifest (``count`` self-checking programs of each source, in the order
     ``random.Random(seed)`` shuffles the candidates) and the drawn programs not yet in ``CHECKS``."""
@@ -264,22 +286,11 @@ def draw(root: Path, seed: int) -> tuple[dict, list[str]]:
     for name, (repo, commit, pattern, count) in SOURCES.items():
         pool = candidates(root, name, pattern)
         rng.shuffle(pool)
-        picked, skipped, waiting = [], 0, 0
-        for path in pool:
-            if len(picked) + waiting == count:
-                break
-            key = program_name(path, root)
-            if key not in CHECKS:
-                proposal = verdict_text(path.read_text(errors="replace"))
-                proposed = {"passes": re.escape(proposal)} if proposal else EXIT
-                unreviewed.append(f"{key!r}: {proposed},")
-                waiting += 1
-                continue
-            if CHECKS[key] is None:
-                skipped += 1
-                continue
-            picked.append(entry(path, root, CHECKS[key]))
-        programs += sorted(picked, key=lambda e: e["name"])
+        picked, skipped, waiting = pick_reviewed(
+            pool, count, CHECKS, lambda p: program_name(p, root), lambda p: p.read_text(errors="replace")
+        )
+        unreviewed += waiting
+        programs += sorted((entry(path, root, check) for path, check in picked), key=lambda e: e["name"])
         about.append(
             f"{name}: github.com/{repo} at {commit[:12]} ({len(picked)} drawn from {len(pool)} candidates; "
             f"{skipped} passed over as not self-checking)"

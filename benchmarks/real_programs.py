@@ -1,21 +1,27 @@
 """Run public CUDA programs, unmodified, under the simulator and count those that pass their own check.
 
 Usage: ``python benchmarks/real_programs.py MANIFEST --root DIR [--jobs 2] [--limit 70]
-[--mode fast] [--only NAME,...] [--json OUT] [--run-option OPTION ...] [--to-the-end]``
+[--mode fast] [--only NAME,...] [--json OUT] [--run-option OPTION ...] [--to-the-end]
+[--checkout DIR]``
 
 The programs are not part of this repository: fetch them first (for example llm.c, whose
 ``dev/cuda`` programs ``benchmarks/manifests/llmc_dev_cuda.json`` lists) and give their checkout as
 ``--root``. A manifest is a JSON object: ``about`` (a note), ``defaults`` (any field below) and
 ``programs``, a list of
 objects with ``name``, ``sources`` (paths under the root), and optionally ``include`` (folders
-under the root), ``cwd`` (under the root; default the root), ``args``, ``devices`` and ``passes``
-(a regular expression the program prints when its own check succeeds), or, for a program that
-reports its check by its exit status alone, ``exit_status: true`` and optionally ``fails`` (a
-regular expression it prints, still exiting 0, when its check fails).
+under the root), ``defines`` (``NAME`` or ``NAME=VALUE``, as a Makefile's ``-D`` flags), ``cwd``
+(under the root; default the root), ``args``, ``devices`` and ``passes`` (a regular expression the
+program prints when its own check succeeds), or, for a program that reports its check by its exit
+status alone, ``exit_status: true`` and optionally ``fails`` (a regular expression it prints,
+still exiting 0, when its check fails); ``note`` is a remark for the reader, and ``build`` says how
+the program's own build files build it (``benchmarks/build_programs.py`` reads it; an entry with a
+``build`` may leave ``sources`` out, and is then not run here).
 
-Each program runs as ``python -m simulator run SOURCES -I ... --mode MODE --timeout LIMIT
---line-buffered`` (through a pipe ``printf`` output is otherwise block-buffered, so a program
-stopped in its benchmark loop would never show its check line). It passes when its
+Each program runs as ``python -m simulator run SOURCES -I ... -D ... --mode MODE --timeout LIMIT
+--line-buffered``, with the simulator of ``--checkout`` (default: this repository; another
+worktree measures before a change). ``--line-buffered``: through a pipe ``printf`` output is
+otherwise block-buffered, so a program stopped in its benchmark loop would never show its check
+line. It passes when its
 ``passes`` line appears within ``--limit`` seconds; it is stopped there, so that a benchmark loop
 after the check costs nothing. A program judged by its exit status passes when it exits 0 within
 the limit without printing a ``fails`` line. Under a checker, ``--to-the-end`` also waits for
@@ -47,7 +53,20 @@ sys.path.insert(0, str(REPO))
 from simulator.build import MODES  # noqa: E402  (both import the standard library only)
 from simulator.supervise import stop_group  # noqa: E402
 
-FIELDS = {"name", "sources", "include", "cwd", "args", "devices", "passes", "exit_status", "fails"}
+FIELDS = {
+    "name",
+    "sources",
+    "include",
+    "defines",
+    "cwd",
+    "args",
+    "devices",
+    "passes",
+    "exit_status",
+    "fails",
+    "note",
+    "build",
+}
 MANIFEST_KEYS = {"about", "defaults", "programs"}
 
 
@@ -58,12 +77,15 @@ class Program:
     name: str
     sources: list[str]
     include: list[str] = field(default_factory=list)
+    defines: list[str] = field(default_factory=list)
     cwd: str = "."
     args: list[str] = field(default_factory=list)
     devices: int = 1
     passes: str = "(?i)pass"
     exit_status: bool = False
     fails: str | None = None
+    note: str = ""
+    build: dict | None = None
 
 
 @dataclass
@@ -89,19 +111,22 @@ def load_manifest(path: Path, root: Path) -> list[Program]:
     for i, entry in enumerate(data.get("programs", [])):
         merged = {**defaults, **entry}
         unknown = sorted(set(merged) - FIELDS)
-        if unknown or "name" not in merged or not merged.get("sources"):
+        if unknown or "name" not in merged or not (merged.get("sources") or merged.get("build")):
             raise ValueError(
-                f"{path}: entry {i} needs 'name' and 'sources' and takes only {', '.join(sorted(FIELDS))}"
-                + (f" (unknown: {', '.join(unknown)})" if unknown else "")
+                f"{path}: entry {i} needs 'name' and 'sources' (or 'build') and takes only "
+                f"{', '.join(sorted(FIELDS))}" + (f" (unknown: {', '.join(unknown)})" if unknown else "")
             )
-        prog = Program(**merged)
+        prog = Program(**{"sources": [], **merged})
         where = f"{path}: {prog.name}"
-        lists = (prog.sources, prog.include, prog.args)
+        lists = (prog.sources, prog.include, prog.defines, prog.args)
         lists_ok = all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in lists)
         if not lists_ok or not isinstance(prog.devices, int) or not isinstance(prog.cwd, str):
             raise ValueError(
-                f"{where}: sources, include and args are lists of strings, devices an int, cwd a string"
+                f"{where}: sources, include, defines and args are lists of strings, devices an int, "
+                "cwd a string"
             )
+        if prog.build is not None and not isinstance(prog.build, dict):
+            raise ValueError(f"{where}: build is an object (see benchmarks/build_programs.py)")
         for rel in [*prog.sources, *prog.include, prog.cwd]:
             if not (root / rel).exists():
                 raise ValueError(f"{where}: {root / rel} does not exist (is --root the checkout?)")
@@ -123,6 +148,8 @@ def _command(prog: Program, root: Path, mode: str, limit: float, extra: tuple[st
     cmd = [sys.executable, "-m", "simulator", "run", *(str(root / s) for s in prog.sources)]
     for inc in prog.include:
         cmd += ["-I", str(root / inc)]
+    for define in prog.defines:
+        cmd += ["-D", define]
     cmd += [
         "--mode",
         mode,
@@ -145,17 +172,42 @@ def _pump(stream, lines: queue.Queue) -> None:
 
 
 def run_one(
-    prog: Program, root: Path, mode: str, limit: float, extra: tuple[str, ...] = (), to_the_end: bool = False
+    prog: Program,
+    root: Path,
+    mode: str,
+    limit: float,
+    extra: tuple[str, ...] = (),
+    to_the_end: bool = False,
+    checkout: Path = REPO,
 ) -> Outcome:
-    """Run ``prog`` until its check line, its end or ``limit`` seconds (``extra``: more ``run`` options).
+    """Run ``prog`` under ``checkout``'s simulator until its check line, its end or ``limit``
+    seconds (``extra``: more ``run`` options); see ``judge`` for ``to_the_end``."""
+    env = {**os.environ, "PYTHONPATH": str(checkout) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    command = _command(prog, root, mode, limit, extra)
+    return judge(prog, command, root / prog.cwd, env, limit, mode, to_the_end)
+
+
+def judge(
+    prog: Program,
+    command: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    limit: float,
+    mode: str = "fast",
+    to_the_end: bool = False,
+    simulated: bool = True,
+) -> Outcome:
+    """Start ``command`` in ``cwd`` and judge its output by ``prog``'s check: ``pass`` at its check
+    line (the program is stopped there) or, for an exit-status check, at exit 0 without its failure
+    line; else why not. It is stopped after ``limit`` seconds. ``simulated``: ``command`` is
+    ``simulator run``, whose status 2 with a refusal line is a refused build.
 
     ``to_the_end``: after the check line, wait for the program's end too, and pass only on status
     0 (a checker that reports when the program ends, as racecheck does, then counts)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     began = time.monotonic()
     proc = subprocess.Popen(
-        _command(prog, root, mode, limit, extra),
-        cwd=root / prog.cwd,
+        command,
+        cwd=cwd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -170,6 +222,7 @@ def run_one(
     failed = re.compile(prog.fails) if prog.fails else None
     failure = ""
     checked = False
+    head: list[str] = []  # a build's first error comes early in a long listing
     tail: collections.deque[str] = collections.deque(maxlen=20)
     while True:
         left = limit - (time.monotonic() - began)
@@ -181,6 +234,8 @@ def run_one(
         if line is None:
             break
         tail.append(line)
+        if len(head) < 40:
+            head.append(line)
         if failed and not failure and failed.search(line):
             failure = line.strip()
         if check and check.search(line):
@@ -193,9 +248,11 @@ def run_one(
             return Outcome(prog.name, "pass", seconds)
     rc = proc.wait()
     seconds = time.monotonic() - began
-    # The simulator's own refusal names the construct ("unsupported ..."); else its first line.
-    refused = next((ln.strip() for ln in tail if "unsupported" in ln), "") or next(
-        (ln.strip() for ln in tail if "build failed" in ln), ""
+    # A build that failed exits 2; the simulator's own refusal names the construct ("unsupported
+    # ..."), else the compiler's first error, else the line that says the build failed.
+    seen = [*head, *tail] if simulated and rc == 2 else []
+    refused = next(
+        (ln.strip() for words in ("unsupported", "error:", "build failed") for ln in seen if words in ln), ""
     )
     if refused:
         return Outcome(prog.name, "build refused", seconds, refused)
@@ -222,6 +279,25 @@ def table(outcomes: list[Outcome]) -> str:
     return "\n".join(rows)
 
 
+def select(programs: list[Program], only: str) -> list[Program]:
+    """The programs that ``only`` names (comma-separated; empty: all of them); ``ValueError``
+    naming those it names that are not among them."""
+    if not only:
+        return programs
+    wanted = set(only.split(","))
+    missing = sorted(wanted - {prog.name for prog in programs})
+    if missing:
+        raise ValueError(f"--only names programs the manifest does not list: {', '.join(missing)}")
+    return [prog for prog in programs if prog.name in wanted]
+
+
+def report(outcomes: list[Outcome], json_path: Path | None) -> None:
+    """Print the outcomes' table and, given ``json_path``, write them there too."""
+    print(table(outcomes))
+    if json_path:
+        json_path.write_text(json.dumps([asdict(o) for o in outcomes], indent=1))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the manifest's programs and print the table."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -232,6 +308,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mode", default="fast", choices=MODES)
     p.add_argument("--only", default="", help="comma-separated names to run (default: all)")
     p.add_argument("--json", type=Path, help="also write the outcomes here")
+    p.add_argument(
+        "--checkout",
+        type=Path,
+        default=REPO,
+        help="the repository checkout whose simulator runs the programs (default: this one)",
+    )
     p.add_argument(
         "--run-option",
         action="append",
@@ -253,21 +335,30 @@ def main(argv: list[str] | None = None) -> int:
         programs = load_manifest(a.manifest, root)
     except ValueError as exc:
         p.error(str(exc))
-    if a.only:
-        wanted = set(a.only.split(","))
-        missing = sorted(wanted - {prog.name for prog in programs})
-        if missing:
-            p.error(f"--only names programs the manifest does not list: {', '.join(missing)}")
-        programs = [prog for prog in programs if prog.name in wanted]
+    try:
+        programs = select(programs, a.only)
+    except ValueError as exc:
+        p.error(str(exc))
+    if not (a.checkout / "simulator" / "__main__.py").is_file():
+        p.error(f"--checkout {a.checkout} holds no simulator/ (give a checkout of this repository)")
+    built_only = [prog.name for prog in programs if not prog.sources]
+    if built_only:
+        print(
+            f"not run here ({len(built_only)}, no sources listed: see build_programs.py): "
+            + ", ".join(built_only)
+        )
+        programs = [prog for prog in programs if prog.sources]
+    checkout = a.checkout.resolve()
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
         outcomes = list(
             pool.map(
-                lambda prog: run_one(prog, root, a.mode, a.limit, tuple(a.run_option), a.to_the_end), programs
+                lambda prog: run_one(
+                    prog, root, a.mode, a.limit, tuple(a.run_option), a.to_the_end, checkout
+                ),
+                programs,
             )
         )
-    print(table(outcomes))
-    if a.json:
-        a.json.write_text(json.dumps([asdict(o) for o in outcomes], indent=1))
+    report(outcomes, a.json)
     return 0
 
 

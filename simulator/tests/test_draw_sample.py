@@ -1,12 +1,16 @@
-"""``benchmarks/draw_sample.py``: the seeded draw behind the broad sample's manifest.
+"""``benchmarks/draw_sample.py`` and ``draw_fresh.py``: the seeded draws behind the sample manifests.
 
 Which files are candidates (a ``main``, built alone, no library outside the subset), that the draw
 repeats for a seed, passes over programs reviewed as checking nothing, and stops for a drawn
-program nobody has reviewed."""
+program nobody has reviewed; for the fresh samples, that a program is read from its own Makefile
+(through ``make --dry-run``) or CMakeLists.txt, that what it needs is judged from the headers the
+preprocessor includes, and that programs tried before or drawn by the other sample are left out."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
+import shutil
 import sys
 
 import pytest
@@ -104,3 +108,152 @@ def test_an_unreviewed_program_stops_the_draw_with_a_proposed_check(draw, monkey
 )
 def test_the_proposed_verdict_is_the_first_unnegated_success_line(source, expected):
     assert _draw_module().verdict_text(source) == expected
+
+
+# --- the fresh samples: whole programs as their own build files define them --------------------
+
+HEC_MAKEFILE = """\
+CC = nvcc
+ARCH = sm_60
+program = main
+source = main.cu util.cu
+obj = $(source:.cu=.o)
+CFLAGS := -std=c++17 -Xcompiler -Wall -arch=$(ARCH) -I../include -DUSE_FAST=1
+$(program): $(obj)
+\t$(CC) $(CFLAGS) $(obj) -o $@ -lcublas
+%.o: %.cu
+\t$(CC) $(CFLAGS) -c $< -o $@
+run: $(program)
+\t./$(program) 64 10 > out.txt
+"""
+CMAKELISTS = """\
+project(demo LANGUAGES CXX CUDA)
+include_directories(common)
+add_library(shared STATIC shared.cu)
+add_executable(alpha alpha.cu)  # a comment
+target_link_libraries(alpha shared CUDA::cublas)
+target_include_directories(alpha PRIVATE inc)
+add_executable(beta beta.cu beta_gold.cpp)
+target_link_libraries(beta PRIVATE CUDA::cufft)
+add_executable(${NAME} ${NAME}.cu)
+"""
+
+
+@pytest.fixture
+def finder(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    for name in ("build_files", "program_finder", "draw_fresh"):
+        sys.modules.pop(name, None)
+    import program_finder
+
+    return program_finder
+
+
+def _tree(root, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make for its dry run")
+def test_a_makefile_is_read_through_make_dry_run(finder, tmp_path):
+    _tree(
+        tmp_path,
+        {
+            "suite/src/a-cuda/Makefile": HEC_MAKEFILE,
+            "suite/src/a-cuda/main.cu": MAIN,
+            "suite/src/a-cuda/util.cu": "",
+            "suite/src/include/h.h": "",
+        },
+    )
+    (got,), refused = finder.make_programs(tmp_path / "suite", "src/*-cuda", {"CC": "nvcc", "ARCH": "sm_80"})
+    assert not refused
+    assert got.name == "src/a-cuda" and got.sources == ["src/a-cuda/main.cu", "src/a-cuda/util.cu"]
+    assert got.include == ["src/include"] and got.defines == ["USE_FAST=1"]
+    # the run target's command, its redirection left out; the library the link line names
+    assert got.args == ["64", "10"] and got.libraries == ["cublas"]
+    assert got.build == {
+        "system": "make",
+        "dir": "src/a-cuda",
+        "program": "main",
+        "vars": {"CC": "nvcc", "ARCH": "sm_80"},
+    }
+
+
+def test_cmake_executables_with_their_folders_libraries_and_project_libraries(finder, tmp_path):
+    _tree(tmp_path, {f"proj/{n}": "" for n in ("alpha.cu", "beta.cu", "beta_gold.cpp", "shared.cu")})
+    _tree(tmp_path, {"proj/CMakeLists.txt": CMAKELISTS, "proj/common/x.h": "", "proj/inc/y.h": ""})
+    got = {c.name: c for c in finder.cmake_programs(tmp_path, "proj", ["top"])}
+    assert sorted(got) == ["proj/alpha", "proj/beta"]  # the call built from a variable is passed over
+    alpha, beta = got["proj/alpha"], got["proj/beta"]
+    assert alpha.sources == ["proj/alpha.cu", "proj/shared.cu"] and alpha.libraries == ["cublas"]
+    assert alpha.include == ["top", "proj/common", "proj/inc"] and beta.include == ["top", "proj/common"]
+    assert beta.sources == ["proj/beta.cu", "proj/beta_gold.cpp"] and beta.libraries == ["cufft"]
+    assert alpha.build == {"system": "cmake", "dir": "proj", "program": "alpha"}
+
+
+def test_what_a_program_needs_is_read_as_the_preprocessor_includes_it(finder, tmp_path):
+    scope = re.compile(r"(?:^|/)(?:cusparse|windows|mpi)[^/]*\.h$")
+    guarded = "#ifdef _WIN32\n#include <windows.h>\n#endif\n#ifdef USE_MPI\n#include <mpi.h>\n#endif\n"
+    _tree(
+        tmp_path,
+        {
+            "p/guarded.cu": guarded + MAIN,
+            "p/sparse.cu": '#include "k.h"\n' + MAIN,
+            "p/k.h": "#include <cusparse.h>\n",
+            "p/data.txt": "",
+        },
+    )
+
+    def candidate(source, **kw):
+        return finder.Candidate(name=source, sources=[f"p/{source}"], cwd="p", **kw)
+
+    assert finder.needs(tmp_path, candidate("guarded.cu"), scope, {"cublas"}) is None
+    assert (
+        finder.needs(tmp_path, candidate("guarded.cu", defines=["USE_MPI"]), scope, set()) == "includes mpi.h"
+    )
+    assert finder.needs(tmp_path, candidate("sparse.cu"), scope, set()) == "includes cusparse.h"
+    assert finder.needs(tmp_path, candidate("guarded.cu", libraries=["gsl"]), scope, set()) == "links gsl"
+    ok = candidate("guarded.cu", args=["data.txt", "-n", "1.5", "10"])
+    assert finder.needs(tmp_path, ok, scope, set()) is None
+    gone = candidate("guarded.cu", args=["../data/big.bin", "3"])
+    assert finder.needs(tmp_path, gone, scope, set()) == "reads ../data/big.bin, which the checkout lacks"
+    assert finder.unfetched_data(tmp_path, ok) is None
+    (tmp_path / "p" / "data.tar.gz.dvc").write_text("outs:\n- path: data.tar.gz\n")  # kept with DVC
+    assert finder.unfetched_data(tmp_path, ok) == "data.tar.gz"
+
+
+def test_the_fresh_draw_repeats_avoids_tried_programs_and_keeps_sources_apart(finder, tmp_path, monkeypatch):
+    import draw_fresh
+
+    files = {f"kit/{n}/{n}.cu": MAIN for n in ("one", "two", "three", "four", "gl")}
+    files["kit/gl/gl.cu"] = "#include <GL/gl.h>\n" + MAIN
+    files.update(
+        {
+            f"kit/{n}/CMakeLists.txt": f"add_executable({n} {n}.cu)\n"
+            for n in ("one", "two", "three", "four", "gl")
+        }
+    )
+    _tree(tmp_path, files)
+    kit = draw_fresh.Source("kit", "someone/kit", "1" * 40, "cmake", ".")
+    monkeypatch.setattr(draw_fresh, "TRIED", {"kit": {"four"}})
+    names = [f"kit/{n}/{n}" for n in ("one", "two", "three")]
+    monkeypatch.setattr(draw_fresh, "CHECKS", dict.fromkeys(names, draw_fresh.EXIT))
+    sources = {"kit": (kit, 2)}
+    first, about, unreviewed = draw_fresh.draw_sources(tmp_path, 5, sources, set(), with_build=True)
+    assert not unreviewed and first == draw_fresh.draw_sources(tmp_path, 5, sources, set(), True)[0]
+    drawn = [e["name"] for e in first]
+    assert len(drawn) == 2 and set(drawn) <= set(names)
+    assert first[0]["build"]["system"] == "cmake" and first[0]["exit_status"] is True
+    assert "left out before the draw: 1 tried before; 1 with an out-of-scope header" in about[0]
+    # a program the other sample drew is not drawn again; the one left takes its place
+    again, _, _ = draw_fresh.draw_sources(tmp_path, 5, sources, {drawn[0]}, with_build=False)
+    assert drawn[0] not in [e["name"] for e in again] and "build" not in again[0]
+    # one whose data is kept with DVC and not fetched is passed over; the others keep their order
+    (tmp_path / "kit" / drawn[0].split("/")[1] / "input.bin.dvc").write_text("outs:\n- path: input.bin\n")
+    unfetched, about, _ = draw_fresh.draw_sources(tmp_path, 5, sources, set(), with_build=False)
+    assert [e["name"] for e in unfetched] == sorted([drawn[1], (set(names) - set(drawn)).pop()])
+    assert "1 as needing data kept with DVC" in about[0]
+    # a drawn program nobody reviewed stops the draw with a proposed check
+    monkeypatch.setattr(draw_fresh, "CHECKS", {})
+    assert len(draw_fresh.draw_sources(tmp_path, 5, sources, set(), False)[2]) == 2

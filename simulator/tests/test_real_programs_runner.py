@@ -3,12 +3,15 @@
 A passing program is stopped at its check line (its benchmark loop never runs), a program without
 the line fails with its status, one judged by its exit status passes on 0 unless it printed its
 failure line, a refused build names the construct, and a bad manifest is an
-argument error naming the entry."""
+argument error naming the entry. ``benchmarks/build_programs.py`` builds programs with their own
+Makefiles and CMakeLists.txt and a given nvcc (a stand-in here) in copies of their folders, and
+judges what they built the same way."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -199,3 +202,201 @@ def test_runner_runs_programs_under_each_checker(root, tmp_path, mode):
 def test_a_bad_manifest_entry_is_named(root, entry, message):
     with pytest.raises(ValueError, match=message):
         _runner().load_manifest(Path(_manifest(root, [entry])), root)
+
+
+# --- build_programs.py: the programs' own build files, with a stand-in nvcc -------------------
+
+BUILDER = REPO / "benchmarks" / "build_programs.py"
+# nvcc's command line onto g++ (the test programs are plain C++ in .cu files)
+MADE = "ok,wrong,broken,rodinia"  # the suite's Make programs
+FAKE_NVCC = """\
+import subprocess, sys
+args, rest = [], iter(sys.argv[1:])
+for a in rest:
+    if a.startswith(("-arch", "--gpu-architecture")):
+        continue
+    args += next(rest).split(",") if a == "-Xcompiler" else [a]
+cxx = ["-x", "c++"] if any(a.endswith(".cu") for a in args) else []
+sys.exit(subprocess.call(["g++", *cxx, *args]))
+"""
+HEC_MAKEFILE = """\
+CC = nvcc
+ARCH = sm_60
+main: main.o
+\t$(CC) -arch=$(ARCH) main.o -o main
+main.o: main.cu
+\t$(CC) -std=c++17 -Xcompiler -Wall -arch=$(ARCH) -I../include -c main.cu -o main.o
+run: main
+\t./main 7
+"""
+CHECKS_ARGUMENT = """\
+#include <cstdio>
+#include <cstdlib>
+#include "expected.h"
+int main(int argc, char** argv) { puts(argc > 1 && atoi(argv[1]) == EXPECTED ? "PASS" : "FAIL"); }
+"""
+RODINIA_MAKEFILE = """\
+include ../../common/make.config
+prog: prog.cu
+\t$(CUDA_DIR)/bin/nvcc prog.cu -o prog
+"""
+
+
+@pytest.fixture
+def suite(tmp_path):
+    if shutil.which("make") is None:
+        pytest.skip("needs GNU make to run the Makefiles")
+    nvcc = tmp_path / "toolkit" / "bin" / "nvcc"
+    files = {
+        "hec/src/include/expected.h": "#define EXPECTED 7\n",
+        "hec/src/ok-cuda/Makefile": HEC_MAKEFILE,
+        "hec/src/ok-cuda/main.cu": CHECKS_ARGUMENT,
+        "hec/src/wrong-cuda/Makefile": HEC_MAKEFILE,
+        "hec/src/wrong-cuda/main.cu": CHECKS_ARGUMENT.replace("EXPECTED ?", "EXPECTED + 1 ?"),
+        "hec/src/broken-cuda/Makefile": HEC_MAKEFILE,
+        "hec/src/broken-cuda/main.cu": "int main() { return undeclared; }\n",
+        "rod/common/make.config": "CUDA_DIR = /usr/local/cuda\n",
+        "rod/cuda/prog/Makefile": RODINIA_MAKEFILE,
+        "rod/cuda/prog/prog.cu": "int main() { return 0; }\n",
+        "cm/CMakeLists.txt": "cmake_minimum_required(VERSION 3.16)\nproject(c LANGUAGES CXX)\n"
+        "add_executable(c main.cpp)\n",
+        "cm/main.cpp": '#include <cstdio>\nint main() { puts("PASS"); }\n',
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    nvcc.parent.mkdir(parents=True)
+    nvcc.write_text(f"#!{sys.executable}\n{FAKE_NVCC}")
+    nvcc.chmod(0o755)
+    hec = {"system": "make", "program": "main", "vars": {"CC": "{nvcc}", "ARCH": "sm_80"}}
+    programs = [
+        {
+            "name": n,
+            "cwd": f"hec/src/{n}-cuda",
+            "args": ["7"],
+            "passes": "^PASS",
+            "build": {**hec, "dir": f"hec/src/{n}-cuda"},
+        }
+        for n in ("ok", "wrong", "broken")
+    ]
+    rodinia = {"system": "make", "dir": "rod/cuda/prog", "program": "prog", "vars": {"CUDA_DIR": "{toolkit}"}}
+    programs.append({"name": "rodinia", "cwd": "rod/cuda/prog", "exit_status": True, "build": rodinia})
+    cmake = {"system": "cmake", "dir": "cm", "program": "c"}
+    programs.append({"name": "cmake", "cwd": "cm", "passes": "PASS", "build": cmake})
+    (tmp_path / "manifest.json").write_text(json.dumps({"programs": programs}))
+    return tmp_path, nvcc
+
+
+def _build(root, nvcc, *extra):
+    out = root / "out.json"
+    cmd = [
+        sys.executable,
+        str(BUILDER),
+        str(root / "manifest.json"),
+        "--root",
+        str(root),
+        "--nvcc",
+        str(nvcc),
+    ]
+    proc = subprocess.run([*cmd, "--json", str(out), *extra], capture_output=True, text=True, timeout=600)
+    return proc, (json.loads(out.read_text()) if out.exists() else [])
+
+
+def test_programs_build_with_their_own_files_and_nvcc_then_are_judged(suite):
+    root, nvcc = suite
+    before = sorted(p for p in root.rglob("*") if p.is_file())
+    proc, outcomes = _build(root, nvcc, "--toolkit", str(nvcc.parent.parent), "--only", MADE)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = {o["name"]: o for o in outcomes}
+    # ../include resolves beside the copy; the argument reaches the program
+    assert got["ok"]["verdict"] == "pass"
+    assert got["wrong"]["verdict"] == "exit 0, no check line"
+    assert got["broken"]["verdict"] == "build failed" and "undeclared" in got["broken"]["detail"]
+    # CUDA_DIR is the toolkit folder: its bin/nvcc built the program, found ../../common/make.config
+    assert got["rodinia"]["verdict"] == "pass"
+    # the builds happened in copies: the checkout holds what it held
+    assert sorted(p for p in root.rglob("*") if p.is_file() and p.name != "out.json") == before
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake to configure the project")
+def test_a_cmake_project_builds_its_target_out_of_the_checkout(suite):
+    root, nvcc = suite
+    proc, (got,) = _build(root, nvcc, "--only", "cmake")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert got["verdict"] == "pass", got
+    assert not (root / "cm" / "build-programs").exists()
+
+
+def test_a_build_that_needs_a_toolkit_or_a_missing_nvcc_is_named(suite):
+    root, nvcc = suite
+    proc, outcomes = _build(root, nvcc, "--only", "rodinia")
+    assert proc.returncode == 0 and outcomes[0]["detail"] == "its build needs --toolkit"
+    proc, _ = _build(root, root / "no-nvcc")
+    assert proc.returncode == 2 and "no-nvcc is not an executable file" in proc.stderr
+
+
+def test_defines_reach_run_and_an_entry_with_only_a_build_is_left_to_the_builder(root):
+    runner = _runner()
+    entries = [
+        {"name": "x", "sources": ["src/checks.cu"], "defines": ["N=4", "FAST"], "note": "why", "build": {}},
+        {"name": "built", "cwd": "src", "build": {"system": "make", "dir": "src", "program": "p"}},
+    ]
+    by_hand, built = runner.load_manifest(Path(_manifest(root, entries)), root)
+    command = runner._command(by_hand, root, "fast", 10)
+    assert command[command.index("-D") : command.index("-D") + 4] == ["-D", "N=4", "-D", "FAST"]
+    assert built.sources == [] and built.build["system"] == "make"
+    with pytest.raises(ValueError, match="lists of strings"):
+        runner.load_manifest(Path(_manifest(root, [{**entries[0], "defines": "N=4"}])), root)
+
+
+def test_a_checkout_without_a_simulator_is_named(root, tmp_path):
+    manifest = _manifest(root, [{"name": "checks", "sources": ["src/checks.cu"]}])
+    cmd = [sys.executable, str(RUNNER), manifest, "--root", str(root), "--checkout", str(tmp_path / "none")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "holds no simulator/" in proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make to run the Makefile")
+def test_a_build_past_its_limit_is_stopped_with_the_compilers_it_started(tmp_path):
+    # make's recipe outlives make unless the whole group is stopped; the stand-in "compiler"
+    # sleeps far past the build limit under a name no other process has
+    (tmp_path / "slow").mkdir()
+    (tmp_path / "slow" / "Makefile").write_text("main:\n\tsleep 987.25 && touch main\n")
+    build = {"system": "make", "dir": "slow", "program": "main"}
+    manifest = {"programs": [{"name": "slow", "cwd": "slow", "build": build}]}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    proc, (got,) = _build(tmp_path, shutil.which("true"), "--build-limit", "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert got["verdict"] == "build over the limit" and got["detail"].startswith("make -C")
+    assert not _running("sleep 987.25")
+
+
+@pytest.mark.parametrize(
+    "output, expected",
+    [
+        # the echoed command line names -Werror; the compiler's diagnostic is what went wrong
+        (
+            "nvcc -Werror -c main.cu -o main.o\nmain.cu:3:5: error: 'x' was not declared\n"
+            "make: *** [Makefile:4: main.o] Error 1",
+            "main.cu:3:5: error: 'x' was not declared",
+        ),
+        ("nvcc fatal   : Unknown option '-fancy'\nmake: *** [Makefile:2: all] Error 1", "nvcc fatal"),
+        (
+            "-- The CUDA compiler identification is unknown\nCMake Error at CMakeLists.txt:2 (project):\n"
+            "  No CMAKE_CUDA_COMPILER could be found.\n-- Configuring incomplete, errors occurred!",
+            "CMake Error at CMakeLists.txt:2 (project): No CMAKE_CUDA_COMPILER could be found.",
+        ),
+        ("g++ main.o -lgsl -o main\n/usr/bin/ld: cannot find -lgsl", "/usr/bin/ld: cannot find -lgsl"),
+        ("make: *** No rule to make target 'kernel.cu', needed by 'main'.  Stop.", "make: *** No rule"),
+        ("building\nmake: *** [Makefile:9: run] Error 2", "make: *** [Makefile:9: run] Error 2"),
+        ("building\nsomething odd happened", "something odd happened"),
+        ("", ""),
+    ],
+)
+def test_a_failed_build_is_named_by_its_first_error(output, expected, monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    _runner()  # the module build_programs imports, loaded as the other tests load it
+    sys.modules.pop("build_programs", None)
+    import build_programs
+
+    assert build_programs.first_error(output).startswith(expected)
