@@ -267,7 +267,7 @@ def _drive(cmd: NvccCommand) -> int:
             if proc.returncode != 0:
                 raise SimBuildError(f"preprocessing {source} failed:\n{proc.stderr.strip()}")
             text = proc.stdout
-        target = cmd.last("deps_file") if deps is not None else output
+        target = (cmd.last("deps_file") or output) if deps is not None else output
         if target:
             _check_outputs(cmd, [Path(target)])
             Path(target).write_text(text)

@@ -113,6 +113,9 @@ OPTIONS: tuple[Option, ...] = (
     _flag("-src-in-ptx", "--source-in-ptx"),
     _flag("-m64", "--machine=64"),
     _flag("-keep", "--keep"),
+    _value("-keep-dir", "--keep-dir"),
+    _value("-optf", "--options-file", dest="options_files", listed=True),
+    _flag("-forward-unknown-to-host-compiler", "--forward-unknown-to-host-compiler", dest="forward_unknown"),
     _flag("-Wno-deprecated-gpu-targets", "--Wno-deprecated-gpu-targets"),
     _flag("-Wno-deprecated-declarations", "--Wno-deprecated-declarations"),
     _flag("-Wreorder", "--Wreorder"),
@@ -125,6 +128,7 @@ OPTIONS: tuple[Option, ...] = (
     _flag("-h", "--help", dest="help"),
 )
 
+_NONE = Option((), "")
 _BY_NAME: dict[str, Option] = {name: opt for opt in OPTIONS for name in opt.names}
 # One-letter names whose value may be attached, longest spelling first so that "-isystem" is not "-i".
 _ATTACHED = sorted((n for o in OPTIONS if o.attached for n in o.names if len(n) == 2), key=len, reverse=True)
@@ -197,6 +201,7 @@ def _find(arg: str) -> tuple[Option, str, str | None]:
 def parse(argv: list[str]) -> NvccCommand:
     """Parse nvcc's arguments (response files expanded first); :class:`NvccUsageError` when malformed."""
     args = expand_response_files(argv)
+    forward_unknown = any(_BY_NAME.get(a, _NONE).dest == "forward_unknown" for a in args)
     cmd = NvccCommand()
     i = 0
     while i < len(args):
@@ -205,12 +210,21 @@ def parse(argv: list[str]) -> NvccCommand:
         if not arg.startswith("-") or arg == "-":
             cmd.inputs.append(arg)
             continue
-        opt, name, value = _find(arg)
+        try:
+            opt, name, value = _find(arg)
+        except NvccUsageError:
+            if not forward_unknown:
+                raise
+            cmd.values.setdefault("compiler_options", []).append(arg)
+            continue
         if opt.value and value is None:
             if i >= len(args):
                 raise NvccUsageError(f"Option '{name}' needs a value")
             value = args[i]
             i += 1
+        if opt.dest == "options_files":
+            args[i:i] = expand_response_files([f"@{f}" for f in _split_value(opt, name, value or "")])
+            continue
         if opt.dest == "phase":
             cmd.phase = opt.constant or cmd.phase
             continue

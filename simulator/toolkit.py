@@ -28,7 +28,7 @@ __all__ = ["MODE_ENV", "build_mode", "library_dir", "root"]
 
 MODE_ENV = "SIMULATOR_MODE"
 # The names the toolkit's libraries go by; each is the same archive (cuBLAS and cuRAND live in it).
-_LIBRARY_ALIASES = ("cudart", "cublas", "cublasLt", "curand", "cuda")
+_LIBRARY_ALIASES = ("cudart", "cudadevrt", "cublas", "cublasLt", "curand", "cuda", "culibos")
 # A file whose presence marks a toolkit root (CMake looks for nvvm/libdevice).
 _MARKERS = ("nvvm/libdevice/README", "bin/crt/link.stub")
 
