@@ -1,4 +1,4 @@
-"""Command line: ``python -m simulator build|check|run ...``."""
+"""Command line: ``python -m simulator build|check|run|nvcc|toolkit ...``."""
 
 from __future__ import annotations
 
@@ -232,6 +232,14 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the process exit status (an error is one line on stderr,
     with Python's traceback only under ``--debug``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "nvcc":  # nvcc's own command line, not this parser's
+        from .nvcc import main as nvcc_main
+
+        return nvcc_main(argv[1:])
+    if argv and argv[0] == "toolkit":
+        from .toolkit_command import main as toolkit_main
+
+        return toolkit_main(argv[1:])
     program_args: list[str] = []
     if argv and argv[0] == "run" and "--" in argv:
         cut = argv.index("--")

@@ -371,6 +371,12 @@ def runtime_flags(cxx: str, mode: str) -> list[str]:
     )
 
 
+def link_flags(mode: str) -> list[str]:
+    """The flags a link of objects built for ``mode`` needs (the sanitizer's runtime)."""
+    _check_mode(mode)
+    return list(_LINK_FLAGS[mode])
+
+
 def runtime_object(mode: str) -> Path:
     """The runtime compiled for ``mode`` (cached)."""
     _check_mode(mode)
@@ -516,6 +522,8 @@ def kernel_object(
     defines: tuple[str, ...] | list[str] = (),
     unchecked_host: bool = False,
     fmad: bool = True,
+    language: str | None = None,
+    extra_flags: tuple[str, ...] | list[str] = (),
 ) -> Path:
     """Preprocess, rewrite and compile one source for ``mode`` (cached by content).
 
@@ -527,13 +535,16 @@ def kernel_object(
     host-only functions are marked ``no_sanitize`` (``transform.UNCHECKED_HOST``), and under
     memcheck a host source is compiled as in fast mode. ``fmad`` (nvcc's -fmad, on by default):
     device code contracts multiplies and adds into fused multiply-adds where the CPU has them.
+    ``language`` (``"cu"``, ``"c++"`` or ``"c"``, as nvcc's ``-x``) overrides the kind the suffix
+    names; ``extra_flags`` (macros, include folders, the host compiler's own options) go to every
+    preprocess and compile of the source, after the build's own.
     """
     _check_mode(mode)
     _check_arch(arch)
     src = Path(source)
     if not src.is_file():
         raise SimBuildError(f"{src}: no such source file")
-    suffix = src.suffix
+    suffix = {"cu": ".cu", "c++": ".cpp", "c": ".c", None: src.suffix}.get(language, src.suffix)
     if suffix not in CUDA_SUFFIXES + HOST_CXX_SUFFIXES + HOST_C_SUFFIXES:
         raise SimBuildError(
             f"{src}: unknown kind of source '{suffix}': pass .cu files and the host .cpp/.cc/.cxx/.c "
@@ -549,7 +560,7 @@ def kernel_object(
     for d in user_dirs:
         includes += ["-I", d]
     includes += toolkit_flags()
-    includes += [f"-D{d}" for d in check_defines(defines)]
+    includes += [f"-D{d}" for d in check_defines(defines)] + list(extra_flags)
     stem = _cache_stem(src.stem)
     if suffix not in CUDA_SUFFIXES:
         # memcheck only: racecheck must still see host threads that order launches by atomics.
@@ -572,7 +583,7 @@ def kernel_object(
     if fmad and host_has_fma(cxx):
         includes = [*includes, "-DSIM_DEVICE_FMA"]
     host_pre, device_pre = _preprocess(cxx, path, flags + includes, arch, str(src))
-    flags = flags + cccl.compile_flags(mode, host_pre)
+    flags = flags + cccl.compile_flags(mode, host_pre) + list(extra_flags)
     key = _hash(
         host_pre,
         device_pre or "",
@@ -608,7 +619,7 @@ _SYSTEM_LIBRARIES = ("libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1"
 
 
 @cache
-def _system_symbols(cxx: str) -> frozenset[str]:
+def system_symbols(cxx: str) -> frozenset[str]:
     """What the C, math and C++ libraries the compiler links with export (cached in the cache folder)."""
     paths = []
     for name in _SYSTEM_LIBRARIES:
@@ -680,11 +691,15 @@ def library_objects(objects: list[Path], mode: str) -> list[Path]:
 def stub_objects(objects: list[Path]) -> list[Path]:
     """The stubs of what ``objects`` call that NVIDIA's headers declare and nothing defines (one
     cached object, or none; link_stubs.py)."""
+    declared = toolkit_index.functions(toolkit_include())
+    names = link_stubs.unresolved_declared(objects, declared, system_symbols(compiler()))
+    return stub_object(names) if names else []
+
+
+def stub_object(names: list[str]) -> list[Path]:
+    """One cached object of stubs for the functions ``names`` (declared by NVIDIA's headers)."""
     inc = toolkit_include()
     declared = toolkit_index.functions(inc)
-    names = link_stubs.unresolved_declared(objects, declared, _system_symbols(compiler()))
-    if not names:
-        return []
     cxx = compiler()
     flags = [*_common(cxx), "-O1", "-fvisibility=hidden"]
     key = _hash(link_stubs.stub_key(names), inc.name, " ".join(flags), _compiler_id(cxx))

@@ -368,7 +368,7 @@ def test_a_build_past_its_limit_is_stopped_with_the_compilers_it_started(tmp_pat
     proc, (got,) = _build(tmp_path, shutil.which("true"), "--build-limit", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert got["verdict"] == "build over the limit" and got["detail"].startswith("make -C")
-    assert not _running("sleep 987.25")
+    assert not processes_naming("sleep 987.25")
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,186 @@
+"""``python -m simulator nvcc`` and the toolkit folder: projects built by their own Makefile and
+CMake files (separate compilation, a static library, device code across units with -rdc), nvcc's
+dependency output, and the command lines it refuses."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from simulator import nvcc, toolkit
+from simulator.nvcc_options import NvccUsageError, parse
+
+# A library unit: a device function, a __device__ variable and a __constant__ array that a kernel
+# in another unit uses (relocatable device code), and a host function that launches it.
+SCALE_CU = """
+__device__ int offset = 5;
+__constant__ int factors[4];
+__device__ int scaled(int x, int i) { return x * factors[i % 4] + offset; }
+"""
+APPLY_CU = """
+#include <cstdio>
+extern __device__ int offset;
+extern __constant__ int factors[4];
+__device__ int scaled(int x, int i);
+__global__ void apply(int* v, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) v[i] = scaled(v[i], i);
+}
+int run_apply(int* host, int n) {
+    int f[4] = {1, 2, 3, 4};
+    cudaMemcpyToSymbol(factors, f, sizeof f);
+    int add = 7;
+    cudaMemcpyToSymbol(offset, &add, sizeof add);
+    int* d;
+    cudaMalloc(&d, n * sizeof(int));
+    cudaMemcpy(d, host, n * sizeof(int), cudaMemcpyHostToDevice);
+    apply<<<(n + 31) / 32, 32>>>(d, n);
+    cudaMemcpy(host, d, n * sizeof(int), cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
+"""
+MAIN_CPP = """
+#include <cstdio>
+int run_apply(int* host, int n);
+int main() {
+    int v[40];
+    for (int i = 0; i < 40; ++i) v[i] = i;
+    if (run_apply(v, 40) != 0) return 2;
+    long sum = 0;
+    for (int i = 0; i < 40; ++i) sum += v[i];
+    std::printf("sum=%ld\\n", sum);
+    return 0;
+}
+"""
+# sum over i < 40 of i * (i % 4 + 1) + 7
+EXPECTED_SUM = sum(i * (i % 4 + 1) + 7 for i in range(40))
+
+MAKEFILE = """
+NVCC ?= nvcc
+NVFLAGS = -O3 -arch=sm_80 -rdc=true -Xcompiler -Wall,-Wno-unused
+app: main.o libscale.a
+\t$(NVCC) $(NVFLAGS) main.o -L. -lscale -o app
+libscale.a: scale.o apply.o
+\tar rcs $@ $^
+%.o: %.cu
+\t$(NVCC) $(NVFLAGS) -c $< -o $@
+main.o: main.cpp
+\tg++ -O2 -c $< -o $@
+"""
+
+CMAKELISTS = """
+cmake_minimum_required(VERSION 3.18)
+project(demo LANGUAGES CXX CUDA)
+find_package(CUDAToolkit REQUIRED)
+add_library(scale STATIC scale.cu apply.cu)
+set_target_properties(scale PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
+add_executable(app main.cpp)
+target_link_libraries(app PRIVATE scale CUDA::cudart)
+"""
+
+
+def _project(folder: Path) -> None:
+    (folder / "scale.cu").write_text(SCALE_CU)
+    (folder / "apply.cu").write_text(APPLY_CU)
+    (folder / "main.cpp").write_text(MAIN_CPP)
+
+
+def _toolkit_env() -> dict[str, str]:
+    home = toolkit.root()
+    return {**os.environ, "CUDA_HOME": str(home), "PATH": f"{home / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_makefile_builds_separate_units_with_a_static_library_and_rdc(tmp_path):
+    """Make with the toolkit's nvcc: device function, __device__ and __constant__ across units."""
+    _project(tmp_path)
+    (tmp_path / "Makefile").write_text(MAKEFILE)
+    env = _toolkit_env()
+    _run(["make", "-s"], tmp_path, env)
+    out = _run([str(tmp_path / "app")], tmp_path, env)
+    assert out.stdout.strip() == f"sum={EXPECTED_SUM}"
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")
+def test_cmake_project_with_enable_language_cuda_and_cudart(tmp_path):
+    """CMake identifies the toolkit's nvcc, finds CUDAToolkit and links CUDA::cudart."""
+    _project(tmp_path)
+    (tmp_path / "CMakeLists.txt").write_text(CMAKELISTS)
+    env = _toolkit_env()
+    _run(["cmake", "-S", ".", "-B", "build", "-DCMAKE_CUDA_ARCHITECTURES=80"], tmp_path, env)
+    _run(["cmake", "--build", "build"], tmp_path, env)
+    out = _run([str(tmp_path / "build" / "app")], tmp_path, env)
+    assert out.stdout.strip() == f"sum={EXPECTED_SUM}"
+
+
+def test_dependency_output_in_nvccs_format(tmp_path, capsys, monkeypatch):
+    """-M: 'TARGET : SOURCE \\' then one dependency a line, indented by four spaces."""
+    (tmp_path / "local.h").write_text("#define SIZE 4\n")
+    (tmp_path / "k.cu").write_text('#include "local.h"\n__global__ void k(int* p) { p[0] = SIZE; }\n')
+    monkeypatch.chdir(tmp_path)
+    assert nvcc.main(["-MM", "k.cu"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "k.o : k.cu \\"
+    assert any(line.strip() == "local.h" or line.strip() == "local.h \\" for line in lines[1:])
+    assert all(line.startswith("    ") for line in lines[1:])
+    assert nvcc.main(["-M", "k.cu", "-MT", "out/k.o", "-o", "k.d"]) == 0
+    text = (tmp_path / "k.d").read_text()
+    assert text.startswith("out/k.o : k.cu \\\n") and "cuda_runtime.h" in text
+
+
+@pytest.mark.parametrize(
+    "option", ["-Wall", "--no-such-option", "-fopenmp", "-frobnicate=1", "--gpu-architecturex=sm_80"]
+)
+def test_unknown_options_are_refused_by_name(option, capsys):
+    """nvcc's answer to an option it does not know: one line naming it, exit status 1."""
+    assert nvcc.main([option, "k.cu"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"nvcc fatal   : Unknown option '{option}'\n"
+
+
+def test_command_line_forms():
+    """Attached, '=' and spaced values, comma lists, response files and CMake's forwarding."""
+    cmd = parse(
+        ["-Iinc", "-I", "b", "--include-path=c", "-DX=1,Y", "-Xcompiler", "-fopenmp,-Wall", "-O3", "a.cu"]
+    )
+    assert cmd.get("include_dirs") == ["inc", "b", "c"]
+    assert cmd.get("defines") == ["X=1", "Y"]
+    assert cmd.get("compiler_options") == ["-fopenmp", "-Wall"]
+    assert cmd.last("optimize") == "3" and cmd.inputs == ["a.cu"]
+    assert parse(["-forward-unknown-to-host-compiler", "-Wall", "a.cu"]).get("compiler_options") == ["-Wall"]
+    assert parse(["-c", "-dlink"]).phase == "device-link"
+    with pytest.raises(NvccUsageError, match="Option '-o' needs a value"):
+        parse(["a.cu", "-o"])
+
+
+def test_response_file_and_bad_input(tmp_path, capsys, monkeypatch):
+    """@FILE expands; a missing input or an output that names an input is one nvcc line."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "args.rsp").write_text('-DNAME="a b" -c\n')
+    assert parse(["@args.rsp", "x.cu"]).get("defines") == ["NAME=a b"]
+    (tmp_path / "x.cu").write_text("int main() { return 0; }\n")
+    assert nvcc.main(["-c", "x.cu", "-o", "x.cu"]) == 1
+    assert "nvcc fatal   : Output file 'x.cu' is also an input file" in capsys.readouterr().err
+    assert (tmp_path / "x.cu").read_text() == "int main() { return 0; }\n"
+    assert nvcc.main(["-c", "missing.cu"]) == 1
+    assert capsys.readouterr().err == "nvcc fatal   : Could not open input file 'missing.cu'\n"
+
+
+def test_version_names_the_simulator(capsys):
+    """--version prints nvcc's lines (which CMake reads) and names the simulator."""
+    assert nvcc.main(["--version"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("nvcc: NVIDIA (R) Cuda compiler driver\n")
+    assert "simulator" in out and textwrap.dedent(out).count("Cuda compilation tools, release 13.") == 1

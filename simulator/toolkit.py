@@ -1,0 +1,172 @@
+"""A folder laid out as a CUDA installation, whose compiler and libraries are the simulator's.
+
+``bin/nvcc`` runs this Python's ``-m <package> nvcc`` (``nvcc.py``); ``include/`` holds the headers
+every simulated build compiles against (links to the simulator's own, then NVIDIA's and CCCL's);
+``lib64/`` the runtime: ``libcudart_static.a`` (the runtime, the simulator's cuBLAS and cuRAND
+when their headers are installed, and stubs of what the headers declare and the runtime lacks),
+``libcudart.so`` a linker script naming that archive (so ``-lcudart`` and CMake's ``CUDA::cudart``
+link it), and ``libcublas.so``/``libcurand.so``/... naming it too. A checker build
+(``SIMULATOR_MODE``) links ``lib64/<mode>/`` instead, built the first time a link asks for it.
+Each program or shared library linked this way holds its own copy of the runtime.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from . import build, cuda_headers, link_stubs, toolkit_index
+from .errors import SimBuildError
+
+__all__ = ["MODE_ENV", "build_mode", "library_dir", "root"]
+
+MODE_ENV = "SIMULATOR_MODE"
+# The names the toolkit's libraries go by; each is the same archive (cuBLAS and cuRAND live in it).
+_LIBRARY_ALIASES = ("cudart", "cudadevrt", "cublas", "cublasLt", "curand", "cuda", "culibos")
+# A file whose presence marks a toolkit root (CMake looks for nvvm/libdevice).
+_MARKERS = ("nvvm/libdevice/README", "bin/crt/link.stub")
+
+
+def build_mode() -> str:
+    """The build mode ``$SIMULATOR_MODE`` asks for (``fast`` when unset), as a build mode name."""
+    from .run import build_mode_for
+
+    mode = os.environ.get(MODE_ENV, "") or "fast"
+    if mode not in build.MODES:
+        raise SimBuildError(
+            f"{MODE_ENV}={mode!r} is not a mode: choose one of {', '.join(build.MODES)} (unset: fast)"
+        )
+    return build_mode_for(mode)
+
+
+def _nvcc_script() -> str:
+    package = package_name()
+    top = Path(__file__).resolve().parents[package.count(".") + 1]
+    code = (
+        f"import sys; sys.path.insert(0, {str(top)!r}); "
+        f"from {package}.nvcc import main; sys.exit(main(sys.argv[1:]))"
+    )
+    return (
+        "#!/bin/sh\n"
+        "# nvcc for the CPU: the CUDA simulator's compiler driver.\n"
+        f'exec {shlex.quote(sys.executable)} -c {shlex.quote(code)} "$@"\n'
+    )
+
+
+def _version_json(version: int) -> str:
+    text = f"{version // 1000}.{version % 1000 // 10}.0"
+    return json.dumps(
+        {
+            "cuda": {"name": "CUDA SDK", "version": text},
+            "cuda_cudart": {"name": "CUDA Runtime (cudart), CPU simulator", "version": text},
+            "cuda_nvcc": {"name": "CUDA NVCC, CPU simulator", "version": text},
+            "simulator": {"name": "torchlight CUDA-on-CPU simulator", "package": package_name()},
+        },
+        indent=2,
+    )
+
+
+def package_name() -> str:
+    """The import name of the simulator package (``simulator`` or ``torchlight._simulator``)."""
+    return __package__ or "simulator"
+
+
+def _link_include(dest: Path) -> None:
+    """``dest`` filled with links to the headers a build sees, in its order of search."""
+    inc = build.toolkit_include()
+    sources = [build.RUNTIME_DIR / "include", inc]
+    cccl = cuda_headers.cccl_dir(inc)
+    if cccl is not None:
+        sources.append(cccl)
+    dest.mkdir(parents=True)
+    for folder in sources:
+        for entry in sorted(folder.iterdir()):
+            target = dest / entry.name
+            if not target.exists() and not target.is_symlink():
+                target.symlink_to(entry.resolve() if entry.is_symlink() else entry)
+
+
+def root() -> Path:
+    """The toolkit folder (made on first use in the build cache); its libraries for ``fast`` built."""
+    folder = build.cache_dir() / "toolkit"
+    nvcc = folder / "bin" / "nvcc"
+    script = _nvcc_script()
+    if not nvcc.is_file() or nvcc.read_text() != script:
+        tmp = Path(tempfile.mkdtemp(prefix="toolkit.", dir=build.cache_dir()))
+        try:
+            (tmp / "bin").mkdir()
+            (tmp / "bin" / "nvcc").write_text(script)
+            (tmp / "bin" / "nvcc").chmod(0o755)
+            _link_include(tmp / "include")
+            for marker in _MARKERS:
+                (tmp / marker).parent.mkdir(parents=True, exist_ok=True)
+                (tmp / marker).write_text("Device code runs on the CPU under the simulator: nothing here.\n")
+            version = cuda_headers.toolkit_version(build.toolkit_include())
+            (tmp / "version.json").write_text(_version_json(version) + "\n")
+            (tmp / "lib64").mkdir()
+            if folder.exists():
+                shutil.rmtree(folder)
+            os.rename(tmp, folder)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    library_dir("fast")
+    return folder
+
+
+def _all_stubs(objects: list[Path]) -> list[Path]:
+    """One object of stubs for every function the headers declare that ``objects`` do not define."""
+    inc = build.toolkit_include()
+    declared = toolkit_index.functions(inc)
+    defined: set[str] = set()
+    for obj in objects:
+        defined |= link_stubs.symbols(obj)[0]
+    provided = build.system_symbols(build.compiler())
+    names = sorted(n for n in declared if n not in defined and n not in provided)
+    return build.stub_object(names) if names else []
+
+
+def _libraries(mode: str) -> list[Path]:
+    """The simulator's cuBLAS and cuRAND for ``mode``, those whose headers are installed."""
+    found = []
+    for name in build.LIBRARIES:
+        try:
+            found.append(build.library_object(name, mode))
+        except SimBuildError:
+            continue  # its headers are not installed: the library is left out, as its stubs are
+    return found
+
+
+def library_dir(mode: str) -> Path:
+    """The folder of the runtime's libraries for build ``mode`` (built on first use)."""
+    folder = build.cache_dir() / "toolkit" / "lib64"
+    if mode != "fast":
+        folder = folder / mode
+    runtime = build.runtime_object(mode)
+    libs = _libraries(mode)
+    members = [runtime, *libs]
+    members += _all_stubs(members)
+    stamp = "\n".join(p.name for p in members)
+    archive = folder / "libcudart_static.a"
+    if (folder / "members.txt").is_file() and (folder / "members.txt").read_text() == stamp:
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix="libcudart_static.", suffix=".a")
+    os.close(fd)
+    os.unlink(tmp)
+    ar = shutil.which("ar") or "ar"
+    made = subprocess.run([ar, "rcs", tmp, *map(str, members)], capture_output=True, text=True)
+    if made.returncode != 0:
+        raise SimBuildError(f"ar could not make the runtime's archive: {made.stderr.strip()}")
+    os.replace(tmp, archive)
+    for alias in _LIBRARY_ALIASES:
+        (folder / f"lib{alias}.so").write_text(
+            f"/* the simulator's runtime, linked statically */\nINPUT({archive})\n"
+        )
+    (folder / "members.txt").write_text(stamp)
+    return folder

@@ -1,0 +1,27 @@
+"""``python -m simulator toolkit``: print the toolkit folder (``toolkit.py``), making it on first use."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import toolkit
+from .errors import SimBuildError
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the toolkit folder's path (for ``CUDA_HOME``); returns the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m simulator toolkit",
+        description="Print a folder laid out as a CUDA installation whose nvcc and libraries are the "
+        "simulator's (made on first use in the build cache): CUDA_HOME=$(python -m simulator toolkit).",
+    )
+    parser.parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        print(toolkit.root())
+    except SimBuildError as exc:
+        print(f"simulator: toolkit: {exc}", file=sys.stderr)
+        return 2
+    return 0
