@@ -221,6 +221,19 @@ def bench(session: nox.Session) -> None:
     session.run("python", "benchmarks/bench.py", *session.posargs)
 
 
+# --- mutation testing ---------------------------------------------------------------------------
+
+
+@nox.session
+def mutants(session: nox.Session) -> None:
+    """Plant GPU bugs in the kernels, run the CPU tiers on each; write reports/mutants.md (not CI)."""
+    # The cudasim tier's packages (numba-cuda, its CUDA wheels, libclang) cover the cpu and sanitize
+    # stages too; pytest-timeout stops a test a mutant made hang.
+    tier = tiers.tier("cudasim")
+    _install(session, ".[cuda,numba,test]", *tier.packages, tiers.VERSIONS["MUTANTS_TOOLS"])
+    session.run("python", "-m", "ci.mutants", *session.posargs)
+
+
 # --- the matrix ---------------------------------------------------------------------------------
 
 

@@ -1,0 +1,82 @@
+"""Mutants that cannot change any result the kernels return, each with the reason.
+
+A mutant listed here still runs: if a test kills it, the report says the listing is wrong. An
+entry names the file, function, operator and the change exactly as the report prints them; an
+entry matches every occurrence of that change in that function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .model import Mutant
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    """One change that leaves every result as it was, and why."""
+
+    path: str
+    function: str
+    operator: str
+    original: str
+    mutated: str
+    reason: str
+
+    def matches(self, path: str, function: str, operator: str, original: str, mutated: str) -> bool:
+        """Whether the change described is this one."""
+        return (path, function, operator, original, mutated) == (
+            self.path,
+            self.function,
+            self.operator,
+            self.original,
+            self.mutated,
+        )
+
+
+COMMON = "torchlight/cuda_kernels/tl_common.cuh"
+SOFTMAX = "torchlight/cuda_kernels/softmax_kernel.cu"
+LAYERNORM = "torchlight/cuda_kernels/layernorm_kernel.cu"
+NUMBA_CUDA = "torchlight/backends/numba_cuda/kernels.py"
+BODIES = "torchlight/backends/kernel_bodies.py"
+
+EQUIVALENT: tuple[Equivalent, ...] = (
+    Equivalent(
+        COMMON,
+        "tl_row_block",
+        "launch-grid-rounding",
+        "(len + 31)",
+        "len",
+        "the block stays a multiple of 32 between 32 and 256 threads (the clamps), and every row kernel "
+        "strides over its row by blockDim.x, so any such block covers the row: only the speed changes",
+    ),
+    Equivalent(
+        COMMON,
+        "tl_block_sum",
+        "reduction-identity",
+        "0.0f",
+        "1.0f",
+        "the start value of the second sum tl_block_sum2 computes for tl_block_sum, which discards it",
+    ),
+    Equivalent(
+        LAYERNORM,
+        "tl_layernorm_bw_param_partial_kernel",
+        "bounds-guard",
+        "first + chunk_rows < rows",
+        "first + chunk_rows <= rows",
+        "the condition picks the smaller of two values (a min): when they are equal both branches give "
+        "the same value",
+    ),
+)
+
+
+def reason_for(mutant: Mutant) -> str | None:
+    """Why ``mutant`` cannot change a result, or None when it is not listed."""
+    return reason_for_change(mutant.path, mutant.function, mutant.operator, mutant.original, mutant.mutated)
+
+
+def reason_for_change(path: str, function: str, operator: str, original: str, mutated: str) -> str | None:
+    """Why the change described cannot change a result, or None when it is not listed."""
+    return next(
+        (e.reason for e in EQUIVALENT if e.matches(path, function, operator, original, mutated)), None
+    )
