@@ -150,12 +150,14 @@ TIERS: dict[str, Tier] = {
         _tier(
             "kernels",
             "kernels",
-            # The README's nvcc blocks (test_readme_blocks.py) run here, where nvcc is.
+            # The README's nvcc blocks (test_readme_blocks.py) and the simulator's test programs
+            # compiled by nvcc (simulator/tests marks them `kernels`) run here, where nvcc is.
             (
                 "tests/backends/cuda",
                 "tests/backends/cuda_c",
                 "tests/library",
                 "tests/harness/test_readme_blocks.py",
+                "simulator/tests",
             ),
             markers="kernels",
             extras=".[cuda,test]",
@@ -175,6 +177,8 @@ TIERS: dict[str, Tier] = {
             "sanitize",
             "sanitize",
             ("simulator/tests",),
+            # Its tests that compile with nvcc (marked `kernels`) run in the kernels tier.
+            markers="not kernels",
             workers="2",
             needs=("c++",),
             files=(("simulator/tests", "the simulator and its tests"),),
