@@ -379,6 +379,22 @@ def load_train_example():
 
 
 # ---- several Python threads on one backend (tests/generic/test_threads.py, tests/backends/cuda) ----
+def fail_on_new_fallbacks(twin, before: set[str]) -> None:
+    """Fail the running test when the numba twin ``twin`` fell back for ops not in ``before``.
+
+    The twin records such an op once and then runs it on numpy for good, so the op is forgotten
+    again here: the next test that runs it compiles again, and fails again.
+    """
+    new = sorted(set(twin.fallbacks) - before)
+    if new:
+        twin.fallbacks.difference_update(new)
+        pytest.fail(
+            f"the numba twin fell back from its compiled kernel for {', '.join(new)}: numba could not "
+            "compile it (the twin's DEBUG log line names the error), and the cpu tier must test the "
+            "twin's own kernels, not numpy"
+        )
+
+
 THREADS = 8
 THREAD_JOIN_TIMEOUT_S = 600  # a hang fails the test instead of the run
 
