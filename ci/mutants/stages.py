@@ -77,20 +77,16 @@ SANITIZE = Stage(
     {"SIMULATOR_TIMEOUT": SIMULATOR_LAUNCH_TIMEOUT_S},
     900.0,
 )
-GENERIC_CUDA_C = Stage(
-    "cudasim: device-generic suite on cuda-c",
-    "cudasim",
-    (*PYTEST, tiers.GENERIC_TESTS),
-    _cudasim("cuda-c"),
-    900.0,
-)
-GENERIC_CUDA = Stage(
-    "cudasim: device-generic suite on cuda",
-    "cudasim",
-    (*PYTEST, tiers.GENERIC_TESTS),
-    _cudasim("cuda"),
-    900.0,
-)
+
+
+def _generic(backend: str) -> Stage:
+    """The device-generic suite on ``backend`` in the cudasim tier."""
+    name = f"cudasim: device-generic suite on {backend}"
+    return Stage(name, "cudasim", (*PYTEST, tiers.GENERIC_TESTS), _cudasim(backend), 900.0)
+
+
+GENERIC_CUDA_C = _generic("cuda-c")
+GENERIC_CUDA = _generic("cuda")
 NUMBA_CUDA_TESTS = Stage(
     "cudasim: numba-cuda tests (gpu_launch pass included)",
     "cudasim",

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from tl_testing import run_module
+from tl_testing import central_difference, run_module
 
 import torchlight as tl
 from torchlight import nn
@@ -149,20 +149,6 @@ def _np_block(x, state, heads, pad):
     )
 
 
-def _central_difference(f, value: np.ndarray, step: float = 1e-6) -> np.ndarray:
-    """d f / d value by central differences, element by element (float64)."""
-    grad = np.zeros_like(value)
-    for index in np.ndindex(*value.shape):
-        keep = value[index]
-        value[index] = keep + step
-        up = f()
-        value[index] = keep - step
-        down = f()
-        value[index] = keep
-        grad[index] = (up - down) / (2 * step)
-    return grad
-
-
 def test_transformer_block_matches_a_numpy_reference_written_from_the_formulas():
     # Shares no code with torchlight: projections, head split, scaling, causal and padding masks,
     # both layer norms and the tanh GELU MLP, forward and every gradient (central differences).
@@ -179,11 +165,11 @@ def test_transformer_block_matches_a_numpy_reference_written_from_the_formulas()
         return float((_np_block(x, state, heads, pad) * weight).sum())
 
     np.testing.assert_allclose(out, _np_block(x, state, heads, pad), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(gx, _central_difference(loss, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gx, central_difference(loss, x), rtol=1e-6, atol=1e-8)
     assert set(grads) == set(state)
     for name, value in state.items():
         np.testing.assert_allclose(
-            grads[name], _central_difference(loss, value), rtol=1e-6, atol=1e-8, err_msg=name
+            grads[name], central_difference(loss, value), rtol=1e-6, atol=1e-8, err_msg=name
         )
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tl_testing import central_difference
 
 import torchlight
 from torchlight.backends.cpu import cpu_backend
@@ -222,19 +223,6 @@ def test_layernorm_matches_the_reference(runnable, shape, offset):
 GRAD_TOL = {"rtol": 1e-4, "atol": 2e-5}
 
 
-def _numeric_grad(f, value: np.ndarray, step: float = 1e-6) -> np.ndarray:
-    grad = np.zeros_like(value)
-    for index in np.ndindex(*value.shape):
-        keep = value[index]
-        value[index] = keep + step
-        up = f()
-        value[index] = keep - step
-        down = f()
-        value[index] = keep
-        grad[index] = (up - down) / (2 * step)
-    return grad
-
-
 def _softmax64(x, mask, causal):
     s = x + mask[:, None, None, :]
     if causal:
@@ -257,7 +245,7 @@ def test_softmax_backward_matches_float64_gradients(runnable, causal):
     w = rand(2, 2, 3, 7, seed=33).astype(np.float64)
     y = runnable.attn_softmax_fw(td(x.astype(F32)), td(mask.astype(F32)), causal)
     dx = runnable.attn_softmax_bw(y, td(w.astype(F32))).array
-    want = _numeric_grad(lambda: float((_softmax64(x, mask, causal) * w).sum()), x)
+    want = central_difference(lambda: float((_softmax64(x, mask, causal) * w).sum()), x)
     np.testing.assert_allclose(dx, want, **GRAD_TOL)
 
 
@@ -276,7 +264,7 @@ def test_layernorm_backward_matches_float64_gradients(runnable):
         return float((_layernorm64(x, gamma, beta) * w).sum())
 
     for name, got, value in (("dx", dx, x), ("dgamma", dgamma, gamma), ("dbeta", dbeta, beta)):
-        np.testing.assert_allclose(got.array, _numeric_grad(loss, value), err_msg=name, **GRAD_TOL)
+        np.testing.assert_allclose(got.array, central_difference(loss, value), err_msg=name, **GRAD_TOL)
 
 
 # --- every grid-stride loop wrapping: the kernels built with a grid of at most two blocks ----------
