@@ -24,7 +24,8 @@ can catch it, cheapest first, and stops at the first failing test:
 * **survived**: every stage passed: no CPU tier catches this bug (a gap, listed under *Survivors*);
 * **equivalent**: survived, and cannot change any result the kernels return (the reason is listed;
   such mutants are left out of the score);
-* **not built**: the simulator refused the mutated source (left out of the score);
+* **not built**: the mutated source does not compile (the compiler catches the bug before any
+  test runs; left out of the score);
 * **not run**: a tier its stages need cannot run on this machine (named in the summary).
 
 The score is killed / (killed + survived). `change` shows the code before and after, as written.

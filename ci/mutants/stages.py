@@ -67,8 +67,19 @@ BUILD = Stage(
     timeout_s=900.0,
     builds=True,
 )
+CUDA_C_TESTS = "tests/backends/cuda_c"
+NUMERICS_FIRST = "test_cuda_c_library.py"  # most CUDA C mutants fail here, before the slower error paths
+
+
+def _cuda_c_files() -> tuple[str, ...]:
+    """The CUDA C test files, the numerics file first (pytest keeps the order of file arguments)."""
+    names = sorted(p.name for p in (tiers.ROOT / CUDA_C_TESTS).glob("test_*.py"))
+    ordered = sorted(names, key=lambda n: n != NUMERICS_FIRST)
+    return tuple(f"{CUDA_C_TESTS}/{n}" for n in ordered)
+
+
 CUDA_C_LIBRARY = Stage(
-    "cudasim: CUDA C library tests", "cudasim", (*PYTEST, "tests/backends/cuda_c"), _cudasim("cuda-c"), 600.0
+    "cudasim: CUDA C library tests", "cudasim", (*PYTEST, *_cuda_c_files()), _cudasim("cuda-c"), 600.0
 )
 SANITIZE = Stage(
     "sanitize: shipped kernels (numerics, memcheck, racecheck, synccheck)",
