@@ -164,7 +164,8 @@ TIERS: dict[str, Tier] = {
             packages=(CUDA_WHEELS,),
             # Its tests build and load host libraries: the cpu tier's limits, the default backend.
             env={"TORCHLIGHT_TEST_TIER": "cpu", "TORCHLIGHT_CUDA_KERNEL_DIR": GPU_KERNEL_DIR},
-            workers=None,
+            # One nvcc compile per worker: the simulator's test programs take most of its time.
+            workers="auto",
             needs=("nvcc",),
             kernels="nvcc",
             files=(

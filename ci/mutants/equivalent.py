@@ -59,6 +59,15 @@ EQUIVALENT: tuple[Equivalent, ...] = (
         "the start value of the second sum tl_block_sum2 computes for tl_block_sum, which discards it",
     ),
     Equivalent(
+        SOFTMAX,
+        "tl_block_online",
+        "reduction-identity",
+        "0.0f",
+        "1.0f",
+        "the sum an idle lane brings in with a running max of -inf: its weight exp(-inf - max) is 0 "
+        "whatever the sum (and a merge whose max is -inf sets the sum to 0)",
+    ),
+    Equivalent(
         LAYERNORM,
         "tl_layernorm_bw",
         "launch-grid-rounding",
