@@ -242,9 +242,10 @@ def bench(session: nox.Session) -> None:
 def mutants(session: nox.Session) -> None:
     """Plant GPU bugs in the kernels, run the CPU tiers on each; write reports/mutants.md (not CI)."""
     # The cudasim tier's packages (numba-cuda, its CUDA wheels, libclang) cover the cpu and sanitize
-    # stages too; pytest-timeout stops a test a mutant made hang.
+    # stages too; pytest-timeout stops a test a mutant made hang, pytest-cov says which tests run
+    # a mutant's lines.
     tier = tiers.tier("cudasim")
-    _install(session, ".[cuda,numba,test]", *tier.packages, tiers.VERSIONS["MUTANTS_TOOLS"])
+    _install(session, ".[cuda,numba,test]", *tier.packages, *tiers.VERSIONS["MUTANTS_TOOLS"].split())
     session.run("python", "-m", "ci.mutants", *session.posargs)
 
 

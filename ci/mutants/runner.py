@@ -4,7 +4,8 @@ A workspace is a copy of the checkout (its tracked and untracked-but-not-ignored
 numba twin's on-disk cache) in a folder of its own, so workers never see each other's mutants.
 A worker applies a mutant to its workspace, runs the file's stages (``stages.py``) there, and
 restores the file. Before any mutant, every stage runs once on the unmutated code: a stage that
-fails there would kill every mutant, so the session stops instead.
+fails there would kill every mutant, so the session stops instead. That baseline runs the selective
+stages under coverage, so that a mutant's run of them is only the tests that ran its lines (``reach``).
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import reach
 from .model import Mutant
-from .stages import BUILD, TEST_TIMEOUT, Stage, stages_for
+from .stages import BUILD, PYTEST, TEST_TIMEOUT, Stage, stages_for
 
 # What a parent shell may have set that would change which tests a stage runs.
 CLEARED_ENV = ("NUMBA_ENABLE_CUDASIM", "PYTHONPATH")
@@ -104,16 +106,25 @@ def _tail(text: str, lines: int = 3) -> str:
     return " | ".join(ln.strip() for ln in text.strip().splitlines()[-lines:])
 
 
-def run_stage(workspace: Path, stage: Stage, threads: int, cache: Path) -> StageResult:
-    """Run ``stage`` in ``workspace``; the first failing test's id and message when it fails."""
+def run_stage(
+    workspace: Path,
+    stage: Stage,
+    threads: int,
+    cache: Path,
+    tests: list[str] | None = None,
+    extra: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+) -> StageResult:
+    """Run ``stage`` in ``workspace`` (only ``tests``, node ids, when given; ``extra`` pytest
+    arguments and ``env`` variables added); the first failing test's id and message when it fails."""
     start = time.monotonic()
-    args = list(stage.args)
+    args = [*PYTEST, *tests] if tests is not None else list(stage.args)
     if args[:2] == ["-m", "pytest"] and importlib.util.find_spec("pytest_timeout") is not None:
         args += TEST_TIMEOUT
     proc = subprocess.Popen(
-        [sys.executable, *args],
+        [sys.executable, *args, *extra],
         cwd=workspace,
-        env=stage_env(workspace, stage, threads, cache),
+        env={**stage_env(workspace, stage, threads, cache), **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -141,10 +152,12 @@ class Workspaces:
 
     Each starts with the unmutated kernel libraries built (unless ``build`` is False: the tier
     that builds them cannot run here); a CUDA C mutant's run ends by building them again.
+    ``reach`` holds which tests ran which lines, per selective stage, once the baseline recorded it.
     """
 
     def __init__(self, root: Path, base: Path, count: int, threads: int, cache: Path, build: bool) -> None:
         self.root, self.threads, self.cache = root, threads, cache
+        self.reach: reach.Reach = {}
         files = workspace_files(root)
         self._free: queue.Queue[Path] = queue.Queue()
         for i in range(count):
@@ -170,12 +183,20 @@ def run_mutant(ws: Path, mid: str, mutant: Mutant, pool: Workspaces, blocked: di
     stages = stages_for(mutant.path)
     try:
         target.write_bytes(mutant.apply(original))
+        where, lines = reach.key_lines(mutant, original, ws)
         ran = False
+        unreached = []
         for stage in stages:
             if stage.tier in blocked:
                 continue
             ran = True
-            result = run_stage(ws, stage, pool.threads, pool.cache)
+            tests = None
+            if stage.selective and stage.name in pool.reach:
+                tests = reach.tests_for(pool.reach[stage.name], where, lines)
+                if not tests:
+                    unreached.append(stage.name)
+                    continue
+            result = run_stage(ws, stage, pool.threads, pool.cache, tests)
             if result.passed:
                 continue
             status = "not built" if stage.builds else "killed"
@@ -185,11 +206,17 @@ def run_mutant(ws: Path, mid: str, mutant: Mutant, pool: Workspaces, blocked: di
         if not ran:
             why = "; ".join(f"{t}: {blocked[t]}" for t in sorted({s.tier for s in stages} & set(blocked)))
             return Outcome(mid, mutant, "not run", seconds, detail=why)
-        return Outcome(mid, mutant, "survived", seconds)
+        detail = f"no test of {', '.join(unreached)} runs the changed lines" if unreached else ""
+        return Outcome(mid, mutant, "survived", seconds, detail=detail)
     finally:
         target.write_bytes(original)
         if any(s is BUILD for s in stages) and BUILD.tier not in blocked:
             run_stage(ws, BUILD, pool.threads, pool.cache)  # the unmutated libraries again
+
+
+def stages_slug(stage: Stage) -> str:
+    """A file-name-safe form of a stage's name."""
+    return re.sub(r"[^a-z0-9]+", "-", stage.name.lower()).strip("-")
 
 
 def baseline(
@@ -197,10 +224,19 @@ def baseline(
 ) -> list[StageResult]:
     """Every stage on the unmutated code, in parallel; BaselineError naming any that fails."""
 
+    record = reach.available()
+
     def one(stage: Stage) -> StageResult:
         ws = pool.take()
         try:
-            return run_stage(ws, stage, pool.threads, pool.cache)
+            if not (stage.selective and record):
+                return run_stage(ws, stage, pool.threads, pool.cache)
+            data = ws / f".coverage-{stages_slug(stage)}"
+            env = {"COVERAGE_FILE": str(data)}
+            result = run_stage(ws, stage, pool.threads, pool.cache, extra=reach.coverage_args(), env=env)
+            if result.passed:
+                pool.reach[stage.name] = reach.read(data, ws)
+            return result
         finally:
             pool.give(ws)
 

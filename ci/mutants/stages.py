@@ -43,6 +43,7 @@ class Stage:
     env: Mapping[str, str] = field(default_factory=dict)
     timeout_s: float = 600.0
     builds: bool = False  # a failure means the mutant does not build (not a kill)
+    selective: bool = False  # runs only the tests that ran the mutant's lines (reach.py)
 
 
 def _tier_env(tier: str, **extra: str) -> dict[str, str]:
@@ -93,7 +94,7 @@ SANITIZE = Stage(
 def _generic(backend: str) -> Stage:
     """The device-generic suite on ``backend`` in the cudasim tier."""
     name = f"cudasim: device-generic suite on {backend}"
-    return Stage(name, "cudasim", (*PYTEST, tiers.GENERIC_TESTS), _cudasim(backend), 900.0)
+    return Stage(name, "cudasim", (*PYTEST, tiers.GENERIC_TESTS), _cudasim(backend), 900.0, selective=True)
 
 
 GENERIC_CUDA_C = _generic("cuda-c")
@@ -104,6 +105,7 @@ NUMBA_CUDA_TESTS = Stage(
     (*PYTEST, "tests/backends/cuda"),
     _cudasim("cuda"),
     900.0,
+    selective=True,
 )
 TWIN = Stage(
     "cpu: numba twin (device-generic suite and twin tests)",

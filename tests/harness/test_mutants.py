@@ -255,7 +255,7 @@ def test_a_mutant_edit_is_applied_and_undone_by_the_runner(tmp_path):
     stage = Stage("sees the mutant", "cpu", ("-c", check))
 
     class Pool:
-        threads, cache = 1, tmp_path
+        threads, cache, reach = 1, tmp_path, {}
 
     import ci.mutants.runner as r
 
@@ -324,3 +324,54 @@ def test_the_cli_lists_mutants_and_refuses_unknown_operators(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines and all("bounds-guard" in ln and "kernel_bodies.py" in ln for ln in lines)
     assert sys.modules["ci.mutants.registry"] is registry
+
+
+def test_reach_reads_which_test_ran_each_line_and_selects_by_the_changed_lines(tmp_path):
+    coverage = pytest.importorskip("coverage", reason="the test selection reads coverage data")
+    from ci.mutants import reach
+
+    (tmp_path / "f.py").write_text("a = 1\nb = 2\nc = 3\n")
+    data = coverage.CoverageData(basename=str(tmp_path / ".cov"))
+    data.set_context("tests/t.py::test_one[x]|run")
+    data.add_lines({str(tmp_path / "f.py"): [1, 2]})
+    data.set_context("tests/t.py::test_two|setup")
+    data.add_lines({str(tmp_path / "f.py"): [2]})
+    data.write()
+    by_file = reach.read(tmp_path / ".cov", tmp_path)
+    assert by_file["f.py"][2] == {"tests/t.py::test_one[x]", "tests/t.py::test_two"}
+    mutant = Mutant("bounds-guard", "f.py", 2, "f", "2", "5", (Edit(10, 11, "5"),))
+    assert reach.changed_lines(mutant, (tmp_path / "f.py").read_bytes()) == {2}
+    assert reach.tests_for(by_file, "f.py", {2}) == ["tests/t.py::test_one[x]", "tests/t.py::test_two"]
+    assert reach.tests_for(by_file, "f.py", {3}) == []
+    source = b"class K:\n    def layernorm_fw(self):\n        x = 1\n        return x\n"
+    source += b"\n    def other(self):\n        pass\n"
+    assert reach.method_lines(source, ("layernorm_fw",)) == {3, 4}
+
+
+def test_a_selective_stage_runs_only_the_tests_that_ran_the_changed_lines(tmp_path):
+    (tmp_path / "f.py").write_text("x = 1\n")
+    (tmp_path / "test_f.py").write_text(
+        "def test_sees_the_mutant():\n    assert open('f.py').read() == 'x = 1\\n'\n\n"
+        "def test_never_selected():\n    raise AssertionError('a test that did not run the line ran')\n"
+    )
+    mutant = Mutant("bounds-guard", "f.py", 1, "f", "1", "2", (Edit(4, 5, "2"),))
+    stage = Stage("selective", "cpu", ("-m", "pytest", str(tmp_path)), selective=True)
+
+    class Pool:
+        threads, cache = 1, tmp_path
+        reach = {"selective": {"f.py": {1: frozenset({"test_f.py::test_sees_the_mutant"})}}}
+
+    import ci.mutants.runner as r
+
+    original = r.stages_for
+    r.stages_for = lambda path: (stage,)
+    try:
+        killed = runner.run_mutant(tmp_path, "M001", mutant, Pool(), {})
+        Pool.reach = {"selective": {"f.py": {}}}  # no test ran the line
+        unreached = runner.run_mutant(tmp_path, "M002", mutant, Pool(), {})
+    finally:
+        r.stages_for = original
+    assert killed.status == "killed" and killed.test == "test_f.py::test_sees_the_mutant"
+    assert (
+        unreached.status == "survived" and "no test of selective runs the changed lines" in unreached.detail
+    )
