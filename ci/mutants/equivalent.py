@@ -60,6 +60,15 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     ),
     Equivalent(
         SOFTMAX,
+        "tl_attn_softmax_fw_kernel",
+        "reduction-identity",
+        "0.0f",
+        "1.0f",
+        "the running sum starts with the running max at -inf: the first live key scales it by "
+        "exp(-inf) = 0, and a strip with no live key keeps max -inf, whose sum the merge weighs by 0",
+    ),
+    Equivalent(
+        SOFTMAX,
         "tl_block_online",
         "reduction-identity",
         "0.0f",
