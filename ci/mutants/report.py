@@ -180,9 +180,10 @@ def render_markdown(data: dict[str, Any]) -> str:
     survivors = [r for r in rows if r["status"] == "survived"]
     out += ["", "## Survivors", ""]
     if survivors:
-        out += ["| id | operator | where | function | change |", "|---|---|---|---|---|"]
+        out += ["| id | operator | where | function | change | note |", "|---|---|---|---|---|---|"]
         out += [
-            f"| {r['id']} | {r['operator']} | {_where(r)} | `{r['function']}` | {_change(r)} |"
+            f"| {r['id']} | {r['operator']} | {_where(r)} | `{r['function']}` | {_change(r)} "
+            f"| {_cell(r['detail'])} |"
             for r in survivors
         ]
     else:

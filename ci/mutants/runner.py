@@ -223,7 +223,6 @@ def baseline(
     pool: Workspaces, stages: list[Stage], jobs: int, progress: Callable[[str], None]
 ) -> list[StageResult]:
     """Every stage on the unmutated code, in parallel; BaselineError naming any that fails."""
-
     record = reach.available()
 
     def one(stage: Stage) -> StageResult:
