@@ -165,6 +165,18 @@ def test_softmax_is_stable_for_large_scores(runnable):
     np.testing.assert_allclose(got.sum(axis=-1), 1.0, rtol=1e-5)
 
 
+def test_a_launch_reads_no_shared_memory_an_earlier_launch_left(runnable):
+    # Rows of 300 keys take blocks of 8 warps, and rows of NaN leave NaN in every warp's slot of the
+    # block merge's shared scratch; blocks keep no shared memory between launches, but a GPU (and
+    # the simulator's per-worker arena) hands the next launch the same bytes. Rows of 5 keys then
+    # take one-warp blocks, whose merge must read only the slot its own warp wrote.
+    poison = np.full((4, 8, 2, 300), np.nan, F32)
+    runnable.attn_softmax_fw(td(poison), None, False)
+    x = td(rand(2, 3, 4, 5, seed=52))
+    want = cpu_backend().attn_softmax_fw(x, None, False)
+    np.testing.assert_allclose(runnable.attn_softmax_fw(x, None, False).array, want.array, **SOFTMAX_TOL)
+
+
 def test_fully_excluded_rows_are_zero_with_zero_gradient(runnable):
     mask = td(np.full((2, 6), -np.inf, F32))
     y = runnable.attn_softmax_fw(td(rand(2, 3, 4, 6)), mask, False)
