@@ -2,7 +2,8 @@
 
 A mutant listed here still runs: if a test kills it, the report says the listing is wrong. An
 entry names the file, function, operator and the change exactly as the report prints them; an
-entry matches every occurrence of that change in that function.
+entry matches every occurrence of that change in that function, or, when it gives ``in_line``, only
+those on a source line that contains that text (two sites may read alike, one equivalent, one not).
 """
 
 from __future__ import annotations
@@ -22,16 +23,20 @@ class Equivalent:
     original: str
     mutated: str
     reason: str
+    in_line: str = ""  # text the site's source line must contain ("" matches any line)
 
-    def matches(self, path: str, function: str, operator: str, original: str, mutated: str) -> bool:
-        """Whether the change described is this one."""
-        return (path, function, operator, original, mutated) == (
+    def matches(
+        self, path: str, function: str, operator: str, original: str, mutated: str, source_line: str = ""
+    ) -> bool:
+        """Whether the change described (at a site on ``source_line``) is this one."""
+        same = (path, function, operator, original, mutated) == (
             self.path,
             self.function,
             self.operator,
             self.original,
             self.mutated,
         )
+        return same and self.in_line in source_line
 
 
 COMMON = "torchlight/cuda_kernels/tl_common.cuh"
@@ -75,6 +80,17 @@ EQUIVALENT: tuple[Equivalent, ...] = (
         "1.0f",
         "the sum an idle lane brings in with a running max of -inf: its weight exp(-inf - max) is 0 "
         "whatever the sum (and a merge whose max is -inf sets the sum to 0)",
+    ),
+    Equivalent(
+        SOFTMAX,
+        "tl_block_online",
+        "bounds-guard",
+        "lane < nwarps",
+        "lane <= nwarps",
+        "lane nwarps then reads a sum slot no warp wrote in this launch (stale, even NaN), but its max "
+        "keeps its own guard and stays -inf; its first shuffle partner, lane nwarps ^ 16, is idle too, "
+        "and a merge of two -inf maxima sets the sum to 0 before it meets a live lane",
+        in_line="float ws =",
     ),
     Equivalent(
         LAYERNORM,
@@ -123,11 +139,13 @@ EQUIVALENT: tuple[Equivalent, ...] = (
 
 def reason_for(mutant: Mutant) -> str | None:
     """Why ``mutant`` cannot change a result, or None when it is not listed."""
-    return reason_for_change(mutant.path, mutant.function, mutant.operator, mutant.original, mutant.mutated)
+    fields = (mutant.path, mutant.function, mutant.operator, mutant.original, mutant.mutated)
+    return reason_for_change(*fields, mutant.source_line)
 
 
-def reason_for_change(path: str, function: str, operator: str, original: str, mutated: str) -> str | None:
-    """Why the change described cannot change a result, or None when it is not listed."""
-    return next(
-        (e.reason for e in EQUIVALENT if e.matches(path, function, operator, original, mutated)), None
-    )
+def reason_for_change(
+    path: str, function: str, operator: str, original: str, mutated: str, source_line: str = ""
+) -> str | None:
+    """Why the change described (at a site on ``source_line``) cannot change a result, or None."""
+    fields = (path, function, operator, original, mutated, source_line)
+    return next((e.reason for e in EQUIVALENT if e.matches(*fields)), None)

@@ -19,7 +19,9 @@ class Mutant:
     """One realistic bug: ``edits`` applied to ``path`` (repository-relative) together.
 
     Most operators make one edit; moving a statement is a deletion and an insertion, still one bug.
-    ``original`` and ``mutated`` are the changed code as a reader sees it (one line each).
+    ``original`` and ``mutated`` are the changed code as a reader sees it (one line each);
+    ``source_line`` is the whole line ``line`` of the unmutated file (whitespace folded), which tells
+    apart two sites where the same change reads alike.
     """
 
     operator: str
@@ -29,6 +31,7 @@ class Mutant:
     original: str
     mutated: str
     edits: tuple[Edit, ...]
+    source_line: str = ""
 
     def apply(self, data: bytes) -> bytes:
         """``data`` (the file's original bytes) with this mutant's edits made."""

@@ -8,13 +8,13 @@ construct). ``generate`` runs every operator over every target file.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import cuda_operators as c
 from . import python_operators as py
 from .cuda_source import CudaSource
-from .model import Mutant
+from .model import Mutant, one_line
 from .python_source import PythonSource
 
 
@@ -125,6 +125,8 @@ def generate(root: Path, operators: list[str] | None = None, files: list[str] | 
         else:
             src = PythonSource(root / rel, rel)
             found = [m for op in chosen if op.python for m in op.python(src)]
+        lines = src.data.decode().splitlines()
+        found = [replace(m, source_line=one_line(lines[m.line - 1])) for m in found]
         out += sorted(found, key=lambda m: (m.line, m.operator, m.mutated))
     return out
 

@@ -228,8 +228,17 @@ def test_every_operator_finds_sites_in_the_kernels_and_every_listed_equivalent_e
         assert any(equivalent.reason_for(m) == e.reason for m in mutants), f"no mutant matches {e}"
     for m in mutants:
         assert stages_for(m.path), m.path
+        assert m.source_line, m  # the registry records each site's line
         if m.path.endswith(".py"):
             ast.parse(m.apply((ROOT / m.path).read_bytes()))
+
+
+def test_an_equivalence_entry_naming_its_line_leaves_a_like_change_on_another_line_alone():
+    entry = next(e for e in equivalent.EQUIVALENT if e.in_line)
+    change = (entry.path, entry.function, entry.operator, entry.original, entry.mutated)
+    assert equivalent.reason_for_change(*change, f"x = {entry.in_line} y") == entry.reason
+    assert equivalent.reason_for_change(*change, "another line with the same change") is None
+    assert equivalent.reason_for_change(*change) is None  # a row recorded without its line
 
 
 def test_a_stage_names_the_first_failing_test(tmp_path):
