@@ -16,5 +16,6 @@ Modules, one job each:
 * ``equivalent``: mutants that cannot change any result, each with the reason;
 * ``stages``: which tests run for a mutant of each file, in what order, with what environment;
 * ``runner``: workspaces, the parallel run and the outcome of each mutant;
+* ``journal``: the finished mutants recorded as they come, so an interrupted session resumes;
 * ``report``: the Markdown and JSON report.
 """

@@ -3,7 +3,7 @@
 Usage (from the repository root; ``nox -s mutants -- ARGS`` passes ARGS here)::
 
     python -m ci.mutants [--jobs N] [--operators A,B] [--files PATH,...] [--ids M001,M007]
-                         [--limit N] [--list] [--no-baseline] [--out DIR] [--workdir DIR]
+                         [--limit N] [--list] [--no-baseline] [--resume] [--out DIR] [--workdir DIR]
     python -m ci.mutants --rejudge reports/mutants.json [--out DIR]
 
 Exit status: 0 when the session ran (whatever the score), 1 when a stage fails on the unmutated
@@ -25,9 +25,9 @@ from pathlib import Path
 
 from ci import tiers
 
-from . import registry, report, runner, stages
+from . import journal, registry, report, runner, stages
 from .cuda_source import CudaParseError
-from .model import numbered
+from .model import Mutant, numbered
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BUILD_TIER = stages.BUILD.tier
@@ -57,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="print the mutants and stop")
     p.add_argument(
         "--no-baseline", action="store_true", help="skip running every stage on the unmutated code first"
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help=f"keep the outcomes in DIR/{journal.NAME} (an interrupted session of this same checkout) "
+        "and run only the mutants it lacks",
     )
     p.add_argument(
         "--rejudge",
@@ -149,9 +155,19 @@ def main(argv: list[str] | None = None) -> int:
     if blocked:
         for tier, why in blocked.items():
             print(f"ci.mutants: the {tier} tier cannot run here: {why}", file=sys.stderr)
+    out = args.out.resolve()  # the report and journal, if inside the checkout, are not what it judges
+    judged = [f for f in runner.workspace_files(ROOT) if not (ROOT / f).resolve().is_relative_to(out)]
+    try:
+        record = journal.Journal.open(args.out / journal.NAME, journal.fingerprint(ROOT, judged), args.resume)
+    except journal.JournalError as err:
+        print(f"ci.mutants: {err}", file=sys.stderr)
+        return 2
+    resumed = {mid: o for mid, m in chosen if (o := record.recorded(mid, m)) is not None}
+    todo = [(mid, m) for mid, m in chosen if mid not in resumed]
+    if args.resume:
+        print(f"ci.mutants: {len(resumed)} outcomes kept from {record.path}", flush=True)
     cpus = tiers.cpu_count()
-    jobs = min(args.jobs or cpus, max(1, len(chosen)))
-    threads = max(1, cpus // jobs)
+    jobs = min(args.jobs or cpus, max(1, len(todo)))
     selection = []
     for flag in ("operators", "files", "ids"):
         if getattr(args, flag):
@@ -159,36 +175,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit is not None:
         selection.append(f"--limit {args.limit}")
     start = time.monotonic()
-    cache = Path(os.environ.get("SIMULATOR_CACHE") or ROOT / "build" / "simulator-cache").resolve()
-    with tempfile.TemporaryDirectory(prefix="tl-mutants-", dir=args.workdir) as work:
-        print(f"ci.mutants: {len(chosen)} mutants, {jobs} at a time, workspaces in {work}", flush=True)
-        try:
-            pool = runner.Workspaces(ROOT, Path(work), jobs, threads, cache, build=BUILD_TIER not in blocked)
-        except runner.BaselineError as err:
-            print(f"ci.mutants: {err}", file=sys.stderr)
-            return 1
-        base = []
-        if not args.no_baseline:
-            needed = {
-                s.name
-                for _, m in chosen
-                for s in stages.stages_for(m.path)
-                if s.tier not in blocked and not s.builds
-            }
-            ordered = {s.name: s for group in stages.STAGES.values() for s in group if s.name in needed}
-            try:
-                results = runner.baseline(pool, list(ordered.values()), jobs, _say)
-            except runner.BaselineError as err:
-                print(f"ci.mutants: {err}", file=sys.stderr)
-                return 1
-            base = [{"stage": r.stage, "seconds": round(r.seconds, 1)} for r in results]
-        outcomes = runner.run_all(pool, chosen, jobs, blocked, _say)
+    try:
+        ran, base = _run(todo, jobs, max(1, cpus // jobs), blocked, record, args) if todo else ({}, [])
+    except runner.BaselineError as err:
+        print(f"ci.mutants: {err}", file=sys.stderr)
+        return 1
+    outcomes = [resumed.get(mid) or ran[mid] for mid, _ in chosen]
     meta = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": _commit(),
         "cpus": cpus,
         "jobs": jobs,
-        "wall_seconds": round(time.monotonic() - start, 1),
+        "wall_seconds": round(time.monotonic() - start + record.earlier_seconds, 1),
+        "resumed": len(resumed),
         "tiers_not_run": blocked,
         "baseline": base,
         "selection": " ".join(selection),
@@ -202,6 +201,35 @@ def main(argv: list[str] | None = None) -> int:
         f"wrote {md} and {js}"
     )
     return 1 if blocked else 0
+
+
+def _run(
+    todo: list[tuple[str, Mutant]],
+    jobs: int,
+    threads: int,
+    blocked: dict[str, str],
+    record: journal.Journal,
+    args: argparse.Namespace,
+) -> tuple[dict[str, runner.Outcome], list[dict[str, object]]]:
+    """Workspaces, the baseline (unless ``--no-baseline``) and ``todo``'s mutants: outcomes by id and
+    the baseline's stage times; BaselineError when the unmutated code fails a stage or does not build."""
+    cache = Path(os.environ.get("SIMULATOR_CACHE") or ROOT / "build" / "simulator-cache").resolve()
+    with tempfile.TemporaryDirectory(prefix="tl-mutants-", dir=args.workdir) as work:
+        print(f"ci.mutants: {len(todo)} mutants to run, {jobs} at a time, workspaces in {work}", flush=True)
+        pool = runner.Workspaces(ROOT, Path(work), jobs, threads, cache, build=BUILD_TIER not in blocked)
+        base: list[dict[str, object]] = []
+        if not args.no_baseline:
+            needed = {
+                s.name
+                for _, m in todo
+                for s in stages.stages_for(m.path)
+                if s.tier not in blocked and not s.builds
+            }
+            ordered = {s.name: s for group in stages.STAGES.values() for s in group if s.name in needed}
+            results = runner.baseline(pool, list(ordered.values()), jobs, _say)
+            base = [{"stage": r.stage, "seconds": round(r.seconds, 1)} for r in results]
+        ran = {o.id: o for o in runner.run_all(pool, todo, jobs, blocked, _say, record.record)}
+    return ran, base
 
 
 def _say(line: str) -> None:

@@ -126,6 +126,11 @@ def render_markdown(data: dict[str, Any]) -> str:
         f"- Session: {data['wall_seconds']:.0f} s wall time, {data['jobs']} mutants at a time on "
         f"{data['cpus']} CPUs; commit {data.get('commit') or 'unknown'}; {data['date']}."
     )
+    if data.get("resumed"):
+        out.append(
+            f"- Resumed (`--resume`): {data['resumed']} outcomes kept from an interrupted run of the same "
+            "checkout; the wall time adds up the runs."
+        )
     if data.get("baseline"):
         stages = ", ".join(f"{b['stage']} {b['seconds']:.0f} s" for b in data["baseline"])
         out.append(f"- Baseline (every stage on the unmutated code, all passed): {stages}.")

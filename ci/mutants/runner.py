@@ -256,8 +256,10 @@ def run_all(
     jobs: int,
     blocked: dict[str, str],
     progress: Callable[[str], None],
+    finished: Callable[[Outcome], None] | None = None,
 ) -> list[Outcome]:
-    """Every mutant, ``jobs`` at a time; outcomes in the order given."""
+    """Every mutant, ``jobs`` at a time; outcomes in the order given, each passed to ``finished``
+    as it comes (the session's journal)."""
     lock = threading.Lock()
     done = [0]
 
@@ -269,6 +271,8 @@ def run_all(
         finally:
             pool.give(ws)
         with lock:
+            if finished is not None:
+                finished(outcome)
             done[0] += 1
             where = (
                 f" by {outcome.stage}: {outcome.test or outcome.detail}" if outcome.status == "killed" else ""

@@ -384,3 +384,52 @@ def test_a_selective_stage_runs_only_the_tests_that_ran_the_changed_lines(tmp_pa
     assert (
         unreached.status == "survived" and "no test of selective runs the changed lines" in unreached.detail
     )
+
+
+def test_a_journal_keeps_final_outcomes_for_a_resumed_run_of_the_same_checkout(tmp_path):
+    from ci.mutants import journal
+
+    path = tmp_path / journal.NAME
+    killed = Mutant("bounds-guard", "f.py", 1, "f", "1", "2", (Edit(4, 5, "2"),))
+    blocked = Mutant("grid-stride", "f.py", 2, "f", "3", "4", (Edit(9, 10, "4"),))
+    first = journal.Journal.open(path, "abc", resume=False)
+    first.record(runner.Outcome("M001", killed, "killed", 2.0, "stage", "tests/t.py::test_x", "boom"))
+    first.record(runner.Outcome("M002", blocked, "not run", 0.0, detail="cpu: no numba"))
+    with path.open("a") as f:
+        f.write('{"key": "cut off')  # a run stopped while writing its last line
+    again = journal.Journal.open(path, "abc", resume=True)
+    kept = again.recorded("M007", killed)  # ids follow the selection; the key is the change itself
+    assert kept is not None and (kept.id, kept.status, kept.test) == ("M007", "killed", "tests/t.py::test_x")
+    assert again.recorded("M002", blocked) is None  # a tier that could not run is tried again
+    with pytest.raises(journal.JournalError, match="another state of the checkout"):
+        journal.Journal.open(path, "changed", resume=True)
+    with pytest.raises(journal.JournalError, match="no journal"):
+        journal.Journal.open(tmp_path / "none.jsonl", "abc", resume=True)
+
+
+def test_a_journal_adds_up_the_wall_time_of_each_run_it_records():
+    from ci.mutants import journal
+
+    records = [{"fingerprint": "x"}, {"start": 100.0}, {"key": "a", "finished_at": 130.0}, {"start": 500.0}]
+    records += [{"key": "b", "finished_at": 510.0}, {"key": "c", "finished_at": 520.0}, {"start": 900.0}]
+    assert journal.earlier_seconds(records) == 50.0  # 30 s, then 20 s; the last run finished nothing
+
+
+def test_the_cli_resumes_from_a_journal_and_runs_only_what_it_lacks(tmp_path, capsys):
+    from ci.mutants import journal
+    from ci.mutants.__main__ import ROOT as CLI_ROOT
+    from ci.mutants.__main__ import blocked_tiers, main
+
+    selection = ["--files", "torchlight/backends/kernel_bodies.py", "--operators", "bounds-guard"]
+    mutants = registry.generate(CLI_ROOT, ["bounds-guard"], ["torchlight/backends/kernel_bodies.py"])
+    checkout = journal.fingerprint(CLI_ROOT, runner.workspace_files(CLI_ROOT))
+    record = journal.Journal.open(tmp_path / journal.NAME, checkout, resume=False)
+    for i, m in enumerate(mutants):
+        record.record(runner.Outcome(f"M{i}", m, "killed", 1.0, "stage", f"tests/t.py::test_{i}", ""))
+    status = main([*selection, "--resume", "--out", str(tmp_path)])
+    assert status == (1 if blocked_tiers() else 0)
+    out = capsys.readouterr().out
+    assert f"{len(mutants)} outcomes kept" in out and "0 mutants to run" not in out  # no workspace made
+    data = __import__("json").loads((tmp_path / "mutants.json").read_text())
+    assert data["resumed"] == len(mutants) and data["summary"]["killed"] == len(mutants)
+    assert "Resumed (`--resume`)" in (tmp_path / "mutants.md").read_text()
