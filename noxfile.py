@@ -10,6 +10,7 @@ fails with the reason. The docker sessions live in ``ci/docker_images.py``.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import sys
@@ -69,6 +70,18 @@ def _build_kernels(session: nox.Session, tier: str, out: str, *args: str) -> Non
     session.run("python", "-m", "torchlight", "build-kernels", "--out", out, *args)
 
 
+def _put_nvcc_on_path(session: nox.Session, tier: str, env: dict[str, str]) -> None:
+    """Put the folder of the nvcc the kernel build used first on the tests' PATH.
+
+    Tests that compile with nvcc themselves (the simulator's test programs) look it up on PATH,
+    where the pip wheel's nvcc is not.
+    """
+    record = RAW / f"nvcc-{tier}.json"
+    info = json.loads(record.read_text()).get("nvcc") if record.is_file() else None
+    if info:
+        env["PATH"] = os.pathsep.join([str(Path(info["path"]).parent), os.environ.get("PATH", "")])
+
+
 def _pytest_command(session: nox.Session, tier: tiers.Tier, args: list[str]) -> list[str]:
     """pytest-xdist workers, the tier's own arguments, and the record docker sessions compare with."""
     if tier.workers == "auto":
@@ -107,6 +120,7 @@ def run_tier(
         _build_kernels(session, name, env[KERNEL_DIR_ENV], "--simulator")
     elif tier.kernels == "nvcc":
         _build_kernels(session, name, env[KERNEL_DIR_ENV])
+        _put_nvcc_on_path(session, name, env)
     if then:
         then()
     args = _pytest_command(session, tier, tier.pytest_args(session.posargs))
@@ -219,6 +233,20 @@ def bench(session: nox.Session) -> None:
     _require(session, "benchmarks/bench.py", why="the benchmark script")
     _install(session, ".[numba]")
     session.run("python", "benchmarks/bench.py", *session.posargs)
+
+
+# --- mutation testing ---------------------------------------------------------------------------
+
+
+@nox.session
+def mutants(session: nox.Session) -> None:
+    """Plant GPU bugs in the kernels, run the CPU tiers on each; write reports/mutants.md (not CI)."""
+    # The cudasim tier's packages (numba-cuda, its CUDA wheels, libclang) cover the cpu and sanitize
+    # stages too; pytest-timeout stops a test a mutant made hang, pytest-cov says which tests run
+    # a mutant's lines.
+    tier = tiers.tier("cudasim")
+    _install(session, ".[cuda,numba,test]", *tier.packages, *tiers.VERSIONS["MUTANTS_TOOLS"].split())
+    session.run("python", "-m", "ci.mutants", *session.posargs)
 
 
 # --- the matrix ---------------------------------------------------------------------------------

@@ -15,6 +15,9 @@ and numba-cuda versions), then every tier with whether it ran and why or why not
 check's counts, and one row per op, one column per backend and tier; each cell counts passed,
 failed, errors and skips, and the skip reasons are listed below the table.
 
+``--mutants FILE`` (default ``<out>/mutants.json``) is what ``nox -s mutants`` wrote: its score becomes
+the report's mutation-testing section, with a link to ``mutants.md``.
+
 ``--docker DIR`` (default ``<out>/docker``) holds what ``nox -s docker-cpu`` and ``docker-cuda``
 write: one ``<image kind>.json`` per session with each image's build time, size, bases (stand-ins
 included), in-image test counts next to the same session's counts outside Docker, and checks.
@@ -325,6 +328,13 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += ["Skip reasons:", ""]
         lines += [f"- s{n}: {reason.replace(chr(10), ' ')}" for reason, n in notes.items()]
         lines.append("")
+    if any(col.startswith("cuda-c") for col in report["columns"]):
+        lines += [
+            "In the cuda-c columns only float32 fused ops run the CUDA C kernels: float64 ones (the "
+            "gradient checks) run the numba-cuda kernels. The C backward passes meet float64 "
+            "gradients in `tests/backends/cuda_c/test_cuda_c_library.py`.",
+            "",
+        ]
     lines += ["## Tiers that did not run", ""]
     if report["not_run"]:
         lines += [
@@ -336,6 +346,41 @@ def render_markdown(report: dict[str, Any]) -> str:
     else:
         missing = [n for n in TIER_ORDER if not any(t["tier"] == n for t in report["tiers"])]
         lines.append(f"The tier summary does not mention {', '.join(missing)}.")
+    return "\n".join(lines) + "\n"
+
+
+def load_mutants(path: Path) -> dict[str, Any] | None:
+    """The summary of the last ``nox -s mutants`` session (its ``mutants.json``), or None."""
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text())
+    keys = ("date", "commit", "wall_seconds", "jobs", "cpus", "tiers_not_run", "selection")
+    return {
+        "summary": data["summary"],
+        **{k: data.get(k) for k in keys},
+        "report": path.with_suffix(".md").name,
+    }
+
+
+def render_mutants(mutants: dict[str, Any] | None) -> str:
+    """The report's mutation-testing section: the last session's score and a link to its report."""
+    lines = ["## Mutation testing", ""]
+    if mutants is None:
+        lines.append(
+            "Not run here: `nox -s mutants` plants GPU bugs in the kernels, runs the CPU tiers on each "
+            "and writes `mutants.md` beside this report (it takes hours, so CI does not run it)."
+        )
+        return "\n".join(lines) + "\n"
+    s = mutants["summary"]
+    judged = s["killed"] + s["survived"]
+    score = "n/a" if s["score"] is None else f"{100 * s['score']:.1f}%"
+    partial = f" (a partial run: {mutants['selection']})" if mutants.get("selection") else ""
+    lines.append(
+        f"{s['killed']} of {judged} non-equivalent mutants killed ({score}), {s['survived']} survived, "
+        f"{s['equivalent']} equivalent{partial}; {mutants['date']}, commit {mutants['commit'] or 'unknown'}, "
+        f"{mutants['wall_seconds']:.0f} s. Every mutant and what killed it: "
+        f"[{mutants['report']}]({mutants['report']})."
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -403,6 +448,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tiers", type=Path, help="tier summary written by `nox -s matrix`")
     parser.add_argument("--out", type=Path, default=Path("reports"), help="output directory")
     parser.add_argument("--docker", type=Path, help="docker session records (default: <out>/docker)")
+    parser.add_argument("--mutants", type=Path, help="nox -s mutants' record (default: <out>/mutants.json)")
     args = parser.parse_args(argv)
     summary: list[dict[str, Any]] = json.loads(args.tiers.read_text()) if args.tiers else []
     paths = list(args.results)
@@ -417,12 +463,14 @@ def main(argv: list[str] | None = None) -> int:
             inputs["records"], summary, inputs["environments"], inputs["compile"], nvcc=inputs["nvcc"]
         )
         report["docker"] = load_docker(args.docker if args.docker else args.out / "docker")
+        report["mutants"] = load_mutants(args.mutants if args.mutants else args.out / "mutants.json")
     except (OSError, ValueError, KeyError) as err:
         print(f"matrix_report: {err}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "matrix.json").write_text(json.dumps(report, indent=1) + "\n")
-    (args.out / "matrix.md").write_text(render_markdown(report) + "\n" + render_docker(report["docker"]))
+    sections = [render_markdown(report), render_mutants(report["mutants"]), render_docker(report["docker"])]
+    (args.out / "matrix.md").write_text("\n".join(sections))
     print(f"wrote {args.out / 'matrix.md'} and {args.out / 'matrix.json'}")
     return 0
 

@@ -150,19 +150,22 @@ TIERS: dict[str, Tier] = {
         _tier(
             "kernels",
             "kernels",
-            # The README's nvcc blocks (test_readme_blocks.py) run here, where nvcc is.
+            # The README's nvcc blocks (test_readme_blocks.py) and the simulator's test programs
+            # compiled by nvcc (simulator/tests marks them `kernels`) run here, where nvcc is.
             (
                 "tests/backends/cuda",
                 "tests/backends/cuda_c",
                 "tests/library",
                 "tests/harness/test_readme_blocks.py",
+                "simulator/tests",
             ),
             markers="kernels",
             extras=".[cuda,test]",
             packages=(CUDA_WHEELS,),
             # Its tests build and load host libraries: the cpu tier's limits, the default backend.
             env={"TORCHLIGHT_TEST_TIER": "cpu", "TORCHLIGHT_CUDA_KERNEL_DIR": GPU_KERNEL_DIR},
-            workers=None,
+            # One nvcc compile per worker: the simulator's test programs take most of its time.
+            workers="auto",
             needs=("nvcc",),
             kernels="nvcc",
             files=(
@@ -177,6 +180,8 @@ TIERS: dict[str, Tier] = {
             ("simulator/tests",),
             # The simulator's cuBLAS and cuRAND are built against those libraries' headers.
             extras=".[test,simulator-libs]",
+            # Its tests that compile with nvcc (marked `kernels`) run in the kernels tier.
+            markers="not kernels",
             workers="2",
             needs=("c++",),
             files=(("simulator/tests", "the simulator and its tests"),),

@@ -11,6 +11,9 @@ and the one marker for tests that need a particular backend.
   here, and is skipped with ``reason`` plus the registry's why-not where it does not.
   ``installed=True`` needs only the backend's packages (for tests of what happens when the
   backend cannot run). A ``requires_backend`` without a reason is a collection error.
+* The numba twin compiles what it runs: a test during which the twin of the matrix ran an op on
+  its numpy path because numba could not compile the op's kernel fails, naming the op (the
+  twin's own fallback tests use instances of their own).
 
 The folders: ``generic/`` (the device-generic suite every tier runs: only tests that take
 ``backend``, which ``harness/test_layout.py`` checks), ``backends/<name>/``
@@ -131,6 +134,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def backend(request: pytest.FixtureRequest):
     """The backend instance for this matrix column (param and id: its name)."""
     return _BUILT[request.param]
+
+
+@pytest.fixture(autouse=True)
+def _twin_compiles_what_it_runs():
+    """Fail a test during which the matrix's numba twin fell back to numpy for an op."""
+    twin = _BUILT.get("numba")
+    before = set(getattr(twin, "fallbacks", ()))
+    yield
+    if twin is not None:
+        tl_testing.fail_on_new_fallbacks(twin, before)
 
 
 @pytest.fixture(scope="session")

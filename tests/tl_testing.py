@@ -292,6 +292,21 @@ def graph_functions(out: tl.Tensor) -> set[str]:
     return names
 
 
+def central_difference(loss: Callable[[], float], value: np.ndarray, h: float = 1e-6) -> np.ndarray:
+    """d loss / d value by float64 central differences, shifting ``value`` in place element by element
+    (``loss`` reads it) and restoring it."""
+    grad = np.zeros_like(value)
+    for index in np.ndindex(*value.shape):
+        keep = value[index]
+        value[index] = keep + h
+        up = loss()
+        value[index] = keep - h
+        down = loss()
+        value[index] = keep
+        grad[index] = (up - down) / (2 * h)
+    return grad
+
+
 def gradcheck(
     fn: Callable[..., tl.Tensor],
     inputs: Sequence[np.ndarray],
@@ -379,6 +394,22 @@ def load_train_example():
 
 
 # ---- several Python threads on one backend (tests/generic/test_threads.py, tests/backends/cuda) ----
+def fail_on_new_fallbacks(twin, before: set[str]) -> None:
+    """Fail the running test when the numba twin ``twin`` fell back for ops not in ``before``.
+
+    The twin records such an op once and then runs it on numpy for good, so the op is forgotten
+    again here: the next test that runs it compiles again, and fails again.
+    """
+    new = sorted(set(twin.fallbacks) - before)
+    if new:
+        twin.fallbacks.difference_update(new)
+        pytest.fail(
+            f"the numba twin fell back from its compiled kernel for {', '.join(new)}: numba could not "
+            "compile it (the twin's DEBUG log line names the error), and the cpu tier must test the "
+            "twin's own kernels, not numpy"
+        )
+
+
 THREADS = 8
 THREAD_JOIN_TIMEOUT_S = 600  # a hang fails the test instead of the run
 

@@ -1,4 +1,8 @@
-"""Shared fixtures: paths, a CLI runner and cached fast builds of the test kernels."""
+"""Shared fixtures: paths, a CLI runner and cached fast builds of the test kernels.
+
+Tests that compile with nvcc (every test whose name says ``nvcc``, and any marked ``kernels``) carry
+the ``kernels`` marker: the kernels tier, which has nvcc, runs them; the sanitize tier leaves them out.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,14 @@ TESTS = Path(__file__).resolve().parent
 KERNELS = TESTS / "kernels"
 REPO = TESTS.parent.parent
 SHIPPED = REPO / "torchlight" / "cuda_kernels"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test of this folder that compiles with nvcc (its name says so) ``kernels``."""
+    for item in items:
+        mine = TESTS in Path(item.path).resolve().parents
+        if mine and "nvcc" in getattr(item, "originalname", item.name):
+            item.add_marker(pytest.mark.kernels)
 
 
 def run_cli(

@@ -135,6 +135,17 @@ def test_shipped_kernels_are_clean(mode):
     assert f"{mode}: clean (shipped_all returned 0)" in proc.stdout
 
 
+def test_shipped_kernels_are_race_free_when_blocks_take_second_items():
+    # shipped_small_grid.cu caps the grid at 2 blocks, so every block runs a second row, and a
+    # second (tile, chunk) item of the layer-norm parameter gradients over the shared tile of the first.
+    shipped_sources()
+    proc = run_cli(
+        "check", str(KERNELS / "shipped_small_grid.cu"), "--entry", "shipped_all", "--mode", "racecheck"
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "racecheck: clean (shipped_all returned 0)" in proc.stdout
+
+
 def test_syncwarp_orders_a_warp_exchange_and_its_absence_is_a_race():
     src = str(KERNELS / "warp_sync.cu")
     clean = run_cli("check", src, "--entry", "with_syncwarp", "--mode", "all")

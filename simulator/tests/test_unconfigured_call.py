@@ -32,6 +32,7 @@ def test_template_call_program_compiles_with_nvcc(tmp_path):
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.kernels  # it compiles the same call with nvcc
 def test_direct_call_is_refused_at_build_time_with_file_and_line(tmp_path):
     src = tmp_path / "direct_call.cu"
     src.write_text(

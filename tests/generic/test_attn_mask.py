@@ -91,6 +91,24 @@ def test_a_float64_numpy_mask_promotes_float32_scores(backend, form):
 
 
 @pytest.mark.op("attn_softmax_fw")
+@pytest.mark.parametrize("form", ["bhq1", "1hq1", "b1q1"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_mask_broadcast_over_several_keys(backend, form, causal):
+    # One value per query row, the same for all five keys (key stride 0): a finite value shifts
+    # the row and leaves its softmax unchanged, -inf excludes the whole row (zeros). A kernel that
+    # reads such a mask as if each key had its own value reads other rows' values.
+    shape = (2, 3, 4, 5)
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(shape).astype(np.float32)
+    mshape = mask_shape(form, shape)
+    values = rng.uniform(-3.0, 3.0, mshape).astype(np.float32)
+    values[(0,) * (len(mshape) - 2) + (1, 0)] = -np.inf  # one query row fully excluded
+    y = backend.attn_softmax_fw(TensorData.from_array(x), TensorData.from_array(values), causal)
+    expected = ref_attn_softmax(x, np.broadcast_to(values, shape), causal)
+    assert_close(y, expected, np.float32, scale=shape[3])
+
+
+@pytest.mark.op("attn_softmax_fw")
 def test_backend_level_promotion_matches_addition(backend):
     x = TensorData.from_array(np.zeros((1, 1, 2, 3), np.float32))
     mask = TensorData.from_array(np.array([0.0, -np.inf, 0.0]))  # float64, [k_len]

@@ -233,3 +233,29 @@ def test_report_rejects_a_docker_record_that_is_not_one(tmp_path, capsys):
     (docker / "cpu.json").write_text(json.dumps({"results": []}))
     assert report.main(["--docker", str(docker), "--out", str(tmp_path / "out")]) == 2
     assert "cpu.json is not a docker session record" in capsys.readouterr().err
+
+
+def test_report_links_the_last_mutation_session_or_says_how_to_run_one(tmp_path):
+    report = load_report_module()
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    rec = {
+        "nodeid": "t.py::test_a",
+        "op": "add",
+        "backend": "cpu",
+        "tier": "cpu",
+        "outcome": "passed",
+        "reason": "",
+    }
+    (raw / "cpu.json").write_text(json.dumps({"results": [rec]}))
+    out = tmp_path / "out"
+    assert report.main([str(raw / "cpu.json"), "--out", str(out)]) == 0
+    assert "Not run here: `nox -s mutants`" in (out / "matrix.md").read_text()
+    summary = {"killed": 9, "survived": 1, "equivalent": 2, "score": 0.9}
+    session = {"summary": summary, "date": "today", "commit": "abc", "wall_seconds": 120.0, "mutants": []}
+    (out / "mutants.json").write_text(json.dumps(session))
+    assert report.main([str(raw / "cpu.json"), "--out", str(out)]) == 0
+    section = (out / "matrix.md").read_text().split("## Mutation testing")[1]
+    assert "9 of 10 non-equivalent mutants killed (90.0%), 1 survived, 2 equivalent" in section
+    assert "[mutants.md](mutants.md)" in section
+    assert json.loads((out / "matrix.json").read_text())["mutants"]["summary"] == summary

@@ -1,5 +1,5 @@
-"""nn modules on the default device: layers against torch.nn, parameters, state dicts,
-train/eval, input errors."""
+"""nn modules on the default device: layers against a plain-numpy transformer block written from the
+maths (and torch.nn where installed), parameters, state dicts, train/eval, input errors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from tl_testing import run_module
+from tl_testing import central_difference, run_module
 
 import torchlight as tl
 from torchlight import nn
@@ -99,6 +99,78 @@ def test_gelu_matches_tanh_formula():
     x = np.linspace(-4, 4, 17)
     want = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
     np.testing.assert_allclose(F.gelu(tl.tensor(x, dtype="float64")).numpy(), want, rtol=1e-12)
+
+
+# --- an independent reference: the pre-LN block in plain numpy, from the formulas -----------------
+
+
+def _np_layer_norm(x, weight, bias, eps=1e-5):
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * weight + bias
+
+
+def _np_linear(x, weight, bias):
+    return x @ weight.T + bias  # weight is [out, in], as torch.nn.Linear's
+
+
+def _np_gelu(x):
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
+
+
+def _np_attention(x, state, heads, pad):
+    """Multi-head self-attention: softmax(q k^T / sqrt(d) with causal and padded keys at -inf) v."""
+    batch, seq, dim = x.shape
+    d = dim // heads
+
+    def split(name):
+        y = _np_linear(x, state[f"attn.{name}_proj.weight"], state[f"attn.{name}_proj.bias"])
+        return y.reshape(batch, seq, heads, d).transpose(0, 2, 1, 3)  # [batch, heads, seq, d]
+
+    q, k, v = split("q"), split("k"), split("v")
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d)
+    later = np.triu(np.ones((seq, seq), bool), 1)  # key after query
+    excluded = later[None, None] | pad[:, None, None, :]
+    scores = np.where(excluded, -np.inf, scores)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    out = (weights @ v).transpose(0, 2, 1, 3).reshape(batch, seq, dim)
+    return _np_linear(out, state["attn.out_proj.weight"], state["attn.out_proj.bias"])
+
+
+def _np_block(x, state, heads, pad):
+    h = _np_layer_norm(x, state["ln1.weight"], state["ln1.bias"])
+    x = x + _np_attention(h, state, heads, pad)
+    h = _np_layer_norm(x, state["ln2.weight"], state["ln2.bias"])
+    return x + _np_linear(
+        _np_gelu(_np_linear(h, state["fc1.weight"], state["fc1.bias"])),
+        state["fc2.weight"],
+        state["fc2.bias"],
+    )
+
+
+def test_transformer_block_matches_a_numpy_reference_written_from_the_formulas():
+    # Shares no code with torchlight: projections, head split, scaling, causal and padding masks,
+    # both layer norms and the tanh GELU MLP, forward and every gradient (central differences).
+    tl.manual_seed(8)
+    heads = 2
+    x = np.random.default_rng(3).standard_normal((2, 3, 4))
+    pad = np.array([[False, False, False], [False, False, True]])  # the last key of sequence 1
+    block = nn.TransformerBlock(4, heads, hidden=8, dtype="float64")
+    state = {k: np.array(v, dtype=np.float64) for k, v in block.state_dict().items()}
+    weight = np.random.default_rng(7).uniform(-1, 1, x.shape)  # run_module's weighting of the output
+    out, grads, gx = run_module(block, tl.tensor(x, dtype="float64"), padding=pad)
+
+    def loss() -> float:
+        return float((_np_block(x, state, heads, pad) * weight).sum())
+
+    np.testing.assert_allclose(out, _np_block(x, state, heads, pad), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gx, central_difference(loss, x), rtol=1e-6, atol=1e-8)
+    assert set(grads) == set(state)
+    for name, value in state.items():
+        np.testing.assert_allclose(
+            grads[name], central_difference(loss, value), rtol=1e-6, atol=1e-8, err_msg=name
+        )
 
 
 def _torch():

@@ -39,7 +39,11 @@
 
 #define TL_FULL_MASK 0xffffffffu
 #define TL_MAX_BLOCK 256
+// A test build may define a smaller cap (e.g. -DTL_MAX_GRID=2, or #define before including the
+// kernels), so that every grid-stride loop wraps at shapes small enough for a simulator.
+#ifndef TL_MAX_GRID
 #define TL_MAX_GRID 4096
+#endif
 
 // Row-per-block kernels: enough threads to cover a short row once, capped for long rows
 // (those loop over the row in strides of blockDim.x).

@@ -37,15 +37,17 @@ static int close_to(float got, double want, const char* what, int64_t i) {
 }
 
 // Masks: 0 none; 1 [batch, k_len] through tl_attn_softmax_fw; through the strided launcher,
-// broadcast without a copy: 2 [batch, 1, q_len, k_len], 3 [1, heads, q_len, k_len].
-enum { NO_MASK = 0, KEY_MASK = 1, BATCH_QUERY_MASK = 2, HEAD_QUERY_MASK = 3 };
+// broadcast without a copy: 2 [batch, 1, q_len, k_len], 3 [1, heads, q_len, k_len], 4
+// [batch, heads, q_len, 1] (one value per row, broadcast over the keys: key stride 0).
+enum { NO_MASK = 0, KEY_MASK = 1, BATCH_QUERY_MASK = 2, HEAD_QUERY_MASK = 3, ROW_MASK = 4 };
 
 static int softmax_case(int64_t batch, int64_t heads, int64_t q_len, int64_t k_len, int mask_kind, int causal,
                         unsigned seed) {
     const int64_t rows = batch * heads * q_len, n = rows * k_len;
-    int64_t sb = k_len, sh = 0, sq = 0, mask_n = batch * k_len;
+    int64_t sb = k_len, sh = 0, sq = 0, sk = 1, mask_n = batch * k_len;
     if (mask_kind == BATCH_QUERY_MASK) sb = q_len * k_len, sq = k_len, mask_n = batch * q_len * k_len;
     if (mask_kind == HEAD_QUERY_MASK) sb = 0, sh = q_len * k_len, sq = k_len, mask_n = heads * q_len * k_len;
+    if (mask_kind == ROW_MASK) sb = heads * q_len, sh = q_len, sq = 1, sk = 0, mask_n = rows;
     float* x = fill(n, &seed);
     float* mask = mask_kind != NO_MASK ? fill(mask_n, &seed) : NULL;
     float* y = fill(n, &seed);
@@ -53,7 +55,7 @@ static int softmax_case(int64_t batch, int64_t heads, int64_t q_len, int64_t k_l
     float* dx = fill(n, &seed);
     int ok = mask_kind <= KEY_MASK
                  ? tl_attn_softmax_fw(x, mask, y, batch, heads, q_len, k_len, causal) == 0
-                 : tl_attn_softmax_fw_strided(x, mask, y, batch, heads, q_len, k_len, sb, sh, sq, 1, causal) == 0;
+                 : tl_attn_softmax_fw_strided(x, mask, y, batch, heads, q_len, k_len, sb, sh, sq, sk, causal) == 0;
     ok = ok && tl_attn_softmax_bw(y, dy, dx, rows, k_len) == 0;
     for (int64_t r = 0; ok && r < rows; ++r) {
         const int64_t b = r / (heads * q_len), h = (r / q_len) % heads, q = r % q_len;
@@ -61,16 +63,16 @@ static int softmax_case(int64_t batch, int64_t heads, int64_t q_len, int64_t k_l
         double m = -INFINITY, s = 0.0, dot = 0.0;
         for (int64_t k = 0; k < k_len; ++k) {
             if (causal && k > q) continue;
-            double v = x[r * k_len + k] + (mrow ? mrow[k] : 0.0f);
+            double v = x[r * k_len + k] + (mrow ? mrow[k * sk] : 0.0f);
             m = v > m ? v : m;
         }
         for (int64_t k = 0; k < k_len; ++k) {
             if (causal && k > q) continue;
-            s += exp(x[r * k_len + k] + (mrow ? mrow[k] : 0.0f) - m);
+            s += exp(x[r * k_len + k] + (mrow ? mrow[k * sk] : 0.0f) - m);
         }
         for (int64_t k = 0; k < k_len && ok; ++k) {
             double want = 0.0;
-            if (!(causal && k > q) && m != -INFINITY) want = exp(x[r * k_len + k] + (mrow ? mrow[k] : 0.0f) - m) / s;
+            if (!(causal && k > q) && m != -INFINITY) want = exp(x[r * k_len + k] + (mrow ? mrow[k * sk] : 0.0f) - m) / s;
             ok = close_to(y[r * k_len + k], want, "softmax fw", r * k_len + k);
             dot += (double)y[r * k_len + k] * dy[r * k_len + k];
         }
@@ -151,6 +153,7 @@ extern "C" int shipped_softmax(void) {
     if (!softmax_case(1, 1, 3, 700, 0, 0, 5)) return 5;
     if (!softmax_case(2, 3, 4, 40, BATCH_QUERY_MASK, 1, 6)) return 6;  // strided, broadcast over heads
     if (!softmax_case(2, 3, 2, 300, HEAD_QUERY_MASK, 0, 7)) return 7;  // strided, broadcast over batch
+    if (!softmax_case(2, 2, 3, 40, ROW_MASK, 1, 8)) return 8;  // strided, broadcast over the keys
     return 0;
 }
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tl_testing import fail_on_new_fallbacks
 
 import torchlight
 from torchlight.backends import kernel_bodies
@@ -129,6 +130,19 @@ def test_a_numpy_ufunc_given_to_zip_and_reduce_runs_the_numpy_path_visibly(caplo
     np.testing.assert_allclose(prod.array, a.array.prod(axis=0, keepdims=True))
     names = " ".join(r.getMessage() for r in caplog.records if r.name == LOGGER)
     assert "'hypot'" in names and "'multiply'" in names
+
+
+def test_a_fallback_fails_the_test_that_hit_it_and_every_later_one():
+    backend = numba_twin.NumbaBackend()
+    op = ScalarOp("refuse_numpy_reference", _refuse_numpy_reference, np.negative)
+    a = _data(np.random.default_rng(5), (2, 3))
+    for _ in range(2):  # the second test to run the op fails too: the op was forgotten after the first
+        before = set(backend.fallbacks)
+        backend.map(backend.kernel_for(op))(a)
+        with pytest.raises(pytest.fail.Exception, match="fell back .* for refuse_numpy_reference"):
+            fail_on_new_fallbacks(backend, before)
+        assert backend.fallbacks == set()
+    fail_on_new_fallbacks(backend, set())  # nothing new: passes
 
 
 def test_table_ops_run_compiled_kernels_without_a_fallback(caplog):

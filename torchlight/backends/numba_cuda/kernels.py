@@ -387,6 +387,9 @@ def _build_attn_softmax_fw(fn: Callable | None, dtype: np.dtype, launch: LaunchC
         k_len = dims[3]
         use_mask = dims[4] != 0
         causal = dims[5] != 0
+        msb = dims[6]
+        msh = dims[7]
+        msq = dims[8]
         msk = dims[9]
         t = cuda.threadIdx.x
         nt = cuda.blockDim.x
@@ -394,7 +397,7 @@ def _build_attn_softmax_fw(fn: Callable | None, dtype: np.dtype, launch: LaunchC
         while row < n_rows:
             base = row * k_len
             q = row % q_len
-            mask_base = (row // (q_len * heads)) * dims[6] + ((row // q_len) % heads) * dims[7] + q * dims[8]
+            mask_base = (row // (q_len * heads)) * msb + ((row // q_len) % heads) * msh + q * msq
             # Causal (top-left): keys after the query's own position are excluded.
             last = k_len
             if causal and q + 1 < k_len:
