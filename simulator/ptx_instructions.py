@@ -105,6 +105,11 @@ SPECIAL = {
 _STATEMENTS = itertools.count()
 
 
+def _mangle(name: str) -> str:
+    """A PTX name (``%r1``, ``$x``, ``_t``) as a C++ identifier part, one to one."""
+    return "".join(ch if ch.isalnum() else f"_{ord(ch):02x}" for ch in name)
+
+
 def c_string(text: str) -> str:
     """``text`` as a C++ string literal."""
     out = []
@@ -136,7 +141,6 @@ class Emitter:
     def __init__(self, stmt: AsmStatement, file: str, line: int) -> None:
         self.stmt = stmt
         self.where = f"{c_string(file)}, {line}"
-        self.line = line
         self.scopes: list[dict[str, RegInfo]] = []
         self.operand_regs: dict[int, RegInfo] = {}
         self.operand_consts: dict[int, str] = {}
@@ -152,7 +156,7 @@ class Emitter:
         if t is None:
             raise unsupported(f".reg .{type_name}", "not a PTX register type")
         rtype = "bool" if t.kind == "pred" else f"u{t.bits}"
-        cname = f"sim_ptx_r{len(self.scopes)}_" + "".join(ch if ch.isalnum() else "_" for ch in name)
+        cname = f"sim_ptx_r{len(self.scopes)}_{_mangle(name)}"
         self.scopes[-1][name] = RegInfo(cname, rtype)
         return f"{self.ctype(rtype)} {cname} = 0;"
 
@@ -173,7 +177,7 @@ class Emitter:
 
     def label(self, name: str) -> str:
         """The C++ label of PTX label ``name``."""
-        return f"sim_ptx_L{self.uid}_" + "".join(ch if ch.isalnum() else "_" for ch in name)
+        return f"sim_ptx_L{self.uid}_{_mangle(name)}"
 
     def temp(self, ctype: str, expr: str) -> tuple[str, str]:
         """A fresh local holding ``expr``: (its name, its declaration)."""
