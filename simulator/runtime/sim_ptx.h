@@ -741,4 +741,6 @@ static inline void fence() { thread_fence(); }
 }  // namespace ptx
 }  // namespace sim
 
+#include "sim_ptx_half.h"
+
 #endif  // SIM_PTX_H
