@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import ptx_half  # noqa: F401  (registers the 16-bit and packed forms)
 from .ptx_instructions import CONSTRAINTS, PRED, REGISTRY, Emitter, P, RegInfo
 from .ptx_syntax import (
     AsmOperand,

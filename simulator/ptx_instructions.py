@@ -28,7 +28,7 @@ from .ptx_syntax import (
     unsupported,
 )
 
-__all__ = ["REGISTRY", "TYPES", "Emitter", "c_string"]
+__all__ = ["HALF_FORMATS", "REGISTRY", "TYPES", "Emitter", "c_string", "cbool", "memory_order", "operands"]
 
 P = "::__sim::ptx::"
 
@@ -67,6 +67,8 @@ TYPES = {
 }
 U = {n: TYPES[f"u{n}"] for n in (8, 16, 32, 64)}
 PRED = TYPES["pred"]
+# The C++ format constant of each half type (sim_ptx.h).
+HALF_FORMATS = {"f16": f"{P}kF16", "bf16": f"{P}kBF16"}
 ROUNDING = {"rn": 0, "rz": 1, "rm": 2, "rp": 3}
 INT_ROUNDING = {"rni": 0, "rzi": 1, "rmi": 2, "rpi": 3}
 # Constraint letter: (register type, the C++ value type an operand converts through).
@@ -105,6 +107,11 @@ SPECIAL = {
 _STATEMENTS = itertools.count()
 
 
+def _mangle(name: str) -> str:
+    """A PTX name (``%r1``, ``$x``, ``_t``) as a C++ identifier part, one to one."""
+    return "".join(ch if ch.isalnum() else f"_{ord(ch):02x}" for ch in name)
+
+
 def c_string(text: str) -> str:
     """``text`` as a C++ string literal."""
     out = []
@@ -136,7 +143,6 @@ class Emitter:
     def __init__(self, stmt: AsmStatement, file: str, line: int) -> None:
         self.stmt = stmt
         self.where = f"{c_string(file)}, {line}"
-        self.line = line
         self.scopes: list[dict[str, RegInfo]] = []
         self.operand_regs: dict[int, RegInfo] = {}
         self.operand_consts: dict[int, str] = {}
@@ -152,7 +158,7 @@ class Emitter:
         if t is None:
             raise unsupported(f".reg .{type_name}", "not a PTX register type")
         rtype = "bool" if t.kind == "pred" else f"u{t.bits}"
-        cname = f"sim_ptx_r{len(self.scopes)}_" + "".join(ch if ch.isalnum() else "_" for ch in name)
+        cname = f"sim_ptx_r{len(self.scopes)}_{_mangle(name)}"
         self.scopes[-1][name] = RegInfo(cname, rtype)
         return f"{self.ctype(rtype)} {cname} = 0;"
 
@@ -173,7 +179,7 @@ class Emitter:
 
     def label(self, name: str) -> str:
         """The C++ label of PTX label ``name``."""
-        return f"sim_ptx_L{self.uid}_" + "".join(ch if ch.isalnum() else "_" for ch in name)
+        return f"sim_ptx_L{self.uid}_{_mangle(name)}"
 
     def temp(self, ctype: str, expr: str) -> tuple[str, str]:
         """A fresh local holding ``expr``: (its name, its declaration)."""
@@ -338,7 +344,8 @@ def operands(ins: Instr, *counts: int) -> list:
     return ins.operands
 
 
-def _b(flag: bool) -> str:
+def cbool(flag: bool) -> str:
+    """A C++ bool literal."""
     return "true" if flag else "false"
 
 
@@ -399,7 +406,7 @@ def _state_space(m: Mods) -> None:
     m.flag("nc")
 
 
-def _order(m: Mods, allowed: tuple[str, ...]) -> int:
+def memory_order(m: Mods, allowed: tuple[str, ...]) -> int:
     """The memory-order qualifier (0 none, 1 .volatile, 2 .relaxed, 3 .acquire, 4 .release,
     5 .acq_rel); its scope qualifier changes nothing here (one coherent machine)."""
     order = {"volatile": 1, "relaxed": 2, "acquire": 3, "release": 4, "acq_rel": 5}
@@ -418,7 +425,7 @@ def _vector(m: Mods) -> int:
 @instruction("ld", "ldu")
 def _ld(ins: Instr, em: Emitter) -> list[str]:
     m = Mods(ins)
-    order = _order(m, ("volatile", "relaxed", "acquire"))
+    order = memory_order(m, ("volatile", "relaxed", "acquire"))
     _state_space(m)
     count = _vector(m)
     (t,) = m.types(1)
@@ -443,7 +450,7 @@ def _ld(ins: Instr, em: Emitter) -> list[str]:
 @instruction("st")
 def _st(ins: Instr, em: Emitter) -> list[str]:
     m = Mods(ins)
-    order = _order(m, ("volatile", "relaxed", "release"))
+    order = memory_order(m, ("volatile", "relaxed", "release"))
     _state_space(m)
     count = _vector(m)
     (t,) = m.types(1)
@@ -503,9 +510,8 @@ def _add_sub(ins: Instr, em: Emitter) -> list[str]:
         if cc:
             raise unsupported(ins.full)
         fn = "fadd" if ins.opcode == "add" else "fsub"
-        return [
-            em.write(d, t, f"{P}{fn}<{t.c}>({em.read(a, t)}, {em.read(b, t)}, {rnd}, {_b(ftz)}, {_b(sat)})")
-        ]
+        flags = f"{rnd}, {cbool(ftz)}, {cbool(sat)}"
+        return [em.write(d, t, f"{P}{fn}<{t.c}>({em.read(a, t)}, {em.read(b, t)}, {flags})")]
     sat = m.flag("sat")
     m.done()
     _int_or_refuse(ins, t)
@@ -550,9 +556,8 @@ def _mul(ins: Instr, em: Emitter) -> list[str]:
         m.done()
         if mode is not None:
             raise unsupported(ins.full)
-        return [
-            em.write(d, t, f"{P}fmul<{t.c}>({em.read(a, t)}, {em.read(b, t)}, {rnd}, {_b(ftz)}, {_b(sat)})")
-        ]
+        flags = f"{rnd}, {cbool(ftz)}, {cbool(sat)}"
+        return [em.write(d, t, f"{P}fmul<{t.c}>({em.read(a, t)}, {em.read(b, t)}, {flags})")]
     m.done()
     _int_or_refuse(ins, t)
     if rnd >= 0 or mode is None or (mode == "wide" and t.bits not in (16, 32)):
@@ -597,7 +602,7 @@ def _mad(ins: Instr, em: Emitter) -> list[str]:
             raise unsupported(ins.full)
         # mad.f32 / mad.rnd.f64 are fma (an unrounded product), as on every target since sm_20.
         args = ", ".join(em.read(o, t) for o in (a, b, c))
-        return [em.write(d, t, f"{P}ffma<{t.c}>({args}, {max(rnd, 0)}, {_b(ftz)}, {_b(sat)})")]
+        return [em.write(d, t, f"{P}ffma<{t.c}>({args}, {max(rnd, 0)}, {cbool(ftz)}, {cbool(sat)})")]
     sat = m.flag("sat")
     m.done()
     _int_or_refuse(ins, t)
@@ -637,7 +642,7 @@ def _fma(ins: Instr, em: Emitter) -> list[str]:
         raise unsupported(ins.full, "fma needs a rounding modifier")
     d, a, b, c = operands(ins, 4)
     args = ", ".join(em.read(o, t) for o in (a, b, c))
-    return [em.write(d, t, f"{P}ffma<{t.c}>({args}, {rnd}, {_b(ftz)}, {_b(sat)})")]
+    return [em.write(d, t, f"{P}ffma<{t.c}>({args}, {rnd}, {cbool(ftz)}, {cbool(sat)})")]
 
 
 @instruction("div", "rem")
@@ -652,9 +657,9 @@ def _div(ins: Instr, em: Emitter) -> list[str]:
         m.done()
         x, y = em.read(a, t), em.read(b, t)
         if approx == "approx" and t.name == "f32" and rnd < 0:
-            return [em.write(d, t, f"{P}fdiv_approx({x}, {y}, {_b(ftz)})")]
+            return [em.write(d, t, f"{P}fdiv_approx({x}, {y}, {cbool(ftz)})")]
         if (approx == "full" and t.name == "f32" and rnd < 0) or (approx is None and rnd >= 0):
-            return [em.write(d, t, f"{P}fdiv<{t.c}>({x}, {y}, {max(rnd, 0)}, {_b(ftz)})")]
+            return [em.write(d, t, f"{P}fdiv<{t.c}>({x}, {y}, {max(rnd, 0)}, {cbool(ftz)})")]
         raise unsupported(ins.full)
     m.done()
     _int_or_refuse(ins, t)
@@ -675,15 +680,15 @@ def _float_unary(ins: Instr, em: Emitter) -> list[str]:
     x = em.read(a, t)
     if ins.opcode in ("rcp", "sqrt") and rnd >= 0 and not approx:
         fn = "frcp" if ins.opcode == "rcp" else "fsqrt"
-        return [em.write(d, t, f"{P}{fn}<{t.c}>({x}, {rnd}, {_b(ftz)})")]
+        return [em.write(d, t, f"{P}{fn}<{t.c}>({x}, {rnd}, {cbool(ftz)})")]
     # .approx: the C library's function, within the ISA's error bounds.
     if not approx or rnd >= 0 or (t.name == "f64" and ins.opcode not in ("rcp", "rsqrt", "sqrt")):
         raise unsupported(ins.full)
     if ins.opcode in ("rcp", "sqrt"):
         fn = "frcp" if ins.opcode == "rcp" else "fsqrt"
-        return [em.write(d, t, f"{P}{fn}<{t.c}>({x}, 0, {_b(ftz)})")]
+        return [em.write(d, t, f"{P}{fn}<{t.c}>({x}, 0, {cbool(ftz)})")]
     fn = {"rsqrt": "frsqrt", "ex2": "fex2", "lg2": "flg2", "sin": "fsin", "cos": "fcos", "tanh": "ftanh"}
-    return [em.write(d, t, f"{P}{fn[ins.opcode]}({x}, {_b(ftz)})")]
+    return [em.write(d, t, f"{P}{fn[ins.opcode]}({x}, {cbool(ftz)})")]
 
 
 @instruction("abs", "neg")
@@ -695,7 +700,7 @@ def _abs_neg(ins: Instr, em: Emitter) -> list[str]:
         ftz, _ = _float_args(m, t, ins)
         m.done()
         fn = "fabs_" if ins.opcode == "abs" else "fneg"
-        return [em.write(d, t, f"{P}{fn}({em.read(a, t)}, {_b(ftz)})")]
+        return [em.write(d, t, f"{P}{fn}({em.read(a, t)}, {cbool(ftz)})")]
     m.done()
     _int_or_refuse(ins, t, "s")
     return [em.write(d, t, f"{P}{ins.opcode}<{t.c}>({em.read(a, t)})")]
@@ -706,16 +711,20 @@ def _min_max(ins: Instr, em: Emitter) -> list[str]:
     m = Mods(ins)
     (t,) = m.types(1)
     d, a, b = operands(ins, 3)
-    is_max = _b(ins.opcode == "max")
+    is_max = cbool(ins.opcode == "max")
     if t.kind == "f":
         ftz, _ = _float_args(m, t, ins)
         nan = m.flag("NaN")
         m.done()
         x, y = em.read(a, t), em.read(b, t)
-        return [em.write(d, t, f"{P}fminmax<{t.c}>({x}, {y}, {is_max}, {_b(ftz)}, {_b(nan)})")]
-    m.done()  # (.relu and the .s16x2/.u16x2 forms are sm_90's: refused with the rest)
+        return [em.write(d, t, f"{P}fminmax<{t.c}>({x}, {y}, {is_max}, {cbool(ftz)}, {cbool(nan)})")]
+    relu = m.flag("relu")
+    m.done()
     _int_or_refuse(ins, t)
-    return [em.write(d, t, f"{P}i{ins.opcode}<{t.c}>({em.read(a, t)}, {em.read(b, t)})")]
+    if relu and t.name != "s32":
+        raise unsupported(ins.full)
+    value = f"{P}i{ins.opcode}<{t.c}>({em.read(a, t)}, {em.read(b, t)})"
+    return [em.write(d, t, f"{P}imax<{t.c}>({value}, 0)" if relu else value)]
 
 
 # ---- bits ----------------------------------------------------------------------------------------
@@ -738,7 +747,7 @@ def _bfind(ins: Instr, em: Emitter) -> list[str]:
     (t,) = m.types(1, ("u32", "s32", "u64", "s64"))
     m.done()
     d, a = operands(ins, 2)
-    return [em.write(d, U[32], f"{P}bfind<{t.c}>({em.read(a, t)}, {_b(shiftamt)})")]
+    return [em.write(d, U[32], f"{P}bfind<{t.c}>({em.read(a, t)}, {cbool(shiftamt)})")]
 
 
 @instruction("bfe")
@@ -795,7 +804,7 @@ def _shf(ins: Instr, em: Emitter) -> list[str]:
         raise unsupported(ins.full)
     d, a, b, c = operands(ins, 4)
     args = ", ".join(em.read(o, U[32]) for o in (a, b, c))
-    return [em.write(d, U[32], f"{P}shf({_b(side == 'l')}, {_b(mode == 'wrap')}, {args})")]
+    return [em.write(d, U[32], f"{P}shf({cbool(side == 'l')}, {cbool(mode == 'wrap')}, {args})")]
 
 
 _VIDEO4 = {"vadd4": 0, "vsub4": 1, "vavrg4": 2, "vabsdiff4": 3, "vmin4": 4, "vmax4": 5}
@@ -814,7 +823,7 @@ def _video4(ins: Instr, em: Emitter) -> list[str]:
         raise unsupported(ins.full)
     d, a, b, c = operands(ins, 4)
     args = ", ".join(em.read(o, U[32]) for o in (a, b, c))
-    flags = ", ".join(_b(f) for f in (at.kind == "s", bt.kind == "s", dt.kind == "s", sat, add))
+    flags = ", ".join(cbool(f) for f in (at.kind == "s", bt.kind == "s", dt.kind == "s", sat, add))
     return [em.write(d, U[32], f"{P}video4({_VIDEO4[ins.opcode]}, {args}, {flags})")]
 
 
@@ -876,36 +885,96 @@ _INT_COMPARE = {
 }
 
 
+def _compare(em: Emitter, ins: Instr, cmp: str | None, t: PtxType, a, b, ftz: bool) -> list[str]:
+    """C++ tests of ``a cmp b`` as type ``t``: one, or two for a pair of halves (element 0 first)."""
+    if cmp is None or (ftz and t.name not in ("f32", "f16", "f16x2")):
+        raise unsupported(ins.full)
+    if t.kind == "f":
+        return [f"{P}fcompare<{t.c}>({COMPARE[cmp]}, {em.read(a, t)}, {em.read(b, t)}, {cbool(ftz)})"]
+    if t.kind in ("f16x2", "bf16x2"):
+        x, y = em.read(a, t), em.read(b, t)
+        fmt = HALF_FORMATS[t.kind[:-2]]
+        return [
+            f"{P}half_compare({fmt}, {COMPARE[cmp]}, static_cast<{P}u16>({x} >> {shift}), "
+            f"static_cast<{P}u16>({y} >> {shift}), {cbool(ftz)})"
+            for shift in (0, 16)
+        ]
+    if t.kind in HALF_FORMATS:
+        x, y = em.read(a, t), em.read(b, t)
+        return [f"{P}half_compare({HALF_FORMATS[t.kind]}, {COMPARE[cmp]}, {x}, {y}, {cbool(ftz)})"]
+    if t.integer and cmp in _INT_COMPARE:
+        ct = U[t.bits] if cmp in ("lo", "ls", "hi", "hs") or t.kind == "b" else t
+        if t.kind == "b" and cmp not in ("eq", "ne", "lo", "ls", "hi", "hs"):
+            raise unsupported(ins.full)
+        return [f"({em.read(a, ct)} {_INT_COMPARE[cmp]} {em.read(b, ct)})"]
+    raise unsupported(ins.full)
+
+
+_BOOL_OPS = {"and": "&&", "or": "||", "xor": "!="}
+
+
 @instruction("setp")
 def _setp(ins: Instr, em: Emitter) -> list[str]:
     m = Mods(ins)
     cmp = m.take(*COMPARE, "lo", "ls", "hi", "hs")
-    bool_op = m.take("and", "or", "xor")
+    bool_op = m.take(*_BOOL_OPS)
     (t,) = m.types(1)
     ftz = m.flag("ftz")
     m.done()
-    if cmp is None or (ftz and t.name != "f32"):
-        raise unsupported(ins.full)
     ops = operands(ins, 4 if bool_op else 3)
     dest, a, b = ops[:3]
-    if t.kind == "f":
-        test = f"{P}fcompare<{t.c}>({COMPARE[cmp]}, {em.read(a, t)}, {em.read(b, t)}, {_b(ftz)})"
-    elif t.integer and cmp in _INT_COMPARE:
-        ct = U[t.bits] if cmp in ("lo", "ls", "hi", "hs") or t.kind == "b" else t
-        if t.kind == "b" and cmp not in ("eq", "ne", "lo", "ls", "hi", "hs"):
-            raise unsupported(ins.full)
-        test = f"({em.read(a, ct)} {_INT_COMPARE[cmp]} {em.read(b, ct)})"
-    else:
-        raise unsupported(ins.full)
-    name, decl = em.temp("bool", test)
-    out = [decl]
-    combine = {"and": "&&", "or": "||", "xor": "!="}.get(bool_op or "")
+    tests = _compare(em, ins, cmp, t, a, b, ftz)
+    out = []
+    names = []
+    for test in tests:
+        name, decl = em.temp("bool", test)
+        out.append(decl)
+        names.append(name)
     c = em.read(ops[3], PRED) if bool_op else None
+    combine = _BOOL_OPS.get(bool_op or "")
     p, q = (dest.value, dest.pred) if isinstance(dest, Pair) else (dest, None)
-    out.append(em.write(p, PRED, f"({name} {combine} {c})" if c else name))
+    if len(names) == 2:  # a pair of halves: p for element 0, q for element 1
+        if q is None:
+            raise PtxRefusal(f"inline PTX instruction '{ins.full}' writes a pair of predicates p|q")
+        results = [f"({n} {combine} {c})" if c else n for n in names]
+    else:  # p|q: the test and its complement
+        n = names[0]
+        results = [f"({n} {combine} {c})" if c else n, f"(!{n} {combine} {c})" if c else f"!{n}"]
+    out.append(em.write(p, PRED, results[0]))
     if q is not None:
-        out.append(em.write(q, PRED, f"(!{name} {combine} {c})" if c else f"!{name}"))
+        out.append(em.write(q, PRED, results[1]))
     return out
+
+
+# set's "true" of each destination type: all ones for an integer, 1.0 for a float.
+_SET_TRUE = {"u32": 0xFFFFFFFF, "s32": 0xFFFFFFFF, "f32": 0x3F800000, "f16": 0x3C00, "bf16": 0x3F80}
+
+
+@instruction("set")
+def _set(ins: Instr, em: Emitter) -> list[str]:
+    """set.CmpOp{.BoolOp}{.ftz}.dtype.stype: the comparison as a number (1.0 or all ones, else 0);
+    with a pair of halves, each half of d for its element (an integer half all ones)."""
+    m = Mods(ins)
+    cmp = m.take(*COMPARE, "lo", "ls", "hi", "hs")
+    bool_op = m.take(*_BOOL_OPS)
+    ftz = m.flag("ftz")
+    dt, st = m.types(2)
+    m.done()
+    ops = operands(ins, 4 if bool_op else 3)
+    tests = _compare(em, ins, cmp, st, ops[1], ops[2], ftz)
+    if bool_op:
+        c = em.read(ops[3], PRED)
+        tests = [f"({x} {_BOOL_OPS[bool_op]} {c})" for x in tests]
+    if len(tests) == 2:
+        if dt.name not in ("u32", "s32", st.name):
+            raise unsupported(ins.full)
+        true = 0xFFFF if dt.integer else _SET_TRUE[dt.kind[:-2]]
+        lo, hi = (f"({x} ? 0x{true:x}u : 0u)" for x in tests)
+        return [em.write(ops[0], U[32], f"static_cast<{P}u32>({lo} | ({hi} << 16))")]
+    if dt.name not in _SET_TRUE:
+        raise unsupported(ins.full)
+    bits = U[dt.bits]
+    return [em.write(ops[0], bits, f"static_cast<{bits.c}>({tests[0]} ? 0x{_SET_TRUE[dt.name]:x}u : 0u)")]
 
 
 @instruction("selp")
@@ -918,13 +987,10 @@ def _selp(ins: Instr, em: Emitter) -> list[str]:
 
 
 # ---- conversion ----------------------------------------------------------------------------------
-_HALF = {"f16": f"{P}kF16", "bf16": f"{P}kBF16"}
-
-
 def _exact_double(em: Emitter, a, t: PtxType, ftz: bool) -> str:
     """The value of float operand ``a`` of type ``t`` as a double (exact)."""
-    if t.kind in _HALF:
-        return f"{P}half_value({_HALF[t.kind]}, {em.read(a, t)})"
+    if t.kind in HALF_FORMATS:
+        return f"{P}half_value({HALF_FORMATS[t.kind]}, {em.read(a, t)})"
     value = em.read(a, t)
     if ftz:
         value = f"{P}ftz({value})"
@@ -955,7 +1021,7 @@ def _cvt(ins: Instr, em: Emitter) -> list[str]:
         d, a, b = operands(ins, 3)
         if at.name != "f32" or rnd not in (0, 1) or irnd or sat:
             raise unsupported(ins.full)
-        fmt = _HALF[dt.kind[:-2]]
+        fmt = HALF_FORMATS[dt.kind[:-2]]
         halves = [
             _half_finish(
                 fmt,
@@ -971,7 +1037,7 @@ def _cvt(ins: Instr, em: Emitter) -> list[str]:
         ]
     d, a = operands(ins, 2)
     if relu or satfinite:
-        if dt.kind not in _HALF or at.kind != "f":
+        if dt.kind not in HALF_FORMATS or at.kind != "f":
             raise unsupported(ins.full)
     if dt.integer and at.integer:
         if irnd or rnd >= 0 or dt.kind == "b" or at.kind == "b":
@@ -982,18 +1048,16 @@ def _cvt(ins: Instr, em: Emitter) -> list[str]:
         if irnd is None or rnd >= 0 or dt.kind == "b":
             raise unsupported(ins.full, "a float-to-integer cvt needs .rni, .rzi, .rmi or .rpi")
         value = _exact_double(em, a, at, ftz)
-        return [
-            em.write(d, dt, f"{P}float_to_int<{dt.c}>({value}, {INT_ROUNDING[irnd]}, {_b(at.name == 'f64')})")
-        ]
+        args = f"{value}, {INT_ROUNDING[irnd]}, {cbool(at.name == 'f64')}"
+        return [em.write(d, dt, f"{P}float_to_int<{dt.c}>({args})")]
     if at.integer:  # integer to float: rounded (.rn when no modifier is given)
         if irnd or at.kind == "b":
             raise unsupported(ins.full)
         x = em.read(a, at)
         mode = max(rnd, 0)
-        if dt.kind in _HALF:
-            value = _half_finish(
-                _HALF[dt.kind], f"{P}half_from_int({_HALF[dt.kind]}, {x}, {mode})", False, False, sat
-            )
+        if dt.kind in HALF_FORMATS:
+            fmt = HALF_FORMATS[dt.kind]
+            value = _half_finish(fmt, f"{P}half_from_int({fmt}, {x}, {mode})", False, False, sat)
         else:
             value = f"{P}int_to_float<{dt.c}>({x}, {mode})"
             value = f"{P}sat({value})" if sat else value
@@ -1005,8 +1069,8 @@ def _float_to_float(em, ins, a, dt, at, irnd, rnd, ftz, sat, relu, satfinite) ->
     if irnd is not None:  # to an integral value of the same type
         if dt != at or rnd >= 0:
             raise unsupported(ins.full)
-        if dt.kind in _HALF:
-            fmt = _HALF[dt.kind]
+        if dt.kind in HALF_FORMATS:
+            fmt = HALF_FORMATS[dt.kind]
             integral = f"{P}round_integral({P}half_value({fmt}, {em.read(a, at)}), {INT_ROUNDING[irnd]})"
             value = f"{P}half_from_double({fmt}, {integral}, 0)"
             return _half_finish(fmt, value, False, False, sat)
@@ -1014,10 +1078,10 @@ def _float_to_float(em, ins, a, dt, at, irnd, rnd, ftz, sat, relu, satfinite) ->
         if ftz:
             x = f"{P}ftz({x})"
         value = f"{P}round_integral<{dt.c}>({x}, {INT_ROUNDING[irnd]})"
-        value = f"{P}finish<{dt.c}>({value}, {_b(ftz)}, {_b(sat)})"
+        value = f"{P}finish<{dt.c}>({value}, {cbool(ftz)}, {cbool(sat)})"
         return value
-    if dt.kind in _HALF:
-        fmt = _HALF[dt.kind]
+    if dt.kind in HALF_FORMATS:
+        fmt = HALF_FORMATS[dt.kind]
         value = f"{P}half_from_double({fmt}, {_exact_double(em, a, at, ftz)}, {max(rnd, 0)})"
         return _half_finish(fmt, value, relu, satfinite, sat)
     x = _exact_double(em, a, at, ftz)
@@ -1027,7 +1091,7 @@ def _float_to_float(em, ins, a, dt, at, irnd, rnd, ftz, sat, relu, satfinite) ->
         if rnd >= 0 and not (dt == at and rnd == 0):
             raise unsupported(ins.full)
         value = f"static_cast<{dt.c}>({x})"
-    return f"{P}finish<{dt.c}>({value}, {_b(ftz)}, {_b(sat)})"
+    return f"{P}finish<{dt.c}>({value}, {cbool(ftz)}, {cbool(sat)})"
 
 
 # ---- atomics -------------------------------------------------------------------------------------
@@ -1048,7 +1112,7 @@ ATOM_OPS = {
 @instruction("atom", "red")
 def _atom(ins: Instr, em: Emitter) -> list[str]:
     m = Mods(ins)
-    order = _order(m, ("relaxed", "acquire", "release", "acq_rel"))
+    order = memory_order(m, ("relaxed", "acquire", "release", "acq_rel"))
     m.take("global", "shared", "shared::cta")
     m.drop("L2::")
     op = m.take(*ATOM_OPS)
@@ -1135,7 +1199,7 @@ def _bar(ins: Instr, em: Emitter) -> list[str]:
     if isinstance(ops[0], Imm) and ops[0].value == 0 and len(ops) == 1:
         return [f"::__sim::syncthreads({em.where});"]
     count = em.read(ops[1], U[32]) if len(ops) == 2 else "0u"
-    return [f"{P}barrier({em.read(ops[0], U[32])}, {count}, {_b(len(ops) == 2)}, {em.where});"]
+    return [f"{P}barrier({em.read(ops[0], U[32])}, {count}, {cbool(len(ops) == 2)}, {em.where});"]
 
 
 _SHFL_MODES = {"up": 0, "down": 1, "bfly": 2, "idx": 3}
@@ -1229,7 +1293,7 @@ def _redux(ins: Instr, em: Emitter) -> list[str]:
     m.done()
     d, a, mask = operands(ins, 3)
     em.waits = True
-    args = f"::__sim::{_REDUX[op]}, {em.read(a, U[32])}, {_b(t.name == 's32')}, {em.read(mask, U[32])}"
+    args = f"::__sim::{_REDUX[op]}, {em.read(a, U[32])}, {cbool(t.name == 's32')}, {em.read(mask, U[32])}"
     return [em.write(d, U[32], f"{P}redux({args}, {em.where})")]
 
 

@@ -222,8 +222,8 @@ class Reg:
 
 @dataclass(frozen=True)
 class Imm:
-    """An immediate: kind ``int``, ``f32bits``/``f64bits`` (``0f``/``0d`` forms: value is the bit
-    pattern) or ``float`` (a decimal floating-point literal)."""
+    """An immediate: kind ``int``, or ``f32bits``/``f64bits``, whose value is a bit pattern (the
+    ``0f``/``0d`` forms, and a decimal floating-point literal as its double)."""
 
     value: int | float
     kind: str

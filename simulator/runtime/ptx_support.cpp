@@ -255,6 +255,35 @@ f64 half_value(int fmt, u16 h) {
     return sign * std::ldexp(static_cast<f64>(mant | (u64(1) << (f.precision - 1))), exponent - f.bias - (f.precision - 1));
 }
 
+namespace {
+// a + b rounded to odd: the exact sum's neighbour whose last bit is set, unless the sum is exact
+// (TwoSum gives the rounding error exactly). One more rounding of it to a format of 51 or fewer
+// significand bits is then the exact sum's correct rounding: no double rounding.
+f64 ptx_sum_to_odd(f64 a, f64 b) {
+    const f64 s = ptx_opaque(a + b);
+    if (!std::isfinite(s)) return s;
+    const f64 bb = ptx_opaque(s - a);
+    const f64 err = (a - (s - bb)) + (b - bb);
+    if (err == 0 || (to_bits(s) & 1u)) return s;
+    return std::nextafter(s, err > 0 ? INFINITY : -INFINITY);
+}
+}  // namespace
+
+// Halves are exact as doubles, and so are their products (at most 22 significand bits, exponents
+// far inside a double's): every op is one exact product and one sum rounded to odd, then rounded
+// to the format.
+u16 half_arith(int fmt, int op, u16 a, u16 b, u16 c) {
+    const f64 x = half_value(fmt, a), y = half_value(fmt, b);
+    f64 r;
+    switch (op) {
+        case 0: r = ptx_sum_to_odd(x, y); break;
+        case 1: r = ptx_sum_to_odd(x, -y); break;
+        case 2: r = ptx_opaque(x * y); break;
+        default: r = ptx_sum_to_odd(ptx_opaque(x * y), half_value(fmt, c)); break;
+    }
+    return half_from_f64(fmt, r, kRn);
+}
+
 int atomic_order(const void* p, int requested) {
 #if defined(SIM_RACECHECK) || defined(SIM_SHARED_RACES)
     if (requested == __ATOMIC_RELAXED && atomic_orders(p)) return __ATOMIC_SEQ_CST;

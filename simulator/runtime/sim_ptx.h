@@ -745,4 +745,6 @@ static inline void fence() { thread_fence(); }
 }  // namespace ptx
 }  // namespace __sim
 
+#include "sim_ptx_half.h"
+
 #endif  // SIM_PTX_H

@@ -120,9 +120,9 @@ def sem(sim_lib_dir) -> ctypes.CDLL:
 
 
 def nvcc_compile(
-    program: Path, tmp_path: Path, needs_header: str | None = None, rdc: bool = False
+    program: Path, tmp_path: Path, needs_header: str | None = None, rdc: bool = False, arch: str = "sm_80"
 ) -> subprocess.CompletedProcess:
-    """``nvcc -arch=sm_80 -c PROGRAM`` (``-rdc=true`` with ``rdc``, as device-side launches need); a skip
+    """``nvcc -arch=ARCH -c PROGRAM`` (``-rdc=true`` with ``rdc``, as device-side launches need); a skip
     when nvcc, or the library ``needs_header``, is absent."""
     import shutil
 
@@ -139,7 +139,7 @@ def nvcc_compile(
                 f"this CUDA toolkit has no <{needs_header}> (its library's -dev package is not installed)"
             )
     return subprocess.run(
-        [nvcc, "-arch=sm_80", "-c", *(["-rdc=true"] * rdc), str(program), "-o", str(tmp_path / "p.o")],
+        [nvcc, f"-arch={arch}", "-c", *(["-rdc=true"] * rdc), str(program), "-o", str(tmp_path / "p.o")],
         capture_output=True,
         text=True,
         timeout=240,

@@ -1000,11 +1000,15 @@ def test_barriers_sleep_and_exit(threads_run):
         assert o[6] == (1 if t < 120 else unset) and o[7] == unset  # exit ends the thread
 
 
-def test_trap_fails_the_launch_naming_the_line():
-    proc = run_cli("run", str(THREADS), "--", "trap")
+@pytest.mark.parametrize("what, marker", [("trap", "// TRAP"), ("named", "// NAMED")])
+def test_trap_and_named_barriers_fail_the_launch_naming_the_line(what, marker):
+    # trap stops the kernel as __trap() does; a named barrier (bar.sync 1) is refused when reached.
+    proc = run_cli("run", str(THREADS), "--", what)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "trap=cudaErrorLaunchFailure" in proc.stdout
-    assert f"{THREADS}:{line_of(THREADS, '// TRAP')}" in proc.stderr
+    assert f"{what}=cudaErrorLaunchFailure" in proc.stdout
+    assert f"{THREADS}:{line_of(THREADS, marker)}" in proc.stderr
+    if what == "named":
+        assert "bar.sync with a named barrier" in proc.stderr
 
 
 @pytest.mark.parametrize("mode", ["memcheck", "synccheck", "racecheck"])

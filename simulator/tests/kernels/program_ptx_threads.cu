@@ -2,7 +2,8 @@
 // predicate output, vote, match, redux, the lane registers, CUB's shuffle steps), loads and stores
 // with state spaces and memory orders, atomics, fences, barriers, nanosleep, exit and trap. Each
 // result is printed as a "kernel thread : results..." line (hex) that test_ptx.py checks against
-// the PTX ISA's definitions; `... trap` runs only the trap. Also built by `nvcc -arch=sm_80 -c`.
+// the PTX ISA's definitions; `... trap` runs only the trap, `... named` a named barrier. Also built
+// by `nvcc -arch=sm_80 -c`.
 #include <cstdio>
 #include <cstring>
 
@@ -276,10 +277,16 @@ __global__ void barrier_kernel(u32* out) {
     o[6] = 1;
 }
 
-// trap: the launch fails (a separate run: the error is sticky).
+// trap, and a named barrier (refused when reached): the launch fails (separate runs: the error
+// is sticky).
 __global__ void trap_kernel(u32* out) {
     if (threadIdx.x == 5) asm volatile("trap;");  // TRAP
     out[threadIdx.x] = 1;
+}
+__global__ void named_barrier_kernel(u32* out) {
+    out[threadIdx.x] = 1;
+    asm volatile("bar.sync 1, 64;" ::: "memory");  // NAMED
+    out[threadIdx.x] = 2;
 }
 
 // ---- host ------------------------------------------------------------------------------------------
@@ -300,11 +307,12 @@ static void print_rows(const char* name, const u64* res, int n, int width) {
 }
 
 int main(int argc, char** argv) {
-    if (argc > 1 && strcmp(argv[1], "trap") == 0) {
+    if (argc > 1 && (strcmp(argv[1], "trap") == 0 || strcmp(argv[1], "named") == 0)) {
         u32* d_out = nullptr;
         CUDA_OK(cudaMalloc(&d_out, 64 * sizeof(u32)));
-        trap_kernel<<<1, 32>>>(d_out);
-        printf("trap=%s\n", cudaGetErrorName(cudaDeviceSynchronize()));
+        if (argv[1][0] == 't') trap_kernel<<<1, 32>>>(d_out);
+        if (argv[1][0] == 'n') named_barrier_kernel<<<1, 64>>>(d_out);
+        printf("%s=%s\n", argv[1], cudaGetErrorName(cudaDeviceSynchronize()));
         return 0;
     }
     // Warps: 64 lanes' values, pseudo-random.
