@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -274,20 +275,20 @@ def _sync(path: Path) -> None:
 
 
 def simulator_package():
-    """The bundled simulator (``torchlight._simulator``); in a source checkout, its ``simulator/``."""
+    """The bundled simulator (``torchlight.simulator``); in a source checkout, its ``simulator/``."""
     try:
-        return importlib.import_module("torchlight._simulator")
+        return importlib.import_module("torchlight.simulator")
     except ModuleNotFoundError as err:
-        if err.name not in ("torchlight", "torchlight._simulator"):
+        if err.name not in ("torchlight", "torchlight.simulator"):
             raise
-    name = "torchlight._simulator"
+    name = "torchlight.simulator"
     if name in sys.modules:
         return sys.modules[name]
     checkout = PACKAGE_DIR.parent / "simulator"
     init = checkout / "__init__.py"
     if not init.is_file():
         raise KernelBuildError(
-            "this install has no simulator (torchlight._simulator); reinstall torchlight: "
+            "this install has no simulator (torchlight.simulator); reinstall torchlight: "
             "pip install --force-reinstall torchlight"
         )
     # A source checkout run without installing: load simulator/ under the installed name.
@@ -337,15 +338,20 @@ def build_simulator(out: Path, log=print) -> list[Path]:
 # --- command line ---------------------------------------------------------------------------------
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=COMMAND,
-        description=(
-            "Build softmax_kernel.so and layernorm_kernel.so from the installed CUDA C sources: with "
-            "nvcc for a GPU, or with --simulator for the CPU. Without --out they go where the loader "
-            f"looks (${KERNEL_DIR_ENV}, else the package's cuda_kernels/ when writable)."
-        ),
-    )
+DESCRIPTION = (
+    "Build softmax_kernel.so and layernorm_kernel.so from the installed CUDA C sources: with "
+    "nvcc for a GPU, or with --simulator for the CPU. Without --out they go where the loader "
+    f"looks (${KERNEL_DIR_ENV}, else the package's cuda_kernels/ when writable)."
+)
+
+
+def package_version() -> str:
+    """torchlight's version from ``_version.py`` (this file may run as a script, without the package)."""
+    return runpy.run_path(str(PACKAGE_DIR / "_version.py"))["__version__"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The command's options, on its own parser or on ``torchlight build-kernels``."""
     p.add_argument("--out", metavar="DIR", help="output directory (default: where the loader looks)")
     p.add_argument(
         "--arch",
@@ -355,12 +361,22 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--simulator", action="store_true", help="build for the CPU with the simulator instead of nvcc"
     )
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=COMMAND, description=DESCRIPTION)
+    p.add_argument("--version", action="version", version=f"%(prog)s (torchlight {package_version()})")
+    add_arguments(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the build; returns the exit status (0 built, 1 failed, 2 bad arguments)."""
-    args = _parser().parse_args(argv)
+    return run(_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build as ``args`` (from ``add_arguments``) say; returns the exit status."""
     try:
         if args.simulator and args.arch:
             raise KernelBuildError("--arch applies to the nvcc build only; drop it with --simulator", 2)
