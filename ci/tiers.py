@@ -384,7 +384,9 @@ def _parser() -> argparse.ArgumentParser:
         ("env", "print the tier's environment variables, one NAME=VALUE a line"),
         ("why-not", "print why the tier cannot run here (status 1), nothing when it can"),
     ):
-        commands.add_parser(name, help=what, description=what).add_argument("tier", metavar="TIER", help=f"one of {', '.join(TIERS)}")
+        commands.add_parser(name, help=what, description=what).add_argument(
+            "tier", metavar="TIER", help=f"one of {', '.join(TIERS)}"
+        )
     nvcc = commands.add_parser("nvcc", help="print the nvcc the kernels tier uses (status 1 when none)")
     nvcc.add_argument("--json", metavar="PATH", help="also write it as JSON to PATH")
     return parser
