@@ -136,9 +136,12 @@ def nvcc_origin(nvcc: Path) -> str:
 
 
 def user_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/torchlight`` (default ``~/.cache/torchlight``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "torchlight"
+    """The user's cache folder for torchlight (platformdirs': ``$XDG_CACHE_HOME/torchlight`` on Linux)."""
+    try:
+        import platformdirs
+    except ImportError:  # this file runs as a bare script too: the same folder on Linux
+        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "torchlight"
+    return Path(platformdirs.user_cache_dir("torchlight"))
 
 
 def _writable(directory: Path) -> bool:
