@@ -11,6 +11,7 @@ from .build import DEFAULT_ARCH, MODES, SimBuildError, build_shared
 from .check import CHECK_MODES, run_check
 from .launch_filter import LaunchFilter
 from .limits import DEVICES_KNOB, TIMEOUT_GRACE_S, check_environment
+from .progress import PROGRESS_VARIABLE
 from .run import LEAK_CHECKS, RACECHECK_MEMORY, ProgramInterrupted, run_program
 from .supervise import ProgramKeyboardInterrupt
 
@@ -40,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
         "CUDA C sources into CPU shared objects, or compile as nvcc does.",
     )
     p.add_argument("--version", action="version", version=f"%(prog)s ({_version()})")
+    p.add_argument("-q", "--quiet", action="store_true", help=f"no progress lines (as {PROGRESS_VARIABLE}=0)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     b = sub.add_parser("build", help="build each FILE.cu into DIR/FILE.so with the same exported launchers")
     b.add_argument("sources", nargs="+", metavar="FILE.cu")
@@ -270,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
         cut = argv.index("--")
         argv, program_args = argv[:cut], argv[cut + 1 :]
     args = _parser().parse_args(argv)
+    if args.quiet:
+        os.environ[PROGRESS_VARIABLE] = "0"  # the builds here and in the program's nvcc runs
     try:
         return _command(args, program_args)
     except KeyboardInterrupt as stop:

@@ -246,9 +246,12 @@ def build_nvcc(out: Path, archs: list[str], nvcc: Path | None = None, log=print)
     gencode = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in archs]
     gencode.append(f"-gencode=arch=compute_{highest},code=compute_{highest}")
     built = []
-    for name, src in sources.items():
+    for index, (name, src) in enumerate(sources.items(), 1):
         lib = out / f"{name}.so"
-        log(f"build-kernels: {src} -> {lib} (nvcc {nvcc}, archs {';'.join(archs)}, PTX compute_{highest})")
+        log(
+            f"build-kernels: [{index}/{len(sources)}] {src} -> {lib} "
+            f"(nvcc {nvcc}, archs {';'.join(archs)}, PTX compute_{highest})"
+        )
         fd, tmp_name = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=".so")
         os.close(fd)
         tmp = Path(tmp_name)
@@ -327,8 +330,11 @@ def build_simulator(out: Path, log=print) -> list[Path]:
     sim = simulator_package()
     built = []
     with _simulator_cache(sim):
-        for name, src in sources.items():
-            log(f"build-kernels: {src} -> {out / (name + '.so')} (simulator, C++ compiler on the CPU)")
+        for index, (name, src) in enumerate(sources.items(), 1):
+            log(
+                f"build-kernels: [{index}/{len(sources)}] {src} -> {out / (name + '.so')} "
+                "(simulator, C++ compiler on the CPU)"
+            )
             try:
                 lib = Path(sim.build_shared(src, out, "fast"))
             except sim.SimBuildError as err:
@@ -364,6 +370,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--simulator", action="store_true", help="build for the CPU with the simulator instead of nvcc"
     )
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress lines (the result and the export line stay)"
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -387,15 +396,18 @@ def run(args: argparse.Namespace) -> int:
         if not args.out and not _same_dir(out, loader_dir()):
             print(f"build-kernels: {loader_dir()} is not writable; building into {out} instead")
         start = time.monotonic()
+        log = (lambda line: None) if args.quiet else print
+        if args.quiet:
+            os.environ["SIMULATOR_PROGRESS"] = "0"  # the simulator runtime's build lines too
         if args.simulator:
-            build_simulator(out)
+            build_simulator(out, log)
             kind = "for the CPU (simulator)"
         else:
             if args.arch is not None:
                 archs = parse_archs(args.arch, "--arch")
             else:
                 archs = parse_archs(os.environ.get(ARCHS_ENV) or DEFAULT_ARCHS, ARCHS_ENV)
-            build_nvcc(out, archs)
+            build_nvcc(out, archs, log=log)
             kind = f"with nvcc for sm_{', sm_'.join(archs)}"
         names = " and ".join(f"{name}.so" for name in LIBRARIES)
         print(f"build-kernels: built {names} {kind} in {out} ({time.monotonic() - start:.1f} s)")

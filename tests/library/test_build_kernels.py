@@ -110,6 +110,18 @@ def test_a_library_without_its_launchers_is_refused(tmp_path):
     assert list(out.iterdir()) == []
 
 
+def test_each_library_is_counted_and_quiet_keeps_only_the_result(tmp_path, capsys, monkeypatch):
+    every = tuple(symbol for symbols in bk.LIBRARIES.values() for symbol in symbols)
+    monkeypatch.setenv("NVCC", str(_compiling_nvcc(tmp_path / "bin", symbols=every)))
+    assert bk.main(["--out", str(tmp_path / "out"), "--arch", "80"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[1] for line in lines[:2]] == ["[1/2]", "[2/2]"]
+    assert bk.main(["--out", str(tmp_path / "out"), "--arch", "80", "--quiet"]) == 0
+    quiet = capsys.readouterr().out.splitlines()
+    assert quiet[0].startswith("build-kernels: built ") and "export" in quiet[-1]
+    assert not any("[1/2]" in line or "[2/2]" in line for line in quiet)
+
+
 def _compiling_nvcc(directory: Path, symbols: tuple[str, ...]) -> Path:
     """A stand-in nvcc that writes, with g++, a shared object exporting ``symbols`` to its -o path."""
     cxx = shutil.which("g++") or shutil.which("c++")
