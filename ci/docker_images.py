@@ -210,7 +210,7 @@ def _counts_text(counts: dict[str, int] | None) -> str:
 
 def _newest_source_mtime() -> float:
     """When the sources the tiers test (package, simulator, tests, build files) last changed."""
-    paths = [ROOT / "noxfile.py", ROOT / "pyproject.toml", ROOT / "ci" / "tiers.py"]
+    paths = [ROOT / "noxfile.py", ROOT / "pyproject.toml", ROOT / "setup.py", ROOT / "ci" / "tiers.py"]
     for folder in ("torchlight", "simulator", "tests"):
         paths += [p for p in (ROOT / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts]
     return max(p.stat().st_mtime for p in paths)

@@ -13,11 +13,13 @@ tier names from it and ``ci/gpu-check.sh`` asks it on the command line (from the
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import math
 import os
 import re
+import runpy
 import shlex
 import shutil
 import subprocess
@@ -373,32 +375,47 @@ def _env_lines(t: Tier) -> list[str]:
     return [f"{key}={shlex.quote(value)}" for key, value in t.environment().items()]
 
 
+def _parser() -> argparse.ArgumentParser:
+    version = runpy.run_path(str(ROOT / "torchlight" / "_version.py"))["__version__"]
+    parser = argparse.ArgumentParser(
+        prog="python3 -m ci.tiers",
+        description="The test tiers nox and CI run: their pytest arguments, environment, and why one "
+        "cannot run here; or which nvcc the kernels tier would use.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s (torchlight {version})")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, what in (
+        ("pytest-args", "print the tier's pytest arguments (folders and marks)"),
+        ("env", "print the tier's environment variables, one NAME=VALUE a line"),
+        ("why-not", "print why the tier cannot run here (status 1), nothing when it can"),
+    ):
+        commands.add_parser(name, help=what, description=what).add_argument(
+            "tier", metavar="TIER", help=f"one of {', '.join(TIERS)}"
+        )
+    nvcc = commands.add_parser("nvcc", help="print the nvcc the kernels tier uses (status 1 when none)")
+    nvcc.add_argument("--json", metavar="PATH", help="also write it as JSON to PATH")
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     """``pytest-args TIER``, ``env TIER``, ``why-not TIER`` or ``nvcc [--json PATH]``."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    usage = "usage: python3 -m ci.tiers {pytest-args,env,why-not} TIER | nvcc [--json PATH]"
-    if args[:1] == ["nvcc"]:
+    options = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if options.command == "nvcc":
         info = nvcc_info()
-        if args[1:2] == ["--json"] and len(args) == 3:
-            out = Path(args[2])
+        if options.json:
+            out = Path(options.json)
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps({"nvcc": info}, indent=1) + "\n")
-        elif len(args) != 1:
-            print(usage, file=sys.stderr)
-            return 2
         print(nvcc_text(info))
         return 0 if info else 1
-    if len(args) != 2 or args[0] not in ("pytest-args", "env", "why-not"):
-        print(usage, file=sys.stderr)
-        return 2
     try:
-        t = tier(args[1])
+        t = tier(options.tier)
     except ValueError as err:
         print(f"ci.tiers: {err}", file=sys.stderr)
         return 2
-    if args[0] == "pytest-args":
+    if options.command == "pytest-args":
         print(shlex.join(t.pytest_args()))
-    elif args[0] == "env":
+    elif options.command == "env":
         for line in _env_lines(t):  # none for a tier that needs no variables
             print(line)
     else:

@@ -2,9 +2,9 @@
 
     python examples/train_sort.py --device cpu --fused
     python examples/train_sort.py --device cuda --no-fused --epochs 3
-    python examples/train_sort.py --checkpoint runs/sort.npz   # where the checkpoint goes
+    python examples/train_sort.py --checkpoint runs/sort.safetensors   # where the checkpoint goes
 
-The checkpoint goes to ``build/examples/sort_checkpoint.npz`` of this repository (an ignored
+The checkpoint goes to ``build/examples/sort_checkpoint.safetensors`` of this repository (an ignored
 output folder) unless ``--checkpoint PATH`` says otherwise; ``--checkpoint ''`` writes none.
 
 Each example is ``d1 .. dL SEP s1 .. sL``: L random digits, a separator, then the same
@@ -44,7 +44,7 @@ SEP = DIGITS
 VOCAB = DIGITS + 1
 # build/ is git-ignored: a run never leaves files in the working directory or the source tree.
 DEFAULT_CHECKPOINT = str(
-    Path(__file__).resolve().parent.parent / "build" / "examples" / "sort_checkpoint.npz"
+    Path(__file__).resolve().parent.parent / "build" / "examples" / "sort_checkpoint.safetensors"
 )
 
 
@@ -181,7 +181,7 @@ def parse_args(argv: list[str] | None = None) -> Config:
         "--checkpoint",
         metavar="PATH",
         default=d.checkpoint,
-        help=f"where to write the model and optimizer .npz ('' for none; default {d.checkpoint})",
+        help=f"where to write the model and optimizer (safetensors) ('' for none; default {d.checkpoint})",
     )
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     args = p.parse_args(argv)

@@ -1,4 +1,4 @@
-"""Command line: ``python -m simulator build|check|run|nvcc|toolkit ...``."""
+"""``torchlight-sim`` (``python -m simulator`` in a checkout): ``run|check|build|nvcc|toolkit``."""
 
 from __future__ import annotations
 
@@ -11,16 +11,38 @@ from .build import DEFAULT_ARCH, MODES, SimBuildError, build_shared
 from .check import CHECK_MODES, run_check
 from .launch_filter import LaunchFilter
 from .limits import DEVICES_KNOB, TIMEOUT_GRACE_S, check_environment
+from .progress import PROGRESS_VARIABLE
 from .run import LEAK_CHECKS, RACECHECK_MEMORY, ProgramInterrupted, run_program
 from .supervise import ProgramKeyboardInterrupt
 
 
+def _prog() -> str:
+    """How the user called this command: ``torchlight-sim``, or ``python -m PACKAGE``."""
+    called = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if called in ("", "__main__.py", "-c"):
+        return f"python -m {__package__ or 'simulator'}"
+    return called
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return f"torchlight {version('torchlight')}"
+    except Exception:  # a checkout used without installing: no metadata to read
+        return "torchlight (not installed)"
+
+
 def _parser() -> argparse.ArgumentParser:
+    prog = _prog()
     p = argparse.ArgumentParser(
-        prog="python -m simulator",
-        description="Build CUDA C sources into CPU shared objects, or check them under sanitizers.",
+        prog=prog,
+        description="The CUDA-on-CPU simulator: run whole programs, check kernels under sanitizers, build "
+        "CUDA C sources into CPU shared objects, or compile as nvcc does.",
     )
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument("--version", action="version", version=f"%(prog)s ({_version()})")
+    p.add_argument("-q", "--quiet", action="store_true", help=f"no progress lines (as {PROGRESS_VARIABLE}=0)")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     b = sub.add_parser("build", help="build each FILE.cu into DIR/FILE.so with the same exported launchers")
     b.add_argument("sources", nargs="+", metavar="FILE.cu")
     b.add_argument("--out", required=True, metavar="DIR")
@@ -46,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser(
         "run",
         help="build a whole program (its own main) and run it; arguments after -- go to the program",
-        usage="python -m simulator run PROGRAM.cu [FILE.cu|FILE.cpp ...] [-I DIR ...] [-D NAME[=VALUE] ...] "
+        usage=f"{prog} run PROGRAM.cu [FILE.cu|FILE.cpp ...] [-I DIR ...] [-D NAME[=VALUE] ...] "
         "[--mode MODE] "
         "[--leak-check full|no] [--check-host] [--kernel-name F] [--kernel-name-exclude F] [--launch-skip N] "
         "[--launch-count N] [--timeout S] [--devices N] [--line-buffered] [-- ARGS ...]",
@@ -153,6 +175,11 @@ def _parser() -> argparse.ArgumentParser:
             metavar="N",
             help=f"__CUDA_ARCH__ that device code sees (default {DEFAULT_ARCH}, the modelled sm_80)",
         )
+    # nvcc and toolkit take their own command lines (main hands them over before parsing).
+    sub.add_parser(
+        "nvcc", help="nvcc's own command line, building code that runs on the CPU (nvcc ARGS; nvcc --help)"
+    )
+    sub.add_parser("toolkit", help="print a CUDA_HOME folder whose nvcc and libraries are the simulator's")
     return p
 
 
@@ -239,12 +266,14 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "toolkit":
         from .toolkit_command import main as toolkit_main
 
-        return toolkit_main(argv[1:])
+        return toolkit_main(argv[1:], prog=f"{_prog()} toolkit")
     program_args: list[str] = []
     if argv and argv[0] == "run" and "--" in argv:
         cut = argv.index("--")
         argv, program_args = argv[:cut], argv[cut + 1 :]
     args = _parser().parse_args(argv)
+    if args.quiet:
+        os.environ[PROGRESS_VARIABLE] = "0"  # the builds here and in the program's nvcc runs
     try:
         return _command(args, program_args)
     except KeyboardInterrupt as stop:

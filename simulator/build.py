@@ -23,6 +23,7 @@ from pathlib import Path
 from . import cccl, cuda_headers, link_stubs, toolkit_index
 from .build_cache import cache_dir, cached_output, write_new
 from .compiler_run import compiler_command, invoke
+from .progress import Progress
 from .transform import SimBuildError, clang_module, translate_preprocessed
 
 __all__ = [
@@ -398,16 +399,23 @@ def runtime_object(mode: str) -> Path:
         try:
             for unit, group in zip(units, groups):
                 write_new(unit, _unit_text(group).encode())
+            # A cold build takes a minute or more per mode: say which and how far (compiles and link).
+            shown = Progress(
+                f"simulator: building the runtime ({mode}, {len(groups)} compiles + link)", len(groups) + 1
+            )
             with ThreadPoolExecutor(max_workers=len(groups)) as jobs:
                 # Each job runs in a copy of this context (the compiler runs' time allowance).
                 runs = [
                     jobs.submit(contextvars.copy_context().run, compile_one, unit, part)
                     for unit, part in zip(units, parts)
                 ]
+                for run in runs:
+                    run.add_done_callback(lambda done: done.exception() is None and shown.step())
                 for run in runs:  # waits for every compiler and raises the first failure, in group order
                     run.result()
             joined = [cxx, "-r", "-nostdlib", *map(str, parts), "-o", str(tmp)]
             _compile(joined, f"the runtime ({mode}, link)")
+            shown.step()
         finally:
             for path in units + parts:
                 path.unlink(missing_ok=True)

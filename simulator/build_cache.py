@@ -32,7 +32,20 @@ from .errors import SimBuildError
 __all__ = ["CACHE_VARIABLE", "cache_dir", "cached_output", "verified", "write_new"]
 
 CACHE_VARIABLE = "SIMULATOR_CACHE"
-DEFAULT_CACHE = Path(__file__).resolve().parent.parent / "build" / "simulator-cache"
+_CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def _default_cache() -> Path:
+    """``build/simulator-cache`` of a source checkout; installed, the user's cache folder (never
+    site-packages)."""
+    if (_CHECKOUT / "pyproject.toml").is_file():
+        return _CHECKOUT / "build" / "simulator-cache"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("torchlight")) / "simulator-cache"
+
+
+DEFAULT_CACHE = _default_cache()
 _RECORD_SUFFIX = ".sha256"
 
 

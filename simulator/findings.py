@@ -32,7 +32,7 @@ _FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (.+?) (/\S+?):(\d+)(?::\d+)?$|#\d+ (.+
 
 
 def _runtime_frame(path: str) -> bool:
-    # simulator/runtime/ in the repository, torchlight/_simulator/runtime/ when installed
+    # simulator/runtime/ in the repository, torchlight/simulator/runtime/ when installed
     return "simulator/runtime/" in path or path.startswith("/usr/") or "/gcc/" in path
 
 

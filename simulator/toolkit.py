@@ -73,7 +73,7 @@ def _version_json(version: int) -> str:
 
 
 def package_name() -> str:
-    """The import name of the simulator package (``simulator`` or ``torchlight._simulator``)."""
+    """The import name of the simulator package (``simulator`` or ``torchlight.simulator``)."""
     return __package__ or "simulator"
 
 

@@ -1,4 +1,4 @@
-"""``python -m simulator toolkit``: print the toolkit folder (``toolkit.py``), making it on first use."""
+"""``torchlight-sim toolkit``: print the toolkit folder (``toolkit.py``), making it on first use."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from .errors import SimBuildError
 __all__ = ["main"]
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "torchlight-sim toolkit") -> int:
     """Print the toolkit folder's path (for ``CUDA_HOME``); returns the exit status."""
     parser = argparse.ArgumentParser(
-        prog="python -m simulator toolkit",
+        prog=prog,
         description="Print a folder laid out as a CUDA installation whose nvcc and libraries are the "
-        "simulator's (made on first use in the build cache): CUDA_HOME=$(python -m simulator toolkit).",
+        "simulator's (made on first use in the build cache): CUDA_HOME=$(torchlight-sim toolkit).",
     )
     parser.parse_args(sys.argv[1:] if argv is None else argv)
     try:

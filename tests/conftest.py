@@ -37,6 +37,8 @@ except ValueError as err:  # an unknown TORCHLIGHT_TEST_TIER: stop before collec
 from torchlight.backends.registry import BACKENDS
 
 BACKENDS_ENV = "TORCHLIGHT_TEST_BACKENDS"
+# The simulator runtime's progress lines (stderr) would mix into the output tests compare.
+os.environ.setdefault("SIMULATOR_PROGRESS", "0")
 MARKER = "requires_backend"
 
 # The harness plugin records the matrix report; it is optional so this suite also runs alone.

@@ -2,6 +2,7 @@
 
 import importlib as _importlib
 
+from ._version import __version__
 from .backends import get_backend
 from .core import (
     Context,
@@ -23,8 +24,6 @@ from .core import backend_lookup as _backend_lookup
 
 # core/ resolves devices through get_backend without importing backends/ (which builds on core).
 _backend_lookup.install(get_backend)
-
-__version__ = "0.1.0"
 
 float32 = "float32"
 float64 = "float64"

@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -135,9 +136,12 @@ def nvcc_origin(nvcc: Path) -> str:
 
 
 def user_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/torchlight`` (default ``~/.cache/torchlight``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "torchlight"
+    """The user's cache folder for torchlight (platformdirs': ``$XDG_CACHE_HOME/torchlight`` on Linux)."""
+    try:
+        import platformdirs
+    except ImportError:  # this file runs as a bare script too: the same folder on Linux
+        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "torchlight"
+    return Path(platformdirs.user_cache_dir("torchlight"))
 
 
 def _writable(directory: Path) -> bool:
@@ -242,9 +246,12 @@ def build_nvcc(out: Path, archs: list[str], nvcc: Path | None = None, log=print)
     gencode = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in archs]
     gencode.append(f"-gencode=arch=compute_{highest},code=compute_{highest}")
     built = []
-    for name, src in sources.items():
+    for index, (name, src) in enumerate(sources.items(), 1):
         lib = out / f"{name}.so"
-        log(f"build-kernels: {src} -> {lib} (nvcc {nvcc}, archs {';'.join(archs)}, PTX compute_{highest})")
+        log(
+            f"build-kernels: [{index}/{len(sources)}] {src} -> {lib} "
+            f"(nvcc {nvcc}, archs {';'.join(archs)}, PTX compute_{highest})"
+        )
         fd, tmp_name = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=".so")
         os.close(fd)
         tmp = Path(tmp_name)
@@ -274,20 +281,20 @@ def _sync(path: Path) -> None:
 
 
 def simulator_package():
-    """The bundled simulator (``torchlight._simulator``); in a source checkout, its ``simulator/``."""
+    """The bundled simulator (``torchlight.simulator``); in a source checkout, its ``simulator/``."""
     try:
-        return importlib.import_module("torchlight._simulator")
+        return importlib.import_module("torchlight.simulator")
     except ModuleNotFoundError as err:
-        if err.name not in ("torchlight", "torchlight._simulator"):
+        if err.name not in ("torchlight", "torchlight.simulator"):
             raise
-    name = "torchlight._simulator"
+    name = "torchlight.simulator"
     if name in sys.modules:
         return sys.modules[name]
     checkout = PACKAGE_DIR.parent / "simulator"
     init = checkout / "__init__.py"
     if not init.is_file():
         raise KernelBuildError(
-            "this install has no simulator (torchlight._simulator); reinstall torchlight: "
+            "this install has no simulator (torchlight.simulator); reinstall torchlight: "
             "pip install --force-reinstall torchlight"
         )
     # A source checkout run without installing: load simulator/ under the installed name.
@@ -323,8 +330,11 @@ def build_simulator(out: Path, log=print) -> list[Path]:
     sim = simulator_package()
     built = []
     with _simulator_cache(sim):
-        for name, src in sources.items():
-            log(f"build-kernels: {src} -> {out / (name + '.so')} (simulator, C++ compiler on the CPU)")
+        for index, (name, src) in enumerate(sources.items(), 1):
+            log(
+                f"build-kernels: [{index}/{len(sources)}] {src} -> {out / (name + '.so')} "
+                "(simulator, C++ compiler on the CPU)"
+            )
             try:
                 lib = Path(sim.build_shared(src, out, "fast"))
             except sim.SimBuildError as err:
@@ -337,15 +347,20 @@ def build_simulator(out: Path, log=print) -> list[Path]:
 # --- command line ---------------------------------------------------------------------------------
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=COMMAND,
-        description=(
-            "Build softmax_kernel.so and layernorm_kernel.so from the installed CUDA C sources: with "
-            "nvcc for a GPU, or with --simulator for the CPU. Without --out they go where the loader "
-            f"looks (${KERNEL_DIR_ENV}, else the package's cuda_kernels/ when writable)."
-        ),
-    )
+DESCRIPTION = (
+    "Build softmax_kernel.so and layernorm_kernel.so from the installed CUDA C sources: with "
+    "nvcc for a GPU, or with --simulator for the CPU. Without --out they go where the loader "
+    f"looks (${KERNEL_DIR_ENV}, else the package's cuda_kernels/ when writable)."
+)
+
+
+def package_version() -> str:
+    """torchlight's version from ``_version.py`` (this file may run as a script, without the package)."""
+    return runpy.run_path(str(PACKAGE_DIR / "_version.py"))["__version__"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The command's options, on its own parser or on ``torchlight build-kernels``."""
     p.add_argument("--out", metavar="DIR", help="output directory (default: where the loader looks)")
     p.add_argument(
         "--arch",
@@ -355,12 +370,25 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--simulator", action="store_true", help="build for the CPU with the simulator instead of nvcc"
     )
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress lines (the result and the export line stay)"
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=COMMAND, description=DESCRIPTION)
+    p.add_argument("--version", action="version", version=f"%(prog)s (torchlight {package_version()})")
+    add_arguments(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the build; returns the exit status (0 built, 1 failed, 2 bad arguments)."""
-    args = _parser().parse_args(argv)
+    return run(_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build as ``args`` (from ``add_arguments``) say; returns the exit status."""
     try:
         if args.simulator and args.arch:
             raise KernelBuildError("--arch applies to the nvcc build only; drop it with --simulator", 2)
@@ -368,15 +396,18 @@ def main(argv: list[str] | None = None) -> int:
         if not args.out and not _same_dir(out, loader_dir()):
             print(f"build-kernels: {loader_dir()} is not writable; building into {out} instead")
         start = time.monotonic()
+        log = (lambda line: None) if args.quiet else print
+        if args.quiet:
+            os.environ["SIMULATOR_PROGRESS"] = "0"  # the simulator runtime's build lines too
         if args.simulator:
-            build_simulator(out)
+            build_simulator(out, log)
             kind = "for the CPU (simulator)"
         else:
             if args.arch is not None:
                 archs = parse_archs(args.arch, "--arch")
             else:
                 archs = parse_archs(os.environ.get(ARCHS_ENV) or DEFAULT_ARCHS, ARCHS_ENV)
-            build_nvcc(out, archs)
+            build_nvcc(out, archs, log=log)
             kind = f"with nvcc for sm_{', sm_'.join(archs)}"
         names = " and ".join(f"{name}.so" for name in LIBRARIES)
         print(f"build-kernels: built {names} {kind} in {out} ({time.monotonic() - start:.1f} s)")

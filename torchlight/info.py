@@ -1,4 +1,4 @@
-"""``python -m torchlight info``: versions, usable backends and tiers, GPU and kernel libraries."""
+"""``torchlight info``: versions, usable backends and tiers, GPU and kernel libraries."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import importlib.util
 import os
 import platform
 import shutil
-import sys
 from collections.abc import Callable
 
 from .build_kernels import KernelBuildError, find_nvcc
@@ -123,11 +122,6 @@ def report() -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m torchlight``."""
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] != ["info"]:
-        print("usage: python -m torchlight info", file=sys.stderr)
-        return 2
-    print(report())
-    return 0
+DESCRIPTION = (
+    "Print the installed versions, which backends and tiers work here, the GPU and kernel libraries."
+)

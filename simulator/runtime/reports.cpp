@@ -89,7 +89,7 @@ void fiber_name(char* out, size_t size, const char* kernel, uint3 block, uint3 t
 bool runtime_file(const char* path) {
     // The sanitizers' own frames carry relative paths (../../../../src/libsanitizer/...); the
     // program's sources are compiled by absolute path. The runtime is simulator/runtime/ in the
-    // repository and torchlight/_simulator/runtime/ when installed.
+    // repository and torchlight/simulator/runtime/ when installed.
     return path[0] != '/' || std::strstr(path, "simulator/runtime/") != nullptr ||
            std::strncmp(path, "/usr/", 5) == 0 || std::strstr(path, "/gcc/") != nullptr ||
            std::strstr(path, "libsanitizer") != nullptr;

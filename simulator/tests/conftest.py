@@ -15,6 +15,10 @@ from pathlib import Path
 
 import pytest
 
+# The runtime's progress lines (stderr) would mix into the output the tests compare;
+# simulator/tests/test_progress.py checks them.
+os.environ.setdefault("SIMULATOR_PROGRESS", "0")
+
 TESTS = Path(__file__).resolve().parent
 KERNELS = TESTS / "kernels"
 REPO = TESTS.parent.parent

@@ -83,3 +83,15 @@ def test_build_kernels_on_a_full_disk_is_one_line_and_leaves_no_partial_file(tmp
     assert len(errors) == 1 and "File too large" in errors[0], proc.stderr
     assert "Traceback" not in proc.stderr
     assert sorted(p.name for p in out.iterdir()) == []
+
+
+def test_help_lists_every_command_and_version_names_the_package():
+    shown = run_cli("--help")
+    assert shown.returncode == 0 and not shown.stderr
+    assert shown.stdout.startswith("usage: python -m simulator ")
+    for command in ("run", "check", "build", "nvcc", "toolkit"):
+        assert f"\n    {command} " in shown.stdout, command
+    said = run_cli("--version")
+    assert said.returncode == 0 and said.stdout.startswith("python -m simulator (torchlight ")
+    wrong = run_cli("frobnicate")
+    assert wrong.returncode == 2 and not wrong.stdout and "invalid choice: 'frobnicate'" in wrong.stderr

@@ -1,5 +1,5 @@
 """simulator.findings: a report's first frame in the runtime is skipped for the program's own,
-wherever the runtime lives (simulator/runtime/ in the repository, torchlight/_simulator/runtime/
+wherever the runtime lives (simulator/runtime/ in the repository, torchlight/simulator/runtime/
 when installed)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from simulator.findings import parse_findings
 
 RUNTIMES = [
     "/work/repo/simulator/runtime",
-    "/venv/lib/python3.11/site-packages/torchlight/_simulator/runtime",
+    "/venv/lib/python3.11/site-packages/torchlight/simulator/runtime",
 ]
 
 

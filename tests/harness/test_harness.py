@@ -332,7 +332,7 @@ def test_cuda_image_copies_the_libraries_the_build_script_makes():
 def test_images_copy_every_package_folder_before_installing(dockerfile):
     """pip builds torchlight from the folders pyproject maps: each must be in the image by then."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    folders = {"torchlight", *config.get("package-dir", {}).values()}
+    folders = {"torchlight", "setup.py", *config.get("package-dir", {}).values()}
     copied: set[str] = set()
     installs = 0
     for instruction, args in dockerfile_instructions(dockerfile):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -109,6 +110,18 @@ def test_a_library_without_its_launchers_is_refused(tmp_path):
     assert list(out.iterdir()) == []
 
 
+def test_each_library_is_counted_and_quiet_keeps_only_the_result(tmp_path, capsys, monkeypatch):
+    every = tuple(symbol for symbols in bk.LIBRARIES.values() for symbol in symbols)
+    monkeypatch.setenv("NVCC", str(_compiling_nvcc(tmp_path / "bin", symbols=every)))
+    assert bk.main(["--out", str(tmp_path / "out"), "--arch", "80"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[1] for line in lines[:2]] == ["[1/2]", "[2/2]"]
+    assert bk.main(["--out", str(tmp_path / "out"), "--arch", "80", "--quiet"]) == 0
+    quiet = capsys.readouterr().out.splitlines()
+    assert quiet[0].startswith("build-kernels: built ") and "export" in quiet[-1]
+    assert not any("[1/2]" in line or "[2/2]" in line for line in quiet)
+
+
 def _compiling_nvcc(directory: Path, symbols: tuple[str, ...]) -> Path:
     """A stand-in nvcc that writes, with g++, a shared object exporting ``symbols`` to its -o path."""
     cxx = shutil.which("g++") or shutil.which("c++")
@@ -156,15 +169,21 @@ def _setuptools_config() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
 
 
-def test_every_package_is_listed_and_the_simulator_ships_inside_torchlight():
+def test_packages_are_found_and_the_simulator_ships_inside_torchlight():
     config = _setuptools_config()
+    assert "packages" not in config, "packages are found by setup.py, not listed by hand"
+    assert config["package-dir"] == {"torchlight.simulator": "simulator"}
+    assert "runtime/**/*" in config["package-data"]["torchlight.simulator"]
+    assert "py.typed" in config["package-data"]["torchlight"]
     on_disk = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "torchlight").rglob("__init__.py")}
-    assert set(config["packages"]) == on_disk | {"torchlight._simulator"}, (
-        "pyproject.toml [tool.setuptools] packages must list every torchlight package"
-    )
-    assert config["package-dir"] == {"torchlight._simulator": "simulator"}
-    assert not any(p.startswith("simulator") for p in config["packages"])  # no top-level name claimed
-    assert "runtime/**/*" in config["package-data"]["torchlight._simulator"]
+    cwd = os.getcwd()
+    try:
+        os.chdir(ROOT)  # setup.py searches the folder it is run from, as setuptools runs it
+        found = runpy.run_path(str(ROOT / "setup.py"), run_name="setup_packages")["packages"]()
+    finally:
+        os.chdir(cwd)
+    assert set(found) == on_disk | {"torchlight.simulator"}, "simulator/tests must stay out of the wheel"
+    assert len(found) == len(set(found))
 
 
 def test_the_simulator_extra_brings_its_front_end_and_the_test_extras_include_it():
@@ -318,3 +337,37 @@ def test_nvcc_build_from_a_pip_install_goes_where_the_loader_looks(installed):
     check = _run(installed, "-c", code)
     assert check.returncode == 0, check.stdout + check.stderr
     assert "site-packages" in check.stdout
+
+
+@pytest.mark.slow
+def test_the_commands_of_a_pip_install_answer_help_and_version(installed):
+    bin_dir = installed["python"].parent
+    version = runpy.run_path(str(ROOT / "torchlight" / "_version.py"))["__version__"]
+    for command in ("torchlight", "torchlight-sim"):
+        shown = subprocess.run(
+            [str(bin_dir / command), "--help"],
+            capture_output=True,
+            text=True,
+            cwd=installed["cwd"],
+            timeout=60,
+        )
+        assert shown.returncode == 0 and shown.stdout.startswith(f"usage: {command} "), shown.stderr
+        said = subprocess.run(
+            [str(bin_dir / command), "--version"], capture_output=True, text=True, timeout=60
+        )
+        assert said.returncode == 0 and f"torchlight {version}" in said.stdout, said.stderr
+    sim_help = subprocess.run([str(bin_dir / "torchlight-sim"), "--help"], capture_output=True, text=True)
+    for sub in ("run", "check", "build", "nvcc", "toolkit"):
+        assert re.search(rf"^\s+{sub}\s", sim_help.stdout, re.M), f"torchlight-sim --help lists no {sub}"
+    nvcc = subprocess.run([str(bin_dir / "torchlight-nvcc"), "--version"], capture_output=True, text=True)
+    assert nvcc.returncode == 0 and "Cuda compilation tools, release" in nvcc.stdout, nvcc.stderr
+    wrong = subprocess.run([str(bin_dir / "torchlight"), "no-such-command"], capture_output=True, text=True)
+    assert wrong.returncode == 2 and not wrong.stdout and "invalid choice" in wrong.stderr
+    where = _run(
+        installed,
+        "-c",
+        "import pathlib, torchlight, torchlight.simulator as s; "
+        "print((pathlib.Path(torchlight.__file__).parent / 'py.typed').is_file(), s.__name__, "
+        "(pathlib.Path(s.__file__).parent / 'tests').exists())",
+    )
+    assert where.stdout.split() == ["True", "torchlight.simulator", "False"], where.stdout + where.stderr

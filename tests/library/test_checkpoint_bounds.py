@@ -219,7 +219,7 @@ def _damaged_files(tmp_path) -> dict:
         "truncated directory": (raw[:-10], "damaged or truncated"),
         "bad crc": (bytes(corrupt), "damaged or truncated"),
         "not a zip": (b"PK\x03\x04" + bytes(200), "damaged or truncated"),
-        "empty": (b"", "not a checkpoint (.npz) file"),
+        "empty": (b"", "not a checkpoint (.safetensors or .npz) file"),
     }
     out = {}
     for kind, (content, fragment) in files.items():

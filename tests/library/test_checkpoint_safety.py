@@ -303,7 +303,7 @@ def _file_failures(tmp_path, good):
     return {
         "truncated": (truncated, "damaged or truncated"),
         "npy file": (npy, "single .npy array"),
-        "text file": (text, "not a checkpoint (.npz) file"),
+        "text file": (text, "not a checkpoint (.safetensors or .npz) file"),
         "no optimizer state": (no_optim, "holds no optimizer state"),
         "unknown top-level entry": (unknown, "unknown entries ['extra']"),
         "object array": (pickled, "pickled Python objects"),

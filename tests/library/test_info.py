@@ -32,10 +32,23 @@ def test_info_reports_versions_and_backends():
 def test_unknown_subcommand_is_a_usage_error():
     run = _info("bogus")
     assert run.returncode == 2
-    assert "usage: python -m torchlight COMMAND" in run.stderr
-    assert "unknown command 'bogus'" in run.stderr
+    assert not run.stdout and run.stderr.startswith("usage: python -m torchlight ")
+    assert "invalid choice: 'bogus'" in run.stderr and "'info', 'build-kernels'" in run.stderr
+
+
+def test_help_and_version_go_to_stdout_and_exit_0():
+    import torchlight
+
+    shown = _info("--help")
+    assert shown.returncode == 0 and not shown.stderr
     for command in ("info", "build-kernels"):
-        assert f"  {command} " in run.stderr
+        assert f"    {command}" in shown.stdout
+    for args in (["--version"], ["info", "--version"]):
+        said = _info(*args)
+        assert said.returncode == 0 and said.stdout.strip() == f"torchlight {torchlight.__version__}"
+    info_help = _info("info", "--help")
+    assert info_help.returncode == 0 and info_help.stdout.startswith("usage: python -m torchlight info")
+    assert "backends:" not in info_help.stdout  # the help, not the report
 
 
 def test_gpu_status_without_numba_cuda_names_the_install_line(monkeypatch):

@@ -25,7 +25,7 @@ def _train(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_command_line_writes_checkpoint_and_final_line(tmp_path):
-    ckpt = tmp_path / "out.npz"
+    ckpt = tmp_path / "out.safetensors"
     small = ["--epochs", "1", "--steps", "3", "--length", "3", "--dim", "16", "--heads", "2"]
     run = _train(tmp_path, *small, "--layers", "1", "--eval-size", "8", "--checkpoint", str(ckpt))
     assert run.returncode == 0, run.stderr

@@ -1,10 +1,12 @@
-"""Save and load a model's parameters and its optimizer's state in one ``.npz`` file.
+"""Save and load a model's parameters and its optimizer's state in one file.
 
-Saving is atomic (see ``atomic_write``) and never pickles: a crash during a save leaves the
-previous checkpoint or the new one. Loading is bounded and all-or-nothing: the file's zip
-directory and npy headers are checked against the model and optimizer (names, shapes, total
-size) before any array is decompressed, then every array is read and checked, and only then
-is anything changed, so a refused load leaves the model and the optimizer as they were.
+The file is safetensors (``checkpoint_safetensors``); a path ending in ``.npz`` gets the
+earlier format, a zip of ``.npy`` arrays, and either loads whatever its name. Saving is atomic
+(see ``atomic_write``) and never pickles: a crash during a save leaves the previous checkpoint
+or the new one. Loading is bounded and all-or-nothing: the file's size (safetensors) or zip
+directory and npy headers (.npz) are checked against the model and optimizer (names, shapes,
+total size) before any array is read, then every array is read and checked, and only then is
+anything changed, so a refused load leaves the model and the optimizer as they were.
 """
 
 from __future__ import annotations
@@ -18,8 +20,16 @@ import numpy as np
 from ..core.checks import check_path
 from ..core.tensor_data import TensorData
 from ..nn.module import Module, StateDictError
+from . import checkpoint_safetensors
 from .atomic import atomic_write
-from .checkpoint_archive import CheckpointArchive, CheckpointError, write_archive
+from .checkpoint_archive import (
+    _NPY_MAGIC,
+    _ZIP_MAGICS,
+    CheckpointArchive,
+    CheckpointError,
+    open_regular,
+    write_archive,
+)
 from .optimizers import Optimizer
 
 MODEL_PREFIX = "model/"
@@ -44,22 +54,67 @@ def _check_targets(model: Any, optimizer: Any, what: str) -> None:
 
 
 def save_checkpoint(path: str | os.PathLike, model: Module, optimizer: Optimizer | None = None) -> None:
-    """Write ``model`` (and ``optimizer``) state to ``path`` (a ``.npz`` file), atomically."""
+    """Write ``model`` (and ``optimizer``) state to ``path`` atomically: safetensors, or the
+    earlier ``.npz`` format when the name ends in ``.npz``."""
     check_path(path, "save_checkpoint")
     _check_targets(model, optimizer, "save_checkpoint")
-    arrays = {MODEL_PREFIX + k: v for k, v in model.state_dict().items()}
-    if optimizer is not None:
-        arrays.update({OPTIM_PREFIX + k: v for k, v in optimizer.state_dict().items()})
-    atomic_write(path, lambda handle: write_archive(handle, arrays))
+    model_state = model.state_dict()
+    optim_state = None if optimizer is None else optimizer.state_dict()
+    if os.fspath(path).endswith(".npz"):
+        arrays = {MODEL_PREFIX + k: v for k, v in model_state.items()}
+        arrays.update({OPTIM_PREFIX + k: v for k, v in (optim_state or {}).items()})
+        atomic_write(path, lambda handle: write_archive(handle, arrays))
+        return
+    data = checkpoint_safetensors.encode(model_state, optim_state)  # before the old file is touched
+    atomic_write(path, lambda handle: handle.write(data))
+
+
+def _is_npz(name: str) -> bool:
+    """Whether a checkpoint file is the earlier zip format (else safetensors); refuses special
+    files and a file that is neither."""
+    with open_regular(name) as handle:
+        head = handle.read(9)
+    if head.startswith((*_ZIP_MAGICS, _NPY_MAGIC)):
+        return True
+    # safetensors: an 8-byte little-endian header length, then the JSON header.
+    if len(head) == 9 and head[8:] == b"{":
+        return False
+    raise CheckpointError(
+        f"{name!r} is not a checkpoint (.safetensors or .npz) file (it starts with {head[:6]!r}): "
+        "write checkpoints with torchlight.optim.save_checkpoint"
+    )
+
+
+def _flat(tensors: dict[str, np.ndarray], scalars: dict[str, object] | None) -> dict[str, np.ndarray]:
+    """A safetensors checkpoint's contents under the keys of the .npz format (``model/``, ``optim/``)."""
+    prefix = checkpoint_safetensors.OPTIM_TENSOR_PREFIX
+    arrays = {
+        (OPTIM_PREFIX + k[len(prefix) :] if k.startswith(prefix) else MODEL_PREFIX + k): v
+        for k, v in tensors.items()
+    }
+    for key, value in (scalars or {}).items():
+        arrays[OPTIM_PREFIX + str(key)] = _scalar(value)
+    return arrays
+
+
+def _scalar(value: object) -> np.ndarray:
+    """A metadata scalar as the array the optimizer's checks take (they judge its type and range)."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        return np.asarray(float(value))  # refused by the step check, named with its value
+    return np.asarray(value)
 
 
 def read_checkpoint(path: str | os.PathLike, max_bytes: int | None = None) -> dict[str, np.ndarray]:
-    """Every array of a checkpoint file (CheckpointError when it is not a readable .npz).
+    """Every array of a checkpoint file, keyed ``model/NAME`` and ``optim/NAME`` (CheckpointError
+    when it is not a readable checkpoint).
 
-    ``max_bytes`` caps the total size the zip directory may declare, checked before anything
-    is decompressed (``load_checkpoint`` derives it from the model and optimizer).
+    ``max_bytes`` caps the size of the arrays (the file's, for safetensors), checked before any
+    array is read (``load_checkpoint`` derives it from the model and optimizer).
     """
     check_path(path, "read_checkpoint")
+    name = os.fspath(path)
+    if not _is_npz(name):
+        return _flat(*checkpoint_safetensors.read(name, lambda key: True, None, max_bytes))
     with CheckpointArchive(path) as archive:
         keys = list(archive.members)
         _check_size(archive, keys, max_bytes, "max_bytes allows")
@@ -93,7 +148,9 @@ def _capacity(shapes: dict[str, tuple[int, ...]]) -> int:
 
 
 def _read_for(name: str, model: Module, optimizer: Optimizer | None) -> dict[str, np.ndarray]:
-    """The arrays ``load_checkpoint`` needs, checked from the zip directory and headers before reading."""
+    """The arrays ``load_checkpoint`` needs, checked from the file's size, directory and headers first."""
+    if not _is_npz(name):
+        return _read_safetensors_for(name, model, optimizer)
     with CheckpointArchive(name) as archive:
         keys = list(archive.members)
         unknown = sorted(k for k in keys if not k.startswith((MODEL_PREFIX, OPTIM_PREFIX)))
@@ -119,6 +176,23 @@ def _read_for(name: str, model: Module, optimizer: Optimizer | None) -> dict[str
                     f"checkpoint {name!r} does not fit: entry {key!r} has shape {shape}, expected {expected}"
                 )
         return {key: archive.read(key) for key in wanted}
+
+
+def _read_safetensors_for(name: str, model: Module, optimizer: Optimizer | None) -> dict[str, np.ndarray]:
+    shapes = _expected_shapes(model, optimizer)
+    prefix = checkpoint_safetensors.OPTIM_TENSOR_PREFIX
+    tensor_shapes = {
+        (k[len(MODEL_PREFIX) :] if k.startswith(MODEL_PREFIX) else prefix + k[len(OPTIM_PREFIX) :]): v
+        for k, v in shapes.items()
+    }
+    # Without an optimizer its tensors are never read.
+    tensors, scalars = checkpoint_safetensors.read(
+        name,
+        lambda key: optimizer is not None or not key.startswith(prefix),
+        tensor_shapes,
+        _capacity(shapes),
+    )
+    return _flat(tensors, scalars if optimizer is not None else None)
 
 
 def load_checkpoint(path: str | os.PathLike, model: Module, optimizer: Optimizer | None = None) -> None:

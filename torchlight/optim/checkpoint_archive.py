@@ -61,12 +61,12 @@ def damaged(name: str, err: Exception | str) -> CheckpointError:
     )
 
 
-def _open_regular(name: str) -> BinaryIO:
+def open_regular(name: str) -> BinaryIO:
     """``name`` opened for reading, refused at once unless it is a regular file (never blocks on a FIFO)."""
     mode = os.stat(name).st_mode
     if not stat.S_ISREG(mode):
         raise CheckpointError(
-            f"{name!r} is {file_kind(mode)}, not a checkpoint file: pass the path of a .npz file"
+            f"{name!r} is {file_kind(mode)}, not a checkpoint file: pass the path of a checkpoint file"
         )
     # O_NONBLOCK: a FIFO put in the file's place after the stat must not block the open.
     fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
@@ -74,7 +74,7 @@ def _open_regular(name: str) -> BinaryIO:
     if not stat.S_ISREG(mode):
         os.close(fd)
         raise CheckpointError(
-            f"{name!r} is {file_kind(mode)}, not a checkpoint file: pass the path of a .npz file"
+            f"{name!r} is {file_kind(mode)}, not a checkpoint file: pass the path of a checkpoint file"
         )
     return os.fdopen(fd, "rb")
 
@@ -89,7 +89,7 @@ class CheckpointArchive:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.name = os.fspath(path)
-        self._handle = _open_regular(self.name)
+        self._handle = open_regular(self.name)
         try:
             self._zip = self._open_zip()
             self.members = self._check_directory()
