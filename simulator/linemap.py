@@ -76,7 +76,7 @@ class SourceMap:
         # and whether that stretch is the user's code or the simulator's runtime.
         self.marks: list[int] = [0]
         self.files: list[tuple[str, int, bool, bool]] = [("", 0, False, False)]
-        chunks, pos, prev_user = [], 0, None
+        chunks, pos, prev_user = [], 0, False  # the prelude opens a host-device stretch
         self.inserted: list[tuple[int, int]] = [(0, len(_PRELUDE) + len(_HD_BEGIN))]
         chunks.append(_PRELUDE + _HD_BEGIN)
         markers = list(re.finditer(r'(?m)^# (\d+) "((?:[^"\\]|\\.)*)"((?: \d)*)$', text))
@@ -92,7 +92,7 @@ class SourceMap:
             line = bisect.bisect_right(self.line_starts, m.start()) - 1
             self.marks.append(line + 1)
             self.files.append((path, int(m.group(1)), is_user, is_rt))
-            if prev_user is not None and is_user != prev_user:
+            if is_user != prev_user:
                 # Outside the user's code every function is callable from device code (math, the
                 # runtime): clang's CUDA checks then apply to the user's own functions only.
                 chunks.append(text[pos : m.start()])

@@ -450,14 +450,21 @@ class DeviceCodeWalk:
         group.append(decl)
 
     def _inline_type(self, var) -> str | None:
-        """The text of an unnamed struct or union defined in ``var``'s declaration, else None."""
+        """The text of a struct or union defined in ``var``'s declaration (``__shared__ union
+        { ... } temp;``, named or not), else None."""
         ck = self.ci.CursorKind
-        for ch in var.get_children():
-            if ch.kind in (ck.STRUCT_DECL, ck.UNION_DECL, ck.CLASS_DECL) and ch.is_anonymous():
-                start, end = self.rng(ch)
-                text = self._text(start, end)
-                return re.sub(r"__attribute__\(\(shared\)\)", "", text)
-        return None
+        kinds = (ck.STRUCT_DECL, ck.UNION_DECL, ck.CLASS_DECL)
+        found = [ch for ch in var.get_children() if ch.kind in kinds and ch.is_anonymous()]
+        decl = var.type.get_canonical().get_declaration()
+        if not found and decl is not None and decl.kind in kinds and decl.is_definition():
+            start, end = self.rng(decl)
+            stmt_start, _ = self._decl_stmt(var)
+            if stmt_start <= start < end <= self.off(var.location):
+                found = [decl]
+        if not found:
+            return None
+        start, end = self.rng(found[0])
+        return re.sub(r"__attribute__\(\(shared\)\)", "", self._text(start, end))
 
     def _decl_stmt(self, var) -> tuple[int, int]:
         parent = self._parents.get(self.off(var.location))

@@ -588,6 +588,13 @@ void trap_with(const char* what) {
 // block and thread, the kernel stops and the launch returns cudaErrorAssert (sticky). This
 // definition takes the place of the C library's for the code linked with the runtime; an
 // assert() in host code prints the usual message and aborts.
+// __syncthreads(), declared by NVIDIA's headers: barrier 0 of the block, at the call site the
+// front end recorded (sim_intrinsics.h says why it is defined here).
+extern "C" void __syncthreads(void) {
+    const __sim::Site s = __sim::take_site();
+    __sim::syncthreads(s.file, s.line);
+}
+
 extern "C" __attribute__((noreturn, visibility("hidden"))) void __assert_fail(const char* expr, const char* file,
                                                                              unsigned int line, const char* func) {
     using namespace __sim;

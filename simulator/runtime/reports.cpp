@@ -86,13 +86,24 @@ void fiber_name(char* out, size_t size, const char* kernel, uint3 block, uint3 t
     *p = 0;
 }
 
+// NVIDIA's headers in the build's overlay folder (simulator/cuda_headers.py: cudaNN-include-KEY/):
+// a frame there is the toolkit's wrapper (cudaMalloc<T>), not the program's call.
+static bool toolkit_file(const char* path) {
+    for (const char* at = std::strstr(path, "-include-"); at != nullptr; at = std::strstr(at + 1, "-include-")) {
+        const char* segment = at;
+        while (segment > path && segment[-1] != '/') --segment;
+        if (std::strncmp(segment, "cuda", 4) == 0) return true;
+    }
+    return false;
+}
+
 bool runtime_file(const char* path) {
     // The sanitizers' own frames carry relative paths (../../../../src/libsanitizer/...); the
     // program's sources are compiled by absolute path. The runtime is simulator/runtime/ in the
     // repository and torchlight/simulator/runtime/ when installed.
     return path[0] != '/' || std::strstr(path, "simulator/runtime/") != nullptr ||
            std::strncmp(path, "/usr/", 5) == 0 || std::strstr(path, "/gcc/") != nullptr ||
-           std::strstr(path, "libsanitizer") != nullptr;
+           std::strstr(path, "libsanitizer") != nullptr || toolkit_file(path);
 }
 
 // "func at file:line" for the first frame of ``pc`` (inlined frames included) outside the

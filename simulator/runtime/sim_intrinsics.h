@@ -21,10 +21,8 @@
 
 // ---- synchronisation, shuffles, votes ------------------------------------------------------
 extern "C" {
-SIM_DEVICE void __syncthreads(void) {
-    const ::__sim::Site s = ::__sim::take_site();
-    ::__sim::syncthreads(s.file, s.line);
-}
+// __syncthreads is defined by the runtime (device_api.cpp), not here: clang, whose parse the
+// front end reads, takes the name for a builtin of its own and refuses a definition of it.
 SIM_DEVICE void __threadfence(void) { ::__sim::thread_fence(); }
 SIM_DEVICE void __threadfence_block(void) { ::__sim::thread_fence(); }
 SIM_DEVICE void __threadfence_system(void) { ::__sim::thread_fence(); }

@@ -89,7 +89,9 @@ inline double widen(T v) {
 inline double widen(__half v) { return (double)__half2float(v); }
 inline double widen(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
 
-inline void warp_sync(const char* file, int line) { ::__sim::syncwarp_at(file, line, 0xffffffffu); }
+inline void warp_sync(const char* file, int line) {
+    (void)::__sim::warp_op(::__sim::kSyncWarp, 0xffffffffu, 0, 0, 32, file, line);
+}
 
 // The calling thread's lane: its linear index in the block, modulo 32.
 inline int lane() { return (int)(::__sim::block_rank() & 31u); }
