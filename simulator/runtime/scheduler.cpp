@@ -31,7 +31,21 @@ __thread uint3 tls_thread_idx = {0, 0, 0};
 __thread uint3 tls_block_idx = {0, 0, 0};
 __thread dim3 tls_block_dim;
 __thread dim3 tls_grid_dim;
+namespace {
 __thread Site tl_site = {nullptr, 0};
+}  // namespace
+
+__attribute__((noinline)) int call_site(const char* file, int line) {
+    tl_site = Site{file, line};
+    return 0;
+}
+
+__attribute__((noinline)) Site take_site() {
+    const Site s = tl_site;
+    tl_site = Site{nullptr, 0};
+    return s.file != nullptr ? s : Site{"(library code)", 0};
+}
+
 __thread const int tls_warp_size __asm__("warpSize") SIM_API = 32;
 __thread RunState tl_run = {nullptr, nullptr, false, nullptr, nullptr};
 __thread bool tl_launches_inline = false;

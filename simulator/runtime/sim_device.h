@@ -65,16 +65,10 @@ struct Site {
     const char* file;
     int line;
 };
-extern __thread Site tl_site SIM_API;
-static inline int call_site(const char* file, int line) {
-    tl_site = Site{file, line};
-    return 0;
-}
-static inline Site take_site() {
-    const Site s = tl_site;
-    tl_site = Site{nullptr, 0};
-    return s.file != nullptr ? s : Site{"(library code)", 0};
-}
+// Out of line (scheduler.cpp): a CUDA thread's fiber may resume on another worker thread, and
+// an inlined access could reuse the thread-local address of the worker it started on.
+SIM_API int call_site(const char* file, int line);
+SIM_API Site take_site();
 
 enum WarpKind {
     kShflIdx = 0,
