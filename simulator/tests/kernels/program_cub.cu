@@ -1,0 +1,109 @@
+// CUB from NVIDIA's CCCL headers, unmodified: block and warp algorithms on one input (the
+// device-wide ones: program_cub_device.cu). Prints name=v0,v1,... lines that test_cub.py
+// compares with numpy.
+#include <cub/cub.cuh>
+
+#include <cstdio>
+#include <vector>
+
+constexpr int kThreads = 64;
+constexpr int kItems = 4;
+constexpr int kTile = kThreads * kItems;  // one block's tile
+constexpr int kN = 2 * kTile;             // two blocks
+
+#define CHECK(call)                                                                    \
+    do {                                                                               \
+        cudaError_t e_ = (call);                                                       \
+        if (e_ != cudaSuccess) {                                                       \
+            std::printf("error=%s at line %d\n", cudaGetErrorString(e_), __LINE__);    \
+            return 1;                                                                  \
+        }                                                                              \
+    } while (0)
+
+static void print(const char* name, const std::vector<int>& v) {
+    std::printf("%s=", name);
+    for (size_t i = 0; i < v.size(); ++i) std::printf(i ? ",%d" : "%d", v[i]);
+    std::printf("\n");
+}
+
+static std::vector<int> fetch(const int* d, int n) {
+    std::vector<int> h(n);
+    cudaMemcpy(h.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost);
+    return h;
+}
+
+// Each block loads its tile (transposed through shared memory), sorts it, and writes the sorted
+// tile, its exclusive prefix sum and its total.
+__global__ void block_kernel(const int* in, int* sorted, int* scanned, int* totals) {
+    using Load = cub::BlockLoad<int, kThreads, kItems, cub::BLOCK_LOAD_TRANSPOSE>;
+    using Store = cub::BlockStore<int, kThreads, kItems, cub::BLOCK_STORE_TRANSPOSE>;
+    using Sort = cub::BlockRadixSort<int, kThreads, kItems>;
+    using Scan = cub::BlockScan<int, kThreads>;
+    using Reduce = cub::BlockReduce<int, kThreads>;
+    __shared__ union {
+        typename Load::TempStorage load;
+        typename Store::TempStorage store;
+        typename Sort::TempStorage sort;
+        typename Scan::TempStorage scan;
+        typename Reduce::TempStorage reduce;
+    } temp;
+    const int offset = blockIdx.x * kTile;
+    int items[kItems];
+    Load(temp.load).Load(in + offset, items);
+    __syncthreads();
+    int total = Reduce(temp.reduce).Sum(items);
+    if (threadIdx.x == 0) totals[blockIdx.x] = total;
+    __syncthreads();
+    int prefix[kItems];
+    Scan(temp.scan).ExclusiveSum(items, prefix);
+    __syncthreads();
+    Store(temp.store).Store(scanned + offset, prefix);
+    __syncthreads();
+    Sort(temp.sort).Sort(items);
+    __syncthreads();
+    Store(temp.store).Store(sorted + offset, items);
+}
+
+// Each warp reduces and scans its 32 values.
+__global__ void warp_kernel(const int* in, int* sums, int* scans) {
+    using Reduce = cub::WarpReduce<int>;
+    using Scan = cub::WarpScan<int>;
+    __shared__ typename Reduce::TempStorage reduce[kThreads / 32];
+    __shared__ typename Scan::TempStorage scan[kThreads / 32];
+    const int warp = threadIdx.x / 32;
+    const int v = in[threadIdx.x];
+    const int sum = Reduce(reduce[warp]).Sum(v);
+    if (threadIdx.x % 32 == 0) sums[warp] = sum;
+    int inclusive;
+    Scan(scan[warp]).InclusiveSum(v, inclusive);
+    scans[threadIdx.x] = inclusive;
+}
+
+int main() {
+    std::vector<int> h(kN);
+    for (int i = 0; i < kN; ++i) h[i] = (i * 7919 + 13) % 1000 - 500;
+    int *in, *a, *b, *c;
+    CHECK(cudaMalloc(&in, kN * sizeof(int)));
+    CHECK(cudaMalloc(&a, kN * sizeof(int)));
+    CHECK(cudaMalloc(&b, kN * sizeof(int)));
+    CHECK(cudaMalloc(&c, kN * sizeof(int)));
+    CHECK(cudaMemcpy(in, h.data(), kN * sizeof(int), cudaMemcpyHostToDevice));
+
+    block_kernel<<<kN / kTile, kThreads>>>(in, a, b, c);
+    CHECK(cudaDeviceSynchronize());
+    print("block_sorted", fetch(a, kN));
+    print("block_exclusive_sum", fetch(b, kN));
+    print("block_sum", fetch(c, kN / kTile));
+
+    warp_kernel<<<1, kThreads>>>(in, a, b);
+    CHECK(cudaDeviceSynchronize());
+    print("warp_sum", fetch(a, kThreads / 32));
+    print("warp_inclusive_sum", fetch(b, kThreads));
+
+    CHECK(cudaFree(in));
+    CHECK(cudaFree(a));
+    CHECK(cudaFree(b));
+    CHECK(cudaFree(c));
+    std::printf("error=%s\n", cudaGetErrorString(cudaGetLastError()));
+    return 0;
+}
