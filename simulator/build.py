@@ -96,7 +96,10 @@ _LINK_FLAGS = {
 # -fno-var-tracking-assignments: full debug information (line tables and inlined frames, which
 # the checkers' reports name) without GCC's tracking of where each local variable lives at each
 # instruction, which only a debugger reads; it takes two fifths of a memcheck compile.
-_OPTIONAL_FLAGS = ("-mtls-dialect=gnu2", "-fno-var-tracking-assignments")
+# -fno-canonical-system-headers: GCC otherwise names a system header by its resolved path when
+# that is shorter, and the toolkit folder's headers are links into the wheels (cuda_headers.py):
+# a header's own `#include "..."` would then find the wheel's unpatched neighbour.
+_OPTIONAL_FLAGS = ("-mtls-dialect=gnu2", "-fno-var-tracking-assignments", "-fno-canonical-system-headers")
 
 
 @cache
