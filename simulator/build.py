@@ -307,7 +307,10 @@ def toolkit_flags() -> list[str]:
     cccl_inc = cuda_headers.cccl_dir(inc)
     if cccl_inc is not None:
         flags += ["-isystem", str(cccl_inc)]
-    return flags
+    # Thrust's default device system is its sequential C++ one (runtime/include/thrust/: its memory
+    # is device memory to the runtime): its CUDA system compiles CUB's whole dispatch for the CPU,
+    # minutes of g++ for each source. thrust::cuda::par and CUB itself still run CUB's kernels.
+    return [*flags, "-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CPP"]
 
 
 def _crt_build() -> int:

@@ -1,9 +1,10 @@
 """How a program that includes Thrust or CUB is built.
 
 Thrust, CUB and libcu++ are NVIDIA's CCCL headers, on every program's include path beside the
-toolkit's (``cuda_headers.py``). They run as they are written: Thrust's device algorithms are its
-CUDA system's (CUB's kernels, launched on the simulator's threads), its host algorithms its C++
-system's (simulator/docs/supported.md, "Thrust and CUB").
+toolkit's (``cuda_headers.py``). CUB runs as it is written (its kernels launched on the
+simulator's threads); Thrust's default device system is its sequential C++ one, whose memory is
+device memory to the runtime (``build.toolkit_flags``, runtime/include/thrust/;
+simulator/docs/supported.md, "Thrust, CUB and libcu++").
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""Thrust in simulated programs (NVIDIA's CCCL headers as they are: the device system is Thrust's
-CUDA back end, whose algorithms launch CUB's kernels on the simulator's threads): results against
-numpy in every mode, device_vector memory as device memory to the runtime and memcheck, and the
-program also built by nvcc."""
+"""Thrust in simulated programs (NVIDIA's CCCL headers, Thrust's sequential C++ system as the
+default device system): results against numpy in every mode, device_vector memory as device
+memory to the runtime and memcheck, and the program also built by nvcc."""
 
 from __future__ import annotations
 

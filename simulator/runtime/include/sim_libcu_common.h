@@ -6,19 +6,8 @@
 #include "cuda_runtime.h"
 #include "sim_async_copy.h"
 
-#ifdef SIM_WITH_CCCL
-// NVIDIA's libcu++ is on the include path (a Thrust program): its cuda::thread_scope, not a second one.
+// NVIDIA's libcu++ (CCCL, on every program's include path): its cuda::thread_scope.
 #include <cuda/std/__atomic/scopes.h>
-#else
-namespace cuda {
-enum thread_scope {
-    thread_scope_system = 0,
-    thread_scope_device = 1,
-    thread_scope_block = 2,
-    thread_scope_thread = 3,
-};
-}  // namespace cuda
-#endif
 
 // racecheck of __shared__ memory (SIM_SHARED_RACES) starts a new epoch of the block at each atomic
 // that acquires. The counters of a barrier or pipeline are read at every arrival and at every turn
