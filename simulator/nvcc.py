@@ -107,7 +107,9 @@ def _preprocessor(cmd: NvccCommand, source: str, kind: str) -> list[str]:
     """The ``g++ -E`` command nvcc's host pass would run on ``source`` (without ``-E``)."""
     arch, _ = _arch(cmd)
     cxx = build.compiler()
-    flags = ["-I", str(Path(source).resolve().parent), *build.toolkit_flags(), *_host_flags(cmd, kind)]
+    # The source is read in place, so its own folder is searched for quoted includes as with nvcc,
+    # and the dependencies name them as nvcc does (relative to how the source was named).
+    flags = [*build.toolkit_flags(), *_host_flags(cmd, kind)]
     if kind == "cu":
         runtime = str(build.RUNTIME_DIR / "cuda_sim.h")
         return [cxx, "-std=gnu++17", *flags, *build.nvcc_macros(arch), "-include", runtime, "-x", "c++"]
@@ -127,12 +129,19 @@ def _dependencies(cmd: NvccCommand, source: str, kind: str, system: bool, target
         raise SimBuildError(f"could not list the dependencies of {source}:\n{proc.stderr.strip()}")
     body = proc.stdout.replace("\\\n", " ").split(":", 1)[1]
     deps = body.split()
-    targets = cmd.get("deps_targets") or [target or str(_object_name(cmd, source))]
-    lines = [f"{' '.join(targets)} : {deps[0]} \\"] + [f"    {d} \\" for d in deps[1:]]
+    named = cmd.get("deps_targets")
+    if len(set(named)) > 1:
+        print(
+            "nvcc warning : incompatible redefinition for option 'dependency-target-name', "
+            "the last value of this option was used",
+            file=sys.stderr,
+        )
+    rule_target = named[-1] if named else target or str(_object_name(cmd, source))
+    lines = [f"{rule_target} : {deps[0]} \\"] + [f"    {d} \\" for d in deps[1:]]
     lines[-1] = lines[-1][:-2]
     text = "\n".join(lines) + "\n"
-    if cmd.has("deps_phony"):
-        text += "".join(f"\n{d} :\n" for d in deps[1:])
+    if cmd.has("deps_phony"):  # -MP: an empty rule per header, as "\nHEADER:\n" (no space, unlike the rule)
+        text += "".join(f"\n{d}:\n" for d in deps[1:])
     return text
 
 
@@ -144,7 +153,7 @@ def _check_outputs(cmd: NvccCommand, outputs: list[Path]) -> None:
 
 
 def _verbose_header(mode: str) -> None:
-    top = toolkit.root()
+    top = toolkit.mode_root(mode)
     libs = toolkit.library_dir(mode)
     for line in (
         "_NVVM_BRANCH_=nvvm",
@@ -306,8 +315,12 @@ def _drive(cmd: NvccCommand) -> int:
 
 def _compile_or_say(cmd: NvccCommand, source: str, kind: str, mode: str) -> Path:
     if cmd.has("verbose") or cmd.has("dryrun"):
+        # "-arch compute_NN" as in nvcc's device-compile line: CMake reads the default
+        # architecture from it when a project sets no CMAKE_CUDA_ARCHITECTURES.
+        arch, _ = _arch(cmd)
         print(
-            f"#$ {sys.executable} -m {toolkit.package_name()} translate --mode {mode} {source}",
+            f"#$ {sys.executable} -m {toolkit.package_name()} translate --mode {mode}"
+            f" -arch compute_{arch // 10} {source}",
             file=sys.stderr,
         )
     return _compile(cmd, source, kind, mode)

@@ -63,7 +63,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(("-MD", "--generate-dependencies-with-compile"), "deps_with_compile", constant="MD"),
     Option(("-MMD", "--generate-nonsystem-dependencies-with-compile"), "deps_with_compile", constant="MMD"),
     _value("-MF", "--dependency-output", dest="deps_file"),
-    _value("-MT", "--dependency-target-name", dest="deps_targets", listed=True),
+    _value("-MT", "--dependency-target-name", dest="deps_targets"),  # one name, the last -MT wins
     _flag("-MP", "--generate-dependency-targets", dest="deps_phony"),
     _value("-o", "--output-file", dest="output", attached=True),
     _value("-odir", "--output-directory", dest="output_dir"),
