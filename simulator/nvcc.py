@@ -116,6 +116,18 @@ def _preprocessor(cmd: NvccCommand, source: str, kind: str) -> list[str]:
     return [cxx, *(["-x", "c"] if kind == "c" else ["-std=gnu++17", "-x", "c++"]), *flags]
 
 
+def _preprocessed(cmd: NvccCommand, source: str, kind: str) -> str:
+    """``source`` as nvcc's host pass preprocesses it (``-E``)."""
+    args = [*_preprocessor(cmd, source, kind), "-E", source]
+    _say(cmd, args)
+    if cmd.has("dryrun"):
+        return ""
+    proc = subprocess.run(args, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SimBuildError(f"preprocessing {source} failed:\n{proc.stderr.strip()}")
+    return proc.stdout
+
+
 def _object_name(cmd: NvccCommand, source: str) -> Path:
     name = Path(source).with_suffix(".o").name
     return Path(cmd.last("output_dir", ".") or ".") / name
@@ -270,18 +282,29 @@ def _drive(cmd: NvccCommand) -> int:
         if deps is not None:
             text = _dependencies(cmd, source, kind, deps == "M", None)
         else:
-            args = [*_preprocessor(cmd, source, kind), "-E", source]
-            _say(cmd, args)
-            proc = subprocess.run(args, capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise SimBuildError(f"preprocessing {source} failed:\n{proc.stderr.strip()}")
-            text = proc.stdout
+            text = _preprocessed(cmd, source, kind)
         target = (cmd.last("deps_file") or output) if deps is not None else output
+        if cmd.has("dryrun"):
+            return 0
         if target:
             _check_outputs(cmd, [Path(target)])
             Path(target).write_text(text)
         else:
             sys.stdout.write(text)
+        return 0
+    if cmd.phase == "cuda":
+        # nvcc writes each .cu's host code as FILE.cu.cpp.ii; here, its host pass's preprocessed text.
+        cu = [s for s, k in sources if k == "cu"]
+        if output and len(cu) > 1:
+            raise NvccUsageError(
+                "A single input file is required for a non-link phase when an outputfile is specified"
+            )
+        outs = [Path(output) if output else Path(Path(s).name + ".cpp.ii") for s in cu]
+        _check_outputs(cmd, outs)
+        for source, out in zip(cu, outs):
+            text = _preprocessed(cmd, source, "cu")
+            if not cmd.has("dryrun"):
+                out.write_text(text)
         return 0
     if cmd.phase in ("compile", "relocatable"):
         if output and len(sources) > 1:

@@ -34,7 +34,7 @@ class Option:
 
 
 # Phases: what the command produces (the last phase option given wins, as with nvcc).
-PHASES = ("compile", "relocatable", "device-link", "lib", "shared", "preprocess", "deps", "link")
+PHASES = ("compile", "relocatable", "device-link", "lib", "shared", "preprocess", "cuda", "deps", "link")
 
 
 def _phase(*names: str, phase: str) -> Option:
@@ -57,6 +57,7 @@ OPTIONS: tuple[Option, ...] = (
     _phase("-lib", "--lib", phase="lib"),
     _phase("-shared", "--shared", phase="shared"),
     _phase("-E", "--preprocess", phase="preprocess"),
+    _phase("-cuda", "--cuda", phase="cuda"),
     _phase("-link", "--link", phase="link"),
     Option(("-M", "--generate-dependencies"), "deps", constant="M"),
     Option(("-MM", "--generate-nonsystem-dependencies"), "deps", constant="MM"),

@@ -165,6 +165,15 @@ def test_dependency_output_in_nvccs_format(tmp_path, capsys, monkeypatch):
     assert "cuda_runtime.h" in text and text.endswith("    local.h\n")
 
 
+def test_cuda_phase_writes_the_host_pass_source(tmp_path, monkeypatch):
+    """-cuda (Rodinia's nn runs it) writes FILE.cu.cpp.ii, the preprocessed source, beside no object."""
+    _dependency_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert nvcc.main(["-cuda", "k.cu"]) == 0
+    text = (tmp_path / "k.cu.cpp.ii").read_text()
+    assert "p[0] = 4;" in text and not (tmp_path / "k.o").exists()
+
+
 @pytest.mark.skipif(_real_nvcc() is None, reason="NVIDIA's nvcc is not on PATH to compare against")
 def test_dependency_output_matches_nvcc(tmp_path, capsys, monkeypatch):
     """Where NVIDIA's nvcc is installed, its -M output for a C++ source is the same as ours."""
