@@ -80,10 +80,16 @@ def _arch(cmd: NvccCommand) -> tuple[int, list[str]]:
 def _host_flags(cmd: NvccCommand, kind: str) -> list[str]:
     """The host compiler's flags for one source of ``kind``: macros, include folders, -Xcompiler."""
     flags = [f"-D{d}" for d in cmd.get("defines")] + [f"-U{u}" for u in cmd.get("undefines")]
+    # The toolkit's own include folder (Makefiles name it: -I$(CUDA_DIR)/include) is left out: the
+    # build already searches its headers as system headers, as g++ ignores a -I of a system folder;
+    # searched through -I, they would be parsed as the program's own code.
+    own = toolkit.include_dir().resolve()
     for d in cmd.get("include_dirs"):
-        flags += ["-I", str(Path(d).resolve())]
+        if Path(d).resolve() != own:
+            flags += ["-I", str(Path(d).resolve())]
     for d in cmd.get("system_include_dirs"):
-        flags += ["-isystem", str(Path(d).resolve())]
+        if Path(d).resolve() != own:
+            flags += ["-isystem", str(Path(d).resolve())]
     for f in cmd.get("pre_includes"):
         flags += ["-include", f]
     std = cmd.last("std")

@@ -4,7 +4,8 @@
 every simulated build compiles against (links to the simulator's own, then NVIDIA's and CCCL's);
 ``lib64/`` the runtime: ``libcudart_sim.a`` (the runtime, the simulator's cuBLAS and cuRAND
 when their headers are installed, and stubs of what the headers declare and the runtime lacks),
-``libcudart_static.a`` a linker script naming that archive and a checker build's sanitizer runtime,
+``libcudart_static.a`` a linker script naming that archive, a checker build's sanitizer runtime and
+the C++ and system libraries the runtime uses (so that gcc links a C program with it),
 ``libcudart.so`` a linker script naming ``libcudart_static.a`` (so ``-lcudart`` and CMake's
 ``CUDA::cudart`` link it), and ``libcublas.so``/``libcurand.so``/... naming it too. A checker build
 (``SIMULATOR_MODE``) links ``lib64/<mode>/`` instead, built the first time a link asks for it, and
@@ -26,7 +27,7 @@ from pathlib import Path
 from . import build, cuda_headers, link_stubs, toolkit_index
 from .errors import SimBuildError
 
-__all__ = ["MODE_ENV", "build_mode", "library_dir", "mode_root", "root"]
+__all__ = ["MODE_ENV", "build_mode", "include_dir", "library_dir", "mode_root", "root"]
 
 MODE_ENV = "SIMULATOR_MODE"
 # The names the toolkit's libraries go by; each is the same archive (cuBLAS and cuRAND live in it).
@@ -35,8 +36,11 @@ _LIBRARY_ALIASES = ("cudart", "cudadevrt", "cublas", "cublasLt", "curand", "cuda
 _MARKERS = ("nvvm/libdevice/README", "bin/crt/link.stub")
 # g++'s runtime library for each -fsanitize= name a checker build links with.
 _SANITIZER_LIBRARIES = {"address": "asan", "undefined": "ubsan", "thread": "tsan"}
+# What the runtime's archive calls besides itself (libstdc++, and libm/libdl/librt/libpthread, which
+# are parts of libc from glibc 2.34 on).
+_RUNTIME_NEEDS = ("stdc++", "m", "dl", "rt", "pthread")
 # Changes when lib64's layout does, so that a folder made by an older layout is remade.
-_LAYOUT = "layout 2: libcudart_static.a names libcudart_sim.a and the sanitizer's runtime"
+_LAYOUT = "layout 3: libcudart_static.a names libcudart_sim.a, the sanitizer's runtime and libstdc++"
 
 
 def build_mode() -> str:
@@ -130,6 +134,11 @@ def root() -> Path:
     return folder
 
 
+def include_dir() -> Path:
+    """The toolkit folder's ``include`` (made by :func:`root`; named here without making it)."""
+    return build.cache_dir() / "toolkit" / "include"
+
+
 def mode_root(mode: str) -> Path:
     """The toolkit folder as a build for ``mode`` sees it: ``root()`` for ``fast``, else
     ``root()/checkers/MODE``, whose ``lib64`` is the mode's libraries and whose other entries are
@@ -200,7 +209,9 @@ def library_dir(mode: str) -> Path:
     # libcudart_static.a is a linker script: the archive, then the sanitizer's runtime a checker
     # build's objects call, so that a link by a build system's own g++ (CMake links CUDA programs
     # so, without -fsanitize) links a memcheck or racecheck program as nvcc's link does.
-    needs = "".join(f" -l{lib}" for lib in sanitizers)
+    # The C++ and system libraries the runtime uses, for a link by gcc (Rodinia links C objects
+    # with -lcudart so) or one that names no -pthread.
+    needs = "".join(f" -l{lib}" for lib in [*sanitizers, *_RUNTIME_NEEDS])
     _write_script(folder / "libcudart_static.a", f"INPUT({archive}{needs})")
     for alias in _LIBRARY_ALIASES:
         _write_script(folder / f"lib{alias}.so", f"INPUT({folder / 'libcudart_static.a'})")

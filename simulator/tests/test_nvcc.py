@@ -229,6 +229,9 @@ def test_command_line_forms():
     assert cmd.last("optimize") == "3" and cmd.inputs == ["a.cu"]
     assert parse(["-forward-unknown-to-host-compiler", "-Wall", "a.cu"]).get("compiler_options") == ["-Wall"]
     assert parse(["-c", "-dlink"]).phase == "device-link"
+    # -I$(CUDA_DIR)/include names headers the build searches already, as system headers
+    given = parse(["-I", str(toolkit.include_dir()), "-Iinc", "a.cu"])
+    assert nvcc._host_flags(given, "cu") == ["-I", str(Path("inc").resolve())]
     with pytest.raises(NvccUsageError, match="Option '-o' needs a value"):
         parse(["a.cu", "-o"])
 
