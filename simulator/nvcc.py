@@ -80,10 +80,16 @@ def _arch(cmd: NvccCommand) -> tuple[int, list[str]]:
 def _host_flags(cmd: NvccCommand, kind: str) -> list[str]:
     """The host compiler's flags for one source of ``kind``: macros, include folders, -Xcompiler."""
     flags = [f"-D{d}" for d in cmd.get("defines")] + [f"-U{u}" for u in cmd.get("undefines")]
+    # The toolkit's own include folder (Makefiles name it: -I$(CUDA_DIR)/include) is left out: the
+    # build already searches its headers as system headers, as g++ ignores a -I of a system folder;
+    # searched through -I, they would be parsed as the program's own code.
+    own = toolkit.include_dir().resolve()
     for d in cmd.get("include_dirs"):
-        flags += ["-I", str(Path(d).resolve())]
+        if Path(d).resolve() != own:
+            flags += ["-I", str(Path(d).resolve())]
     for d in cmd.get("system_include_dirs"):
-        flags += ["-isystem", str(Path(d).resolve())]
+        if Path(d).resolve() != own:
+            flags += ["-isystem", str(Path(d).resolve())]
     for f in cmd.get("pre_includes"):
         flags += ["-include", f]
     std = cmd.last("std")
@@ -107,11 +113,25 @@ def _preprocessor(cmd: NvccCommand, source: str, kind: str) -> list[str]:
     """The ``g++ -E`` command nvcc's host pass would run on ``source`` (without ``-E``)."""
     arch, _ = _arch(cmd)
     cxx = build.compiler()
-    flags = ["-I", str(Path(source).resolve().parent), *build.toolkit_flags(), *_host_flags(cmd, kind)]
+    # The source is read in place, so its own folder is searched for quoted includes as with nvcc,
+    # and the dependencies name them as nvcc does (relative to how the source was named).
+    flags = [*build.toolkit_flags(), *_host_flags(cmd, kind)]
     if kind == "cu":
         runtime = str(build.RUNTIME_DIR / "cuda_sim.h")
         return [cxx, "-std=gnu++17", *flags, *build.nvcc_macros(arch), "-include", runtime, "-x", "c++"]
     return [cxx, *(["-x", "c"] if kind == "c" else ["-std=gnu++17", "-x", "c++"]), *flags]
+
+
+def _preprocessed(cmd: NvccCommand, source: str, kind: str) -> str:
+    """``source`` as nvcc's host pass preprocesses it (``-E``)."""
+    args = [*_preprocessor(cmd, source, kind), "-E", source]
+    _say(cmd, args)
+    if cmd.has("dryrun"):
+        return ""
+    proc = subprocess.run(args, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SimBuildError(f"preprocessing {source} failed:\n{proc.stderr.strip()}")
+    return proc.stdout
 
 
 def _object_name(cmd: NvccCommand, source: str) -> Path:
@@ -127,12 +147,19 @@ def _dependencies(cmd: NvccCommand, source: str, kind: str, system: bool, target
         raise SimBuildError(f"could not list the dependencies of {source}:\n{proc.stderr.strip()}")
     body = proc.stdout.replace("\\\n", " ").split(":", 1)[1]
     deps = body.split()
-    targets = cmd.get("deps_targets") or [target or str(_object_name(cmd, source))]
-    lines = [f"{' '.join(targets)} : {deps[0]} \\"] + [f"    {d} \\" for d in deps[1:]]
+    named = cmd.get("deps_targets")
+    if len(set(named)) > 1:
+        print(
+            "nvcc warning : incompatible redefinition for option 'dependency-target-name', "
+            "the last value of this option was used",
+            file=sys.stderr,
+        )
+    rule_target = named[-1] if named else target or str(_object_name(cmd, source))
+    lines = [f"{rule_target} : {deps[0]} \\"] + [f"    {d} \\" for d in deps[1:]]
     lines[-1] = lines[-1][:-2]
     text = "\n".join(lines) + "\n"
-    if cmd.has("deps_phony"):
-        text += "".join(f"\n{d} :\n" for d in deps[1:])
+    if cmd.has("deps_phony"):  # -MP: an empty rule per header, as "\nHEADER:\n" (no space, unlike the rule)
+        text += "".join(f"\n{d}:\n" for d in deps[1:])
     return text
 
 
@@ -144,7 +171,7 @@ def _check_outputs(cmd: NvccCommand, outputs: list[Path]) -> None:
 
 
 def _verbose_header(mode: str) -> None:
-    top = toolkit.root()
+    top = toolkit.mode_root(mode)
     libs = toolkit.library_dir(mode)
     for line in (
         "_NVVM_BRANCH_=nvvm",
@@ -261,18 +288,29 @@ def _drive(cmd: NvccCommand) -> int:
         if deps is not None:
             text = _dependencies(cmd, source, kind, deps == "M", None)
         else:
-            args = [*_preprocessor(cmd, source, kind), "-E", source]
-            _say(cmd, args)
-            proc = subprocess.run(args, capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise SimBuildError(f"preprocessing {source} failed:\n{proc.stderr.strip()}")
-            text = proc.stdout
+            text = _preprocessed(cmd, source, kind)
         target = (cmd.last("deps_file") or output) if deps is not None else output
+        if cmd.has("dryrun"):
+            return 0
         if target:
             _check_outputs(cmd, [Path(target)])
             Path(target).write_text(text)
         else:
             sys.stdout.write(text)
+        return 0
+    if cmd.phase == "cuda":
+        # nvcc writes each .cu's host code as FILE.cu.cpp.ii; here, its host pass's preprocessed text.
+        cu = [s for s, k in sources if k == "cu"]
+        if output and len(cu) > 1:
+            raise NvccUsageError(
+                "A single input file is required for a non-link phase when an outputfile is specified"
+            )
+        outs = [Path(output) if output else Path(Path(s).name + ".cpp.ii") for s in cu]
+        _check_outputs(cmd, outs)
+        for source, out in zip(cu, outs):
+            text = _preprocessed(cmd, source, "cu")
+            if not cmd.has("dryrun"):
+                out.write_text(text)
         return 0
     if cmd.phase in ("compile", "relocatable"):
         if output and len(sources) > 1:
@@ -306,8 +344,12 @@ def _drive(cmd: NvccCommand) -> int:
 
 def _compile_or_say(cmd: NvccCommand, source: str, kind: str, mode: str) -> Path:
     if cmd.has("verbose") or cmd.has("dryrun"):
+        # "-arch compute_NN" as in nvcc's device-compile line: CMake reads the default
+        # architecture from it when a project sets no CMAKE_CUDA_ARCHITECTURES.
+        arch, _ = _arch(cmd)
         print(
-            f"#$ {sys.executable} -m {toolkit.package_name()} translate --mode {mode} {source}",
+            f"#$ {sys.executable} -m {toolkit.package_name()} translate --mode {mode}"
+            f" -arch compute_{arch // 10} {source}",
             file=sys.stderr,
         )
     return _compile(cmd, source, kind, mode)

@@ -34,7 +34,7 @@ class Option:
 
 
 # Phases: what the command produces (the last phase option given wins, as with nvcc).
-PHASES = ("compile", "relocatable", "device-link", "lib", "shared", "preprocess", "deps", "link")
+PHASES = ("compile", "relocatable", "device-link", "lib", "shared", "preprocess", "cuda", "deps", "link")
 
 
 def _phase(*names: str, phase: str) -> Option:
@@ -57,13 +57,14 @@ OPTIONS: tuple[Option, ...] = (
     _phase("-lib", "--lib", phase="lib"),
     _phase("-shared", "--shared", phase="shared"),
     _phase("-E", "--preprocess", phase="preprocess"),
+    _phase("-cuda", "--cuda", phase="cuda"),
     _phase("-link", "--link", phase="link"),
     Option(("-M", "--generate-dependencies"), "deps", constant="M"),
     Option(("-MM", "--generate-nonsystem-dependencies"), "deps", constant="MM"),
     Option(("-MD", "--generate-dependencies-with-compile"), "deps_with_compile", constant="MD"),
     Option(("-MMD", "--generate-nonsystem-dependencies-with-compile"), "deps_with_compile", constant="MMD"),
     _value("-MF", "--dependency-output", dest="deps_file"),
-    _value("-MT", "--dependency-target-name", dest="deps_targets", listed=True),
+    _value("-MT", "--dependency-target-name", dest="deps_targets"),  # one name, the last -MT wins
     _flag("-MP", "--generate-dependency-targets", dest="deps_phony"),
     _value("-o", "--output-file", dest="output", attached=True),
     _value("-odir", "--output-directory", dest="output_dir"),

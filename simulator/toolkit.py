@@ -2,11 +2,14 @@
 
 ``bin/nvcc`` runs this Python's ``-m <package> nvcc`` (``nvcc.py``); ``include/`` holds the headers
 every simulated build compiles against (links to the simulator's own, then NVIDIA's and CCCL's);
-``lib64/`` the runtime: ``libcudart_static.a`` (the runtime, the simulator's cuBLAS and cuRAND
+``lib64/`` the runtime: ``libcudart_sim.a`` (the runtime, the simulator's cuBLAS and cuRAND
 when their headers are installed, and stubs of what the headers declare and the runtime lacks),
-``libcudart.so`` a linker script naming that archive (so ``-lcudart`` and CMake's ``CUDA::cudart``
-link it), and ``libcublas.so``/``libcurand.so``/... naming it too. A checker build
-(``SIMULATOR_MODE``) links ``lib64/<mode>/`` instead, built the first time a link asks for it.
+``libcudart_static.a`` a linker script naming that archive, a checker build's sanitizer runtime and
+the C++ and system libraries the runtime uses (so that gcc links a C program with it),
+``libcudart.so`` a linker script naming ``libcudart_static.a`` (so ``-lcudart`` and CMake's
+``CUDA::cudart`` link it), and ``libcublas.so``/``libcurand.so``/... naming it too. A checker build
+(``SIMULATOR_MODE``) links ``lib64/<mode>/`` instead, built the first time a link asks for it, and
+sees the toolkit as ``checkers/<mode>/`` (:func:`mode_root`).
 Each program or shared library linked this way holds its own copy of the runtime.
 """
 
@@ -24,13 +27,20 @@ from pathlib import Path
 from . import build, cuda_headers, link_stubs, toolkit_index
 from .errors import SimBuildError
 
-__all__ = ["MODE_ENV", "build_mode", "library_dir", "root"]
+__all__ = ["MODE_ENV", "build_mode", "include_dir", "library_dir", "mode_root", "root"]
 
 MODE_ENV = "SIMULATOR_MODE"
 # The names the toolkit's libraries go by; each is the same archive (cuBLAS and cuRAND live in it).
 _LIBRARY_ALIASES = ("cudart", "cudadevrt", "cublas", "cublasLt", "curand", "cuda", "culibos")
 # A file whose presence marks a toolkit root (CMake looks for nvvm/libdevice).
 _MARKERS = ("nvvm/libdevice/README", "bin/crt/link.stub")
+# g++'s runtime library for each -fsanitize= name a checker build links with.
+_SANITIZER_LIBRARIES = {"address": "asan", "undefined": "ubsan", "thread": "tsan"}
+# What the runtime's archive calls besides itself (libstdc++, and libm/libdl/librt/libpthread, which
+# are parts of libc from glibc 2.34 on).
+_RUNTIME_NEEDS = ("stdc++", "m", "dl", "rt", "pthread")
+# Changes when lib64's layout does, so that a folder made by an older layout is remade.
+_LAYOUT = "layout 3: libcudart_static.a names libcudart_sim.a, the sanitizer's runtime and libstdc++"
 
 
 def build_mode() -> str:
@@ -52,9 +62,14 @@ def _nvcc_script() -> str:
         f"import sys; sys.path.insert(0, {str(top)!r}); "
         f"from {package}.nvcc import main; sys.exit(main(sys.argv[1:]))"
     )
+    # The build cache is the one this folder lives in, whatever the caller's environment says, so
+    # that objects, the runtime's libraries and this folder's lib64 are always the same ones.
+    cache = shlex.quote(str(build.cache_dir().resolve()))
     return (
         "#!/bin/sh\n"
         "# nvcc for the CPU: the CUDA simulator's compiler driver.\n"
+        f"SIMULATOR_CACHE={cache}\n"
+        "export SIMULATOR_CACHE\n"
         f'exec {shlex.quote(sys.executable)} -c {shlex.quote(code)} "$@"\n'
     )
 
@@ -119,6 +134,32 @@ def root() -> Path:
     return folder
 
 
+def include_dir() -> Path:
+    """The toolkit folder's ``include`` (made by :func:`root`; named here without making it)."""
+    return build.cache_dir() / "toolkit" / "include"
+
+
+def mode_root(mode: str) -> Path:
+    """The toolkit folder as a build for ``mode`` sees it: ``root()`` for ``fast``, else
+    ``root()/checkers/MODE``, whose ``lib64`` is the mode's libraries and whose other entries are
+    ``root()``'s. nvcc names it as its installation (``TOP`` in ``-v``), so that CMake's
+    ``find_package(CUDAToolkit)`` and ``CUDA::cudart`` link the checker's runtime."""
+    top = root()
+    if mode == "fast":
+        return top
+    libs = library_dir(mode)
+    folder = top / "checkers" / mode
+    folder.mkdir(parents=True, exist_ok=True)
+    links = {name: Path("..", "..", name) for name in ("bin", "include", "nvvm", "version.json")}
+    links["lib64"] = libs
+    for name, target in links.items():
+        try:
+            (folder / name).symlink_to(target)
+        except FileExistsError:
+            pass  # made before, or by a build running beside this one
+    return folder
+
+
 def _all_stubs(objects: list[Path]) -> list[Path]:
     """One object of stubs for every function the headers declare that ``objects`` do not define."""
     inc = build.toolkit_include()
@@ -151,12 +192,13 @@ def library_dir(mode: str) -> Path:
     libs = _libraries(mode)
     members = [runtime, *libs]
     members += _all_stubs(members)
-    stamp = "\n".join(p.name for p in members)
-    archive = folder / "libcudart_static.a"
+    sanitizers = _sanitizer_libraries(mode)
+    stamp = "\n".join([_LAYOUT, *(p.name for p in members), *sanitizers])
+    archive = folder / "libcudart_sim.a"
     if (folder / "members.txt").is_file() and (folder / "members.txt").read_text() == stamp:
         return folder
     folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix="libcudart_static.", suffix=".a")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix="libcudart_sim.", suffix=".a")
     os.close(fd)
     os.unlink(tmp)
     ar = shutil.which("ar") or "ar"
@@ -164,9 +206,30 @@ def library_dir(mode: str) -> Path:
     if made.returncode != 0:
         raise SimBuildError(f"ar could not make the runtime's archive: {made.stderr.strip()}")
     os.replace(tmp, archive)
+    # libcudart_static.a is a linker script: the archive, then the sanitizer's runtime a checker
+    # build's objects call, so that a link by a build system's own g++ (CMake links CUDA programs
+    # so, without -fsanitize) links a memcheck or racecheck program as nvcc's link does.
+    # The C++ and system libraries the runtime uses, for a link by gcc (Rodinia links C objects
+    # with -lcudart so) or one that names no -pthread.
+    needs = "".join(f" -l{lib}" for lib in [*sanitizers, *_RUNTIME_NEEDS])
+    _write_script(folder / "libcudart_static.a", f"INPUT({archive}{needs})")
     for alias in _LIBRARY_ALIASES:
-        (folder / f"lib{alias}.so").write_text(
-            f"/* the simulator's runtime, linked statically */\nINPUT({archive})\n"
-        )
+        _write_script(folder / f"lib{alias}.so", f"INPUT({folder / 'libcudart_static.a'})")
     (folder / "members.txt").write_text(stamp)
     return folder
+
+
+def _write_script(path: Path, body: str) -> None:
+    """A linker script at ``path`` (replacing what is there at once, for a link that reads it now)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(f"/* the simulator's runtime, linked statically */\n{body}\n")
+    os.replace(tmp, path)
+
+
+def _sanitizer_libraries(mode: str) -> list[str]:
+    """The sanitizer runtimes (``asan``, ...) that g++'s ``-fsanitize=`` links for ``mode``."""
+    found: list[str] = []
+    for flag in build.link_flags(mode):
+        if flag.startswith("-fsanitize="):
+            found += [_SANITIZER_LIBRARIES[name] for name in flag.split("=", 1)[1].split(",")]
+    return found

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator import nvcc, toolkit
+from simulator import build, nvcc, toolkit
 from simulator.nvcc_options import NvccUsageError, parse
 
 # A library unit: a device function, a __device__ variable and a __constant__ array that a kernel
@@ -119,25 +119,93 @@ def test_cmake_project_with_enable_language_cuda_and_cudart(tmp_path):
     _project(tmp_path)
     (tmp_path / "CMakeLists.txt").write_text(CMAKELISTS)
     env = _toolkit_env()
-    _run(["cmake", "-S", ".", "-B", "build", "-DCMAKE_CUDA_ARCHITECTURES=80"], tmp_path, env)
+    _run(["cmake", "-S", ".", "-B", "build"], tmp_path, env)  # no CMAKE_CUDA_ARCHITECTURES: nvcc names sm_80
     _run(["cmake", "--build", "build"], tmp_path, env)
     out = _run([str(tmp_path / "build" / "app")], tmp_path, env)
     assert out.stdout.strip() == f"sum={EXPECTED_SUM}"
 
 
+def _real_nvcc() -> str | None:
+    """NVIDIA's nvcc when one is on PATH (not the simulator's), to compare formats against."""
+    found = shutil.which("nvcc")
+    if found is None:
+        return None
+    version = subprocess.run([found, "--version"], capture_output=True, text=True)
+    return found if version.returncode == 0 and "simulator" not in version.stdout else None
+
+
+# The make rules of nvcc 13 for h.cpp including "local.h" (from "sub/../h.cpp" with -MP, and with
+# two -MT, of which nvcc takes the last and warns): a four-space indent, " : " after the target,
+# and -MP's empty rules with no space before the colon.
+DEPENDENCY_CASES = {
+    ("-MM", "h.cpp"): "h.o : h.cpp \\\n    local.h\n",
+    ("-MM", "-MP", "sub/../h.cpp"): "h.o : sub/../h.cpp \\\n    sub/../local.h\n\nsub/../local.h:\n",
+    ("-MM", "-MT", "a.o", "-MT", "b/c.o", "h.cpp"): "b/c.o : h.cpp \\\n    local.h\n",
+    ("-MM", "-odir", "sub", "h.cpp"): "sub/h.o : h.cpp \\\n    local.h\n",
+}
+
+
+def _dependency_project(folder: Path) -> None:
+    (folder / "sub").mkdir()
+    (folder / "local.h").write_text("#define SIZE 4\n")
+    (folder / "h.cpp").write_text('#include "local.h"\nint f() { return SIZE; }\n')
+    (folder / "k.cu").write_text('#include "local.h"\n__global__ void k(int* p) { p[0] = SIZE; }\n')
+
+
 def test_dependency_output_in_nvccs_format(tmp_path, capsys, monkeypatch):
-    """-M: 'TARGET : SOURCE \\' then one dependency a line, indented by four spaces."""
-    (tmp_path / "local.h").write_text("#define SIZE 4\n")
-    (tmp_path / "k.cu").write_text('#include "local.h"\n__global__ void k(int* p) { p[0] = SIZE; }\n')
+    """-M/-MM/-MP/-MT/-odir: nvcc's make rules, byte for byte; a .cu lists the runtime's headers."""
+    _dependency_project(tmp_path)
     monkeypatch.chdir(tmp_path)
-    assert nvcc.main(["-MM", "k.cu"]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "k.o : k.cu \\"
-    assert any(line.strip() == "local.h" or line.strip() == "local.h \\" for line in lines[1:])
-    assert all(line.startswith("    ") for line in lines[1:])
+    for args, expected in DEPENDENCY_CASES.items():
+        assert nvcc.main(list(args)) == 0
+        assert capsys.readouterr().out == expected, args
     assert nvcc.main(["-M", "k.cu", "-MT", "out/k.o", "-o", "k.d"]) == 0
     text = (tmp_path / "k.d").read_text()
-    assert text.startswith("out/k.o : k.cu \\\n") and "cuda_runtime.h" in text
+    assert text.startswith("out/k.o : k.cu \\\n    /usr/include/stdc-predef.h \\\n")
+    assert "cuda_runtime.h" in text and text.endswith("    local.h\n")
+
+
+def test_cuda_phase_writes_the_host_pass_source(tmp_path, monkeypatch):
+    """-cuda (Rodinia's nn runs it) writes FILE.cu.cpp.ii, the preprocessed source, beside no object."""
+    _dependency_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert nvcc.main(["-cuda", "k.cu"]) == 0
+    text = (tmp_path / "k.cu.cpp.ii").read_text()
+    assert "p[0] = 4;" in text and not (tmp_path / "k.o").exists()
+
+
+@pytest.mark.skipif(_real_nvcc() is None, reason="NVIDIA's nvcc is not on PATH to compare against")
+def test_dependency_output_matches_nvcc(tmp_path, capsys, monkeypatch):
+    """Where NVIDIA's nvcc is installed, its -M output for a C++ source is the same as ours."""
+    _dependency_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    real = _real_nvcc()
+    for args in [*DEPENDENCY_CASES, ("-M", "-MP", "h.cpp")]:
+        theirs = subprocess.run([real, *args], capture_output=True, text=True, check=True).stdout
+        assert nvcc.main(list(args)) == 0
+        assert capsys.readouterr().out == theirs, args
+
+
+def test_checker_toolkit_links_the_sanitizer_for_a_plain_link(tmp_path, monkeypatch):
+    """A memcheck toolkit's lib64 links AddressSanitizer's runtime for a g++ link without
+    -fsanitize (as CMake links CUDA programs); the runtime stands in as a one-function object."""
+    monkeypatch.setenv("SIMULATOR_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "runtime.cpp").write_text('extern "C" int sim_answer() { return 4; }\n')
+    (tmp_path / "main.cpp").write_text(
+        'extern "C" int sim_answer();\n'
+        "int main() { int* p = new int[4]; int v = p[sim_answer()]; delete[] p; return v; }\n"
+    )
+    cxx = build.compiler()
+    _run([cxx, "-c", "runtime.cpp", "-o", "runtime.o"], tmp_path, dict(os.environ))
+    _run([cxx, "-fsanitize=address", "-c", "main.cpp", "-o", "main.o"], tmp_path, dict(os.environ))
+    monkeypatch.setattr(build, "runtime_object", lambda mode: tmp_path / "runtime.o")
+    monkeypatch.setattr(toolkit, "_libraries", lambda mode: [])
+    monkeypatch.setattr(toolkit, "_all_stubs", lambda objects: [])
+    top = toolkit.mode_root("memcheck")
+    assert top == toolkit.root() / "checkers" / "memcheck" and (top / "bin" / "nvcc").is_file()
+    _run([cxx, "main.o", f"-L{top / 'lib64'}", "-lcudart", "-o", "app"], tmp_path, dict(os.environ))
+    ran = subprocess.run([str(tmp_path / "app")], capture_output=True, text=True, timeout=60)
+    assert ran.returncode != 0 and "heap-buffer-overflow" in ran.stderr
 
 
 @pytest.mark.parametrize(
@@ -161,6 +229,9 @@ def test_command_line_forms():
     assert cmd.last("optimize") == "3" and cmd.inputs == ["a.cu"]
     assert parse(["-forward-unknown-to-host-compiler", "-Wall", "a.cu"]).get("compiler_options") == ["-Wall"]
     assert parse(["-c", "-dlink"]).phase == "device-link"
+    # -I$(CUDA_DIR)/include names headers the build searches already, as system headers
+    given = parse(["-I", str(toolkit.include_dir()), "-Iinc", "a.cu"])
+    assert nvcc._host_flags(given, "cu") == ["-I", str(Path("inc").resolve())]
     with pytest.raises(NvccUsageError, match="Option '-o' needs a value"):
         parse(["a.cu", "-o"])
 
