@@ -158,6 +158,8 @@ def parse_findings(mode: str, out: str) -> list[str]:
             continue
         if _LABEL.match(ln):
             continue
+        if ln.startswith("simulator: racecheck: warning (not a hazard)"):
+            continue  # as compute-sanitizer's warnings: shown, but not a finding
         m = re.match(r"simulator: (.*)", ln)
         if m:
             found.append(m.group(1))

@@ -6,7 +6,8 @@ runtime reads the same variable with the same default (``kDefaultLaunchTimeoutS`
 ``runtime/sim_internal.h``); ``check`` and ``run`` size the time they allow a whole program
 with :func:`resolve_timeout`, :func:`grace_after` and :func:`wall_limit`.
 
-``SIMULATOR_THREADS``, ``SIMULATOR_STACK_KB`` and ``SIMULATOR_DEVICES`` are whole numbers in the ranges of
+``SIMULATOR_THREADS``, ``SIMULATOR_STACK_KB``, ``SIMULATOR_DEVICES`` and ``SIMULATOR_DEVICE_MEMORY_MIB`` are
+whole numbers in the ranges of
 :data:`KNOBS` (the runtime's ``kKnobs`` in ``runtime/host_api.cpp`` has the same table and
 refuses a bad value when it is loaded); :func:`check_environment` refuses a bad one with the
 same one line before anything is built or loaded. ``run --devices N`` sets ``SIMULATOR_DEVICES``
@@ -62,6 +63,13 @@ KNOBS = (
         "SIMULATOR_STACK_KB", 16, 65536, "KiB of stack per CUDA thread", "128; 256 in memcheck and racecheck"
     ),
     Knob("SIMULATOR_DEVICES", 1, 16, "modelled GPUs", "1"),
+    Knob(
+        "SIMULATOR_DEVICE_MEMORY_MIB",
+        1,
+        16 << 20,
+        "MiB of memory per modelled GPU",
+        "the host's physical memory",
+    ),
 )
 DEVICES_KNOB = KNOBS[2]
 

@@ -121,4 +121,8 @@ def run_child_env(
     if mode == "memcheck":
         mode_env["SIMULATOR_LEAK_CHECK"] = leak_check
         mode_env["SIMULATOR_CHECK_HOST"] = "1" if check_host else "0"
+        if not check_host:
+            # AddressSanitizer fills new host allocations (0xbe): host code that reads memory
+            # it never set would see other values than in fast mode or on a GPU.
+            mode_env["ASAN_OPTIONS"] += ":max_malloc_fill_size=0"
     return _child_env(mode_env, limit)

@@ -8,26 +8,99 @@
 // same way, never from the C heap, so an overrun lands in device memory as on a GPU instead of
 // corrupting the simulator's own heap. memcheck and racecheck keep each allocation in the C heap
 // at its exact size, where the byte after it is a redzone their sanitizer reports.
+//
+// Each modelled device has SIMULATOR_DEVICE_MEMORY_MIB of memory (default: the host's physical
+// memory), and an allocation past what is left fails, as on a GPU, instead of growing the host's
+// memory until its OOM killer ends some process.
 #include "sim_internal.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <iterator>
+#include <unordered_map>
 
 namespace __sim {
 
+namespace {
+
+// What each device's live allocations take, and who took what (to give it back on free).
+struct Books {
+    std::mutex mu;
+    size_t in_use[kMaxDevices] = {};
+    std::unordered_map<uintptr_t, std::pair<int, size_t>> owner;
+};
+
+Books& books() {
+    static Books* b = new Books;  // outlives every static destructor that may still free device memory
+    return *b;
+}
+
+void* raw_alloc(size_t size);
+void raw_free(void* p);
+
+}  // namespace
+
+size_t device_memory_total() {
+    static const size_t total = [] {
+        const long mib = knob_value("SIMULATOR_DEVICE_MEMORY_MIB", 0);
+        if (mib > 0) return (size_t)mib << 20;
+        return (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+    }();
+    return total;
+}
+
+size_t device_memory_used(int device) {
+    Books& b = books();
+    std::lock_guard<std::mutex> lock(b.mu);
+    return device >= 0 && device < kMaxDevices ? b.in_use[device] : 0;
+}
+
+// Zero-filled, on the current device's books; nullptr past the device's memory or the host's.
+void* device_alloc(size_t size) {
+    Books& b = books();
+    const int device = current_device();
+    const size_t total = device_memory_total();
+    {
+        std::lock_guard<std::mutex> lock(b.mu);
+        if (size > total - b.in_use[device]) return nullptr;
+        b.in_use[device] += size;  // held while the memory is made, so two threads cannot both fit
+    }
+    void* p = raw_alloc(size);
+    std::lock_guard<std::mutex> lock(b.mu);
+    if (p == nullptr) {
+        b.in_use[device] -= size;
+        return nullptr;
+    }
+    b.owner[reinterpret_cast<uintptr_t>(p)] = {device, size};
+    return p;
+}
+
+void device_free(void* p) {
+    if (p == nullptr) return;
+    {
+        Books& b = books();
+        std::lock_guard<std::mutex> lock(b.mu);
+        auto it = b.owner.find(reinterpret_cast<uintptr_t>(p));
+        if (it == b.owner.end()) return;  // not device memory: nothing to give back
+        b.in_use[it->second.first] -= it->second.second;
+        b.owner.erase(it);
+    }
+    raw_free(p);
+}
+
+namespace {
+
 #if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
 
-void* device_alloc(size_t size) {
+void* raw_alloc(size_t size) {
     return std::calloc(1, size);  // exact size, so the byte after the buffer is a redzone
 }
 
-void device_free(void* p) { std::free(p); }
+void raw_free(void* p) { std::free(p); }
 
 #else
-
-namespace {
 
 constexpr size_t kGranule = 512;        // a GPU's cudaMalloc alignment and rounding
 constexpr size_t kPage = size_t(2) << 20;  // a GPU's large page: the unit of large allocations
@@ -100,10 +173,8 @@ Heap& heap() {
     return *h;
 }
 
-}  // namespace
-
 // Zero-filled, as a GPU's fresh pages are (programs sum into them without a memset).
-void* device_alloc(size_t size) {
+void* raw_alloc(size_t size) {
     Heap& h = heap();
     const size_t bytes = round_up(size == 0 ? 1 : size, kGranule);
     std::lock_guard<std::mutex> lock(h.mu);
@@ -114,8 +185,7 @@ void* device_alloc(size_t size) {
     return p;
 }
 
-void device_free(void* p) {
-    if (p == nullptr) return;
+void raw_free(void* p) {
     Heap& h = heap();
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
     std::lock_guard<std::mutex> lock(h.mu);
@@ -129,5 +199,7 @@ void device_free(void* p) {
 }
 
 #endif
+
+}  // namespace
 
 }  // namespace __sim

@@ -4,8 +4,6 @@
 // because of a sticky error; cudaMemGetInfo uses the device and does.
 #include "sim_internal.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <thread>
 
@@ -25,8 +23,7 @@ void model_device(cudaDeviceProp* p, int device = 0) {
     p->pciBusID = device;
     p->pciDeviceID = device;
     p->multiGpuBoardGroupID = device;
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    p->totalGlobalMem = (size_t)sysconf(_SC_PHYS_PAGES) * page;
+    p->totalGlobalMem = device_memory_total();
     p->sharedMemPerBlock = kDefaultSmemLimit;
     p->sharedMemPerBlockOptin = kOptinSmemLimit;
     p->sharedMemPerMultiprocessor = 228 * 1024;
@@ -180,9 +177,8 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
     if (free_bytes == nullptr || total_bytes == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     if (cudaError_t e = sticky_error()) return e;
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    *total_bytes = (size_t)sysconf(_SC_PHYS_PAGES) * page;
-    *free_bytes = (size_t)sysconf(_SC_AVPHYS_PAGES) * page;
+    *total_bytes = __sim::device_memory_total();
+    *free_bytes = *total_bytes - __sim::device_memory_used(__sim::current_device());
     return cudaSuccess;
 }
 

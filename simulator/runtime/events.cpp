@@ -49,7 +49,8 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
 cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, cudaEventDefault); }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
-    (void)stream;  // launches and copies are synchronous: everything before is done
+    // launches and copies are synchronous: everything before is done
+    if (!__sim::known_stream(stream)) return __sim::set_error(cudaErrorInvalidResourceHandle);
     std::lock_guard<std::mutex> lock(g_state_mu);
     if (!__sim::live_event(event)) return __sim::set_error(cudaErrorInvalidResourceHandle);
     event->recorded = true;
@@ -95,7 +96,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
-    (void)stream;
+    if (!__sim::known_stream(stream)) return __sim::set_error(cudaErrorInvalidResourceHandle);
     if (flags > cudaEventWaitExternal) return __sim::set_error(cudaErrorInvalidValue);
     cudaError_t captured;
     if (flags == cudaEventWaitExternal && __sim::capture_event_node(cudaGraphNodeTypeWaitEvent, event, &captured))

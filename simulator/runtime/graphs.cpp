@@ -246,6 +246,7 @@ extern "C" {
 
 // ---- work that a capture records -------------------------------------------------------------
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) {
+    if (!__sim::known_stream(stream)) return set_error(cudaErrorInvalidResourceHandle);
     if (__sim::capturing(stream)) {
         if (cudaError_t e = __sim::sticky_error()) return e;
         NodeOp n;
@@ -264,6 +265,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaM
 }
 
 cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream) {
+    if (!__sim::known_stream(stream)) return set_error(cudaErrorInvalidResourceHandle);
     if (__sim::capturing(stream)) {
         if (cudaError_t e = __sim::sticky_error()) return e;
         NodeOp n;

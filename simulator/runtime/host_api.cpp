@@ -1,7 +1,7 @@
 // The host API: the cuda* calls a program makes outside kernels. Device memory is host heap
 // memory, bookkept so that copies, memsets and frees outside a live allocation are refused
 // with cudaErrorInvalidValue; launches are checked against an sm_80 GPU's limits, run
-// synchronously and are stopped past SIMULATOR_TIMEOUT; streams are accepted and run in order.
+// synchronously and are stopped past SIMULATOR_TIMEOUT; streams run in order (streams.cpp).
 //
 // Errors follow CUDA's two kinds:
 // * non-sticky (an invalid argument or launch configuration, a failed allocation): the call
@@ -108,6 +108,7 @@ constexpr Knob kKnobs[] = {
     {"SIMULATOR_THREADS", 1, 64, "worker threads for blocks", "the CPU count, at most 64"},
     {"SIMULATOR_STACK_KB", 16, 65536, "KiB of stack per CUDA thread", "128; 256 in memcheck and racecheck"},
     {"SIMULATOR_DEVICES", 1, kMaxDevices, "modelled GPUs", "1"},
+    {"SIMULATOR_DEVICE_MEMORY_MIB", 1, 16L << 20, "MiB of memory per modelled GPU", "the host's physical memory"},
 };
 
 enum class KnobState { kUnset, kValid, kInvalid };
@@ -281,6 +282,10 @@ void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int 
     }
     std::lock_guard<std::mutex> launch_lock(g_launch_mu);
     if (sticky_error() != cudaSuccess) return;  // cudaGetLastError returns it
+    if (!known_stream(spec.stream)) {
+        set_error(cudaErrorInvalidResourceHandle);
+        return;
+    }
     if (invoke == nullptr) {  // a null kernel pointer
         set_error(cudaErrorInvalidDeviceFunction);
         return;
@@ -383,8 +388,7 @@ cudaError_t cudaMalloc(void** ptr, size_t size) {
     if (cudaError_t e = sticky_error()) return e;
     *ptr = nullptr;
     if (size == 0) return cudaSuccess;
-    if (size > ((size_t)1 << 40)) return __sim::set_error(cudaErrorMemoryAllocation);
-    void* p = __sim::device_alloc(size);
+    void* p = __sim::device_alloc(size);  // nullptr past the device's memory
     if (p == nullptr) return __sim::set_error(cudaErrorMemoryAllocation);
     {
         std::lock_guard<std::mutex> lock(g_state_mu);
@@ -514,11 +518,6 @@ cudaError_t cudaDeviceSynchronize(void) {
     return sticky_error();
 }
 
-cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-    (void)stream;
-    return sticky_error();
-}
-
 // A reset destroys the current device's context: its device allocations and its peer access go;
 // function attributes and the sticky error are the process's here, not per device, and go too
 // (see the top of this file for how this differs from CUDA's promise).
@@ -548,46 +547,7 @@ cudaError_t cudaDeviceReset(void) {
     return __sim::sticky_error();
 }
 
-cudaError_t cudaStreamCreate(cudaStream_t* stream) {
-    if (stream == nullptr) return __sim::set_error(cudaErrorInvalidValue);
-    *stream = nullptr;
-    return sticky_error();
-}
-
-cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-    (void)stream;
-    return sticky_error();
-}
-
 // ---- streams, host memory and device flags ---------------------------------------------------
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
-    if (flags != cudaStreamDefault && flags != cudaStreamNonBlocking) return __sim::set_error(cudaErrorInvalidValue);
-    return cudaStreamCreate(stream);  // every stream runs in order with the host
-}
-
-cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int flags, int priority) {
-    (void)priority;  // clamped to the range on a GPU; one order here
-    return cudaStreamCreateWithFlags(stream, flags);
-}
-
-cudaError_t cudaStreamQuery(cudaStream_t stream) {
-    (void)stream;
-    return sticky_error();
-}
-
-cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* user_data,
-                                  unsigned int flags) {
-    if (callback == nullptr || flags != 0) return __sim::set_error(cudaErrorInvalidValue);
-    callback(stream, sticky_error(), user_data);  // a callback also runs after a fault, told of it
-    return cudaSuccess;
-}
-
-cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
-    if (least != nullptr) *least = 0;
-    if (greatest != nullptr) *greatest = -5;
-    return cudaSuccess;
-}
-
 cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int flags) {
     const unsigned int known = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
     if ((flags & ~known) != 0) return __sim::set_error(cudaErrorInvalidValue);

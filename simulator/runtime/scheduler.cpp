@@ -325,6 +325,9 @@ void init_collective_state(Worker* wk, Block* b) {
 }
 
 void free_block_memory(Block* b) {
+#if defined(SIM_SHARED_RACES)
+    block_finished(b->worker);
+#endif
     mode::free_shared(b);
     b->statics->clear();
     b->dyn = nullptr;

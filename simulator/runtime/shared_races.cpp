@@ -11,6 +11,13 @@
 // warp). What this detector cannot order exactly (a barrier of a tile of 64..1024 threads,
 // grid.sync(), an atomic that acquires, e.g. cuda::barrier or a lock) starts a new epoch for the
 // whole block: that can hide a hazard across it, never report one that is not there.
+//
+// Lanes of one warp that store to the same bytes in one statement (the same code address) race
+// only if they store different values: `shared_sum[warp_id] = warp_sum;` after a warp reduction
+// stores one value from every lane, which compute-sanitizer reports at most as a warning. Such a
+// store is judged once it has been made (the instrumentation's call comes before it): at the
+// block's next shared access, barrier, __syncwarp or end, its bytes are compared with the value
+// the earlier lane stored; a different value is a hazard, the same one a warning only.
 #if defined(SIM_SHARED_RACES)
 
 #include "sim_internal.h"
@@ -52,11 +59,23 @@ struct CellPcs {
     uintptr_t read_pc;
 };
 
+// A store by a lane of the warp whose lane stored to the same bytes in the same statement before:
+// judged once it has been made, by the value it left (see the top of the file).
+struct SameStatementStore {
+    Block* block = nullptr;  // nullptr: none waits
+    uintptr_t off = 0;
+    size_t size = 0;
+    unsigned char before[16];  // what the earlier lane stored
+    uint32_t thread = 0, then_thread = 0;
+    uintptr_t pc = 0;
+};
+
 struct RaceState {
     Cell* cells = nullptr;     // one per byte of the worker's arena
     CellPcs* pcs = nullptr;    // likewise
     uint32_t epoch = 1;
     uint16_t warp_syncs[32] = {};
+    SameStatementStore waiting;
 };
 
 std::mutex g_race_report_mu;
@@ -67,6 +86,7 @@ struct Reported {
 };
 Reported* g_reported = nullptr;
 std::atomic<bool> g_any_report{false};
+std::set<uintptr_t>* g_warned = nullptr;  // statements warned of (same value from lanes of one warp)
 
 // calloc of these sizes maps zero pages: only the bytes a program's blocks touch cost memory.
 __attribute__((noinline)) RaceState& new_state(Worker* wk) {
@@ -113,6 +133,33 @@ void report_hazard(const Block* b, const char* now_kind, uint32_t now_thread, ui
            thread_name(b, now_thread).c_str(), now_at.c_str(), then_kind, then_who.c_str(), then_at.c_str());
 }
 
+// Judges the store that waits, if any, by the value it left in shared memory.
+void settle(RaceState& s) {
+    SameStatementStore& w = s.waiting;
+    if (w.block == nullptr) return;
+    Block* b = w.block;
+    w.block = nullptr;
+    if (std::memcmp(static_cast<const char*>(b->smem) + w.off, w.before, w.size) != 0) {
+        report_hazard(b, "write", w.thread, w.pc, "write", w.then_thread, w.pc);
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> lock(g_race_report_mu);
+        if (g_warned == nullptr) g_warned = new std::set<uintptr_t>;
+        if (!g_warned->insert(w.pc).second) return;
+    }
+    report("racecheck: warning (not a hazard): lanes of one warp store the same value to the same shared memory "
+           "in %s, e.g. %s after %s",
+           source_of(w.pc).c_str(), thread_name(b, w.thread).c_str(), thread_name(b, w.then_thread).c_str());
+}
+
+// Whether a write of ``thread`` now at ``pc`` over a write of ``then_thread`` is one statement's store
+// of two lanes of one warp, to be judged by its value once made.
+inline bool same_statement_of_warp(uint32_t thread, uint32_t then_thread, uintptr_t pc, uintptr_t then_pc,
+                                   size_t size) {
+    return (thread >> 5) == (then_thread >> 5) && pc == then_pc && size <= sizeof(SameStatementStore::before);
+}
+
 // Whether an access of ``thread`` (warp sync count ``sync``) follows one of ``other`` (count
 // ``other_sync``) in the same epoch: the same thread, or a __syncwarp of their warp since.
 inline bool ordered(uint32_t thread, uint32_t sync, uint32_t other, uint32_t other_sync) {
@@ -141,12 +188,21 @@ __attribute__((noinline)) void judge(RunState& run, Block* b, uintptr_t off, siz
     const uint32_t thread = (uint32_t)run.fiber->linear;
     const uint32_t warp = thread >> 5;
     const uint32_t sync = s.warp_syncs[warp & 31u];
+    settle(s);
     bool reported = false;
     for (size_t i = 0; i < size; ++i) {
         Cell& c = s.cells[off + i];
         if (c.write_epoch == epoch && !reported && !ordered(thread, sync, c.writer, c.write_sync)) {
-            reported = true;
-            report_hazard(b, write ? "write" : "read", thread, pc, "write", c.writer, s.pcs[off + i].write_pc);
+            const uintptr_t then_pc = s.pcs[off + i].write_pc;
+            if (write && same_statement_of_warp(thread, c.writer, pc, then_pc, size)) {
+                if (s.waiting.block == nullptr) {
+                    s.waiting = SameStatementStore{b, off, size, {}, thread, c.writer, pc};
+                    std::memcpy(s.waiting.before, static_cast<const char*>(b->smem) + off, size);
+                }
+            } else {
+                reported = true;
+                report_hazard(b, write ? "write" : "read", thread, pc, "write", c.writer, then_pc);
+            }
         }
         if (write) {
             if (c.read_epoch == epoch && !reported && !readers_ordered(c, thread, sync)) {
@@ -196,6 +252,7 @@ inline void on_atomic(int mo) {
 
 void new_epoch(Worker* wk) {
     RaceState& s = state_of(wk);
+    settle(s);
     if (++s.epoch == 0) {  // after 2^32 epochs: forget them all rather than mistake an old one for now
         std::memset(s.cells, 0, kArenaBytes * sizeof(Cell));
         s.epoch = 1;
@@ -204,6 +261,7 @@ void new_epoch(Worker* wk) {
 
 void warp_synced(Worker* wk, int warp) {
     RaceState& s = state_of(wk);
+    settle(s);
     if (++s.warp_syncs[warp & 31] == 0) {  // the 16-bit count wrapped: a new epoch orders what came before
         new_epoch(wk);
         std::memset(s.warp_syncs, 0, sizeof s.warp_syncs);
@@ -212,9 +270,12 @@ void warp_synced(Worker* wk, int warp) {
 
 void block_started(Worker* wk) {
     RaceState& s = state_of(wk);
+    s.waiting.block = nullptr;  // judged when its block ended (block_finished)
     ++s.epoch;
     std::memset(s.warp_syncs, 0, sizeof s.warp_syncs);
 }
+
+void block_finished(Worker* wk) { settle(state_of(wk)); }
 
 namespace {
 // As ThreadSanitizer's exitcode: a run that reported a hazard ends with status 66.

@@ -156,9 +156,15 @@ void forget_pool_allocation(void* ptr);
 void reset_device_pools(int device);
 // Device memory for cudaMalloc and graph allocations (device_heap.cpp), zero-filled: side by side
 // in 2 MiB pages, 512-byte aligned, in fast and synccheck mode; the exact size in the C heap under
-// memcheck and racecheck (the next byte is a redzone). device_free takes it back.
+// memcheck and racecheck (the next byte is a redzone). device_free takes it back. An allocation
+// is on the current device's books: past device_memory_total() in all, device_alloc returns nullptr.
 void* device_alloc(size_t size);
 void device_free(void* p);
+size_t device_memory_total();            // each device's memory (SIMULATOR_DEVICE_MEMORY_MIB)
+size_t device_memory_used(int device);   // what its live allocations take
+// A stream a call may use (streams.cpp): the default, legacy or per-thread stream, or one created
+// and not destroyed; any other handle is refused with cudaErrorInvalidResourceHandle, as on a GPU.
+bool known_stream(cudaStream_t stream);
 // Pinned host memory (cudaMallocHost, cudaHostAlloc, cudaHostRegister): made on the current device; gone.
 void record_host_alloc(void* p, size_t size);
 void forget_host_alloc(void* p);
@@ -290,6 +296,7 @@ inline RunState& run_state() {
 #if defined(SIM_SHARED_RACES)
 // shared_races.cpp: what orders the accesses of a block's threads to its shared memory.
 void block_started(Worker* wk);     // a new block on the worker: nothing before it counts
+void block_finished(Worker* wk);    // its block ended while its shared memory is still there
 void new_epoch(Worker* wk);         // a barrier released: what came before is ordered before
 void warp_synced(Worker* wk, int warp);  // a __syncwarp of ``warp`` completed
 #endif

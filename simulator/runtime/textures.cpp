@@ -222,7 +222,7 @@ cudaError_t make_array(cudaArray_t* array, const cudaChannelFormatDesc* desc, cu
     a->pitch = a->w * a->elem;
     a->slice = a->pitch * a->h;
     const size_t bytes = a->slice * a->d;
-    if (bytes > ((size_t)1 << 40) || (a->data = static_cast<unsigned char*>(std::calloc(bytes, 1))) == nullptr) {
+    if ((a->data = static_cast<unsigned char*>(__sim::device_alloc(bytes))) == nullptr) {
         delete a;
         return __sim::set_error(cudaErrorMemoryAllocation);
     }
@@ -295,7 +295,7 @@ cudaError_t cudaFreeArray(cudaArray_t array) {
             return __sim::set_error(cudaErrorInvalidValue);
         }
     }
-    std::free(array->data);
+    __sim::device_free(array->data);
     delete array;
     return __sim::sticky_error();
 }

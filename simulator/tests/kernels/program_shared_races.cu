@@ -81,6 +81,34 @@ __global__ void copy_then_read(const int* in, int* out, bool wait_first) {
     if (!wait_first) cg::wait(block);
 }
 
+// One statement of one warp whose lanes store different values to one address (a kernel of its
+// own: g++ would merge the store with warp_sums' into one instruction).
+__global__ void lane_values(const int* in, int* out) {
+    __shared__ int shared_sum[2];
+    const int warp_id = (int)threadIdx.x / 32;
+    shared_sum[warp_id] = in[threadIdx.x];  // PLANT: a value per lane
+    __syncthreads();
+    if (threadIdx.x == 0) out[0] = shared_sum[0] + shared_sum[1];
+}
+
+// A block reduction's last step: each warp's sum into shared memory. Every lane of a warp stores
+// its warp's (one) sum in one statement: no hazard. Lanes storing different values, or warps
+// storing to one address, race.
+__global__ void warp_sums(const int* in, int* out, int kind) {
+    __shared__ int shared_sum[2];
+    int warp_sum = in[threadIdx.x];
+    for (int offset = 16; offset > 0; offset /= 2) warp_sum += __shfl_xor_sync(0xffffffffu, warp_sum, offset);
+    const int warp_id = (int)threadIdx.x / 32;
+    if (kind == 0) shared_sum[warp_id] = warp_sum;  // PLANT: one value per warp
+    if (kind == 1) shared_sum[0] = 7;  // PLANT: every warp to one address
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        out[0] = shared_sum[0];
+        out[1] = shared_sum[1];
+        out[2] = 0;
+    }
+}
+
 int main(int argc, char** argv) {
     const char* what = argc > 1 ? argv[1] : "sum";
     int* d_in;
@@ -106,6 +134,12 @@ int main(int argc, char** argv) {
         shared_readers_then_writer<<<1, 64>>>(d_out);
     } else if (std::strcmp(what, "copy_wait") == 0 || std::strcmp(what, "copy_early") == 0) {
         copy_then_read<<<1, 64>>>(d_in, d_out, std::strcmp(what, "copy_wait") == 0);
+    } else if (std::strcmp(what, "warp_same") == 0) {
+        warp_sums<<<1, 64>>>(d_in, d_out, 0);
+    } else if (std::strcmp(what, "warp_lanes_differ") == 0) {
+        lane_values<<<1, 64>>>(d_in, d_out);
+    } else if (std::strcmp(what, "warps_one_address") == 0) {
+        warp_sums<<<1, 64>>>(d_in, d_out, 1);
     } else if (std::strcmp(what, "global") == 0) {
         global_race<<<1, 64>>>(d_out);
     }
