@@ -1,8 +1,11 @@
 """CUB from NVIDIA's CCCL headers, unmodified, in simulated programs: block and warp algorithms
 (kernels/program_cub.cu) against numpy in every mode, device-wide ones (kernels/program_cub_device.cu)
-in fast mode, and both programs also built by nvcc in the kernels tier."""
+in fast mode when asked for (SIMULATOR_SLOW_TESTS=1: its build is long), and both programs also
+built by nvcc in the kernels tier."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -54,8 +57,13 @@ def test_cub_block_and_warp_algorithms_match_numpy(mode):
     np.testing.assert_array_equal(_ints(v["warp_inclusive_sum"]), np.cumsum(warps, axis=1).ravel())
 
 
-# Fast mode only: g++ takes minutes of CPU time to compile CUB's device-wide dispatch for the CPU
-# (nvcc's host pass takes seconds), once per mode, which the CI's time cannot pay five times.
+# g++ takes over seven minutes of CPU time to compile CUB's device-wide dispatch for the CPU (nvcc's
+# host pass takes seconds): more than the build's time limit on a loaded machine and than a CI
+# tier can pay, so this runs only when asked for.
+@pytest.mark.skipif(
+    os.environ.get("SIMULATOR_SLOW_TESTS") != "1",
+    reason="CUB's device-wide dispatch takes g++ over seven CPU minutes to build (SIMULATOR_SLOW_TESTS=1)",
+)
 def test_cub_device_wide_algorithms_match_numpy():
     v = _run(DEVICE_PROGRAM, "fast")
     h = _input()
