@@ -32,8 +32,9 @@ def symbols(path: Path) -> tuple[set[str], set[str]]:
             if not isinstance(section, SymbolTableSection) or section.name != ".symtab":
                 continue
             for sym in section.iter_symbols():
-                bind = sym["st_info"]["bind"]
-                if not sym.name or bind == "STB_LOCAL":
+                # Local symbols first: a file symbol holds the source's path, whose bytes need not
+                # be UTF-8 (a Latin-1 folder name), and reading a name decodes it.
+                if sym["st_info"]["bind"] == "STB_LOCAL" or not sym.name:
                     continue
                 if sym["st_shndx"] == "SHN_UNDEF":
                     undefined.add(sym.name)

@@ -70,6 +70,15 @@ _CONTAINERS = frozenset(
 # parses on the calling thread's stack, which deeper nesting could overflow.
 BRACKET_DEPTH = 1024
 
+
+def _spelling(token) -> str:
+    """A token's text, or "" when its bytes are not UTF-8 (libclang's spelling decodes them)."""
+    try:
+        return token.spelling
+    except UnicodeDecodeError:
+        return ""
+
+
 _FUNC_KINDS_NAMES = (
     "FUNCTION_DECL",
     "CXX_METHOD",
@@ -317,17 +326,23 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         marked always_inline, which host code may inline (a target attribute would forbid that)."""
         starts = []
         for c in self.device_definitions:
-            tokens = list(c.get_tokens())
-            if any(
-                t.spelling == "always_inline"
-                for t in tokens[: next((k for k, t in enumerate(tokens) if t.spelling == "{"), len(tokens))]
-            ):
+            # The tokens before the body only, by spelling; text that is not UTF-8 (a Latin-1
+            # string literal, or the path in a line marker g++ left between the attribute and the
+            # name) has no spelling to read and matches nothing here.
+            tokens, words = [], []
+            for t in c.get_tokens():
+                word = _spelling(t)
+                if word == "{":
+                    break
+                tokens.append(t)
+                words.append(word)
+            if "always_inline" in words:
                 continue
             i = 0
-            while i < len(tokens) and tokens[i].spelling == "template":
+            while i < len(tokens) and words[i] == "template":
                 depth, i = 0, i + 1
                 while i < len(tokens):
-                    depth += {"<": 1, ">": -1, ">>": -2}.get(tokens[i].spelling, 0)
+                    depth += {"<": 1, ">": -1, ">>": -2}.get(words[i], 0)
                     i += 1
                     if depth <= 0:
                         break

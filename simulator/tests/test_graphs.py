@@ -61,19 +61,17 @@ def test_launches_by_address_typed_and_ex(graphs_run):
     assert v["unregistered_last"] == "cudaErrorInvalidDeviceFunction"
     assert v["cooperative"] == "cudaSuccess"
     assert v["max_threads"] == "1024"  # the modelled sm_80 device's block limit
-    assert v["attributes_unregistered"] == "cudaErrorInvalidDeviceFunction"
+    # cudaFuncGetAttributes answers for any address: a library header's kernel (CUB asks for its
+    # EmptyKernel's) is registered only once launched, so a host function cannot be told apart.
+    assert v["attributes_unregistered"] == "cudaSuccess"
 
 
 def test_refusals_print_one_note_naming_the_rule(graphs_run):
     _, proc = graphs_run
     notes = [ln for ln in proc.stderr.splitlines() if ln.startswith("note (simulator): ")]
     unregistered = [ln for ln in notes if "is not registered" in ln]
-    # cudaLaunchKernel, cudaFuncGetAttributes and cudaGraphAddKernelNode of not_a_kernel.
-    assert [ln.split(":")[1].strip() for ln in unregistered] == [
-        "cudaLaunchKernel",
-        "cudaFuncGetAttributes",
-        "cudaGraphAddKernelNode",
-    ]
+    # cudaLaunchKernel and cudaGraphAddKernelNode of not_a_kernel (cudaFuncGetAttributes answers).
+    assert [ln.split(":")[1].strip() for ln in unregistered] == ["cudaLaunchKernel", "cudaGraphAddKernelNode"]
     assert all("registers every kernel definition" in ln and "<<<>>>" in ln for ln in unregistered)
     assert sum("launch attribute 4 is not supported" in ln for ln in notes) == 1
     assert not any("cooperative launch" in ln for ln in notes)

@@ -30,7 +30,7 @@ def test_rodinia_legacy_forms_compute_by_value(mode):
     # One program has one SHM_LIMIT: the host pass's definition (nvcc's device code sees 48 KiB).
     assert v["host_limit"] == str(16 * 1024)
     assert v["device_limit"] == str(16 * 1024)
-    assert v["deviceOverlap"] == "1"
+    # cudaDeviceProp::deviceOverlap is gone from CUDA 13's header (nvcc 13 refuses it); the attribute stays
     assert v["attr_overlap"] == "1"
     assert v["asyncEngineCount"] == "3"
     assert v["map_failed"] == "205 cudaErrorMapBufferObjectFailed"  # CUDA's driver_types.h value

@@ -60,7 +60,6 @@ int main() {
     cudaGetDeviceProperties(&prop, 0);
     int overlap = -1;
     cudaDeviceGetAttribute(&overlap, cudaDevAttrGpuOverlap, 0);
-    std::printf("deviceOverlap=%d\n", prop.deviceOverlap);
     std::printf("attr_overlap=%d\n", overlap);
     std::printf("asyncEngineCount=%d\n", prop.asyncEngineCount);
     std::printf("map_failed=%d %s\n", (int)cudaErrorMapBufferObjectFailed,
