@@ -6,6 +6,8 @@
 // Rodinia's kmeans does so): that form runs with a note that it is gone from current CUDA.
 #include "sim_internal.h"
 
+#include <cctype>
+
 #include <dlfcn.h>
 
 #include <atomic>
@@ -54,6 +56,21 @@ bool named_by_string(const void* p, Symbol* out) {
     return true;
 }
 
+// Whether ``p``, inside a loaded object, holds a C identifier ended by NUL (a symbol named by a
+// string that no registered variable has).
+bool looks_like_a_name(const void* p) {
+    Dl_info info;
+    if (p == nullptr || dladdr(p, &info) == 0) return false;
+    const char* text = static_cast<const char*>(p);
+    const size_t n = strnlen(text, 256);
+    if (n == 0 || n == 256 || std::isdigit(static_cast<unsigned char>(text[0]))) return false;
+    for (size_t i = 0; i < n; ++i) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        if (!std::isalnum(c) && c != '_') return false;
+    }
+    return true;
+}
+
 // The bytes [offset, offset + count) of ``symbol``, or nullptr with the error to return. An address
 // the front end did not register (a variable of a library's header) is taken as it is.
 char* symbol_bytes(const void* symbol, size_t offset, size_t count, const char* call, cudaError_t* error) {
@@ -74,6 +91,12 @@ char* symbol_bytes(const void* symbol, size_t offset, size_t count, const char* 
         char what[96];
         std::snprintf(what, sizeof what, "%s with the symbol named by a string", call);
         __sim::note_gone(g_said_string_symbol, what, "the same call with the variable itself");
+    }
+    if (!known && looks_like_a_name(symbol)) {
+        // A string naming no registered variable (a misspelt name): writing through it would
+        // write the string literal itself.
+        *error = cudaErrorInvalidSymbol;
+        return nullptr;
     }
     if (known && (offset > sym.size || count > sym.size - offset)) {
         *error = cudaErrorInvalidValue;
