@@ -4,7 +4,6 @@ date, CPU count and each tier's Python and package versions. Names agree across 
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
@@ -12,6 +11,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from noxfile_sessions import nox_sessions
 
 from ci import matrix_report as report
 from ci import tiers
@@ -185,27 +186,8 @@ def test_the_plugin_records_package_versions(tmp_path):
 # --- names agree: nox -l, the report, the README ----------------------------------------------
 
 
-def _nox_sessions() -> dict[str, str]:
-    """Session name -> docstring, read from noxfile.py without importing nox."""
-    tree = ast.parse((ROOT / "noxfile.py").read_text())
-    sessions = {}
-    for node in tree.body:
-        if not isinstance(node, ast.FunctionDef):
-            continue
-        for deco in node.decorator_list:
-            target = deco.func if isinstance(deco, ast.Call) else deco
-            if ast.unparse(target) != "nox.session":
-                continue
-            name = node.name
-            for kw in getattr(deco, "keywords", []):
-                if kw.arg == "name":
-                    name = kw.value.value
-            sessions[name] = ast.get_docstring(node) or ""
-    return sessions
-
-
 def test_tier_names_agree_in_nox_report_and_readme():
-    sessions = _nox_sessions()
+    sessions = nox_sessions()
     assert report.TIER_ORDER == list(tiers.TIERS)
     assert report.TIER_SESSIONS == {name: tier.session for name, tier in tiers.TIERS.items()}
     for tier, session in report.TIER_SESSIONS.items():
