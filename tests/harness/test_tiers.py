@@ -50,6 +50,14 @@ def test_cli_prints_each_tiers_pytest_arguments_and_environment_with_the_standar
     assert dict(pairs) == tier.environment()
 
 
+def test_cli_prints_the_sessions_ci_runs_without_a_gpu_with_the_standard_library_only():
+    # What .ci/run runs after lint.
+    done = cli("ci-sessions")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == tiers.ci_sessions_without_gpu()
+    assert tiers.TIERS["gpu"].session not in done.stdout.split()
+
+
 def test_cli_refuses_an_unknown_tier_naming_the_known_ones():
     done = cli("env", "cuda")
     assert done.returncode == 2
