@@ -1,7 +1,8 @@
 """The sessions everyone runs: one per verification tier, plus lint, bench, matrix and docker.
 
 ``nox -l`` lists them. What each tier runs (folders, markers, backends, packages, environment)
-is the table in ``ci/tiers.py``; every tier session is ``run_tier`` on its row. Test sessions
+is the table in ``ci/tiers.py``: one session per row, registered here by ``tier_session`` and run
+by ``run_tier``, so adding a tier adds no code here (ci/tiers.py says how). Test sessions
 accept pytest arguments after ``--`` (``nox -s tests-cpu -- -k matmul``); a path among them
 replaces the tier's folders. A session whose pieces are missing, or whose hardware is absent,
 fails with the reason. The docker sessions live in ``ci/docker_images.py``.
@@ -31,7 +32,7 @@ nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = True
 # `nox` alone runs what CI runs on a machine without a GPU (the README's test command names them).
-nox.options.sessions = ["lint", *(t.session for t in tiers.TIERS.values() if "gpu" not in t.needs)]
+nox.options.sessions = ["lint", *tiers.ci_sessions_without_gpu()]
 
 RAW = matrix_run.RAW  # reports/raw: what `nox -s matrix` and the CI report job read
 KERNEL_DIR_ENV = "TORCHLIGHT_CUDA_KERNEL_DIR"
@@ -99,17 +100,12 @@ def _pytest_command(session: nox.Session, tier: tiers.Tier, args: list[str]) -> 
     return args
 
 
-def run_tier(
-    session: nox.Session, name: str, kernel_dir: str | None = None, then: Callable[[], None] | None = None
-) -> None:
-    """Run tier ``name`` of ci/tiers.py: check, install, build its kernels, ``then``, pytest.
-
-    ``kernel_dir``: prebuilt kernel libraries to test instead of building them.
-    """
-    tier = tiers.tier(name)
+def run_tier(session: nox.Session, tier: tiers.Tier) -> None:
+    """Run ``tier``: check, install, build its kernels (or take prebuilt ones), its ``then``, pytest."""
+    kernel_dir = _prebuilt_kernels(session) if tier.prebuilt_kernels else None
     problem = tier.problem(can_install=not _passthrough(session))
     if problem:
-        session.error(f"the {name} tier cannot run here: {problem}")
+        session.error(f"the {tier.name} tier cannot run here: {problem}")
     for pattern, why in tier.files:
         _require(session, pattern, why=why)
     _install(session, tier.extras, *tier.packages)
@@ -117,12 +113,13 @@ def run_tier(
     if kernel_dir:
         env[KERNEL_DIR_ENV] = kernel_dir
     elif tier.kernels == "simulator":
-        _build_kernels(session, name, env[KERNEL_DIR_ENV], "--simulator")
+        _build_kernels(session, tier.name, env[KERNEL_DIR_ENV], "--simulator")
     elif tier.kernels == "nvcc":
-        _build_kernels(session, name, env[KERNEL_DIR_ENV])
-        _put_nvcc_on_path(session, name, env)
-    if then:
-        then()
+        _build_kernels(session, tier.name, env[KERNEL_DIR_ENV])
+        _put_nvcc_on_path(session, tier.name, env)
+    if tier.then:
+        # external: the command may be a system tool (nvidia-smi); one in the virtualenv runs from there.
+        session.run(*tier.then, external=True)
     args = _pytest_command(session, tier, tier.pytest_args(session.posargs))
     if not tier.loads_conftest and any(a.startswith(("--matrix-", "--shard")) for a in args):
         # Its folders do not load tests/conftest.py, which registers the matrix plugin.
@@ -136,46 +133,6 @@ def run_tier(
         if "code 5" in str(err.reason):
             session.error("pytest ran zero tests (exit 5): a tier that runs no test fails")
         raise
-
-
-# --- test tiers ---------------------------------------------------------------------------------
-
-
-@nox.session(name="tests-cpu")
-def tests_cpu(session: nox.Session) -> None:
-    """cpu tier: the generic suite on CPUBackend and the numba twin, plus twin, library and harness tests."""
-    run_tier(session, "cpu")
-
-
-@nox.session(name="tests-cudasim")
-def tests_cudasim(session: nox.Session) -> None:
-    """cudasim tier: numba-cuda kernels in the CUDA simulator and the CUDA C kernels built by simulator/."""
-    run_tier(session, "cudasim")
-
-
-@nox.session
-def kernels(session: nox.Session) -> None:
-    """kernels tier: nvcc (toolkit or pip wheel) builds the .so files, numba-cuda kernels pass ptxas."""
-    # The compile counts also go to reports/raw/, where `nox -s matrix` and the CI report read them.
-    compile_ptx = ("python", "ci/compile_ptx.py", "--require-ptxas", "--json", str(RAW / "compile_ptx.json"))
-    run_tier(session, "kernels", then=lambda: session.run(*compile_ptx))
-
-
-@nox.session
-def sanitize(session: nox.Session) -> None:
-    """sanitize tier: the simulator's own tests, memcheck/racecheck/synccheck with planted bugs."""
-    run_tier(session, "sanitize")
-
-
-@nox.session(name="tests-gpu")
-def tests_gpu(session: nox.Session) -> None:
-    """gpu tier: numba-cuda and CUDA C kernels on a real NVIDIA GPU (fails when there is none)."""
-    run_tier(
-        session,
-        "gpu",
-        kernel_dir=_prebuilt_kernels(session),
-        then=lambda: session.run("nvidia-smi", external=True),
-    )
 
 
 def _prebuilt_kernels(session: nox.Session) -> str | None:
@@ -195,6 +152,24 @@ def _prebuilt_kernels(session: nox.Session) -> str | None:
         session.log(f"no CUDA toolkit; using the prebuilt kernels {', '.join(sorted(packaged))}")
         return "torchlight/cuda_kernels"
     return None
+
+
+# --- test tiers: one session per row of ci/tiers.py ---------------------------------------------
+
+
+def tier_session(tier: tiers.Tier) -> Callable[[nox.Session], None]:
+    """Register the nox session of ``tier``: its name and ``nox -l`` line come from the row."""
+
+    def session_function(session: nox.Session) -> None:
+        run_tier(session, tier)
+
+    session_function.__name__ = session_function.__qualname__ = tier.session.replace("-", "_")
+    session_function.__doc__ = tier.description()
+    return nox.session(name=tier.session)(session_function)
+
+
+for _row in tiers.TIERS.values():
+    tier_session(_row)
 
 
 # --- lint, bench ----------------------------------------------------------------------------------

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     import nox
 
 # Relative to the repository root, where nox runs its sessions.
-REPORTS = Path("reports")
-RAW = REPORTS / "raw"
+RAW = tiers.RAW_RESULTS
+REPORTS = RAW.parent
 
 
 def run(session: nox.Session, noxfile: Path, no_venv: bool) -> None:

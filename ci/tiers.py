@@ -9,6 +9,19 @@ tier names from it and ``ci/gpu-check.sh`` asks it on the command line (from the
     python3 -m ci.tiers env gpu            # KEY=VALUE lines of the tier's environment
     python3 -m ci.tiers why-not kernels    # why this machine cannot run it (exit 1), or nothing
     python3 -m ci.tiers nvcc [--json F]    # the nvcc a kernel build here uses, and where it is from
+    python3 -m ci.tiers ci-sessions        # the tier sessions CI runs without a GPU (.ci/run runs them)
+
+Adding a tier touches three files:
+
+1. here, one ``_tier(...)`` row in ``TIERS``: the noxfile registers its session from the row
+   (name, ``nox -l`` line, packages, kernel build, a ``then`` command before pytest); bare ``nox``
+   and ``.ci/run`` run it unless it needs a GPU or says ``ci=False``;
+2. ``.github/workflows/ci.yml``, a job named after the tier that runs its session with
+   ``--matrix-tier=<name>``, and the report job's ``needs`` (unless ``ci=False``);
+3. ``README.md``, its row in the test matrix and, when CI runs it without a GPU, its session in
+   the CI test command (the block after ``<!-- ci-test-command -->``).
+
+``tests/harness/`` checks the workflow, ``.ci/run`` and the README against this table.
 """
 
 from __future__ import annotations
@@ -34,6 +47,8 @@ KERNEL_SOURCES = "torchlight/cuda_kernels/*.cu"
 SIM_KERNEL_DIR = "build/sim-kernels"
 GPU_KERNEL_DIR = "build/kernels"
 GENERIC_TESTS = "tests/generic"
+# Where tier results go for `nox -s matrix` and the CI report job (relative to the repository root).
+RAW_RESULTS = Path("reports") / "raw"
 
 
 def read_versions(path: Path = ROOT / "ci" / "versions.env") -> dict[str, str]:
@@ -79,6 +94,14 @@ class Tier:
     files: tuple[tuple[str, str], ...] = (("tests/conftest.py", "the test suite"),)  # (glob, why)
     recorded: bool = True  # a full run records its counts under reports/sessions/ (docker compares)
     loads_conftest: bool = True  # False: its folders do not load tests/conftest.py (the matrix plugin)
+    then: tuple[str, ...] = ()  # a command the session runs after the kernel build, before pytest
+    prebuilt_kernels: bool = False  # test $TORCHLIGHT_CUDA_KERNEL_DIR's or the image's libraries if any
+    ci: bool = True  # CI runs it: a workflow job, and .ci/run and bare `nox` unless it needs a GPU
+    summary: str = field(kw_only=True)  # what it proves, one line: `nox -l` shows "<name> tier: <summary>"
+
+    def description(self) -> str:
+        """The docstring of the tier's nox session, the line ``nox -l`` shows."""
+        return f"{self.name} tier: {self.summary}"
 
     def environment(self) -> dict[str, str]:
         """The variables the tier's pytest runs with."""
@@ -120,7 +143,9 @@ TIERS: dict[str, Tier] = {
         _tier(
             "cpu",
             "tests-cpu",
-            (GENERIC_TESTS, "tests/backends/numba", "tests/library", "tests/harness"),
+            summary="the generic suite on CPUBackend and the numba twin, plus twin, library and harness "
+            "tests.",
+            tests=(GENERIC_TESTS, "tests/backends/numba", "tests/library", "tests/harness"),
             backends=("cpu", "numba"),
             # Tests marked `kernels` need nvcc: the kernels tier runs them, so every machine (and
             # the cpu image, which has no CUDA toolkit) runs the same cpu-tier tests.
@@ -132,7 +157,8 @@ TIERS: dict[str, Tier] = {
         _tier(
             "cudasim",
             "tests-cudasim",
-            (GENERIC_TESTS, "tests/backends/cuda", "tests/backends/cuda_c"),
+            summary="numba-cuda kernels in the CUDA simulator and the CUDA C kernels built by simulator/.",
+            tests=(GENERIC_TESTS, "tests/backends/cuda", "tests/backends/cuda_c"),
             backends=("cuda", "cuda-c"),
             extras=".[cuda,test]",
             packages=(CUDA_WHEELS,),
@@ -152,9 +178,10 @@ TIERS: dict[str, Tier] = {
         _tier(
             "kernels",
             "kernels",
+            summary="nvcc (toolkit or pip wheel) builds the .so files, numba-cuda kernels pass ptxas.",
             # The README's nvcc blocks (test_readme_blocks.py) and the simulator's test programs
             # compiled by nvcc (simulator/tests marks them `kernels`) run here, where nvcc is.
-            (
+            tests=(
                 "tests/backends/cuda",
                 "tests/backends/cuda_c",
                 "tests/library",
@@ -175,11 +202,20 @@ TIERS: dict[str, Tier] = {
                 ("ci/compile_ptx.py", "the PTX compile check of the numba-cuda kernels"),
                 (KERNEL_SOURCES, "the CUDA C kernel sources"),
             ),
+            # Every numba-cuda kernel through ptxas; the counts go where the matrix report reads them.
+            then=(
+                "python",
+                "ci/compile_ptx.py",
+                "--require-ptxas",
+                "--json",
+                str(RAW_RESULTS / "compile_ptx.json"),
+            ),
         ),
         _tier(
             "sanitize",
             "sanitize",
-            ("simulator/tests",),
+            summary="the simulator's own tests, memcheck/racecheck/synccheck with planted bugs.",
+            tests=("simulator/tests",),
             # The simulator's cuBLAS and cuRAND are built against those libraries' headers.
             extras=".[test,simulator-libs]",
             # Its tests that compile with nvcc (marked `kernels`) run in the kernels tier.
@@ -193,7 +229,8 @@ TIERS: dict[str, Tier] = {
         _tier(
             "gpu",
             "tests-gpu",
-            (GENERIC_TESTS, "tests/backends/cuda", "tests/backends/cuda_c"),
+            summary="numba-cuda and CUDA C kernels on a real NVIDIA GPU (fails when there is none).",
+            tests=(GENERIC_TESTS, "tests/backends/cuda", "tests/backends/cuda_c"),
             backends=("cuda", "cuda-c"),
             extras=".[cuda,test]",
             packages=(CUDA_WHEELS,),
@@ -205,6 +242,9 @@ TIERS: dict[str, Tier] = {
             workers=None,
             needs=("gpu",),
             kernels="nvcc",
+            # The image's build stage made the libraries; the log shows the GPUs the tests see.
+            prebuilt_kernels=True,
+            then=("nvidia-smi",),
         ),
     )
 }
@@ -220,6 +260,14 @@ def tier(name: str) -> Tier:
 def by_session(session: str) -> Tier | None:
     """The tier nox session ``session`` runs, or None for a session that runs no tier."""
     return next((t for t in TIERS.values() if t.session == session), None)
+
+
+def ci_sessions_without_gpu() -> list[str]:
+    """The sessions of the tiers CI runs on a machine without a GPU, in table order.
+
+    ``.ci/run`` and bare ``nox`` run them after ``lint``; the README's CI test command names them.
+    """
+    return [t.session for t in TIERS.values() if t.ci and "gpu" not in t.needs]
 
 
 def limit_profiles() -> list[str]:
@@ -394,12 +442,17 @@ def _parser() -> argparse.ArgumentParser:
         )
     nvcc = commands.add_parser("nvcc", help="print the nvcc the kernels tier uses (status 1 when none)")
     nvcc.add_argument("--json", metavar="PATH", help="also write it as JSON to PATH")
+    what = "print the sessions of the tiers CI runs without a GPU, on one line (.ci/run runs them)"
+    commands.add_parser("ci-sessions", help=what, description=what)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``pytest-args TIER``, ``env TIER``, ``why-not TIER`` or ``nvcc [--json PATH]``."""
+    """``pytest-args TIER``, ``env TIER``, ``why-not TIER``, ``nvcc [--json PATH]`` or ``ci-sessions``."""
     options = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if options.command == "ci-sessions":
+        print(" ".join(ci_sessions_without_gpu()))
+        return 0
     if options.command == "nvcc":
         info = nvcc_info()
         if options.json:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import ast
+import dataclasses
 import fnmatch
 import json
 import os
@@ -14,6 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from noxfile_sessions import load_noxfile, nox_sessions
+
+from ci import tiers
 
 try:
     import tomllib
@@ -24,38 +27,11 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 CI_RUN = ROOT / ".ci" / "run"
 DOCKERFILES = [ROOT / "Dockerfile.cpu", ROOT / "Dockerfile.cuda"]
-REQUIRED_SESSIONS = {
-    "tests-cpu",
-    "tests-cudasim",
-    "tests-gpu",
-    "kernels",
-    "sanitize",
-    "lint",
-    "bench",
-    "matrix",
-    "docker-cpu",
-    "docker-cuda",
-}
-
-
-def nox_sessions() -> dict[str, str | None]:
-    """Session name -> docstring, read from noxfile.py without importing nox."""
-    tree = ast.parse((ROOT / "noxfile.py").read_text())
-    sessions: dict[str, str | None] = {}
-    for node in tree.body:
-        if not isinstance(node, ast.FunctionDef):
-            continue
-        for dec in node.decorator_list:
-            target = dec.func if isinstance(dec, ast.Call) else dec
-            if ast.unparse(target) != "nox.session":
-                continue
-            name = node.name
-            if isinstance(dec, ast.Call):
-                for kw in dec.keywords:
-                    if kw.arg == "name":
-                        name = ast.literal_eval(kw.value)
-            sessions[name] = ast.get_docstring(node)
-    return sessions
+# The sessions written out in noxfile.py; each tier's comes from its row of ci/tiers.py.
+OTHER_SESSIONS = {"lint", "bench", "matrix", "docker-cpu", "docker-cuda"}
+REQUIRED_SESSIONS = OTHER_SESSIONS | {t.session for t in tiers.TIERS.values()}
+# What CI runs on a machine without a GPU: lint, then the table's tiers that need none.
+CI_TEST_SESSIONS = ["lint", *tiers.ci_sessions_without_gpu()]
 
 
 def fenced_block_after(text: str, marker: str) -> str:
@@ -115,33 +91,52 @@ def test_readme_and_noxfile_name_the_same_sessions():
     assert not undocumented, f"sessions missing from README: {sorted(undocumented)}"
 
 
-def test_readme_test_command_is_one_nox_invocation_of_real_sessions():
+def test_readme_test_command_runs_lint_and_the_tiers_ci_runs_without_a_gpu():
     lines = readme_test_command()
     nox_lines = [ln for ln in lines if ln.startswith("nox ")]
     assert len(nox_lines) == 1, f"expected one nox invocation in the README test command, got {lines}"
     names = sessions_named(nox_lines[0])
-    assert names, f"{nox_lines[0]!r} names no session"
-    assert set(names) <= set(nox_sessions())
-    assert {"lint", "tests-cpu", "tests-cudasim", "kernels", "sanitize"} <= set(names)
+    assert set(names) <= set(nox_sessions()), f"{nox_lines[0]!r} names sessions the noxfile lacks"
+    assert names == CI_TEST_SESSIONS, (
+        f"README's CI test command runs {names}; ci/tiers.py says {CI_TEST_SESSIONS} (lint, then the "
+        "sessions of the tiers CI runs without a GPU, in table order)"
+    )
+
+
+def test_bare_nox_runs_the_readme_test_command():
+    assert load_noxfile().options.sessions == CI_TEST_SESSIONS
+
+
+def test_ci_sessions_follow_the_table(monkeypatch):
+    # A tier CI does not run, or one that needs a GPU, stays out of .ci/run and bare `nox`.
+    rows = dict(tiers.TIERS)
+    rows["by-hand"] = dataclasses.replace(rows["cpu"], name="by-hand", session="tests-by-hand", ci=False)
+    rows["gpu-twin"] = dataclasses.replace(rows["gpu"], name="gpu-twin", session="tests-gpu-twin")
+    rows["extra"] = dataclasses.replace(rows["sanitize"], name="extra", session="tests-extra")
+    monkeypatch.setattr(tiers, "TIERS", rows)
+    assert tiers.ci_sessions_without_gpu() == [*CI_TEST_SESSIONS[1:], "tests-extra"]
 
 
 DOCKER_SESSIONS_LINE = "nox -s docker-cpu docker-cuda"
 DOCKER_BUILD_LINE = "nox -s docker-build"
+# .ci/run asks the table for the tier sessions (python3 -m ci.tiers ci-sessions) and runs them after lint.
+CI_RUN_TEST_LINE = 'nox -s lint "${tier_sessions[@]}"'
 
 
-def test_ci_run_runs_the_readme_test_command_then_the_images():
-    readme = readme_test_command()
+def test_ci_run_runs_lint_and_the_tables_tiers_then_the_images():
     commands = script_commands(CI_RUN)
-    readme_nox = next(ln for ln in readme if ln.startswith("nox "))
-    assert readme_nox in commands, f".ci/run does not run {readme_nox!r}: {commands}"
     nox_lines = [ln for ln in commands if ln.startswith("nox ")]
-    assert nox_lines == [readme_nox, DOCKER_SESSIONS_LINE], (
+    assert nox_lines == [CI_RUN_TEST_LINE, DOCKER_SESSIONS_LINE], (
         f".ci/run must run the README test command, then the docker sessions: {nox_lines}"
+    )
+    assert any("-m ci.tiers ci-sessions" in ln for ln in commands), (
+        ".ci/run must take its tiers from the table"
     )
     # The images are built in the background while the README's tiers run.
     builds = [i for i, ln in enumerate(commands) if DOCKER_BUILD_LINE in ln]
     assert len(builds) == 1 and commands[builds[0]].endswith("&"), commands
-    assert builds[0] < commands.index(readme_nox), commands
+    assert builds[0] < commands.index(CI_RUN_TEST_LINE), commands
+    readme = readme_test_command()
     readme_pip = next(ln for ln in readme if ln.startswith("pip install"))
     wanted = shlex.split(readme_pip)[2:]
     pip_lines = [shlex.split(ln) for ln in commands if "pip" in ln and "install" in ln]
@@ -159,6 +154,8 @@ def _fake_tools(tmp_path: Path, scripts: dict[str, str]) -> tuple[dict[str, str]
     fake_python.write_text(
         "#!/usr/bin/env bash\n"
         f'if [ "$1" = "-c" ]; then echo "{bindir}"; exit 0; fi\n'
+        # The tier table answers for real: .ci/run takes the sessions it runs from it.
+        f'if [ "$1 $2" = "-m ci.tiers" ]; then exec "{sys.executable}" "$@"; fi\n'
         f'echo "python $*" >> "{log}"\n'
     )
     fake_python.chmod(0o755)
@@ -183,6 +180,7 @@ def test_ci_run_invokes_nox_with_the_readme_command_then_the_docker_sessions(tmp
     # The background build may log before or after the README command starts.
     assert sorted(calls[1:3]) == sorted([DOCKER_BUILD_LINE, readme_nox]), calls
     assert calls[3:] == [DOCKER_SESSIONS_LINE], calls
+    assert sessions_named(readme_nox) == CI_TEST_SESSIONS
     assert "background image builds ended with status 0" in proc.stdout
     assert "docker part" in proc.stdout
 
@@ -475,31 +473,73 @@ def job_commands(job: dict) -> list[str]:
     return [step["run"] for step in job.get("steps", []) if "run" in step]
 
 
+def job_sessions(job: dict) -> list[str]:
+    """The nox sessions a job's `run:` steps name."""
+    named: list[str] = []
+    for text in job_commands(job):
+        for line in re.findall(r"nox(?: --no-venv)? -s [^\n]+", " ".join(text.split("\n"))):
+            named += sessions_named(line)
+    return named
+
+
 def test_workflow_jobs_call_nox_sessions_directly():
     jobs = workflow()["jobs"]
     assert "plan" not in jobs, "the job list lives in the workflow: no plan job"
     sessions = set(nox_sessions())
+    # A script per tier (or for lint) would hide the session the job runs.
+    per_tier_script = re.compile(rf"\bci/({'|'.join(map(re.escape, [*tiers.TIERS, 'lint']))})\.sh")
     run_by_jobs: set[str] = set()
     for name, job in jobs.items():
+        named = set(job_sessions(job))
+        assert named <= sessions, f"job {name} runs unknown sessions {named - sessions}"
+        run_by_jobs |= named
         for text in job_commands(job):
-            for line in re.findall(r"nox(?: --no-venv)? -s [^\n]+", " ".join(text.split("\n"))):
-                named = set(sessions_named(line))
-                assert named <= sessions, f"job {name} runs unknown sessions {named - sessions}"
-                run_by_jobs |= named
             for path in re.findall(r"\bci/[\w.-]+", text):
                 assert (ROOT / path).is_file(), f"job {name} uses {path}, which does not exist"
-            assert not re.search(r"\bci/(cpu|cudasim|kernels|lint|sanitize|gpu)\.sh", text), name
-    wanted = {
-        "lint",
-        "tests-cpu",
-        "tests-cudasim",
-        "kernels",
-        "sanitize",
-        "docker-cpu",
-        "docker-cuda",
-        "tests-gpu",
-    }
+            assert not per_tier_script.search(text), name
+    wanted = {"lint", "docker-cpu", "docker-cuda"}
     assert wanted <= run_by_jobs, f"sessions no CI job runs: {sorted(wanted - run_by_jobs)}"
+
+
+def test_workflow_has_a_job_for_each_tier_the_table_says_ci_runs():
+    jobs = workflow()["jobs"]
+    for tier in tiers.TIERS.values():
+        if not tier.ci:
+            continue
+        assert tier.name in jobs, (
+            f"ci/tiers.py says CI runs the {tier.name} tier: the workflow needs a job {tier.name}"
+        )
+        job = jobs[tier.name]
+        assert tier.session in job_sessions(job), f"job {tier.name} does not run `nox -s {tier.session}`"
+        text = "\n".join(job_commands(job))
+        assert f"--matrix-tier={tier.name}" in text, f"job {tier.name} must record its results as its tier"
+        assert tier.name in jobs["report"]["needs"], f"the report job must wait for job {tier.name}"
+
+
+def test_workflow_names_no_tier_the_table_lacks():
+    jobs = workflow()["jobs"]
+    ci_tiers = {name for name, tier in tiers.TIERS.items() if tier.ci}
+    for name, job in jobs.items():
+        text = "\n".join(job_commands(job))
+        for named in re.findall(r"--matrix-tier=([^\s\\]+)", text):
+            assert named in ci_tiers, (
+                f"job {name} records results as tier {named!r}; CI tiers: {sorted(ci_tiers)}"
+            )
+            assert named == name, f"job {name} records its results as the {named} tier: name the job {named}"
+        for session in job_sessions(job):
+            tier = tiers.by_session(session)
+            assert tier is None or tier.name == name, (
+                f"job {name} runs the {tier.name} tier's session {session}"
+            )
+        for step in job.get("steps", []):
+            artifact = (
+                step.get("with", {}).get("name", "") if "upload-artifact" in step.get("uses", "") else ""
+            )
+            if artifact.startswith("matrix-") and name != "report":
+                kind = artifact.removeprefix("matrix-").split("-${{")[0]
+                assert kind == name and kind in ci_tiers, (
+                    f"job {name} uploads {artifact}, not its tier's results"
+                )
 
 
 def test_workflow_gpu_job_checks_the_gpu_then_runs_the_image_with_all_gpus():

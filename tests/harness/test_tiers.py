@@ -6,12 +6,14 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from noxfile_sessions import load_noxfile
 
 from ci import docker_images, matrix_run, tiers
 
@@ -46,6 +48,14 @@ def test_cli_prints_each_tiers_pytest_arguments_and_environment_with_the_standar
     # The lines are shell assignments: sourcing them gives back the tier's environment.
     pairs = [shlex.split(line)[0].split("=", 1) for line in env.stdout.splitlines()]
     assert dict(pairs) == tier.environment()
+
+
+def test_cli_prints_the_sessions_ci_runs_without_a_gpu_with_the_standard_library_only():
+    # What .ci/run runs after lint.
+    done = cli("ci-sessions")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == tiers.ci_sessions_without_gpu()
+    assert tiers.TIERS["gpu"].session not in done.stdout.split()
 
 
 def test_cli_refuses_an_unknown_tier_naming_the_known_ones():
@@ -149,25 +159,111 @@ def test_noxfile_report_docker_module_and_test_configuration_list_no_tiers_of_th
     assert "from ci import tiers" in report and "TIER_SESSIONS = {name: tier.session" in report
 
 
-def test_every_tier_session_is_run_tier_on_its_row():
-    tree = ast.parse((ROOT / "noxfile.py").read_text())
-    sessions = {tier.session: name for name, tier in tiers.TIERS.items()}
-    seen = set()
-    for node in tree.body:
-        if not isinstance(node, ast.FunctionDef) or not node.decorator_list:
-            continue
-        deco = node.decorator_list[0]
-        session = node.name
-        if isinstance(deco, ast.Call):
-            session = next((kw.value.value for kw in deco.keywords if kw.arg == "name"), node.name)
-        if session not in sessions:
-            continue
-        calls = [c for c in ast.walk(node) if isinstance(c, ast.Call) and ast.unparse(c.func) == "run_tier"]
-        assert len(calls) == 1, f"{session} must call run_tier once"
-        assert ast.literal_eval(calls[0].args[1]) == sessions[session], f"{session} runs the wrong tier"
-        assert node.end_lineno - node.lineno <= 8, f"{session} is {node.end_lineno - node.lineno} lines"
-        seen.add(session)
-    assert seen == set(sessions), f"tier sessions missing from noxfile.py: {set(sessions) - seen}"
+def test_every_tier_session_is_made_from_its_row_and_runs_run_tier_on_it(monkeypatch):
+    noxfile = load_noxfile()
+    sessions = noxfile.sessions
+    tier_sessions = [t.session for t in tiers.TIERS.values()]
+    # In table order, before the other sessions: `nox -l` lists the tiers first.
+    assert list(sessions)[: len(tier_sessions)] == tier_sessions
+    ran = []
+    monkeypatch.setattr(noxfile.module, "run_tier", lambda session, tier: ran.append((session, tier)))
+    for tier in tiers.TIERS.values():
+        registered = sessions[tier.session]
+        assert registered.doc == tier.description() == f"{tier.name} tier: {tier.summary}"
+        assert registered.options == {"name": tier.session}, "a tier session takes nox's defaults"
+        marker = object()
+        registered.function(marker)
+        assert ran[-1] == (marker, tier)
+    assert "\n" not in "".join(t.summary for t in tiers.TIERS.values())
+    noxfile_text = (ROOT / "noxfile.py").read_text()
+    for tier in tiers.TIERS.values():
+        assert f'"{tier.session}"' not in noxfile_text, f"noxfile.py names {tier.session} itself"
+
+
+class RecordingSession:
+    """A nox session that records what it would install and run, for run_tier."""
+
+    def __init__(self, name: str, passthrough_env: type | None = None) -> None:
+        self.name = name
+        self.posargs: list[str] = []
+        self.virtualenv = passthrough_env() if passthrough_env else object()
+        self.bin_paths = None
+        self.calls: list[tuple] = []
+
+    def log(self, text: str) -> None:
+        pass
+
+    def install(self, *args: str) -> None:
+        self.calls.append(("install", args))
+
+    def run(self, *args: str, **kwargs) -> None:
+        self.calls.append(("run", args, kwargs))
+
+    def error(self, text: str) -> None:
+        raise SessionError(text)
+
+
+@pytest.mark.parametrize("name", list(tiers.TIERS))
+def test_a_tier_session_installs_and_runs_what_its_row_says(name, monkeypatch, tmp_path):
+    # Nothing runs: the session records its commands. The machine's own lacks do not matter here.
+    monkeypatch.setattr(tiers.Tier, "problem", lambda self, can_install=True: None)
+    monkeypatch.setenv("TORCHLIGHT_CUDA_KERNEL_DIR", str(tmp_path))  # no prebuilt libraries there
+    monkeypatch.setenv("TORCHLIGHT_TEST_WORKERS", "3")
+    tier = tiers.TIERS[name]
+    noxfile = load_noxfile()
+    monkeypatch.setattr(noxfile.module, "_prebuilt_kernels", lambda session: None)
+    session = RecordingSession(tier.session)
+    noxfile.sessions[tier.session].function(session)
+    assert session.calls[0] == ("install", (tier.extras, *tier.packages))
+    runs = [call[1] for call in session.calls[1:]]
+    builds = [args for args in runs if args[:4] == ("python", "-m", "torchlight", "build-kernels")]
+    if tier.kernels:
+        assert len(builds) == 1 and builds[0][5] == tier.env["TORCHLIGHT_CUDA_KERNEL_DIR"]
+        assert ("--simulator" in builds[0]) == (tier.kernels == "simulator")
+    else:
+        assert not builds
+    if tier.then:
+        assert session.calls.index(("run", tier.then, {"external": True})) == len(session.calls) - 2
+    pytest_call = session.calls[-1]
+    assert pytest_call[1][0] == "pytest"
+    args = list(pytest_call[1][1:])
+    workers = {"auto": ["-n", "3"], None: []}.get(tier.workers, ["-n", tier.workers])
+    record = [f"--matrix-json=reports/sessions/{tier.session}.json", f"--matrix-tier={name}"]
+    assert args == [*workers, *tier.pytest_args(), *(record if tier.recorded else [])]
+    env = pytest_call[2]["env"]
+    assert {k: env[k] for k in tier.environment()} == tier.environment()
+
+
+def test_a_prebuilt_kernel_row_tests_the_libraries_it_finds_instead_of_building(monkeypatch, tmp_path):
+    monkeypatch.setattr(tiers.Tier, "problem", lambda self, can_install=True: None)
+    (tmp_path / "softmax_kernel.so").write_text("")
+    monkeypatch.setenv("TORCHLIGHT_CUDA_KERNEL_DIR", str(tmp_path))
+    noxfile = load_noxfile()
+    for tier in tiers.TIERS.values():
+        session = RecordingSession(tier.session)
+        noxfile.sessions[tier.session].function(session)
+        builds = [c for c in session.calls if c[1][:4] == ("python", "-m", "torchlight", "build-kernels")]
+        if tier.prebuilt_kernels:
+            assert not builds and session.calls[-1][2]["env"]["TORCHLIGHT_CUDA_KERNEL_DIR"] == str(tmp_path)
+        else:
+            assert bool(builds) == bool(tier.kernels), tier.name
+
+
+def test_nox_lists_the_sessions_the_stand_in_finds():
+    pytest.importorskip("nox", reason="nox is not installed in this environment (the cpu tier's has none)")
+    done = subprocess.run(
+        [sys.executable, "-m", "nox", "-l", "--noxfile", str(ROOT / "noxfile.py")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    listed = re.findall(r"^([*-]) (\S+) -> (.*)$", done.stdout, re.M)
+    noxfile = load_noxfile()
+    assert [(name, doc) for _, name, doc in listed] == [(n, s.doc) for n, s in noxfile.sessions.items()]
+    # `*` marks what bare `nox` runs (listed in registration order, run in nox.options.sessions').
+    assert {name for mark, name, _ in listed if mark == "*"} == set(noxfile.options.sessions)
 
 
 def test_gpu_check_takes_the_gpu_tiers_folders_and_environment_from_the_table():
