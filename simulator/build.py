@@ -28,6 +28,7 @@ from .transform import SimBuildError, clang_module, translate_preprocessed
 
 __all__ = [
     "MODES",
+    "PORTABLE_VARIABLE",
     "SimBuildError",
     "build_executable",
     "build_program",
@@ -35,6 +36,8 @@ __all__ = [
     "cache_dir",
     "translate_source",
     "compiler",
+    "portable",
+    "target_flags",
 ]
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -128,6 +131,42 @@ def _optional_flags(cxx: str) -> tuple[str, ...]:
 
     cached_output(found, produce)
     return tuple(f for f in found.read_text().split() if f in _OPTIONAL_FLAGS)
+
+
+PORTABLE_VARIABLE = "SIMULATOR_PORTABLE"
+# What compiled device code may use of the CPU that builds it (unless SIMULATOR_PORTABLE=1): its
+# instruction set (AVX2, ...) but the fused multiply-add, whose use stays what it was: device
+# functions contract into FMAs under -fmad through transform.DEVICE_FMA's target attribute, host
+# code never does (as nvcc's host compiler at baseline x86-64 does not). AVX-512 is left out
+# too, since g++ contracts into its FMA instructions even under -mno-fma.
+_NATIVE_X86 = ("-march=native", "-mno-fma", "-mno-avx512f")
+
+
+def portable() -> bool:
+    """Whether builds are for any CPU of the architecture (``SIMULATOR_PORTABLE=1``), not only this one."""
+    raw = os.environ.get(PORTABLE_VARIABLE, "")
+    if raw not in ("", "0", "1"):
+        raise SimBuildError(
+            f"{PORTABLE_VARIABLE}={raw[:80]!r}: set it to 1 (build for any CPU of the architecture, "
+            "e.g. for an image or a library to ship) or 0 (for this machine's CPU), or unset it"
+        )
+    return raw == "1"
+
+
+def target_flags(cxx: str) -> list[str]:
+    """The flags that compile device and host code for this machine's CPU (none when
+    :func:`portable`, or when the compiler cannot tell the CPU)."""
+    if portable() or _native_macros(cxx) is None:
+        return []
+    return list(_NATIVE_X86) if platform.machine() in ("x86_64", "AMD64") else ["-march=native"]
+
+
+def _target_key(cxx: str) -> str:
+    """What a cached object's key takes from :func:`target_flags`: the CPU's features as the
+    compiler names them, since ``-march=native`` means another CPU on another machine (a shared
+    cache folder)."""
+    flags = target_flags(cxx)
+    return " ".join(flags) + "\n" + (_native_macros(cxx) or "") if flags else "portable"
 
 
 def _common(cxx: str) -> list[str]:
@@ -602,9 +641,12 @@ def kernel_object(
             lang = ["-x", "c++"]
             base = _common(cxx) + host_flags
         # Keyed by the preprocessed text, so that a change in an included header makes a new key.
+        # The CPU's flags compile, but do not preprocess: the text is the same on every machine.
         pre = _preprocess_text([cxx, *base, *includes, *lang, "-E", path], str(src))
-        flags = base + includes + cccl.compile_flags(mode, pre)
-        key = _hash(pre, _runtime_sources(), " ".join(flags + lang), _compiler_id(cxx), path)
+        flags = base + target_flags(cxx) + includes + cccl.compile_flags(mode, pre)
+        key = _hash(
+            pre, _runtime_sources(), " ".join(flags + lang), _compiler_id(cxx), path, _target_key(cxx)
+        )
         out = cache_dir() / f"{stem}-{mode}-{key}.o"
         return cached_output(
             out, lambda tmp: _compile([cxx, *flags, *lang, "-c", path, "-o", str(tmp)], str(src))
@@ -613,7 +655,7 @@ def kernel_object(
     if fmad and host_has_fma(cxx):
         includes = [*includes, "-DSIM_DEVICE_FMA"]
     host_pre, device_pre = _preprocess(cxx, path, flags + includes, arch, str(src))
-    flags = flags + cccl.compile_flags(mode, host_pre) + list(extra_flags)
+    flags = flags + target_flags(cxx) + cccl.compile_flags(mode, host_pre) + list(extra_flags)
     key = _hash(
         host_pre,
         device_pre or "",
@@ -624,6 +666,7 @@ def kernel_object(
         _front_end_version(),
         "unchecked host" if unchecked_host else "",
         "fma" if fmad and host_has_fma(cxx) else "",
+        _target_key(cxx),
     )
     out = cache_dir() / f"{stem}-{mode}-{key}.o"
 

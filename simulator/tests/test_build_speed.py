@@ -1,11 +1,15 @@
-"""What a build reuses from the one before: the runtime prelude's precompiled header (pch.py)
-and each cached object's symbol listing."""
+"""What a build reuses from the one before: the runtime prelude's precompiled header (pch.py),
+each cached object's symbol listing, and what it compiles for: the machine's CPU unless
+``SIMULATOR_PORTABLE=1``, with fused multiply-adds where they were before and nowhere else."""
 
 from __future__ import annotations
 
+import platform
 import shutil
+import subprocess
 import textwrap
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -143,7 +147,7 @@ def test_the_object_is_the_same_with_or_without_the_header(cache, tmp_path, monk
         '    cudaDeviceSynchronize(); std::printf("%g\\n", x[3]); return 0; }\n'
     )
     text = build.translate_source(src, mode)
-    flags = [*build._common(GXX), *build._KERNEL_FLAGS[mode], "-fpermissive"]
+    flags = [*build._common(GXX), *build._KERNEL_FLAGS[mode], *build.target_flags(GXX), "-fpermissive"]
     with_header = tmp_path / "with.o"
     build._compile_translated(GXX, flags, text, with_header, str(src))
     assert list(cache.glob("prelude-*.gch")), "the build made no precompiled header"
@@ -151,6 +155,63 @@ def test_the_object_is_the_same_with_or_without_the_header(cache, tmp_path, monk
     whole = tmp_path / "whole.o"
     build._compile_translated(GXX, flags, text, whole, str(src))
     assert with_header.read_bytes() == whole.read_bytes()
+
+
+def test_portable_is_a_knob(monkeypatch):
+    monkeypatch.setenv(build.PORTABLE_VARIABLE, "1")
+    assert build.portable() and build.target_flags(build.compiler()) == []
+    monkeypatch.setenv(build.PORTABLE_VARIABLE, "yes")
+    with pytest.raises(SimBuildError, match="SIMULATOR_PORTABLE='yes'.*set it to 1"):
+        build.portable()
+
+
+@needs_gxx
+def test_portable_and_native_objects_are_kept_apart(cache, tmp_path, monkeypatch):
+    src = tmp_path / "host.cpp"
+    src.write_text(
+        "float scale(float* v, int n) { float s = 0; for (int i = 0; i < n; ++i) s += v[i]; return s; }\n"
+    )
+    if build.target_flags(GXX) == []:
+        pytest.skip("the compiler cannot tell this machine's CPU (-march=native): every build is portable")
+    native = build.kernel_object(src, "fast")
+    monkeypatch.setenv(build.PORTABLE_VARIABLE, "1")
+    portable = build.kernel_object(src, "fast")
+    assert native != portable
+
+
+def _disassembly(obj: Path) -> dict[str, str]:
+    """Each function's instructions in ``obj`` (objdump), by its name."""
+    text = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True, text=True
+    ).stdout
+    found, name = {}, None
+    for line in text.splitlines():
+        if line.endswith(">:"):
+            name = line.split("<", 1)[1][:-2]
+            found[name] = ""
+        elif name:
+            found[name] += line + "\n"
+    return found
+
+
+@needs_gxx
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="the FMA policy is x86-64's")
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="needs objdump to read the instructions")
+def test_fused_multiply_adds_stay_in_device_code(cache, tmp_path):
+    if not build.host_has_fma(GXX):
+        pytest.skip("this CPU has no FMA instructions")
+    src = tmp_path / "fma.cu"
+    src.write_text(
+        'extern "C" __device__ __attribute__((noinline))\n'
+        "float dev_madd(float a, float b, float c) { return a * b + c; }\n"
+        'extern "C" float host_madd(float a, float b, float c) { return a * b + c; }\n'
+        'extern "C" __global__ void k(float* v) { v[threadIdx.x] = dev_madd(v[0], v[1], v[2]); }\n'
+    )
+    code = _disassembly(build.kernel_object(src, "fast"))
+    assert "vfmadd" in code["dev_madd"]
+    assert "vfmadd" not in code["host_madd"]
+    no_fmad = _disassembly(build.kernel_object(src, "fast", fmad=False))
+    assert "vfmadd" not in no_fmad["dev_madd"]
 
 
 @needs_gxx
