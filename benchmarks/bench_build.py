@@ -67,9 +67,8 @@ def build_once(tree: Path, cache: Path, source: str, mode: str, work: Path) -> f
     src.write_text(f"{source}\n// {tag}\n")
     env = dict(os.environ, SIMULATOR_CACHE=str(cache), PYTHONPATH=str(tree), PYTHONDONTWRITEBYTECODE="1")
     began = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", BUILD, str(src), mode], cwd=tree, env=env, capture_output=True
-    )
+    command = [sys.executable, "-c", BUILD, str(src), mode, str(tree)]
+    proc = subprocess.run(command, cwd=tree, env=env, capture_output=True)
     took = time.perf_counter() - began
     if proc.returncode != 0:
         sys.exit(f"the build in {tree} failed:\n{proc.stderr.decode(errors='replace')[-2000:]}")

@@ -135,7 +135,7 @@ def test_concurrent_builds_share_one_header(cache, runs, tmp_path):
 
 
 @needs_gxx
-@pytest.mark.parametrize("mode", ["fast", "memcheck"])
+@pytest.mark.parametrize("mode", ["fast", "memcheck", build.SHARED_RACECHECK])
 def test_the_object_is_the_same_with_or_without_the_header(cache, tmp_path, monkeypatch, mode):
     src = tmp_path / "saxpy.cu"
     src.write_text(
