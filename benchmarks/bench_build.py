@@ -14,14 +14,17 @@ Usage: ``python benchmarks/bench_build.py [--rounds 5] [--mode fast] [--source F
 The runtime is built once per checkout before the rounds (a minute or more, not counted).
 ``--compare`` times another checkout (e.g. a worktree of main) in the same run, its rounds
 interleaved with this one's, so that both see the same load; each checkout has its own cache
-folder under ``--cache``. Medians and the spread (min-max) are printed; on a loaded machine read
-the ratio of medians, which the load scales alike, rather than the seconds (``uptime`` is shown).
+folder under ``--cache``. Medians and the spread (min-max) are printed, of the wall clock and of
+the CPU time of the build's processes; on a loaded machine read the CPU time and the ratios of
+medians, which the load scales alike, rather than the wall-clock seconds (the load average is
+printed with them).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import secrets
 import statistics
 import subprocess
@@ -60,19 +63,23 @@ BUILD = (
 REUSED = ("prelude-", "symbols-")  # what a cold round removes: reused from earlier programs
 
 
-def build_once(tree: Path, cache: Path, source: str, mode: str, work: Path) -> float:
-    """Seconds of one build of ``source`` under a new name, in a new interpreter from ``tree``."""
+def build_once(tree: Path, cache: Path, source: str, mode: str, work: Path) -> tuple[float, float]:
+    """Seconds of one build of ``source`` under a new name, in a new interpreter from ``tree``:
+    wall clock, and CPU time of that process and the compilers it ran."""
     tag = secrets.token_hex(4)
     src = work / f"prog_{tag}.cu"
     src.write_text(f"{source}\n// {tag}\n")
     env = dict(os.environ, SIMULATOR_CACHE=str(cache), PYTHONPATH=str(tree), PYTHONDONTWRITEBYTECODE="1")
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     command = [sys.executable, "-c", BUILD, str(src), mode, str(tree)]
     proc = subprocess.run(command, cwd=tree, env=env, capture_output=True)
     took = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
     if proc.returncode != 0:
         sys.exit(f"the build in {tree} failed:\n{proc.stderr.decode(errors='replace')[-2000:]}")
-    return took
+    return took, cpu
 
 
 def forget_reused(cache: Path) -> None:
@@ -106,23 +113,26 @@ def main() -> None:
         print(f"{name}: {tree} (cache {caches[name]}); building its runtime first", flush=True)
         build_once(tree, caches[name], source, args.mode, work)
     times: dict[tuple[str, str], list[float]] = {}
+    cpus: dict[tuple[str, str], list[float]] = {}
     for _ in range(args.rounds):
         for name, tree in trees.items():
             forget_reused(caches[name])
-            times.setdefault((name, "cold"), []).append(
-                build_once(tree, caches[name], source, args.mode, work)
-            )
-            times.setdefault((name, "warm"), []).append(
-                build_once(tree, caches[name], source, args.mode, work)
-            )
+            for kind in ("cold", "warm"):
+                took, cpu = build_once(tree, caches[name], source, args.mode, work)
+                times.setdefault((name, kind), []).append(took)
+                cpus.setdefault((name, kind), []).append(cpu)
     load = os.getloadavg()
     print(f"mode {args.mode}, {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    print(f"{'':<14} {'wall clock':<28} CPU time (the build and its compilers)")
     for (name, kind), ts in times.items():
-        print(f"{name:<8} {kind:<5} {summary(ts)}")
+        print(f"{name:<8} {kind:<5} {summary(ts)}  {summary(cpus[(name, kind)])}")
     if args.compare:
         for kind in ("cold", "warm"):
-            ratio = statistics.median(times[("this", kind)]) / statistics.median(times[("compare", kind)])
-            print(f"{kind}: this / compare = {ratio:.2f}")
+            ratios = [
+                statistics.median(table[("this", kind)]) / statistics.median(table[("compare", kind)])
+                for table in (times, cpus)
+            ]
+            print(f"{kind}: this / compare = {ratios[0]:.2f} (wall), {ratios[1]:.2f} (CPU)")
 
 
 if __name__ == "__main__":
