@@ -5,6 +5,7 @@ each cached object's symbol listing, and what it compiles for: the machine's CPU
 from __future__ import annotations
 
 import platform
+import re
 import shutil
 import subprocess
 import textwrap
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator import build, link_stubs, pch
+from simulator import build, linemap, link_stubs, pch, syntax
 from simulator.errors import SimBuildError
 
 GXX = shutil.which("g++")
@@ -228,3 +229,16 @@ def test_an_objects_symbols_are_read_once(cache, tmp_path, monkeypatch):
 
     monkeypatch.setattr(link_stubs, "symbols", unread)
     assert build.object_symbols(obj) == first
+
+
+def test_the_front_ends_quick_scans_find_what_the_full_ones_do():
+    """The library walk's lookahead and the swap's needle only skip text where nothing matches."""
+    assert all(linemap._GCC_ONLY_NEEDLE in rx.pattern for rx, _ in linemap._GCC_ONLY)
+    full = re.compile(r"<<<|__attribute__\(\(shared\)\)|\basm\b|\b__asm__\b")
+    text = (
+        'k<<<1, 2>>>(); __attribute__((shared)) int s; asm("nop"); int x __asm__("y");\n'
+        "plasma asm_ _asm __asm__x basm <<<<\n" + _translated(3)
+    )
+    assert [m.start() for m in syntax._LIBRARY_CONSTRUCTS.finditer(text)] == [
+        m.start() for m in full.finditer(text)
+    ]
