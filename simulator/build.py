@@ -20,14 +20,15 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
-from . import cccl, cuda_headers, link_stubs, toolkit_index
-from .build_cache import cache_dir, cached_output, write_new
+from . import cccl, cuda_headers, link_stubs, pch, toolkit_index
+from .build_cache import cache_dir, cached_output, recorded_digest, write_new
 from .compiler_run import compiler_command, invoke
 from .progress import Progress
 from .transform import SimBuildError, clang_module, translate_preprocessed
 
 __all__ = [
     "MODES",
+    "PORTABLE_VARIABLE",
     "SimBuildError",
     "build_executable",
     "build_program",
@@ -35,6 +36,8 @@ __all__ = [
     "cache_dir",
     "translate_source",
     "compiler",
+    "portable",
+    "target_flags",
 ]
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -130,6 +133,42 @@ def _optional_flags(cxx: str) -> tuple[str, ...]:
     return tuple(f for f in found.read_text().split() if f in _OPTIONAL_FLAGS)
 
 
+PORTABLE_VARIABLE = "SIMULATOR_PORTABLE"
+# What compiled device code may use of the CPU that builds it (unless SIMULATOR_PORTABLE=1): its
+# instruction set (AVX2, ...) but the fused multiply-add, whose use stays what it was: device
+# functions contract into FMAs under -fmad through transform.DEVICE_FMA's target attribute, host
+# code never does (as nvcc's host compiler at baseline x86-64 does not). AVX-512 is left out
+# too, since g++ contracts into its FMA instructions even under -mno-fma.
+_NATIVE_X86 = ("-march=native", "-mno-fma", "-mno-avx512f")
+
+
+def portable() -> bool:
+    """Whether builds are for any CPU of the architecture (``SIMULATOR_PORTABLE=1``), not only this one."""
+    raw = os.environ.get(PORTABLE_VARIABLE, "")
+    if raw not in ("", "0", "1"):
+        raise SimBuildError(
+            f"{PORTABLE_VARIABLE}={raw[:80]!r}: set it to 1 (build for any CPU of the architecture, "
+            "e.g. for an image or a library to ship) or 0 (for this machine's CPU), or unset it"
+        )
+    return raw == "1"
+
+
+def target_flags(cxx: str) -> list[str]:
+    """The flags that compile device and host code for this machine's CPU (none when
+    :func:`portable`, or when the compiler cannot tell the CPU)."""
+    if portable() or _native_macros(cxx) is None:
+        return []
+    return list(_NATIVE_X86) if platform.machine() in ("x86_64", "AMD64") else ["-march=native"]
+
+
+def _target_key(cxx: str) -> str:
+    """What a cached object's key takes from :func:`target_flags`: the CPU's features as the
+    compiler names them, since ``-march=native`` means another CPU on another machine (a shared
+    cache folder)."""
+    flags = target_flags(cxx)
+    return " ".join(flags) + "\n" + (_native_macros(cxx) or "") if flags else "portable"
+
+
 def _common(cxx: str) -> list[str]:
     """The flags of every compile and link with ``cxx``."""
     return ["-std=gnu++17", "-g", "-fPIC", "-fno-semantic-interposition", *_optional_flags(cxx), "-pthread"]
@@ -146,11 +185,22 @@ def compiler() -> str:
 
 
 @cache
-def _compiler_id(cxx: str) -> str:
+def _version_text(cxx: str) -> str:
     run = invoke([cxx, "--version"], "--version")
     if run.returncode != 0:
         raise SimBuildError(f"cannot run the C++ compiler {cxx!r}: --version exited with {run.returncode}")
-    return run.stdout.splitlines()[0] if run.stdout else cxx
+    return run.stdout
+
+
+def _compiler_id(cxx: str) -> str:
+    text = _version_text(cxx)
+    return text.splitlines()[0] if text else cxx
+
+
+def _is_gcc(cxx: str) -> bool:
+    """Whether ``cxx`` is GCC's g++ (whose precompiled headers the build uses), not clang."""
+    text = _version_text(cxx)
+    return "Free Software Foundation" in text and "clang" not in text.lower()
 
 
 def _cache_stem(name: str) -> str:
@@ -467,10 +517,15 @@ def _front_end_version() -> str:
 
 
 @cache
+def _native_macros(cxx: str) -> str | None:
+    """The macros ``cxx -march=native`` defines (the CPU's features); None when it takes no such flag."""
+    probe = invoke([cxx, "-march=native", "-dM", "-E", "-x", "c++", "/dev/null"], "a probe of -march=native")
+    return probe.stdout if probe.returncode == 0 else None
+
+
 def host_has_fma(cxx: str) -> bool:
     """Whether the machine's CPU has fused multiply-add instructions (device code contracts into them)."""
-    probe = invoke([cxx, "-march=native", "-dM", "-E", "-x", "c++", "/dev/null"], "a probe of -march=native")
-    return probe.returncode == 0 and "#define __FMA__ 1" in probe.stdout
+    return "#define __FMA__ 1" in (_native_macros(cxx) or "")
 
 
 def _preprocess(cxx: str, path: str, flags: list[str], arch: int, what: str) -> tuple[str, str | None]:
@@ -581,14 +636,17 @@ def kernel_object(
         host_flags = _KERNEL_FLAGS["fast" if unchecked_host and mode == "memcheck" else mode]
         if suffix in HOST_C_SUFFIXES:
             lang = ["-x", "c", "-std=gnu11"]
-            flags = [f for f in _common(cxx) if not f.startswith("-std=")] + host_flags + includes
+            base = [f for f in _common(cxx) if not f.startswith("-std=")] + host_flags
         else:
             lang = ["-x", "c++"]
-            flags = _common(cxx) + host_flags + includes
+            base = _common(cxx) + host_flags
         # Keyed by the preprocessed text, so that a change in an included header makes a new key.
-        pre = _preprocess_text([cxx, *flags, *lang, "-E", path], str(src))
-        flags += cccl.compile_flags(mode, pre)
-        key = _hash(pre, _runtime_sources(), " ".join(flags + lang), _compiler_id(cxx), path)
+        # The CPU's flags compile, but do not preprocess: the text is the same on every machine.
+        pre = _preprocess_text([cxx, *base, *includes, *lang, "-E", path], str(src))
+        flags = base + target_flags(cxx) + includes + cccl.compile_flags(mode, pre)
+        key = _hash(
+            pre, _runtime_sources(), " ".join(flags + lang), _compiler_id(cxx), path, _target_key(cxx)
+        )
         out = cache_dir() / f"{stem}-{mode}-{key}.o"
         return cached_output(
             out, lambda tmp: _compile([cxx, *flags, *lang, "-c", path, "-o", str(tmp)], str(src))
@@ -597,7 +655,7 @@ def kernel_object(
     if fmad and host_has_fma(cxx):
         includes = [*includes, "-DSIM_DEVICE_FMA"]
     host_pre, device_pre = _preprocess(cxx, path, flags + includes, arch, str(src))
-    flags = flags + cccl.compile_flags(mode, host_pre) + list(extra_flags)
+    flags = flags + target_flags(cxx) + cccl.compile_flags(mode, host_pre) + list(extra_flags)
     key = _hash(
         host_pre,
         device_pre or "",
@@ -608,24 +666,67 @@ def kernel_object(
         _front_end_version(),
         "unchecked host" if unchecked_host else "",
         "fma" if fmad and host_has_fma(cxx) else "",
+        _target_key(cxx),
     )
     out = cache_dir() / f"{stem}-{mode}-{key}.o"
 
     def produce(tmp: Path) -> None:
         fma = fmad and host_has_fma(cxx)
         text = translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host, fma)
-        translated = tmp.with_name(tmp.name + ".sim.ii")
-        # The bytes g++ read, unchanged: a byte that is not UTF-8 was kept as a lone surrogate.
-        write_new(translated, text.encode("utf-8", "surrogateescape"))
-        try:
-            _compile(
-                [cxx, *flags, "-fpermissive", "-x", "c++-cpp-output", "-c", str(translated), "-o", str(tmp)],
-                str(src),
-            )
-        finally:
-            translated.unlink(missing_ok=True)
+        _compile_translated(cxx, [*flags, "-fpermissive"], text, tmp, str(src))
 
     return cached_output(out, produce)
+
+
+def _compile_translated(cxx: str, flags: list[str], text: str, out: Path, what: str) -> None:
+    """Compile the translated ``text`` into the object ``out``: with the runtime prelude's
+    precompiled header when there is one (pch.py), else as a whole. A compile with the header
+    that fails is done again as a whole, so that every message is the one the whole text gives."""
+    parts = pch.split(text, RUNTIME_DIR / "cuda_sim.h")
+    header = _prelude_header(cxx, flags, parts) if parts is not None else None
+    if header is not None and parts is not None:
+        main = out.with_name(out.name + ".pch.ii")
+        # The bytes g++ read, unchanged: a byte that is not UTF-8 was kept as a lone surrogate.
+        write_new(main, pch.main_text(parts, header).encode("utf-8", "surrogateescape"))
+        try:
+            args = [cxx, *flags, "-fpreprocessed", "-x", "c++-cpp-output", "-c", str(main), "-o", str(out)]
+            if invoke(args, what).returncode == 0:
+                return
+        finally:
+            main.unlink(missing_ok=True)
+    translated = out.with_name(out.name + ".sim.ii")
+    write_new(translated, text.encode("utf-8", "surrogateescape"))
+    try:
+        _compile([cxx, *flags, "-x", "c++-cpp-output", "-c", str(translated), "-o", str(out)], what)
+    finally:
+        translated.unlink(missing_ok=True)
+
+
+def _prelude_header(cxx: str, flags: list[str], parts: pch.Split) -> Path | None:
+    """The precompiled header of ``parts.prelude`` for a compile with ``flags`` (built once per
+    content, flags and compiler, in the cache); None where g++'s precompiled headers cannot be
+    used (another compiler, a cache path a pragma cannot name) or the prelude does not compile."""
+    if not _is_gcc(cxx):
+        return None
+    folder = cache_dir()
+    if not pch.usable_path(folder):
+        return None
+    # The flags whole: g++ would load a header built with other optimisation or sanitizer flags.
+    out = folder / f"prelude-{_hash(parts.prelude, ' '.join(flags), _compiler_id(cxx))}.gch"
+
+    def produce(tmp: Path) -> None:
+        prelude = tmp.with_name(tmp.name + ".ii")
+        write_new(prelude, parts.prelude.encode("utf-8", "surrogateescape"))
+        try:
+            args = [cxx, *flags, "-fpreprocessed", "-x", "c++-header", str(prelude), "-o", str(tmp)]
+            _compile(args, "the runtime's precompiled header")
+        finally:
+            prelude.unlink(missing_ok=True)
+
+    try:
+        return cached_output(out, produce)
+    except SimBuildError:
+        return None  # the whole text's compile says what is wrong, in the program's terms
 
 
 # The libraries every link takes besides the objects: what they export is never stubbed.
@@ -690,11 +791,44 @@ def library_object(name: str, mode: str) -> Path:
     return cached_output(out, produce)
 
 
+def object_symbols(obj: Path) -> tuple[set[str], set[str]]:
+    """(defined, undefined) global symbols of the object ``obj``, as ``link_stubs.symbols`` reads them.
+
+    Reading an object's symbol table costs about 0.1 s a megabyte, and every link reads the
+    runtime's (megabytes): an artefact of the cache has its answer kept beside it, keyed by the
+    artefact's recorded SHA-256, so that it is read once per content.
+    """
+    digest = recorded_digest(obj) if obj.parent == cache_dir() else None
+    if digest is None:
+        return link_stubs.symbols(obj)
+    listing = obj.parent / f"symbols-{digest[:32]}.txt"
+
+    def produce(tmp: Path) -> None:
+        defined, undefined = link_stubs.symbols(obj)
+        if any("\n" in name for name in defined | undefined):
+            raise _Unlistable
+        rows = [f"D {n}" for n in sorted(defined)] + [f"U {n}" for n in sorted(undefined)]
+        tmp.write_bytes("".join(f"{row}\n" for row in rows).encode("utf-8", "surrogatepass"))
+
+    try:
+        text = cached_output(listing, produce).read_bytes().decode("utf-8", "surrogatepass")
+    except _Unlistable:
+        return link_stubs.symbols(obj)
+    found: tuple[set[str], set[str]] = (set(), set())
+    for row in text.splitlines():
+        found[row[0] == "U"].add(row[2:])
+    return found
+
+
+class _Unlistable(Exception):
+    """A symbol name that a listing of one name a line cannot hold (a newline in it)."""
+
+
 def library_objects(objects: list[Path], mode: str) -> list[Path]:
     """The simulator's libraries that ``objects`` call into (cuBLAS, cuRAND)."""
     undefined: set[str] = set()
     for obj in objects:
-        undefined |= link_stubs.symbols(obj)[1]
+        undefined |= object_symbols(obj)[1]
     return [
         library_object(name, mode)
         for name, (_, prefixes, _) in LIBRARIES.items()
@@ -706,7 +840,7 @@ def stub_objects(objects: list[Path]) -> list[Path]:
     """The stubs of what ``objects`` call that NVIDIA's headers declare and nothing defines (one
     cached object, or none; link_stubs.py)."""
     declared = toolkit_index.functions(toolkit_include())
-    names = link_stubs.unresolved_declared(objects, declared, system_symbols(compiler()))
+    names = link_stubs.unresolved_declared(objects, declared, system_symbols(compiler()), object_symbols)
     return stub_object(names) if names else []
 
 

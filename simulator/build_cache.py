@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .errors import SimBuildError
 
-__all__ = ["CACHE_VARIABLE", "cache_dir", "cached_output", "verified", "write_new"]
+__all__ = ["CACHE_VARIABLE", "cache_dir", "cached_output", "recorded_digest", "verified", "write_new"]
 
 CACHE_VARIABLE = "SIMULATOR_CACHE"
 _CHECKOUT = Path(__file__).resolve().parent.parent
@@ -124,25 +124,31 @@ def _identity(fd: int) -> str:
     return f"identity {info.st_dev} {info.st_ino} {info.st_size} {info.st_mtime_ns} {info.st_ctime_ns}"
 
 
-def verified(final: Path) -> bool:
-    """Whether ``final`` is an artefact this user's build wrote, unchanged since (its record matches)."""
+def recorded_digest(final: Path) -> str | None:
+    """The SHA-256 of ``final`` when it is an artefact this user's build wrote, unchanged since
+    (its record matches); else None."""
     try:
         fd = _open_private(final)
     except OSError:
-        return False
+        return None
     try:
         try:
             rfd = _open_private(_record_path(final))
         except OSError:
-            return False
+            return None
         with os.fdopen(rfd, "rb") as fh:
             lines = fh.read(512).decode("ascii", "replace").splitlines()
         if len(lines) != 2:
-            return False
+            return None
         digest, identity = lines[0].split(" ", 1)[0], lines[1]
-        return identity == _identity(fd) or _digest(fd) == digest
+        return digest if identity == _identity(fd) or _digest(fd) == digest else None
     finally:
         os.close(fd)
+
+
+def verified(final: Path) -> bool:
+    """Whether ``final`` is an artefact this user's build wrote, unchanged since (its record matches)."""
+    return recorded_digest(final) is not None
 
 
 def write_new(path: Path, data: bytes) -> None:

@@ -34,6 +34,8 @@ _PRELUDE += (
     "namespace std { template <decltype(sizeof 0)...> struct _Index_tuple;\n"
     "template <class T, T... I> using __sim_it = _Index_tuple<I...>; }\n"
 )
+# What every _GCC_ONLY pattern holds (a test checks it): a text without it has nothing to swap.
+_GCC_ONLY_NEEDLE = "__integer_pack"
 _GCC_ONLY = [
     (
         re.compile(r"(?m)^[ \t]*using __type = _Index_tuple<__integer_pack\(_Num\)\.\.\.>;$"),
@@ -48,6 +50,8 @@ _GCC_ONLY = [
 
 def _for_clang(text: str) -> str:
     """``text`` with the GCC-only library lines clang cannot parse swapped for clang's own (same length)."""
+    if _GCC_ONLY_NEEDLE not in text:  # no line to swap: the patterns' scans are skipped
+        return text
     for rx, repl in _GCC_ONLY:
         text = rx.sub(
             lambda m, r=repl: r.rjust(len(m.group(0))) if len(r) <= len(m.group(0)) else m.group(0), text

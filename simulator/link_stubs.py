@@ -59,14 +59,18 @@ def exported(library: Path) -> set[str]:
 
 
 def unresolved_declared(
-    objects: Iterable[Path], declared: dict[str, dict], provided: Iterable[str] = ()
+    objects: Iterable[Path],
+    declared: dict[str, dict],
+    provided: Iterable[str] = (),
+    read: Callable[[Path], tuple[set[str], set[str]]] = symbols,
 ) -> list[str]:
     """The symbols ``objects`` use, define nowhere and the toolkit's headers declare, sorted;
-    ``provided``: what the libraries of the link (the C and C++ libraries) define anyway."""
+    ``provided``: what the libraries of the link (the C and C++ libraries) define anyway;
+    ``read``: how an object's symbols are read (:func:`symbols`, or a cached copy of its answer)."""
     defined: set[str] = set(provided)
     undefined: set[str] = set()
     for obj in objects:
-        d, u = symbols(obj)
+        d, u = read(obj)
         defined |= d
         undefined |= u
     return sorted(s for s in undefined - defined if s in declared)

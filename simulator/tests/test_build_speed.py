@@ -1,0 +1,244 @@
+"""What a build reuses from the one before: the runtime prelude's precompiled header (pch.py),
+each cached object's symbol listing, and what it compiles for: the machine's CPU unless
+``SIMULATOR_PORTABLE=1``, with fused multiply-adds where they were before and nowhere else."""
+
+from __future__ import annotations
+
+import platform
+import re
+import shutil
+import subprocess
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from simulator import build, linemap, link_stubs, pch, syntax
+from simulator.errors import SimBuildError
+
+GXX = shutil.which("g++")
+needs_gxx = pytest.mark.skipif(GXX is None, reason="g++'s precompiled headers need g++")
+CUDA_SIM = build.RUNTIME_DIR / "cuda_sim.h"
+
+
+def _translated(value: int, call: str = "sim_probe") -> str:
+    """A translated source laid out as the build's are, whose prelude defines ``sim_probe``."""
+    return textwrap.dedent(
+        f"""\
+        # 0 "/nowhere/prog.cu"
+        # 0 "<built-in>"
+        # 0 "<command-line>"
+        # 1 "{CUDA_SIM}" 1
+        constexpr int sim_probe = {value};
+        # 0 "<command-line>" 2
+        # 1 "/nowhere/prog.cu"
+        static_assert({call} == {value}, "the prelude compiled is this text's");
+        extern "C" int probe() {{ return {call}; }}
+        """
+    )
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("SIMULATOR_CACHE", str(folder))
+    return folder
+
+
+@pytest.fixture
+def runs(monkeypatch):
+    """Every compiler command the build runs, as its argument lists."""
+    seen: list[list[str]] = []
+    lock = threading.Lock()
+    real = build.invoke
+
+    def recording(args, what):
+        with lock:
+            seen.append(list(args))
+        return real(args, what)
+
+    monkeypatch.setattr(build, "invoke", recording)
+    return seen
+
+
+def _headers_built(seen: list[list[str]]) -> int:
+    return sum("c++-header" in args for args in seen)
+
+
+def _whole_compiles(seen: list[list[str]]) -> int:
+    return sum(any(a.endswith(".sim.ii") for a in args) for args in seen)
+
+
+def test_the_split_keeps_every_character():
+    text = _translated(1)
+    parts = pch.split(text, CUDA_SIM)
+    assert parts is not None
+    assert parts.head + parts.prelude + parts.rest == text
+    assert parts.rest.startswith('# 1 "/nowhere/prog.cu"\n')
+    assert "constexpr int sim_probe" in parts.prelude
+    # Not laid out as g++ -E writes a force-included header: compiled whole.
+    assert pch.split(text.replace(str(CUDA_SIM), "/elsewhere/cuda_sim.h"), CUDA_SIM) is None
+    assert pch.split("int x;\n" + text, CUDA_SIM) is None
+
+
+@needs_gxx
+def test_a_changed_prelude_gets_its_own_header(cache, runs, tmp_path):
+    flags = [*build._common(GXX), "-O2", "-fpermissive"]
+    for value in (1, 2, 1):
+        out = tmp_path / f"probe{value}.o"
+        build._compile_translated(GXX, flags, _translated(value), out, "the probe")
+        assert "probe" in link_stubs.symbols(out)[0]
+    # Two preludes, two headers; the third compile reused the first's, and no compile fell back
+    # to the whole text (which a stale header would have made it do: its static_assert fails).
+    assert sorted(p.name.split("-")[0] for p in cache.glob("prelude-*.gch")) == ["prelude", "prelude"]
+    assert _headers_built(runs) == 2
+    assert _whole_compiles(runs) == 0
+    # Other flags: another header (g++ would load one built for other optimisation or sanitizers).
+    build._compile_translated(
+        GXX, [*flags[:-2], "-O1", "-fpermissive"], _translated(1), tmp_path / "o1.o", "o1"
+    )
+    assert _headers_built(runs) == 3 and len(list(cache.glob("prelude-*.gch"))) == 3
+
+
+@needs_gxx
+def test_a_failing_compile_reports_the_whole_texts_messages(cache, runs, tmp_path):
+    flags = [*build._common(GXX), "-O2", "-fpermissive"]
+    with pytest.raises(SimBuildError) as err:
+        build._compile_translated(GXX, flags, _translated(1, call="sim_missing"), tmp_path / "x.o", "prog.cu")
+    assert "/nowhere/prog.cu:2:" in str(err.value) and "sim_missing" in str(err.value)
+    assert _whole_compiles(runs) == 1  # the message is the whole text's, exactly as without the header
+
+
+@needs_gxx
+def test_concurrent_builds_share_one_header(cache, runs, tmp_path):
+    flags = [*build._common(GXX), "-O2", "-fpermissive"]
+    failures: list[BaseException] = []
+
+    def one(i: int) -> None:
+        try:
+            build._compile_translated(GXX, flags, _translated(7), tmp_path / f"c{i}.o", f"copy {i}")
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert _headers_built(runs) == 1 and _whole_compiles(runs) == 0
+    assert len(list(cache.glob("prelude-*.gch"))) == 1
+    kept = (".gch", ".gch.sha256", ".gch.lock")
+    assert [p.name for p in cache.glob("prelude-*") if not p.name.endswith(kept)] == []  # no temporary left
+    objects = {(tmp_path / f"c{i}.o").read_bytes() for i in range(4)}
+    assert len(objects) == 1
+
+
+@needs_gxx
+@pytest.mark.parametrize("mode", ["fast", "memcheck", build.SHARED_RACECHECK])
+def test_the_object_is_the_same_with_or_without_the_header(cache, tmp_path, monkeypatch, mode):
+    src = tmp_path / "saxpy.cu"
+    src.write_text(
+        "#include <cstdio>\n"
+        "__global__ void saxpy(float a, const float* x, float* y, int n) {\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i < n) y[i] = a * x[i] + y[i];\n}\n"
+        "int main() { float* x; cudaMallocManaged(&x, 64); saxpy<<<1, 16>>>(2.0f, x, x, 16);\n"
+        '    cudaDeviceSynchronize(); std::printf("%g\\n", x[3]); return 0; }\n'
+    )
+    text = build.translate_source(src, mode)
+    flags = [*build._common(GXX), *build._KERNEL_FLAGS[mode], *build.target_flags(GXX), "-fpermissive"]
+    with_header = tmp_path / "with.o"
+    build._compile_translated(GXX, flags, text, with_header, str(src))
+    assert list(cache.glob("prelude-*.gch")), "the build made no precompiled header"
+    monkeypatch.setattr(build, "_prelude_header", lambda *_: None)
+    whole = tmp_path / "whole.o"
+    build._compile_translated(GXX, flags, text, whole, str(src))
+    assert with_header.read_bytes() == whole.read_bytes()
+
+
+def test_portable_is_a_knob(monkeypatch):
+    monkeypatch.setenv(build.PORTABLE_VARIABLE, "1")
+    assert build.portable() and build.target_flags(build.compiler()) == []
+    monkeypatch.setenv(build.PORTABLE_VARIABLE, "yes")
+    with pytest.raises(SimBuildError, match="SIMULATOR_PORTABLE='yes'.*set it to 1"):
+        build.portable()
+
+
+@needs_gxx
+def test_portable_and_native_objects_are_kept_apart(cache, tmp_path, monkeypatch):
+    src = tmp_path / "host.cpp"
+    src.write_text(
+        "float scale(float* v, int n) { float s = 0; for (int i = 0; i < n; ++i) s += v[i]; return s; }\n"
+    )
+    if build.target_flags(GXX) == []:
+        pytest.skip("the compiler cannot tell this machine's CPU (-march=native): every build is portable")
+    native = build.kernel_object(src, "fast")
+    monkeypatch.setenv(build.PORTABLE_VARIABLE, "1")
+    portable = build.kernel_object(src, "fast")
+    assert native != portable
+
+
+def _disassembly(obj: Path) -> dict[str, str]:
+    """Each function's instructions in ``obj`` (objdump), by its name."""
+    text = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True, text=True
+    ).stdout
+    found, name = {}, None
+    for line in text.splitlines():
+        if line.endswith(">:"):
+            name = line.split("<", 1)[1][:-2]
+            found[name] = ""
+        elif name:
+            found[name] += line + "\n"
+    return found
+
+
+@needs_gxx
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="the FMA policy is x86-64's")
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="needs objdump to read the instructions")
+def test_fused_multiply_adds_stay_in_device_code(cache, tmp_path):
+    if not build.host_has_fma(GXX):
+        pytest.skip("this CPU has no FMA instructions")
+    src = tmp_path / "fma.cu"
+    src.write_text(
+        'extern "C" __device__ __attribute__((noinline))\n'
+        "float dev_madd(float a, float b, float c) { return a * b + c; }\n"
+        'extern "C" float host_madd(float a, float b, float c) { return a * b + c; }\n'
+        'extern "C" __global__ void k(float* v) { v[threadIdx.x] = dev_madd(v[0], v[1], v[2]); }\n'
+    )
+    code = _disassembly(build.kernel_object(src, "fast"))
+    assert "vfmadd" in code["dev_madd"]
+    assert "vfmadd" not in code["host_madd"]
+    no_fmad = _disassembly(build.kernel_object(src, "fast", fmad=False))
+    assert "vfmadd" not in no_fmad["dev_madd"]
+
+
+@needs_gxx
+def test_an_objects_symbols_are_read_once(cache, tmp_path, monkeypatch):
+    src = tmp_path / "lib.cpp"
+    src.write_text('extern "C" int used(void);\nextern "C" int defined_here(void) { return used(); }\n')
+    obj = build.kernel_object(src, "fast")
+    first = build.object_symbols(obj)
+    assert first == link_stubs.symbols(obj)
+    assert "defined_here" in first[0] and "used" in first[1]
+
+    def unread(_path):
+        raise AssertionError("read the symbol table again")
+
+    monkeypatch.setattr(link_stubs, "symbols", unread)
+    assert build.object_symbols(obj) == first
+
+
+def test_the_front_ends_quick_scans_find_what_the_full_ones_do():
+    """The library walk's lookahead and the swap's needle only skip text where nothing matches."""
+    assert all(linemap._GCC_ONLY_NEEDLE in rx.pattern for rx, _ in linemap._GCC_ONLY)
+    full = re.compile(r"<<<|__attribute__\(\(shared\)\)|\basm\b|\b__asm__\b")
+    text = (
+        'k<<<1, 2>>>(); __attribute__((shared)) int s; asm("nop"); int x __asm__("y");\n'
+        "plasma asm_ _asm __asm__x basm <<<<\n" + _translated(3)
+    )
+    assert [m.start() for m in syntax._LIBRARY_CONSTRUCTS.finditer(text)] == [
+        m.start() for m in full.finditer(text)
+    ]
