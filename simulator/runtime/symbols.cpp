@@ -39,7 +39,10 @@ std::unordered_map<const void*, size_t>& by_address() {
     return *table;
 }
 
-std::atomic<bool> g_said_string_symbol{false};
+// Each call says once that it was handed a string (ToSymbol's note does not stand for FromSymbol's).
+std::atomic<bool> g_said_string_to{false};
+std::atomic<bool> g_said_string_from{false};
+std::atomic<bool> g_said_string_address{false};
 
 // A string that names a registered variable, read only where ``p`` lies inside a loaded object
 // (string literals do): a symbol named by a string, as before CUDA 5.
@@ -73,7 +76,8 @@ bool looks_like_a_name(const void* p) {
 
 // The bytes [offset, offset + count) of ``symbol``, or nullptr with the error to return. An address
 // the front end did not register (a variable of a library's header) is taken as it is.
-char* symbol_bytes(const void* symbol, size_t offset, size_t count, const char* call, cudaError_t* error) {
+char* symbol_bytes(const void* symbol, size_t offset, size_t count, const char* call, std::atomic<bool>& said,
+                   cudaError_t* error) {
     if (symbol == nullptr) {
         *error = cudaErrorInvalidSymbol;
         return nullptr;
@@ -90,7 +94,7 @@ char* symbol_bytes(const void* symbol, size_t offset, size_t count, const char* 
         known = true;
         char what[96];
         std::snprintf(what, sizeof what, "%s with the symbol named by a string", call);
-        __sim::note_gone(g_said_string_symbol, what, "the same call with the variable itself");
+        __sim::note_gone(said, what, "the same call with the variable itself");
     }
     if (!known && looks_like_a_name(symbol)) {
         // A string naming no registered variable (a misspelt name): writing through it would
@@ -122,7 +126,7 @@ cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count
                                enum cudaMemcpyKind kind) {
     (void)kind;
     cudaError_t error = cudaSuccess;
-    char* dst = symbol_bytes(symbol, offset, count, "cudaMemcpyToSymbol", &error);
+    char* dst = symbol_bytes(symbol, offset, count, "cudaMemcpyToSymbol", g_said_string_to, &error);
     if (dst == nullptr) return __sim::set_error(error);
     return __sim::symbol_copy(dst, src, count);
 }
@@ -131,7 +135,7 @@ cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, si
                                  enum cudaMemcpyKind kind) {
     (void)kind;
     cudaError_t error = cudaSuccess;
-    const char* src = symbol_bytes(symbol, offset, count, "cudaMemcpyFromSymbol", &error);
+    const char* src = symbol_bytes(symbol, offset, count, "cudaMemcpyFromSymbol", g_said_string_from, &error);
     if (src == nullptr) return __sim::set_error(error);
     return __sim::symbol_copy(dst, src, count);
 }
@@ -152,7 +156,7 @@ cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t coun
 cudaError_t cudaGetSymbolAddress(void** dev_ptr, const void* symbol) {
     if (dev_ptr == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     cudaError_t error = cudaSuccess;
-    char* p = symbol_bytes(symbol, 0, 0, "cudaGetSymbolAddress", &error);
+    char* p = symbol_bytes(symbol, 0, 0, "cudaGetSymbolAddress", g_said_string_address, &error);
     if (p == nullptr) return __sim::set_error(error);
     *dev_ptr = p;
     return cudaSuccess;
