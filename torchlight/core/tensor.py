@@ -8,6 +8,7 @@ Comparisons return 1.0/0.0 in the operands' dtype and carry no gradient.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -134,9 +135,9 @@ def check_device_or_dtype(target: str) -> None:
     )
 
 
-def _backend_for(device: Any) -> Backend:
-    # The lookup (get_backend) is installed by the package init: core never imports backends/.
-    return backend_for(device)
+# The lookup (the registry's get_backend) is installed by the package init: core never imports
+# backends/. One name for it here, for creation.py and nn.
+_backend_for: Callable[[Any], Backend] = backend_for
 
 
 class Tensor:
