@@ -5,6 +5,8 @@ Every Function here works on TensorData; Tensor methods (tensor.py) call ``apply
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .autograd import Function
@@ -161,6 +163,20 @@ class Sum(Function):
     @staticmethod
     def backward(ctx, backend, grad):
         return grad.expanded(ctx.saved[0])
+
+
+class SumAll(Function):
+    """Sum of every element, shaped ``shape`` (``()``, or all ones for keepdim): Sum over the flat view."""
+
+    @staticmethod
+    def forward(ctx, backend, a, shape):
+        ctx.save_for_backward(a.shape)
+        return backend.add_reduce(a.reshaped((a.size,)), 0).reshaped(shape)
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        (shape,) = ctx.saved
+        return grad.reshaped((1,)).expanded((math.prod(shape),)).reshaped(shape)
 
 
 class Max(Function):

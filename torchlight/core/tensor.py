@@ -377,6 +377,8 @@ class Tensor:
     def _reduce(self, function: type, dim: int | None, keepdim: bool) -> Tensor:
         check_flag(keepdim, "keepdim")
         if dim is None:
+            if function is F.Sum:  # the flat view, the sum and the result's view as one op
+                return F.SumAll.apply(self, shape=(1,) * self.ndim if keepdim else ())
             flat = self._reshaped((self.size,))
             out = function.apply(flat, dim=0)
             return out._reshaped((1,) * self.ndim if keepdim else ())
