@@ -1,11 +1,13 @@
 """One training step (forward, backward, AdamW) of the example's decoder LM: fused vs unfused,
-and against the same model in PyTorch on the CPU when torch is importable.
+and against the same model in PyTorch on the CPU when torch is importable; then a tiny
+matmul-relu-sum forward and backward, where the cost of getting from an op to its kernel shows.
 
     python benchmarks/bench_train_step.py [--backend cpu] [--repeat 20]
 
-Each step is timed ``--repeat`` times after a warm-up step; the table gives the minimum, the
-median and the spread ``(max - min) / median``, and marks with ``!`` a number whose steps
-disagree by more than 25% (a busy machine: not to be trusted). Ratios are of minimums.
+Each step is timed ``--repeat`` times after a warm-up step (a tiny step: ``TINY_CALLS`` calls per
+timing); the table gives the minimum, the median and the spread ``(max - min) / median``, and
+marks with ``!`` a number whose steps disagree by more than 25% (a busy machine: not to be
+trusted). Ratios are of minimums.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from torchlight.nn import functional as F  # noqa: E402
 from torchlight.optim import AdamW  # noqa: E402
 
 VOCAB, LENGTH = 11, 6
+TINY_SHAPES = ((8, 16), (16, 16))  # x and w of the tiny step
+TINY_CALLS = 200  # calls per timed sample of the tiny step: one call is too short to time alone
 
 
 def batch(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -38,15 +42,48 @@ def batch(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
     return rows[:, :-1], targets
 
 
-def rounds_of(step, repeat: int) -> Timing:
-    """Seconds of ``repeat`` steps after a warm-up step (numba compiles, caches fill)."""
+def rounds_of(step, repeat: int, calls: int = 1) -> Timing:
+    """Seconds per step of ``repeat`` samples of ``calls`` steps after a warm-up step (numba compiles)."""
     step()
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
+        for _ in range(calls):
+            step()
+        times.append((time.perf_counter() - start) / calls)
     return Timing(tuple(times))
+
+
+def tiny_arrays() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(2)
+    return tuple(rng.standard_normal(shape).astype(np.float32) for shape in TINY_SHAPES)
+
+
+def torchlight_tiny(backend):
+    """``(x @ w).relu().sum()``, forward and backward into ``w.grad``."""
+    x_array, w_array = tiny_arrays()
+    x = tl.tensor(x_array, device=backend)
+    w = tl.tensor(w_array, device=backend, requires_grad=True)
+
+    def step():
+        w.zero_grad()
+        (x @ w).relu().sum().backward()
+
+    return step
+
+
+def torch_tiny():
+    import torch
+
+    x_array, w_array = tiny_arrays()
+    x = torch.from_numpy(x_array)
+    w = torch.from_numpy(w_array).requires_grad_()
+
+    def step():
+        w.grad = None
+        (x @ w).relu().sum().backward()
+
+    return step
 
 
 def torchlight_step(backend, fused: bool, args, ids, targets):
@@ -153,7 +190,20 @@ def main() -> None:
         print(line)
     fused, unfused = results["torchlight fused"], results["torchlight unfused"]
     print(f"  fused / unfused      {fused.ratio_text(unfused, 'x')}")
-    print(trust_note(list(results.values())))
+    tiny = {"torchlight": rounds_of(torchlight_tiny(backend), args.repeat, TINY_CALLS)}
+    try:
+        tiny["pytorch"] = rounds_of(torch_tiny(), args.repeat, TINY_CALLS)
+    except ImportError:
+        pass
+    x_shape, w_shape = TINY_SHAPES
+    print(f"tiny step: (x @ w).relu().sum().backward(), x {x_shape}, w {w_shape}")
+    print(f"  {'':20s} {'min us':>9} {'median us':>10} {'spread':>8}")
+    for name, t in tiny.items():
+        line = f"  {name:20s} {t.min * 1e6:9.1f} {t.median * 1e6:10.1f} {t.spread_text():>8}"
+        if "pytorch" in tiny and name != "pytorch":
+            line += f"   {t.ratio_text(tiny['pytorch'], 'x')} pytorch"
+        print(line)
+    print(trust_note([*results.values(), *tiny.values()]))
 
 
 if __name__ == "__main__":

@@ -127,3 +127,56 @@ def test_get_backend_rejects_second_gpu():
     with pytest.raises(ValueError) as info:
         get_backend("cuda:1")
     assert "'cuda:1'" in str(info.value)
+
+
+def test_get_backend_finds_a_resolved_device_in_one_lookup(monkeypatch):
+    """A hint resolved once is answered from the registry's table: no rule, builder or parse again."""
+    from torchlight.backends import registry
+
+    monkeypatch.delenv(DEVICE_ENV, raising=False)
+    first = get_backend("cpu")
+    hints = ["cpu", "cpu:0", tl.Device("cpu"), first, None]
+    for hint in hints:
+        assert get_backend(hint) is first
+
+    def resolved_again(*args, **kwargs):
+        raise AssertionError(f"resolved again: {args}")
+
+    monkeypatch.setattr(registry, "_resolve", resolved_again)
+    monkeypatch.setattr(registry, "device_backend", resolved_again)
+    monkeypatch.setattr(registry.DeviceRule, "choose", resolved_again)
+    for hint in hints:
+        assert get_backend(hint) is first
+    assert tl.tensor([1.0], device="cpu").backend is first
+    assert tl.zeros(2, device=tl.Device("cpu")).backend is first
+    assert tl.tensor([1.0]).backend is first
+
+
+def test_get_backend_table_keeps_only_what_the_registry_built(monkeypatch):
+    from torchlight.backends import registry
+
+    mine = CPUBackend()
+    assert get_backend(mine) is mine
+    assert mine not in registry._DEVICE_BACKENDS, "a backend the user built is passed through, not kept"
+    for bad in ("gpu", "cuda:1"):
+        with pytest.raises(ValueError):
+            get_backend(bad)
+        assert bad not in registry._DEVICE_BACKENDS
+    with pytest.raises(TypeError, match="device must be a string"):
+        get_backend(["cpu"])  # unhashable: the full resolution names it
+    monkeypatch.setattr(registry, "_DEVICE_BACKENDS", {})  # an emptied table is filled again
+    assert get_backend("cpu") is cpu_backend()
+    assert registry._DEVICE_BACKENDS["cpu"] is cpu_backend()
+
+
+def test_each_backend_module_exports_what_its_name_says():
+    import torchlight.backends.cuda as cuda
+    import torchlight.backends.numba_twin as twin
+
+    assert cuda.__all__ == ["CudaBackend", "CudaCKernelProvider", "CudaProvider", "cuda_backend"]
+    assert twin.__all__ == ["NumbaBackend", "numba_backend"]
+    # The twin's names still answer on the documented path, and are the twin's own objects.
+    from torchlight.backends.numba_twin import backend
+
+    assert cuda.numba_backend is twin.numba_backend is backend.numba_backend
+    assert cuda.NumbaBackend is twin.NumbaBackend is backend.NumbaBackend

@@ -28,7 +28,9 @@ def matmul_shape(a: TensorData, b: TensorData) -> tuple[int, ...]:
             f"({a.shape[-1]} != {b.shape[-2]}); the last dim of the left operand must equal "
             f"the second-to-last dim of the right"
         )
-    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    batch = a.shape[:-2]
+    if batch != b.shape[:-2]:
+        batch = broadcast_shapes(batch, b.shape[:-2])
     return (*batch, a.shape[-2], b.shape[-1])
 
 

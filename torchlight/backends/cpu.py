@@ -29,6 +29,7 @@ Non-finite values (NaN, +-inf) follow PyTorch everywhere, and every backend must
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -57,6 +58,28 @@ def _ieee() -> np.errstate:
     return np.errstate(all="ignore")
 
 
+def _ieee_call(fn: Callable) -> Callable:
+    """``fn`` run with numpy's warnings off: the primitives' form of ``with _ieee()``."""
+    if _ERRSTATE_DECORATES_PER_CALL:
+        return _QUIET(fn)
+
+    @functools.wraps(fn)
+    def quiet(*args, **kwargs):
+        with _ieee():
+            return fn(*args, **kwargs)
+
+    return quiet
+
+
+# numpy 2's errstate decorator sets the state per call (thread-safe, re-entrant) at a fraction of
+# the cost of entering a new errstate; numpy 1's shares one saved state between calls.
+_ERRSTATE_DECORATES_PER_CALL = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+_QUIET = np.errstate(all="ignore")
+
+
+_quiet_matmul = _ieee_call(np.matmul)
+
+
 class CPUBackend(Backend):
     """Vectorised numpy on the CPU; every primitive works on TensorData strided views."""
 
@@ -73,9 +96,10 @@ class CPUBackend(Backend):
     # --- primitives ---------------------------------------------------------------------
 
     def map(self, fn: Callable) -> Callable:
+        quiet_fn = _ieee_call(fn)
+
         def run(a: TensorData, out: TensorData | None = None) -> TensorData:
-            with _ieee():
-                result = fn(a.array)
+            result = quiet_fn(a.array)
             if out is None:
                 return TensorData.from_array(result)
             if out.shape != a.shape:
@@ -87,6 +111,8 @@ class CPUBackend(Backend):
         return run
 
     def zip(self, fn: Callable) -> Callable:
+        quiet_fn = _ieee_call(fn)
+
         def run(a: TensorData, b: TensorData) -> TensorData:
             x, y = a.array, b.array
             if x.dtype != y.dtype:
@@ -95,8 +121,7 @@ class CPUBackend(Backend):
                 common = np.result_type(x.dtype, y.dtype)
                 x, y = x.astype(common), y.astype(common)
             try:
-                with _ieee():
-                    return TensorData.from_array(fn(x, y))
+                return TensorData.from_array(quiet_fn(x, y))
             except ValueError:
                 broadcast_shapes(a.shape, b.shape)  # raises naming both shapes
                 raise
@@ -105,10 +130,11 @@ class CPUBackend(Backend):
         return run
 
     def reduce(self, fn: np.ufunc, start: float) -> Callable:
+        quiet_reduce = _ieee_call(fn.reduce)
+
         def run(a: TensorData, dim: int) -> TensorData:
             axis = check_reduce_dim(a, dim)
-            with _ieee():
-                result = fn.reduce(a.array, axis=axis, keepdims=True, initial=start)
+            result = quiet_reduce(a.array, axis=axis, keepdims=True, initial=start)
             return TensorData.from_array(np.asarray(result, dtype=a.dtype))
 
         run.__name__ = f"reduce_{fn.__name__}"
@@ -116,8 +142,7 @@ class CPUBackend(Backend):
 
     def matmul(self, a: TensorData, b: TensorData) -> TensorData:
         matmul_shape(a, b)
-        with _ieee():
-            return TensorData.from_array(np.matmul(a.array, b.array))
+        return TensorData.from_array(_quiet_matmul(a.array, b.array))
 
     # --- fused ops (the reference maths) ------------------------------------------------
 

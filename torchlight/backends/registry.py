@@ -7,8 +7,13 @@ one ``BackendEntry`` below.
 
 ``DEVICES`` says which backend a device name resolves to and why: for ``"cuda"``, the CUDA C
 kernels when their libraries are found, else numba-cuda, and the ``TORCHLIGHT_CUDA_FALLBACK``
-rule when neither can run. ``get_backend`` reads it through ``device_backend``;
-``explain_device`` says the same in words (``python -m torchlight info`` prints it).
+rule when neither can run. ``get_backend`` reads it through ``device_backend`` the first time
+a device is named; ``explain_device`` says the same in words (``python -m torchlight info``
+prints it).
+
+``get_backend`` finds a backend in one hop: every device hint it has resolved ("cpu",
+``Device("cuda:0")``, a backend it built) is a key of one table of built backends, so a
+tensor op that names its device pays one dictionary lookup, not the rule and the builder.
 
 Builders import their modules on call, so importing this module never imports numba, and
 the module imports only the standard library: ``ci/matrix_report.py`` loads this file alone,
@@ -30,6 +35,7 @@ if TYPE_CHECKING:
     from .base import Backend
 
 FALLBACK_ENV = "TORCHLIGHT_CUDA_FALLBACK"
+DEVICE_ENV = "TORCHLIGHT_DEVICE"
 
 
 @dataclass(frozen=True)
@@ -222,8 +228,61 @@ DEVICES: dict[str, DeviceRule] = {
     )
 }
 
-_DEVICE_BACKENDS: dict[str, Backend] = {}
+# The built backends, keyed by device type and by every other hint get_backend resolved to them.
+_DEVICE_BACKENDS: dict[object, Backend] = {}
 _DEVICE_BACKENDS_LOCK = threading.Lock()  # threads asking at once share one backend
+
+
+def get_backend(device: object = None) -> Backend:
+    """Resolve None (``TORCHLIGHT_DEVICE``, else CPU), a Device, a string or a backend."""
+    key = device
+    if device is None:
+        key = os.environ.get(DEVICE_ENV, "").strip() or "cpu"
+    try:
+        found = _DEVICE_BACKENDS.get(key)
+    except TypeError:  # an unhashable hint (a list, ...): the full resolution names it
+        found = None
+    if found is None:
+        return _resolve(device)
+    rule = DEVICES.get(found.device.type)
+    if rule is not None and rule.fallback_env is not None:
+        rule.fallback_choice()  # an unknown value is refused on every call, cached or not
+    return found
+
+
+def _resolve(device: object) -> Backend:
+    """``get_backend`` for a hint not yet in the table: parse it, follow its rule, remember it."""
+    from ..core.device import Device
+    from .base import Backend
+
+    if isinstance(device, Backend):
+        _remember(device, device)
+        return device
+    if device is None:
+        spec = os.environ.get(DEVICE_ENV, "").strip()
+        if not spec:
+            return _cpu()
+        try:
+            device = Device(spec)
+        except ValueError as err:
+            raise ValueError(f"{DEVICE_ENV}={spec!r} is not a device: {err}") from None
+    hint = device
+    if not isinstance(device, Device):
+        device = Device(device)
+    if device.index not in (None, 0):
+        raise ValueError(
+            f"device {str(device)!r} is not available: torchlight drives one GPU, use 'cuda' or 'cuda:0'"
+        )
+    backend = device_backend(device.type)
+    _remember(hint, backend)
+    return backend
+
+
+def _remember(hint: object, backend: Backend) -> None:
+    """Key ``hint`` to ``backend`` when it is the one the table holds for its device (never a fallback)."""
+    with _DEVICE_BACKENDS_LOCK:
+        if _DEVICE_BACKENDS.get(backend.device.type) is backend:
+            _DEVICE_BACKENDS[hint] = backend
 
 
 def device_rule(device_type: str) -> DeviceRule:

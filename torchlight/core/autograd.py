@@ -58,9 +58,9 @@ class Context:
 
     __slots__ = ("saved", "params", "needs_input_grad")
 
-    def __init__(self) -> None:
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
         self.saved: tuple = ()
-        self.params: dict[str, Any] = {}
+        self.params: dict[str, Any] = {} if params is None else params
         self.needs_input_grad: tuple[bool, ...] = ()
 
     def save_for_backward(self, *values: Any) -> None:
@@ -100,16 +100,22 @@ class Function:
         """Run ``forward`` on the inputs' backend and record history if a gradient is wanted."""
         if not inputs:
             raise TypeError(f"{cls.__name__}.apply needs at least one input Tensor")
+        first = inputs[0]
         if backend is None:
-            backend = common_backend(inputs)
-        ctx = Context()
-        ctx.params = params
-        needs = tuple(t.requires_grad for t in inputs)
-        track = cls.differentiable and True in needs and is_grad_enabled()
-        if track:
-            ctx.needs_input_grad = needs
+            backend = first.backend
+            for t in inputs:
+                if t.backend is not backend:  # rare: only then compare the devices
+                    backend = common_backend(inputs)
+                    break
+        ctx = Context(params)
+        track = False
+        if cls.differentiable and getattr(_state, "enabled", True):
+            needs = tuple([t.requires_grad for t in inputs])
+            if True in needs:
+                track = True
+                ctx.needs_input_grad = needs
         # The result is of the inputs' own Tensor class, so this module never imports tensor.py.
-        out = type(inputs[0])._wrap(cls.forward(ctx, backend, *[t._data for t in inputs], **params), backend)
+        out = first._wrap(cls.forward(ctx, backend, *[t._data for t in inputs], **params), backend)
         if track:
             out.requires_grad = True
             out._node = Node(cls, ctx, inputs, backend)
@@ -190,6 +196,8 @@ def backward(root: Tensor, grad: Tensor | None = None) -> None:
         for parent, pg in zip(node.inputs, results):
             if pg is None or not parent.requires_grad:
                 continue
-            pg = fit_gradient(node.backend, pg, parent.shape, parent.dtype)
+            data = parent._data
+            if pg.shape != data.shape or pg.dtype != data.dtype:
+                pg = fit_gradient(node.backend, pg, data.shape, data.dtype)
             previous = grads.get(id(parent))
             grads[id(parent)] = pg if previous is None else node.backend.add(previous, pg)

@@ -5,6 +5,8 @@ Every Function here works on TensorData; Tensor methods (tensor.py) call ``apply
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .autograd import Function
@@ -160,7 +162,21 @@ class Sum(Function):
 
     @staticmethod
     def backward(ctx, backend, grad):
-        return grad.expand(ctx.saved[0])
+        return grad.expanded(ctx.saved[0])
+
+
+class SumAll(Function):
+    """Sum of every element, shaped ``shape`` (``()``, or all ones for keepdim): Sum over the flat view."""
+
+    @staticmethod
+    def forward(ctx, backend, a, shape):
+        ctx.save_for_backward(a.shape)
+        return backend.add_reduce(a.reshaped((a.size,)), 0).reshaped(shape)
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        (shape,) = ctx.saved
+        return grad.reshaped((1,)).expanded((math.prod(shape),)).reshaped(shape)
 
 
 class Max(Function):
@@ -183,6 +199,13 @@ class Max(Function):
 # --- linear algebra and views -----------------------------------------------------------------
 
 
+def _swap_last(data: TensorData) -> TensorData:
+    """The last two dims swapped (a matmul operand has at least two)."""
+    order = list(range(len(data.shape)))
+    order[-2], order[-1] = order[-1], order[-2]
+    return data.permuted(order)
+
+
 class MatMul(Function):
     @staticmethod
     def forward(ctx, backend, a, b):
@@ -194,20 +217,23 @@ class MatMul(Function):
         a, b = ctx.saved
         need_a, need_b = ctx.needs_input_grad
         return (
-            backend.matmul(grad, b.transpose(-1, -2)) if need_a else None,
-            backend.matmul(a.transpose(-1, -2), grad) if need_b else None,
+            backend.matmul(grad, _swap_last(b)) if need_a else None,
+            backend.matmul(_swap_last(a), grad) if need_b else None,
         )
 
 
 class Permute(Function):
     @staticmethod
     def forward(ctx, backend, a, order):
-        return a.permute(*order)
+        return a.permuted(order)  # Tensor.permute checked the order
 
     @staticmethod
     def backward(ctx, backend, grad):
-        inverse = np.argsort(ctx.params["order"]).tolist()
-        return grad.permute(*inverse)
+        order = ctx.params["order"]
+        inverse = [0] * len(order)
+        for position, dim in enumerate(order):
+            inverse[dim] = position
+        return grad.permuted(inverse)
 
 
 class View(Function):
@@ -216,11 +242,11 @@ class View(Function):
     @staticmethod
     def forward(ctx, backend, a, shape):
         ctx.save_for_backward(a.shape)
-        return a.view(shape)
+        return a.reshaped(shape)  # Tensor.view resolved and checked the shape
 
     @staticmethod
     def backward(ctx, backend, grad):
-        return grad.view(ctx.saved[0])
+        return grad.reshaped(ctx.saved[0])
 
 
 class Contiguous(Function):

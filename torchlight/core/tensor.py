@@ -8,6 +8,7 @@ Comparisons return 1.0/0.0 in the operands' dtype and carry no gradient.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -17,7 +18,7 @@ from .autograd import backward as _run_backward
 from .backend_lookup import backend_for
 from .checks import check_flag, check_held_by, check_real, is_bool
 from .device import Device
-from .tensor_data import DEFAULT_DTYPE, SUPPORTED_DTYPES, TensorData, normalize_dim
+from .tensor_data import DEFAULT_DTYPE, SUPPORTED_DTYPES, TensorData, infer_shape, normalize_dim
 
 if TYPE_CHECKING:
     from ..backends.base import Backend
@@ -134,9 +135,9 @@ def check_device_or_dtype(target: str) -> None:
     )
 
 
-def _backend_for(device: Any) -> Backend:
-    # The lookup (get_backend) is installed by the package init: core never imports backends/.
-    return backend_for(device)
+# The lookup (the registry's get_backend) is installed by the package init: core never imports
+# backends/. One name for it here, for creation.py and nn.
+_backend_for: Callable[[Any], Backend] = backend_for
 
 
 class Tensor:
@@ -376,14 +377,16 @@ class Tensor:
     def _reduce(self, function: type, dim: int | None, keepdim: bool) -> Tensor:
         check_flag(keepdim, "keepdim")
         if dim is None:
-            flat = self.view(-1) if self.ndim != 1 else self
+            if function is F.Sum:  # the flat view, the sum and the result's view as one op
+                return F.SumAll.apply(self, shape=(1,) * self.ndim if keepdim else ())
+            flat = self._reshaped((self.size,))
             out = function.apply(flat, dim=0)
-            return out.view(*([1] * self.ndim)) if keepdim else out.view(())
+            return out._reshaped((1,) * self.ndim if keepdim else ())
         dim = normalize_dim(dim, self.ndim)
         if self.ndim == 0:
-            return function.apply(self.view(1), dim=0).view(())
+            return function.apply(self._reshaped((1,)), dim=0)._reshaped(())
         out = function.apply(self, dim=dim)
-        return out if keepdim else out.view(self.shape[:dim] + self.shape[dim + 1 :])
+        return out if keepdim else out._reshaped(self.shape[:dim] + self.shape[dim + 1 :])
 
     def sum(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
         """Sum over ``dim`` (all elements when None)."""
@@ -440,9 +443,11 @@ class Tensor:
         """Reorder dimensions (a view)."""
         if len(order) == 1 and isinstance(order[0], (tuple, list)):
             order = tuple(order[0])
-        order = tuple(normalize_dim(d, self.ndim, "permute dim") for d in order)
-        self._data.permute(*order)  # validates the order before recording
-        return F.Permute.apply(self, order=order)
+        ndim = self.ndim
+        dims = tuple(normalize_dim(d, ndim, "permute dim") for d in order)
+        if sorted(dims) != list(range(ndim)):
+            self._data.permute(*dims)  # raises naming the order and the shape
+        return F.Permute.apply(self, order=dims)
 
     def transpose(self, dim0: int = -2, dim1: int = -1) -> Tensor:
         """Swap two dimensions (a view)."""
@@ -458,14 +463,16 @@ class Tensor:
 
     def view(self, *shape: int) -> Tensor:
         """Same elements in a new shape (one -1 allowed); copies only non-contiguous data."""
-        from .tensor_data import infer_shape
-
         shape = infer_shape(shape, self.size, self.shape)
         if shape == self.shape:
             return self
         return F.View.apply(self, shape=shape)
 
     reshape = view
+
+    def _reshaped(self, shape: tuple[int, ...]) -> Tensor:
+        """``view`` for a shape made here from this tensor's own, already right: no check again."""
+        return self if shape == self._data.shape else F.View.apply(self, shape=shape)
 
     def contiguous(self) -> Tensor:
         return self if self._data.is_contiguous() else F.Contiguous.apply(self)

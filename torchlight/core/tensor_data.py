@@ -64,7 +64,9 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
 class TensorData:
     """Storage (1-D numpy array) + shape + element strides + element offset."""
 
-    __slots__ = ("storage", "shape", "strides", "offset", "_array")
+    # ``storage`` and ``strides`` of an op's result (``from_array``) are made on first read:
+    # most results are only ever read as ``.array``.
+    __slots__ = ("_storage", "shape", "_strides", "offset", "_array")
 
     def __init__(
         self,
@@ -75,9 +77,9 @@ class TensorData:
     ) -> None:
         if not isinstance(storage, np.ndarray) or storage.ndim != 1:
             raise TypeError("TensorData storage must be a 1-D numpy array")
-        self.storage = storage
+        self._storage = storage
         self.shape = tuple(int(s) for s in shape)
-        self.strides = contiguous_strides(self.shape) if strides is None else tuple(strides)
+        self._strides = contiguous_strides(self.shape) if strides is None else tuple(strides)
         self.offset = int(offset)
         self._array: np.ndarray | None = None
         if len(self.strides) != len(self.shape):
@@ -94,11 +96,24 @@ class TensorData:
             array = np.ascontiguousarray(array)
         # Direct slot writes: this is the hot path of every op's result.
         data = cls.__new__(cls)
-        data.storage = array.reshape(-1)
+        data._storage = None
         data.shape = array.shape
-        data.strides = _contiguous_strides(array.shape)
+        data._strides = None
         data.offset = 0
         data._array = array
+        return data
+
+    @classmethod
+    def _trusted(
+        cls, storage: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...], offset: int
+    ) -> TensorData:
+        """A view whose parts are already known to fit (no check): for the layers below the API."""
+        data = cls.__new__(cls)
+        data._storage = storage
+        data.shape = shape
+        data._strides = strides
+        data.offset = offset
+        data._array = None
         return data
 
     @classmethod
@@ -109,8 +124,23 @@ class TensorData:
     # --- properties ---------------------------------------------------------------
 
     @property
+    def storage(self) -> np.ndarray:
+        """The flat 1-D buffer the elements live in."""
+        if self._storage is None:
+            self._storage = self._array.reshape(-1)  # C-contiguous (from_array): a view
+        return self._storage
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Element strides of each dimension."""
+        if self._strides is None:
+            self._strides = _contiguous_strides(self.shape)
+        return self._strides
+
+    @property
     def dtype(self) -> np.dtype:
-        return self.storage.dtype
+        array = self._array  # from_array's results hold it; views hold their storage
+        return (array if array is not None else self._storage).dtype
 
     @property
     def ndim(self) -> int:
@@ -139,6 +169,8 @@ class TensorData:
 
     def is_contiguous(self) -> bool:
         """True when the elements lie row-major and densely in storage."""
+        if self._strides is None:
+            return True  # from_array's result, row-major by construction
         expected = 1
         for size, stride in zip(reversed(self.shape), reversed(self.strides)):
             if size != 1 and stride != expected:
@@ -158,12 +190,17 @@ class TensorData:
                 f"permute order {tuple(order)} is not a permutation of the {self.ndim} "
                 f"dimensions of shape {self.shape}"
             )
-        return TensorData(
-            self.storage,
-            tuple(self.shape[d] for d in dims),
-            tuple(self.strides[d] for d in dims),
-            self.offset,
+        return self.permuted(dims)
+
+    def permuted(self, dims: Sequence[int]) -> TensorData:
+        """``permute`` for ``dims`` already checked to be a permutation of ``range(ndim)``."""
+        shape, strides = self.shape, self.strides
+        data = TensorData._trusted(
+            self.storage, tuple([shape[d] for d in dims]), tuple([strides[d] for d in dims]), self.offset
         )
+        if self._array is not None:
+            data._array = self._array.transpose(dims)  # cheaper than building the view from storage
+        return data
 
     def transpose(self, dim0: int = -2, dim1: int = -1) -> TensorData:
         """Swap two dimensions."""
@@ -171,24 +208,35 @@ class TensorData:
         b = normalize_dim(dim1, self.ndim)
         order = list(range(self.ndim))
         order[a], order[b] = order[b], order[a]
-        return self.permute(*order)
+        return self.permuted(order)
 
     def expand(self, shape: Sequence[int]) -> TensorData:
         """Broadcast to ``shape`` with stride-0 dims (no copy)."""
         shape = tuple(int(s) for s in shape)
         if broadcast_shapes(self.shape, shape) != shape:
             raise ValueError(f"cannot expand shape {self.shape} to {shape}")
-        lead = len(shape) - self.ndim
+        return self.expanded(shape)
+
+    def expanded(self, shape: tuple[int, ...]) -> TensorData:
+        """``expand`` for a ``shape`` already known to be a broadcast of this one."""
+        lead = len(shape) - len(self.shape)
         strides = [0] * lead
-        for size, (own, stride) in zip(shape[lead:], zip(self.shape, self.strides)):
+        for size, own, stride in zip(shape[lead:], self.shape, self.strides):
             strides.append(stride if own == size else 0)
-        return TensorData(self.storage, shape, strides, self.offset)
+        return TensorData._trusted(self.storage, shape, tuple(strides), self.offset)
 
     def view(self, *shape: int) -> TensorData:
         """Same elements under a new shape: a view when contiguous, else a copy first."""
-        shape = infer_shape(shape, self.size, self.shape)
+        return self.reshaped(infer_shape(shape, self.size, self.shape))
+
+    def reshaped(self, shape: tuple[int, ...]) -> TensorData:
+        """``view`` for a ``shape`` already checked (by ``infer_shape``) to hold this many elements."""
         data = self if self.is_contiguous() else self.contiguous()
-        return TensorData(data.storage, shape, None, data.offset)
+        out = TensorData._trusted(data.storage, shape, _contiguous_strides(shape), data.offset)
+        array = data._array
+        if array is not None and array.flags.c_contiguous:
+            out._array = array.reshape(shape)  # of C-contiguous memory: a view, never a copy
+        return out
 
     reshape = view
 
@@ -228,6 +276,10 @@ def shape_arguments(shape: Sequence, what: str) -> tuple[int, ...]:
 
 def infer_shape(shape: Sequence, size: int, old_shape: Sequence[int]) -> tuple[int, ...]:
     """Resolve one ``-1`` in ``shape`` and check the element count matches ``size``."""
+    if type(shape) is tuple and all(type(s) is int and s >= 0 for s in shape):
+        # The common case, plain non-negative ints; anything else takes the full check below.
+        if math.prod(shape) == size:
+            return shape
     shape = shape_arguments(shape, "view shape")
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1 or any(s < -1 for s in shape):

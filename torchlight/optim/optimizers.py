@@ -342,19 +342,40 @@ class Adam(Optimizer):
             )
 
     def update(self, p: Tensor, grad: Tensor, state: dict[str, Tensor]) -> Tensor:
+        # The same backend ops, in the same order and dtypes, as the Tensor arithmetic
+        # ``p - m_hat / (v_hat**0.5 + eps) * lr`` would run, called on the backend directly: under
+        # no_grad, the Tensor layer above them records nothing and checks what is known here.
         h = self.hyper
+        backend = p.backend
+        add, sub, mul, div = backend.add, backend.sub, backend.mul, backend.div
+        g, w = grad._data, p._data
         if h["weight_decay"] and not self.decoupled:
-            grad = grad + p * h["weight_decay"]
+            g = add(g, mul(w, _scalar(h["weight_decay"], w)))
         m = state.get("m")
         v = state.get("v")
-        m = grad * (1 - h["beta1"]) if m is None else m * h["beta1"] + grad * (1 - h["beta1"])
-        v = grad * grad * (1 - h["beta2"]) if v is None else v * h["beta2"] + grad * grad * (1 - h["beta2"])
-        state["m"], state["v"] = m, v
-        m_hat = m * (1.0 / (1 - h["beta1"] ** self.steps))
-        v_hat = v * (1.0 / (1 - h["beta2"] ** self.steps))
+        b1, b2 = h["beta1"], h["beta2"]
+        if m is None:
+            m = mul(g, _scalar(1 - b1, g))
+        else:
+            m = add(mul(m._data, _scalar(b1, m._data)), mul(g, _scalar(1 - b1, g)))
+        g2 = mul(g, g)
+        if v is None:
+            v = mul(g2, _scalar(1 - b2, g2))
+        else:
+            v = add(mul(v._data, _scalar(b2, v._data)), mul(g2, _scalar(1 - b2, g2)))
+        state["m"], state["v"] = Tensor._wrap(m, backend), Tensor._wrap(v, backend)
+        m_hat = mul(m, _scalar(1.0 / (1 - b1**self.steps), m))
+        v_hat = mul(v, _scalar(1.0 / (1 - b2**self.steps), v))
         if h["weight_decay"] and self.decoupled:
-            p = p * (1 - h["lr"] * h["weight_decay"])
-        return p - m_hat / (v_hat**0.5 + h["eps"]) * h["lr"]
+            w = mul(w, _scalar(1 - h["lr"] * h["weight_decay"], w))
+        root = backend.pow(v_hat, _scalar(0.5, v_hat))
+        ratio = div(m_hat, add(root, _scalar(h["eps"], root)))
+        return Tensor._wrap(sub(w, mul(ratio, _scalar(h["lr"], ratio))), backend)
+
+
+def _scalar(value: float, like: TensorData) -> TensorData:
+    """``value`` as a 0-d operand in ``like``'s dtype, as a Tensor operator lifts a Python number."""
+    return TensorData.from_array(np.array(value, dtype=like.dtype))
 
 
 class AdamW(Adam):
