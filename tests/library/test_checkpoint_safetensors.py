@@ -84,6 +84,7 @@ def test_torch_reads_a_torchlight_checkpoint_and_its_weights_load_back(tmp_path)
     save_checkpoint(path, model)
     reference = torch.nn.Sequential()
     reference.add_module("first", torch.nn.Linear(3, 4))
+    reference.add_module("relu", torch.nn.ReLU())  # TwoLayer's relu; it has no weights to name
     reference.add_module("second", torch.nn.Linear(4, 2))
     reference.load_state_dict(safetensors_torch.load_file(str(path)))
     x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
