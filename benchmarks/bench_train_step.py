@@ -153,6 +153,17 @@ def torch_step(args, ids, targets):
     return step
 
 
+def print_rows(results: dict, unit: str, scale: float, digits: int) -> None:
+    """One line per timed entry (min, median, spread in ``unit``), with its ratio to PyTorch's when timed."""
+    print(f"  {'':20s} {'min ' + unit:>9} {'median ' + unit:>10} {'spread':>8}")
+    for name, t in results.items():
+        low, mid = t.min * scale, t.median * scale
+        line = f"  {name:20s} {low:9.{digits}f} {mid:10.{digits}f} {t.spread_text():>8}"
+        if "pytorch" in results and name != "pytorch":
+            line += f"   {t.ratio_text(results['pytorch'], 'x')} pytorch"
+        print(line)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", default="cpu")
@@ -182,12 +193,7 @@ def main() -> None:
         f"one training step, batch {args.batch}, seq {2 * LENGTH}, dim {args.dim}, layers {args.layers}, "
         f"backend {args.backend} ({args.repeat} steps each)"
     )
-    print(f"  {'':20s} {'min ms':>9} {'median ms':>10} {'spread':>8}")
-    for name, t in results.items():
-        line = f"  {name:20s} {t.min * 1e3:9.2f} {t.median * 1e3:10.2f} {t.spread_text():>8}"
-        if "pytorch" in results and name != "pytorch":
-            line += f"   {t.ratio_text(results['pytorch'], 'x')} pytorch"
-        print(line)
+    print_rows(results, "ms", 1e3, 2)
     fused, unfused = results["torchlight fused"], results["torchlight unfused"]
     print(f"  fused / unfused      {fused.ratio_text(unfused, 'x')}")
     tiny = {"torchlight": rounds_of(torchlight_tiny(backend), args.repeat, TINY_CALLS)}
@@ -197,12 +203,7 @@ def main() -> None:
         pass
     x_shape, w_shape = TINY_SHAPES
     print(f"tiny step: (x @ w).relu().sum().backward(), x {x_shape}, w {w_shape}")
-    print(f"  {'':20s} {'min us':>9} {'median us':>10} {'spread':>8}")
-    for name, t in tiny.items():
-        line = f"  {name:20s} {t.min * 1e6:9.1f} {t.median * 1e6:10.1f} {t.spread_text():>8}"
-        if "pytorch" in tiny and name != "pytorch":
-            line += f"   {t.ratio_text(tiny['pytorch'], 'x')} pytorch"
-        print(line)
+    print_rows(tiny, "us", 1e6, 1)
     print(trust_note([*results.values(), *tiny.values()]))
 
 
