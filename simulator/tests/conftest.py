@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -80,6 +81,12 @@ def run_findings(stderr: str) -> list[str]:
         elif inside:
             break
     return out
+
+
+def sigint_as_from_a_terminal() -> None:
+    """A child's SIGINT as a terminal's foreground process has it (Popen's preexec_fn): a test run
+    started in the background inherits SIGINT ignored, and Python keeps it ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def processes_naming(marker: str) -> list[str]:

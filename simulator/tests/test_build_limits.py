@@ -15,7 +15,7 @@ import pytest
 from simulator import compiler_run
 from simulator.errors import SimBuildError
 
-from .conftest import REPO, processes_naming, run_cli
+from .conftest import REPO, processes_naming, run_cli, sigint_as_from_a_terminal
 
 HOST_MAIN = 'int main() { std::printf("ran\\n"); return 0; }\n'
 
@@ -43,7 +43,8 @@ def test_ctrl_c_while_building_is_one_line_and_stops_the_compiler(tmp_path):
     src = _source(tmp_path, str(fifo))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     cmd = [sys.executable, "-m", "simulator", "run", str(src)]
-    with subprocess.Popen(cmd, cwd=REPO, stderr=subprocess.PIPE, text=True, env=env) as proc:
+    start = {"cwd": REPO, "env": env, "preexec_fn": sigint_as_from_a_terminal}
+    with subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, **start) as proc:
         deadline = time.monotonic() + 60
         while not processes_naming(f"-E {src}") and time.monotonic() < deadline:
             time.sleep(0.05)  # until the compiler waits on the FIFO

@@ -12,7 +12,7 @@ import time
 
 from simulator.check import run_check
 
-from .conftest import REPO
+from .conftest import REPO, sigint_as_from_a_terminal
 
 SLEEPER = """
 #include <cstdio>
@@ -83,7 +83,8 @@ def _start_run(tmp_path, how: str) -> tuple[subprocess.Popen, object]:
     pid_file = tmp_path / "sleeper.pid"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     cmd = [sys.executable, "-m", "simulator", "run", str(src), "--", str(pid_file), how]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, preexec_fn=sigint_as_from_a_terminal, **pipes)
     assert proc.stdout.readline() == b"forked\n"
     return proc, pid_file
 
