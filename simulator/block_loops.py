@@ -83,10 +83,14 @@ class _Fallback(Exception):
     """The kernel is not a shape the rewrite handles: it keeps its fibers."""
 
 
-def block_loop_edit(tu, cursor) -> Edit | None:
-    """The edit giving kernel ``cursor`` of ``tu`` its block-loop body, or None (fibers)."""
+def block_loop_edit(tu, cursor, fma: bool = False) -> Edit | None:
+    """The edit giving kernel ``cursor`` of ``tu`` its block-loop body, or None (fibers).
+
+    ``fma``: the build contracts device code into fused multiply-adds (transform.DEVICE_FMA);
+    each region's loop body then has the kernel's target too, inlined or not.
+    """
     try:
-        return _Kernel(tu, cursor).edit()
+        return _Kernel(tu, cursor, fma).edit()
     except _Fallback:
         return None
 
@@ -94,8 +98,9 @@ def block_loop_edit(tu, cursor) -> Edit | None:
 class BlockLoops:
     """Which kernels of a parsed pass got a block-loop body (each rewritten once, on first ask)."""
 
-    def __init__(self, tu) -> None:
+    def __init__(self, tu, fma: bool = False) -> None:
         self.tu = tu
+        self.fma = fma
         self.done: dict[int, bool] = {}
         self.kernels = {tu.off(c.location): c for c in tu.device_definitions}
 
@@ -107,7 +112,7 @@ class BlockLoops:
             cursor = self.kernels.get(key)
             f = self.tu.funcs.get(key)
             edit = (
-                block_loop_edit(self.tu, cursor)
+                block_loop_edit(self.tu, cursor, self.fma)
                 if cursor is not None and f is not None and f.kind == "global"
                 else None
             )
@@ -131,8 +136,9 @@ class _Region:
 
 
 class _Kernel:
-    def __init__(self, tu, cursor) -> None:
+    def __init__(self, tu, cursor, fma: bool) -> None:
         self.tu = tu
+        self.target = ' __attribute__((target("fma")))' if fma else ""
         self.ck = tu.ci.CursorKind
         self.text = tu.src.text
         body = [ch for ch in cursor.get_children() if ch.kind == self.ck.COMPOUND_STMT]
@@ -713,5 +719,5 @@ class _Kernel:
         for k in kept:
             i = self.slot_of[k]
             body.append(f"\n ::__sim::keep(__sim_slot{i}[__sim_t], {self.slot_types[i][1].spelling});")
-        parts += [" ::__sim::for_each_plain_thread(*__sim_blk, [&]() {", *body, "\n });"]
+        parts += [f" ::__sim::for_each_plain_thread(*__sim_blk, [&](){self.target} {{", *body, "\n });"]
         return parts + after

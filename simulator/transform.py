@@ -85,7 +85,7 @@ def translate_preprocessed(
         tu, (pos, msg) = min(problems, key=lambda tp: tp[0].src.where(tp[1][0]))
         raise source_error(tu.src, pos, msg)
     runs = device if device is not None else host
-    loops = BlockLoops(runs)
+    loops = BlockLoops(runs, fma)
     for edit, keys in host.launches:
         matched = [_match(host, runs, key) for key in keys]
         free = bool(keys) and all(runs.barrier_free(key) for key in matched)

@@ -88,7 +88,7 @@ static inline void keep(T (&dst)[N], const T (&src)[N]) {
 // shape is copied into locals first: the body's stores could alias ``b``, which would otherwise
 // be read again for every thread.
 template <class Body>
-static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
+SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
     uint3* const idx = b.thread_idx;
     // What the thread's threadIdx reads, written through the declaration kernel code reads
     // (NVIDIA's, const): g++ takes a const object for unchanging and would otherwise keep one

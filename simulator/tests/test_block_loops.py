@@ -81,9 +81,11 @@ __global__ void divergent(int* out) {
     __shared__ int s[64];
     s[threadIdx.x] = threadIdx.x;
     if (threadIdx.x < 16) {
-        __syncthreads();  // DIVERGENT-BARRIER
-        out[threadIdx.x] = s[63 - threadIdx.x];
+        s[threadIdx.x] += 1;
+        __syncthreads();  // in a branch only some threads take
     }
+    __syncthreads();
+    out[threadIdx.x] = s[63 - threadIdx.x];
 }
 int main() {
     int* d;
