@@ -713,7 +713,16 @@ class _Kernel:
             alias, var = self.slot_types[i]
             if var.spelling in names:
                 raise _Fallback("a region declares a name it also uses from an earlier region")
-            body.append(f" {alias}& {var.spelling} = __sim_slot{i}[__sim_t];")
+            if var.type.get_canonical().kind.name in _SCALARS:
+                # A scalar is copied in and out (every way out of a region but the kernel's last
+                # `return` reaches its end, and its address is never taken): as a local the
+                # compiler keeps it in a register, where a reference into the slots would be
+                # read and written at every use in case the kernel's stores alias it.
+                body.append(f" {alias} {var.spelling} = __sim_slot{i}[__sim_t];")
+                if not var.type.is_const_qualified():
+                    kept.append(k)
+            else:
+                body.append(f" {alias}& {var.spelling} = __sim_slot{i}[__sim_t];")
         for a, b in pieces:
             body += [self._marker(a), (a, b)]
         for k in kept:
