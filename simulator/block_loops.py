@@ -150,7 +150,8 @@ class _Kernel:
         self.barriers: set[int] = set()  # starts of the __syncthreads() calls
         self.refs: list[tuple[int, int, str]] = []  # (position, declaration, name) of each use
         self.written: dict[int, list[int]] = {}  # declaration -> where it is written
-        self.addressed: set[int] = set()  # declarations whose address is taken
+        self.addressed: set[int] = set()  # declarations whose address a call gets
+        self.escaped: set[int] = set()  # declarations whose address is kept (a pointer, memory)
         self.locals: dict[int, object] = {}  # the body's own variables (VAR_DECL)
         self.shared: set[int] = set()
         self._scan(self.body, [])
@@ -189,9 +190,13 @@ class _Kernel:
                 if "++" in around or "--" in around:
                     self._write(children[0], node)
                 elif self.text[start:cs].strip() == "&":
-                    root = self._root(children[0])
-                    if root is not None:
-                        self.addressed.add(root)
+                    self._address(self._root(children[0]), parents)
+        if node.kind in (ck.DECL_REF_EXPR, ck.MEMBER_REF_EXPR, ck.ARRAY_SUBSCRIPT_EXPR):
+            if node.type.get_canonical().kind.name == "CONSTANTARRAY":
+                # An array used other than by subscript or sizeof decays to a pointer to it.
+                up = self._up(parents)
+                if up is None or up.kind.name not in ("ARRAY_SUBSCRIPT_EXPR", "CXX_UNARY_EXPR", "UNARY_EXPR"):
+                    self._address(self._root(node), parents)
         for ch in node.get_children():
             self._scan(ch, [*parents, node])
 
@@ -229,12 +234,25 @@ class _Kernel:
             return
         key = self.tu.off(ref.location)
         self.refs.append((self.tu.off(node.extent.start), key, ref.spelling))
-        if ref.kind == self.ck.VAR_DECL and ref.type.get_canonical().kind.name in ("CONSTANTARRAY",):
-            # An array used other than by subscript or sizeof decays to a pointer to it.
-            chain = [p for p in parents if p.kind.name not in _TRANSPARENT]
-            up = chain[-1] if chain else None
-            if up is None or up.kind.name not in ("ARRAY_SUBSCRIPT_EXPR", "CXX_UNARY_EXPR", "UNARY_EXPR"):
-                self.addressed.add(key)
+
+    @staticmethod
+    def _up(parents: list):
+        """The nearest enclosing node that is not parentheses or an implicit conversion."""
+        chain = [p for p in parents if p.kind.name not in _TRANSPARENT]
+        return chain[-1] if chain else None
+
+    def _address(self, root: int | None, parents: list) -> None:
+        """The address of variable ``root`` is taken: as a call's argument, the callee may write
+        through it for the call's length (``f(acc)``, ``sincosf(x, &s, &c)``); anywhere else it
+        may be kept (a pointer, memory) past a barrier, where a region's local is gone."""
+        if root is None:
+            return
+        up = self._up(parents)
+        if up is not None and up.kind == self.ck.CALL_EXPR:
+            self.addressed.add(root)
+            self.written.setdefault(root, []).append(self.tu.off(up.extent.start))
+        else:
+            self.escaped.add(root)
 
     def _write(self, lhs, at) -> None:
         root = self._root(lhs)
@@ -478,8 +496,10 @@ class _Kernel:
             for e in tu.edits
         ):
             raise _Fallback("warp-synchronous statements that run with a warp's lanes in lockstep")
+        if any(k in self.locals and k not in self.shared for k in self.escaped):
+            raise _Fallback("the address of a local kept in a pointer or memory")
         for key in self.params:
-            if key in self.written or key in self.addressed:
+            if key in self.written or key in self.addressed or key in self.escaped:
                 raise _Fallback("a parameter that is written or whose address is taken")
         self.regions: list[_Region] = []
         self.headers: list = []
@@ -610,7 +630,6 @@ class _Kernel:
         """The per-thread slots: locals declared in one region and used in another."""
         self.slot_types: list[tuple[str, object]] = []
         self.slot_of: dict[int, int] = {}
-        pointer_slots = False
         for region in self.regions:
             for var in region.declared:
                 key = self.tu.off(var.location)
@@ -618,24 +637,11 @@ class _Kernel:
                     continue
                 if not any(self._outside(pos, region) for pos, k, _ in self.refs if k == key):
                     continue
-                spelled = var.type.spelling
-                if (
-                    key in self.addressed
-                    or _UNNAMEABLE.search(spelled)
-                    or var.type.kind.name
-                    in (
-                        "LVALUEREFERENCE",
-                        "RVALUEREFERENCE",
-                    )
-                ):
-                    raise _Fallback(
-                        "a local living across a barrier whose address is taken or whose type cannot be named"
-                    )
-                pointer_slots |= var.type.get_canonical().kind.name == "POINTER"
+                kind = var.type.kind.name
+                if _UNNAMEABLE.search(var.type.spelling) or kind in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
+                    raise _Fallback("a local living across a barrier whose type the build cannot name")
                 self.slot_of[key] = len(self.slot_types)
                 self.slot_types.append((f"__sim_slot{len(self.slot_types)}_t", var))
-        if pointer_slots and any(k in self.locals and k not in self.shared for k in self.addressed):
-            raise _Fallback("a pointer kept across a barrier may point at a thread's local")
 
     def _marker(self, pos: int) -> str:
         path, line = self.tu.src.where(pos)

@@ -16,13 +16,22 @@ import pytest
 from .conftest import KERNELS, run_cli
 
 PROGRAM = KERNELS / "program_block_loops.cu"
-LOOPS = ["loop_matmul", "loop_tree_sum", "loop_scan", "loop_stencil", "loop_locals", "loop_reverse"]
+LOOPS = [
+    "loop_matmul",
+    "loop_tree_sum",
+    "loop_scan",
+    "loop_stencil",
+    "loop_locals",
+    "loop_reverse",
+    "loop_call_with_address",
+]
 FIBERS = [
     "fibers_blelloch_scan",
     "fibers_thread_branch",
     "fibers_shuffle",
     "fibers_early_return",
     "fibers_barrier_in_callee",
+    "fibers_pointer_to_local",
 ]
 _LOG = re.compile(r"launch log \((\w+)\): kernel '([^'<]+)(?:<[^']*>)?' \(launched at [^)]*\) runs (.+)$")
 

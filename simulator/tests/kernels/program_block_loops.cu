@@ -180,6 +180,40 @@ __global__ void loop_reverse(const T* in, T* out) {
     out[blockIdx.x * BS + threadIdx.x] = s[BS - 1 - threadIdx.x] + x;
 }
 
+// Locals whose address a call gets, in the region that declares them and after a barrier.
+__device__ void add_into(int* acc, int n, int v) {
+    for (int i = 0; i < n; ++i) acc[i] += v + i;
+}
+__device__ void split(int v, int* hi, int* lo) {
+    *hi = v / 10;
+    *lo = v % 10;
+}
+__global__ void loop_call_with_address(const int* in, int* out) {
+    __shared__ int s[64];
+    const int t = threadIdx.x;
+    int acc[3] = {0, 0, 0};
+    int hi, lo;
+    split(in[blockIdx.x * 64 + t], &hi, &lo);
+    add_into(acc, 3, hi);
+    s[t] = lo;
+    __syncthreads();
+    add_into(acc, 3, s[(t + 1) % 64]);
+    split(acc[2] + lo, &hi, &lo);
+    out[blockIdx.x * 64 + t] = acc[0] * 10000 + hi * 100 + lo;
+}
+
+// A pointer to a thread's local kept across a barrier: fibers.
+__global__ void fibers_pointer_to_local(const int* in, int* out) {
+    __shared__ int s[64];
+    const int t = threadIdx.x;
+    int mine = in[blockIdx.x * 64 + t];
+    int* p = &mine;
+    s[t] = mine;
+    __syncthreads();
+    *p += s[63 - t];
+    out[blockIdx.x * 64 + t] = mine;
+}
+
 // A barrier under a condition that depends on threadIdx (every thread takes it): fibers.
 __global__ void fibers_thread_branch(const int* in, int* out) {
     __shared__ int s[64];
@@ -384,6 +418,29 @@ int main(int argc, char** argv) {
     cudaMalloc(&d, 128 * 4);
     cudaMalloc(&dout, 128 * 4);
     cudaMemcpy(d, h.data(), 128 * 4, cudaMemcpyHostToDevice);
+    if (wanted(only, "loop_call_with_address")) {
+        loop_call_with_address<<<2, 64>>>(d, dout);
+        cudaMemcpy(o.data(), dout, 128 * 4, cudaMemcpyDeviceToHost);
+        bool ok = true;
+        long long sum = 0;
+        for (int i = 0; i < 128; ++i) {
+            const int b = i / 64, t = i % 64, v = h[i];
+            int acc[3] = {0, 0, 0};
+            for (int k = 0; k < 3; ++k) acc[k] += v / 10 + k;
+            for (int k = 0; k < 3; ++k) acc[k] += h[b * 64 + (t + 1) % 64] % 10 + k;
+            const int w = acc[2] + v % 10;
+            ok &= o[i] == acc[0] * 10000 + (w / 10) * 100 + w % 10;
+            sum += (long long)o[i] * (i + 1);
+        }
+        result("loop_call_with_address", ok, sum);
+    }
+    if (wanted(only, "fibers_pointer_to_local")) {
+        fibers_pointer_to_local<<<2, 64>>>(d, dout);
+        cudaMemcpy(o.data(), dout, 128 * 4, cudaMemcpyDeviceToHost);
+        bool ok = true;
+        for (int i = 0; i < 128; ++i) ok &= o[i] == h[i] + h[(i / 64) * 64 + 63 - i % 64];
+        result("fibers_pointer_to_local", ok, o[9]);
+    }
     if (wanted(only, "fibers_thread_branch")) {
         fibers_thread_branch<<<2, 64>>>(d, dout);
         cudaMemcpy(o.data(), dout, 128 * 4, cudaMemcpyDeviceToHost);
