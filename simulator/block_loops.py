@@ -15,8 +15,8 @@ Anything the analysis cannot prove keeps the kernel on fibers: a barrier under a
 cannot show uniform, ``__syncthreads_count`` and the other waits (warp operations, cooperative
 groups, spins), a callee that waits, ``goto``, a ``return`` before the last barrier, a
 ``break``/``continue`` that leaves a region, lambdas, inline assembly, types declared in the
-kernel, a written or address-taken parameter, a local living across a barrier whose address
-is taken or whose type cannot be named.
+kernel, a written or address-taken parameter, the address of a local kept in a pointer or in
+memory (a call may take it), a local living across a barrier whose type cannot be named.
 """
 
 from __future__ import annotations
