@@ -29,7 +29,23 @@ set (a plain loop, the kernel called through a pointer for each thread), the sam
 compiler may inline it): the last is what a program gets, and the one the 10x target is for.
 A fourth way replays a graph that stream capture recorded from that ``<<<...>>>`` launch, and a
 fifth launches the kernel by address with ``cudaLaunchKernel`` (as a graph's kernel node does):
-both run the same loop as the launch itself.
+both run the same loop as the launch itself. The tree-sum runs twice: as built (a kernel with
+barriers only at block-uniform places runs as loops over the block's threads, one per region
+between barriers) and with ``SIMULATOR_FIBERS=1`` (a fiber per CUDA thread, as every kernel with
+a barrier ran before).
+
+Last, matrix products of ``--matmul-n`` (default 512) square float32 matrices, in GFLOP/s: the
+naive kernel (one thread per output, no barrier), the classic 16x16 shared-memory tiled kernel
+(two barriers a tile) as built and with ``SIMULATOR_FIBERS=1``, the same two kernels written as
+C++ loops over blocks and threads (the tiled one as one loop nest per region between barriers)
+and compiled with ``g++ -O3 -march=native -fopenmp`` (the anchor; skipped when that compiler
+cannot build it), and numpy's BLAS. Each ratio is the anchor's speed over the case's.
+
+Reading the numbers on a loaded machine: every case takes the best of ``--repeat`` rounds, and
+the ratios are taken within this one run, so a slower machine moves both sides; the ``cpu
+ratio`` columns (process CPU seconds, all workers together) move least when other work shares
+the cores. Compare runs only by their ratios, and rerun with a larger ``--repeat`` when two
+runs disagree by more than about a third.
 """
 
 from __future__ import annotations
@@ -297,6 +313,110 @@ extern "C" int bench_free(void) {
 }
 """
 
+MATMUL_CU = r"""
+#include <cuda_runtime.h>
+#define TILE 16
+
+__global__ void matmul_naive(const float* A, const float* B, float* C, int n) {
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    float sum = 0.0f;
+    for (int k = 0; k < n; ++k) sum += A[row * n + k] * B[k * n + col];
+    C[row * n + col] = sum;
+}
+
+__global__ void matmul_tiled(const float* A, const float* B, float* C, int n) {
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int row = blockIdx.y * TILE + ty;
+    const int col = blockIdx.x * TILE + tx;
+    float sum = 0.0f;
+    for (int m = 0; m < n / TILE; ++m) {
+        As[ty][tx] = A[row * n + m * TILE + tx];
+        Bs[ty][tx] = B[(m * TILE + ty) * n + col];
+        __syncthreads();
+        for (int k = 0; k < TILE; ++k) sum += As[ty][k] * Bs[k][tx];
+        __syncthreads();
+    }
+    C[row * n + col] = sum;
+}
+
+static float *da = NULL, *db = NULL, *dc = NULL;
+static int n_ = 0;
+
+extern "C" int mm_setup(const float* a, const float* b, int n) {
+    n_ = n;
+    const size_t bytes = (size_t)n * n * sizeof(float);
+    if (cudaMalloc(&da, bytes) != cudaSuccess || cudaMalloc(&db, bytes) != cudaSuccess ||
+        cudaMalloc(&dc, bytes) != cudaSuccess)
+        return 1;
+    cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, b, bytes, cudaMemcpyHostToDevice);
+    return 0;
+}
+
+extern "C" int mm_naive(void) {
+    matmul_naive<<<dim3(n_ / TILE, n_ / TILE), dim3(TILE, TILE)>>>(da, db, dc, n_);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int mm_tiled(void) {
+    matmul_tiled<<<dim3(n_ / TILE, n_ / TILE), dim3(TILE, TILE)>>>(da, db, dc, n_);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int mm_fetch(float* c) {
+    return (int)cudaMemcpy(c, dc, (size_t)n_ * n_ * sizeof(float), cudaMemcpyDeviceToHost);
+}
+
+extern "C" int mm_free(void) {
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dc);
+    return 0;
+}
+"""
+
+# The two matmul kernels as native C++ loops over the blocks (in parallel) and their threads:
+# the tiled one as one loop nest per region between its barriers, the form a CUDA-to-CPU
+# compiler that splits kernels at barriers emits.
+MATMUL_NATIVE_CPP = r"""
+#define TILE 16
+extern "C" void native_naive(const float* A, const float* B, float* C, int n) {
+#pragma omp parallel for collapse(2)
+    for (int by = 0; by < n / TILE; ++by)
+        for (int bx = 0; bx < n / TILE; ++bx)
+            for (int ty = 0; ty < TILE; ++ty)
+                for (int tx = 0; tx < TILE; ++tx) {
+                    const int row = by * TILE + ty, col = bx * TILE + tx;
+                    float sum = 0.0f;
+                    for (int k = 0; k < n; ++k) sum += A[row * n + k] * B[k * n + col];
+                    C[row * n + col] = sum;
+                }
+}
+
+extern "C" void native_tiled(const float* A, const float* B, float* C, int n) {
+#pragma omp parallel for collapse(2)
+    for (int by = 0; by < n / TILE; ++by)
+        for (int bx = 0; bx < n / TILE; ++bx) {
+            float As[TILE][TILE], Bs[TILE][TILE], sum[TILE][TILE] = {};
+            for (int m = 0; m < n / TILE; ++m) {
+                for (int ty = 0; ty < TILE; ++ty)
+                    for (int tx = 0; tx < TILE; ++tx) {
+                        As[ty][tx] = A[(by * TILE + ty) * n + m * TILE + tx];
+                        Bs[ty][tx] = B[(m * TILE + ty) * n + bx * TILE + tx];
+                    }
+                for (int ty = 0; ty < TILE; ++ty)
+                    for (int tx = 0; tx < TILE; ++tx)
+                        for (int k = 0; k < TILE; ++k) sum[ty][tx] += As[ty][k] * Bs[k][tx];
+            }
+            for (int ty = 0; ty < TILE; ++ty)
+                for (int tx = 0; tx < TILE; ++tx) C[(by * TILE + ty) * n + bx * TILE + tx] = sum[ty][tx];
+        }
+}
+"""
+
 NUMBA_SIDE = r"""
 import json, math, sys, time
 import numpy as np
@@ -469,8 +589,94 @@ def time_against_numpy(elements: int, repeat: int) -> dict:
         "add_graph": launch(lib.bench_add_graph, add_want),
         "add_address": launch(lib.bench_add_by_address, add_want),
         "tree_sum": launch(lib.bench_tree_sum, sum_want),
+        "tree_sum_fibers": launch(lib.bench_tree_sum, sum_want, fibers=True),
     }
     lib.bench_free()
+    return res
+
+
+def _with_fibers(fibers: bool):
+    """Set SIMULATOR_FIBERS=1 while the returned context is open (the runtime reads it per launch)."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def scope():
+        saved = os.environ.get("SIMULATOR_FIBERS")
+        if fibers:
+            os.environ["SIMULATOR_FIBERS"] = "1"
+        try:
+            yield
+        finally:
+            if saved is None:
+                os.environ.pop("SIMULATOR_FIBERS", None)
+            else:
+                os.environ["SIMULATOR_FIBERS"] = saved
+
+    return scope()
+
+
+def _native_matmul(tmp: Path):
+    """The native-loops anchor library (g++ -O3 -march=native -fopenmp), or None without one."""
+    cxx = os.environ.get("CXX", "g++")
+    src = tmp / "native_matmul.cpp"
+    src.write_text(MATMUL_NATIVE_CPP)
+    lib = tmp / "native_matmul.so"
+    cmd = [cxx, "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", str(src), "-o", str(lib)]
+    try:
+        subprocess.run(cmd, check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return ctypes.CDLL(str(lib))
+
+
+def time_matmul(n: int, repeat: int) -> dict:
+    """Seconds of the naive and tiled matmul kernels, their native-loop anchors and numpy's."""
+    from simulator import build_shared
+
+    if n % 16 != 0:
+        raise SystemExit(f"--matmul-n {n} is not a multiple of 16 (the tile); pass e.g. --matmul-n 512")
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((n, n)).astype(np.float32)
+    b = rng.standard_normal((n, n)).astype(np.float32)
+    c = np.zeros((n, n), dtype=np.float32)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    pa, pb, pc = (ctypes.c_void_p(x.ctypes.data) for x in (a, b, c))
+    res: dict = {"n": n}
+
+    def check(name: str) -> None:
+        err = float(np.abs(c - want).max())
+        if not err <= 1e-3 * n**0.5:
+            raise SystemExit(f"wrong results from {name}: max error {err:.3g}")
+        c[:] = 0
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "bench_matmul.cu"
+        src.write_text(MATMUL_CU)
+        lib = ctypes.CDLL(str(build_shared(src, Path(tmp) / "out", "fast")))
+        native = _native_matmul(Path(tmp))
+    if lib.mm_setup(pa, pb, n) != 0:
+        raise SystemExit("cudaMalloc failed in the matmul benchmark")
+    for name, entry, fibers in (
+        ("naive", lib.mm_naive, False),
+        ("tiled", lib.mm_tiled, False),
+        ("tiled_fibers", lib.mm_tiled, True),
+    ):
+
+        def call(entry=entry) -> None:
+            rc = entry()
+            if rc != 0:
+                raise SystemExit(f"the simulated matmul returned {rc}")
+
+        with _with_fibers(fibers):
+            res[name] = _best(call, repeat)
+        lib.mm_fetch(pc)
+        check(name)
+    lib.mm_free()
+    if native is not None:
+        for name, fn in (("native_naive", native.native_naive), ("native_tiled", native.native_tiled)):
+            res[name] = _best(lambda fn=fn: fn(pa, pb, pc, n), repeat)
+            check(name)
+    res["numpy"] = _best(lambda: a @ b, repeat)
     return res
 
 
@@ -485,6 +691,36 @@ def time_numpy_softmax(rows: int, k_len: int, repeat: int) -> dict:
     return _best(softmax, repeat)
 
 
+def print_matmul(mm: dict) -> None:
+    """The matmul cases in GFLOP/s, each with its ratio to its anchor (native loops, else numpy)."""
+    n = mm["n"]
+    flop = 2.0 * n**3
+    rows = [
+        ("naive (no barrier), as built", "naive", "native_naive", ""),
+        ("tiled 16x16, as built", "tiled", "native_tiled", "<= 3x"),
+        ("tiled 16x16, SIMULATOR_FIBERS=1", "tiled_fibers", "native_tiled", ""),
+        ("naive, native loops (g++ -O3)", "native_naive", None, ""),
+        ("tiled, native loops (g++ -O3)", "native_tiled", None, ""),
+        ("numpy (BLAS)", "numpy", None, ""),
+    ]
+    print(f"matmul {n}x{n}x{n} float32, GFLOP/s (best of the rounds); ratio = anchor's speed / case's")
+    print(f"{'case':<38}{'GFLOP/s':>10}{'anchor':>16}{'ratio':>9}{'cpu ratio':>11}  target")
+    for name, key, anchor, target in rows:
+        if key not in mm:
+            print(f"{name:<38}{'(not built: no g++ with -fopenmp -march=native)':>40}")
+            continue
+        sec = mm[key]
+        line = f"{name:<38}{flop / sec['wall'] / 1e9:>10.2f}"
+        if anchor is not None and anchor in mm:
+            ref = mm[anchor]
+            line += (
+                f"{anchor:>16}{sec['wall'] / ref['wall']:>8.1f}x{sec['cpu'] / ref['cpu']:>10.1f}x  {target}"
+            )
+        print(line)
+    if "tiled" in mm and "naive" in mm:
+        print(f"tiled as built is {mm['naive']['wall'] / mm['tiled']['wall']:.2f}x the naive kernel's speed")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run both sides and print seconds per simulated thread and their ratio."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -493,6 +729,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sim-rows", type=int, default=4096)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--elements", type=int, default=4 << 20, help="values against numpy (default 4M)")
+    p.add_argument("--matmul-n", type=int, default=512, help="matrix size of the matmul cases (default 512)")
     p.add_argument("--json", type=Path, help="also write the results here")
     a = p.parse_args(argv)
     if a.elements < BLOCK:
@@ -504,6 +741,7 @@ def main(argv: list[str] | None = None) -> int:
     bf = time_simulator(a.sim_rows, a.k_len, a.repeat, BF16_KERNEL_CU, bf16=True)
     vs = time_against_numpy(a.elements, a.repeat)
     np_softmax = time_numpy_softmax(a.sim_rows, a.k_len, a.repeat)
+    mm = time_matmul(a.matmul_n, a.repeat)
     per_nb = nb["seconds"] / (a.numba_rows * BLOCK)
     per_sm = sm["seconds"] / (a.sim_rows * BLOCK)
     per_cg = cg["seconds"] / (a.sim_rows * BLOCK)
@@ -518,7 +756,8 @@ def main(argv: list[str] | None = None) -> int:
         ("elementwise add, <<<>>> as built", vs["add_built"], vs["numpy_add"], "<= 10x"),
         ("elementwise add, graph replay", vs["add_graph"], vs["numpy_add"], ""),
         ("elementwise add, cudaLaunchKernel", vs["add_address"], vs["numpy_add"], ""),
-        ("tree-sum, barrier per level", vs["tree_sum"], vs["numpy_sum"], "<= 500x"),
+        ("tree-sum, barrier per level", vs["tree_sum"], vs["numpy_sum"], "<= 50x"),
+        ("tree-sum, SIMULATOR_FIBERS=1", vs["tree_sum_fibers"], vs["numpy_sum"], ""),
         ("softmax (shared memory)", softmax_sm, np_softmax, ""),
         ("softmax (cooperative groups)", softmax_cg, np_softmax, ""),
     ]
@@ -529,6 +768,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:<38}{sec['wall']:>10.4f}{ref['wall']:>10.4f}{sec['wall'] / ref['wall']:>8.0f}x"
             f"{sec['cpu'] / ref['cpu']:>10.0f}x  {target}"
         )
+    print_matmul(mm)
     print(f"softmax rows x {BLOCK} threads, k_len {a.k_len}, {2 * 8 + 3} barriers per thread")
     print(f"{'side':<28}{'rows':>7}{'seconds':>11}{'us/thread':>12}{'max err':>10}")
     print(
@@ -574,6 +814,7 @@ def main(argv: list[str] | None = None) -> int:
                     "ratio": ratio,
                     "k_len": a.k_len,
                     "against_numpy": vs,
+                    "matmul": mm,
                     "numpy_softmax": np_softmax,
                     "ratios_to_numpy": {name: sec["wall"] / ref["wall"] for name, sec, ref, _ in vs_rows},
                     "cpu_ratios_to_numpy": {name: sec["cpu"] / ref["cpu"] for name, sec, ref, _ in vs_rows},

@@ -13,8 +13,9 @@ refuses a bad value when it is loaded); :func:`check_environment` refuses a bad 
 same one line before anything is built or loaded. ``run --devices N`` sets ``SIMULATOR_DEVICES``
 for the program (:func:`resolve_devices`).
 
-``SIMULATOR_FIBERS=1`` makes a fast build run barrier-free launches with fibers too (for
-comparison and debugging; by default their threads run as a plain loop). The runtime reads it at
+``SIMULATOR_FIBERS=1`` makes a fast build run barrier-free launches, and kernels whose barriers
+are all block-uniform, with fibers too (for comparison and debugging; by default their threads
+run as a plain loop, or as one loop per region between barriers). The runtime reads it at
 each launch; :func:`fibers_forced` validates it for the front end.
 """
 

@@ -19,7 +19,7 @@ __all__ = ["BUILTIN_NAMES", "DeviceCodeWalk"]
 
 # Runtime functions (namespace __sim) that wait for, or let run, other threads of the block or warp
 # (nanosleep_thread yields to the block's other threads, so a spin-wait on them makes progress).
-_WAITS = frozenset(
+RUNTIME_WAITS = _WAITS = frozenset(
     {
         "syncthreads",
         "syncthreads_reduce",
@@ -33,7 +33,7 @@ _WAITS = frozenset(
 )
 # CUDA's own functions that wait for other threads of the block or warp (NVIDIA declares them;
 # clang knows some as builtins, so their definitions here are not what the parse resolves them to).
-_CUDA_WAITS = re.compile(
+CUDA_WAITS = _CUDA_WAITS = re.compile(
     r"__syncthreads\w*|__syncwarp|__shfl\w*|__(?:ballot|any|all|uni)_sync|__match_\w+|__reduce_\w+_sync|"
     r"__activemask|__nanosleep|__barrier_sync\w*"
 )
@@ -386,7 +386,10 @@ class DeviceCodeWalk:
             return None
         array, index = list(node.get_children())[:2]
         while array.kind in (ck.UNEXPOSED_EXPR, ck.PAREN_EXPR):
-            array = next(array.get_children(), array)
+            inner = next(array.get_children(), None)
+            if inner is None:
+                return None  # an expression libclang shows without parts (a dependent one)
+            array = inner
         if array.kind != ck.DECL_REF_EXPR or array.referenced is None:
             return None
         return self.off(array.referenced.location), self._text(*self.rng(index)).strip()

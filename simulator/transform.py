@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 
+from .block_loops import BlockLoops
 from .errors import INSTALL_HINT, SimBuildError, clang_module
 from .syntax import Edit, TranslationUnit, source_error
 
@@ -83,10 +84,14 @@ def translate_preprocessed(
     if problems:
         tu, (pos, msg) = min(problems, key=lambda tp: tp[0].src.where(tp[1][0]))
         raise source_error(tu.src, pos, msg)
+    runs = device if device is not None else host
+    loops = BlockLoops(runs, fma)
     for edit, keys in host.launches:
-        runs = device if device is not None else host
-        free = bool(keys) and all(runs.barrier_free(_match(host, runs, key)) for key in keys)
-        edit.parts = [("true" if free else "false") if p == "SIM_BARRIER_FREE" else p for p in edit.parts]
+        matched = [_match(host, runs, key) for key in keys]
+        free = bool(keys) and all(runs.barrier_free(key) for key in matched)
+        looped = not free and bool(keys) and all(loops.rewritten(key) for key in matched)
+        kind = "true" if free else "::__sim::kBlockLoops" if looped else "false"
+        edit.parts = [kind if p == "SIM_BARRIER_FREE" else p for p in edit.parts]
     if device is not None:
         host.edits.extend(_device_bodies(host, device))
         host.edits.extend(_device_only(host, device))

@@ -22,6 +22,7 @@ struct KernelEntry {
     void (*destroy)(void*);
     bool by_name;       // registered by its definition: the functions call the kernel by name
     bool barrier_free;  // the front end's finding: launches by address may run as plain loops
+    bool block_loops;   // the front end wrote the kernel's barrier regions as loops (LoopKind)
 };
 
 // One launch with its own copy of the arguments; copies of a KernelOp share the pack.

@@ -321,6 +321,16 @@ void execute_launch(Launch* L) {
     // synccheck find does not depend on it); racecheck keeps a fiber per CUDA thread of a launch
     // it checks, and a cooperative launch keeps every block resident on fibers.
     L->plain = runs_plain(L->spec.barrier_free, L->checked) && !L->spec.cooperative;
+    // A kernel with barriers that the front end also wrote as loops over the block's threads
+    // (fast builds; simulator/block_loops.py) runs on the same path, the kernel called per block.
+    L->block_loops = !L->plain && runs_block_loops(L->spec.block_loops) && !L->spec.cooperative;
+    L->plain = L->plain || L->block_loops;
+    if (launch_log()) {
+        // Not a report (reports are findings the run counts): a line on stderr.
+        std::fprintf(stderr, "launch log (%s): kernel '%s' (launched at %s:%d) runs %s\n", mode_name(), L->name, L->file,
+                     L->line, L->block_loops ? "as block loops" : L->plain ? "as a plain loop" : "with fibers");
+        std::fflush(stderr);
+    }
     run_launch(L);
     if (L->timed_out.load()) {
         report("%s: launch timeout: kernel '%s' (launched at %s:%d) ran longer than SIMULATOR_TIMEOUT=%g s and was "

@@ -29,10 +29,11 @@ cudaError_t refuse(cudaError_t e, const char* fmt, const void* func) {
 }  // namespace
 
 bool register_kernel_raw(const void* kernel, const char* name, int nparams, MakePack make, void (*invoke)(void*),
-                         RunPlain run_plain, void (*destroy)(void*), bool by_name, bool barrier_free) {
+                         RunPlain run_plain, void (*destroy)(void*), bool by_name, bool barrier_free,
+                         bool block_loops) {
     std::lock_guard<std::mutex> lock(g_registry_mu);
     auto& table = registry();
-    const KernelEntry entry{name, nparams, make, invoke, run_plain, destroy, by_name, barrier_free};
+    const KernelEntry entry{name, nparams, make, invoke, run_plain, destroy, by_name, barrier_free, block_loops};
     auto it = table.find(kernel);
     if (it == table.end()) {
         table.emplace(kernel, entry);
@@ -76,6 +77,7 @@ cudaError_t make_kernel_op(const void* func, const LaunchSpec& spec, void** args
     if (args == nullptr && e.nparams > 0) return set_error(cudaErrorInvalidValue);
     op->spec = spec;
     op->spec.barrier_free = e.barrier_free;
+    op->spec.block_loops = e.block_loops;
     op->name = e.name != nullptr ? e.name : "(launched by address)";
     op->file = file;
     op->line = line;

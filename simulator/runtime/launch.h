@@ -6,6 +6,7 @@
 #define CUDA_CPU_SIMULATOR_LAUNCH_H
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <type_traits>
 
@@ -33,7 +34,19 @@ struct LaunchSpec {
     cudaStream_t stream;
     bool barrier_free = false;  // reaches no barrier, warp operation or other wait: threads may run as a plain loop
     bool cooperative = false;   // cudaLaunchCooperativeKernel: every block co-resident, grid.sync() allowed
+    bool block_loops = false;   // the kernel's barriers split it into regions run as loops over the threads
 };
+
+// The front end's finding for a launched kernel: barrier-free (true), or a kernel whose
+// __syncthreads are all block-uniform and whose body it also wrote as loops over the block's
+// threads, one per region between barriers (kBlockLoops; simulator/block_loops.py).
+struct LoopKind {
+    bool barrier_free = false;
+    bool block_loops = false;
+    constexpr LoopKind(bool free) : barrier_free(free) {}
+    constexpr LoopKind(bool free, bool loops) : barrier_free(free), block_loops(loops) {}
+};
+inline constexpr LoopKind kBlockLoops{false, true};
 
 // The threads of one block of a barrier-free launch, run one after another by the launch's
 // own code (Packed::run_plain) rather than by the scheduler: the scheduler fills it in.
@@ -45,15 +58,47 @@ struct PlainBlock {
 };
 using RunPlain = void (*)(void* pack, const PlainBlock& block);
 
+// Set while a block of a block-loop launch runs: the kernel is called once for the whole block
+// and its rewritten body (simulator/block_loops.py) loops over the threads itself.
+extern __thread const PlainBlock* tl_block_loop SIM_API;
+static inline const PlainBlock* block_loop() { return tl_block_loop; }
+
+// One value per thread of a block-loop block: a local of the kernel that lives across a
+// barrier. Allocated once per block, value-initialised like the rest of the block's state.
+template <class T>
+struct per_thread {
+    using U = std::remove_cv_t<T>;
+    std::unique_ptr<U[]> data;
+    explicit per_thread(const dim3& d) : data(new U[(size_t)d.x * d.y * d.z]) {}
+    U& operator[](int t) { return data[t]; }
+};
+// Stores a region's local into its per-thread slot at the end of the region (arrays by element).
+template <class T>
+static inline void keep(T& dst, const T& src) {
+    dst = src;
+}
+template <class T, size_t N>
+static inline void keep(T (&dst)[N], const T (&src)[N]) {
+    for (size_t i = 0; i < N; ++i) keep(dst[i], src[i]);
+}
+
 // Calls ``body`` once per thread of ``b`` in order, with threadIdx and the linear index set;
 // stops early when the launch runs past its time limit. Only what changes from thread to
 // thread is stored (warp, lane and __activemask() follow from the linear index). The block's
 // shape is copied into locals first: the body's stores could alias ``b``, which would otherwise
 // be read again for every thread.
 template <class Body>
-static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
+SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
     uint3* const idx = b.thread_idx;
-    uint3* const running = &tls_thread_idx;  // what the thread's threadIdx reads
+    // What the thread's threadIdx reads, written through the declaration kernel code reads
+    // (NVIDIA's, const): g++ takes a const object for unchanging and would otherwise keep one
+    // thread's threadIdx for all of them in a body inlined here.
+    // (The runtime's own loop calls kernels through a pointer and has no such declaration.)
+#if defined(CUDA_CPU_SIMULATOR)
+    uint3* const running = const_cast<uint3*>(&::threadIdx);
+#else
+    uint3* const running = &tls_thread_idx;
+#endif
     int* const linear = b.linear;
     const dim3 dim = b.dim;
     const std::atomic<bool>* const timed_out = b.timed_out;
@@ -148,7 +193,7 @@ static inline void dispatch(const LaunchSpec& spec, const char* name, const char
 using MakePack = void* (*)(const void* kernel, void** args);
 SIM_API bool register_kernel_raw(const void* kernel, const char* name, int nparams, MakePack make,
                                  void (*invoke)(void*), RunPlain run_plain, void (*destroy)(void*),
-                                 bool by_name = false, bool barrier_free = false);
+                                 bool by_name = false, bool barrier_free = false, bool block_loops = false);
 
 template <class... P>
 struct KernelPacker {
@@ -197,13 +242,13 @@ static inline bool register_kernel(void (*k)(P...), const char* name) {
 // name (so the launch's loop may inline it) and ``barrier_free`` is the front end's finding for
 // it, which launches by address then use as <<<>>> launches do.
 template <class F, class... P>
-static inline bool register_kernel(void (*k)(P...), const char* name, bool barrier_free, F by_name) {
+static inline bool register_kernel(void (*k)(P...), const char* name, LoopKind loops, F by_name) {
     static_assert(std::is_empty<F>::value, "a kernel's call by name captures nothing");
     using Packer = ByNamePacker<F, P...>;
     if (!Packer::call) Packer::call.emplace(by_name);
     return register_kernel_raw(reinterpret_cast<const void*>(k), name, (int)sizeof...(P), &Packer::make,
                                &Packer::Pk::invoke, &Packer::Pk::run_plain, &Packer::Pk::destroy, true,
-                               barrier_free);
+                               loops.barrier_free, loops.block_loops);
 }
 
 // A kernel called through a pointer that is a constant, which the compiler can inline as it can
@@ -221,8 +266,8 @@ struct call_by_name {
 // ``(void*)k<float>``, ``&k<float>``, calls and ``decltype`` keep their meaning (no lambda:
 // one may not appear in an unevaluated operand before C++20).
 template <auto K>
-static inline auto registered_kernel(const char* name, bool barrier_free) -> decltype(*K) {
-    register_kernel(K, name, barrier_free, call_by_name<K>{});
+static inline auto registered_kernel(const char* name, LoopKind loops) -> decltype(*K) {
+    register_kernel(K, name, loops, call_by_name<K>{});
     return *K;
 }
 
@@ -257,8 +302,8 @@ static inline void launch_deduced(const LaunchSpec& spec, const char* name, cons
 // or other wait.
 template <class F, class... A>
 static inline void launch_deduced(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
-                                  cudaStream_t stream, bool barrier_free, F call, A&&... args) {
-    launch_deduced(LaunchSpec{grid, block, smem, stream, barrier_free}, name, file, line, call,
+                                  cudaStream_t stream, LoopKind loops, F call, A&&... args) {
+    launch_deduced(LaunchSpec{grid, block, smem, stream, loops.barrier_free, false, loops.block_loops}, name, file, line, call,
                    std::forward<A>(args)...);
 }
 
@@ -367,8 +412,9 @@ static inline auto launcher(const LaunchSpec& spec, const char* name, const char
 
 template <class F, class... P>
 static inline auto launcher(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
-                            cudaStream_t stream, void (*kernel)(P...), F by_name, bool barrier_free = false) {
-    return launcher(LaunchSpec{grid, block, smem, stream, barrier_free}, name, file, line, kernel, by_name);
+                            cudaStream_t stream, void (*kernel)(P...), F by_name, LoopKind loops = false) {
+    return launcher(LaunchSpec{grid, block, smem, stream, loops.barrier_free, false, loops.block_loops}, name, file,
+                    line, kernel, by_name);
 }
 
 }  // namespace __sim

@@ -43,6 +43,17 @@ constexpr bool kPlainLoops = false;
 #else
 constexpr bool kPlainLoops = true;
 #endif
+// A kernel whose barriers are all block-uniform may run each block as loops over its threads,
+// one per region between barriers (run_block_plain with Launch::block_loops), in a fast build
+// only: memcheck would see the per-thread slots of the locals that live across a barrier as one
+// heap block (an overflow of one thread's array into the next would go unreported), synccheck
+// and the shared-memory race check follow each thread from barrier to barrier, and racecheck
+// needs a ThreadSanitizer fiber per thread.
+#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK) || defined(SIM_SYNCCHECK) || defined(SIM_SHARED_RACES)
+constexpr bool kBlockLoops = false;
+#else
+constexpr bool kBlockLoops = true;
+#endif
 // A waiting fiber may hand over straight to the next ready one (x86-64 only) unless a sanitizer
 // must see every switch go through the scheduler.
 constexpr bool kDirectHandoff = !kSanitized;

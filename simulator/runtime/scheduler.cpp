@@ -49,6 +49,7 @@ __attribute__((noinline)) Site take_site() {
 __thread const int tls_warp_size __asm__("warpSize") SIM_API = 32;
 __thread RunState tl_run = {nullptr, nullptr, false, nullptr, nullptr};
 __thread bool tl_launches_inline = false;
+__thread const PlainBlock* tl_block_loop SIM_API = nullptr;
 #if defined(SIM_RACECHECK)
 __thread void* tl_sched_tsan = nullptr;
 
@@ -227,6 +228,13 @@ bool runs_plain(bool barrier_free, bool checked) {
     return barrier_free && (mode::kPlainLoops || !checked) && !fibers_forced();
 }
 
+bool launch_log() {
+    const char* env = std::getenv("SIMULATOR_LAUNCH_LOG");
+    return env != nullptr && std::strcmp(env, "1") == 0;
+}
+
+bool runs_block_loops(bool block_loops) { return block_loops && mode::kBlockLoops && !fibers_forced(); }
+
 Worker* worker() {
     if (tl_run.worker == nullptr) {
         // On the heap, not in thread-local storage: a loaded library whose thread-local block is
@@ -350,7 +358,14 @@ void run_block_plain(Block* b) {
     if (sigsetjmp(wk->plain_exit, 0) == 0) {
         Launch* L = b->launch;
         const PlainBlock pb{&f->thread_idx, &f->linear, L->spec.block, &L->timed_out};
-        if (L->run_plain != nullptr) {
+        if (L->block_loops) {
+            // The kernel once for the whole block: its rewritten body loops over the threads
+            // between barriers (simulator/block_loops.py) and finds the block here.
+            tl_block_loop = &pb;
+            tl_run.in_kernel = true;
+            L->invoke(L->pack);
+            tl_run.in_kernel = false;
+        } else if (L->run_plain != nullptr) {
             // The launch's own loop: in_kernel stays set for all of it (the loop is in the
             // kernel's object, so a timeout or fault stops it like the kernel's own code).
             tl_run.in_kernel = true;
@@ -367,6 +382,7 @@ void run_block_plain(Block* b) {
         }
         if (L->timed_out.load(std::memory_order_relaxed)) fail_block(b);
     }
+    tl_block_loop = nullptr;
     tl_run.in_kernel = false;
     tl_run.fiber = nullptr;
     enter_thread(nullptr);

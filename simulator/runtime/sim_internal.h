@@ -190,6 +190,7 @@ struct Launch {
     std::atomic<bool> asserted{false};    // a thread's assert() failed
     std::atomic<bool> trapped{false};     // a thread called __trap() (reported once)
     bool plain = false;                   // its blocks run as plain loops (see Block::plain)
+    bool block_loops = false;             // ... by calling the kernel once per block (LaunchSpec::block_loops)
     bool checked = true;                  // the checker checks it (launch_filter.cpp)
     // Dynamic parallelism (device_launch.cpp): 0 for a host launch, its parent's + 1 for a
     // launch from device code; the launches its threads made, run after its blocks finish.
@@ -375,6 +376,12 @@ bool fibers_forced();
 // racecheck (mode::kPlainLoops) and in racecheck a launch it does not check, unless
 // SIMULATOR_FIBERS=1.
 bool runs_plain(bool barrier_free, bool checked);
+// True when a launch marked ``block_loops`` runs each block by calling the kernel once, its
+// rewritten body looping over the threads region by region: fast builds only, not with
+// SIMULATOR_FIBERS=1.
+bool runs_block_loops(bool block_loops);
+// SIMULATOR_LAUNCH_LOG=1: every launch reports how its blocks run (fibers, a plain loop, block loops).
+bool launch_log();
 // Whether the checker checks this launch of kernel ``name`` (launch_filter.cpp: run's
 // --kernel-name, --kernel-name-exclude, --launch-skip, --launch-count); counts it when it matches.
 bool launch_checked(const char* name);
