@@ -208,17 +208,6 @@ Worker::~Worker() {
     std::free(arena);
 }
 
-bool fibers_forced() {
-    const char* env = std::getenv("SIMULATOR_FIBERS");
-    if (env == nullptr || *env == '\0' || std::strcmp(env, "0") == 0) return false;
-    if (std::strcmp(env, "1") == 0) return true;
-    static std::atomic<bool> warned{false};
-    if (!warned.exchange(true)) {
-        report("SIMULATOR_FIBERS='%s' is not 0 or 1 (1 runs barrier-free launches with fibers too); using 1", env);
-    }
-    return true;  // fibers run every kernel correctly: the safe reading of a bad value
-}
-
 unsigned worker_threads() {
     const long n = knob_value("SIMULATOR_THREADS", (long)std::thread::hardware_concurrency());
     return n < 1 ? 1u : n > 64 ? 64u : (unsigned)n;  // the knob's bounds, for the CPU count
@@ -226,11 +215,6 @@ unsigned worker_threads() {
 
 bool runs_plain(bool barrier_free, bool checked) {
     return barrier_free && (mode::kPlainLoops || !checked) && !fibers_forced();
-}
-
-bool launch_log() {
-    const char* env = std::getenv("SIMULATOR_LAUNCH_LOG");
-    return env != nullptr && std::strcmp(env, "1") == 0;
 }
 
 bool runs_block_loops(bool block_loops) { return block_loops && mode::kBlockLoops && !fibers_forced(); }
