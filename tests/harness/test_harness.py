@@ -164,6 +164,7 @@ def _fake_tools(tmp_path: Path, scripts: dict[str, str]) -> tuple[dict[str, str]
         path.write_text(f"#!/usr/bin/env bash\n{body}\n")
         path.chmod(0o755)
     env = {**os.environ, "PYTHON": str(fake_python), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    env["TMPDIR"] = str(tmp_path)  # the logs .ci/run makes with mktemp stay in the test's folder
     env.pop("TORCHLIGHT_CI_DOCKER", None)
     return env, log
 
