@@ -34,6 +34,9 @@ enum cudaMemcpyKind {
     cudaMemcpyDefault = 4
 };
 extern "C" unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared = 0, cudaStream_t s = 0);
+// What a launch calls when clang finds no CUDA installation to take the version from (it then
+// assumes a release before 9.2, whose launches call cudaConfigureCall).
+extern "C" cudaError_t cudaConfigureCall(dim3 grid, dim3 block, size_t shared = 0, cudaStream_t s = 0);
 cudaError_t cudaMalloc(void** ptr, size_t bytes);
 cudaError_t cudaFree(void* ptr);
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind);
