@@ -26,6 +26,9 @@ COPY_KIND_SWAP = {
 # broadcast dim (the attention mask's msb, msh, msq, msk).
 BROADCAST_STRIDE_PREFIX = "ms"
 ONE_FLOAT = "sizeof(float)"
+# What clang lowers a launch's <<<grid, block, shared, stream>>> to: the first for a toolkit from
+# 9.2 on, the second where it finds none (the parse names no toolkit; see cuda_source.parse_args).
+LAUNCH_CONFIG_CALLS = ("__cudaPushCallConfiguration", "cudaConfigureCall")
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -331,7 +334,7 @@ def shared_extent(src: CudaSource) -> list[Mutant]:
     """Each launch's dynamic shared memory one float short."""
     out = []
     for fn in _functions(src, device=False):
-        for config in _calls(src, fn, ("__cudaPushCallConfiguration",)):
+        for config in _calls(src, fn, LAUNCH_CONFIG_CALLS):
             args = _explicit_args(src, config)
             if len(args) < 3:
                 continue

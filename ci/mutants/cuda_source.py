@@ -71,6 +71,9 @@ def parse_args() -> list[str]:
         "-x",
         "cuda",
         "--cuda-host-only",
+        # A folder that holds no toolkit, so that no machine's CUDA install (whose version picks
+        # how clang spells a launch) changes the syntax tree: every machine parses alike.
+        f"--cuda-path={PARSE_INCLUDE}",
         "-nocudainc",
         "-nocudalib",
         "-std=c++17",
