@@ -229,7 +229,7 @@ def mutants(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def matrix(session: nox.Session) -> None:
-    """Run every tier this machine supports; write reports/matrix.md and reports/matrix.json."""
+    """Run every tier this machine supports; write reports/matrix.md, .json and .html."""
     # TORCHLIGHT_MATRIX_TIERS=cpu,sanitize limits the run to those tiers; posargs go to every pytest.
     matrix_run.run(session, ROOT / "noxfile.py", no_venv="--no-venv" in sys.argv)
 

@@ -1,4 +1,4 @@
-"""Merge the per-tier JSON of tests/matrix_plugin.py into reports/matrix.md and reports/matrix.json.
+"""Merge the per-tier JSON of tests/matrix_plugin.py into reports/matrix.md, .json and .html.
 
 Usage: ``python -m ci.matrix_report [--tiers TIERS.json] [--out DIR] [RESULTS.json ...]`` (or
 ``python ci/matrix_report.py ...``), from the repository root.
@@ -22,6 +22,9 @@ the report's mutation-testing section, with a link to ``mutants.md``.
 write: one ``<image kind>.json`` per session with each image's build time, size, bases (stand-ins
 included), in-image test counts next to the same session's counts outside Docker, and checks.
 They become the report's ``docker`` section.
+
+``matrix.html`` (``ci/matrix_html.py``) is the same report as a page to look at: the grid
+coloured by outcome, each cell's failures and skip reasons on hover and click.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as `python ci/matrix_report.py`: make `ci` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ci import tiers  # noqa: E402
+from ci import matrix_html, tiers  # noqa: E402
 
 REGISTRY = Path(__file__).resolve().parent.parent / "torchlight" / "backends" / "registry.py"
 
@@ -213,11 +216,14 @@ def build(
     cells: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for r in records:
         cell = cells[r["op"]].setdefault(
-            column_label(r["backend"], r["tier"]), {**{o: 0 for o in OUTCOMES}, "skip_reasons": Counter()}
+            column_label(r["backend"], r["tier"]),
+            {**{o: 0 for o in OUTCOMES}, "skip_reasons": Counter(), "failures": []},
         )
         cell[r["outcome"]] = cell.get(r["outcome"], 0) + 1
         if r["outcome"] == "skipped":
             cell["skip_reasons"][r.get("reason") or "no reason given"] += 1
+        elif r["outcome"] in ("failed", "error"):  # the HTML page shows each one's text
+            cell["failures"].append({k: r.get(k, "") for k in ("nodeid", "outcome", "reason")})
     ops = {
         op: {col: {**c, "skip_reasons": dict(c["skip_reasons"])} for col, c in sorted(by_col.items())}
         for op, by_col in sorted(cells.items())
@@ -442,7 +448,7 @@ def render_docker(records: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command-line entry: read the tier files, write matrix.md and matrix.json."""
+    """Command-line entry: read the tier files, write matrix.md, matrix.json and matrix.html."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="*", type=Path, help="--matrix-json files (default: from --tiers)")
     parser.add_argument("--tiers", type=Path, help="tier summary written by `nox -s matrix`")
@@ -471,7 +477,9 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "matrix.json").write_text(json.dumps(report, indent=1) + "\n")
     sections = [render_markdown(report), render_mutants(report["mutants"]), render_docker(report["docker"])]
     (args.out / "matrix.md").write_text("\n".join(sections))
-    print(f"wrote {args.out / 'matrix.md'} and {args.out / 'matrix.json'}")
+    page = matrix_html.render_html(report, compile_text(report), TIER_ORDER, REPORTED_PACKAGES)
+    (args.out / "matrix.html").write_text(page, encoding="utf-8")
+    print(f"wrote {args.out / 'matrix.md'}, {args.out / 'matrix.json'} and {args.out / 'matrix.html'}")
     return 0
 
 

@@ -2,7 +2,7 @@
 
 Each tier runs as its own nested ``nox -s <session>`` with ``--matrix-json`` into reports/raw/;
 a tier that cannot run here (``Tier.problem``) or is not in ``TORCHLIGHT_MATRIX_TIERS`` gets a
-record saying why. ``ci/matrix_report.py`` merges the records into reports/matrix.md and .json.
+record saying why. ``ci/matrix_report.py`` merges the records into reports/matrix.md, .json and .html.
 """
 
 from __future__ import annotations
