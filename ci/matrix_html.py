@@ -197,16 +197,17 @@ def _not_run(report: dict[str, Any], tier_names: list[str]) -> str:
 def _mutants(mutants: dict[str, Any] | None) -> str:
     if mutants is None:
         return (
-            "<p>Not run here: <code>nox -s mutants</code> plants GPU bugs in the kernels, runs the CPU "
-            "tiers on each and writes <code>mutants.md</code> beside this report (it takes hours, so "
-            "CI does not run it).</p>"
+            '<p id="mutants">Not run here: <code>nox -s mutants</code> plants GPU bugs in the kernels, '
+            "runs the CPU tiers on each and writes <code>mutants.md</code> beside this report (it takes "
+            "hours, so CI does not run it).</p>"
         )
     s = mutants["summary"]
     score = "n/a" if s["score"] is None else f"{100 * s['score']:.1f}%"
     partial = f" (a partial run: {escape(str(mutants['selection']))})" if mutants.get("selection") else ""
     link = escape(mutants["report"])
     return (
-        f"<p>{s['killed']} of {s['killed'] + s['survived']} non-equivalent mutants killed ({score}), "
+        f'<p id="mutants">{s["killed"]} of {s["killed"] + s["survived"]} non-equivalent'
+        f" mutants killed ({score}), "
         f"{s['survived']} survived, {s['equivalent']} equivalent{partial}; {escape(str(mutants['date']))}, "
         f"commit {escape(str(mutants['commit'] or 'unknown'))}, {mutants['wall_seconds']:.0f} s. "
         f'Every mutant and what killed it: <a href="{link}">{link}</a>.</p>'
@@ -260,7 +261,8 @@ def _docker(records: list[dict[str, Any]]) -> str:
     out = _table(["session", "image", "status", "build", "size", "bases", "checks"], images, "docker")
     if in_image:
         out += f"<p>In-image tiers ({' / '.join(OUTCOMES)}), next to the same session outside Docker:</p>"
-        out += _table(["image", "session", "in image", "outside Docker", "counts", "exit", "time"], in_image)
+        header = ["image", "session", "in image", "outside Docker", "counts", "exit", "time"]
+        out += _table(header, in_image, "docker-tests")
     return out
 
 

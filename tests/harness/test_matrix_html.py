@@ -79,10 +79,35 @@ def _write_inputs(raw: Path) -> Path:
     return raw / "tiers.json"
 
 
+COUNTS = {"passed": 5, "failed": 0, "error": 0, "skipped": 2}
+IMAGE = {
+    "tag": "torchlight-cpu:dev",
+    "build_seconds": 61.2,
+    "size_bytes": 1_230_000_000,
+    "bases": ["python:3.11-slim-bookworm"],
+    "checks": [],
+    "problems": [],
+    "tests": {"tests-cpu": {"exit": 0, "seconds": 300.4, "inside": COUNTS, "outside": COUNTS, "match": True}},
+}
+BROKEN_IMAGE = {**IMAGE, "tag": "torchlight-cuda:dev", "problems": ["libx.so <missing>"], "tests": {}}
+MUTANTS = {"killed": 9, "survived": 1, "equivalent": 2, "score": 0.9}
+
+
+def _write_docker_and_mutants(out: Path) -> None:
+    """What the docker sessions and `nox -s mutants` leave in the report folder."""
+    (out / "docker").mkdir(parents=True)
+    for kind, image in (("cpu", IMAGE), ("cuda", BROKEN_IMAGE)):
+        record = {"session": f"docker-{kind}", "status": "passed", "images": [image]}
+        (out / "docker" / f"{kind}.json").write_text(json.dumps(record))
+    session = {"summary": MUTANTS, "date": "today", "commit": "abc", "wall_seconds": 120.0, "mutants": []}
+    (out / "mutants.json").write_text(json.dumps(session))
+
+
 @pytest.fixture
 def page(tmp_path) -> Path:
     summary = _write_inputs(tmp_path / "raw")
     out = tmp_path / "out"
+    _write_docker_and_mutants(out)
     assert report.main(["--tiers", str(summary), "--out", str(out)]) == 0
     return out / "matrix.html"
 
@@ -144,6 +169,7 @@ def _chromium(html_file: Path, profile: Path) -> tuple[str, list[str]]:
             "--headless",
             "--no-sandbox",
             "--disable-gpu",
+            "--disable-dev-shm-usage",  # a container's /dev/shm is small
             f"--user-data-dir={profile}",
             "--enable-logging=stderr",
             "--v=0",
@@ -247,3 +273,22 @@ def test_browser_shows_the_grid_failures_and_tiers_not_run(page, tmp_path):
     for item, (tier, (status, reason)) in zip(items, NOT_RUN.items()):
         assert item.startswith(tier) and status in item and reason in item
     assert "not run" in tree.by_id("compile").text(), "the compile check says why it has no counts"
+
+    # The Docker images, the in-image tier next to the same session outside, and mutation testing.
+    docker = [[td.text() for td in tr.children] for tr in tree.by_id("docker").walk() if tr.tag == "tr"]
+    assert docker[1][:5] == ["nox -s docker-cpu", "torchlight-cpu:dev", "passed", "61 s", "1.23 GB"]
+    assert docker[2][1:3] == ["torchlight-cuda:dev", "failed: libx.so <missing>"]
+    in_image = [
+        [td.text() for td in tr.children] for tr in tree.by_id("docker-tests").walk() if tr.tag == "tr"
+    ]
+    assert in_image[1] == [
+        "torchlight-cpu:dev",
+        "nox -s tests-cpu",
+        "5 / 0 / 0 / 2",
+        "5 / 0 / 0 / 2",
+        "match",
+        "0",
+        "300 s",
+    ]
+    mutants = tree.by_id("mutants").text()
+    assert "9 of 10 non-equivalent mutants killed (90.0%), 1 survived, 2 equivalent" in mutants
