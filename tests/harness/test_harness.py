@@ -159,8 +159,9 @@ def _fake_tools(tmp_path: Path, scripts: dict[str, str]) -> tuple[dict[str, str]
         f'echo "python $*" >> "{log}"\n'
     )
     fake_python.chmod(0o755)
-    # cmake answers too: .ci/run would otherwise install it, which a machine without root refuses.
-    for name, body in {"cmake": "exit 0", **scripts}.items():
+    # cmake and chromium answer too: .ci/run would otherwise install them, which a machine without
+    # root refuses.
+    for name, body in {"cmake": "exit 0", "chromium": "exit 0", **scripts}.items():
         path = bindir / name
         path.write_text(f"#!/usr/bin/env bash\n{body}\n")
         path.chmod(0o755)
