@@ -206,7 +206,7 @@ def lint(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Speed as ratios to raw numpy (and PyTorch when importable): `-- --backends cpu,numba`."""
     _require(session, "benchmarks/bench.py", why="the benchmark script")
-    _install(session, ".[numba]")
+    _install(session, ".[numba,plots]")  # plots: matplotlib, for the chart beside the tables
     session.run("python", "benchmarks/bench.py", *session.posargs)
 
 

@@ -1,6 +1,6 @@
 """Speed of torchlight backends as ratios to raw numpy, and to PyTorch eager when it is importable.
 
-Usage: ``python benchmarks/bench.py [--backends cpu,numba] [--repeat 7] [--quick]``
+Usage: ``python benchmarks/bench.py [--backends cpu,numba] [--repeat 7] [--quick] [--out DIR]``
 
 Each contender is timed over ``--repeat`` rounds after a warm-up call (which also pays any JIT
 compilation); a round loops enough calls to last ~20 ms. The tables give the minimum and the
@@ -8,6 +8,9 @@ median round and the spread ``(max - min) / median``; ratios are of minimums, an
 slower than the reference. A number whose rounds disagree by more than 25% is marked ``!``: the
 machine was busy, and it is not to be trusted. Backend names: ``cpu``, ``numba`` (the numba CPU
 twin), or any device ``torchlight.get_backend`` accepts (``cuda``).
+
+The tables also go to ``--out`` (default ``reports/bench``) as ``bench.md``, and beside them
+``bench.png`` charts the ratios to numpy where matplotlib is installed (the ``plots`` extra).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # small machine; passive waiting lets every contender run at its own speed.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+from ratio_chart import Ratios  # noqa: E402
 from script_deps import require  # noqa: E402
 from timing_stats import Timing, time_interleaved, trust_note  # noqa: E402
 
@@ -116,8 +120,11 @@ def cases(quick: bool) -> list[Case]:
     return rows
 
 
-def run_cases(backends: dict, repeat: int, quick: bool, seen: list[Timing]) -> list[list[str]]:
+def run_cases(
+    backends: dict, repeat: int, quick: bool, seen: list[Timing], ratios: Ratios
+) -> list[list[str]]:
     """One table row per case: numpy time and spread, then each backend's (and torch's) ratio."""
+    names = [*backends, *(["torch"] if torch is not None else [])]
     rng = np.random.default_rng(0)
     table = []
     for case in cases(quick):
@@ -136,6 +143,7 @@ def run_cases(backends: dict, repeat: int, quick: bool, seen: list[Timing]) -> l
         for t in others:
             row += [t.ratio_text(base), t.spread_text()]
         table.append(row)
+        ratios.add_row(f"{case.op} {case.size}", {name: (t, base) for name, t in zip(names, others)})
     return table
 
 
@@ -219,14 +227,15 @@ def run_mlp(
     ]
 
 
-def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
-    """A Markdown table, columns padded to their widest cell."""
+def print_table(title: str, header: list[str], rows: list[list[str]]) -> str:
+    """Print a Markdown table, columns padded to their widest cell; return what was printed."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    print(f"\n### {title}\n")
-    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for r in rows:
-        print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
+    lines = [f"\n### {title}\n", "| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |"]
+    lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |" for r in rows]
+    text = "\n".join(lines)
+    print(text)
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -237,6 +246,12 @@ def main(argv: list[str] | None = None) -> int:
         "--repeat", type=int, default=7, help="timed rounds per number (min, median and spread are shown)"
     )
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a fast look")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("reports/bench"),
+        help="folder for bench.md (the tables) and bench.png (the chart); default reports/bench",
+    )
     args = parser.parse_args(argv)
     if args.repeat < 3:
         parser.error(f"--repeat {args.repeat}: at least 3 rounds are needed to judge the spread")
@@ -249,28 +264,40 @@ def main(argv: list[str] | None = None) -> int:
     versions = f"numpy {np.__version__}" + (
         f", torch {torch.__version__}" if torch else ", torch not installed"
     )
-    print(f"torchlight {tl.__version__}; python {platform.python_version()}; {versions}; float32")
-    print(
+    printed = [
+        f"torchlight {tl.__version__}; python {platform.python_version()}; {versions}; float32",
         f"{args.repeat} rounds of >= {ROUND_SECONDS * 1e3:.0f} ms after a warm-up call; ratios of minimums; "
-        "spread = (max - min) / median"
-    )
+        "spread = (max - min) / median",
+    ]
+    print("\n".join(printed))
 
     seen: list[Timing] = []
+    ratios = Ratios()
     header = ["op", "size", "numpy min ms", "numpy median ms", "spread"]
     for name in [*backends, *(["torch"] if torch else [])]:
         header += [f"{name} / numpy", f"{name} spread"]
-    print_table("Time ratio to raw numpy", header, run_cases(backends, args.repeat, args.quick, seen))
-    print_table(
-        "Per-op overhead on a 4-element tensor",
-        ["call", "min µs", "median µs", "spread", "ratio to torch"],
-        run_overhead(backends, args.repeat, seen),
+    title = "Time ratio to raw numpy"
+    printed.append(print_table(title, header, run_cases(backends, args.repeat, args.quick, seen, ratios)))
+    printed.append(
+        print_table(
+            "Per-op overhead on a 4-element tensor",
+            ["call", "min µs", "median µs", "spread", "ratio to torch"],
+            run_overhead(backends, args.repeat, seen),
+        )
     )
-    print_table(
-        "2-layer MLP forward+backward (batch 64, 256 -> 512 -> 10)",
-        ["implementation", "min ms", "median ms", "spread", "ratio to torch"],
-        run_mlp(backends, args.repeat, seen),
+    printed.append(
+        print_table(
+            "2-layer MLP forward+backward (batch 64, 256 -> 512 -> 10)",
+            ["implementation", "min ms", "median ms", "spread", "ratio to torch"],
+            run_mlp(backends, args.repeat, seen),
+        )
     )
-    print(f"\n{trust_note(seen)}")
+    printed.append(f"\n{trust_note(seen)}")
+    print(printed[-1])
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "bench.md").write_text("\n".join(printed) + "\n", encoding="utf-8")
+    chart = ratios.write(args.out / "bench.png", title)
+    print(f"\nbench: tables written to {args.out / 'bench.md'}; {chart}")
     return 0
 
 

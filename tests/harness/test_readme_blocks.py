@@ -49,7 +49,13 @@ COPY_IGNORE = shutil.ignore_patterns(
     ".git", ".nox", ".venv", "build", "reports", "dist", "*.egg-info", "*.so", "__pycache__", ".*cache"
 )
 # Scripts the README says run from the repository root; helpers they import are not scripts.
-SCRIPT_HELPERS = {"script_deps.py", "timing_stats.py", "build_files.py", "program_finder.py"}
+SCRIPT_HELPERS = {
+    "script_deps.py",
+    "timing_stats.py",
+    "build_files.py",
+    "program_finder.py",
+    "ratio_chart.py",
+}
 
 
 @dataclass
