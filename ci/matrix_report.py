@@ -44,7 +44,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as `python ci/matrix_report.py`: make `ci` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ci import matrix_html, tiers  # noqa: E402
+from ci import tiers  # noqa: E402
+from ci.matrix_html import render_html  # noqa: E402
 
 REGISTRY = Path(__file__).resolve().parent.parent / "torchlight" / "backends" / "registry.py"
 
@@ -477,7 +478,7 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "matrix.json").write_text(json.dumps(report, indent=1) + "\n")
     sections = [render_markdown(report), render_mutants(report["mutants"]), render_docker(report["docker"])]
     (args.out / "matrix.md").write_text("\n".join(sections))
-    page = matrix_html.render_html(report, compile_text(report), TIER_ORDER, REPORTED_PACKAGES)
+    page = render_html(report, compile_text(report), TIER_ORDER, REPORTED_PACKAGES)
     (args.out / "matrix.html").write_text(page, encoding="utf-8")
     print(f"wrote {args.out / 'matrix.md'}, {args.out / 'matrix.json'} and {args.out / 'matrix.html'}")
     return 0
