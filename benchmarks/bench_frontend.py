@@ -28,7 +28,7 @@ DEFAULT = [
 def phases(path: Path) -> tuple[float, float, float, int]:
     """Seconds of preprocessing, libclang parsing and the walk plus rewrite of one source (all passes)."""
     src = path.resolve()
-    flags = build._common(build.compiler()) + build._KERNEL_FLAGS["fast"]
+    flags = build._common(build.compiler()) + build.BUILD_NAMED["fast"].kernel_flags
     flags += ["-I", str(build.RUNTIME_DIR / "include"), "-I", str(src.parent)]
     t0 = time.perf_counter()
     host, device = build._preprocess(build.compiler(), str(src), flags, build.DEFAULT_ARCH, str(src))

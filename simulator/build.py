@@ -23,6 +23,7 @@ from pathlib import Path
 from . import cccl, cuda_headers, link_stubs, pch, toolkit_index
 from .build_cache import cache_dir, cached_output, recorded_digest, write_new
 from .compiler_run import compiler_command, invoke
+from .modes import BUILD_MODES, BUILD_NAMED, MODES
 from .progress import Progress
 from .transform import SimBuildError, clang_module, translate_preprocessed
 
@@ -44,52 +45,8 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 RUNTIME_DIR = PACKAGE_DIR / "runtime"
 REPO_ROOT = PACKAGE_DIR.parent
 
-MODES = ("fast", "memcheck", "racecheck", "synccheck")
-# racecheck of __shared__ memory only (racecheck's default; --racecheck-memory all builds the mode
-# "racecheck"): g++'s ThreadSanitizer instrumentation calls the runtime's own detector
-# (runtime/shared_races.cpp), not libtsan.
-SHARED_RACECHECK = "racecheck-shared"
-BUILD_MODES = (*MODES, SHARED_RACECHECK)
 DEFAULT_ARCH = 800  # __CUDA_ARCH__ of the modelled sm_80 device
 
-# Flags for the translated kernel source (instrumented) and for the runtime (never instrumented:
-# its scheduler state is shared between fibers by design). Every translated source is compiled
-# -fpermissive: nvcc's own front end accepts what g++ alone calls nonconforming in headers that
-# are written for it (CUB's member aliases that change the meaning of a name they use).
-_KERNEL_FLAGS = {
-    "fast": ["-O2"],
-    "synccheck": ["-O1", "-DSIM_SYNCCHECK"],
-    "memcheck": [
-        "-O1",
-        "-fno-omit-frame-pointer",
-        "-fsanitize=address,undefined",
-        # Reports return, so a host-code report can let the program go on; the runtime stops
-        # the program at a device fault (simulator/runtime/reports.cpp).
-        "-fsanitize-recover=address",
-    ],
-    "racecheck": ["-O1", "-fno-omit-frame-pointer", "-fsanitize=thread"],
-    SHARED_RACECHECK: [
-        "-O1",
-        "-fno-omit-frame-pointer",
-        "-fsanitize=thread",
-        "--param=tsan-instrument-func-entry-exit=0",
-        "-DSIM_SHARED_RACES",
-    ],
-}
-_RUNTIME_FLAGS = {
-    "fast": ["-O2"],
-    "synccheck": ["-O2", "-DSIM_SYNCCHECK"],
-    "memcheck": ["-O1", "-fno-omit-frame-pointer", "-DSIM_MEMCHECK"],
-    "racecheck": ["-O1", "-fno-omit-frame-pointer", "-DSIM_RACECHECK"],
-    SHARED_RACECHECK: ["-O2", "-DSIM_SHARED_RACES"],
-}
-_LINK_FLAGS = {
-    "fast": [],
-    "synccheck": [],
-    "memcheck": ["-fsanitize=address,undefined"],
-    "racecheck": ["-fsanitize=thread"],
-    SHARED_RACECHECK: [],
-}
 # -fno-semantic-interposition: the build never interposes its own symbols, so g++ may inline a
 # kernel into the launch's plain loop (simulator/runtime/launch.h, Packed::run_plain).
 # -mtls-dialect=gnu2 (x86-64; other targets have no such flag): thread-local variables through
@@ -422,7 +379,7 @@ def runtime_flags(cxx: str, mode: str) -> list[str]:
     # (which NVIDIA's headers declare with default visibility).
     return (
         _common(cxx)
-        + _RUNTIME_FLAGS[mode]
+        + BUILD_NAMED[mode].runtime_flags
         + ["-fvisibility=hidden", "-I", str(RUNTIME_DIR), "-I", str(_generated_dir())]
         + toolkit_flags()
     )
@@ -431,7 +388,7 @@ def runtime_flags(cxx: str, mode: str) -> list[str]:
 def link_flags(mode: str) -> list[str]:
     """The flags a link of objects built for ``mode`` needs (the sanitizer's runtime)."""
     _check_mode(mode)
-    return list(_LINK_FLAGS[mode])
+    return list(BUILD_NAMED[mode].link_flags)
 
 
 def runtime_object(mode: str) -> Path:
@@ -566,7 +523,7 @@ def translate_source(
         includes += ["-I", str(Path(d).resolve())]
     includes += toolkit_flags()
     cxx = compiler()
-    flags = _common(cxx) + _KERNEL_FLAGS[mode] + includes
+    flags = _common(cxx) + BUILD_NAMED[mode].kernel_flags + includes
     host_pre, device_pre = _preprocess(cxx, str(src), flags, arch, str(src))
     fma = fmad and host_has_fma(cxx)
     return translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host, fma)
@@ -632,8 +589,10 @@ def kernel_object(
     includes += [f"-D{d}" for d in check_defines(defines)] + list(extra_flags)
     stem = _cache_stem(src.stem)
     if suffix not in CUDA_SUFFIXES:
-        # memcheck only: racecheck must still see host threads that order launches by atomics.
-        host_flags = _KERNEL_FLAGS["fast" if unchecked_host and mode == "memcheck" else mode]
+        host_build = BUILD_NAMED[mode]
+        if unchecked_host and host_build.unchecked_host_build:
+            host_build = BUILD_NAMED[host_build.unchecked_host_build]
+        host_flags = host_build.kernel_flags
         if suffix in HOST_C_SUFFIXES:
             lang = ["-x", "c", "-std=gnu11"]
             base = [f for f in _common(cxx) if not f.startswith("-std=")] + host_flags
@@ -651,7 +610,7 @@ def kernel_object(
         return cached_output(
             out, lambda tmp: _compile([cxx, *flags, *lang, "-c", path, "-o", str(tmp)], str(src))
         )
-    flags = _common(cxx) + _KERNEL_FLAGS[mode]
+    flags = _common(cxx) + BUILD_NAMED[mode].kernel_flags
     if fmad and host_has_fma(cxx):
         includes = [*includes, "-DSIM_DEVICE_FMA"]
     host_pre, device_pre = _preprocess(cxx, path, flags + includes, arch, str(src))
@@ -889,7 +848,7 @@ def build_shared(
                 "-shared",
                 "-pthread",
                 "-Wl,-Bsymbolic",
-                *_LINK_FLAGS[mode],
+                *BUILD_NAMED[mode].link_flags,
                 str(obj),
                 str(rt),
                 *map(str, libs + stubs),
@@ -984,7 +943,7 @@ def build_executable(
                     cxx,
                     *_common(cxx),
                     "-O1",
-                    *_LINK_FLAGS[mode],
+                    *BUILD_NAMED[mode].link_flags,
                     str(main_path),
                     *map(str, objs),
                     str(rt),
@@ -1032,7 +991,7 @@ def build_program(
                 cxx,
                 *_common(cxx),
                 "-O1",
-                *_LINK_FLAGS[mode],
+                *BUILD_NAMED[mode].link_flags,
                 *map(str, objs),
                 str(rt),
                 *map(str, libs + stubs),

@@ -136,7 +136,7 @@ def test_concurrent_builds_share_one_header(cache, runs, tmp_path):
 
 
 @needs_gxx
-@pytest.mark.parametrize("mode", ["fast", "memcheck", build.SHARED_RACECHECK])
+@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck-shared"])
 def test_the_object_is_the_same_with_or_without_the_header(cache, tmp_path, monkeypatch, mode):
     src = tmp_path / "saxpy.cu"
     src.write_text(
@@ -148,7 +148,12 @@ def test_the_object_is_the_same_with_or_without_the_header(cache, tmp_path, monk
         '    cudaDeviceSynchronize(); std::printf("%g\\n", x[3]); return 0; }\n'
     )
     text = build.translate_source(src, mode)
-    flags = [*build._common(GXX), *build._KERNEL_FLAGS[mode], *build.target_flags(GXX), "-fpermissive"]
+    flags = [
+        *build._common(GXX),
+        *build.BUILD_NAMED[mode].kernel_flags,
+        *build.target_flags(GXX),
+        "-fpermissive",
+    ]
     with_header = tmp_path / "with.o"
     build._compile_translated(GXX, flags, text, with_header, str(src))
     assert list(cache.glob("prelude-*.gch")), "the build made no precompiled header"
