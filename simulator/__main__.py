@@ -49,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--out", required=True, metavar="DIR")
     b.add_argument("--mode", default=DEFAULT_MODE, choices=MODES)
     c = sub.add_parser(
-        "check", help='run extern "C" int ENTRY(void) under memcheck, racecheck and/or synccheck'
+        "check",
+        help=f'run extern "C" int ENTRY(void) under {", ".join(CHECK_MODES[:-1])} and/or {CHECK_MODES[-1]}',
     )
     c.add_argument(
         "sources", nargs="+", metavar="FILE.cu", help="the file defining ENTRY (and any it links with)"
