@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from .errors import SimBuildError
 from .findings import parse_findings
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "Mode",
     "TABLE",
     "build_for_run",
+    "check_build_mode",
     "mode_named",
     "racecheck_memory_mb",
 ]
@@ -46,7 +48,7 @@ class Build:
     macro: str | None = None  # what the runtime's code for this build tests (-D)
     kernel_macro: bool = False  # whether the kernels' own source is compiled with the macro too
     # The build whose flags compile a host source (.cpp, .c) whose code is left unchecked
-    # (build.kernel_object's unchecked_host); None: this build's own.
+    # (source_compile.kernel_object's unchecked_host); None: this build's own.
     unchecked_host_build: str | None = None
 
     @property
@@ -60,7 +62,7 @@ class Build:
         return [*self.runtime_options, *([f"-D{self.macro}"] if self.macro else [])]
 
 
-# Every translated source is compiled -fpermissive (build.py); the runtime is never instrumented:
+# Every translated source is compiled -fpermissive (source_compile.py); the runtime is never instrumented:
 # its scheduler state is shared between fibers by design.
 BUILDS: tuple[Build, ...] = (
     Build("fast", ("-O2",), ("-O2",), ()),
@@ -238,3 +240,9 @@ def build_for_run(mode: str, variant: str | None = None) -> str:
     if variant is None:
         return row.run_build
     return row.run_variants.get(variant, row.name)
+
+
+def check_build_mode(mode: str) -> None:
+    """:class:`SimBuildError` naming the modes when ``mode`` is not a build of :data:`BUILD_MODES`."""
+    if mode not in BUILD_MODES:
+        raise SimBuildError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
