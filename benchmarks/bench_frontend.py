@@ -16,7 +16,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from simulator import build, transform  # noqa: E402
+from simulator import build, modes, source_compile, toolchain, transform  # noqa: E402
 
 DEFAULT = [
     REPO / "torchlight" / "cuda_kernels" / "softmax_kernel.cu",
@@ -28,10 +28,10 @@ DEFAULT = [
 def phases(path: Path) -> tuple[float, float, float, int]:
     """Seconds of preprocessing, libclang parsing and the walk plus rewrite of one source (all passes)."""
     src = path.resolve()
-    flags = build._common(build.compiler()) + build._KERNEL_FLAGS["fast"]
+    flags = toolchain.common_flags(build.compiler()) + modes.BUILD_NAMED["fast"].kernel_flags
     flags += ["-I", str(build.RUNTIME_DIR / "include"), "-I", str(src.parent)]
     t0 = time.perf_counter()
-    host, device = build._preprocess(build.compiler(), str(src), flags, build.DEFAULT_ARCH, str(src))
+    host, device = source_compile.preprocess(build.compiler(), str(src), flags, build.DEFAULT_ARCH, str(src))
     t1 = time.perf_counter()
     units = [transform.TranslationUnit(text, lambda _p: True) for text in (host, device) if text is not None]
     t2 = time.perf_counter()

@@ -50,7 +50,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from simulator.build import MODES  # noqa: E402  (both import the standard library only)
+from simulator.modes import MODES  # noqa: E402  (both import the standard library only)
 from simulator.supervise import stop_group  # noqa: E402
 
 FIELDS = {

@@ -7,10 +7,11 @@ import os
 import signal
 import sys
 
-from .build import DEFAULT_ARCH, MODES, SimBuildError, build_shared
-from .check import CHECK_MODES, run_check
+from .build import DEFAULT_ARCH, SimBuildError, build_shared
+from .check import run_check
 from .launch_filter import LaunchFilter
 from .limits import DEVICES_KNOB, TIMEOUT_GRACE_S, check_environment
+from .modes import CHECK_MODES, DEFAULT_MODE, MODES
 from .progress import PROGRESS_VARIABLE
 from .run import LEAK_CHECKS, RACECHECK_MEMORY, ProgramInterrupted, run_program
 from .supervise import ProgramKeyboardInterrupt
@@ -46,9 +47,10 @@ def _parser() -> argparse.ArgumentParser:
     b = sub.add_parser("build", help="build each FILE.cu into DIR/FILE.so with the same exported launchers")
     b.add_argument("sources", nargs="+", metavar="FILE.cu")
     b.add_argument("--out", required=True, metavar="DIR")
-    b.add_argument("--mode", default="fast", choices=MODES)
+    b.add_argument("--mode", default=DEFAULT_MODE, choices=MODES)
     c = sub.add_parser(
-        "check", help='run extern "C" int ENTRY(void) under memcheck, racecheck and/or synccheck'
+        "check",
+        help=f'run extern "C" int ENTRY(void) under {", ".join(CHECK_MODES[:-1])} and/or {CHECK_MODES[-1]}',
     )
     c.add_argument(
         "sources", nargs="+", metavar="FILE.cu", help="the file defining ENTRY (and any it links with)"
@@ -87,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME[=VALUE]",
         help="define a macro for every source (as a Makefile's -D flags)",
     )
-    r.add_argument("--mode", default="fast", choices=MODES)
+    r.add_argument("--mode", default=DEFAULT_MODE, choices=MODES)
     r.add_argument(
         "--leak-check",
         default="no",

@@ -22,6 +22,7 @@ import errno
 import fcntl
 import hashlib
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable
@@ -29,7 +30,16 @@ from pathlib import Path
 
 from .errors import SimBuildError
 
-__all__ = ["CACHE_VARIABLE", "cache_dir", "cached_output", "recorded_digest", "verified", "write_new"]
+__all__ = [
+    "CACHE_VARIABLE",
+    "cache_dir",
+    "cache_key",
+    "cache_stem",
+    "cached_output",
+    "recorded_digest",
+    "verified",
+    "write_new",
+]
 
 CACHE_VARIABLE = "SIMULATOR_CACHE"
 _CHECKOUT = Path(__file__).resolve().parent.parent
@@ -229,3 +239,18 @@ def cached_output(final: Path, produce: Callable[[Path], None]) -> Path:
             f"free space there or point {CACHE_VARIABLE} at another folder"
         ) from None
     return final
+
+
+def cache_key(*parts: str | bytes) -> str:
+    """The key of an artefact made from ``parts`` (its inputs), as its name in the cache carries it."""
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p if isinstance(p, bytes) else p.encode("utf-8", "surrogateescape"))
+        h.update(b"\0")
+    return h.hexdigest()[:20]
+
+
+def cache_stem(name: str) -> str:
+    """``name`` as the start of a cache file's name: safe characters, short enough that the name
+    with its key and a temporary suffix fits every file system (the key tells sources apart)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:64]

@@ -13,9 +13,9 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass, field
 
-from .build import DEFAULT_ARCH, build_executable
+from .build import DEFAULT_ARCH, SimBuildError, build_executable
 from .compiler_run import launch_time_allowed
-from .findings import death_by_signal, parse_findings
+from .findings import death_by_signal
 from .limits import (
     check_environment,
     environment_for_devices,
@@ -24,12 +24,11 @@ from .limits import (
     resolve_timeout,
     wall_limit,
 )
+from .modes import CHECK_MODES, mode_named
 from .sanitizer_env import check_child_env
 from .supervise import end_tree, start_tree
 
 __all__ = ["CheckResult", "CHECK_MODES", "run_check"]
-
-CHECK_MODES = ("memcheck", "racecheck", "synccheck")
 
 
 @dataclass
@@ -58,12 +57,15 @@ def run_check(
     seconds after it. ``devices`` is the number of modelled GPUs the entry sees (1 to 16;
     default: ``SIMULATOR_DEVICES``, else 1), as for ``run_program``.
     """
+    if mode not in CHECK_MODES:
+        raise SimBuildError(f"unknown mode '{mode}' for check: choose one of {', '.join(CHECK_MODES)}")
+    row = mode_named(mode)
     environ = environment_for_devices(devices)
     check_environment(environ)
     ndevices = resolve_devices(devices, environ)
     limit = resolve_timeout(timeout)
     with launch_time_allowed(limit):  # a compiler run may take as long as a launch
-        exe = build_executable(sources, entry, mode, arch)
+        exe = build_executable(sources, entry, row.check_build, arch)
     grace = grace_after(limit)
     env = check_child_env(mode, limit, ndevices)
     # The entry, and every process it starts, ends with the check (supervise.start_tree).
@@ -91,7 +93,7 @@ def run_check(
         raise
     # The entry's output is bytes: a checker's report may quote a string that is not UTF-8.
     out = (stdout + stderr).decode(errors="replace")
-    findings = parse_findings(mode, out)
+    findings = row.findings(out)
     rc = proc.returncode
     if rc < 0:
         findings.append(f"{mode}: the run died with {death_by_signal(-rc)}")

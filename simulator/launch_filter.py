@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .modes import TABLE, mode_named
+
 try:  # the standard library's parser of regular expressions: re._parser from Python 3.11
     import re._parser as _regex_parser
 except ImportError:  # Python 3.10
@@ -142,10 +144,11 @@ class LaunchFilter:
     def env_for(self, mode: str) -> dict[str, str]:
         """:meth:`env` for a run in ``mode``; ValueError in ``fast`` mode, which checks no launch."""
         env = self.env()
-        if mode == "fast" and env:
+        if env and not mode_named(mode).checker:
+            *most, last = [m.name for m in TABLE if m.checker]
             raise ValueError(
                 "--kernel-name, --kernel-name-exclude, --launch-skip and --launch-count choose the launches "
-                "a checker checks: add --mode memcheck, racecheck or synccheck (fast mode checks none)"
+                f"a checker checks: add --mode {', '.join(most)} or {last} ({mode} mode checks none)"
             )
         return env
 

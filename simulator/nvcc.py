@@ -18,9 +18,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import build, toolkit
+from . import build, cuda_headers, toolkit
 from .errors import SimBuildError
 from .nvcc_options import OPTIONS, NvccCommand, NvccUsageError, parse
+from .toolchain import crt_build
 
 __all__ = ["main"]
 
@@ -38,9 +39,9 @@ _LANGUAGES = {"cu": "cu", "c++": "c++", "c": "c", "cpp": "c++"}
 
 
 def _version_text() -> str:
-    version = build.cuda_headers.toolkit_version(build.toolkit_include())
+    version = cuda_headers.toolkit_version(build.toolkit_include())
     major, minor = version // 1000, version % 1000 // 10
-    crt = build._crt_build()
+    crt = crt_build()
     return (
         "nvcc: NVIDIA (R) Cuda compiler driver\n"
         "Copyright (c) 2005-2025 NVIDIA Corporation\n"

@@ -20,9 +20,9 @@ import sys
 import threading
 from dataclasses import dataclass, field
 
-from .build import DEFAULT_ARCH, MODES, SHARED_RACECHECK, SimBuildError, build_program
+from .build import DEFAULT_ARCH, SimBuildError, build_program
 from .compiler_run import launch_time_allowed
-from .findings import death_by_signal, parse_findings
+from .findings import death_by_signal
 from .launch_filter import LaunchFilter
 from .limits import (
     TIMEOUT_GRACE_S,
@@ -33,7 +33,8 @@ from .limits import (
     resolve_timeout,
     wall_limit,
 )
-from .sanitizer_env import CHECKER_STATUS, run_child_env
+from .modes import MODES, build_for_run, mode_named
+from .sanitizer_env import run_child_env
 from .supervise import (
     ProgramInterrupted,
     ProgramKeyboardInterrupt,
@@ -57,15 +58,13 @@ _KEEP_STDERR = 16 * 1024 * 1024  # bytes of the program's stderr kept for the fi
 
 LEAK_CHECKS = ("no", "full")  # compute-sanitizer's --leak-check values
 # What racecheck judges (run --racecheck-memory); the first is the default.
-RACECHECK_MEMORY = ("shared", "all")
+RACECHECK_MEMORY = tuple(mode_named("racecheck").run_variants)
 
 
 def build_mode_for(mode: str, racecheck_memory: str | None = None) -> str:
-    """The build (``simulator.build.BUILD_MODES``) that runs ``mode`` with ``racecheck_memory``
+    """The build (``simulator.modes.BUILD_MODES``) that runs ``mode`` with ``racecheck_memory``
     (``None``: the default, ``RACECHECK_MEMORY[0]``)."""
-    if mode == "racecheck" and (racecheck_memory or RACECHECK_MEMORY[0]) == "shared":
-        return SHARED_RACECHECK
-    return mode
+    return build_for_run(mode, racecheck_memory)
 
 
 # Runtime reports of CUDA-defined outcomes (cudaErrorAssert, cudaErrorLaunchTimeout).
@@ -166,14 +165,16 @@ def run_program(
         raise ValueError(f"racecheck_memory={racecheck_memory!r}: give 'shared' or 'all'")
     if racecheck_memory is not None and mode != "racecheck":
         raise ValueError(f"--racecheck-memory is a racecheck option, not for --mode {mode}")
+    row = mode_named(mode)
     filter_env = (launches or LaunchFilter()).env_for(mode)
     environ = environment_for_devices(devices)
     check_environment(environ)
     ndevices = resolve_devices(devices, environ)
     limit = resolve_timeout(timeout)
-    # As compute-sanitizer, memcheck judges device code unless asked, and racecheck device code
-    # only: the program's host code is then built without the sanitizers' instrumentation.
-    unchecked_host = (mode == "memcheck" and not check_host) or mode == "racecheck"
+    # As compute-sanitizer, memcheck judges device code unless asked (--check-host), and
+    # racecheck device code only: the program's host code is then built without the sanitizers'
+    # instrumentation.
+    unchecked_host = not (row.run_checks_host or check_host)
     build_mode = build_mode_for(mode, racecheck_memory)
     with launch_time_allowed(limit):  # a compiler run may take as long as a launch
         exe = build_program(list(sources), build_mode, include_dirs, arch, defines, unchecked_host)
@@ -226,11 +227,11 @@ def run_program(
     for t in pumps:
         t.join(timeout=5)
     findings, reports = [], []
-    for f in parse_findings(mode, kept_err.decode(errors="replace")):
+    for f in row.findings(kept_err.decode(errors="replace")):
         # In `fast` mode the program runs as on a GPU: what the runtime reports it also returns
         # to the program as a CUDA error, so the program's own status decides. A failed device
         # assert or a launch past the time limit is CUDA behaviour (710, 702) in every mode.
-        if mode == "fast" or _PROGRAM_VISIBLE.search(f):
+        if not row.checker or _PROGRAM_VISIBLE.search(f):
             reports.append(f)
         else:
             findings.append(f)
@@ -249,4 +250,4 @@ def run_program(
         status = rc if rc != 0 else 1
     else:
         status = rc
-    return RunResult(mode, rc, findings, timed_out, status, rc in CHECKER_STATUS.get(mode, ()), reports)
+    return RunResult(mode, rc, findings, timed_out, status, rc in row.stop_statuses, reports)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from . import build, cuda_headers, link_stubs, toolkit_index
 from .errors import SimBuildError
+from .modes import DEFAULT_MODE, MODES, build_for_run
 
 __all__ = ["MODE_ENV", "build_mode", "include_dir", "library_dir", "mode_root", "root"]
 
@@ -45,14 +46,12 @@ _LAYOUT = "layout 3: libcudart_static.a names libcudart_sim.a, the sanitizer's r
 
 def build_mode() -> str:
     """The build mode ``$SIMULATOR_MODE`` asks for (``fast`` when unset), as a build mode name."""
-    from .run import build_mode_for
-
-    mode = os.environ.get(MODE_ENV, "") or "fast"
-    if mode not in build.MODES:
+    mode = os.environ.get(MODE_ENV, "") or DEFAULT_MODE
+    if mode not in MODES:
         raise SimBuildError(
-            f"{MODE_ENV}={mode!r} is not a mode: choose one of {', '.join(build.MODES)} (unset: fast)"
+            f"{MODE_ENV}={mode!r} is not a mode: choose one of {', '.join(MODES)} (unset: {DEFAULT_MODE})"
         )
-    return build_mode_for(mode)
+    return build_for_run(mode)
 
 
 def _nvcc_script() -> str:
@@ -130,7 +129,7 @@ def root() -> Path:
             os.rename(tmp, folder)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-    library_dir("fast")
+    library_dir(DEFAULT_MODE)
     return folder
 
 
@@ -145,7 +144,7 @@ def mode_root(mode: str) -> Path:
     ``root()``'s. nvcc names it as its installation (``TOP`` in ``-v``), so that CMake's
     ``find_package(CUDAToolkit)`` and ``CUDA::cudart`` link the checker's runtime."""
     top = root()
-    if mode == "fast":
+    if mode == DEFAULT_MODE:
         return top
     libs = library_dir(mode)
     folder = top / "checkers" / mode
@@ -186,7 +185,7 @@ def _libraries(mode: str) -> list[Path]:
 def library_dir(mode: str) -> Path:
     """The folder of the runtime's libraries for build ``mode`` (built on first use)."""
     folder = build.cache_dir() / "toolkit" / "lib64"
-    if mode != "fast":
+    if mode != DEFAULT_MODE:
         folder = folder / mode
     runtime = build.runtime_object(mode)
     libs = _libraries(mode)

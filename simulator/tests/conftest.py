@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from simulator.modes import TABLE
+
 # The runtime's progress lines (stderr) would mix into the output the tests compare;
 # simulator/tests/test_progress.py checks them.
 os.environ.setdefault("SIMULATOR_PROGRESS", "0")
@@ -50,10 +52,18 @@ def run_cli(
     )
 
 
-# Every way a test program runs "in every mode": racecheck twice, with its default detector
-# (__shared__ memory, the simulator's own) and with ThreadSanitizer over every access
-# (--racecheck-memory all), so that each is shown to stay quiet on a correct program.
-EVERY_MODE = ("fast", "memcheck", "racecheck", "racecheck-all", "synccheck")
+# Every way a test program runs "in every mode" (simulator/modes.py): each mode, and each other
+# build a mode's option picks (racecheck twice, with its default detector, __shared__ memory by
+# the simulator's own, and with ThreadSanitizer over every access, --racecheck-memory all), so
+# that each is shown to stay quiet on a correct program.
+EVERY_MODE = tuple(
+    name
+    for row in TABLE
+    for name in (
+        row.name,
+        *(f"{row.name}-{value}" for value, built in row.run_variants.items() if built != row.run_build),
+    )
+)
 
 
 def mode_args(mode: str) -> list[str]:

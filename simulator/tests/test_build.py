@@ -419,12 +419,12 @@ def test_runtime_groups_hold_every_source_once():
 def test_the_runtime_compiles_as_one_unit(tmp_path, mode):
     """The runtime is built a group of sources per compiler run, the groups depending on the CPUs:
     all of them in one unit must compile (no two sources define the same file-local name)."""
-    from simulator import build
+    from simulator import build, runtime_build
     from simulator.compiler_run import compiler_command
 
     (group,) = build.runtime_units(1)
     unit = tmp_path / "runtime_unit.cpp"
-    unit.write_text(build._unit_text(group))
+    unit.write_text(runtime_build.unit_text(group))
     cxx = build.compiler()
     proc = subprocess.run(
         [*compiler_command(cxx), *build.runtime_flags(cxx, mode), "-fsyntax-only", str(unit)],

@@ -14,7 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from simulator import build, linemap, link_stubs, pch, syntax
+from simulator import (
+    build,
+    compiler_errors,
+    linemap,
+    link_stubs,
+    modes,
+    pch,
+    source_compile,
+    syntax,
+    toolchain,
+)
 from simulator.errors import SimBuildError
 
 GXX = shutil.which("g++")
@@ -51,14 +61,14 @@ def runs(monkeypatch):
     """Every compiler command the build runs, as its argument lists."""
     seen: list[list[str]] = []
     lock = threading.Lock()
-    real = build.invoke
+    real = compiler_errors.invoke
 
     def recording(args, what):
         with lock:
             seen.append(list(args))
         return real(args, what)
 
-    monkeypatch.setattr(build, "invoke", recording)
+    monkeypatch.setattr(compiler_errors, "invoke", recording)
     return seen
 
 
@@ -84,10 +94,10 @@ def test_the_split_keeps_every_character():
 
 @needs_gxx
 def test_a_changed_prelude_gets_its_own_header(cache, runs, tmp_path):
-    flags = [*build._common(GXX), "-O2", "-fpermissive"]
+    flags = [*toolchain.common_flags(GXX), "-O2", "-fpermissive"]
     for value in (1, 2, 1):
         out = tmp_path / f"probe{value}.o"
-        build._compile_translated(GXX, flags, _translated(value), out, "the probe")
+        source_compile.compile_translated(GXX, flags, _translated(value), out, "the probe")
         assert "probe" in link_stubs.symbols(out)[0]
     # Two preludes, two headers; the third compile reused the first's, and no compile fell back
     # to the whole text (which a stale header would have made it do: its static_assert fails).
@@ -95,7 +105,7 @@ def test_a_changed_prelude_gets_its_own_header(cache, runs, tmp_path):
     assert _headers_built(runs) == 2
     assert _whole_compiles(runs) == 0
     # Other flags: another header (g++ would load one built for other optimisation or sanitizers).
-    build._compile_translated(
+    source_compile.compile_translated(
         GXX, [*flags[:-2], "-O1", "-fpermissive"], _translated(1), tmp_path / "o1.o", "o1"
     )
     assert _headers_built(runs) == 3 and len(list(cache.glob("prelude-*.gch"))) == 3
@@ -103,21 +113,22 @@ def test_a_changed_prelude_gets_its_own_header(cache, runs, tmp_path):
 
 @needs_gxx
 def test_a_failing_compile_reports_the_whole_texts_messages(cache, runs, tmp_path):
-    flags = [*build._common(GXX), "-O2", "-fpermissive"]
+    flags = [*toolchain.common_flags(GXX), "-O2", "-fpermissive"]
     with pytest.raises(SimBuildError) as err:
-        build._compile_translated(GXX, flags, _translated(1, call="sim_missing"), tmp_path / "x.o", "prog.cu")
+        text = _translated(1, call="sim_missing")
+        source_compile.compile_translated(GXX, flags, text, tmp_path / "x.o", "prog.cu")
     assert "/nowhere/prog.cu:2:" in str(err.value) and "sim_missing" in str(err.value)
     assert _whole_compiles(runs) == 1  # the message is the whole text's, exactly as without the header
 
 
 @needs_gxx
 def test_concurrent_builds_share_one_header(cache, runs, tmp_path):
-    flags = [*build._common(GXX), "-O2", "-fpermissive"]
+    flags = [*toolchain.common_flags(GXX), "-O2", "-fpermissive"]
     failures: list[BaseException] = []
 
     def one(i: int) -> None:
         try:
-            build._compile_translated(GXX, flags, _translated(7), tmp_path / f"c{i}.o", f"copy {i}")
+            source_compile.compile_translated(GXX, flags, _translated(7), tmp_path / f"c{i}.o", f"copy {i}")
         except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
             failures.append(exc)
 
@@ -136,7 +147,7 @@ def test_concurrent_builds_share_one_header(cache, runs, tmp_path):
 
 
 @needs_gxx
-@pytest.mark.parametrize("mode", ["fast", "memcheck", build.SHARED_RACECHECK])
+@pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck-shared"])
 def test_the_object_is_the_same_with_or_without_the_header(cache, tmp_path, monkeypatch, mode):
     src = tmp_path / "saxpy.cu"
     src.write_text(
@@ -148,13 +159,18 @@ def test_the_object_is_the_same_with_or_without_the_header(cache, tmp_path, monk
         '    cudaDeviceSynchronize(); std::printf("%g\\n", x[3]); return 0; }\n'
     )
     text = build.translate_source(src, mode)
-    flags = [*build._common(GXX), *build._KERNEL_FLAGS[mode], *build.target_flags(GXX), "-fpermissive"]
+    flags = [
+        *toolchain.common_flags(GXX),
+        *modes.BUILD_NAMED[mode].kernel_flags,
+        *build.target_flags(GXX),
+        "-fpermissive",
+    ]
     with_header = tmp_path / "with.o"
-    build._compile_translated(GXX, flags, text, with_header, str(src))
+    source_compile.compile_translated(GXX, flags, text, with_header, str(src))
     assert list(cache.glob("prelude-*.gch")), "the build made no precompiled header"
-    monkeypatch.setattr(build, "_prelude_header", lambda *_: None)
+    monkeypatch.setattr(source_compile, "_prelude_header", lambda *_: None)
     whole = tmp_path / "whole.o"
-    build._compile_translated(GXX, flags, text, whole, str(src))
+    source_compile.compile_translated(GXX, flags, text, whole, str(src))
     assert with_header.read_bytes() == whole.read_bytes()
 
 

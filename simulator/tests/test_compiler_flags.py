@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from simulator import build
+from simulator import toolchain
 
 from .conftest import REPO
 
@@ -37,9 +37,9 @@ def old_clang_like(tmp_path):
 
 
 def test_the_flag_is_used_only_where_the_compiler_takes_it(old_clang_like):
-    assert "-mtls-dialect=gnu2" not in build._common(old_clang_like)
+    assert "-mtls-dialect=gnu2" not in toolchain.common_flags(old_clang_like)
     on_x86 = platform.machine() in ("x86_64", "AMD64")
-    assert ("-mtls-dialect=gnu2" in build._common(GXX)) == on_x86
+    assert ("-mtls-dialect=gnu2" in toolchain.common_flags(GXX)) == on_x86
 
 
 def test_a_program_builds_and_runs_with_such_a_compiler(old_clang_like, tmp_path):

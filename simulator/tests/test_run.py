@@ -416,17 +416,17 @@ def test_device_code_guarded_by___CUDA_ARCH___runs_with_the_chosen_arch(tmp_path
 def test_run_translates_each_source_once(tmp_path, monkeypatch):
     # `run` takes everything it needs from the build: a second pass over the sources (to list
     # files or notes) would parse each one again.
-    import simulator.build as build
+    import simulator.source_compile as source_compile
     from simulator.run import run_program
 
     calls = []
-    real = build.translate_preprocessed
+    real = source_compile.translate_preprocessed
 
     def counting(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(build, "translate_preprocessed", counting)
+    monkeypatch.setattr(source_compile, "translate_preprocessed", counting)
     src = tmp_path / "once.cu"  # a fresh path: the build cache cannot hold its object yet
     src.write_text(
         textwrap.dedent(

@@ -1,0 +1,290 @@
+"""Compile one source into an object for a build mode (cached by content).
+
+A ``.cu`` source is preprocessed by g++ (the runtime header force-included, line markers kept),
+parsed and rewritten by the front end (``transform.py``), and the rewritten preprocessed text is
+compiled as ``c++-cpp-output``, with the runtime prelude's precompiled header where it can
+(``pch.py``). Host C++ and C sources are compiled as nvcc's host compiler would. An object's key
+is a hash of its inputs (preprocessed text, runtime sources, flags, ``__CUDA_ARCH__``, compiler
+version, the front end's sources): a hit costs one ``g++ -E`` and no parse.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from . import cccl, pch
+from .build_cache import cache_dir, cache_key, cache_stem, cached_output, write_new
+from .compiler_errors import compile_step, compiles, run_compiler
+from .modes import BUILD_NAMED, check_build_mode
+from .runtime_build import runtime_sources
+from .toolchain import (
+    PACKAGE_DIR,
+    RUNTIME_DIR,
+    common_flags,
+    compiler,
+    compiler_id,
+    host_has_fma,
+    is_gcc,
+    nvcc_macros,
+    target_flags,
+    target_key,
+    toolkit_flags,
+)
+from .transform import SimBuildError, clang_module, translate_preprocessed
+
+__all__ = [
+    "CUDA_SUFFIXES",
+    "DEFAULT_ARCH",
+    "HOST_CXX_SUFFIXES",
+    "HOST_C_SUFFIXES",
+    "check_arch",
+    "check_defines",
+    "compile_translated",
+    "kernel_object",
+    "preprocess",
+    "translate_source",
+]
+
+DEFAULT_ARCH = 800  # __CUDA_ARCH__ of the modelled sm_80 device
+
+CUDA_SUFFIXES = (".cu", ".cuh")
+HOST_CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".C", ".c++")
+HOST_C_SUFFIXES = (".c",)
+
+
+def check_arch(arch: int) -> int:
+    """``arch`` when it is a ``__CUDA_ARCH__`` value (700, 800, ...); else SimBuildError naming it."""
+    if isinstance(arch, bool) or not isinstance(arch, int):
+        raise SimBuildError(f"--arch {arch!r}: give __CUDA_ARCH__ as an integer such as 800 (sm_80)")
+    if arch < 100 or arch % 10 != 0:
+        raise SimBuildError(f"--arch {arch}: not a __CUDA_ARCH__ value; give one such as 700, 800 or 900")
+    return arch
+
+
+def _user_files(pre: str) -> set[str]:
+    """The program's own files named by the line markers of ``pre``: the main file and those entered
+    without the system flag (no system or runtime header)."""
+    found = set()
+    for n, m in enumerate(re.finditer(r'(?m)^# \d+ "([^"]+)"((?: \d)*)$', pre)):
+        path, flags = m.group(1), m.group(2).split()
+        if (
+            "3" not in flags
+            and ("1" in flags or n == 0)
+            and not path.startswith("<")
+            and not path.startswith(str(RUNTIME_DIR))
+        ):
+            found.add(path)
+    return found
+
+
+def _front_end_version() -> str:
+    """The front end's sources: a change in any of them rebuilds every object."""
+    names = ("device_launches.py", "edits.py", "errors.py", "linemap.py", "refusals.py", "transform.py")
+    names += tuple(sorted(p.name for p in PACKAGE_DIR.glob("syntax*.py")))
+    names += tuple(sorted(p.name for p in PACKAGE_DIR.glob("ptx*.py")))  # inline PTX's translation
+    return "\n".join((PACKAGE_DIR / n).read_text() for n in names)
+
+
+def preprocess(cxx: str, path: str, flags: list[str], arch: int, what: str) -> tuple[str, str | None]:
+    """``g++ -E`` of a .cu source for the front end: the host pass, and the device pass
+    (``__CUDA_ARCH__`` defined) when the program's files test it (else None)."""
+    clang_module()  # the front end's dependency, checked before any work
+    pp = [cxx, *flags, *nvcc_macros(arch), "-include", str(RUNTIME_DIR / "cuda_sim.h"), "-x", "c++"]
+    host_pre = run_compiler([*pp, "-E", path], what)
+    for f in sorted(_user_files(host_pre)):
+        if not os.path.isfile(f):
+            continue  # the working-folder marker that -g adds
+        try:
+            tested = "__CUDA_ARCH__" in Path(f).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            tested = True
+        if tested:
+            return host_pre, run_compiler([*pp, f"-D__CUDA_ARCH__={arch}", "-E", path], what)
+    return host_pre, None
+
+
+def translate_source(
+    source: str | os.PathLike,
+    mode: str = "fast",
+    include_dirs: tuple[str, ...] | list[str] = (),
+    arch: int = DEFAULT_ARCH,
+    unchecked_host: bool = False,
+    fmad: bool = True,
+) -> str:
+    """The C++ that the build compiles for a .cu ``source`` (preprocessed and rewritten; not cached;
+    ``unchecked_host`` and ``fmad`` as :func:`kernel_object`)."""
+    check_build_mode(mode)
+    check_arch(arch)
+    src = Path(source).resolve()
+    if not src.is_file():
+        raise SimBuildError(f"{source}: no such source file")
+    includes = ["-I", str(src.parent)]
+    for d in include_dirs:
+        includes += ["-I", str(Path(d).resolve())]
+    includes += toolkit_flags()
+    cxx = compiler()
+    flags = common_flags(cxx) + BUILD_NAMED[mode].kernel_flags + includes
+    host_pre, device_pre = preprocess(cxx, str(src), flags, arch, str(src))
+    fma = fmad and host_has_fma(cxx)
+    return translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host, fma)
+
+
+_DEFINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(=.*)?", re.DOTALL)
+
+
+def check_defines(defines: tuple[str, ...] | list[str]) -> list[str]:
+    """``defines`` as given, or :class:`SimBuildError` naming the first that is not ``NAME[=VALUE]``."""
+    for d in defines:
+        if not isinstance(d, str) or not _DEFINE.fullmatch(d):
+            raise SimBuildError(f"-D {d!r}: give a macro as NAME or NAME=VALUE (a C identifier first)")
+    return list(defines)
+
+
+def kernel_object(
+    source: str | os.PathLike,
+    mode: str,
+    include_dirs: tuple[str, ...] | list[str] = (),
+    arch: int = DEFAULT_ARCH,
+    defines: tuple[str, ...] | list[str] = (),
+    unchecked_host: bool = False,
+    fmad: bool = True,
+    language: str | None = None,
+    extra_flags: tuple[str, ...] | list[str] = (),
+) -> Path:
+    """Preprocess, rewrite and compile one source for ``mode`` (cached by content).
+
+    ``.cu`` sources get the runtime header force-included (as nvcc makes the CUDA built-ins
+    visible) and go through the front end, device code seeing ``__CUDA_ARCH__ == arch``; host
+    C++ sources (``.cpp``, ...) are compiled as the host compiler would under nvcc, seeing the
+    CUDA API only through their own ``#include <cuda_runtime.h>``; C sources are compiled as C.
+    ``unchecked_host`` leaves host code out of the sanitizers' instrumentation: a ``.cu`` source's
+    host-only functions are marked ``no_sanitize`` (``transform.UNCHECKED_HOST``), and under
+    memcheck a host source is compiled as in fast mode. ``fmad`` (nvcc's -fmad, on by default):
+    device code contracts multiplies and adds into fused multiply-adds where the CPU has them.
+    ``language`` (``"cu"``, ``"c++"`` or ``"c"``, as nvcc's ``-x``) overrides the kind the suffix
+    names; ``extra_flags`` (macros, include folders, the host compiler's own options) go to every
+    preprocess and compile of the source, after the build's own.
+    """
+    check_build_mode(mode)
+    check_arch(arch)
+    src = Path(source)
+    if not src.is_file():
+        raise SimBuildError(f"{src}: no such source file")
+    suffix = {"cu": ".cu", "c++": ".cpp", "c": ".c", None: src.suffix}.get(language, src.suffix)
+    if suffix not in CUDA_SUFFIXES + HOST_CXX_SUFFIXES + HOST_C_SUFFIXES:
+        raise SimBuildError(
+            f"{src}: unknown kind of source '{suffix}': pass .cu files and the host .cpp/.cc/.cxx/.c "
+            "files they link with"
+        )
+    user_dirs = [str(Path(d).resolve()) for d in include_dirs]
+    for d in user_dirs:
+        if not Path(d).is_dir():
+            raise SimBuildError(f"-I {d}: no such folder")
+    cxx = compiler()
+    path = str(src.resolve())
+    includes = ["-I", str(src.resolve().parent)]
+    for d in user_dirs:
+        includes += ["-I", d]
+    includes += toolkit_flags()
+    includes += [f"-D{d}" for d in check_defines(defines)] + list(extra_flags)
+    stem = cache_stem(src.stem)
+    if suffix not in CUDA_SUFFIXES:
+        host_build = BUILD_NAMED[mode]
+        if unchecked_host and host_build.unchecked_host_build:
+            host_build = BUILD_NAMED[host_build.unchecked_host_build]
+        host_flags = host_build.kernel_flags
+        if suffix in HOST_C_SUFFIXES:
+            lang = ["-x", "c", "-std=gnu11"]
+            base = [f for f in common_flags(cxx) if not f.startswith("-std=")] + host_flags
+        else:
+            lang = ["-x", "c++"]
+            base = common_flags(cxx) + host_flags
+        # Keyed by the preprocessed text, so that a change in an included header makes a new key.
+        # The CPU's flags compile, but do not preprocess: the text is the same on every machine.
+        pre = run_compiler([cxx, *base, *includes, *lang, "-E", path], str(src))
+        flags = base + target_flags(cxx) + includes + cccl.compile_flags(mode, pre)
+        key = cache_key(
+            pre, runtime_sources(), " ".join(flags + lang), compiler_id(cxx), path, target_key(cxx)
+        )
+        out = cache_dir() / f"{stem}-{mode}-{key}.o"
+        return cached_output(
+            out, lambda tmp: compile_step([cxx, *flags, *lang, "-c", path, "-o", str(tmp)], str(src))
+        )
+    flags = common_flags(cxx) + BUILD_NAMED[mode].kernel_flags
+    if fmad and host_has_fma(cxx):
+        includes = [*includes, "-DSIM_DEVICE_FMA"]
+    host_pre, device_pre = preprocess(cxx, path, flags + includes, arch, str(src))
+    flags = flags + target_flags(cxx) + cccl.compile_flags(mode, host_pre) + list(extra_flags)
+    key = cache_key(
+        host_pre,
+        device_pre or "",
+        runtime_sources(),
+        " ".join(flags),
+        str(arch),
+        compiler_id(cxx),
+        _front_end_version(),
+        "unchecked host" if unchecked_host else "",
+        "fma" if fmad and host_has_fma(cxx) else "",
+        target_key(cxx),
+    )
+    out = cache_dir() / f"{stem}-{mode}-{key}.o"
+
+    def produce(tmp: Path) -> None:
+        fma = fmad and host_has_fma(cxx)
+        text = translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host, fma)
+        compile_translated(cxx, [*flags, "-fpermissive"], text, tmp, str(src))
+
+    return cached_output(out, produce)
+
+
+def compile_translated(cxx: str, flags: list[str], text: str, out: Path, what: str) -> None:
+    """Compile the translated ``text`` into the object ``out``: with the runtime prelude's
+    precompiled header when there is one (pch.py), else as a whole. A compile with the header
+    that fails is done again as a whole, so that every message is the one the whole text gives."""
+    parts = pch.split(text, RUNTIME_DIR / "cuda_sim.h")
+    header = _prelude_header(cxx, flags, parts) if parts is not None else None
+    if header is not None and parts is not None:
+        main = out.with_name(out.name + ".pch.ii")
+        # The bytes g++ read, unchanged: a byte that is not UTF-8 was kept as a lone surrogate.
+        write_new(main, pch.main_text(parts, header).encode("utf-8", "surrogateescape"))
+        try:
+            args = [cxx, *flags, "-fpreprocessed", "-x", "c++-cpp-output", "-c", str(main), "-o", str(out)]
+            if compiles(args, what):
+                return
+        finally:
+            main.unlink(missing_ok=True)
+    translated = out.with_name(out.name + ".sim.ii")
+    write_new(translated, text.encode("utf-8", "surrogateescape"))
+    try:
+        compile_step([cxx, *flags, "-x", "c++-cpp-output", "-c", str(translated), "-o", str(out)], what)
+    finally:
+        translated.unlink(missing_ok=True)
+
+
+def _prelude_header(cxx: str, flags: list[str], parts: pch.Split) -> Path | None:
+    """The precompiled header of ``parts.prelude`` for a compile with ``flags`` (built once per
+    content, flags and compiler, in the cache); None where g++'s precompiled headers cannot be
+    used (another compiler, a cache path a pragma cannot name) or the prelude does not compile."""
+    if not is_gcc(cxx):
+        return None
+    folder = cache_dir()
+    if not pch.usable_path(folder):
+        return None
+    # The flags whole: g++ would load a header built with other optimisation or sanitizer flags.
+    out = folder / f"prelude-{cache_key(parts.prelude, ' '.join(flags), compiler_id(cxx))}.gch"
+
+    def produce(tmp: Path) -> None:
+        prelude = tmp.with_name(tmp.name + ".ii")
+        write_new(prelude, parts.prelude.encode("utf-8", "surrogateescape"))
+        try:
+            args = [cxx, *flags, "-fpreprocessed", "-x", "c++-header", str(prelude), "-o", str(tmp)]
+            compile_step(args, "the runtime's precompiled header")
+        finally:
+            prelude.unlink(missing_ok=True)
+
+    try:
+        return cached_output(out, produce)
+    except SimBuildError:
+        return None  # the whole text's compile says what is wrong, in the program's terms
