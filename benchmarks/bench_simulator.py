@@ -774,10 +774,10 @@ extern "C" int bench_checkers(void) {
     float* a = (float*)malloc(sizeof(float) * n * n);
     float* b = (float*)malloc(sizeof(float) * n * n);
     float* c = (float*)malloc(sizeof(float) * n * n);
-    for (int i = 0; i < elements; ++i) x[i] = (float)((i * 7919) % 1000) / 1000.0f - 0.5f;
+    for (int i = 0; i < elements; ++i) x[i] = (float)((unsigned)i * 7919u % 1000u) / 1000.0f - 0.5f;
     for (int i = 0; i < n * n; ++i) {
-        a[i] = (float)((i * 31) % 17) / 17.0f - 0.5f;
-        b[i] = (float)((i * 13) % 23) / 23.0f - 0.5f;
+        a[i] = (float)((unsigned)i * 31u % 17u) / 17.0f - 0.5f;
+        b[i] = (float)((unsigned)i * 13u % 23u) / 23.0f - 0.5f;
     }
     cudaMalloc(&dx, sizeof(float) * elements);
     cudaMalloc(&dsum, sizeof(float) * blocks);

@@ -159,13 +159,20 @@ SIM_DEVICE_FMA_TARGET SIM_LOOP_UNCHECKED static inline void for_each_plain_threa
     if (b.first != nullptr && *b.first != 0) {
         // Threads first .. n-1, then 0 .. first-1 (see SIM_LOOPS_AS_FIBERS).
         const int n = (int)(dim.x * dim.y * dim.z);
-        for (int k = 0, t = *b.first; k < n; ++k, t = t + 1 == n ? 0 : t + 1) {
-            const uint3 at{t % dim.x, (t / dim.x) % dim.y, t / (dim.x * dim.y)};
+        const unsigned first = (unsigned)*b.first;
+        uint3 at{first % dim.x, (first / dim.x) % dim.y, first / (dim.x * dim.y)};
+        for (int k = 0, t = (int)first; k < n; ++k) {
             *idx = at;
             *running = at;
             *linear = t;
             body();
-            if (at.x + 1 == dim.x && timed_out->load(std::memory_order_relaxed)) return;
+            t = t + 1 == n ? 0 : t + 1;
+            if (++at.x < dim.x) continue;  // the index counts on without a division per thread
+            at.x = 0;
+            if (timed_out->load(std::memory_order_relaxed)) return;
+            if (++at.y < dim.y) continue;
+            at.y = 0;
+            if (++at.z == dim.z) at.z = 0;
         }
         return;
     }
