@@ -1,6 +1,7 @@
 """The CPU simulator against numba's CUDA simulator, per simulated CUDA thread.
 
-Usage: ``python benchmarks/bench_simulator.py [--k-len 512] [--numba-rows 4] [--sim-rows 4096]``
+Usage: ``python benchmarks/bench_simulator.py [--k-len 512] [--numba-rows 4] [--sim-rows 4096]
+[--checkers | --checkers-only]``
 
 Both run the same softmax-shaped kernel: one block of 256 threads per row, a strided pass
 for the row max, a shared-memory tree reduction with a barrier per level, a strided pass for
@@ -40,6 +41,12 @@ naive kernel (one thread per output, no barrier), the classic 16x16 shared-memor
 C++ loops over blocks and threads (the tiled one as one loop nest per region between barriers)
 and compiled with ``g++ -O3 -march=native -fopenmp`` (the anchor; skipped when that compiler
 cannot build it), and numpy's BLAS. Each ratio is the anchor's speed over the case's.
+
+With ``--checkers`` (or ``--checkers-only``, which runs nothing else), the tree-sum on
+``--elements`` values and the tiled matmul at ``--matmul-n`` also run as one program that times
+itself, built in fast mode, memcheck and racecheck (of shared memory, its default) and run as a
+child process each (memcheck's sanitizers cannot be loaded into this one): each checker's
+seconds over fast mode's, wall-clock and CPU (targets: memcheck <= 3x, racecheck <= 10x).
 
 Reading the numbers on a loaded machine: every case takes the best of ``--repeat`` rounds, and
 the ratios are taken within this one run, so a slower machine moves both sides; the ``cpu
@@ -680,6 +687,195 @@ def time_matmul(n: int, repeat: int) -> dict:
     return res
 
 
+# The tree-sum and the tiled matmul as one program that times itself, built in fast mode and in
+# the checkers' modes (``--checkers``): memcheck's sanitizers cannot be loaded into Python, so
+# each build runs as a child process, and the ratio is each checker's over the fast build's.
+CHECKERS_CU = r"""
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#define BLOCK 256
+#define TILE 16
+
+__global__ void tree_sum(const float* x, float* out) {
+    __shared__ float sm[BLOCK];
+    const int t = threadIdx.x;
+    sm[t] = x[(size_t)blockIdx.x * BLOCK + t];
+    __syncthreads();
+    for (int s = BLOCK / 2; s > 0; s >>= 1) {
+        if (t < s) sm[t] += sm[t + s];
+        __syncthreads();
+    }
+    if (t == 0) out[blockIdx.x] = sm[0];
+}
+
+__global__ void matmul_tiled(const float* A, const float* B, float* C, int n) {
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int row = blockIdx.y * TILE + ty;
+    const int col = blockIdx.x * TILE + tx;
+    float sum = 0.0f;
+    for (int m = 0; m < n / TILE; ++m) {
+        As[ty][tx] = A[row * n + m * TILE + tx];
+        Bs[ty][tx] = B[(m * TILE + ty) * n + col];
+        __syncthreads();
+        for (int k = 0; k < TILE; ++k) sum += As[ty][k] * Bs[k][tx];
+        __syncthreads();
+    }
+    C[row * n + col] = sum;
+}
+
+static double seconds(clockid_t clock) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int best_of; // the rounds timed after a warm-up
+static double wall_best, cpu_best;
+
+static int rounds(int (*launch)(void)) {
+    wall_best = cpu_best = 1e30;
+    for (int r = 0; r <= best_of; ++r) {
+        const double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+        if (launch() != 0) return 1;
+        const double w = seconds(CLOCK_MONOTONIC) - w0, c = seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
+        if (r > 0 && w < wall_best) wall_best = w;
+        if (r > 0 && c < cpu_best) cpu_best = c;
+    }
+    return 0;
+}
+
+static float *dx, *dsum, *da, *db, *dc;
+static int elements, n;
+
+static int launch_sum(void) {
+    tree_sum<<<elements / BLOCK, BLOCK>>>(dx, dsum);
+    return (int)cudaDeviceSynchronize();
+}
+
+static int launch_tiled(void) {
+    matmul_tiled<<<dim3(n / TILE, n / TILE), dim3(TILE, TILE)>>>(da, db, dc, n);
+    return (int)cudaDeviceSynchronize();
+}
+
+// Times both kernels (sizes from BENCH_ELEMENTS, BENCH_MATMUL_N, BENCH_REPEAT), checks their
+// results against the host's, and prints one line of JSON.
+extern "C" int bench_checkers(void) {
+    elements = atoi(getenv("BENCH_ELEMENTS"));
+    n = atoi(getenv("BENCH_MATMUL_N"));
+    best_of = atoi(getenv("BENCH_REPEAT"));
+    const int blocks = elements / BLOCK;
+    float* x = (float*)malloc(sizeof(float) * elements);
+    float* sums = (float*)malloc(sizeof(float) * blocks);
+    float* a = (float*)malloc(sizeof(float) * n * n);
+    float* b = (float*)malloc(sizeof(float) * n * n);
+    float* c = (float*)malloc(sizeof(float) * n * n);
+    for (int i = 0; i < elements; ++i) x[i] = (float)((unsigned)i * 7919u % 1000u) / 1000.0f - 0.5f;
+    for (int i = 0; i < n * n; ++i) {
+        a[i] = (float)((unsigned)i * 31u % 17u) / 17.0f - 0.5f;
+        b[i] = (float)((unsigned)i * 13u % 23u) / 23.0f - 0.5f;
+    }
+    cudaMalloc(&dx, sizeof(float) * elements);
+    cudaMalloc(&dsum, sizeof(float) * blocks);
+    cudaMalloc(&da, sizeof(float) * n * n);
+    cudaMalloc(&db, sizeof(float) * n * n);
+    cudaMalloc(&dc, sizeof(float) * n * n);
+    cudaMemcpy(dx, x, sizeof(float) * elements, cudaMemcpyHostToDevice);
+    cudaMemcpy(da, a, sizeof(float) * n * n, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, b, sizeof(float) * n * n, cudaMemcpyHostToDevice);
+    if (rounds(launch_sum) != 0) return 1;
+    const double sum_wall = wall_best, sum_cpu = cpu_best;
+    if (rounds(launch_tiled) != 0) return 1;
+    const double mm_wall = wall_best, mm_cpu = cpu_best;
+    cudaMemcpy(sums, dsum, sizeof(float) * blocks, cudaMemcpyDeviceToHost);
+    cudaMemcpy(c, dc, sizeof(float) * n * n, cudaMemcpyDeviceToHost);
+    for (int k = 0; k < blocks; ++k) {
+        double want = 0;
+        for (int i = 0; i < BLOCK; ++i) want += x[k * BLOCK + i];
+        if (fabs(sums[k] - want) > 1e-3) {
+            fprintf(stderr, "tree_sum: block %d gives %g, want %g\n", k, sums[k], want);
+            return 2;
+        }
+    }
+    for (int i = 0; i < n; i += 7) {
+        for (int j = 0; j < n; j += 5) {
+            double want = 0;
+            for (int k = 0; k < n; ++k) want += (double)a[i * n + k] * b[k * n + j];
+            if (fabs(c[i * n + j] - want) > 1e-3 * sqrt((double)n)) {
+                fprintf(stderr, "matmul_tiled: C[%d][%d] is %g, want %g\n", i, j, c[i * n + j], want);
+                return 2;
+            }
+        }
+    }
+    printf("{\"tree_sum\": {\"wall\": %.9g, \"cpu\": %.9g}, \"tiled\": {\"wall\": %.9g, \"cpu\": %.9g}}\n",
+           sum_wall, sum_cpu, mm_wall, mm_cpu);
+    cudaFree(dx);
+    cudaFree(dsum);
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dc);
+    free(x);
+    free(sums);
+    free(a);
+    free(b);
+    free(c);
+    return 0;
+}
+"""
+
+# The builds --checkers times, and the environment each runs with (as ``run --mode`` gives it).
+CHECKER_BUILDS = (
+    ("fast", "fast", "fast"),
+    ("memcheck", "memcheck", "memcheck"),
+    ("racecheck (shared memory, the default)", "racecheck-shared", "racecheck"),
+)
+
+
+def time_checkers(elements: int, n: int, repeat: int) -> dict:
+    """Seconds of the tree-sum and the tiled matmul in fast mode and under each checker (child runs)."""
+    from simulator import build_executable
+    from simulator.sanitizer_env import run_child_env
+
+    if n % 16 != 0:
+        raise SystemExit(f"--matmul-n {n} is not a multiple of 16 (the tile); pass e.g. --matmul-n 512")
+    res: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "bench_checkers.cu"
+        src.write_text(CHECKERS_CU)
+        for label, build_mode, env_mode in CHECKER_BUILDS:
+            exe = build_executable([src], "bench_checkers", build_mode)
+            env = run_child_env(env_mode, 3600)
+            env.update(
+                BENCH_ELEMENTS=str(elements - elements % BLOCK),
+                BENCH_MATMUL_N=str(n),
+                BENCH_REPEAT=str(repeat),
+            )
+            proc = subprocess.run([str(exe)], capture_output=True, text=True, env=env, check=False)
+            if proc.returncode != 0:
+                raise SystemExit(f"the {label} build of the checker benchmark failed:\n{proc.stderr[-3000:]}")
+            res[build_mode] = {"label": label, **json.loads(proc.stdout.strip().splitlines()[-1])}
+    return res
+
+
+def print_checkers(ck: dict, elements: int, n: int) -> None:
+    """Each checker's seconds for the tree-sum and the tiled matmul, as a ratio to fast mode's."""
+    print(f"checkers: tree-sum of {elements} values, tiled matmul {n}^3; ratio = checker's seconds / fast's")
+    print(f"{'case':<52}{'seconds':>10}{'ratio':>9}{'cpu ratio':>11}  target")
+    targets = {"memcheck": "<= 3x", "racecheck-shared": "<= 10x"}
+    fast = ck["fast"]
+    for kernel, name in (("tree_sum", "tree-sum"), ("tiled", "tiled 16x16")):
+        for mode, row in ck.items():
+            sec, ref = row[kernel], fast[kernel]
+            print(
+                f"{name + ', ' + row['label']:<52}{sec['wall']:>10.4f}{sec['wall'] / ref['wall']:>8.1f}x"
+                f"{sec['cpu'] / ref['cpu']:>10.1f}x  {targets.get(mode, '')}"
+            )
+
+
 def time_numpy_softmax(rows: int, k_len: int, repeat: int) -> dict:
     """Seconds numpy takes for the softmax the kernels compute (float32 rows)."""
     x = np.random.default_rng(0).standard_normal((rows, k_len)).astype(np.float32)
@@ -731,9 +927,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--elements", type=int, default=4 << 20, help="values against numpy (default 4M)")
     p.add_argument("--matmul-n", type=int, default=512, help="matrix size of the matmul cases (default 512)")
     p.add_argument("--json", type=Path, help="also write the results here")
+    p.add_argument(
+        "--checkers",
+        action="store_true",
+        help="also time the tree-sum and tiled matmul under memcheck and racecheck",
+    )
+    p.add_argument("--checkers-only", action="store_true", help="only the --checkers cases")
     a = p.parse_args(argv)
     if a.elements < BLOCK:
         p.error(f"--elements {a.elements} is below one block of {BLOCK}; pass e.g. --elements 4194304")
+    if a.checkers_only:
+        ck = time_checkers(a.elements, a.matmul_n, a.repeat)
+        print_checkers(ck, a.elements - a.elements % BLOCK, a.matmul_n)
+        if a.json:
+            a.json.write_text(json.dumps({"checkers": ck}, indent=2))
+        return 0
     require("numba", "numba's CUDA simulator, the side it compares with")
     nb = time_numba(a.numba_rows, a.k_len, a.repeat)
     sm = time_simulator(a.sim_rows, a.k_len, a.repeat)
@@ -742,6 +950,7 @@ def main(argv: list[str] | None = None) -> int:
     vs = time_against_numpy(a.elements, a.repeat)
     np_softmax = time_numpy_softmax(a.sim_rows, a.k_len, a.repeat)
     mm = time_matmul(a.matmul_n, a.repeat)
+    ck = time_checkers(a.elements, a.matmul_n, a.repeat) if a.checkers else None
     per_nb = nb["seconds"] / (a.numba_rows * BLOCK)
     per_sm = sm["seconds"] / (a.sim_rows * BLOCK)
     per_cg = cg["seconds"] / (a.sim_rows * BLOCK)
@@ -769,6 +978,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{sec['cpu'] / ref['cpu']:>10.0f}x  {target}"
         )
     print_matmul(mm)
+    if ck is not None:
+        print_checkers(ck, vs["elements"], a.matmul_n)
     print(f"softmax rows x {BLOCK} threads, k_len {a.k_len}, {2 * 8 + 3} barriers per thread")
     print(f"{'side':<28}{'rows':>7}{'seconds':>11}{'us/thread':>12}{'max err':>10}")
     print(
@@ -815,6 +1026,7 @@ def main(argv: list[str] | None = None) -> int:
                     "k_len": a.k_len,
                     "against_numpy": vs,
                     "matmul": mm,
+                    "checkers": ck,
                     "numpy_softmax": np_softmax,
                     "ratios_to_numpy": {name: sec["wall"] / ref["wall"] for name, sec, ref, _ in vs_rows},
                     "cpu_ratios_to_numpy": {name: sec["cpu"] / ref["cpu"] for name, sec, ref, _ in vs_rows},

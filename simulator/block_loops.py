@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from .block_loops_order import checkers_may_loop
 from .edits import Edit
 from .syntax_device import CUDA_WAITS, RUNTIME_WAITS
 
@@ -89,10 +90,16 @@ def block_loop_edit(tu, cursor, fma: bool = False) -> Edit | None:
     ``fma``: the build contracts device code into fused multiply-adds (transform.DEVICE_FMA);
     each region's loop body then has the kernel's target too, inlined or not.
     """
+    return _rewrite(tu, cursor, fma)[0]
+
+
+def _rewrite(tu, cursor, fma: bool) -> tuple[Edit | None, bool]:
+    """The edit (or None) and whether the checkers may run it too (block_loops_order.py)."""
     try:
-        return _Kernel(tu, cursor, fma).edit()
+        k = _Kernel(tu, cursor, fma)
+        return k.edit(), k.checkers_too
     except _Fallback:
-        return None
+        return None, False
 
 
 class BlockLoops:
@@ -102,6 +109,7 @@ class BlockLoops:
         self.tu = tu
         self.fma = fma
         self.done: dict[int, bool] = {}
+        self.checked: dict[int, bool] = {}  # rewritten kernels that memcheck and racecheck may loop too
         self.kernels = {tu.off(c.location): c for c in tu.device_definitions}
 
     def rewritten(self, key: int | None) -> bool:
@@ -111,15 +119,20 @@ class BlockLoops:
         if key not in self.done:
             cursor = self.kernels.get(key)
             f = self.tu.funcs.get(key)
-            edit = (
-                block_loop_edit(self.tu, cursor, self.fma)
+            edit, checked = (
+                _rewrite(self.tu, cursor, self.fma)
                 if cursor is not None and f is not None and f.kind == "global"
-                else None
+                else (None, False)
             )
+            self.checked[key] = checked
             if edit is not None:
                 self.tu.edits.append(edit)
             self.done[key] = edit is not None
         return self.done[key]
+
+    def checkers_too(self, key: int | None) -> bool:
+        """Whether rewritten kernel ``key`` runs as block loops under memcheck and racecheck too."""
+        return key is not None and self.rewritten(key) and self.checked.get(key, False)
 
 
 class _Region:
@@ -512,6 +525,7 @@ class _Kernel:
             if not self._uniform(h, header=True):
                 raise _Fallback("a barrier under a condition not shown to be block-uniform")
         self._choose_slots()
+        self.checkers_too = checkers_may_loop(self, plan)
         parts: list = ["{ if (const ::__sim::PlainBlock* const __sim_blk = ::__sim::block_loop()) {"]
         for i, (alias, var) in enumerate(self.slot_types):
             spelled = var.type.spelling
@@ -653,7 +667,10 @@ class _Kernel:
         for item in plan:
             kind = item[0]
             if kind == "barrier":
-                continue  # the end of one thread loop and the start of the next
+                # The end of one thread loop and the start of the next; memcheck and racecheck
+                # builds follow the fibers' order and epochs there (nothing in other builds).
+                parts.append(" ::__sim::block_loop_barrier(*__sim_blk);")
+                continue
             if kind == "region":
                 parts += self._emit_region(item[1])
             elif kind == "compound":

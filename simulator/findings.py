@@ -37,14 +37,21 @@ def _runtime_frame(path: str) -> bool:
 
 
 def _first_user_frame(lines: list[str], start: int) -> str:
+    frames = []
     for ln in lines[start : start + 40]:
         m = _FRAME.search(ln.strip())
-        if not m:
-            continue
-        func = m.group(1) or m.group(4)
-        path = m.group(2) or m.group(5)
-        line = m.group(3) or m.group(6)
+        if m:
+            frames.append((m.group(1) or m.group(4), m.group(2) or m.group(5), m.group(3) or m.group(6)))
+    for i, (func, path, line) in enumerate(frames):
         if not _runtime_frame(path):
+            # A region of a kernel run as block loops (simulator/block_loops.py) is a lambda the
+            # runtime's thread loop calls: named by the kernel, as with fibers.
+            if (
+                func == "operator()"
+                and i + 2 < len(frames)
+                and frames[i + 1][0].startswith("for_each_plain_thread<")
+            ):
+                func = frames[i + 2][0]
             return f"{func} at {path}:{line}"
     return "source line unknown"
 

@@ -90,7 +90,16 @@ def translate_preprocessed(
         matched = [_match(host, runs, key) for key in keys]
         free = bool(keys) and all(runs.barrier_free(key) for key in matched)
         looped = not free and bool(keys) and all(loops.rewritten(key) for key in matched)
-        kind = "true" if free else "::__sim::kBlockLoops" if looped else "false"
+        checked = looped and all(loops.checkers_too(key) for key in matched)
+        kind = (
+            "true"
+            if free
+            else "::__sim::kBlockLoops"
+            if checked
+            else "::__sim::kBlockLoopsFast"
+            if looped
+            else "false"
+        )
         edit.parts = [kind if p == "SIM_BARRIER_FREE" else p for p in edit.parts]
     if device is not None:
         host.edits.extend(_device_bodies(host, device))

@@ -7,6 +7,9 @@
 
 #include <atomic>
 #include <memory>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
 #include <optional>
 #include <type_traits>
 
@@ -47,6 +50,19 @@ struct LoopKind {
     constexpr LoopKind(bool free, bool loops) : barrier_free(free), block_loops(loops) {}
 };
 inline constexpr LoopKind kBlockLoops{false, true};
+// A kernel whose block loops would order some accesses otherwise than its fibers do (two regions
+// that may report between the same two barriers, simulator/block_loops_order.py): loops in a
+// fast build, fibers under memcheck, racecheck and synccheck, whose findings depend on that order.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(SIM_SHARED_RACES) || \
+    defined(SIM_SYNCCHECK)
+inline constexpr LoopKind kBlockLoopsFast{false, false};
+#else
+inline constexpr LoopKind kBlockLoopsFast{false, true};
+#endif
+
+#if defined(SIM_SHARED_RACES)
+SIM_API void block_loop_epoch();  // shared_races.cpp: a barrier released, a new epoch
+#endif
 
 // The threads of one block of a barrier-free launch, run one after another by the launch's
 // own code (Packed::run_plain) rather than by the scheduler: the scheduler fills it in.
@@ -55,7 +71,31 @@ struct PlainBlock {
     int* linear;        // the running thread's index within the block
     dim3 dim;           // blockDim
     const std::atomic<bool>* timed_out;  // set when the launch runs past its time limit
+    int* first = nullptr;  // memcheck and racecheck: the thread each region's loop starts with
 };
+
+// memcheck and the shared-memory race check run block loops in the order of fibers, which
+// their findings depend on: after a barrier the thread that arrived last (and released it) runs
+// on first, then the others from thread 0, so each round between barriers starts one thread
+// earlier than the one before (scheduler.cpp, device_api.cpp). A fast build keeps thread order.
+#if defined(__SANITIZE_ADDRESS__) || defined(SIM_SHARED_RACES)
+#define SIM_LOOPS_AS_FIBERS 1
+#endif
+
+// A barrier between two regions of a block-loop kernel: in memcheck and racecheck builds the next
+// round starts where fibers would start it, and the race check starts a new epoch, as the
+// barrier's release does for fibers; nothing in other builds.
+static inline void block_loop_barrier([[maybe_unused]] const PlainBlock& b) {
+#if defined(SIM_LOOPS_AS_FIBERS)
+    if (b.first != nullptr) {
+        const int n = (int)(b.dim.x * b.dim.y * b.dim.z);
+        *b.first = (*b.first + n - 1) % n;
+    }
+#endif
+#if defined(SIM_SHARED_RACES)
+    block_loop_epoch();
+#endif
+}
 using RunPlain = void (*)(void* pack, const PlainBlock& block);
 
 // Set while a block of a block-loop launch runs: the kernel is called once for the whole block
@@ -69,7 +109,13 @@ template <class T>
 struct per_thread {
     using U = std::remove_cv_t<T>;
     std::unique_ptr<U[]> data;
-    explicit per_thread(const dim3& d) : data(new U[(size_t)d.x * d.y * d.z]) {}
+    explicit per_thread(const dim3& d) : data(new U[(size_t)d.x * d.y * d.z]) {
+#if defined(__SANITIZE_ADDRESS__)
+        // A block that fails leaves its kernel by a jump, past this destructor: not the
+        // program's leak (LeakSanitizer would name it under check --mode memcheck).
+        __lsan_ignore_object(data.get());
+#endif
+    }
     U& operator[](int t) { return data[t]; }
 };
 // Stores a region's local into its per-thread slot at the end of the region (arrays by element).
@@ -87,8 +133,15 @@ static inline void keep(T (&dst)[N], const T (&src)[N]) {
 // thread is stored (warp, lane and __activemask() follow from the linear index). The block's
 // shape is copied into locals first: the body's stores could alias ``b``, which would otherwise
 // be read again for every thread.
+// The shared-memory race check judges __shared__ memory only: the loop's own stores (threadIdx,
+// the linear index) need no call into it per thread.
+#if defined(SIM_SHARED_RACES)
+#define SIM_LOOP_UNCHECKED __attribute__((no_sanitize_thread))
+#else
+#define SIM_LOOP_UNCHECKED
+#endif
 template <class Body>
-SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
+SIM_DEVICE_FMA_TARGET SIM_LOOP_UNCHECKED static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
     uint3* const idx = b.thread_idx;
     // What the thread's threadIdx reads, written through the declaration kernel code reads
     // (NVIDIA's, const): g++ takes a const object for unchanging and would otherwise keep one
@@ -102,6 +155,28 @@ SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock&
     int* const linear = b.linear;
     const dim3 dim = b.dim;
     const std::atomic<bool>* const timed_out = b.timed_out;
+#if defined(SIM_LOOPS_AS_FIBERS)
+    if (b.first != nullptr && *b.first != 0) {
+        // Threads first .. n-1, then 0 .. first-1 (see SIM_LOOPS_AS_FIBERS).
+        const int n = (int)(dim.x * dim.y * dim.z);
+        const unsigned first = (unsigned)*b.first;
+        uint3 at{first % dim.x, (first / dim.x) % dim.y, first / (dim.x * dim.y)};
+        for (int k = 0, t = (int)first; k < n; ++k) {
+            *idx = at;
+            *running = at;
+            *linear = t;
+            body();
+            t = t + 1 == n ? 0 : t + 1;
+            if (++at.x < dim.x) continue;  // the index counts on without a division per thread
+            at.x = 0;
+            if (timed_out->load(std::memory_order_relaxed)) return;
+            if (++at.y < dim.y) continue;
+            at.y = 0;
+            if (++at.z == dim.z) at.z = 0;
+        }
+        return;
+    }
+#endif
     int i = 0;
     for (unsigned int z = 0; z < dim.z; ++z) {
         for (unsigned int y = 0; y < dim.y; ++y) {

@@ -44,12 +44,13 @@ constexpr bool kPlainLoops = false;
 constexpr bool kPlainLoops = true;
 #endif
 // A kernel whose barriers are all block-uniform may run each block as loops over its threads,
-// one per region between barriers (run_block_plain with Launch::block_loops), in a fast build
-// only: memcheck would see the per-thread slots of the locals that live across a barrier as one
-// heap block (an overflow of one thread's array into the next would go unreported), synccheck
-// and the shared-memory race check follow each thread from barrier to barrier, and racecheck
-// needs a ThreadSanitizer fiber per thread.
-#if defined(SIM_MEMCHECK) || defined(SIM_RACECHECK) || defined(SIM_SYNCCHECK) || defined(SIM_SHARED_RACES)
+// one per region between barriers (run_block_plain with Launch::block_loops). memcheck and the
+// shared-memory race check do so only for kernels the front end marks kBlockLoops (launch.h):
+// those whose loops make the same accesses in the same order as fibers and keep no array in a
+// per-thread slot (memcheck would see all threads' copies as one heap block); the others are
+// marked kBlockLoopsFast, which those builds read as "fibers". synccheck follows each thread
+// from barrier to barrier, and racecheck needs a ThreadSanitizer fiber per thread.
+#if defined(SIM_RACECHECK) || defined(SIM_SYNCCHECK)
 constexpr bool kBlockLoops = false;
 #else
 constexpr bool kBlockLoops = true;

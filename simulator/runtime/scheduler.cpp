@@ -341,7 +341,8 @@ void run_block_plain(Block* b) {
     // The threads run one after another on the worker's own stack: no fiber, no context switch.
     if (sigsetjmp(wk->plain_exit, 0) == 0) {
         Launch* L = b->launch;
-        const PlainBlock pb{&f->thread_idx, &f->linear, L->spec.block, &L->timed_out};
+        int first = 0;  // block loops: the thread each round starts with (launch.h)
+        const PlainBlock pb{&f->thread_idx, &f->linear, L->spec.block, &L->timed_out, &first};
         if (L->block_loops) {
             // The kernel once for the whole block: its rewritten body loops over the threads
             // between barriers (simulator/block_loops.py) and finds the block here.

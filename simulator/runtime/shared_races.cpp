@@ -70,9 +70,22 @@ struct SameStatementStore {
     uintptr_t pc = 0;
 };
 
+// What a read of an aligned 4-byte word could not change, once its four cells say so: every byte
+// read in the current epoch by threads of several warps (or of warp w only, all with a __syncwarp
+// count of at least ``sync``), none written in it. Such a read is no hazard and records nothing
+// new, so access() drops it without judging each byte (most reads of a tile that many threads
+// read). A write to the word, or a new epoch, ends it.
+struct ReadHint {
+    uint32_t epoch;     // 0: no hint
+    uint16_t readers;   // kManyReaders, or kWarpReaders | w
+    uint16_t sync;      // the smallest read_sync of the four bytes
+};
+static_assert(sizeof(ReadHint) == 8, "two a word of shared memory");
+
 struct RaceState {
     Cell* cells = nullptr;     // one per byte of the worker's arena
     CellPcs* pcs = nullptr;    // likewise
+    ReadHint* hints = nullptr; // one per aligned 4-byte word of the arena
     uint32_t epoch = 1;
     uint16_t warp_syncs[32] = {};
     SameStatementStore waiting;
@@ -93,7 +106,8 @@ __attribute__((noinline)) RaceState& new_state(Worker* wk) {
     auto* s = new RaceState;
     s->cells = static_cast<Cell*>(std::calloc(kArenaBytes, sizeof(Cell)));
     s->pcs = static_cast<CellPcs*>(std::calloc(kArenaBytes, sizeof(CellPcs)));
-    if (s->cells == nullptr || s->pcs == nullptr) {
+    s->hints = static_cast<ReadHint*>(std::calloc(kArenaBytes / 4, sizeof(ReadHint)));
+    if (s->cells == nullptr || s->pcs == nullptr || s->hints == nullptr) {
         report("racecheck: out of host memory for the shadow of shared memory");
         std::abort();
     }
@@ -113,6 +127,20 @@ std::string thread_name(const Block* b, uint32_t linear) {
     return s;
 }
 
+// ``at`` (source_of's "func at file:line") as fibers name it: in a block-loop launch, a region's
+// loop body is a lambda of the kernel (simulator/block_loops.py; the kernel has none of its own),
+// named by the kernel alone.
+std::string as_fibers_name(const Block* b, std::string at) {
+    if (!b->launch->block_loops) return at;
+    const size_t lambda = at.find("::{lambda()#");
+    const size_t name = std::strlen(b->launch->name);
+    if (lambda == std::string::npos || at.compare(0, name, b->launch->name) != 0 || name >= lambda ||
+        (at[name] != '(' && at[name] != '<'))
+        return at;
+    const size_t tail = at.find(" at ", lambda);
+    return tail == std::string::npos ? at : at.substr(0, lambda) + at.substr(tail);
+}
+
 void report_hazard(const Block* b, const char* now_kind, uint32_t now_thread, uintptr_t now_pc,
                    const char* then_kind, uint32_t then_thread, uintptr_t then_pc) {
     {
@@ -120,7 +148,7 @@ void report_hazard(const Block* b, const char* now_kind, uint32_t now_thread, ui
         if (g_reported == nullptr) g_reported = new Reported;
         if (!g_reported->pcs.insert({then_pc, now_pc}).second) return;  // seen: no symbolizing again
     }
-    const std::string now_at = source_of(now_pc), then_at = source_of(then_pc);
+    const std::string now_at = as_fibers_name(b, source_of(now_pc)), then_at = as_fibers_name(b, source_of(then_pc));
     {
         std::lock_guard<std::mutex> lock(g_race_report_mu);
         // Once per pair of program lines (a line's copy loop has several stores, each its own pc).
@@ -134,9 +162,8 @@ void report_hazard(const Block* b, const char* now_kind, uint32_t now_thread, ui
 }
 
 // Judges the store that waits, if any, by the value it left in shared memory.
-void settle(RaceState& s) {
+__attribute__((noinline)) void settle_waiting(RaceState& s) {
     SameStatementStore& w = s.waiting;
-    if (w.block == nullptr) return;
     Block* b = w.block;
     w.block = nullptr;
     if (std::memcmp(static_cast<const char*>(b->smem) + w.off, w.before, w.size) != 0) {
@@ -150,7 +177,37 @@ void settle(RaceState& s) {
     }
     report("racecheck: warning (not a hazard): lanes of one warp store the same value to the same shared memory "
            "in %s, e.g. %s after %s",
-           source_of(w.pc).c_str(), thread_name(b, w.thread).c_str(), thread_name(b, w.then_thread).c_str());
+           as_fibers_name(b, source_of(w.pc)).c_str(), thread_name(b, w.thread).c_str(),
+           thread_name(b, w.then_thread).c_str());
+}
+
+inline void settle(RaceState& s) {
+    if (s.waiting.block != nullptr) settle_waiting(s);
+}
+
+// The read hint of word ``w`` from its four cells, after a read in ``epoch`` (see ReadHint).
+void note_read_hint(RaceState& s, uintptr_t w, uint32_t epoch) {
+    const Cell* c = &s.cells[w * 4];
+    ReadHint h{epoch, c[0].reader, c[0].read_sync};
+    if (h.readers != kManyReaders && (h.readers & kWarpReaders) == 0) return;
+    for (int i = 0; i < 4; ++i) {
+        if (c[i].read_epoch != epoch || c[i].write_epoch == epoch || c[i].reader != h.readers) return;
+        if (c[i].read_sync < h.sync) h.sync = c[i].read_sync;
+    }
+    s.hints[w] = h;
+}
+
+// Whether a read of [off, off + size) by ``thread`` would find nothing and record nothing new.
+inline bool read_known(const RaceState& s, uintptr_t off, size_t size, uint32_t thread) {
+    if (s.waiting.block != nullptr || off + size > kArenaBytes || size == 0) return false;
+    const uint32_t warp = thread >> 5;
+    const uint16_t sync = s.warp_syncs[warp & 31u];
+    for (uintptr_t w = off >> 2, last = (off + size - 1) >> 2; w <= last; ++w) {
+        const ReadHint& h = s.hints[w];
+        if (h.epoch != s.epoch) return false;
+        if (h.readers != kManyReaders && (h.readers != (kWarpReaders | warp) || sync > h.sync)) return false;
+    }
+    return true;
 }
 
 // Whether a write of ``thread`` now at ``pc`` over a write of ``then_thread`` is one statement's store
@@ -229,6 +286,13 @@ __attribute__((noinline)) void judge(RunState& run, Block* b, uintptr_t off, siz
             if (sync > c.read_sync) c.read_sync = (uint16_t)sync;
         }
     }
+    if (size == 0) return;
+    for (uintptr_t w = off >> 2, last = (off + size - 1) >> 2; w <= last; ++w) {
+        if (write)
+            s.hints[w].epoch = 0;
+        else
+            note_read_hint(s, w, epoch);
+    }
 }
 
 // Every instrumented access comes here: one compare sends all but shared memory away.
@@ -238,6 +302,9 @@ inline __attribute__((always_inline)) void access(uintptr_t addr, size_t size, b
     if (b == nullptr) return;
     const uintptr_t off = addr - reinterpret_cast<uintptr_t>(b->smem);  // no arena: off is huge
     if (off >= kArenaBytes || !run.in_kernel) return;
+    if (!write && b->worker != nullptr && b->worker->race_state != nullptr &&
+        read_known(*static_cast<const RaceState*>(b->worker->race_state), off, size, (uint32_t)run.fiber->linear))
+        return;
     judge(run, b, off, size, write, pc);
 }
 
@@ -255,6 +322,7 @@ void new_epoch(Worker* wk) {
     settle(s);
     if (++s.epoch == 0) {  // after 2^32 epochs: forget them all rather than mistake an old one for now
         std::memset(s.cells, 0, kArenaBytes * sizeof(Cell));
+        std::memset(s.hints, 0, kArenaBytes / 4 * sizeof(ReadHint));
         s.epoch = 1;
     }
 }
@@ -276,6 +344,11 @@ void block_started(Worker* wk) {
 }
 
 void block_finished(Worker* wk) { settle(state_of(wk)); }
+
+void block_loop_epoch() {
+    RunState& run = run_state();
+    if (run.block != nullptr && run.block->worker != nullptr) new_epoch(run.block->worker);
+}
 
 namespace {
 // As ThreadSanitizer's exitcode: a run that reported a hazard ends with status 66.

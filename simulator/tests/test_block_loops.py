@@ -1,7 +1,8 @@
 """Kernels with __syncthreads run as loops over the block's threads where every barrier is
 block-uniform (simulator/block_loops.py), in a fast build: the same output as with fibers
 (SIMULATOR_FIBERS=1), the loop path taken for the kernels meant to take it and fibers kept for
-the others, and for every kernel under the checkers.
+the others, and under the checkers for the kernels whose loops keep the fibers' order of accesses
+(memcheck and racecheck; synccheck keeps fibers for all).
 
 The program (kernels/program_block_loops.cu) checks each result against the host's and prints
 it; ``SIMULATOR_LAUNCH_LOG=1`` makes the runtime say how each launch ran.
@@ -77,11 +78,28 @@ def test_simulator_fibers_forces_fibers(fast_runs):
     assert set(ways.values()) == {"with fibers"}
 
 
-@pytest.mark.parametrize("mode", ["memcheck", "synccheck"])
-def test_the_checkers_keep_fibers_and_the_results(mode):
-    out, ways = _run(mode, "0", "loop_tree_sum")
+# The kernels whose loops make the same accesses in the same order as fibers and keep no array
+# across a barrier (simulator/block_loops_order.py): memcheck and racecheck run them as loops too.
+CHECKED_LOOPS = ["loop_stencil", "loop_tree_sum"]
+
+
+def test_synccheck_keeps_fibers_and_the_results():
+    out, ways = _run("synccheck", "0", "loop_tree_sum")
     assert ways == {"loop_tree_sum": "with fibers"}
     assert re.search(r"^loop_tree_sum ok ", out, re.M), out
+
+
+@pytest.mark.parametrize("mode", ["memcheck", "racecheck"])
+def test_memcheck_and_racecheck_loop_where_the_order_is_the_fibers_and_keep_the_results(mode):
+    out, ways = _run(mode, "0")
+    fibers_out, _ = _run(mode, "1")
+    assert out == fibers_out
+    results = re.findall(r"^(\w+) (ok|WRONG) ", out, re.M)
+    assert sorted(name for name, _ in results) == sorted(LOOPS + FIBERS)
+    assert all(status == "ok" for _, status in results), out
+    assert {k: ways.get(k) for k in CHECKED_LOOPS} == dict.fromkeys(CHECKED_LOOPS, "as block loops")
+    others = sorted(set(LOOPS + FIBERS) - set(CHECKED_LOOPS))
+    assert {k: ways.get(k) for k in others} == dict.fromkeys(others, "with fibers")
 
 
 DIVERGENT = r"""
