@@ -12,6 +12,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -109,6 +110,16 @@ def processes_naming(marker: str) -> list[str]:
             continue
         if marker in text:
             found.append(text)
+    return found
+
+
+def processes_left_naming(marker: str, within: float = 10.0) -> list[str]:
+    """:func:`processes_naming` once no process names ``marker`` or ``within`` seconds passed: a
+    stopped program's reaper ends its tree as the run ends, which a loaded machine may finish a
+    moment after the caller returned; a program that was never stopped is still there."""
+    end = time.monotonic() + within
+    while (found := processes_naming(marker)) and time.monotonic() < end:
+        time.sleep(0.05)
     return found
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, processes_naming
+from .conftest import REPO, processes_left_naming
 
 RUNNER = REPO / "benchmarks" / "real_programs.py"
 
@@ -144,7 +144,7 @@ def test_runner_counts_passes_stops_at_the_check_and_names_refusals(root, tmp_pa
     assert got["checks"]["verdict"] == "pass"
     assert got["checks"]["seconds"] < limit
     # ...and was stopped there, not left looping.
-    assert not processes_naming("program-checks-fast"), "the program still runs after its check line"
+    assert not processes_left_naming("program-checks-fast"), "the program still runs after its check line"
     assert got["wrong"]["verdict"] == "exit 3, no check line"
     assert got["ptx"]["verdict"] == "build refused"
     assert "inline PTX instruction 'sad.u32'" in got["ptx"]["detail"]
@@ -180,7 +180,7 @@ def test_runner_runs_programs_under_each_checker(root, tmp_path, mode):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (got,) = json.loads(out.read_text())
     assert got["verdict"] == "pass", got
-    assert not processes_naming(f"program-checks-{mode}"), "the program still runs after its check line"
+    assert not processes_left_naming(f"program-checks-{mode}"), "the program still runs after its check line"
 
 
 @pytest.mark.parametrize(
@@ -368,7 +368,7 @@ def test_a_build_past_its_limit_is_stopped_with_the_compilers_it_started(tmp_pat
     proc, (got,) = _build(tmp_path, shutil.which("true"), "--build-limit", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert got["verdict"] == "build over the limit" and got["detail"].startswith("make -C")
-    assert not processes_naming("sleep 987.25")
+    assert not processes_left_naming("sleep 987.25")
 
 
 @pytest.mark.parametrize(
