@@ -225,15 +225,8 @@ extern "C" int bench_softmax(const float* x, float* y, int rows, int k_len, floa
 }
 """
 
-ELEMENTWISE_CU = r"""
-#include <cuda_runtime.h>
-#define BLOCK 256
-
-__global__ void add_one(const float* a, const float* b, float* c, int n) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) c[i] = a[i] + b[i];
-}
-
+# The two barrier kernels more than one program below runs (each program stays a whole file).
+TREE_SUM_KERNEL = r"""
 __global__ void tree_sum(const float* x, float* out) {
     __shared__ float sm[BLOCK];
     const int t = threadIdx.x;
@@ -245,7 +238,40 @@ __global__ void tree_sum(const float* x, float* out) {
     }
     if (t == 0) out[blockIdx.x] = sm[0];
 }
+"""
 
+TILED_MATMUL_KERNEL = r"""
+__global__ void matmul_tiled(const float* A, const float* B, float* C, int n) {
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int row = blockIdx.y * TILE + ty;
+    const int col = blockIdx.x * TILE + tx;
+    float sum = 0.0f;
+    for (int m = 0; m < n / TILE; ++m) {
+        As[ty][tx] = A[row * n + m * TILE + tx];
+        Bs[ty][tx] = B[(m * TILE + ty) * n + col];
+        __syncthreads();
+        for (int k = 0; k < TILE; ++k) sum += As[ty][k] * Bs[k][tx];
+        __syncthreads();
+    }
+    C[row * n + col] = sum;
+}
+"""
+
+ELEMENTWISE_CU = (
+    r"""
+#include <cuda_runtime.h>
+#define BLOCK 256
+
+__global__ void add_one(const float* a, const float* b, float* c, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+
+"""
+    + TREE_SUM_KERNEL
+    + r"""
 static float *da = NULL, *db = NULL, *dc = NULL;
 static int n_ = 0;
 
@@ -319,8 +345,10 @@ extern "C" int bench_free(void) {
     return 0;
 }
 """
+)
 
-MATMUL_CU = r"""
+MATMUL_CU = (
+    r"""
 #include <cuda_runtime.h>
 #define TILE 16
 
@@ -332,23 +360,9 @@ __global__ void matmul_naive(const float* A, const float* B, float* C, int n) {
     C[row * n + col] = sum;
 }
 
-__global__ void matmul_tiled(const float* A, const float* B, float* C, int n) {
-    __shared__ float As[TILE][TILE];
-    __shared__ float Bs[TILE][TILE];
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int row = blockIdx.y * TILE + ty;
-    const int col = blockIdx.x * TILE + tx;
-    float sum = 0.0f;
-    for (int m = 0; m < n / TILE; ++m) {
-        As[ty][tx] = A[row * n + m * TILE + tx];
-        Bs[ty][tx] = B[(m * TILE + ty) * n + col];
-        __syncthreads();
-        for (int k = 0; k < TILE; ++k) sum += As[ty][k] * Bs[k][tx];
-        __syncthreads();
-    }
-    C[row * n + col] = sum;
-}
-
+"""
+    + TILED_MATMUL_KERNEL
+    + r"""
 static float *da = NULL, *db = NULL, *dc = NULL;
 static int n_ = 0;
 
@@ -384,6 +398,7 @@ extern "C" int mm_free(void) {
     return 0;
 }
 """
+)
 
 # The two matmul kernels as native C++ loops over the blocks (in parallel) and their threads:
 # the tiled one as one loop nest per region between its barriers, the form a CUDA-to-CPU
@@ -690,7 +705,8 @@ def time_matmul(n: int, repeat: int) -> dict:
 # The tree-sum and the tiled matmul as one program that times itself, built in fast mode and in
 # the checkers' modes (``--checkers``): memcheck's sanitizers cannot be loaded into Python, so
 # each build runs as a child process, and the ratio is each checker's over the fast build's.
-CHECKERS_CU = r"""
+CHECKERS_CU = (
+    r"""
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -699,35 +715,10 @@ CHECKERS_CU = r"""
 #define BLOCK 256
 #define TILE 16
 
-__global__ void tree_sum(const float* x, float* out) {
-    __shared__ float sm[BLOCK];
-    const int t = threadIdx.x;
-    sm[t] = x[(size_t)blockIdx.x * BLOCK + t];
-    __syncthreads();
-    for (int s = BLOCK / 2; s > 0; s >>= 1) {
-        if (t < s) sm[t] += sm[t + s];
-        __syncthreads();
-    }
-    if (t == 0) out[blockIdx.x] = sm[0];
-}
-
-__global__ void matmul_tiled(const float* A, const float* B, float* C, int n) {
-    __shared__ float As[TILE][TILE];
-    __shared__ float Bs[TILE][TILE];
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int row = blockIdx.y * TILE + ty;
-    const int col = blockIdx.x * TILE + tx;
-    float sum = 0.0f;
-    for (int m = 0; m < n / TILE; ++m) {
-        As[ty][tx] = A[row * n + m * TILE + tx];
-        Bs[ty][tx] = B[(m * TILE + ty) * n + col];
-        __syncthreads();
-        for (int k = 0; k < TILE; ++k) sum += As[ty][k] * Bs[k][tx];
-        __syncthreads();
-    }
-    C[row * n + col] = sum;
-}
-
+"""
+    + TREE_SUM_KERNEL
+    + TILED_MATMUL_KERNEL
+    + r"""
 static double seconds(clockid_t clock) {
     struct timespec ts;
     clock_gettime(clock, &ts);
@@ -826,6 +817,7 @@ extern "C" int bench_checkers(void) {
     return 0;
 }
 """
+)
 
 # The builds --checkers times, and the environment each runs with (as ``run --mode`` gives it).
 CHECKER_BUILDS = (

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from .block_loops_order import checkers_may_loop
+from .block_loops_order import SCALAR_KINDS, checkers_may_loop
 from .edits import Edit
 from .syntax_device import CUDA_WAITS, RUNTIME_WAITS
 
@@ -55,28 +55,7 @@ _REFUSED = frozenset(
 )
 _LOOPS = frozenset({"FOR_STMT", "WHILE_STMT", "DO_STMT", "CXX_FOR_RANGE_STMT"})
 _TRANSPARENT = frozenset({"UNEXPOSED_EXPR", "PAREN_EXPR"})
-_SCALARS = frozenset(
-    {
-        "BOOL",
-        "CHAR_U",
-        "UCHAR",
-        "USHORT",
-        "UINT",
-        "ULONG",
-        "ULONGLONG",
-        "CHAR_S",
-        "SCHAR",
-        "SHORT",
-        "INT",
-        "LONG",
-        "LONGLONG",
-        "FLOAT",
-        "DOUBLE",
-        "LONGDOUBLE",
-        "ENUM",
-        "POINTER",
-    }
-)
+_SCALARS = SCALAR_KINDS | {"POINTER"}
 _UNNAMEABLE = re.compile(r"\bauto\b|lambda|anonymous|unnamed|type-parameter|decltype|volatile|&")
 
 

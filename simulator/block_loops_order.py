@@ -16,12 +16,13 @@ them in every thread, must be inert too, and no per-thread slot may be an array 
 
 from __future__ import annotations
 
-__all__ = ["checkers_may_loop"]
+__all__ = ["SCALAR_KINDS", "checkers_may_loop"]
 
 _UNSIGNED_OR_FLOAT = frozenset(
     {"BOOL", "CHAR_U", "UCHAR", "USHORT", "UINT", "ULONG", "ULONGLONG", "FLOAT", "DOUBLE", "LONGDOUBLE"}
 )
-_SCALAR_SLOTS = frozenset(
+# The clang type kinds of a scalar held by value (a pointer is not one: the checkers follow it).
+SCALAR_KINDS = frozenset(
     {
         "BOOL",
         "CHAR_U",
@@ -73,7 +74,7 @@ class _Unordered(Exception):
 def checkers_may_loop(k, plan: list) -> bool:
     """Whether kernel ``k`` (a rewritten ``block_loops._Kernel``) with ``plan`` may run as block
     loops under memcheck and the shared-memory racecheck."""
-    if any(var.type.get_canonical().kind.name not in _SCALAR_SLOTS for _alias, var in k.slot_types):
+    if any(var.type.get_canonical().kind.name not in SCALAR_KINDS for _alias, var in k.slot_types):
         return False
     counted = _counted_increments(k, plan)
     if not all(_Inert(k, counted).node(h) for h in k.headers):
@@ -205,7 +206,7 @@ class _Inert:
         if kind in _TRANSPARENT:
             return all(self.node(ch) for ch in children)
         if kind == "VAR_DECL":
-            if type_kind not in _SCALAR_SLOTS or self.k.tu.off(node.location) in self.k.shared:
+            if type_kind not in SCALAR_KINDS or self.k.tu.off(node.location) in self.k.shared:
                 return False
             return all(self.node(ch) for ch in children)
         if kind == "DECL_REF_EXPR":
