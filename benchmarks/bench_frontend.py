@@ -29,7 +29,8 @@ def phases(path: Path) -> tuple[float, float, float, int]:
     """Seconds of preprocessing, libclang parsing and the walk plus rewrite of one source (all passes)."""
     src = path.resolve()
     flags = toolchain.common_flags(build.compiler()) + modes.BUILD_NAMED["fast"].kernel_flags
-    flags += ["-I", str(build.RUNTIME_DIR / "include"), "-I", str(src.parent)]
+    # The include folders every build uses (the runtime's and NVIDIA's headers), then the source's.
+    flags += [*toolchain.toolkit_flags(), "-I", str(src.parent)]
     t0 = time.perf_counter()
     host, device = source_compile.preprocess(build.compiler(), str(src), flags, build.DEFAULT_ARCH, str(src))
     t1 = time.perf_counter()
