@@ -156,27 +156,27 @@ SIM_DEVICE_FMA_TARGET SIM_LOOP_UNCHECKED static inline void for_each_plain_threa
     const dim3 dim = b.dim;
     const std::atomic<bool>* const timed_out = b.timed_out;
 #if defined(SIM_LOOPS_AS_FIBERS)
-    if (b.first != nullptr && *b.first != 0) {
-        // Threads first .. n-1, then 0 .. first-1 (see SIM_LOOPS_AS_FIBERS).
-        const int n = (int)(dim.x * dim.y * dim.z);
-        const unsigned first = (unsigned)*b.first;
-        uint3 at{first % dim.x, (first / dim.x) % dim.y, first / (dim.x * dim.y)};
-        for (int k = 0, t = (int)first; k < n; ++k) {
-            *idx = at;
-            *running = at;
-            *linear = t;
-            body();
-            t = t + 1 == n ? 0 : t + 1;
-            if (++at.x < dim.x) continue;  // the index counts on without a division per thread
-            at.x = 0;
-            if (timed_out->load(std::memory_order_relaxed)) return;
-            if (++at.y < dim.y) continue;
-            at.y = 0;
-            if (++at.z == dim.z) at.z = 0;
-        }
-        return;
+    // Threads first .. n-1, then 0 .. first-1 (see SIM_LOOPS_AS_FIBERS; first is 0 outside block
+    // loops). One loop, so one copy of the inlined body: a second would double the checker
+    // build's code of every kernel (and its compile time, which a large program feels).
+    const int n = (int)(dim.x * dim.y * dim.z);
+    const unsigned first = b.first != nullptr ? (unsigned)*b.first : 0u;
+    uint3 at{first % dim.x, (first / dim.x) % dim.y, first / (dim.x * dim.y)};
+    for (int k = 0, t = (int)first; k < n; ++k) {
+        *idx = at;
+        *running = at;
+        *linear = t;
+        body();
+        t = t + 1 == n ? 0 : t + 1;
+        if (++at.x < dim.x) continue;  // the index counts on without a division per thread
+        at.x = 0;
+        // Once a row, as below.
+        if (timed_out->load(std::memory_order_relaxed)) return;
+        if (++at.y < dim.y) continue;
+        at.y = 0;
+        if (++at.z == dim.z) at.z = 0;
     }
-#endif
+#else
     int i = 0;
     for (unsigned int z = 0; z < dim.z; ++z) {
         for (unsigned int y = 0; y < dim.y; ++y) {
@@ -193,6 +193,7 @@ SIM_DEVICE_FMA_TARGET SIM_LOOP_UNCHECKED static inline void for_each_plain_threa
             if (timed_out->load(std::memory_order_relaxed)) return;
         }
     }
+#endif
 }
 
 SIM_API void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
