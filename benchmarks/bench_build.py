@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from simulator.host import cpu_count  # noqa: E402
 
 SMALL = """\
 #include <cstdio>
@@ -122,7 +124,7 @@ def main() -> None:
                 times.setdefault((name, kind), []).append(took)
                 cpus.setdefault((name, kind), []).append(cpu)
     load = os.getloadavg()
-    print(f"mode {args.mode}, {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    print(f"mode {args.mode}, {cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     print(f"{'':<14} {'wall clock':<28} CPU time (the build and its compilers)")
     for (name, kind), ts in times.items():
         print(f"{name:<8} {kind:<5} {summary(ts)}  {summary(cpus[(name, kind)])}")

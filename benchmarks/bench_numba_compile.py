@@ -35,6 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from script_deps import require  # noqa: E402
 from timing_stats import Timing, trust_note  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from simulator.host import cpu_count  # noqa: E402
+
 
 def _cases(quick: bool):
     """``(label, call)`` per compiled kernel; each call takes the backend and the inputs."""
@@ -219,8 +222,7 @@ def main() -> None:
     labels = list(cold[0]["kernels"])
     width = max(len(k) for k in labels)
     print(
-        f"numba {cold[0]['numba']}, {os.cpu_count()} CPUs; "
-        f"seconds of each first call, {args.repeat} runs each"
+        f"numba {cold[0]['numba']}, {cpu_count()} CPUs; seconds of each first call, {args.repeat} runs each"
     )
     cells = f"{'min':>8} {'median':>8} {'spread':>7}"
     print(f"{'':<{width}}  {'cold':^25}  {'warm':^25}")

@@ -72,6 +72,7 @@ from script_deps import require
 np = require("numpy", "the kernels' inputs and results")
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from simulator.host import cpu_count  # noqa: E402
 
 BLOCK = 256
 
@@ -948,7 +949,7 @@ def main(argv: list[str] | None = None) -> int:
     per_cg = cg["seconds"] / (a.sim_rows * BLOCK)
     per_bf = bf["seconds"] / (a.sim_rows * BLOCK)
     ratio = per_nb / per_sm
-    threads = os.environ.get("SIMULATOR_THREADS", str(os.cpu_count()))
+    threads = os.environ.get("SIMULATOR_THREADS", str(cpu_count()))
     softmax_sm = {"wall": sm["seconds"], "cpu": sm["cpu_seconds"]}
     softmax_cg = {"wall": cg["seconds"], "cpu": cg["cpu_seconds"]}
     vs_rows = [

@@ -171,7 +171,7 @@ def _build_at(index: int, ptxas: str | None, out_dir: Path) -> tuple[str, str | 
 def _run_builds(builds: list, ptxas: str | None, out_dir: Path):
     """(line, failure) of each build, in order; on several CPUs, forked workers run them (the
     builds are independent, and NVVM and ptxas each keep one CPU busy)."""
-    from ci.tiers import cpu_count  # the CPUs this process may use, container quotas included
+    from simulator.host import cpu_count  # the CPUs this process may use, container quotas included
 
     jobs = min(cpu_count(), len(builds))
     if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():

@@ -38,6 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from simulator.host import cpu_count
+
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = ("build", "tests", "gpu-launch", "sanitize", "bench")
 DEFAULT_BUDGET_S = 480  # the 8 minutes a GPU day allows, report included
@@ -490,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gpu-check: {err}", file=sys.stderr)
         return 2
     out = args.out or Path(os.environ.get("OUT") or ROOT / "reports" / "gpu-check")
-    jobs = args.jobs or min(16, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    jobs = args.jobs or min(16, cpu_count())
     ctx = Context(
         out=out.resolve(),
         logs=(args.logs or ROOT / "build" / "gpu-check").resolve(),

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
 import platform
 import subprocess
 import sys
@@ -46,6 +45,7 @@ if __package__ in (None, ""):  # run as `python ci/matrix_report.py`: make `ci` 
 
 from ci import tiers  # noqa: E402
 from ci.matrix_html import render_html  # noqa: E402
+from simulator.host import cpu_count  # noqa: E402
 
 REGISTRY = Path(__file__).resolve().parent.parent / "torchlight" / "backends" / "registry.py"
 
@@ -148,7 +148,7 @@ def machine_header() -> dict[str, Any]:
         "commit": commit or "unknown (not a git checkout, or git is not installed)",
         "uncommitted_changes": bool(status),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpus": os.cpu_count(),
+        "cpus": cpu_count(),
         "platform": platform.platform(),
     }
 

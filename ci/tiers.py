@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import math
 import os
 import re
 import runpy
@@ -41,6 +40,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType, ModuleType
+
+from simulator.host import cpu_count as host_cpu_count
+from simulator.host import find_cxx
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL_SOURCES = "torchlight/cuda_kernels/*.cu"
@@ -297,14 +299,6 @@ def build_kernels_module() -> ModuleType:
     return sys.modules[name]
 
 
-def find_cxx() -> str | None:
-    """The C++ compiler the simulator builds with ($CXX, c++, g++ or clang++), or None."""
-    for name in (os.environ.get("CXX"), "c++", "g++", "clang++"):
-        if name and shutil.which(name):
-            return shutil.which(name)
-    return None
-
-
 def gpu_problem() -> str | None:
     """None when nvidia-smi works and lists at least one GPU, else the reason there is none."""
     smi = shutil.which("nvidia-smi")
@@ -352,7 +346,7 @@ def nvcc_text(info: Mapping[str, str] | None) -> str:
 
 def _cxx_problem(can_install: bool) -> str | None:
     if find_cxx() is None:
-        return "no C++ compiler (c++, g++ or clang++) on PATH to build the simulated kernels"
+        return "no C++ compiler (g++, c++ or clang++ on PATH, or $CXX) to build the simulated kernels"
     return None
 
 
@@ -380,40 +374,18 @@ REQUIREMENTS: dict[str, Callable[[bool], str | None]] = {
 }
 
 
-def cgroup_cpu_quota() -> float | None:
-    """The CPU limit of this process's cgroup (a container's --cpus), or None when unlimited."""
-    v2 = Path("/sys/fs/cgroup/cpu.max")  # "max 100000" or "<quota> <period>"
-    v1 = [Path(d) for d in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct")]
-    try:
-        if v2.is_file():
-            quota, period = v2.read_text().split()[:2]
-            return None if quota == "max" else int(quota) / int(period)
-        for d in v1:
-            if (d / "cpu.cfs_quota_us").is_file():
-                quota_us = int((d / "cpu.cfs_quota_us").read_text())
-                period_us = int((d / "cpu.cfs_period_us").read_text())
-                return None if quota_us <= 0 else quota_us / period_us
-    except (OSError, ValueError):
-        return None
-    return None
-
-
 def cpu_count() -> int:
-    """CPUs this process may run on: its affinity mask, capped by a cgroup quota (containers).
+    """How many pytest-xdist workers a tier runs: TORCHLIGHT_TEST_WORKERS, else the CPUs this
+    process may use (``simulator.host.cpu_count``: affinity and container quota).
 
-    ``pytest -n auto`` counts the host's CPUs, which inside a CPU-limited container oversubscribes
-    it; TORCHLIGHT_TEST_WORKERS overrides the count.
+    ``pytest -n auto`` counts the host's CPUs, which inside a CPU-limited container oversubscribes it.
     """
     override = os.environ.get("TORCHLIGHT_TEST_WORKERS", "").strip()
     if override:
         if not override.isdigit() or int(override) < 1:
             raise ValueError(f"TORCHLIGHT_TEST_WORKERS={override!r}: expected a whole number >= 1")
         return int(override)
-    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    quota = cgroup_cpu_quota()
-    if quota is not None:
-        count = min(count, max(1, math.ceil(quota)))
-    return max(1, count)
+    return host_cpu_count()
 
 
 # --- command line -------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from . import toolkit_index
 from .build_cache import cache_dir, cache_key, cached_output, write_new
 from .compiler_errors import LIBRARIES_HINT, compile_step
 from .errors import SimBuildError
+from .host import cpu_count
 from .modes import BUILD_NAMED, check_build_mode
 from .progress import Progress
 from .toolchain import (
@@ -39,10 +40,7 @@ __all__ = [
 
 def _build_jobs() -> int:
     """How many compilers a runtime build runs at once: the CPUs this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # no sched_getaffinity (macOS)
-        return os.cpu_count() or 1
+    return cpu_count()
 
 
 def _runtime_cpp() -> list[Path]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
 from functools import cache
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from . import cuda_headers
 from .build_cache import cache_dir, cache_key, cached_output
 from .compiler_run import compiler_command, invoke
 from .errors import SimBuildError
+from .host import find_cxx
 
 __all__ = [
     "PORTABLE_VARIABLE",
@@ -138,7 +138,7 @@ def host_has_fma(cxx: str) -> bool:
 def compiler() -> str:
     """The C++ compiler command: ``$CXX`` when set (a command with arguments, as make takes it:
     ``CXX='g++ -w'``), else the first of g++, c++, clang++ on PATH; SimBuildError when there is none."""
-    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
+    cxx = find_cxx()
     if not cxx:
         raise SimBuildError("no C++ compiler: install g++ (apt-get install g++) or set CXX to one")
     compiler_command(cxx)  # names a $CXX that cannot run, before any work

@@ -10,6 +10,7 @@ import shutil
 from collections.abc import Callable
 
 from .build_kernels import KernelBuildError, find_nvcc
+from .simulator.host import cpu_count, find_cxx
 
 PACKAGES = ("numpy", "numba", "numba-cuda", "llvmlite", "nvidia-cuda-nvrtc", "nvidia-cuda-nvrtc-cu12")
 
@@ -105,7 +106,7 @@ def report() -> str:
     """The whole info text."""
     lines = ["torchlight " + __import__("torchlight").__version__, ""]
     lines += [f"{name:24s} {version}" for name, version in package_versions().items()]
-    lines += ["", f"{'platform':24s} {platform.platform()}", f"{'cpus':24s} {os.cpu_count()}"]
+    lines += ["", f"{'platform':24s} {platform.platform()}", f"{'cpus':24s} {cpu_count()}"]
     lines += ["", "backends:"]
     for name, (ok, why) in backend_status().items():
         lines.append(f"  {name:8s} {'usable' if ok else 'unavailable'}" + ("" if ok else f"  ({why})"))
@@ -117,7 +118,8 @@ def report() -> str:
         nvcc = err
     lines.append(f"  nvcc     {nvcc or 'not found (kernels tier and nvcc kernel build unavailable)'}")
     lines.append(f"  ptxas    {shutil.which('ptxas') or 'not on PATH'}")
-    lines.append(f"  g++      {shutil.which('g++') or 'not on PATH (simulator unavailable)'}")
+    no_cxx = "none (g++, c++ or clang++ on PATH, or $CXX): simulator unavailable"
+    lines.append(f"  c++      {find_cxx() or no_cxx}")
     lines += ["", *gpu_status(), "", *kernel_library_status()]
     return "\n".join(lines)
 

@@ -10,13 +10,14 @@ never works from a partial tree. The C++ compiler's own include folder supplies 
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ci import tiers
+from simulator.host import find_cxx
 
 from .model import Edit, Mutant, one_line
 
@@ -53,12 +54,14 @@ def _cindex():
 @cache
 def compiler_include_dir() -> str:
     """The C++ compiler's own header folder (``stddef.h``), which libclang's wheel lacks."""
-    cxx = tiers.find_cxx()
+    cxx = find_cxx()
     if cxx is None:
         raise CudaParseError(
-            "no C++ compiler (c++, g++ or clang++) on PATH: its <stddef.h> is needed to parse"
+            "no C++ compiler (g++, c++ or clang++ on PATH, or $CXX): its <stddef.h> is needed to parse"
         )
-    out = subprocess.run([cxx, "-print-file-name=include"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [*shlex.split(cxx), "-print-file-name=include"], capture_output=True, text=True, timeout=60
+    )
     folder = out.stdout.strip()
     if out.returncode != 0 or not Path(folder, "stddef.h").is_file():
         raise CudaParseError(f"{cxx} -print-file-name=include gave {folder!r}, which holds no stddef.h")

@@ -4,12 +4,44 @@
 // because of a sticky error; cudaMemGetInfo uses the device and does.
 #include "sim_internal.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 namespace __sim {
 
 namespace {
+// The CPU limit of this process's cgroup (cgroup v2's cpu.max, else v1's CFS quota), or 0 when
+// unlimited or unreadable.
+double cgroup_cpu_quota() {
+    double quota = 0, period = 0;
+    if (FILE* f = std::fopen("/sys/fs/cgroup/cpu.max", "r")) {
+        char first[32] = {0};
+        const bool read = std::fscanf(f, "%31s %lf", first, &period) == 2;
+        std::fclose(f);
+        if (!read || std::strcmp(first, "max") == 0) return 0;
+        quota = std::atof(first);
+        return quota > 0 && period > 0 ? quota / period : 0;
+    }
+    for (const char* dir : {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"}) {
+        char path[96];
+        std::snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
+        FILE* q = std::fopen(path, "r");
+        if (q == nullptr) continue;
+        std::snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
+        FILE* p = std::fopen(path, "r");
+        const bool read = p != nullptr && std::fscanf(q, "%lf", &quota) == 1 && std::fscanf(p, "%lf", &period) == 1;
+        std::fclose(q);
+        if (p != nullptr) std::fclose(p);
+        return read && quota > 0 && period > 0 ? quota / period : 0;
+    }
+    return 0;
+}
 // The modelled device: an sm_80 GPU's limits (those the launch checks enforce), the host's
 // memory and core count where a program sizes its work by them (simulator/docs/supported.md: "The modelled device").
 // Every device of the machine is the same but for where it sits: its UUID and PCI location.
@@ -44,7 +76,7 @@ void model_device(cudaDeviceProp* p, int device = 0) {
     p->minor = 0;
     p->textureAlignment = 512;
     p->texturePitchAlignment = 32;
-    p->multiProcessorCount = (int)std::max(1u, std::thread::hardware_concurrency());
+    p->multiProcessorCount = (int)host_cpu_count();
     p->canMapHostMemory = 1;
     p->concurrentKernels = 1;
     // Copies may overlap kernels, as on every GPU since Fermi (an A100 has 3 copy engines):
@@ -76,6 +108,18 @@ constexpr int kClockRateKHz = 1410000;
 constexpr int kMemoryClockRateKHz = 1215000;
 constexpr int kSingleToDoublePerfRatio = 2;
 }  // namespace
+
+unsigned host_cpu_count() {
+    static const unsigned count = [] {
+        long n = (long)std::max(1u, std::thread::hardware_concurrency());
+        cpu_set_t set;
+        if (sched_getaffinity(0, sizeof set, &set) == 0) n = std::max(1, CPU_COUNT(&set));
+        const double quota = cgroup_cpu_quota();
+        if (quota > 0) n = std::min(n, std::max(1L, (long)std::ceil(quota)));
+        return (unsigned)n;
+    }();
+    return count;
+}
 
 int occupancy_blocks_per_sm(int block_size, size_t dynamic_smem) {
     cudaDeviceProp p;

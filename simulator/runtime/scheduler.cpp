@@ -209,7 +209,7 @@ Worker::~Worker() {
 }
 
 unsigned worker_threads() {
-    const long n = knob_value("SIMULATOR_THREADS", (long)std::thread::hardware_concurrency());
+    const long n = knob_value("SIMULATOR_THREADS", (long)host_cpu_count());
     return n < 1 ? 1u : n > 64 ? 64u : (unsigned)n;  // the knob's bounds, for the CPU count
 }
 

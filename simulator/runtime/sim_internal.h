@@ -389,6 +389,9 @@ bool launch_checked(const char* name);
 inline bool sync_checked(const Block* b) { return kSyncCheck && b->launch->checked; }
 // Threads that share out a launch's blocks (or a GEMM): SIMULATOR_THREADS, else the CPU count, 1..64.
 unsigned worker_threads();
+// The CPUs this process may run on (device_props.cpp): its affinity mask, capped by its cgroup's
+// CPU quota (a container's --cpus), by the rule of simulator/host.py's cpu_count.
+unsigned host_cpu_count();
 
 // ---- device_api.cpp ------------------------------------------------------------------------
 // In a plain-loop block: reports that the running thread reached ``what`` (a barrier, warp

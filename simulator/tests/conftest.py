@@ -38,13 +38,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def run_cli(
-    *args: str, timeout: float = 280.0, env: dict[str, str] | None = None
+    *args: str,
+    timeout: float = 280.0,
+    env: dict[str, str] | None = None,
+    prefix: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess:
-    """Run ``python -m simulator ARGS`` from the repository root (``env``: variables to add)."""
+    """Run ``python -m simulator ARGS`` from the repository root (``env``: variables to add;
+    ``prefix``: a command that runs it, such as ``taskset -c 0``)."""
     env = {**os.environ, **(env or {})}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run(
-        [sys.executable, "-m", "simulator", *args],
+        [*prefix, sys.executable, "-m", "simulator", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

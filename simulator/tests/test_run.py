@@ -10,12 +10,15 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import textwrap
 import time
 
 import pytest
 
-from .conftest import KERNELS, run_cli
+from simulator.host import cpu_count
+
+from .conftest import KERNELS, REPO, run_cli
 
 FRONTEND = KERNELS / "program_frontend.cu"
 HOST_API = KERNELS / "program_host_api.cu"
@@ -80,6 +83,41 @@ def test_the_same_programs_build_with_nvcc(tmp_path, program):
     assert proc.returncode == 0, proc.stderr
 
 
+CPU_COUNT_PROGRAM = r"""
+#include <cstdio>
+int main() {
+    cudaDeviceProp p;
+    if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return 1;
+    std::printf("multiprocessors=%d\n", p.multiProcessorCount);
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("taskset") is None, reason="taskset (util-linux) is not installed")
+@pytest.mark.skipif(cpu_count() < 2, reason="one CPU here: pinning to CPU 0 would not change the count")
+def test_the_runtime_counts_the_cpus_this_process_may_use_as_python_does(tmp_path):
+    # One CPU count everywhere (simulator/host.py): the runtime's multiprocessors and worker
+    # threads follow the affinity mask (and a container's quota), not the host's CPUs.
+    source = tmp_path / "cpus.cu"
+    source.write_text(CPU_COUNT_PROGRAM)
+    free = run_cli("run", str(source))
+    assert free.returncode == 0, free.stderr
+    assert f"multiprocessors={cpu_count()}" in free.stdout
+    pinned = run_cli("run", str(source), prefix=("taskset", "-c", "0"))
+    assert pinned.returncode == 0, pinned.stderr
+    assert "multiprocessors=1" in pinned.stdout
+    count = "from simulator.host import cpu_count; print(cpu_count())"
+    python_side = subprocess.run(
+        ["taskset", "-c", "0", sys.executable, "-c", count],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert python_side.stdout.strip() == "1", python_side.stderr
+
+
 def test_host_api_events_device_model_streams_and_memcpy_default():
     proc = run_cli("run", str(HOST_API))
     v = _values(proc.stdout)
@@ -98,7 +136,7 @@ def test_host_api_events_device_model_streams_and_memcpy_default():
     assert v["maxGridSize"] == "2147483647,65535,65535"
     assert v["sharedMemPerBlock"] == str(48 * 1024)
     assert v["sharedMemPerBlockOptin"] == str(227 * 1024)
-    assert v["multiProcessorCount"] == str(os.cpu_count())
+    assert v["multiProcessorCount"] == str(cpu_count())
     assert int(v["totalGlobalMem"]) == os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     assert (v["regsPerBlock"], v["totalConstMem"], v["l2CacheSize"]) == ("65536", "65536", str(40 << 20))
     assert v["maxThreadsPerMultiProcessor"] == "2048"
@@ -118,7 +156,7 @@ def test_host_api_events_device_model_streams_and_memcpy_default():
     # multiprocessor, 228 KiB of shared memory with 1 KiB reserved per block.
     assert v["occupancy_256"] == "8"
     assert v["occupancy_96_smem"] == str((228 * 1024) // (40 * 1024 + 1024))
-    assert (v["potential_block"], v["potential_min_grid"]) == ("1024", str(2 * os.cpu_count()))
+    assert (v["potential_block"], v["potential_min_grid"]) == ("1024", str(2 * cpu_count()))
     assert v["heap_limit"] == str(64 << 20)
     assert v["runtime_guards"] == "1"
     # The one deliberate bad call (a copy one float past a device allocation) is refused and

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from ci import tiers
 from ci.mutants import cuda_operators, equivalent, python_operators, registry, report, runner
 from ci.mutants.model import Edit, Mutant
 from ci.mutants.python_source import PythonSource
 from ci.mutants.stages import Stage, stages_for
+from simulator.host import find_cxx
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,7 +75,7 @@ def cuda_source(tmp_path_factory):
     pytest.importorskip(
         "clang.cindex", reason="the CUDA C operators parse with libclang (the simulator extra)"
     )
-    if tiers.find_cxx() is None:
+    if find_cxx() is None:
         pytest.skip("no C++ compiler: the CUDA C parse takes <stddef.h> from it")
     from ci.mutants.cuda_source import CudaSource
 
@@ -221,7 +221,7 @@ def test_every_operator_finds_sites_in_the_kernels_and_every_listed_equivalent_e
     pytest.importorskip(
         "clang.cindex", reason="the CUDA C operators parse with libclang (the simulator extra)"
     )
-    if tiers.find_cxx() is None:
+    if find_cxx() is None:
         pytest.skip("no C++ compiler: the CUDA C parse takes <stddef.h> from it")
     mutants = registry.generate(ROOT)
     assert {m.operator for m in mutants} == set(registry.OPERATORS)
