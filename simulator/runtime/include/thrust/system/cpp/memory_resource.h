@@ -1,5 +1,5 @@
 // Simulator stand-in for Thrust's <thrust/system/cpp/memory_resource.h>: the cpp system is the
-// device system of a simulated program (simulator/build.py sets THRUST_DEVICE_SYSTEM), so its
+// device system of a simulated program (simulator/toolchain.py sets THRUST_DEVICE_SYSTEM), so its
 // memory resources allocate device memory with cudaMalloc (sim_thrust_device_memory.h) instead
 // of operator new. The names and pointer types are those of NVIDIA's header.
 #ifndef CUDA_SIM_THRUST_CPP_MEMORY_RESOURCE_H

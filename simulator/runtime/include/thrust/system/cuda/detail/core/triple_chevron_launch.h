@@ -3,7 +3,7 @@
 // `detail::allocator_aware_execution_policy` from inside thrust::cuda_cub, which means
 // thrust::detail only while no thrust::cuda_cub::detail exists yet; with Thrust's CUDA system as
 // the device system it is included first, but here the device system is Thrust's C++ one
-// (build.py, toolkit_flags) and CUB's headers reach this one, which opens cuda_cub::detail, first.
+// (toolchain.py, toolkit_flags) and CUB's headers reach this one, which opens cuda_cub::detail, first.
 #ifndef CUDA_SIM_THRUST_CUDA_TRIPLE_CHEVRON_LAUNCH_H
 #define CUDA_SIM_THRUST_CUDA_TRIPLE_CHEVRON_LAUNCH_H
 
