@@ -1,4 +1,4 @@
-// The modelled device (simulator/docs/supported.md: "The modelled device"): its properties, the device queries
+// The modelled device (simulator/docs/device.md: "The modelled device"): its properties, the device queries
 // (cudaGetDeviceProperties, cudaDeviceGetAttribute, cudaMemGetInfo) and the occupancy model;
 // how many devices there are and which one is current: devices.cpp. Device queries never fail
 // because of a sticky error; cudaMemGetInfo uses the device and does.
@@ -43,7 +43,7 @@ double cgroup_cpu_quota() {
     return 0;
 }
 // The modelled device: an sm_80 GPU's limits (those the launch checks enforce), the host's
-// memory and core count where a program sizes its work by them (simulator/docs/supported.md: "The modelled device").
+// memory and core count where a program sizes its work by them (simulator/docs/device.md: "The modelled device").
 // Every device of the machine is the same but for where it sits: its UUID and PCI location.
 void model_device(cudaDeviceProp* p, int device = 0) {
     std::memset(p, 0, sizeof(*p));

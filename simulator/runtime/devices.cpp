@@ -1,4 +1,4 @@
-// The modelled machine's devices (simulator/docs/supported.md: "Several devices"): SIMULATOR_DEVICES identical
+// The modelled machine's devices (simulator/docs/device.md: "Several devices"): SIMULATOR_DEVICES identical
 // devices (default 1), the current device of each host thread (cudaGetDevice, cudaSetDevice),
 // the device each allocation belongs to (cudaPointerGetAttributes) and peer access between
 // devices (cudaDeviceCanAccessPeer, Enable/DisablePeerAccess, cudaMemcpyPeer). Every device's

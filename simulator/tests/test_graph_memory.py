@@ -57,7 +57,7 @@ def test_explicit_alloc_and_free_nodes(run):
     assert v["params_bytes"] == str(BYTES)
     assert v["params_dptr_ok"] == "1" and v["free_dptr_ok"] == "1"
     assert v["distinct_ab"] == "1"  # a and b are live together
-    assert v["reuse"] == "1"  # c depends on a's free: it takes a's address (simulator/docs/supported.md)
+    assert v["reuse"] == "1"  # c depends on a's free: it takes a's address (simulator/docs/graphs.md)
     # cudaGraphAddMemFreeNode: an address no allocation node returned, or a second free.
     assert v["free_host_pointer"] == "cudaErrorInvalidValue"
     assert v["free_twice"] == "cudaErrorInvalidValue"

@@ -36,7 +36,7 @@ def test_rodinia_legacy_forms_compute_by_value(mode):
     assert v["map_failed"] == "205 cudaErrorMapBufferObjectFailed"  # CUDA's driver_types.h value
     assert v["api_base"] == "10000"
     assert v["cu_init"] == "0"
-    assert v["cu_count"] == "1"  # one modelled device (simulator/docs/supported.md: "The modelled device")
+    assert v["cu_count"] == "1"  # one modelled device (simulator/docs/device.md: "The modelled device")
     assert v["cu_get"] == "0"
     assert v["cu_get_bad"] == "101"  # CUDA_ERROR_INVALID_DEVICE
     assert v["cu_cc"] == "8.0"

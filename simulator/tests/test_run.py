@@ -128,7 +128,7 @@ def test_host_api_events_device_model_streams_and_memcpy_default():
     elapsed = float(v["elapsed_ms"])
     assert 29.9 <= elapsed < 30_000
     assert float(v["elapsed_reversed_ms"]) == pytest.approx(-elapsed, abs=1e-3)
-    # The modelled device (simulator/docs/supported.md, "The modelled device").
+    # The modelled device (simulator/docs/device.md, "The modelled device").
     assert v["name"] == "CUDA CPU simulator (sm_80 model)"
     assert (v["major"], v["minor"], v["warpSize"]) == ("8", "0", "32")
     assert v["maxThreadsPerBlock"] == "1024"
@@ -152,7 +152,7 @@ def test_host_api_events_device_model_streams_and_memcpy_default():
     assert v["copy_2d_wrong"] == "0"
     assert v["copy_2d_bad_pitch"] == "cudaErrorInvalidPitchValue"
     assert v["callbacks_run"] == "11"  # the host function once (+1), the callback once (+10)
-    # Occupancy (simulator/docs/supported.md, "Occupancy"): 2048 threads and 32 blocks per
+    # Occupancy (simulator/docs/device.md, "Occupancy"): 2048 threads and 32 blocks per
     # multiprocessor, 228 KiB of shared memory with 1 KiB reserved per block.
     assert v["occupancy_256"] == "8"
     assert v["occupancy_96_smem"] == str((228 * 1024) // (40 * 1024 + 1024))
