@@ -206,3 +206,39 @@ def test_a_crafted_section_count_is_refused_not_walked(tmp_path, library, peak_a
     os.truncate(path, shoff + (64 << 24) + 64)
     _refused(path, f"declares {1 << 24} header-table entries")
     assert peak_allocation() < 1 << 20, f"the check allocated {peak_allocation()} bytes"
+
+
+def test_no_corruption_of_the_headers_escapes_as_another_exception(tmp_path, library):
+    # Every byte of the ELF header and of the program header table set to 0x00, 0x7f and 0xff in
+    # turn: the check either passes or names the file, never a parser's own exception.
+    order = "<" if library[5] == 1 else ">"
+    if library[4] == 2:
+        phoff, phentsize, phnum = struct.unpack_from(order + "Q", library, 32)[0], 56, library[56]
+    else:
+        phoff, phentsize, phnum = struct.unpack_from(order + "I", library, 28)[0], 32, library[44]
+    offsets = list(range(16, 64)) + list(range(phoff, phoff + phentsize * phnum, 3))
+    path = tmp_path / "patched.so"
+    refused = 0
+    for offset in offsets:
+        for value in (0x00, 0x7F, 0xFF):
+            path.write_bytes(_patched(library, offset, "B", value))
+            try:
+                check_shared_object(path)
+            except SharedObjectError as err:
+                assert err.path == str(path)
+                refused += 1
+    # Many fields (addresses, flags, alignments) do not matter to the check; the sizes and offsets do.
+    assert refused, "no patched file was refused: the patches missed the headers"
+
+
+def test_without_pyelftools_the_error_names_the_extra(tmp_path, library, monkeypatch):
+    path = _write(tmp_path, library)
+    for name in [m for m in sys.modules if m == "elftools" or m.startswith("elftools.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "elftools", None)
+    with pytest.raises(ModuleNotFoundError, match=r'pyelftools.*pip install "torchlight\[cuda\]"'):
+        check_shared_object(path)
+    from torchlight.backends.cuda_c.loader import KernelLibraryError, _open_library
+
+    with pytest.raises(KernelLibraryError, match=r'pyelftools.*pip install "torchlight\[cuda\]"'):
+        _open_library(path)

@@ -241,6 +241,10 @@ def _open_library(path: Path) -> ctypes.CDLL:
         raise KernelLibraryError(
             f"{err.path} is not a loadable shared library: it {err.problem}; {err.fix}"
         ) from err
+    except ModuleNotFoundError as err:
+        if err.name != "elftools":
+            raise
+        raise KernelLibraryError(f"cannot load {path}: {err}") from err
     _check_simulator_environment(path)
     try:
         return ctypes.CDLL(str(path))
