@@ -178,13 +178,23 @@ def _usage_line(out: Path) -> str:
 
 
 def _defined_symbols(lib: Path) -> set[str] | None:
-    nm = shutil.which("nm")
-    if nm is None:
+    """The symbols ``lib``'s dynamic symbol table defines, or None without pyelftools."""
+    # Imported here: this file runs as a script with the standard library alone (ci/build-kernels.sh).
+    try:
+        from elftools.common.exceptions import ELFError
+        from elftools.elf.elffile import ELFFile
+    except ImportError:
         return None
-    proc = subprocess.run([nm, "-D", "--defined-only", str(lib)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise KernelBuildError(f"nm -D could not read the built {lib.name}: {proc.stderr.strip()}")
-    return {line.split()[-1] for line in proc.stdout.splitlines() if line.strip()}
+    try:
+        with open(lib, "rb") as handle:
+            return {
+                symbol.name
+                for table in ELFFile(handle).iter_sections("SHT_DYNSYM")
+                for symbol in table.iter_symbols()
+                if symbol.name and symbol["st_shndx"] != "SHN_UNDEF"
+            }
+    except (OSError, ELFError) as err:
+        raise KernelBuildError(f"could not read the dynamic symbols of the built {lib.name}: {err}") from None
 
 
 def check_exports(lib: Path, name: str, shown: Path | None = None) -> None:
@@ -196,7 +206,7 @@ def check_exports(lib: Path, name: str, shown: Path | None = None) -> None:
     symbols = _defined_symbols(lib)
     if symbols is not None:
         missing = [s for s in LIBRARIES[name] if s not in symbols]
-    else:  # no binutils: ask the dynamic loader instead
+    else:  # no pyelftools: ask the dynamic loader instead
         try:
             handle = ctypes.CDLL(str(lib))
         except OSError as err:

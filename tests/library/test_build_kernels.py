@@ -110,6 +110,47 @@ def test_a_library_without_its_launchers_is_refused(tmp_path):
     assert list(out.iterdir()) == []
 
 
+def _library(path: Path, source: str) -> Path:
+    """``path``, a shared object g++ built from the C++ ``source``."""
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if cxx is None:
+        pytest.skip("needs a C++ compiler (g++ or c++) to build a test library")
+    subprocess.run(
+        [cxx, "-x", "c++", "-shared", "-fPIC", "-o", str(path), "-"], input=source, text=True, check=True
+    )
+    return path
+
+
+def test_exports_are_the_defined_dynamic_symbols(tmp_path):
+    source = 'extern "C" { int puts(const char *); int tl_layernorm_fw(void) { return puts(""); } }\n'
+    source += 'static int hidden(void) { return 1; }\nextern "C" int tl_probe(void) { return hidden(); }\n'
+    symbols = bk._defined_symbols(_library(tmp_path / "lib.so", source))
+    assert {"tl_layernorm_fw", "tl_probe"} <= symbols
+    assert "puts" not in symbols and "hidden" not in symbols  # undefined here; not exported
+
+
+def test_a_built_file_that_is_not_elf_is_named(tmp_path):
+    lib = tmp_path / "softmax_kernel.so"
+    lib.write_bytes(b"#!/bin/sh\n")
+    with pytest.raises(
+        bk.KernelBuildError, match="could not read the dynamic symbols of the built softmax_kernel.so"
+    ):
+        bk.check_exports(lib, "softmax_kernel")
+
+
+def test_without_pyelftools_the_exports_are_asked_of_the_dynamic_loader(tmp_path, monkeypatch):
+    lib = _library(tmp_path / "softmax_kernel.so", 'extern "C" int tl_attn_softmax_bw(void) { return 0; }\n')
+    for name in [m for m in sys.modules if m == "elftools" or m.startswith("elftools.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "elftools", None)
+    assert bk._defined_symbols(lib) is None
+    with pytest.raises(
+        bk.KernelBuildError,
+        match=r"does not export tl_attn_softmax_fw, tl_attn_softmax_fw_strided, tl_softmax_abi_version;",
+    ):
+        bk.check_exports(lib, "softmax_kernel")
+
+
 def test_each_library_is_counted_and_quiet_keeps_only_the_result(tmp_path, capsys, monkeypatch):
     every = tuple(symbol for symbols in bk.LIBRARIES.values() for symbol in symbols)
     monkeypatch.setenv("NVCC", str(_compiling_nvcc(tmp_path / "bin", symbols=every)))
