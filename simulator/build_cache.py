@@ -11,15 +11,14 @@ run as the user, so the cache must hold only what this user's builds wrote:
   artefact is used only when its record is there and its identity, or else its content, matches,
   so a truncated, damaged or planted file is rebuilt, never run, while an unchanged one is not
   read again;
-* a second builder of the same artefact waits on ``NAME.lock``, opened without following links
-  and never truncated.
+* a second builder of the same artefact waits on ``NAME.lock`` (a ``filelock`` lock, which
+  opens it without following links and does not truncate it).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import hashlib
 import os
 import re
@@ -27,8 +26,12 @@ import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import SimBuildError
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 __all__ = [
     "CACHE_VARIABLE",
@@ -188,22 +191,21 @@ def _publish(tmp: Path, final: Path) -> None:
             os.unlink(rtmp)
 
 
-def _lock(path: Path) -> int:
-    """A descriptor of the lock file ``path``: created 0600, never through a link, never truncated."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    for _ in range(3):
-        try:
-            fd = os.open(path, flags, 0o600)
-        except OSError as exc:
-            if exc.errno != errno.ELOOP:
-                raise
-            path.unlink(missing_ok=True)  # a link where the lock belongs: removed, not followed
-            continue
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            return fd
-        os.close(fd)
-        path.unlink(missing_ok=True)
-    raise SimBuildError(f"{path}: cannot create the build's lock file there; remove it")
+def _lock(path: Path) -> FileLock:
+    """The lock on ``path`` (filelock's flock): created 0600, never opened through a link."""
+    try:
+        from filelock import FileLock
+    except ModuleNotFoundError:
+        raise SimBuildError(
+            'the build cache\'s locks need filelock: pip install "torchlight[simulator]" '
+            '(or "filelock>=4.2.1")'
+        ) from None
+
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISREG(path.lstat().st_mode):
+            path.unlink()  # a link (or pipe) where the lock belongs: removed, not followed
+    # One planted after this check fails filelock's O_NOFOLLOW open (ELOOP): an OSError, below.
+    return FileLock(path, mode=0o600)
 
 
 def cached_output(final: Path, produce: Callable[[Path], None]) -> Path:
@@ -218,9 +220,7 @@ def cached_output(final: Path, produce: Callable[[Path], None]) -> Path:
     if verified(final):
         return final
     try:
-        lock = _lock(final.with_name(final.name + ".lock"))
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with _lock(final.with_name(final.name + ".lock")):
             if verified(final):
                 return final
             fd, tmp = tempfile.mkstemp(dir=final.parent, prefix=final.name + ".", suffix=final.suffix)
@@ -231,8 +231,6 @@ def cached_output(final: Path, produce: Callable[[Path], None]) -> Path:
             finally:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
-        finally:
-            os.close(lock)
     except OSError as exc:
         raise SimBuildError(
             f"cannot write {final.name} in the build cache {final.parent}: {exc.strerror or exc}; "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import textwrap
 from pathlib import Path
 
@@ -100,6 +101,33 @@ def test_a_linked_lock_file_is_not_followed(tmp_path, capfd):
     assert _run(src, capfd) == "built by the simulator\n"
     assert victim.read_text() == "keep me\n"
     assert not lock.is_symlink() and stat.S_IMODE(lock.stat().st_mode) == 0o600
+
+
+def test_a_file_hard_linked_at_the_lock_path_is_neither_truncated_nor_changed(tmp_path, capfd):
+    src = _program(tmp_path)
+    exe = build.build_program([str(src)], "fast")
+    exe.unlink()
+    victim = exe.parent / "precious.txt"  # a hard link needs the same file system as the cache
+    victim.write_text("keep me\n")
+    victim.chmod(0o640)
+    lock = exe.with_name(exe.name + ".lock")
+    lock.unlink()
+    os.link(victim, lock)
+    try:
+        assert _run(src, capfd) == "built by the simulator\n"
+        assert victim.read_text() == "keep me\n"
+        assert stat.S_IMODE(victim.stat().st_mode) == 0o640
+    finally:
+        victim.unlink()
+
+
+def test_without_filelock_a_build_names_the_extra(tmp_path, monkeypatch):
+    from simulator import build_cache
+
+    monkeypatch.setitem(sys.modules, "filelock", None)
+    with pytest.raises(SimBuildError, match=r'filelock: pip install "torchlight\[simulator\]"'):
+        build_cache.cached_output(tmp_path / "artefact.o", lambda tmp: tmp.write_bytes(b"x"))
+    assert not (tmp_path / "artefact.o").exists()
 
 
 @pytest.mark.parametrize("where", ["a file", "below a file", "shared"])
