@@ -216,10 +216,17 @@ class MatMul(Function):
     def backward(ctx, backend, grad):
         a, b = ctx.saved
         need_a, need_b = ctx.needs_input_grad
-        return (
-            backend.matmul(grad, _swap_last(b)) if need_a else None,
-            backend.matmul(_swap_last(a), grad) if need_b else None,
-        )
+        grad_b = None
+        if need_b:
+            if b.ndim == 2 and a.ndim > 2:
+                # One matrix used by every stack entry (a layer's weight): its gradient, the sum
+                # over the entries of a_i^T @ grad_i, is one product of the stacked rows.
+                rows = math.prod(a.shape[:-1])
+                flat_a = a.reshaped((rows, a.shape[-1]))
+                grad_b = backend.matmul(_swap_last(flat_a), grad.reshaped((rows, grad.shape[-1])))
+            else:
+                grad_b = backend.matmul(_swap_last(a), grad)
+        return backend.matmul(grad, _swap_last(b)) if need_a else None, grad_b
 
 
 class Permute(Function):
