@@ -176,7 +176,8 @@ class SumAll(Function):
     @staticmethod
     def backward(ctx, backend, grad):
         (shape,) = ctx.saved
-        return grad.reshaped((1,)).expanded((math.prod(shape),)).reshaped(shape)
+        # Every element gets the one value: a view of it with stride 0, as Sum's backward gives.
+        return grad.reshaped((1,) * len(shape)).expanded(shape)
 
 
 class Max(Function):
