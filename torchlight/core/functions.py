@@ -93,7 +93,7 @@ class Sub(Function):
 
     @staticmethod
     def backward(ctx, backend, grad):
-        return grad, backend.neg_map(grad)
+        return grad, backend.neg_map(grad) if ctx.needs_input_grad[1] else None
 
 
 class Mul(Function):
@@ -106,6 +106,9 @@ class Mul(Function):
     def backward(ctx, backend, grad):
         a, b = ctx.saved
         need_a, need_b = ctx.needs_input_grad
+        if a is b:  # x * x: both gradients are grad * x, made once
+            both = backend.mul(grad, a)
+            return both, both
         return (
             backend.mul(grad, b) if need_a else None,
             backend.mul(grad, a) if need_b else None,
@@ -123,6 +126,8 @@ class Div(Function):
     def backward(ctx, backend, grad):
         b, out = ctx.saved
         grad_a = backend.div(grad, b)
+        if not ctx.needs_input_grad[1]:  # a constant divisor (x / 2.0) gets no gradient
+            return grad_a, None
         return grad_a, backend.neg_map(backend.mul(grad_a, out))
 
 
