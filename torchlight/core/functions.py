@@ -93,7 +93,7 @@ class Sub(Function):
 
     @staticmethod
     def backward(ctx, backend, grad):
-        return grad, backend.neg_map(grad)
+        return grad, backend.neg_map(grad) if ctx.needs_input_grad[1] else None
 
 
 class Mul(Function):
@@ -106,6 +106,9 @@ class Mul(Function):
     def backward(ctx, backend, grad):
         a, b = ctx.saved
         need_a, need_b = ctx.needs_input_grad
+        if a is b:  # x * x: both gradients are grad * x, made once
+            both = backend.mul(grad, a)
+            return both, both
         return (
             backend.mul(grad, b) if need_a else None,
             backend.mul(grad, a) if need_b else None,
@@ -123,6 +126,8 @@ class Div(Function):
     def backward(ctx, backend, grad):
         b, out = ctx.saved
         grad_a = backend.div(grad, b)
+        if not ctx.needs_input_grad[1]:  # a constant divisor (x / 2.0) gets no gradient
+            return grad_a, None
         return grad_a, backend.neg_map(backend.mul(grad_a, out))
 
 
@@ -176,7 +181,8 @@ class SumAll(Function):
     @staticmethod
     def backward(ctx, backend, grad):
         (shape,) = ctx.saved
-        return grad.reshaped((1,)).expanded((math.prod(shape),)).reshaped(shape)
+        # Every element gets the one value: a view of it with stride 0, as Sum's backward gives.
+        return grad.reshaped((1,) * len(shape)).expanded(shape)
 
 
 class Max(Function):
@@ -216,10 +222,17 @@ class MatMul(Function):
     def backward(ctx, backend, grad):
         a, b = ctx.saved
         need_a, need_b = ctx.needs_input_grad
-        return (
-            backend.matmul(grad, _swap_last(b)) if need_a else None,
-            backend.matmul(_swap_last(a), grad) if need_b else None,
-        )
+        grad_b = None
+        if need_b:
+            if b.ndim == 2 and a.ndim > 2:
+                # One matrix used by every stack entry (a layer's weight): its gradient, the sum
+                # over the entries of a_i^T @ grad_i, is one product of the stacked rows.
+                rows = math.prod(a.shape[:-1])
+                flat_a = a.reshaped((rows, a.shape[-1]))
+                grad_b = backend.matmul(_swap_last(flat_a), grad.reshaped((rows, grad.shape[-1])))
+            else:
+                grad_b = backend.matmul(_swap_last(a), grad)
+        return backend.matmul(grad, _swap_last(b)) if need_a else None, grad_b
 
 
 class Permute(Function):

@@ -508,6 +508,10 @@ class Tensor:
         """Fused layer norm over the last dim with scale ``gamma`` and shift ``beta``."""
         eps = check_real(eps, "eps", "layer_norm", 0.0, np.inf, low_open=True)
         eps = check_held_by(eps, self.dtype, "eps", "layer_norm")
+        return self._layer_norm(gamma, beta, eps)
+
+    def _layer_norm(self, gamma: Tensor, beta: Tensor, eps: float) -> Tensor:
+        """``layer_norm`` for an ``eps`` already checked (by ``nn.functional.layer_norm``)."""
         gamma = self._operand(gamma, "gamma", "layer_norm")
         beta = self._operand(beta, "beta", "layer_norm")
         return F.LayerNorm.apply(self, gamma, beta, eps=eps)

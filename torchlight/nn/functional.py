@@ -187,7 +187,7 @@ def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5, fused:
     eps = check_real(eps, "eps", "layer_norm", 0.0, math.inf, low_open=True)
     eps = check_held_by(eps, x.dtype, "eps", "layer_norm")
     if check_flag(fused, "fused", "layer_norm"):
-        return x.layer_norm(gamma, beta, eps)
+        return x._layer_norm(gamma, beta, eps)  # eps checked above, as Tensor.layer_norm would
     return layer_norm_reference(x, gamma, beta, eps)
 
 

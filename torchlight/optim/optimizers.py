@@ -83,6 +83,7 @@ class Optimizer:
         self.hyper = {name: self.check_hyper(name, value) for name, value in hyper.items()}
         self.state: list[dict[str, Tensor]] = [{} for _ in self.params]
         self.steps = 0
+        self._operands: dict[tuple[float, float, np.dtype], TensorData] = {}
 
     @property
     def steps(self) -> int:
@@ -144,6 +145,7 @@ class Optimizer:
                 f"create a new optimizer"
             )
         self.steps += 1
+        self._operands.clear()  # this step's constants: every parameter of a dtype shares them
         with no_grad():
             for param, grad, state in zip(self.params, grads, self.state):
                 if grad is not None:
@@ -152,6 +154,17 @@ class Optimizer:
     def update(self, p: Tensor, grad: Tensor, state: dict[str, Tensor]) -> Tensor:
         """The new value of one parameter; subclasses define it."""
         raise TypeError(f"{type(self).__name__} does not define update()")
+
+    def _operand(self, value: float, like: TensorData) -> TensorData:
+        """``value`` as a 0-d operand in ``like``'s dtype, as a Tensor operator lifts a Python number.
+
+        Made once a step for each value and dtype: the update of every parameter uses the same few.
+        """
+        key = (value, math.copysign(1.0, value), like.dtype)  # 0.0 and -0.0 are equal keys otherwise
+        operand = self._operands.get(key)
+        if operand is None:
+            operand = self._operands[key] = TensorData.from_array(np.array(value, dtype=like.dtype))
+        return operand
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """Optimizer type, hyper-parameters, the step count and every state buffer, as numpy arrays."""
@@ -350,32 +363,27 @@ class Adam(Optimizer):
         add, sub, mul, div = backend.add, backend.sub, backend.mul, backend.div
         g, w = grad._data, p._data
         if h["weight_decay"] and not self.decoupled:
-            g = add(g, mul(w, _scalar(h["weight_decay"], w)))
+            g = add(g, mul(w, self._operand(h["weight_decay"], w)))
         m = state.get("m")
         v = state.get("v")
         b1, b2 = h["beta1"], h["beta2"]
         if m is None:
-            m = mul(g, _scalar(1 - b1, g))
+            m = mul(g, self._operand(1 - b1, g))
         else:
-            m = add(mul(m._data, _scalar(b1, m._data)), mul(g, _scalar(1 - b1, g)))
+            m = add(mul(m._data, self._operand(b1, m._data)), mul(g, self._operand(1 - b1, g)))
         g2 = mul(g, g)
         if v is None:
-            v = mul(g2, _scalar(1 - b2, g2))
+            v = mul(g2, self._operand(1 - b2, g2))
         else:
-            v = add(mul(v._data, _scalar(b2, v._data)), mul(g2, _scalar(1 - b2, g2)))
+            v = add(mul(v._data, self._operand(b2, v._data)), mul(g2, self._operand(1 - b2, g2)))
         state["m"], state["v"] = Tensor._wrap(m, backend), Tensor._wrap(v, backend)
-        m_hat = mul(m, _scalar(1.0 / (1 - b1**self.steps), m))
-        v_hat = mul(v, _scalar(1.0 / (1 - b2**self.steps), v))
+        m_hat = mul(m, self._operand(1.0 / (1 - b1**self.steps), m))
+        v_hat = mul(v, self._operand(1.0 / (1 - b2**self.steps), v))
         if h["weight_decay"] and self.decoupled:
-            w = mul(w, _scalar(1 - h["lr"] * h["weight_decay"], w))
-        root = backend.pow(v_hat, _scalar(0.5, v_hat))
-        ratio = div(m_hat, add(root, _scalar(h["eps"], root)))
-        return Tensor._wrap(sub(w, mul(ratio, _scalar(h["lr"], ratio))), backend)
-
-
-def _scalar(value: float, like: TensorData) -> TensorData:
-    """``value`` as a 0-d operand in ``like``'s dtype, as a Tensor operator lifts a Python number."""
-    return TensorData.from_array(np.array(value, dtype=like.dtype))
+            w = mul(w, self._operand(1 - h["lr"] * h["weight_decay"], w))
+        root = backend.pow(v_hat, self._operand(0.5, v_hat))
+        ratio = div(m_hat, add(root, self._operand(h["eps"], root)))
+        return Tensor._wrap(sub(w, mul(ratio, self._operand(h["lr"], ratio))), backend)
 
 
 class AdamW(Adam):
