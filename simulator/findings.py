@@ -145,7 +145,7 @@ def _shown_by_runtime(lines: list[str], start: int) -> bool:
     for ln in lines[start + 1 :]:
         if "ERROR: AddressSanitizer" in ln or "runtime error:" in ln:
             return False
-        if ln.startswith("========="):
+        if ln.startswith("========= ") or ln == "=========":  # not AddressSanitizer's rule of "="
             return True
     return False
 

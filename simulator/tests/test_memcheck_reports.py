@@ -10,6 +10,8 @@ import textwrap
 
 import pytest
 
+from simulator.findings import parse_findings, repeated_faults
+
 from .conftest import line_of, run_cli, run_findings
 
 # One block of 128 threads writes a[threadIdx.x] into a 100-int buffer: thread 100 is the first
@@ -175,3 +177,35 @@ def test_a_use_after_free_names_the_freed_block(tmp_path):
     assert by.startswith("=========     by thread (0,0,0) in block (0,0,0) of kernel 'read_freed'")
     inside = "is 12 bytes inside a 64-byte block at 0x"
     assert any(inside in ln and ln.endswith("that was freed") for ln in rest), rest
+
+
+def test_the_parser_reads_a_fault_block_once_beside_its_raw_report():
+    """A raw AddressSanitizer report followed by the runtime's block (``--verbose``, ``check``) is
+    one finding; a raw report with no block after it (host code) stays a finding of its own."""
+    out = "\n".join(
+        [
+            "==1==ERROR: AddressSanitizer: heap-use-after-free on address 0x8 at pc 0x3",
+            "    #0 0x3 in main /src/a.cu:7",
+            "simulator: memcheck: host code: the report above is from host code (not a kernel); it is judged",
+            "=" * 65,
+            "==1==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x10 at pc 0x1",
+            "    #0 0x1 in k(int*) /src/a.cu:4",
+            "========= Invalid __global__ write of size 4 bytes (heap-buffer-overflow)",
+            "=========     at k(int*) in /src/a.cu:4",
+            "=========     by thread (7,0,0) in block (2,0,0) of kernel 'k' launched at /src/a.cu:9",
+            "=========     Address 0x10 is 0 bytes after the end of a 4-byte allocation at 0xc",
+            "=========",
+            "=" * 65,
+            "==1==ERROR: AddressSanitizer: heap-use-after-free on address 0x20 at pc 0x2",
+            "    #0 0x2 in main /src/a.cu:12",
+            "simulator: memcheck: host code: the report above is from host code (not a kernel); it is judged",
+        ]
+    )
+    assert parse_findings("memcheck", out) == [
+        "memcheck: host code: heap-use-after-free: main at /src/a.cu:7",
+        "memcheck: heap-buffer-overflow: k(int*) at /src/a.cu:4; in kernel 'k' block (2,0,0) "
+        "(launched at /src/a.cu:9) thread (7,0,0)",
+        "memcheck: host code: heap-use-after-free: main at /src/a.cu:12",
+    ]
+    note = "simulator: memcheck: note: 3 more device fault(s) at sites already shown were not printed"
+    assert repeated_faults(out + "\n" + note) == 3 and repeated_faults(out) == 0
