@@ -400,8 +400,10 @@ std::string address_place(uintptr_t addr, const char* kind_of_fault, const char*
             }
         }
         if (!device && shared_block(region)) *space = "__shared__";
-        const bool freed = std::strstr(kind_of_fault, "free") != nullptr;
-        return relative(addr, start, size, device ? "allocation" : "block", freed ? " that was freed" : "");
+        const char* tail = std::strstr(kind_of_fault, "free") != nullptr     ? " that was freed"
+                           : std::strstr(kind_of_fault, "poison") != nullptr ? " that is not allocated now"
+                                                                             : "";
+        return relative(addr, start, size, device ? "allocation" : "block", tail);
     }
     std::lock_guard<std::mutex> lock(g_state_mu);
     auto next = g_allocs.upper_bound(addr);
