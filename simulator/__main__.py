@@ -72,7 +72,8 @@ def _parser() -> argparse.ArgumentParser:
         help="build a whole program (its own main) and run it; arguments after -- go to the program",
         usage=f"{prog} run PROGRAM.cu [FILE.cu|FILE.cpp ...] [-I DIR ...] [-D NAME[=VALUE] ...] "
         "[--mode MODE] "
-        "[--leak-check full|no] [--check-host] [--kernel-name F] [--kernel-name-exclude F] [--launch-skip N] "
+        "[--leak-check full|no] [--check-host] [--verbose] [--stop-on-error] "
+        "[--kernel-name F] [--kernel-name-exclude F] [--launch-skip N] "
         "[--launch-count N] [--timeout S] [--devices N] [--line-buffered] [-- ARGS ...]",
     )
     r.add_argument(
@@ -110,6 +111,17 @@ def _parser() -> argparse.ArgumentParser:
         "--check-host",
         action="store_true",
         help="memcheck: judge sanitizer reports from host code too (default: device code only)",
+    )
+    r.add_argument(
+        "--verbose",
+        action="store_true",
+        help="memcheck: print AddressSanitizer's whole report of each device fault too",
+    )
+    r.add_argument(
+        "--stop-on-error",
+        action="store_true",
+        help="memcheck: stop the program at its first device fault (default: the faulting launch "
+        "returns cudaErrorLaunchFailure and the program goes on, as under compute-sanitizer)",
     )
     r.add_argument(
         "--kernel-name",
@@ -208,10 +220,10 @@ def _run(args, program_args: list[str]) -> int:
     except ValueError as exc:
         print(f"simulator: {exc}", file=sys.stderr)
         return 2
-    if (args.leak_check == "full" or args.check_host) and args.mode != "memcheck":
+    if (args.leak_check == "full" or args.check_host or args.stop_on_error) and args.mode != "memcheck":
         print(
-            f"simulator: --leak-check full and --check-host are memcheck options: add --mode memcheck "
-            f"(not {args.mode})",
+            "simulator: --leak-check full, --check-host and --stop-on-error are memcheck options: "
+            f"add --mode memcheck (not {args.mode})",
             file=sys.stderr,
         )
         return 2
@@ -235,6 +247,8 @@ def _run(args, program_args: list[str]) -> int:
         line_buffered=args.line_buffered,
         launches=launches,
         racecheck_memory=args.racecheck_memory,
+        verbose=args.verbose,
+        stop_on_error=args.stop_on_error,
     )
     if res.reports:
         print(
@@ -254,6 +268,9 @@ def _run(args, program_args: list[str]) -> int:
             )
         elif res.returncode >= 0 and not res.timed_out:
             print(f"simulator: the program exited with status {res.returncode}", file=sys.stderr)
+        if res.mode == "memcheck":
+            errors = len(res.findings) + res.repeated
+            print(f"========= ERROR SUMMARY: {errors} error{'' if errors == 1 else 's'}", file=sys.stderr)
     return res.status
 
 

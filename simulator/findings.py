@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import signal
 
-__all__ = ["death_by_signal", "parse_findings"]
+__all__ = ["death_by_signal", "parse_findings", "repeated_faults"]
 
 _SIGNAL_HINTS = {
     signal.SIGABRT: "an abort: a failed assert() or std::abort",
@@ -108,6 +108,48 @@ def _ub_label(lines: list[str], at: int) -> tuple[bool, str]:
     return False, ""
 
 
+# memcheck's device faults as the runtime prints them (runtime/reports.cpp), in compute-sanitizer's
+# shape: a header, then indented lines; the raw AddressSanitizer report, when shown, comes first.
+_FAULT = re.compile(r"========= Invalid .* \(([\w-]+)\)$|========= Invalid .*")
+_FAULT_AT = re.compile(r"=========     at (.*) in (\S+:\d+)$")
+_FAULT_BY = re.compile(
+    r"=========     by thread (\(\S+\)) in block (\(\S+\)) of kernel '(.*)' launched at (\S+:\d+)$"
+)
+_REPEATED = re.compile(r"simulator: memcheck: note: (\d+) more device fault\(s\) at sites already shown")
+
+
+def repeated_faults(out: str) -> int:
+    """How many memcheck device faults in ``out`` repeated a site already shown (not listed)."""
+    m = _REPEATED.search(out)
+    return int(m.group(1)) if m else 0
+
+
+def _device_fault(lines: list[str], start: int) -> str:
+    """The one-line finding of the fault block at ``start`` (today's shape: kind, frame, thread)."""
+    m = _FAULT.match(lines[start])
+    kind = (m.group(1) if m and m.group(1) else "") or lines[start].removeprefix("========= ")
+    at, thread = "source line unknown", ""
+    for ln in lines[start + 1 : start + 40]:
+        if not ln.startswith("=========     "):
+            break
+        if am := _FAULT_AT.match(ln):
+            at = f"{am.group(1)} at {am.group(2)}"
+        elif bm := _FAULT_BY.match(ln):
+            launched = f"(launched at {bm.group(4)})"
+            thread = f"kernel '{bm.group(3)}' block {bm.group(2)} {launched} thread {bm.group(1)}"
+    return f"memcheck: {kind}: {at}" + (f"; in {thread}" if thread else "")
+
+
+def _shown_by_runtime(lines: list[str], start: int) -> bool:
+    """Whether the AddressSanitizer report at ``start`` is a device fault the runtime also printed."""
+    for ln in lines[start + 1 :]:
+        if "ERROR: AddressSanitizer" in ln or "runtime error:" in ln:
+            return False
+        if ln.startswith("========= ") or ln == "=========":  # not AddressSanitizer's rule of "="
+            return True
+    return False
+
+
 def parse_findings(mode: str, out: str) -> list[str]:
     """The findings (one line each) in a simulated program's output ``out`` for ``mode``."""
     lines = out.splitlines()
@@ -118,8 +160,13 @@ def parse_findings(mode: str, out: str) -> list[str]:
         if m:
             where = m.group(1)
     for i, ln in enumerate(lines):
+        if ln.startswith("========= Invalid "):
+            found.append(_device_fault(lines, i))
+            continue
         m = re.search(r"ERROR: AddressSanitizer: ([\w-]+)", ln)
         if m:
+            if _shown_by_runtime(lines, i):
+                continue
             kind = m.group(1)
             if _asan_is_host(lines, i):
                 found.append(f"memcheck: host code: {kind}: {_first_user_frame(lines, i + 1)}")

@@ -160,8 +160,10 @@ class Mode:
 
 
 # memcheck: reports do not stop the program by themselves (halt_on_error=0, kernels built with
-# -fsanitize-recover=address): the runtime stops it at a device fault with status 86 and lets
-# host-code reports pass unless host checks are on (runtime/reports.cpp).
+# -fsanitize-recover=address): at a device fault the runtime fails the launch
+# (cudaErrorLaunchFailure) and the program goes on, or stops it with status 86 when
+# SIMULATOR_STOP_ON_ERROR=1; host-code reports pass unless host checks are on
+# (runtime/reports.cpp).
 _MEMCHECK_CHECK_ENV = _env(
     ASAN_OPTIONS="detect_leaks=1:halt_on_error=0:detect_stack_use_after_return=0:exitcode=86"
     ":allocator_may_return_null=1:strict_string_checks=1",
@@ -171,6 +173,11 @@ _MEMCHECK_CHECK_ENV = _env(
     # code is judged too (run leaves both off unless asked).
     SIMULATOR_LEAK_CHECK="full",
     SIMULATOR_CHECK_HOST="1",
+    # check stops a driver at its first device fault and keeps AddressSanitizer's report with
+    # the runtime's (its --verbose prints the whole output); run goes on and shows the runtime's
+    # report only unless asked (sanitizer_env.run_child_env).
+    SIMULATOR_STOP_ON_ERROR="1",
+    SIMULATOR_MEMCHECK_RAW="1",
 )
 # As compute-sanitizer does, run's memcheck judges device code and reports device memory left
 # allocated at exit only when asked (sanitizer_env.run_child_env); host memory leaks are the
@@ -181,6 +188,8 @@ _MEMCHECK_RUN_ENV = _env(
         "ASAN_OPTIONS": _MEMCHECK_CHECK_ENV["ASAN_OPTIONS"].replace("detect_leaks=1", "detect_leaks=0"),
         "SIMULATOR_LEAK_CHECK": "no",
         "SIMULATOR_CHECK_HOST": "0",
+        "SIMULATOR_STOP_ON_ERROR": "0",
+        "SIMULATOR_MEMCHECK_RAW": "0",
     }
 )
 _TSAN_MEMORY = f":memory_limit_mb={mb}" if (mb := racecheck_memory_mb()) > 0 else ""

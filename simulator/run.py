@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from .build import DEFAULT_ARCH, SimBuildError, build_program
 from .compiler_run import launch_time_allowed
-from .findings import death_by_signal
+from .findings import death_by_signal, repeated_faults
 from .launch_filter import LaunchFilter
 from .limits import (
     TIMEOUT_GRACE_S,
@@ -83,6 +83,7 @@ class RunResult:
     status: int = 0
     stopped_by_checker: bool = False  # the sanitizer ended the program with its own status
     reports: list[str] = field(default_factory=list)  # runtime reports the program saw as CUDA errors
+    repeated: int = 0  # memcheck: device faults at a site already reported, not listed again
 
 
 def _pump(src, dst, keep: bytearray) -> None:
@@ -124,6 +125,8 @@ def run_program(
     line_buffered: bool | None = None,
     launches: LaunchFilter | None = None,
     racecheck_memory: str | None = None,
+    verbose: bool = False,
+    stop_on_error: bool = False,
 ) -> RunResult:
     """Build ``sources`` as one program for ``mode`` and run it with ``args``.
 
@@ -148,6 +151,9 @@ def run_program(
     memory only, as compute-sanitizer's racecheck, by the simulator's own detector: fast on big
     blocks) or ``"all"`` (every access, global memory too, by ThreadSanitizer); ``ValueError``
     for another value, or for any value in another mode.
+    ``verbose`` (memcheck) prints AddressSanitizer's whole report of a device fault beside the
+    runtime's compute-sanitizer-shaped one; ``stop_on_error`` (memcheck) stops the program at its
+    first device fault instead of failing the launch with cudaErrorLaunchFailure and going on.
     ``ValueError`` for a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB``/``SIMULATOR_DEVICES`` or
     ``devices`` (``simulator.limits``; ``TypeError`` for a ``devices`` that is not an int);
     :class:`ProgramInterrupted` when SIGTERM or SIGHUP arrived while the program ran (in the
@@ -159,8 +165,10 @@ def run_program(
         raise SimBuildError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
     if leak_check not in LEAK_CHECKS:
         raise ValueError(f"leak_check={leak_check!r}: give 'full' (report device leaks) or 'no'")
-    if (leak_check == "full" or check_host) and mode != "memcheck":
-        raise ValueError(f"--leak-check full and --check-host are memcheck options, not for --mode {mode}")
+    if (leak_check == "full" or check_host or stop_on_error) and mode != "memcheck":
+        raise ValueError(
+            f"--leak-check full, --check-host and --stop-on-error are memcheck options, not for --mode {mode}"
+        )
     if racecheck_memory is not None and racecheck_memory not in RACECHECK_MEMORY:
         raise ValueError(f"racecheck_memory={racecheck_memory!r}: give 'shared' or 'all'")
     if racecheck_memory is not None and mode != "racecheck":
@@ -183,7 +191,10 @@ def run_program(
     err = stderr if stderr is not None else sys.stderr.buffer
     if line_buffered is None:
         line_buffered = _is_terminal(out) or environ.get("SIMULATOR_LINE_BUFFERED") == "1"
-    env = {**run_child_env(mode, limit, leak_check, check_host, ndevices, line_buffered), **filter_env}
+    env = {
+        **run_child_env(mode, limit, leak_check, check_host, ndevices, line_buffered, verbose, stop_on_error),
+        **filter_env,
+    }
     for stream in (out, err):
         try:
             stream.flush()
@@ -227,7 +238,8 @@ def run_program(
     for t in pumps:
         t.join(timeout=5)
     findings, reports = [], []
-    for f in row.findings(kept_err.decode(errors="replace")):
+    err_text = kept_err.decode(errors="replace")
+    for f in row.findings(err_text):
         # In `fast` mode the program runs as on a GPU: what the runtime reports it also returns
         # to the program as a CUDA error, so the program's own status decides. A failed device
         # assert or a launch past the time limit is CUDA behaviour (710, 702) in every mode.
@@ -250,4 +262,6 @@ def run_program(
         status = rc if rc != 0 else 1
     else:
         status = rc
-    return RunResult(mode, rc, findings, timed_out, status, rc in row.stop_statuses, reports)
+    return RunResult(
+        mode, rc, findings, timed_out, status, rc in row.stop_statuses, reports, repeated_faults(err_text)
+    )

@@ -72,6 +72,7 @@ struct PlainBlock {
     dim3 dim;           // blockDim
     const std::atomic<bool>* timed_out;  // set when the launch runs past its time limit
     int* first = nullptr;  // memcheck and racecheck: the thread each region's loop starts with
+    const bool* failed = nullptr;  // memcheck: the block has faulted (Block::failed); no further thread runs
 };
 
 // memcheck and the shared-memory race check run block loops in the order of fibers, which
@@ -167,6 +168,11 @@ SIM_DEVICE_FMA_TARGET SIM_LOOP_UNCHECKED static inline void for_each_plain_threa
         *running = at;
         *linear = t;
         body();
+#if defined(__SANITIZE_ADDRESS__)
+        // A memory fault fails the block (reports.cpp): its other threads do not run, so that a
+        // wild write is not repeated by each of them.
+        if (b.failed != nullptr && *b.failed) return;
+#endif
         t = t + 1 == n ? 0 : t + 1;
         if (++at.x < dim.x) continue;  // the index counts on without a division per thread
         at.x = 0;

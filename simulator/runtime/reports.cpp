@@ -16,6 +16,9 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <iterator>
+#include <set>
+#include <vector>
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
@@ -295,14 +298,211 @@ void say_where() {
     }
 }
 
+// How memcheck shows a device fault: as compute-sanitizer, one block naming the access, the
+// kernel, block and thread, the program's frames and the address against the nearest
+// allocation; AddressSanitizer's own report only with SIMULATOR_MEMCHECK_RAW=1 (`run --verbose`).
+// The faulting launch then fails with cudaErrorLaunchFailure and the program goes on, unless
+// SIMULATOR_STOP_ON_ERROR=1 (`run --stop-on-error`, and `check`) stops it at the first.
+// Unset (a library loaded from Python): the program stops at a fault and the sanitizer's reports
+// are shown as they are, beside the runtime's.
+const bool g_show_raw = !env_is("SIMULATOR_MEMCHECK_RAW", "0");
+const bool g_stop_on_error = !env_is("SIMULATOR_STOP_ON_ERROR", "0");  // unset: stop, as before
+__thread bool tl_device_report = false;  // AddressSanitizer reports a device fault of this thread now
+std::mutex g_fault_mu;
+std::set<std::string> g_fault_sites;  // kind, access and program frame of each fault shown: one per site
+int g_faults_repeated = 0;            // faults at a site already shown
+
+// The program's frames (``FUNC in FILE:LINE``) in AddressSanitizer's report ``text``: its first
+// stack, without the runtime's, the toolkit's and the system's frames.
+std::vector<std::string> program_frames(const char* text) {
+    std::vector<std::string> frames;
+    const char* at = std::strstr(text, "    #0 ");
+    for (const char* ln = at; ln != nullptr && std::strncmp(ln, "    #", 5) == 0;) {
+        const char* end = std::strchr(ln, '\n');
+        std::string line(ln, end == nullptr ? std::strlen(ln) : (size_t)(end - ln));
+        const size_t in = line.find(" in ");
+        const size_t space = line.rfind(' ');
+        if (in != std::string::npos && space > in + 4) {
+            std::string func = line.substr(in + 4, space - in - 4);
+            std::string file = line.substr(space + 1);
+            const size_t col = file.find(':');
+            // FILE:LINE:COL -> FILE:LINE; a frame without a source line names its module in ().
+            if (col != std::string::npos && file[0] == '/' && !runtime_file(file.c_str())) {
+                const size_t col2 = file.find(':', col + 1);
+                frames.push_back(func + " in " + file.substr(0, col2));
+            }
+        }
+        ln = end == nullptr ? nullptr : end + 1;
+    }
+    return frames;
+}
+
+// Whether the heap block at ``start`` is a block's shared memory: the runtime's first frame in
+// its allocation stack is the shared-memory allocator's (device_api.cpp, mode_hooks.h), not
+// cudaMalloc's or the device heap's.
+bool shared_block(void* start) {
+    void* trace[16];
+    int tid = 0;
+    const size_t n = __asan_get_alloc_stack(start, trace, 16, &tid);
+    for (size_t i = 0; i < n; ++i) {
+        char file[1024];
+        file[0] = '\0';
+        __sanitizer_symbolize_pc(static_cast<char*>(trace[i]) - (i == 0 ? 0 : 1), "%s", file, sizeof file);
+        if (file[0] != '/') continue;  // the sanitizer's own frames (malloc)
+        return std::strstr(file, "runtime/device_api.cpp") != nullptr ||
+               std::strstr(file, "runtime/mode_hooks.h") != nullptr;
+    }
+    return false;
+}
+
+// "is N bytes after the end of a SIZE-byte NOUN at 0x..", or before, or inside it.
+std::string relative(uintptr_t addr, uintptr_t start, size_t size, const char* noun, const char* tail) {
+    char buf[256];
+    if (addr < start) {
+        std::snprintf(buf, sizeof buf, "is %zu bytes before a %zu-byte %s at 0x%lx%s", (size_t)(start - addr), size,
+                      noun, (unsigned long)start, tail);
+    } else if (addr < start + size) {
+        std::snprintf(buf, sizeof buf, "is %zu bytes inside a %zu-byte %s at 0x%lx%s", (size_t)(addr - start), size,
+                      noun, (unsigned long)start, tail);
+    } else {
+        std::snprintf(buf, sizeof buf, "is %zu bytes after the end of a %zu-byte %s at 0x%lx%s",
+                      (size_t)(addr - start - size), size, noun, (unsigned long)start, tail);
+    }
+    return buf;
+}
+
+// Where ``addr`` lies, and in which memory space (``*space``): against the heap block
+// AddressSanitizer blames (a device allocation, a block's shared memory, a freed buffer), a
+// __device__ variable, a thread's stack, else the nearest device allocation.
+std::string address_place(uintptr_t addr, const char* kind_of_fault, const char** space) {
+    char name[128];
+    name[0] = '\0';
+    void* region = nullptr;
+    size_t size = 0;
+    const char* kind = __asan_locate_address(reinterpret_cast<void*>(addr), name, sizeof name, &region, &size);
+    const uintptr_t start = reinterpret_cast<uintptr_t>(region);
+    if (kind != nullptr && std::strcmp(kind, "stack") == 0) {
+        *space = "__local__";
+        return "is in the thread's local memory (its stack)";
+    }
+    if (kind != nullptr && std::strcmp(kind, "global") == 0 && region != nullptr) {
+        const std::string tail = name[0] != '\0' ? std::string(" ('") + name + "')" : std::string();
+        return relative(addr, start, size, "variable", tail.c_str());
+    }
+    if (kind != nullptr && std::strcmp(kind, "heap") == 0 && region != nullptr) {
+        bool device = false;
+        {
+            std::lock_guard<std::mutex> lock(g_state_mu);
+            auto it = g_allocs.find(start);
+            if (it != g_allocs.end()) {
+                device = true;
+                size = it->second;  // the size the program asked for
+            }
+        }
+        if (!device && shared_block(region)) *space = "__shared__";
+        const char* tail = std::strstr(kind_of_fault, "free") != nullptr     ? " that was freed"
+                           : std::strstr(kind_of_fault, "poison") != nullptr ? " that is not allocated now"
+                                                                             : "";
+        return relative(addr, start, size, device ? "allocation" : "block", tail);
+    }
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    auto next = g_allocs.upper_bound(addr);
+    if (next != g_allocs.begin()) {
+        auto before = std::prev(next);
+        if (next == g_allocs.end() || addr - before->first < next->first - addr) next = before;
+    }
+    if (next == g_allocs.end()) return "is not near any device allocation";
+    return relative(addr, next->first, next->second, "allocation", " (the nearest)");
+}
+
+// Prints the fault AddressSanitizer reported in ``text`` as compute-sanitizer would, once per
+// site; the launch fails (cudaErrorLaunchFailure) and stops running further blocks.
+void report_device_fault(const char* text) {
+    Block* b = current_block();
+    Fiber* f = current_fiber();
+    if (b == nullptr || f == nullptr) return;
+    const char* k = std::strstr(text, "ERROR: AddressSanitizer: ");
+    std::string kind = "memory error";
+    if (k != nullptr) {
+        k += std::strlen("ERROR: AddressSanitizer: ");
+        kind.assign(k, std::strcspn(k, " \n"));
+    }
+    const std::vector<std::string> frames = program_frames(text);
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(__asan_get_report_address());
+    const size_t size = __asan_get_report_access_size();
+    const bool write = __asan_get_report_access_type() != 0;
+    const std::string site = kind + (write ? " write " : " read ") + (frames.empty() ? "" : frames[0]);
+    const char* space = "__global__";
+    const std::string place = addr != 0 ? address_place(addr, kind.c_str(), &space) : "";
+    {
+        std::lock_guard<std::mutex> lock(g_fault_mu);
+        if (!g_fault_sites.insert(site).second) {
+            ++g_faults_repeated;
+            if (g_show_raw && !quiet()) {
+                std::lock_guard<std::mutex> out_lock(g_report_mu);
+                std::fputs("=========     (the report above repeats a fault shown before)\n", stderr);
+            }
+            fail_block(b);
+            return;
+        }
+    }
+    if (quiet()) {
+        fail_block(b);
+        return;
+    }
+    std::string out;
+    char line[1024];
+    if (size != 0) {
+        std::snprintf(line, sizeof line, "========= Invalid %s %s of size %zu bytes (%s)\n", space,
+                      write ? "write" : "read", size, kind.c_str());
+    } else {
+        std::snprintf(line, sizeof line, "========= Invalid %s access (%s)\n", space, kind.c_str());
+    }
+    out += line;
+    out += "=========     at " + (frames.empty() ? std::string("source line unknown") : frames[0]) + "\n";
+    std::snprintf(line, sizeof line,
+                  "=========     by thread %s in block (%u,%u,%u) of kernel '%s' launched at %s:%d\n",
+                  tid_str(*f).c_str(), b->idx.x, b->idx.y, b->idx.z, b->launch->name, b->launch->file, b->launch->line);
+    out += line;
+    if (addr != 0) {
+        std::snprintf(line, sizeof line, "=========     Address 0x%lx %s\n", (unsigned long)addr, place.c_str());
+        out += line;
+    }
+    // Frames from the launch's own line on are the host code that launched the kernel (when
+    // the block runs on the launching thread); the translated launch's lambda is left out.
+    char launch_at[1100];
+    std::snprintf(launch_at, sizeof launch_at, " in %s:%d", b->launch->file, b->launch->line);
+    bool host = false;
+    for (size_t i = 1; i < frames.size(); ++i) {
+        const std::string& fr = frames[i];
+        const bool at_launch = fr.size() >= std::strlen(launch_at) &&
+                               fr.compare(fr.size() - std::strlen(launch_at), std::string::npos, launch_at) == 0;
+        if (at_launch && !host) {
+            host = true;
+            out += "=========     Host frames of the launch:\n";
+        }
+        if (host && fr.compare(0, 10, "operator()") == 0) continue;
+        out += (host ? "=========         " : "=========     called from ") + fr + "\n";
+    }
+    out += "=========\n";
+    {
+        std::lock_guard<std::mutex> lock(g_report_mu);
+        std::fputs(out.c_str(), stderr);
+        std::fflush(stderr);
+    }
+    fail_block(b);
+}
+
 void say_host(const char* where_) {
     report("memcheck: host code: the report %s is from host code (not a kernel); it is judged because "
            "host checks were asked for (--check-host)",
            where_);
 }
 
-// The sanitizers' report fd: /dev/null while a host report is hidden, else stderr.
-void set_report_fd(void* handle, bool hide) {
+// The sanitizers' report fd: /dev/null while a host report is hidden, else stderr; for
+// AddressSanitizer /dev/null by default too when its raw reports are not shown (but ``show``).
+void set_report_fd(void* handle, bool hide, bool show = false) {
+    hide = hide || (handle == nullptr && !g_show_raw && !show);
     typedef void (*SetFd)(void*);
     SetFd set = reinterpret_cast<SetFd>(handle == nullptr ? dlsym(RTLD_DEFAULT, "__sanitizer_set_report_fd")
                                                           : dlsym(handle, "__sanitizer_set_report_fd"));
@@ -337,15 +537,19 @@ void on_death() {
                "run with --check-host to see it");
         return;
     }
-    say_where();
+    if (!tl_device_report) say_where();  // a device fault is named by its own block
 }
 
 // After AddressSanitizer printed a report (also in a library loaded from Python).
-void on_asan_report(const char*) {
+void on_asan_report(const char* text) {
     if (in_device_code() && !tl_hidden_report) {
-        say_where();
-        // run/check set halt_on_error=0 so host reports can go on; a device fault still stops.
-        _exit(kDeviceFaultStatus);
+        if (tl_device_report && !g_show_raw) set_report_fd(nullptr, false);
+        tl_device_report = true;
+        report_device_fault(text);
+        // run/check set halt_on_error=0: the thread goes on to its next switch, where its
+        // block ends; the launch runs no further blocks and returns cudaErrorLaunchFailure.
+        if (g_stop_on_error) _exit(kDeviceFaultStatus);
+        return;
     }
     if (tl_hidden_report) {  // hidden by __asan_on_error: the program goes on
         tl_hidden_report = false;
@@ -364,6 +568,7 @@ void on_asan_report(const char*) {
 // UBSan is a separate runtime library under GCC, with its own death callback.
 struct DeathHook {
     DeathHook() {
+        if (!g_show_raw) set_report_fd(nullptr, true);  // AddressSanitizer's banner comes before its hooks
         __sanitizer_set_death_callback(on_death);
         __asan_set_error_report_callback(on_asan_report);
         if (void* ubsan = ubsan_handle()) {
@@ -373,6 +578,10 @@ struct DeathHook {
         }
     }
     ~DeathHook() {
+        if (g_faults_repeated > 0 && !quiet()) {
+            report("memcheck: note: %d more device fault(s) at sites already shown were not printed",
+                   g_faults_repeated);
+        }
         if (int n = g_unchecked_reports.load()) {
             report("memcheck: note: %d sanitizer report(s) from launches that were not checked were not shown "
                    "(the kernel filters: --kernel-name, --kernel-name-exclude, --launch-skip, --launch-count)",
@@ -459,8 +668,18 @@ __attribute__((visibility("default"))) void __asan_on_error() {
         __sim::hide_report(nullptr, __sim::g_unchecked_reports);
         return;
     }
-    if (__sim::in_device_code()) return;
-    if (!__sim::g_check_host) __sim::hide_report(nullptr, __sim::g_host_reports);
+    if (__sim::in_device_code()) {
+        // The runtime prints the fault in compute-sanitizer's shape (report_device_fault);
+        // AddressSanitizer's report, with the runtime's frames, only when asked for.
+        __sim::tl_device_report = true;
+        if (!__sim::g_show_raw) __sim::set_report_fd(nullptr, true);
+        return;
+    }
+    if (!__sim::g_check_host) {
+        __sim::hide_report(nullptr, __sim::g_host_reports);
+    } else {
+        __sim::set_report_fd(nullptr, false, true);
+    }
 }
 
 __attribute__((visibility("default"))) void __ubsan_on_report() {

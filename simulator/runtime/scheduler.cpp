@@ -342,7 +342,7 @@ void run_block_plain(Block* b) {
     if (sigsetjmp(wk->plain_exit, 0) == 0) {
         Launch* L = b->launch;
         int first = 0;  // block loops: the thread each round starts with (launch.h)
-        const PlainBlock pb{&f->thread_idx, &f->linear, L->spec.block, &L->timed_out, &first};
+        const PlainBlock pb{&f->thread_idx, &f->linear, L->spec.block, &L->timed_out, &first, &b->failed};
         if (L->block_loops) {
             // The kernel once for the whole block: its rewritten body loops over the threads
             // between barriers (simulator/block_loops.py) and finds the block here.

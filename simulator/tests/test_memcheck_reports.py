@@ -1,0 +1,211 @@
+"""memcheck's reports of device faults under ``run``: compute-sanitizer's shape (the access, the
+kernel, block and thread, the program's line, the address against the nearest allocation, the
+program's frames only), AddressSanitizer's own report only with ``--verbose``; the faulting
+launch returns cudaErrorLaunchFailure and the program goes on through its own error handling
+(``--stop-on-error`` stops it at the first fault), with every finding counted at exit."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from simulator.findings import parse_findings, repeated_faults
+
+from .conftest import line_of, run_cli, run_findings
+
+# One block of 128 threads writes a[threadIdx.x] into a 100-int buffer: thread 100 is the first
+# past the end. The program checks the launch itself, as a CUDA program does.
+OOB = textwrap.dedent(
+    """\
+    #include <cstdio>
+    __global__ void write_all(int* a) {
+        int i = threadIdx.x;
+        a[i] = i;  // PLANT-OOB
+        if (i >= 100) printf("ran past the end: %d\\n", i);
+    }
+    int main() {
+        int* a;
+        cudaMalloc(&a, 100 * sizeof(int));
+        write_all<<<1, 128>>>(a);  // LAUNCH
+        cudaError_t e = cudaDeviceSynchronize();
+        std::printf("sync: %s\\n", cudaGetErrorString(e));
+        std::printf("again: %s\\n", cudaGetErrorName(cudaDeviceSynchronize()));
+        std::printf("after\\n");
+        return 0;
+    }
+    """
+)
+
+# One thread writes past the end 1000 times at one line.
+LOOP = textwrap.dedent(
+    """\
+    #include <cstdio>
+    __global__ void spray(int* a, int n) {
+        for (int k = 0; k < 1000; ++k) a[n + k % 4] = k;  // PLANT-LOOP
+    }
+    int main() {
+        int* a;
+        cudaMalloc(&a, 16 * sizeof(int));
+        spray<<<1, 1>>>(a, 16);
+        std::printf("spray: %s\\n", cudaGetErrorName(cudaDeviceSynchronize()));
+        return 0;
+    }
+    """
+)
+
+# A kernel reads a buffer freed before its launch.
+UAF = textwrap.dedent(
+    """\
+    #include <cstdio>
+    __global__ void read_freed(const int* a, int* out) {
+        out[threadIdx.x] = a[3];  // PLANT-UAF
+    }
+    int main() {
+        int *a, *out;
+        cudaMalloc(&a, 16 * sizeof(int));
+        cudaMalloc(&out, 4 * sizeof(int));
+        cudaFree(a);
+        read_freed<<<1, 4>>>(a, out);
+        std::printf("read: %s\\n", cudaGetErrorName(cudaDeviceSynchronize()));
+        return 0;
+    }
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def oob(tmp_path_factory):
+    src = tmp_path_factory.mktemp("memcheck_reports") / "oob.cu"
+    src.write_text(OOB)
+    return src
+
+
+def _fault_blocks(stderr: str) -> list[list[str]]:
+    """The compute-sanitizer-shaped fault reports in ``stderr``, each as its lines."""
+    blocks, cur = [], None
+    for ln in stderr.splitlines():
+        if ln.startswith("========= Invalid "):
+            cur = [ln]
+            blocks.append(cur)
+        elif cur is not None and ln.startswith("=========     "):
+            cur.append(ln)
+        else:
+            cur = None
+    return blocks
+
+
+def test_oob_write_reads_as_compute_sanitizer_and_the_program_goes_on(oob):
+    proc = run_cli("run", "--mode", "memcheck", str(oob))
+    assert proc.returncode == 1, proc.stderr  # the program's own 0, made 1 by the finding
+    # The faulting thread ran to its end, and no thread after it; the launch failed as on a GPU
+    # under compute-sanitizer, and the error is sticky.
+    out = proc.stdout.splitlines()
+    assert out[0] == "ran past the end: 100", proc.stdout
+    assert out[1].startswith("sync: unspecified launch failure"), proc.stdout
+    assert out[2:] == ["again: cudaErrorLaunchFailure", "after"], proc.stdout
+    blocks = _fault_blocks(proc.stderr)
+    assert len(blocks) == 1, proc.stderr
+    head, *rest = blocks[0]
+    assert head == "========= Invalid __global__ write of size 4 bytes (heap-buffer-overflow)"
+    assert rest[0] == f"=========     at write_all(int*) in {oob}:{line_of(oob, 'PLANT-OOB')}", rest
+    launch = line_of(oob, "LAUNCH")
+    by = "=========     by thread (100,0,0) in block (0,0,0) of kernel 'write_all' launched at "
+    assert rest[1] == f"{by}{oob}:{launch}", rest
+    after_end = "is 0 bytes after the end of a 400-byte allocation at 0x"
+    assert any(ln.startswith("=========     Address 0x") and after_end in ln for ln in rest), rest
+    # The program's frames only: nothing of the runtime, the C++ library or AddressSanitizer.
+    assert "AddressSanitizer" not in proc.stderr and "Shadow byte" not in proc.stderr
+    for noise in ("launch.h", "scheduler.cpp", "std::apply", "invoke.h", "libc", "====================="):
+        assert noise not in proc.stderr, noise
+    assert run_findings(proc.stderr) == [
+        f"memcheck: heap-buffer-overflow: write_all(int*) at {oob}:{line_of(oob, 'PLANT-OOB')}; in kernel "
+        f"'write_all' block (0,0,0) (launched at {oob}:{launch}) thread (100,0,0)"
+    ]
+    assert proc.stderr.rstrip().endswith("========= ERROR SUMMARY: 1 error"), proc.stderr
+
+
+def test_verbose_shows_address_sanitizers_report_too(oob):
+    proc = run_cli("run", "--mode", "memcheck", "--verbose", str(oob))
+    assert proc.returncode == 1, proc.stderr
+    assert "ERROR: AddressSanitizer: heap-buffer-overflow" in proc.stderr
+    assert "Shadow byte legend" in proc.stderr
+    assert len(_fault_blocks(proc.stderr)) == 1
+    assert len(run_findings(proc.stderr)) == 1, proc.stderr  # the raw report is not a second finding
+    assert "after" in proc.stdout
+
+
+def test_stop_on_error_stops_at_the_first_fault(oob):
+    proc = run_cli("run", "--mode", "memcheck", "--stop-on-error", str(oob))
+    assert proc.returncode == 86, proc.stderr
+    assert proc.stdout == ""  # stopped inside the launch: the program's own lines never ran
+    assert len(_fault_blocks(proc.stderr)) == 1
+    assert "stopped by memcheck" in proc.stderr
+    assert len(run_findings(proc.stderr)) == 1
+
+
+def test_stop_on_error_is_a_memcheck_option(oob):
+    proc = run_cli("run", "--mode", "synccheck", "--stop-on-error", str(oob))
+    assert proc.returncode == 2
+    assert "--stop-on-error" in proc.stderr and "--mode memcheck" in proc.stderr
+
+
+def test_a_fault_repeated_in_a_loop_is_shown_once(tmp_path):
+    src = tmp_path / "spray.cu"
+    src.write_text(LOOP)
+    proc = run_cli("run", "--mode", "memcheck", str(src))
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == "spray: cudaErrorLaunchFailure\n"
+    blocks = _fault_blocks(proc.stderr)
+    assert len(blocks) == 1, proc.stderr
+    assert blocks[0][1].endswith(f" in {src}:{line_of(src, 'PLANT-LOOP')}"), blocks[0]
+    assert "is 0 bytes after the end of a 64-byte allocation" in "\n".join(blocks[0])
+    assert "========= ERROR SUMMARY: 1 error" in proc.stderr
+
+
+def test_a_use_after_free_names_the_freed_block(tmp_path):
+    src = tmp_path / "uaf.cu"
+    src.write_text(UAF)
+    proc = run_cli("run", "--mode", "memcheck", str(src))
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == "read: cudaErrorLaunchFailure\n"
+    blocks = _fault_blocks(proc.stderr)
+    assert len(blocks) == 1, proc.stderr
+    head, at, by, *rest = blocks[0]
+    assert head == "========= Invalid __global__ read of size 4 bytes (heap-use-after-free)"
+    assert at == f"=========     at read_freed(int const*, int*) in {src}:{line_of(src, 'PLANT-UAF')}"
+    assert by.startswith("=========     by thread (0,0,0) in block (0,0,0) of kernel 'read_freed'")
+    inside = "is 12 bytes inside a 64-byte block at 0x"
+    assert any(inside in ln and ln.endswith("that was freed") for ln in rest), rest
+
+
+def test_the_parser_reads_a_fault_block_once_beside_its_raw_report():
+    """A raw AddressSanitizer report followed by the runtime's block (``--verbose``, ``check``) is
+    one finding; a raw report with no block after it (host code) stays a finding of its own."""
+    out = "\n".join(
+        [
+            "==1==ERROR: AddressSanitizer: heap-use-after-free on address 0x8 at pc 0x3",
+            "    #0 0x3 in main /src/a.cu:7",
+            "simulator: memcheck: host code: the report above is from host code (not a kernel); it is judged",
+            "=" * 65,
+            "==1==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x10 at pc 0x1",
+            "    #0 0x1 in k(int*) /src/a.cu:4",
+            "========= Invalid __global__ write of size 4 bytes (heap-buffer-overflow)",
+            "=========     at k(int*) in /src/a.cu:4",
+            "=========     by thread (7,0,0) in block (2,0,0) of kernel 'k' launched at /src/a.cu:9",
+            "=========     Address 0x10 is 0 bytes after the end of a 4-byte allocation at 0xc",
+            "=========",
+            "=" * 65,
+            "==1==ERROR: AddressSanitizer: heap-use-after-free on address 0x20 at pc 0x2",
+            "    #0 0x2 in main /src/a.cu:12",
+            "simulator: memcheck: host code: the report above is from host code (not a kernel); it is judged",
+        ]
+    )
+    assert parse_findings("memcheck", out) == [
+        "memcheck: host code: heap-use-after-free: main at /src/a.cu:7",
+        "memcheck: heap-buffer-overflow: k(int*) at /src/a.cu:4; in kernel 'k' block (2,0,0) "
+        "(launched at /src/a.cu:9) thread (7,0,0)",
+        "memcheck: host code: heap-use-after-free: main at /src/a.cu:12",
+    ]
+    note = "simulator: memcheck: note: 3 more device fault(s) at sites already shown were not printed"
+    assert repeated_faults(out + "\n" + note) == 3 and repeated_faults(out) == 0
