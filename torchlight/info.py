@@ -9,8 +9,7 @@ import platform
 import shutil
 from collections.abc import Callable
 
-from .build_kernels import KernelBuildError, find_nvcc
-from .simulator.host import cpu_count, find_cxx
+from .build_kernels import KernelBuildError, find_nvcc, simulator_package
 
 PACKAGES = ("numpy", "numba", "numba-cuda", "llvmlite", "nvidia-cuda-nvrtc", "nvidia-cuda-nvrtc-cu12")
 
@@ -102,11 +101,21 @@ def kernel_library_status() -> list[str]:
     return lines
 
 
+def _host():
+    """The simulator's ``host`` module: the one CPU count and C++ compiler lookup of the repository.
+
+    Reached through ``simulator_package`` because a source checkout has no ``torchlight/simulator``
+    folder (the wheel maps the repository's ``simulator/`` there).
+    """
+    simulator_package()
+    return importlib.import_module("torchlight.simulator.host")
+
+
 def report() -> str:
     """The whole info text."""
     lines = ["torchlight " + __import__("torchlight").__version__, ""]
     lines += [f"{name:24s} {version}" for name, version in package_versions().items()]
-    lines += ["", f"{'platform':24s} {platform.platform()}", f"{'cpus':24s} {cpu_count()}"]
+    lines += ["", f"{'platform':24s} {platform.platform()}", f"{'cpus':24s} {_host().cpu_count()}"]
     lines += ["", "backends:"]
     for name, (ok, why) in backend_status().items():
         lines.append(f"  {name:8s} {'usable' if ok else 'unavailable'}" + ("" if ok else f"  ({why})"))
@@ -119,7 +128,7 @@ def report() -> str:
     lines.append(f"  nvcc     {nvcc or 'not found (kernels tier and nvcc kernel build unavailable)'}")
     lines.append(f"  ptxas    {shutil.which('ptxas') or 'not on PATH'}")
     no_cxx = "none (g++, c++ or clang++ on PATH, or $CXX): simulator unavailable"
-    lines.append(f"  c++      {find_cxx() or no_cxx}")
+    lines.append(f"  c++      {_host().find_cxx() or no_cxx}")
     lines += ["", *gpu_status(), "", *kernel_library_status()]
     return "\n".join(lines)
 
