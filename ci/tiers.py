@@ -152,7 +152,7 @@ TIERS: dict[str, Tier] = {
             # Tests marked `kernels` need nvcc: the kernels tier runs them, so every machine (and
             # the cpu image, which has no CUDA toolkit) runs the same cpu-tier tests.
             markers="not kernels",
-            extras=".[numba,test]",
+            extras=".[numba,plots,test]",
             packages=HARNESS_TEST_TOOLS,
             env={"TORCHLIGHT_TEST_TIER": "cpu", "NUMBA_ENABLE_CUDASIM": "0"},
         ),
