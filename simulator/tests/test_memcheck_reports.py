@@ -12,7 +12,7 @@ import pytest
 
 from simulator.findings import parse_findings, repeated_faults
 
-from .conftest import line_of, run_cli, run_findings
+from .conftest import KERNELS, line_of, run_cli, run_findings
 
 # One block of 128 threads writes a[threadIdx.x] into a 100-int buffer: thread 100 is the first
 # past the end. The program checks the launch itself, as a CUDA program does.
@@ -394,3 +394,34 @@ def test_the_parser_reads_an_undefined_behaviour_block_once_beside_its_raw_repor
     assert parse_findings("memcheck", "\n".join(inside))[0].startswith(
         "memcheck: undefined behaviour: division by zero k(int*) at /src/x.cu:7; in kernel 'k'"
     )
+
+
+@pytest.mark.parametrize(
+    "source,entry,marker,raw",
+    [
+        ("planted_offbyone.cu", "planted_offbyone", "PLANT", "ERROR: AddressSanitizer: heap-buffer-overflow"),
+        # A fixed-size __shared__ array read past its end: UBSan's bounds check, then AddressSanitizer.
+        (
+            "planted_shared_oob.cu",
+            "planted_shared_oob",
+            "PLANT: static",
+            "runtime error: index 64 out of bounds",
+        ),
+    ],
+)
+def test_check_shows_the_sanitizers_report_only_with_verbose(source, entry, marker, raw):
+    src = KERNELS / source
+    findings = {}
+    for verbose in (False, True):
+        proc = run_cli("check", str(src), "--entry", entry, "--mode", "memcheck", *(["--verbose"] * verbose))
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        output = "\n".join(
+            ln.removeprefix("  | ") for ln in proc.stdout.splitlines() if ln.startswith("  | ")
+        )
+        findings[verbose] = [ln for ln in proc.stdout.splitlines() if ln.startswith("  memcheck: ")]
+        # One runtime block per finding; the sanitizer's own report only with --verbose.
+        assert len(_fault_blocks(output)) + len(_ub_blocks(output)) == len(findings[verbose]), proc.stdout
+        assert (raw in output) == verbose, proc.stdout
+    # The same findings either way, the first naming the planted line.
+    assert findings[False] == findings[True] and findings[False], findings
+    assert f"{src}:{line_of(src, marker)}" in findings[False][0]
