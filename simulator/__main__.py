@@ -66,7 +66,11 @@ def _parser() -> argparse.ArgumentParser:
         f"a mode is stopped up to {TIMEOUT_GRACE_S:g} s later; each compiler run of the build may take "
         "600 s or S, whichever is longer ($SIMULATOR_BUILD_TIMEOUT sets it)",
     )
-    c.add_argument("--verbose", action="store_true", help="print the full sanitizer output")
+    c.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print the full sanitizer output (memcheck: with the sanitizers' own reports of device faults)",
+    )
     r = sub.add_parser(
         "run",
         help="build a whole program (its own main) and run it; arguments after -- go to the program",
@@ -335,7 +339,15 @@ def _command(args, program_args: list[str]) -> int:
         modes = CHECK_MODES if args.mode == "all" else (args.mode,)
         failed = False
         for mode in modes:
-            res = run_check(args.sources, args.entry, mode, args.timeout, arch=args.arch, devices=devices)
+            res = run_check(
+                args.sources,
+                args.entry,
+                mode,
+                args.timeout,
+                arch=args.arch,
+                devices=devices,
+                verbose=args.verbose,
+            )
             if res.ok:
                 print(f"{mode}: clean ({args.entry} returned 0)")
                 continue

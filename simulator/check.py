@@ -49,13 +49,15 @@ def run_check(
     timeout: float | None = None,
     arch: int = DEFAULT_ARCH,
     devices: int | None = None,
+    verbose: bool = False,
 ) -> CheckResult:
     """Build ``sources`` for ``mode``, run ``entry`` in a child process and collect findings.
 
     ``timeout`` (default: ``SIMULATOR_TIMEOUT``, see ``simulator.limits``; 0: none) is the limit
     per launch, passed to the child; the mode as a whole is stopped up to ``TIMEOUT_GRACE_S``
     seconds after it. ``devices`` is the number of modelled GPUs the entry sees (1 to 16;
-    default: ``SIMULATOR_DEVICES``, else 1), as for ``run_program``.
+    default: ``SIMULATOR_DEVICES``, else 1), as for ``run_program``. ``verbose`` (memcheck) keeps
+    the sanitizers' own reports of device code beside the runtime's compute-sanitizer-shaped ones.
     """
     if mode not in CHECK_MODES:
         raise SimBuildError(f"unknown mode '{mode}' for check: choose one of {', '.join(CHECK_MODES)}")
@@ -67,7 +69,7 @@ def run_check(
     with launch_time_allowed(limit):  # a compiler run may take as long as a launch
         exe = build_executable(sources, entry, row.check_build, arch)
     grace = grace_after(limit)
-    env = check_child_env(mode, limit, ndevices)
+    env = check_child_env(mode, limit, ndevices, verbose)
     # The entry, and every process it starts, ends with the check (supervise.start_tree).
     proc = start_tree(
         [str(exe)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env

@@ -140,6 +140,46 @@ def _device_fault(lines: list[str], start: int) -> str:
     return f"memcheck: {kind}: {at}" + (f"; in {thread}" if thread else "")
 
 
+_UB = "========= Undefined behaviour: "
+_UB_INSIDE_RUNTIME = "=========     inside the simulator's runtime at "
+
+
+def _device_ub(lines: list[str], start: int) -> str:
+    """The one-line finding of the undefined-behaviour block at ``start``, as from UBSan's report.
+
+    UBSan's line when it is the program's, else the program's frame that called the runtime.
+    """
+    what = lines[start].removeprefix(_UB)
+    func, where, thread, inside_runtime = "", "", "", False
+    for ln in lines[start + 1 : start + 40]:
+        if not ln.startswith("=========     "):
+            break
+        if am := _FAULT_AT.match(ln):
+            func, where = am.group(1), am.group(2)
+        elif bm := _FAULT_BY.match(ln):
+            thread = (
+                f"kernel '{bm.group(3)}' block {bm.group(2)} (launched at {bm.group(4)}) thread {bm.group(1)}"
+            )
+        elif ln.startswith(_UB_INSIDE_RUNTIME):
+            inside_runtime = True
+    at = "source line unknown"
+    if where:
+        at = f"{func} at {where}" if inside_runtime else f"at {where}"
+    return f"memcheck: undefined behaviour: {what} {at}" + (f"; in {thread}" if thread else "")
+
+
+def _ub_shown_by_runtime(lines: list[str], at: int) -> bool:
+    """Whether UBSan's report at ``at`` follows the runtime's block of it (raw reports shown)."""
+    if at == 0 or lines[at - 1] != "=========":
+        return False
+    for j in range(at - 2, max(-1, at - 40), -1):
+        if not lines[j].startswith("========="):
+            return False
+        if lines[j].startswith(_UB):
+            return True
+    return False
+
+
 def _shown_by_runtime(lines: list[str], start: int) -> bool:
     """Whether the AddressSanitizer report at ``start`` is a device fault the runtime also printed."""
     for ln in lines[start + 1 :]:
@@ -183,8 +223,13 @@ def parse_findings(mode: str, out: str) -> list[str]:
             )
             found.append(f"memcheck: {what}: {_first_user_frame(lines, i + 1)}")
             continue
+        if ln.startswith(_UB):
+            found.append(_device_ub(lines, i))
+            continue
         m = re.search(r"(/\S+?):(\d+):\d+: runtime error: (.*)", ln)
         if m:
+            if _ub_shown_by_runtime(lines, i):
+                continue
             host, thread = _ub_label(lines, i)
             at = f"at {m.group(1)}:{m.group(2)}"
             if _runtime_frame(m.group(1)):  # inside a runtime header: name the program's line

@@ -173,11 +173,11 @@ _MEMCHECK_CHECK_ENV = _env(
     # code is judged too (run leaves both off unless asked).
     SIMULATOR_LEAK_CHECK="full",
     SIMULATOR_CHECK_HOST="1",
-    # check stops a driver at its first device fault and keeps AddressSanitizer's report with
-    # the runtime's (its --verbose prints the whole output); run goes on and shows the runtime's
-    # report only unless asked (sanitizer_env.run_child_env).
+    # check stops a driver at its first device fault; both check and run show the sanitizers'
+    # own reports of device code beside the runtime's only when asked (--verbose:
+    # sanitizer_env.check_child_env, run_child_env); run goes on after a fault.
     SIMULATOR_STOP_ON_ERROR="1",
-    SIMULATOR_MEMCHECK_RAW="1",
+    SIMULATOR_MEMCHECK_RAW="0",
 )
 # As compute-sanitizer does, run's memcheck judges device code and reports device memory left
 # allocated at exit only when asked (sanitizer_env.run_child_env); host memory leaks are the
@@ -189,7 +189,6 @@ _MEMCHECK_RUN_ENV = _env(
         "SIMULATOR_LEAK_CHECK": "no",
         "SIMULATOR_CHECK_HOST": "0",
         "SIMULATOR_STOP_ON_ERROR": "0",
-        "SIMULATOR_MEMCHECK_RAW": "0",
     }
 )
 _TSAN_MEMORY = f":memory_limit_mb={mb}" if (mb := racecheck_memory_mb()) > 0 else ""

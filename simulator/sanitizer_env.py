@@ -43,12 +43,18 @@ def _with_devices(mode_env: dict[str, str], devices: int | None) -> dict[str, st
     return mode_env if devices is None else {**mode_env, "SIMULATOR_DEVICES": str(devices)}
 
 
-def check_child_env(mode: str, limit: float, devices: int | None = None) -> dict[str, str]:
+def check_child_env(
+    mode: str, limit: float, devices: int | None = None, verbose: bool = False
+) -> dict[str, str]:
     """The environment of ``check``'s child in ``mode`` with a per-launch ``limit`` in seconds.
 
-    ``devices`` (when given) is the number of modelled GPUs, passed as ``SIMULATOR_DEVICES``.
+    ``devices`` (when given) is the number of modelled GPUs, passed as ``SIMULATOR_DEVICES``;
+    ``verbose`` (memcheck) shows the sanitizers' own reports of device code beside the runtime's.
     """
-    return _child_env(_with_devices(dict(mode_named(mode).check_env), devices), limit)
+    mode_env = dict(mode_named(mode).check_env)
+    if mode == "memcheck":
+        mode_env["SIMULATOR_MEMCHECK_RAW"] = "1" if verbose else "0"
+    return _child_env(_with_devices(mode_env, devices), limit)
 
 
 def run_child_env(

@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 
+#include <cctype>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -13,6 +14,7 @@
 #if defined(SIM_MEMCHECK)
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -415,6 +417,28 @@ std::string address_place(uintptr_t addr, const char* kind_of_fault, const char*
     return relative(addr, next->first, next->second, "allocation", " (the nearest)");
 }
 
+// The block's lines for the program's frames after the first: the device callers, then, from
+// the launch's own line on, the host code that launched the kernel (when the block runs on the
+// launching thread; the translated launch's lambda is left out); and the closing rule.
+std::string caller_frames(const std::vector<std::string>& frames, const Launch* launch) {
+    std::string out;
+    char launch_at[1100];
+    std::snprintf(launch_at, sizeof launch_at, " in %s:%d", launch->file, launch->line);
+    bool host = false;
+    for (size_t i = 1; i < frames.size(); ++i) {
+        const std::string& fr = frames[i];
+        const bool at_launch = fr.size() >= std::strlen(launch_at) &&
+                               fr.compare(fr.size() - std::strlen(launch_at), std::string::npos, launch_at) == 0;
+        if (at_launch && !host) {
+            host = true;
+            out += "=========     Host frames of the launch:\n";
+        }
+        if (host && fr.compare(0, 10, "operator()") == 0) continue;
+        out += (host ? "=========         " : "=========     called from ") + fr + "\n";
+    }
+    return out + "=========\n";
+}
+
 // Prints the fault AddressSanitizer reported in ``text`` as compute-sanitizer would, once per
 // site; the launch fails (cudaErrorLaunchFailure) and stops running further blocks.
 void report_device_fault(const char* text) {
@@ -427,7 +451,9 @@ void report_device_fault(const char* text) {
         k += std::strlen("ERROR: AddressSanitizer: ");
         kind.assign(k, std::strcspn(k, " \n"));
     }
-    const std::vector<std::string> frames = program_frames(text);
+    // The report's own stack: the text AddressSanitizer passes holds all it printed since its
+    // last report (a stack printed for an undefined-behaviour block, say) before it.
+    const std::vector<std::string> frames = program_frames(k != nullptr ? k : text);
     const uintptr_t addr = reinterpret_cast<uintptr_t>(__asan_get_report_address());
     const size_t size = __asan_get_report_access_size();
     const bool write = __asan_get_report_access_type() != 0;
@@ -468,23 +494,7 @@ void report_device_fault(const char* text) {
         std::snprintf(line, sizeof line, "=========     Address 0x%lx %s\n", (unsigned long)addr, place.c_str());
         out += line;
     }
-    // Frames from the launch's own line on are the host code that launched the kernel (when
-    // the block runs on the launching thread); the translated launch's lambda is left out.
-    char launch_at[1100];
-    std::snprintf(launch_at, sizeof launch_at, " in %s:%d", b->launch->file, b->launch->line);
-    bool host = false;
-    for (size_t i = 1; i < frames.size(); ++i) {
-        const std::string& fr = frames[i];
-        const bool at_launch = fr.size() >= std::strlen(launch_at) &&
-                               fr.compare(fr.size() - std::strlen(launch_at), std::string::npos, launch_at) == 0;
-        if (at_launch && !host) {
-            host = true;
-            out += "=========     Host frames of the launch:\n";
-        }
-        if (host && fr.compare(0, 10, "operator()") == 0) continue;
-        out += (host ? "=========         " : "=========     called from ") + fr + "\n";
-    }
-    out += "=========\n";
+    out += caller_frames(frames, b->launch);
     {
         std::lock_guard<std::mutex> lock(g_report_mu);
         std::fputs(out.c_str(), stderr);
@@ -522,6 +532,76 @@ void hide_report(void* handle, std::atomic<int>& count) {
 void* ubsan_handle() {
     static void* h = dlopen("libubsan.so.1", RTLD_NOW | RTLD_NOLOAD);
     return h;
+}
+
+// The program's frames (``FUNC in FILE:LINE``) of the calling thread's stack now, read from the
+// sanitizer's own stack trace (it unwinds the runtime's fibers), written into a memory file.
+std::vector<std::string> current_program_frames() {
+    typedef void (*SetFd)(void*);
+    SetFd set = reinterpret_cast<SetFd>(dlsym(RTLD_DEFAULT, "__sanitizer_set_report_fd"));
+    const int fd = set != nullptr ? memfd_create("sim-stack", MFD_CLOEXEC) : -1;
+    if (fd < 0) return {};
+    set(reinterpret_cast<void*>(static_cast<uintptr_t>(fd)));
+    __sanitizer_print_stack_trace();
+    set_report_fd(nullptr, false);
+    std::string text;
+    char buf[4096];
+    lseek(fd, 0, SEEK_SET);
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+    close(fd);
+    return program_frames(text.c_str());
+}
+
+// Prints the undefined behaviour UBSan (``ubsan``) is about to report in device code as
+// compute-sanitizer prints a finding: what, the program's line, the CUDA thread, the program's
+// frames; UBSan's own report follows only when raw reports are shown. UBSan reports each source
+// location once and, recovering, lets the thread go on: the launch is not failed. False when
+// UBSan does not say what it reports (its report is then labelled as before).
+bool report_device_ub(void* ubsan) {
+    typedef void (*ReportData)(const char**, const char**, const char**, unsigned*, unsigned*, char**);
+    ReportData get =
+        ubsan != nullptr ? reinterpret_cast<ReportData>(dlsym(ubsan, "__ubsan_get_current_report_data")) : nullptr;
+    Block* b = current_block();
+    Fiber* f = current_fiber();
+    if (get == nullptr || b == nullptr || f == nullptr) return false;
+    const char* issue = nullptr;
+    const char* message = nullptr;
+    const char* file = nullptr;
+    unsigned line_no = 0, col = 0;
+    char* address = nullptr;
+    get(&issue, &message, &file, &line_no, &col, &address);
+    if (message == nullptr || message[0] == '\0') return false;
+    const std::vector<std::string> frames = current_program_frames();
+    set_report_fd(ubsan, !g_show_raw);
+    if (quiet()) return true;
+    // The report data capitalises UBSan's message; its printed report does not.
+    std::string what = message;
+    what[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what[0])));
+    std::string out = "========= Undefined behaviour: " + what + "\n";
+    char line[1200];
+    const bool in_program = file != nullptr && file[0] == '/' && !runtime_file(file);
+    if (in_program) {
+        // UBSan's own line; the function is the program's innermost frame.
+        const std::string func = frames.empty() ? std::string("?") : frames[0].substr(0, frames[0].find(" in "));
+        std::snprintf(line, sizeof line, "=========     at %s in %s:%u\n", func.c_str(), file, line_no);
+        out += line;
+    } else {
+        // Inside a runtime header (a vector type's helper): the program's line that called it.
+        out += "=========     at " + (frames.empty() ? std::string("source line unknown") : frames[0]) + "\n";
+        if (file != nullptr && file[0] != '\0') {
+            std::snprintf(line, sizeof line, "=========     inside the simulator's runtime at %s:%u\n", file, line_no);
+            out += line;
+        }
+    }
+    std::snprintf(line, sizeof line,
+                  "=========     by thread %s in block (%u,%u,%u) of kernel '%s' launched at %s:%d\n",
+                  tid_str(*f).c_str(), b->idx.x, b->idx.y, b->idx.z, b->launch->name, b->launch->file, b->launch->line);
+    out += line;
+    out += caller_frames(frames, b->launch);
+    std::lock_guard<std::mutex> lock(g_report_mu);
+    std::fputs(out.c_str(), stderr);
+    std::fflush(stderr);
+    return true;
 }
 
 void on_death() {
@@ -690,6 +770,8 @@ __attribute__((visibility("default"))) void __ubsan_on_report() {
         return;
     }
     if (__sim::in_device_code()) {
+        // Printed in compute-sanitizer's shape; UBSan's report after it only when asked for.
+        if (__sim::report_device_ub(ubsan)) return;
         __sim::set_report_fd(ubsan, false);
         // UBSan prints after this hook: name the CUDA thread first. Its report then goes on
         // (halt_on_error=0 in run/check), and the finding fails the run at exit.

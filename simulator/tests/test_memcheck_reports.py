@@ -12,7 +12,7 @@ import pytest
 
 from simulator.findings import parse_findings, repeated_faults
 
-from .conftest import line_of, run_cli, run_findings
+from .conftest import KERNELS, line_of, run_cli, run_findings
 
 # One block of 128 threads writes a[threadIdx.x] into a 100-int buffer: thread 100 is the first
 # past the end. The program checks the launch itself, as a CUDA program does.
@@ -209,3 +209,219 @@ def test_the_parser_reads_a_fault_block_once_beside_its_raw_report():
     ]
     note = "simulator: memcheck: note: 3 more device fault(s) at sites already shown were not printed"
     assert repeated_faults(out + "\n" + note) == 3 and repeated_faults(out) == 0
+
+
+# Thread 1 adds one to INT_MAX; then a second kernel writes past its buffer, so that a device
+# fault follows an undefined-behaviour report in one run.
+OVERFLOW = textwrap.dedent(
+    """\
+    #include <cstdio>
+    #include <cstdlib>
+    __global__ void add_one(int* a) {
+        int v = a[threadIdx.x];
+        a[threadIdx.x] = v + 1;  // PLANT-OVF
+    }
+    __global__ void past_end(int* a) { a[4 + threadIdx.x] = 0; }  // PLANT-OOB
+    int main() {
+        int* a;
+        cudaMalloc(&a, 4 * sizeof(int));
+        int h[4] = {1, 2147483647, 3, 4};
+        cudaMemcpy(a, h, sizeof h, cudaMemcpyHostToDevice);
+        add_one<<<1, 4>>>(a);  // LAUNCH
+        std::printf("add: %s\\n", cudaGetErrorName(cudaDeviceSynchronize()));
+        cudaMemcpy(h, a, sizeof h, cudaMemcpyDeviceToHost);
+        std::printf("a[3] = %d\\n", h[3]);
+        if (std::getenv("THEN_OOB")) {
+            past_end<<<1, 1>>>(a);
+            std::printf("oob: %s\\n", cudaGetErrorName(cudaDeviceSynchronize()));
+        }
+        return 0;
+    }
+    """
+)
+
+# A float4 load from an address 4 bytes into a 16-byte aligned buffer.
+MISALIGNED = textwrap.dedent(
+    """\
+    #include <cstdio>
+    __global__ void load4(const char* p, float* out) {
+        const float4* v = reinterpret_cast<const float4*>(p + 4);
+        float4 x = *v;  // PLANT-MIS
+        out[threadIdx.x] = x.x;
+    }
+    int main() {
+        char *p;
+        float* out;
+        cudaMalloc(&p, 64);
+        cudaMalloc(&out, 2 * sizeof(float));
+        cudaMemset(p, 0, 64);
+        load4<<<1, 2>>>(p, out);  // LAUNCH
+        std::printf("load: %s\\n", cudaGetErrorName(cudaDeviceSynchronize()));
+        return 0;
+    }
+    """
+)
+
+
+def _ub_blocks(stderr: str) -> list[list[str]]:
+    """The compute-sanitizer-shaped undefined-behaviour reports in ``stderr``, each as its lines."""
+    blocks, cur = [], None
+    for ln in stderr.splitlines():
+        if ln.startswith("========= Undefined behaviour: "):
+            cur = [ln]
+            blocks.append(cur)
+        elif cur is not None and ln.startswith("========="):
+            cur.append(ln)
+        else:
+            cur = None
+    return blocks
+
+
+@pytest.fixture(scope="module")
+def overflow(tmp_path_factory):
+    src = tmp_path_factory.mktemp("memcheck_ub") / "overflow.cu"
+    src.write_text(OVERFLOW)
+    return src
+
+
+def test_signed_overflow_reads_as_compute_sanitizer_and_the_program_goes_on(overflow):
+    proc = run_cli("run", "--mode", "memcheck", str(overflow))
+    assert proc.returncode == 1, proc.stderr  # the program's own 0, made 1 by the finding
+    # UBSan recovers: every thread ran (a[3] was incremented) and the launch succeeded, as a
+    # GPU does not trap on signed overflow.
+    assert proc.stdout.splitlines() == ["add: cudaSuccess", "a[3] = 5"], proc.stdout
+    blocks = _ub_blocks(proc.stderr)
+    assert len(blocks) == 1, proc.stderr
+    line, launch = line_of(overflow, "PLANT-OVF"), line_of(overflow, "LAUNCH")
+    assert blocks[0] == [
+        "========= Undefined behaviour: signed integer overflow: 2147483647 + 1 cannot be represented in "
+        "type 'int'",
+        f"=========     at add_one(int*) in {overflow}:{line}",
+        "=========     by thread (1,0,0) in block (0,0,0) of kernel 'add_one' launched at "
+        f"{overflow}:{launch}",
+        "=========     Host frames of the launch:",
+        f"=========         main in {overflow}:{launch}",
+        "=========",
+    ], proc.stderr
+    # UBSan's own report (its line, its stack through the runtime) is not shown.
+    for noise in (
+        "runtime error:",
+        "    #0 ",
+        "launch.h",
+        "scheduler.cpp",
+        "invoke.h",
+        "undefined behaviour below",
+    ):
+        assert noise not in proc.stderr, noise
+    # The finding reads as it did from UBSan's report.
+    assert run_findings(proc.stderr) == [
+        f"memcheck: undefined behaviour: signed integer overflow: 2147483647 + 1 cannot be represented in "
+        f"type 'int' at {overflow}:{line}; in kernel 'add_one' block (0,0,0) "
+        f"(launched at {overflow}:{launch}) thread (1,0,0)"
+    ]
+    assert proc.stderr.rstrip().endswith("========= ERROR SUMMARY: 1 error"), proc.stderr
+
+
+def test_verbose_shows_ubsans_report_too(overflow):
+    proc = run_cli("run", "--mode", "memcheck", "--verbose", str(overflow))
+    assert proc.returncode == 1, proc.stderr
+    assert f"{overflow}:{line_of(overflow, 'PLANT-OVF')}:" in proc.stderr
+    assert "runtime error: signed integer overflow" in proc.stderr
+    assert "    #0 " in proc.stderr  # UBSan's stack
+    assert len(_ub_blocks(proc.stderr)) == 1
+    assert len(run_findings(proc.stderr)) == 1, proc.stderr  # the raw report is not a second finding
+    assert "========= ERROR SUMMARY: 1 error" in proc.stderr
+
+
+def test_a_device_fault_after_undefined_behaviour_has_no_stray_rule(overflow):
+    proc = run_cli("run", "--mode", "memcheck", str(overflow), env={"THEN_OOB": "1"})
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "oob: cudaErrorLaunchFailure", proc.stdout
+    assert len(_ub_blocks(proc.stderr)) == 1 and len(_fault_blocks(proc.stderr)) == 1, proc.stderr
+    # The fault is named by its own stack, not by the one read for the undefined behaviour.
+    at = _fault_blocks(proc.stderr)[0][1]
+    assert at == f"=========     at past_end(int*) in {overflow}:{line_of(overflow, 'PLANT-OOB')}", at
+    # AddressSanitizer's opening rule of '=' (its report is hidden) does not show.
+    assert not [ln for ln in proc.stderr.splitlines() if set(ln) == {"="} and len(ln) > 9], proc.stderr
+    assert len(run_findings(proc.stderr)) == 2
+    assert "========= ERROR SUMMARY: 2 errors" in proc.stderr
+
+
+def test_a_misaligned_vector_load_reads_as_compute_sanitizer(tmp_path):
+    src = tmp_path / "misaligned.cu"
+    src.write_text(MISALIGNED)
+    proc = run_cli("run", "--mode", "memcheck", str(src))
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == "load: cudaSuccess\n"  # UBSan recovers; the launch is not failed
+    blocks = _ub_blocks(proc.stderr)
+    assert len(blocks) == 1, proc.stderr  # UBSan reports a source location once
+    head, at, by, *_ = blocks[0]
+    assert head.startswith("========= Undefined behaviour: reference binding to misaligned address 0x"), head
+    assert head.endswith("for type 'const struct float4', which requires 16 byte alignment"), head
+    assert at == f"=========     at load4(char const*, float*) in {src}:{line_of(src, 'PLANT-MIS')}"
+    assert by == (
+        "=========     by thread (0,0,0) in block (0,0,0) of kernel 'load4' launched at "
+        f"{src}:{line_of(src, 'LAUNCH')}"
+    )
+    assert "pointer points here" not in proc.stderr and "runtime error:" not in proc.stderr
+    (finding,) = run_findings(proc.stderr)
+    assert finding.startswith("memcheck: undefined behaviour: reference binding to misaligned address")
+    assert f"at {src}:{line_of(src, 'PLANT-MIS')}; in kernel 'load4' block (0,0,0)" in finding
+    assert "========= ERROR SUMMARY: 1 error" in proc.stderr
+
+
+def test_the_parser_reads_an_undefined_behaviour_block_once_beside_its_raw_report():
+    block = [
+        "========= Undefined behaviour: division by zero",
+        "=========     at k(int*) in /src/x.cu:7",
+        "=========     by thread (2,0,0) in block (1,0,0) of kernel 'k' launched at /src/x.cu:20",
+        "=========",
+    ]
+    raw = ["/src/x.cu:7:9: runtime error: division by zero", "    #0 0x1 in k(int*) /src/x.cu:7"]
+    expected = [
+        "memcheck: undefined behaviour: division by zero at /src/x.cu:7; in kernel 'k' block (1,0,0) "
+        "(launched at /src/x.cu:20) thread (2,0,0)"
+    ]
+    assert parse_findings("memcheck", "\n".join(block)) == expected
+    assert parse_findings("memcheck", "\n".join(block + raw)) == expected
+    # Inside a runtime header: the program's frame that called it names the finding.
+    inside = [
+        block[0],
+        block[1],
+        "=========     inside the simulator's runtime at /r/simulator/runtime/v.h:3",
+        *block[2:],
+    ]
+    assert parse_findings("memcheck", "\n".join(inside))[0].startswith(
+        "memcheck: undefined behaviour: division by zero k(int*) at /src/x.cu:7; in kernel 'k'"
+    )
+
+
+@pytest.mark.parametrize(
+    "source,entry,marker,raw",
+    [
+        ("planted_offbyone.cu", "planted_offbyone", "PLANT", "ERROR: AddressSanitizer: heap-buffer-overflow"),
+        # A fixed-size __shared__ array read past its end: UBSan's bounds check, then AddressSanitizer.
+        (
+            "planted_shared_oob.cu",
+            "planted_shared_oob",
+            "PLANT: static",
+            "runtime error: index 64 out of bounds",
+        ),
+    ],
+)
+def test_check_shows_the_sanitizers_report_only_with_verbose(source, entry, marker, raw):
+    src = KERNELS / source
+    findings = {}
+    for verbose in (False, True):
+        proc = run_cli("check", str(src), "--entry", entry, "--mode", "memcheck", *(["--verbose"] * verbose))
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        output = "\n".join(
+            ln.removeprefix("  | ") for ln in proc.stdout.splitlines() if ln.startswith("  | ")
+        )
+        findings[verbose] = [ln for ln in proc.stdout.splitlines() if ln.startswith("  memcheck: ")]
+        # One runtime block per finding; the sanitizer's own report only with --verbose.
+        assert len(_fault_blocks(output)) + len(_ub_blocks(output)) == len(findings[verbose]), proc.stdout
+        assert (raw in output) == verbose, proc.stdout
+    # The same findings either way, the first naming the planted line.
+    assert findings[False] == findings[True] and findings[False], findings
+    assert f"{src}:{line_of(src, marker)}" in findings[False][0]
