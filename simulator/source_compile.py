@@ -79,12 +79,24 @@ def _user_files(pre: str) -> set[str]:
     return found
 
 
+# The modules whose code decides what the front end writes (transform.py and what it imports,
+# test_build_cache.py checks the list against the imports): a change in any rebuilds every object.
+FRONT_END_MODULES = ("cuda_headers.py", "device_launches.py", "edits.py", "errors.py", "linemap.py")
+FRONT_END_MODULES += ("refusals.py", "transform.py")
+FRONT_END_PATTERNS = ("syntax*.py", "ptx*.py", "block_loops*.py")  # passes, inline PTX, block loops
+
+
+def front_end_modules() -> list[str]:
+    """The file names of the front end's modules, sorted."""
+    names = set(FRONT_END_MODULES)
+    for pattern in FRONT_END_PATTERNS:
+        names |= {p.name for p in PACKAGE_DIR.glob(pattern)}
+    return sorted(names)
+
+
 def _front_end_version() -> str:
     """The front end's sources: a change in any of them rebuilds every object."""
-    names = ("device_launches.py", "edits.py", "errors.py", "linemap.py", "refusals.py", "transform.py")
-    names += tuple(sorted(p.name for p in PACKAGE_DIR.glob("syntax*.py")))
-    names += tuple(sorted(p.name for p in PACKAGE_DIR.glob("ptx*.py")))  # inline PTX's translation
-    return "\n".join((PACKAGE_DIR / n).read_text() for n in names)
+    return "\n".join((PACKAGE_DIR / n).read_text() for n in front_end_modules())
 
 
 def preprocess(cxx: str, path: str, flags: list[str], arch: int, what: str) -> tuple[str, str | None]:

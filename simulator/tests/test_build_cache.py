@@ -141,3 +141,35 @@ def test_a_cache_that_cannot_be_used_is_one_line(tmp_path, where):
     proc = run_cli("run", str(_program(tmp_path)), env={"SIMULATOR_CACHE": str(cache)})
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and f"SIMULATOR_CACHE={cache}" in proc.stderr, proc.stderr
+
+
+def _relative_imports(path: Path) -> set[str]:
+    """The simulator modules ``path`` imports (``from .x import``, ``from . import x``)."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                found.add(node.module.split(".")[0] + ".py")
+            else:
+                found |= {alias.name + ".py" for alias in node.names}
+    return found
+
+
+def test_every_module_the_front_end_runs_is_in_the_objects_cache_key():
+    # A change to any module transform.py reaches (block loops, inline PTX, the passes) must
+    # rebuild the objects it wrote: otherwise an upgraded simulator runs stale translations.
+    from simulator import source_compile
+
+    package = Path(source_compile.__file__).parent
+    reached, todo = set(), ["transform.py"]
+    while todo:
+        name = todo.pop()
+        if name in reached or not (package / name).is_file():
+            continue
+        reached.add(name)
+        todo += sorted(_relative_imports(package / name))
+    keyed = set(source_compile.front_end_modules())
+    assert {"transform.py", "block_loops.py", "block_loops_order.py", "syntax.py"} <= reached
+    assert reached <= keyed, f"front-end modules missing from the cache key: {sorted(reached - keyed)}"
