@@ -108,7 +108,7 @@ def _ub_label(lines: list[str], at: int) -> tuple[bool, str]:
     return False, ""
 
 
-# memcheck's device faults as the runtime prints them (runtime/reports.cpp), in compute-sanitizer's
+# memcheck's device faults as the runtime prints them (runtime/memcheck_reports.cpp), in compute-sanitizer's
 # shape: a header, then indented lines; the raw AddressSanitizer report, when shown, comes first.
 _FAULT = re.compile(r"========= Invalid .* \(([\w-]+)\)$|========= Invalid .*")
 _FAULT_AT = re.compile(r"=========     at (.*) in (\S+:\d+)$")

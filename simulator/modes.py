@@ -73,7 +73,7 @@ BUILDS: tuple[Build, ...] = (
             "-fno-omit-frame-pointer",
             "-fsanitize=address,undefined",
             # Reports return, so a host-code report can let the program go on; the runtime stops
-            # the program at a device fault (simulator/runtime/reports.cpp).
+            # the program at a device fault (simulator/runtime/memcheck_reports.cpp).
             "-fsanitize-recover=address",
         ),
         ("-O1", "-fno-omit-frame-pointer"),
@@ -163,7 +163,7 @@ class Mode:
 # -fsanitize-recover=address): at a device fault the runtime fails the launch
 # (cudaErrorLaunchFailure) and the program goes on, or stops it with status 86 when
 # SIMULATOR_STOP_ON_ERROR=1; host-code reports pass unless host checks are on
-# (runtime/reports.cpp).
+# (runtime/memcheck_reports.cpp).
 _MEMCHECK_CHECK_ENV = _env(
     ASAN_OPTIONS="detect_leaks=1:halt_on_error=0:detect_stack_use_after_return=0:exitcode=86"
     ":allocator_may_return_null=1:strict_string_checks=1",

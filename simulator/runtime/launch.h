@@ -169,7 +169,7 @@ SIM_DEVICE_FMA_TARGET SIM_LOOP_UNCHECKED static inline void for_each_plain_threa
         *linear = t;
         body();
 #if defined(__SANITIZE_ADDRESS__)
-        // A memory fault fails the block (reports.cpp): its other threads do not run, so that a
+        // A memory fault fails the block (memcheck_reports.cpp): its other threads do not run, so that a
         // wild write is not repeated by each of them.
         if (b.failed != nullptr && *b.failed) return;
 #endif

@@ -208,7 +208,7 @@ SIM_HOOK void on_thread_exit(Block*) {}
 #endif
 
 #if !defined(SIM_RACECHECK)
-// memcheck tells a launch it does not check by its reports (reports.cpp), synccheck by its
+// memcheck tells a launch it does not check by its reports (memcheck_reports.cpp), synccheck by its
 // checks (sync_checked): the launch runs as it would otherwise.
 struct UncheckedScope {
     explicit UncheckedScope(bool) {}

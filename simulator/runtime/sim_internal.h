@@ -7,7 +7,7 @@
 //   group_barriers.cpp  the barriers of cooperative groups' big tiles and of grid.sync()
 //   host_api.cpp    the cuda* calls: memory, launches, streams, events, errors
 //   device_props.cpp  the modelled device: properties, attributes, device queries, occupancy
-//   reports.cpp     what the checkers print: findings, deadlocks, memcheck's hooks
+//   reports.cpp     what the checkers print: findings, deadlocks (memcheck's hooks: memcheck_reports.cpp)
 //   kernel_registry.cpp, graphs.cpp  launches by address, graphs, capture (graphs_internal.h)
 //   textures.cpp, mem_pools.cpp, legacy_api.cpp, errors.cpp  the rest of the host API
 //
@@ -465,6 +465,9 @@ void unimplemented_call(const char* name, const char* header, const char* return
 void fiber_name(char* out, size_t size, const char* kernel, uint3 block, uint3 thread);
 // One line on stderr, prefixed "simulator: " (silent with SIMULATOR_QUIET=1).
 void report(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// Whether SIMULATOR_QUIET=1 silences reports; the lock every multi-line report holds.
+bool quiet();
+extern std::mutex g_report_mu;
 // "kernel 'NAME' block (x,y,z) (launched at FILE:LINE)"
 std::string where(const Block* b);
 // "(x,y,z)"
