@@ -329,7 +329,9 @@ class _Kernel:
             op = self._between(children[0], children[1])
             if kind == "COMPOUND_ASSIGNMENT_OPERATOR" or op in _ASSIGNMENTS:
                 return header and self._block_target(children[0]) and self._uniform(children[1])
-            return op not in (",",) and all(self._uniform(ch) for ch in children)
+            if op == ",":  # `a += s, b += t` in a loop header: each side on its own terms
+                return all(self._uniform(ch, header) for ch in children)
+            return all(self._uniform(ch) for ch in children)
         if kind == "UNARY_OPERATOR" and len(children) == 1:
             start, end = self.tu.rng(node)
             cs, ce = self.tu.rng(children[0])
@@ -372,7 +374,7 @@ class _Kernel:
             return False
         key = self.tu.off(ref.location)
         kind = ref.kind.name
-        if kind in ("ENUM_CONSTANT_DECL", "NON_TYPE_TEMPLATE_PARAMETER"):
+        if kind in ("ENUM_CONSTANT_DECL", "TEMPLATE_NON_TYPE_PARAMETER"):
             return True
         if kind == "PARM_DECL":
             return key in self.params

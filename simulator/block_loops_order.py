@@ -234,7 +234,7 @@ class _Inert:
         ref = node.referenced
         if ref is None:
             return False
-        if ref.kind.name in ("ENUM_CONSTANT_DECL", "NON_TYPE_TEMPLATE_PARAMETER"):
+        if ref.kind.name in ("ENUM_CONSTANT_DECL", "TEMPLATE_NON_TYPE_PARAMETER"):
             return True
         if ref.kind.name not in ("VAR_DECL", "PARM_DECL"):
             return False

@@ -25,6 +25,7 @@ LOOPS = [
     "loop_locals",
     "loop_reverse",
     "loop_call_with_address",
+    "loop_template_tiles",
 ]
 FIBERS = [
     "fibers_blelloch_scan",
