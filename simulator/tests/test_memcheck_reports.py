@@ -81,18 +81,24 @@ def oob(tmp_path_factory):
     return src
 
 
-def _fault_blocks(stderr: str) -> list[list[str]]:
-    """The compute-sanitizer-shaped fault reports in ``stderr``, each as its lines."""
+def _blocks(stderr: str, header: str, body: str = "=========     ") -> list[list[str]]:
+    """The compute-sanitizer-shaped reports in ``stderr`` whose first line starts with ``header``,
+    each as its lines (the lines after it that start with ``body``)."""
     blocks, cur = [], None
     for ln in stderr.splitlines():
-        if ln.startswith("========= Invalid "):
+        if ln.startswith(header):
             cur = [ln]
             blocks.append(cur)
-        elif cur is not None and ln.startswith("=========     "):
+        elif cur is not None and ln.startswith(body):
             cur.append(ln)
         else:
             cur = None
     return blocks
+
+
+def _fault_blocks(stderr: str) -> list[list[str]]:
+    """The device-fault reports in ``stderr``, each as its lines."""
+    return _blocks(stderr, "========= Invalid ")
 
 
 def test_oob_write_reads_as_compute_sanitizer_and_the_program_goes_on(oob):
@@ -264,17 +270,8 @@ MISALIGNED = textwrap.dedent(
 
 
 def _ub_blocks(stderr: str) -> list[list[str]]:
-    """The compute-sanitizer-shaped undefined-behaviour reports in ``stderr``, each as its lines."""
-    blocks, cur = [], None
-    for ln in stderr.splitlines():
-        if ln.startswith("========= Undefined behaviour: "):
-            cur = [ln]
-            blocks.append(cur)
-        elif cur is not None and ln.startswith("========="):
-            cur.append(ln)
-        else:
-            cur = None
-    return blocks
+    """The undefined-behaviour reports in ``stderr``, each as its lines (with the closing rule)."""
+    return _blocks(stderr, "========= Undefined behaviour: ", body="=========")
 
 
 @pytest.fixture(scope="module")
