@@ -83,23 +83,36 @@ int g_faults_repeated = 0;            // faults at a site already shown
 // stack, without the runtime's, the toolkit's and the system's frames.
 std::vector<std::string> program_frames(const char* text) {
     std::vector<std::string> frames;
+    // A region of a kernel run as block loops (simulator/block_loops.py) is a lambda the
+    // runtime's thread loop calls: its frame is named by the kernel's, as with fibers.
+    int region = -1;       // the index of an `operator()` frame that may be such a region
+    bool in_loop = false;  // ... and the frame after it is the runtime's thread loop
     const char* at = std::strstr(text, "    #0 ");
     for (const char* ln = at; ln != nullptr && std::strncmp(ln, "    #", 5) == 0;) {
         const char* end = std::strchr(ln, '\n');
         std::string line(ln, end == nullptr ? std::strlen(ln) : (size_t)(end - ln));
+        ln = end == nullptr ? nullptr : end + 1;
         const size_t in = line.find(" in ");
         const size_t space = line.rfind(' ');
-        if (in != std::string::npos && space > in + 4) {
-            std::string func = line.substr(in + 4, space - in - 4);
-            std::string file = line.substr(space + 1);
-            const size_t col = file.find(':');
-            // FILE:LINE:COL -> FILE:LINE; a frame without a source line names its module in ().
-            if (col != std::string::npos && file[0] == '/' && !runtime_file(file.c_str())) {
-                const size_t col2 = file.find(':', col + 1);
-                frames.push_back(func + " in " + file.substr(0, col2));
-            }
+        if (in == std::string::npos || space <= in + 4) continue;
+        std::string func = line.substr(in + 4, space - in - 4);
+        std::string file = line.substr(space + 1);
+        if (region >= 0 && !in_loop) {
+            in_loop = func.compare(0, 22, "for_each_plain_thread<") == 0;
+            if (!in_loop) region = -1;
         }
-        ln = end == nullptr ? nullptr : end + 1;
+        const size_t col = file.find(':');
+        // FILE:LINE:COL -> FILE:LINE; a frame without a source line names its module in ().
+        if (col == std::string::npos || file[0] != '/' || runtime_file(file.c_str())) continue;
+        const size_t col2 = file.find(':', col + 1);
+        if (region >= 0 && in_loop) {  // the kernel: it names the region's frame
+            frames[region] = func + frames[region].substr(std::strlen("operator()"));
+            region = -1;
+            in_loop = false;
+            continue;
+        }
+        frames.push_back(func + " in " + file.substr(0, col2));
+        if (func == "operator()") region = (int)frames.size() - 1;
     }
     return frames;
 }

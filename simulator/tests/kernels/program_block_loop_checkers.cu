@@ -109,7 +109,9 @@ int main(int argc, char** argv) {
     if (std::strcmp(what, "split") == 0) split<<<1, 64>>>(d, 2);
     if (std::strcmp(what, "array_slot") == 0) array_slot<<<1, 64>>>(d);
     const cudaError_t err = cudaDeviceSynchronize();
-    int h[64];
+    // Zeroed: after a launch that faulted (memcheck goes on, as compute-sanitizer does) the copy
+    // returns the sticky error and copies nothing, and the sum must not read uninitialised memory.
+    int h[64] = {};
     cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
     long sum = 0;
     for (int i = 0; i < 64; ++i) sum += h[i];
