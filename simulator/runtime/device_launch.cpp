@@ -38,16 +38,9 @@ const cudaStream_t kTailLaunchStream = reinterpret_cast<cudaStream_t>(0x3);
 namespace __sim {
 
 // One piece of queued work: a child grid, or a deferred copy or memset (``op`` set).
-struct ChildWork {
-    LaunchSpec spec;
-    const char* name;
-    const char* file;
-    int line;
-    void (*invoke)(void*);
-    RunPlain run_plain;
-    void (*destroy)(void*);
-    void* pack;
-    size_t smem_limit;
+// A child grid's record owns its pack (freed by release).
+struct ChildWork : KernelCall {
+    size_t smem_limit = 0;
     std::function<cudaError_t()> op;
     unsigned long long block = 0;  // the launching block, linear in its grid
 };
@@ -91,15 +84,7 @@ void run_child(const Launch* parent, ChildWork& w) {
         }
         return;
     }
-    Launch child;
-    child.spec = w.spec;
-    child.name = w.name;
-    child.file = w.file;
-    child.line = w.line;
-    child.invoke = w.invoke;
-    child.run_plain = w.run_plain;
-    child.pack = w.pack;
-    child.smem_limit = w.smem_limit;
+    Launch child(w, w.smem_limit);
     child.depth = parent->depth + 1;
     child.device = parent->device;
     execute_launch(&child);
@@ -143,8 +128,7 @@ Launch* device_launch_running() {
     return b != nullptr && tl_run.fiber != nullptr ? b->launch : nullptr;
 }
 
-cudaError_t device_launch(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
-                          void (*invoke)(void*), RunPlain run_plain, void (*destroy)(void*), void* pack) {
+cudaError_t device_launch(const KernelCall& call) {
     RuntimeCall in_runtime;  // a launch timeout never stops the thread while it holds the queue's lock
     Launch* parent = device_launch_running();
     cudaError_t e = cudaSuccess;
@@ -156,13 +140,13 @@ cudaError_t device_launch(const LaunchSpec& spec, const char* name, const char* 
     } else if (parent->depth + 1 > kMaxLaunchDepth) {
         e = cudaErrorLaunchMaxDepthExceeded;
     } else {
-        e = check_launch_config(spec, kernel, &limit);
+        e = check_launch_config(call.spec, call.kernel, &limit);
     }
     if (e != cudaSuccess) {
-        destroy(pack);
+        call.destroy(call.pack);
         return set_error(e);  // this CUDA thread's last error
     }
-    queue_from_running_block(parent, ChildWork{spec, name, file, line, invoke, run_plain, destroy, pack, limit, {}});
+    queue_from_running_block(parent, ChildWork{call, limit, {}});
     return cudaSuccess;
 }
 
@@ -173,8 +157,7 @@ bool device_defer(const char* what, cudaStream_t stream, std::function<cudaError
     if (stream != kTailLaunchStream && !has_queued_work(parent)) return false;  // nothing to wait for: run now
     LaunchSpec spec{dim3(1), dim3(1), 0, stream};
     // (``file`` names the issuing kernel: a device-side copy has no launch site of its own.)
-    queue_from_running_block(parent,
-                             ChildWork{spec, what, parent->name, 0, nullptr, nullptr, nullptr, nullptr, 0, std::move(op)});
+    queue_from_running_block(parent, ChildWork{KernelCall{spec, what, parent->name}, 0, std::move(op)});
     return true;
 }
 

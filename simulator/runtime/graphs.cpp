@@ -222,18 +222,8 @@ bool capture_library_call(cudaStream_t stream, std::function<void()> work) {
     return true;
 }
 
-void capture_kernel(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
-                    void (*invoke)(void*), RunPlain run_plain, void (*destroy)(void*), void* pack) {
-    KernelOp op;
-    op.spec = spec;
-    op.name = name;
-    op.file = file;
-    op.line = line;
-    op.kernel = kernel;
-    op.invoke = invoke;
-    op.run_plain = run_plain;
-    op.pack = std::shared_ptr<void>(pack, destroy);
-    capture_op(op);  // an error is this thread's last error, as for a launch
+void capture_kernel(const KernelCall& call) {
+    capture_op(KernelOp(call));  // an error is this thread's last error, as for a launch
 }
 
 }  // namespace __sim

@@ -25,16 +25,13 @@ struct KernelEntry {
     bool block_loops;   // the front end wrote the kernel's barrier regions as loops (LoopKind)
 };
 
-// One launch with its own copy of the arguments; copies of a KernelOp share the pack.
-struct KernelOp {
-    LaunchSpec spec{};
-    const char* name = nullptr;
-    const char* file = nullptr;
-    int line = 0;
-    const void* kernel = nullptr;
-    void (*invoke)(void*) = nullptr;
-    RunPlain run_plain = nullptr;  // null: the runtime's loop calls ``invoke`` per thread
-    std::shared_ptr<void> pack;
+// A launch record (launch.h's KernelCall) that owns its copy of the arguments; copies of a
+// KernelOp share the pack, which goes with the last of them.
+struct KernelOp : KernelCall {
+    KernelOp() = default;
+    explicit KernelOp(const KernelCall& call)
+        : KernelCall(call), owner(call.destroy != nullptr ? std::shared_ptr<void>(call.pack, call.destroy) : nullptr) {}
+    std::shared_ptr<void> owner;  // holds ``pack``
 };
 
 // ---- kernel_registry.cpp ---------------------------------------------------------------------

@@ -271,13 +271,14 @@ unsigned long long next_launch_serial() {
     return ++serial;
 }
 
-void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
-                void (*invoke)(void*), void* pack, RunPlain run_plain) {
+void launch_raw(const KernelCall& call) {
+    const LaunchSpec& spec = call.spec;
     if (device_launch_running() != nullptr) {
         // From device code only a null kernel pointer gets here (device_launch takes the rest), or
         // a launch by address, which CUDA's device runtime does not provide either.
-        if (invoke != nullptr) report("%s:%d: a launch by address from device code is not provided", file, line);
-        set_error(invoke == nullptr ? cudaErrorInvalidDeviceFunction : cudaErrorNotSupported);
+        if (call.invoke != nullptr)
+            report("%s:%d: a launch by address from device code is not provided", call.file, call.line);
+        set_error(call.invoke == nullptr ? cudaErrorInvalidDeviceFunction : cudaErrorNotSupported);
         return;
     }
     std::lock_guard<std::mutex> launch_lock(g_launch_mu);
@@ -286,28 +287,20 @@ void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int 
         set_error(cudaErrorInvalidResourceHandle);
         return;
     }
-    if (invoke == nullptr) {  // a null kernel pointer
+    if (call.invoke == nullptr) {  // a null kernel pointer
         set_error(cudaErrorInvalidDeviceFunction);
         return;
     }
     size_t limit = 0;
-    if (cudaError_t e = check_launch_config(spec, kernel, &limit)) {
+    if (cudaError_t e = check_launch_config(spec, call.kernel, &limit)) {
         set_error(e);
         return;
     }
-    if (spec.cooperative && cooperative_too_large(spec, name, file, line)) {
+    if (spec.cooperative && cooperative_too_large(spec, call.name, call.file, call.line)) {
         set_error(cudaErrorCooperativeLaunchTooLarge);
         return;
     }
-    Launch L;
-    L.spec = spec;
-    L.name = name;
-    L.file = file;
-    L.line = line;
-    L.invoke = invoke;
-    L.run_plain = run_plain;
-    L.pack = pack;
-    L.smem_limit = limit;
+    Launch L(call, limit);
     execute_launch(&L);
 }
 

@@ -75,23 +75,19 @@ cudaError_t make_kernel_op(const void* func, const LaunchSpec& spec, void** args
     KernelEntry e;
     if (!find_kernel(func, &e)) return unknown_kernel(func, call);
     if (args == nullptr && e.nparams > 0) return set_error(cudaErrorInvalidValue);
-    op->spec = spec;
-    op->spec.barrier_free = e.barrier_free;
-    op->spec.block_loops = e.block_loops;
-    op->name = e.name != nullptr ? e.name : "(launched by address)";
-    op->file = file;
-    op->line = line;
-    op->kernel = func;
-    op->invoke = e.invoke;
-    op->run_plain = e.run_plain;
-    op->pack = std::shared_ptr<void>(e.make(func, args), e.destroy);
+    KernelCall record{spec, e.name != nullptr ? e.name : "(launched by address)", file, line, func, e.invoke, e.run_plain};
+    record.spec.barrier_free = e.barrier_free;
+    record.spec.block_loops = e.block_loops;
+    record.pack = e.make(func, args);
+    record.destroy = e.destroy;
+    *op = KernelOp(record);
     return cudaSuccess;
 }
 
 cudaError_t run_kernel_op(const KernelOp& op) {
     const cudaError_t before = tl_last_error;
     tl_last_error = cudaSuccess;
-    launch_raw(op.spec, op.name, op.file, op.line, op.kernel, op.invoke, op.pack.get(), op.run_plain);
+    launch_raw(op);
     const cudaError_t e = tl_last_error;
     if (e == cudaSuccess) tl_last_error = before;
     return e != cudaSuccess ? e : sticky_error();

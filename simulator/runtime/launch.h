@@ -202,8 +202,24 @@ SIM_DEVICE_FMA_TARGET SIM_LOOP_UNCHECKED static inline void for_each_plain_threa
 #endif
 }
 
-SIM_API void launch_raw(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
-                        void (*invoke)(void*), void* pack, RunPlain run_plain = nullptr);
+// One kernel launch as the runtime records it, however it was made (<<<>>>, a launch by address, a
+// graph's kernel node, a capture, a launch from device code): what runs, with which arguments, and
+// where the program launched it. A running launch (Launch), a graph's kernel node (KernelOp) and a
+// launch queued by device code (ChildWork) each are one, so a launch's fields are set in one place.
+struct KernelCall {
+    LaunchSpec spec{};
+    const char* name = nullptr;       // the kernel's name, for reports
+    const char* file = nullptr;       // where the program launched it
+    int line = 0;
+    const void* kernel = nullptr;     // its address (null: a launch through a null kernel pointer)
+    void (*invoke)(void*) = nullptr;  // calls the kernel with *pack's arguments for the running thread
+    RunPlain run_plain = nullptr;     // the kernel's own loop over a plain block's threads (null: the runtime's)
+    void* pack = nullptr;             // the converted arguments
+    void (*destroy)(void*) = nullptr; // frees pack when the record owns it (queued or recorded); null: the caller does
+};
+
+// Runs a launch now; ``call.pack`` stays the caller's.
+SIM_API void launch_raw(const KernelCall& call);
 
 // A kernel and its converted arguments. A launch runs it from the caller's stack; a launch
 // made while a stream capture is active copies it to the heap and the graph node owns it.
@@ -233,35 +249,35 @@ struct Packed {
 // converted arguments (``pack``, heap, freed by ``destroy``) and runs after the launching grid's
 // blocks finish, before the grid counts as complete.
 // Returns the launch's error (also the CUDA thread's last error).
-SIM_API cudaError_t device_launch(const LaunchSpec& spec, const char* name, const char* file, int line,
-                                  const void* kernel, void (*invoke)(void*), RunPlain run_plain,
-                                  void (*destroy)(void*), void* pack);
+SIM_API cudaError_t device_launch(const KernelCall& call);
 struct ThreadState;
 extern __thread ThreadState* tl_thread SIM_API;  // (cuda_sim.h) non-null while a CUDA thread runs
 
 // Stream capture (graphs.cpp): true while a capture is active (every stream is one stream).
 SIM_API bool capturing(cudaStream_t stream);
 // Records a launch in the capturing graph; the node takes ownership of ``pack``.
-SIM_API void capture_kernel(const LaunchSpec& spec, const char* name, const char* file, int line, const void* kernel,
-                            void (*invoke)(void*), RunPlain run_plain, void (*destroy)(void*), void* pack);
+SIM_API void capture_kernel(const KernelCall& call);
 
 // Runs a launch, or records it when a capture is active. Every launch template goes through here.
 template <class F, class Tuple>
 static inline void dispatch(const LaunchSpec& spec, const char* name, const char* file, int line,
                             const void* kernel, F fn, Tuple&& args) {
     using Pk = Packed<F, std::decay_t<Tuple>>;
-    if (tl_thread != nullptr) {  // launched by a CUDA thread
-        device_launch(spec, name, file, line, kernel, &Pk::invoke, &Pk::run_plain, &Pk::destroy,
-                      new Pk{fn, std::forward<Tuple>(args)});
-        return;
-    }
-    if (capturing(spec.stream)) {
-        capture_kernel(spec, name, file, line, kernel, &Pk::invoke, &Pk::run_plain, &Pk::destroy,
-                       new Pk{fn, std::forward<Tuple>(args)});
+    KernelCall call{spec, name, file, line, kernel, &Pk::invoke, &Pk::run_plain};
+    const bool from_device = tl_thread != nullptr;  // launched by a CUDA thread
+    if (from_device || capturing(spec.stream)) {
+        call.pack = new Pk{fn, std::forward<Tuple>(args)};
+        call.destroy = &Pk::destroy;
+        if (from_device) {
+            device_launch(call);
+        } else {
+            capture_kernel(call);
+        }
         return;
     }
     Pk pack{fn, std::forward<Tuple>(args)};
-    launch_raw(spec, name, file, line, kernel, &Pk::invoke, &pack, &Pk::run_plain);
+    call.pack = &pack;
+    launch_raw(call);
 }
 
 // ---- the kernel registry (kernel_registry.cpp) -----------------------------------------------
@@ -452,7 +468,7 @@ struct Launcher<F, std::index_sequence<N...>, P...>
         const void* address = reinterpret_cast<const void*>(kernel);
         if (kernel == nullptr) {
             // Launching a null kernel pointer: a GPU refuses it with cudaErrorInvalidDeviceFunction.
-            launch_raw(spec, name, file, line, nullptr, nullptr, nullptr);
+            launch_raw(KernelCall{spec, name, file, line});
             return;
         }
         register_kernel(kernel, name);

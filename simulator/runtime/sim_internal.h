@@ -169,14 +169,10 @@ bool known_stream(cudaStream_t stream);
 void record_host_alloc(void* p, size_t size);
 void forget_host_alloc(void* p);
 
-struct Launch {
-    LaunchSpec spec;
-    const char* name;
-    const char* file;
-    int line;
-    void (*invoke)(void*);
-    RunPlain run_plain = nullptr;  // the launch's own loop over a plain block's threads (null: the runtime's)
-    void* pack;
+// A launch while it runs: its record (launch.h's KernelCall; a Launch never frees its pack) and
+// the state its blocks share.
+struct Launch : KernelCall {
+    Launch(const KernelCall& call, size_t smem) : KernelCall(call), smem_limit(smem) {}
     size_t smem_limit;
     unsigned long long nblocks;
     std::atomic<unsigned long long> next{0};
