@@ -218,12 +218,4 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
     return cudaSuccess;
 }
 
-cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
-    if (free_bytes == nullptr || total_bytes == nullptr) return __sim::set_error(cudaErrorInvalidValue);
-    if (cudaError_t e = sticky_error()) return e;
-    *total_bytes = __sim::device_memory_total();
-    *free_bytes = *total_bytes - __sim::device_memory_used(__sim::current_device());
-    return cudaSuccess;
-}
-
 }  // extern "C"

@@ -3,8 +3,10 @@
 // the device each allocation belongs to (cudaPointerGetAttributes) and peer access between
 // devices (cudaDeviceCanAccessPeer, Enable/DisablePeerAccess, cudaMemcpyPeer). Every device's
 // memory is the host's heap, so one address space holds them all (unified addressing) and a
-// kernel can read any device's memory; a peer copy is a plain copy.
-#include "sim_internal.h"
+// kernel can read any device's memory; a peer copy is a plain copy. And the calls that act on
+// the current device as a whole: synchronize, reset, flags, cache and shared-memory preferences,
+// limits, versions, the profiler's start and stop.
+#include "graphs_internal.h"
 
 namespace __sim {
 
@@ -27,6 +29,12 @@ Owner owner_of(uintptr_t start) {
     return it == g_owners.end() ? Owner{0, false} : it->second;
 }
 
+}  // namespace
+
+namespace {
+unsigned int g_device_flags = 0;
+// cudaLimit values, CUDA's defaults on an sm_80 GPU (guarded by g_state_mu).
+size_t g_limits[7] = {1024, 1 << 20, 8 << 20, 2, 2048, 64, 0};
 }  // namespace
 
 int device_count() {
@@ -64,6 +72,10 @@ void forget_host_alloc(void* p) {
 }
 
 }  // namespace __sim
+
+using __sim::g_allocs;
+using __sim::g_state_mu;
+using __sim::sticky_error;
 
 extern "C" {
 
@@ -166,5 +178,103 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, c
     }
     return cudaSuccess;
 }
+
+
+cudaError_t cudaDeviceSynchronize(void) {
+    if (__sim::Launch* parent = __sim::device_launch_running()) return __sim::device_synchronize(parent);  // device code
+    return sticky_error();
+}
+
+// A reset destroys the current device's context: its device allocations and its peer access go;
+// function attributes and the sticky error are the process's here, not per device, and go too
+// (see errors.cpp's top for how this differs from CUDA's promise).
+cudaError_t cudaDeviceReset(void) {
+    std::lock_guard<std::mutex> launch_lock(__sim::g_launch_mu);
+    const int device = __sim::current_device();
+    __sim::reset_graph_allocations();  // graph allocations' blocks belong to their graphs, not to free() here
+    __sim::forget_peers(device);
+    __sim::reset_device_pools(device);
+    {
+        std::lock_guard<std::mutex> lock(g_state_mu);
+        for (auto it = g_allocs.begin(); it != g_allocs.end();) {
+            if (__sim::alloc_device(it->first) != device) {
+                ++it;
+                continue;
+            }
+            __sim::device_free(reinterpret_cast<void*>(it->first));
+            __sim::forget_alloc(it->first);
+            __sim::g_alloc_sites.erase(it->first);
+            it = g_allocs.erase(it);
+        }
+        __sim::g_smem_optin.clear();
+    }
+    // A refused environment knob is not cleared by a reset: the configuration is still wrong.
+    __sim::g_sticky_error.store(__sim::g_knob_error ? cudaErrorInitializationError : cudaSuccess);
+    __sim::tl_last_error = cudaSuccess;
+    return __sim::sticky_error();
+}
+
+cudaError_t cudaSetDeviceFlags(unsigned int flags) {
+    if (flags > 0x1fu) return __sim::set_error(cudaErrorInvalidValue);
+    __sim::g_device_flags = flags;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
+    if (flags == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    *flags = __sim::g_device_flags;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache config) {
+    return (int)config >= 0 && (int)config <= 3 ? cudaSuccess : __sim::set_error(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config) {
+    return (int)config >= 0 && (int)config <= 2 ? cudaSuccess : __sim::set_error(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaDriverGetVersion(int* version) {
+    if (version == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    *version = CUDART_VERSION;
+    return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int* version) { return cudaDriverGetVersion(version); }
+
+// Limits are kept and read back; none constrains a kernel here (stacks: SIMULATOR_STACK_KB; the
+// device heap and printf buffer are the host's).
+cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
+    if ((int)limit < 0 || (int)limit >= (int)(sizeof(__sim::g_limits) / sizeof(__sim::g_limits[0]))) {
+        return __sim::set_error(cudaErrorInvalidValue);
+    }
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    __sim::g_limits[limit] = value;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetLimit(size_t* value, enum cudaLimit limit) {
+    if (value == nullptr || (int)limit < 0 || (int)limit >= (int)(sizeof(__sim::g_limits) / sizeof(__sim::g_limits[0]))) {
+        return __sim::set_error(cudaErrorInvalidValue);
+    }
+    std::lock_guard<std::mutex> lock(g_state_mu);
+    *value = __sim::g_limits[limit];
+    return cudaSuccess;
+}
+
+cudaError_t cudaProfilerStart(void) { return cudaSuccess; }  // no profiler: nothing to start
+
+cudaError_t cudaProfilerStop(void) { return cudaSuccess; }
+
+// Not a legacy name, but the getter of cudaDeviceSetCacheConfig: the preference has no effect.
+cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache* config) {
+    if (config == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    *config = cudaFuncCachePreferNone;
+    return cudaSuccess;
+}
+
+cudaError_t cudaCtxResetPersistingL2Cache(void) { return __sim::sticky_error(); }  // no cache: nothing persists
+
+cudaError_t cudaDeviceResetPersistingL2Cache(void) { return __sim::sticky_error(); }
 
 }  // extern "C"

@@ -234,59 +234,6 @@ using __sim::set_error;
 
 extern "C" {
 
-// ---- work that a capture records -------------------------------------------------------------
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) {
-    if (!__sim::known_stream(stream)) return set_error(cudaErrorInvalidResourceHandle);
-    if (__sim::capturing(stream)) {
-        if (cudaError_t e = __sim::sticky_error()) return e;
-        NodeOp n;
-        n.type = cudaGraphNodeTypeMemcpy;
-        n.copy.dst = static_cast<char*>(dst);
-        n.copy.src = static_cast<const char*>(src);
-        n.copy.width = count;
-        n.copy.kind = kind;
-        std::lock_guard<std::mutex> lock(g_graph_mu);
-        if (__sim::g_capture_active.load()) return __sim::capture_node(std::move(n));
-    }
-    if (__sim::device_defer("cudaMemcpyAsync", stream, [=] { return cudaMemcpy(dst, src, count, kind); })) {
-        return cudaSuccess;
-    }
-    return cudaMemcpy(dst, src, count, kind);
-}
-
-cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream) {
-    if (!__sim::known_stream(stream)) return set_error(cudaErrorInvalidResourceHandle);
-    if (__sim::capturing(stream)) {
-        if (cudaError_t e = __sim::sticky_error()) return e;
-        NodeOp n;
-        n.type = cudaGraphNodeTypeMemset;
-        n.set.dst = static_cast<char*>(ptr);
-        n.set.value = (unsigned char)value;
-        n.set.width = count;
-        std::lock_guard<std::mutex> lock(g_graph_mu);
-        if (__sim::g_capture_active.load()) return __sim::capture_node(std::move(n));
-    }
-    if (__sim::device_defer("cudaMemsetAsync", stream, [=] { return cudaMemset(ptr, value, count); })) {
-        return cudaSuccess;
-    }
-    return cudaMemset(ptr, value, count);
-}
-
-// Work in a stream is done when the call returns, so a host function runs at once, in order.
-cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) {
-    if (fn == nullptr) return set_error(cudaErrorInvalidValue);
-    if (cudaError_t e = __sim::sticky_error()) return e;
-    if (__sim::capturing(stream)) {
-        NodeOp n;
-        n.type = cudaGraphNodeTypeHost;
-        n.host = cudaHostNodeParams{fn, user_data};
-        std::lock_guard<std::mutex> lock(g_graph_mu);
-        if (__sim::g_capture_active.load()) return __sim::capture_node(std::move(n));
-    }
-    fn(user_data);
-    return cudaSuccess;
-}
-
 // ---- stream capture --------------------------------------------------------------------------
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
     (void)stream;

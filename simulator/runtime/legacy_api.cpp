@@ -48,11 +48,4 @@ cudaError_t cudaThreadGetCacheConfig(enum cudaFuncCache* config) {
     return cudaDeviceGetCacheConfig(config);
 }
 
-// Not a legacy name, but the getter of cudaDeviceSetCacheConfig: the preference has no effect.
-cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache* config) {
-    if (config == nullptr) return __sim::set_error(cudaErrorInvalidValue);
-    *config = cudaFuncCachePreferNone;
-    return cudaSuccess;
-}
-
 }  // extern "C"

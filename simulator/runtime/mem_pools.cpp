@@ -297,8 +297,4 @@ cudaError_t cudaStreamGetAttribute(cudaStream_t stream, cudaStreamAttrID attr, c
     return __sim::sticky_error();
 }
 
-cudaError_t cudaCtxResetPersistingL2Cache(void) { return __sim::sticky_error(); }  // no cache: nothing persists
-
-cudaError_t cudaDeviceResetPersistingL2Cache(void) { return __sim::sticky_error(); }
-
 }  // extern "C"

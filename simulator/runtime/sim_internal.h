@@ -5,11 +5,11 @@
 //   watchdog.cpp    the launch time limit and faults in kernel code (signals)
 //   device_api.cpp  what a CUDA thread calls: barriers, warp operations, shared memory
 //   group_barriers.cpp  the barriers of cooperative groups' big tiles and of grid.sync()
-//   host_api.cpp    the cuda* calls: memory, launches, streams, events, errors
 //   device_props.cpp  the modelled device: properties, attributes, device queries, occupancy
 //   reports.cpp     what the checkers print: findings, deadlocks (memcheck's hooks: memcheck_reports.cpp)
-//   kernel_registry.cpp, graphs.cpp  launches by address, graphs, capture (graphs_internal.h)
-//   textures.cpp, mem_pools.cpp, legacy_api.cpp, errors.cpp  the rest of the host API
+//   launch.cpp, kernel_registry.cpp  launches and their checks; launches by address (graphs_internal.h)
+//   knobs.cpp       the environment's knobs
+//   the host API's calls, one file per area: host_api.h's index names the file of each
 //
 // Headers kernel code sees: cuda_sim.h (force-included) includes NVIDIA's <cuda_runtime.h>
 // (every cuda* call and type), sim_device.h (the scheduler's entry points), host_api.h (launch.h:
@@ -129,10 +129,12 @@ struct Fiber : ThreadState {
 };
 struct ChildQueue;
 
-// ---- host_api.cpp: environment knobs ---------------------------------------------------------
+// ---- knobs.cpp: environment knobs -------------------------------------------------------------
 // SIMULATOR_THREADS, SIMULATOR_STACK_KB or SIMULATOR_DEVICES when set to a whole number in its
 // range, else ``fallback`` (a bad value is refused when the runtime is loaded).
 long knob_value(const char* name, long fallback);
+// A knob was refused at load: every device call fails, and cudaDeviceReset does not clear that.
+extern bool g_knob_error;
 
 // ---- devices.cpp ---------------------------------------------------------------------------
 // The modelled machine: SIMULATOR_DEVICES identical devices (1 to kMaxDevices; default 1).
@@ -412,27 +414,30 @@ void release_after_exit(Block* b, Fiber* f);
 // Lets every thread waiting at grid.sync() go on.
 void release_grid(Grid* g);
 
-// ---- limits.cpp ----------------------------------------------------------------------------
+// ---- knobs.cpp -------------------------------------------------------------------------------
 // SIMULATOR_TIMEOUT in seconds (default kDefaultLaunchTimeoutS; 0 turns the limit off).
 constexpr double kDefaultLaunchTimeoutS = 60.0;
 double launch_timeout_s();
 
-// ---- host_api.cpp --------------------------------------------------------------------------
-extern std::mutex g_launch_mu;  // one launch (and error-state update) at a time
-extern std::mutex g_state_mu;   // guards the allocation tables below
+// ---- memory.cpp ------------------------------------------------------------------------------
+extern std::mutex g_state_mu;   // guards the allocation tables below and g_smem_optin
 extern std::map<uintptr_t, size_t> g_allocs;              // device allocations: start -> size
 extern std::map<uintptr_t, const void*> g_alloc_sites;    // memcheck: who called cudaMalloc
-extern std::map<const void*, int> g_smem_optin;           // cudaFuncSetAttribute opt-ins
-extern __thread cudaError_t tl_last_error;  // this host thread's last (non-sticky) error
-extern std::atomic<int> g_sticky_error;      // the context's sticky error (cudaSuccess: none)
-
 // True when [p, p + n) lies inside one live device allocation (g_state_mu held).
 bool find_alloc(const void* p, size_t n, bool* known_start);
+
+// ---- errors.cpp ------------------------------------------------------------------------------
+extern __thread cudaError_t tl_last_error;  // this host thread's last (non-sticky) error
+extern std::atomic<int> g_sticky_error;      // the context's sticky error (cudaSuccess: none)
 // Records a non-sticky error as this thread's last error; returns it.
 cudaError_t set_error(cudaError_t e);
 // Records a sticky error (the first one stays); returns the sticky error.
 cudaError_t set_sticky_error(cudaError_t e);
 cudaError_t sticky_error();
+
+// ---- launch.cpp ------------------------------------------------------------------------------
+extern std::mutex g_launch_mu;  // one launch (and error-state update) at a time
+extern std::map<const void*, int> g_smem_optin;           // cudaFuncSetAttribute opt-ins
 // Checks ``spec`` against an sm_80 GPU's launch limits: cudaSuccess (and *smem_limit, the
 // kernel's shared-memory limit), or the error the launch returns.
 cudaError_t check_launch_config(const LaunchSpec& spec, const void* kernel, size_t* smem_limit);

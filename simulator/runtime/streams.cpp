@@ -1,7 +1,9 @@
 // Streams. Every stream runs in order with the host (work is done when its call returns), so a
 // stream is only a handle: created streams are kept so that a call on a garbage or destroyed
-// handle is refused with cudaErrorInvalidResourceHandle, as a GPU refuses it.
-#include "sim_internal.h"
+// handle is refused with cudaErrorInvalidResourceHandle, as a GPU refuses it. A host function
+// enqueued on a stream (cudaLaunchHostFunc) runs at once, or becomes a graph node while a capture
+// is active.
+#include "graph_state.h"
 
 #include <set>
 
@@ -33,6 +35,10 @@ bool known_stream(cudaStream_t stream) {
 }  // namespace __sim
 
 using __sim::sticky_error;
+
+using __sim::NodeOp;
+using __sim::g_graph_mu;
+using __sim::set_error;
 
 extern "C" {
 
@@ -85,6 +91,22 @@ cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t call
 cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
     if (least != nullptr) *least = 0;
     if (greatest != nullptr) *greatest = -5;
+    return cudaSuccess;
+}
+
+
+// Work in a stream is done when the call returns, so a host function runs at once, in order.
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) {
+    if (fn == nullptr) return set_error(cudaErrorInvalidValue);
+    if (cudaError_t e = __sim::sticky_error()) return e;
+    if (__sim::capturing(stream)) {
+        NodeOp n;
+        n.type = cudaGraphNodeTypeHost;
+        n.host = cudaHostNodeParams{fn, user_data};
+        std::lock_guard<std::mutex> lock(g_graph_mu);
+        if (__sim::g_capture_active.load()) return __sim::capture_node(std::move(n));
+    }
+    fn(user_data);
     return cudaSuccess;
 }
 

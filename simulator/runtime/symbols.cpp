@@ -118,6 +118,13 @@ bool register_symbol_name(const char* name, const void* address, size_t size) {
     by_address()[address] = size;
     return true;
 }
+cudaError_t symbol_copy(void* dst, const void* src, size_t count) {
+    if (cudaError_t e = sticky_error()) return e;
+    if (count > 0 && (dst == nullptr || src == nullptr)) return set_error(cudaErrorInvalidValue);
+    if (count > 0) std::memcpy(dst, src, count);
+    return cudaSuccess;
+}
+
 }  // namespace __sim
 
 extern "C" {
