@@ -8,7 +8,7 @@ with :func:`resolve_timeout`, :func:`grace_after` and :func:`wall_limit`.
 
 ``SIMULATOR_THREADS``, ``SIMULATOR_STACK_KB``, ``SIMULATOR_DEVICES`` and ``SIMULATOR_DEVICE_MEMORY_MIB`` are
 whole numbers in the ranges of
-:data:`KNOBS` (the runtime's ``kKnobs`` in ``runtime/host_api.cpp`` has the same table and
+:data:`KNOBS` (the runtime's ``kKnobs`` in ``runtime/knobs.cpp`` has the same table and
 refuses a bad value when it is loaded); :func:`check_environment` refuses a bad one with the
 same one line before anything is built or loaded. ``run --devices N`` sets ``SIMULATOR_DEVICES``
 for the program (:func:`resolve_devices`).

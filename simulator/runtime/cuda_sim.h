@@ -18,9 +18,11 @@
 template <class R, class... A>
 static inline void __nv_tex_surf_handler(const char* op, R* r, unsigned long long obj, A... a);
 
-// The toolkit's types, then the device state and the helpers of inline PTX's translation
-// (sim_ptx.h), before the rest of NVIDIA's headers: their inline functions hold asm statements,
-// which the front end translates into calls of those helpers.
+// Why the includes come here, below those two declarations, and in this order: NVIDIA's headers
+// read __STORAGE__ and call __nv_tex_surf_handler, so both come first; their inline functions
+// hold asm statements that the front end translates into calls of sim_ptx.h's helpers, so the
+// toolkit's types, the device state and those helpers come before <cuda_runtime.h>; and
+// host_api.h and sim_intrinsics.h use and define what <cuda_runtime.h> declares, so they follow it.
 #include <builtin_types.h>
 
 #include "sim_device.h"

@@ -179,7 +179,6 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, c
     return cudaSuccess;
 }
 
-
 cudaError_t cudaDeviceSynchronize(void) {
     if (__sim::Launch* parent = __sim::device_launch_running()) return __sim::device_synchronize(parent);  // device code
     return sticky_error();

@@ -1,6 +1,6 @@
-// Internal declarations shared by kernel_registry.cpp, the graph sources, mem_pools.cpp,
-// host_api.cpp and the cuBLAS sources (never included by kernel code): a registered kernel,
-// a kernel launch held by a graph node or a capture, and the capture hooks.
+// Internal declarations shared by kernel_registry.cpp, launch.cpp, the graph sources, mem_pools.cpp,
+// memory.cpp, devices.cpp, streams.cpp and the cuBLAS sources (never included by kernel code): a
+// registered kernel, a kernel launch held by a graph node or a capture, and the capture hooks.
 #ifndef SIM_GRAPHS_INTERNAL_H
 #define SIM_GRAPHS_INTERNAL_H
 
@@ -51,7 +51,7 @@ cudaError_t capture_op(const KernelOp& op);
 // call and made a graph memory node; the call's status is then in *result.
 bool capture_malloc(void** ptr, size_t size, cudaError_t* result);
 bool capture_free(void* ptr, cudaError_t* result);
-// cudaFree of a live graph allocation (host_api.cpp): true when ``ptr`` was one and is now freed;
+// cudaFree of a live graph allocation (memory.cpp): true when ``ptr`` was one and is now freed;
 // its memory stays reserved for the graph's next launch.
 bool free_graph_allocation(void* ptr);
 // cudaDeviceReset: no graph allocation stays live (the graphs keep their reserved memory).

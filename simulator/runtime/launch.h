@@ -1,7 +1,8 @@
 // Launches (included by host_api.h): the machinery every `kernel<<<...>>>(args)` that the
 // build rewrites goes through (__sim::launch, __sim::launcher, __sim::launch_deduced), stream
-// capture's hook and the kernel registry that launches by address use. Definitions are in
-// host_api.cpp, graphs.cpp and kernel_registry.cpp.
+// capture's hook and the kernel registry that launches by address use, and the one record of a
+// launch (KernelCall). Definitions are in launch.cpp (launch_raw), device_launch.cpp
+// (device_launch), graphs.cpp (capturing, capture_kernel) and kernel_registry.cpp.
 #ifndef CUDA_CPU_SIMULATOR_LAUNCH_H
 #define CUDA_CPU_SIMULATOR_LAUNCH_H
 

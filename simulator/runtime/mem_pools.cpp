@@ -1,4 +1,4 @@
-// Stream-ordered allocation, memory pools and stream attributes. Streams run in order (every
+// Stream-ordered allocation and memory pools. Streams run in order (every
 // call completes before it returns), so cudaMallocAsync is cudaMalloc on the pool's books and
 // cudaFreeAsync is cudaFree: memcheck sees each allocation as its own block, as it does for
 // cudaMalloc. On a capturing stream they become graph memory nodes (graphs.cpp).
@@ -41,7 +41,6 @@ struct DevicePools {
 } g_pools;
 std::set<cudaMemPool_t> g_created_pools;                    // cudaMemPoolCreate'd, not destroyed
 std::map<void*, std::pair<cudaMemPool_t, size_t>> g_owner;  // pool allocation -> pool and size
-std::map<cudaStream_t, cudaLaunchAttributeValue> g_window, g_sync_policy, g_priority;
 
 bool default_pool(cudaMemPool_t pool) {
     return pool >= &g_pools.defaults[0] && pool < &g_pools.defaults[__sim::kMaxDevices];
@@ -71,15 +70,6 @@ cudaError_t pool_alloc(void** ptr, size_t size, cudaMemPool_t pool) {
     pool->used += size;
     if (pool->used > pool->used_high) pool->used_high = pool->used;
     return cudaSuccess;
-}
-
-std::map<cudaStream_t, cudaLaunchAttributeValue>* attribute_table(cudaStreamAttrID attr) {
-    switch (attr) {
-        case cudaLaunchAttributeAccessPolicyWindow: return &g_window;
-        case cudaLaunchAttributeSynchronizationPolicy: return &g_sync_policy;
-        case cudaLaunchAttributePriority: return &g_priority;
-        default: return nullptr;
-    }
 }
 
 }  // namespace
@@ -263,38 +253,6 @@ cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags* flags, cudaMemPool_t p
     if (!live_pool(pool)) return __sim::set_error(cudaErrorInvalidValue);
     *flags = pool->access;
     return cudaSuccess;
-}
-
-cudaError_t cudaStreamSetAttribute(cudaStream_t stream, cudaStreamAttrID attr, const cudaStreamAttrValue* value) {
-    if (value == nullptr) return __sim::set_error(cudaErrorInvalidValue);
-    auto* table = attribute_table(attr);
-    if (table == nullptr) return __sim::set_error(cudaErrorInvalidValue);
-    if (attr == cudaLaunchAttributeAccessPolicyWindow) {
-        const cudaAccessPolicyWindow& w = value->accessPolicyWindow;
-        cudaDeviceProp prop;
-        cudaGetDeviceProperties(&prop, 0);
-        if (w.num_bytes > (size_t)prop.accessPolicyMaxWindowSize || !(w.hitRatio >= 0.0f && w.hitRatio <= 1.0f) ||
-            (int)w.hitProp < 0 || (int)w.hitProp > 2 || (int)w.missProp < 0 || (int)w.missProp > 2)
-            return __sim::set_error(cudaErrorInvalidValue);
-    }
-    std::lock_guard<std::mutex> lock(g_pool_mu);
-    (*table)[stream] = *value;
-    return __sim::sticky_error();
-}
-
-cudaError_t cudaStreamGetAttribute(cudaStream_t stream, cudaStreamAttrID attr, cudaStreamAttrValue* value) {
-    if (value == nullptr) return __sim::set_error(cudaErrorInvalidValue);
-    auto* table = attribute_table(attr);
-    if (table == nullptr) return __sim::set_error(cudaErrorInvalidValue);
-    std::lock_guard<std::mutex> lock(g_pool_mu);
-    auto it = table->find(stream);
-    std::memset(value, 0, sizeof(*value));
-    if (it != table->end()) {
-        *value = it->second;
-    } else if (attr == cudaLaunchAttributeSynchronizationPolicy) {
-        value->syncPolicy = cudaSyncPolicyAuto;
-    }
-    return __sim::sticky_error();
 }
 
 }  // extern "C"

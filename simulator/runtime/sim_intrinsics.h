@@ -17,7 +17,7 @@
 
 #define SIM_DEVICE __device__ inline __attribute__((always_inline))
 
-#include "sim_dot_products.h"  // __dp4a, __dp2a_lo, __dp2a_hi
+#include "sim_dot_products.h"  // __dp4a, __dp2a_lo, __dp2a_hi (after SIM_DEVICE, which it uses)
 
 // ---- synchronisation, shuffles, votes ------------------------------------------------------
 extern "C" {

@@ -649,6 +649,7 @@ static inline D int_saturate(S x) {
 }  // namespace ptx
 }  // namespace __sim
 
+// Last: the memory and half-precision parts of the translation use the helpers above.
 #include "sim_ptx_memory.h"
 #include "sim_ptx_half.h"
 

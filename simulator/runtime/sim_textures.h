@@ -15,6 +15,7 @@ struct cudaArray {
     size_t pitch, slice;
     unsigned char* data;
 };
+// After cudaArray: the device fetches read its members.
 #include "sim_texture_fetch.h"
 
 // ---- texture references (removed in CUDA 12; textures.cpp notes their use once) -------------

@@ -2,9 +2,12 @@
 // stream is only a handle: created streams are kept so that a call on a garbage or destroyed
 // handle is refused with cudaErrorInvalidResourceHandle, as a GPU refuses it. A host function
 // enqueued on a stream (cudaLaunchHostFunc) runs at once, or becomes a graph node while a capture
-// is active.
+// is active. Stream attributes are kept per stream and read back; the access policy
+// window is checked as CUDA checks it (there is no cache to steer).
 #include "graph_state.h"
 
+#include <cstring>
+#include <map>
 #include <set>
 
 // A created stream: nothing to hold but its identity.
@@ -17,6 +20,17 @@ namespace {
 
 std::mutex g_stream_mu;
 std::set<const CUstream_st*> g_streams;  // created, not destroyed
+// cudaStreamSetAttribute's values, per attribute and stream (g_stream_mu guards them).
+std::map<cudaStream_t, cudaLaunchAttributeValue> g_window, g_sync_policy, g_priority;
+
+std::map<cudaStream_t, cudaLaunchAttributeValue>* attribute_table(cudaStreamAttrID attr) {
+    switch (attr) {
+        case cudaLaunchAttributeAccessPolicyWindow: return &g_window;
+        case cudaLaunchAttributeSynchronizationPolicy: return &g_sync_policy;
+        case cudaLaunchAttributePriority: return &g_priority;
+        default: return nullptr;
+    }
+}
 
 // The handles <cuda_runtime_api.h> and <cuda_device_runtime_api.h> define: cudaStreamLegacy (1),
 // cudaStreamPerThread (2); in device code also cudaStreamTailLaunch (3), cudaStreamFireAndForget (4).
@@ -94,7 +108,6 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
     return cudaSuccess;
 }
 
-
 // Work in a stream is done when the call returns, so a host function runs at once, in order.
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) {
     if (fn == nullptr) return set_error(cudaErrorInvalidValue);
@@ -108,6 +121,38 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_
     }
     fn(user_data);
     return cudaSuccess;
+}
+
+cudaError_t cudaStreamSetAttribute(cudaStream_t stream, cudaStreamAttrID attr, const cudaStreamAttrValue* value) {
+    if (value == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    auto* table = __sim::attribute_table(attr);
+    if (table == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    if (attr == cudaLaunchAttributeAccessPolicyWindow) {
+        const cudaAccessPolicyWindow& w = value->accessPolicyWindow;
+        cudaDeviceProp prop;
+        cudaGetDeviceProperties(&prop, 0);
+        if (w.num_bytes > (size_t)prop.accessPolicyMaxWindowSize || !(w.hitRatio >= 0.0f && w.hitRatio <= 1.0f) ||
+            (int)w.hitProp < 0 || (int)w.hitProp > 2 || (int)w.missProp < 0 || (int)w.missProp > 2)
+            return __sim::set_error(cudaErrorInvalidValue);
+    }
+    std::lock_guard<std::mutex> lock(__sim::g_stream_mu);
+    (*table)[stream] = *value;
+    return __sim::sticky_error();
+}
+
+cudaError_t cudaStreamGetAttribute(cudaStream_t stream, cudaStreamAttrID attr, cudaStreamAttrValue* value) {
+    if (value == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    auto* table = __sim::attribute_table(attr);
+    if (table == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lock(__sim::g_stream_mu);
+    auto it = table->find(stream);
+    std::memset(value, 0, sizeof(*value));
+    if (it != table->end()) {
+        *value = it->second;
+    } else if (attr == cudaLaunchAttributeSynchronizationPolicy) {
+        value->syncPolicy = cudaSyncPolicyAuto;
+    }
+    return __sim::sticky_error();
 }
 
 }  // extern "C"
