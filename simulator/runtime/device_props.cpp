@@ -1,7 +1,7 @@
 // The modelled device (simulator/docs/device.md: "The modelled device"): its properties, the device queries
-// (cudaGetDeviceProperties, cudaDeviceGetAttribute, cudaMemGetInfo) and the occupancy model;
-// how many devices there are and which one is current: devices.cpp. Device queries never fail
-// because of a sticky error; cudaMemGetInfo uses the device and does.
+// (cudaGetDeviceProperties, cudaDeviceGetAttribute) and the occupancy model; how many devices
+// there are and which one is current: devices.cpp; its free memory (cudaMemGetInfo): memory.cpp.
+// Device queries never fail because of a sticky error; cudaMemGetInfo uses the device and does.
 #include "sim_internal.h"
 
 #include <sched.h>

@@ -1,7 +1,7 @@
-// The kernel registry and the launch forms that name a kernel by address: cudaLaunchKernel,
-// cudaLaunchKernelEx(C), cudaLaunchCooperativeKernel and cudaFuncGetAttributes. A
-// registry entry turns `void** args` into a copy of the arguments in the kernel's own
-// parameter types (KernelPacker in launch.h), which a launch or a graph node then runs.
+// The kernel registry and what the launch forms that name a kernel by address do (their calls,
+// cudaLaunchKernel, cudaLaunchKernelEx(C), cudaLaunchCooperativeKernel and cudaFuncGetAttributes,
+// are in launch.cpp). A registry entry turns `void** args` into a copy of the arguments in the
+// kernel's own parameter types (KernelPacker in launch.h), which a launch or a graph node then runs.
 #include "graphs_internal.h"
 
 #include <algorithm>

@@ -113,7 +113,7 @@ def test_runtime_headers_define_no_host_call_but_forwarding_templates():
         for name, line, template in definitions(h.read_text())
         if not template
     ]
-    assert not bodies, "define these in the .cpp file of their area (and list them in the index):\n" + "\n".join(bodies)
+    assert not bodies, "define these in the .cpp file of their area, in the index:\n" + "\n".join(bodies)
 
 
 def test_the_scan_tells_definitions_from_declarations_comments_and_messages():
