@@ -209,14 +209,14 @@ SIM_DEVICE_FMA_TARGET SIM_LOOP_UNCHECKED static inline void for_each_plain_threa
 // launch queued by device code (ChildWork) each are one, so a launch's fields are set in one place.
 struct KernelCall {
     LaunchSpec spec{};
-    const char* name = nullptr;       // the kernel's name, for reports
-    const char* file = nullptr;       // where the program launched it
+    const char* name = nullptr;        // the kernel's name, for reports
+    const char* file = nullptr;        // where the program launched it
     int line = 0;
-    const void* kernel = nullptr;     // its address (null: a launch through a null kernel pointer)
-    void (*invoke)(void*) = nullptr;  // calls the kernel with *pack's arguments for the running thread
-    RunPlain run_plain = nullptr;     // the kernel's own loop over a plain block's threads (null: the runtime's)
-    void* pack = nullptr;             // the converted arguments
-    void (*destroy)(void*) = nullptr; // frees pack when the record owns it (queued or recorded); null: the caller does
+    const void* kernel = nullptr;      // its address (null: a launch through a null kernel pointer)
+    void (*invoke)(void*) = nullptr;   // calls the kernel with *pack's arguments for the running thread
+    RunPlain run_plain = nullptr;      // its own loop over a plain block's threads (null: the runtime's)
+    void* pack = nullptr;              // the converted arguments
+    void (*destroy)(void*) = nullptr;  // frees pack where the record owns it (queued, recorded); else null
 };
 
 // Runs a launch now; ``call.pack`` stays the caller's.
