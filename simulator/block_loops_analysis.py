@@ -101,7 +101,7 @@ class KernelAnalysis:
                 raise Fallback("a static local")
         elif node.kind == ck.CALL_EXPR:
             self._call(node)
-        elif node.kind in (ck.WHILE_STMT, ck.DO_STMT, ck.FOR_STMT) and tu._spins(node):
+        elif node.kind in (ck.WHILE_STMT, ck.DO_STMT, ck.FOR_STMT) and tu.device_code.spins(node):
             raise Fallback("a loop that spins on memory")
         elif node.kind == ck.DECL_REF_EXPR:
             self._use(node, parents)

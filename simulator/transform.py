@@ -21,8 +21,9 @@ syntax tree's constructs at their exact ranges:
 Constructs the simulator cannot run are refused with the file, line and name. Only code in
 the user's files is rewritten; system and runtime headers pass through untouched. The parts:
 ``linemap.py`` (offsets, files and lines of the preprocessed text), ``syntax.py`` (the parse and
-the walk that collects the edits, with ``syntax_launches.py``, ``syntax_registry.py`` and
-``syntax_device.py`` for what it does at launches, registrations and device code; ``edits.py``),
+the walk that collects the edits, which calls one pass object per role: ``syntax_launches.py``,
+``syntax_registry.py`` and ``syntax_device.py`` for launches, registrations and device code;
+``edits.py``), ``block_loops.py`` (kernels with barriers as loops over a block's threads),
 ``device_launches.py`` (device-side launches clang's parse drops), ``refusals.py`` (what is
 refused by name), ``errors.py``.
 """
