@@ -119,7 +119,7 @@ class TranslationUnit:
         # edit, the keys of the kernels it may launch (a launch, or a kernel's registration)
         self.launches: list[tuple[Edit, list]] = []
         self.problems: list[tuple[int, str]] = []
-        self._by_origin: dict | None = None
+        self._by_origin: dict | None = None  # see function_at
         self._children: dict = {}  # container cursor -> its children by offset (_function_at)
         self._roots: list | None = None
         # The user's host-only function definitions with a body (see unchecked_host_starts).
@@ -560,6 +560,18 @@ class TranslationUnit:
                 return False
             stack.extend(f.calls)
         return True
+
+    def origin(self, key: int) -> tuple[str, int, int, str]:
+        """Where function ``key`` is defined: file, line, column and name (the same in either pass)."""
+        f = self.funcs[key]
+        path, line = self.src.where(key)
+        return path, line, key - self.src.line_starts[self.src.line(key)], f.name
+
+    def function_at(self, origin: tuple[str, int, int, str]) -> int | None:
+        """The key of the function defined at ``origin`` (see ``origin``), or None."""
+        if self._by_origin is None:
+            self._by_origin = {self.origin(k): k for k in self.funcs}
+        return self._by_origin.get(origin)
 
     def function_kind(self, pos: int) -> str | None:
         """The kind of the function whose body holds ``pos`` (None outside any)."""

@@ -151,21 +151,13 @@ def _parse_legacy(text: str, user_file) -> TranslationUnit:
     return tu
 
 
-def _origin(tu: TranslationUnit, key: int) -> tuple[str, int, int, str]:
-    f = tu.funcs[key]
-    path, line = tu.src.where(key)
-    return path, line, key - tu.src.line_starts[tu.src.line(key)], f.name
-
-
 def _match(host: TranslationUnit, other: TranslationUnit, key: int | None) -> int | None:
     """The key in ``other`` of the function ``key`` of ``host`` (same file, line, column, name)."""
     if key is None or other is host:
         return key
     if key not in host.funcs:
         return None
-    if other._by_origin is None:
-        other._by_origin = {_origin(other, k): k for k in other.funcs}
-    return other._by_origin.get(_origin(host, key))
+    return other.function_at(host.origin(key))
 
 
 def _marker(tu: TranslationUnit, pos: int) -> str:
