@@ -17,50 +17,19 @@ groups, spins), a callee that waits, ``goto``, a ``return`` before the last barr
 ``break``/``continue`` that leaves a region, lambdas, inline assembly, types declared in the
 kernel, a written or address-taken parameter, the address of a local kept in a pointer or in
 memory (a call may take it), a local living across a barrier whose type cannot be named.
+
+This module writes the loops; ``block_loops_analysis.py`` decides which kernels qualify and what
+their regions, block variables and slots are, ``block_loops_order.py`` whether the checkers may
+run them too.
 """
 
 from __future__ import annotations
 
-import re
-
-from .block_loops_order import SCALAR_KINDS, checkers_may_loop
+from .block_loops_analysis import SCALARS, Fallback, KernelAnalysis, Region
+from .block_loops_order import checkers_may_loop
 from .edits import Edit
-from .syntax_device import CUDA_WAITS, RUNTIME_WAITS
 
 __all__ = ["BlockLoops", "block_loop_edit"]
-
-_UNIFORM_BUILTINS = frozenset({"blockIdx", "blockDim", "gridDim", "warpSize"})
-# Callees whose result depends only on their arguments (CUDA's integer helpers and the like).
-_PURE_CALLS = frozenset(
-    {"min", "max", "umin", "umax", "llmin", "llmax", "ullmin", "ullmax", "__mul24", "__umul24", "abs"}
-)
-_ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="})
-_REFUSED = frozenset(
-    {
-        "GOTO_STMT",
-        "INDIRECT_GOTO_STMT",
-        "LABEL_STMT",
-        "LAMBDA_EXPR",
-        "ASM_STMT",
-        "MS_ASM_STMT",
-        "STRUCT_DECL",
-        "UNION_DECL",
-        "CLASS_DECL",
-        "ENUM_DECL",
-        "TYPEDEF_DECL",
-        "TYPE_ALIAS_DECL",
-        "CXX_TRY_STMT",
-        "CXX_THROW_EXPR",
-    }
-)
-_LOOPS = frozenset({"FOR_STMT", "WHILE_STMT", "DO_STMT", "CXX_FOR_RANGE_STMT"})
-_TRANSPARENT = frozenset({"UNEXPOSED_EXPR", "PAREN_EXPR"})
-_SCALARS = SCALAR_KINDS | {"POINTER"}
-_UNNAMEABLE = re.compile(r"\bauto\b|lambda|anonymous|unnamed|type-parameter|decltype|volatile|&")
-
-
-class _Fallback(Exception):
-    """The kernel is not a shape the rewrite handles: it keeps its fibers."""
 
 
 def block_loop_edit(tu, cursor, fma: bool = False) -> Edit | None:
@@ -75,9 +44,11 @@ def block_loop_edit(tu, cursor, fma: bool = False) -> Edit | None:
 def _rewrite(tu, cursor, fma: bool) -> tuple[Edit | None, bool]:
     """The edit (or None) and whether the checkers may run it too (block_loops_order.py)."""
     try:
-        k = _Kernel(tu, cursor, fma)
-        return k.edit(), k.checkers_too
-    except _Fallback:
+        k = KernelAnalysis(tu, cursor)
+        plan = k.plan()
+        checkers = checkers_may_loop(k, plan)
+        return _Emitter(k, fma).edit(plan), checkers
+    except Fallback:
         return None, False
 
 
@@ -114,529 +85,27 @@ class BlockLoops:
         return key is not None and self.rewritten(key) and self.checked.get(key, False)
 
 
-class _Region:
-    """Statements between barriers, run as one loop over the block's threads."""
+class _Emitter:
+    """The block-loop body of an analysed kernel (``KernelAnalysis.plan``), as one edit."""
 
-    def __init__(self, stmts: list, start: int, end: int, final: bool) -> None:
-        self.stmts = stmts
-        self.start, self.end = start, end
-        self.final = final  # the last statements of the kernel's body: a `return` may end a thread
-        self.hoisted: list = []  # DECL_STMTs declared once for the block, before the loop
-        self.lead: list = []  # block statements and declarations run before the loop, in order
-        self.trail: list = []  # block statements run after the loop
-        self.declared: list = []  # VAR_DECLs at the region's top level
-
-
-class _Kernel:
-    def __init__(self, tu, cursor, fma: bool) -> None:
-        self.tu = tu
+    def __init__(self, k: KernelAnalysis, fma: bool) -> None:
+        self.k = k
+        self.tu = k.tu
+        self.text = k.text
         self.target = ' __attribute__((target("fma")))' if fma else ""
-        self.ck = tu.ci.CursorKind
-        self.text = tu.src.text
-        body = [ch for ch in cursor.get_children() if ch.kind == self.ck.COMPOUND_STMT]
-        if not body:
-            raise _Fallback("no body")
-        self.body = body[0]
-        self.func = tu.funcs.get(tu.off(cursor.location))
-        self.params = {tu.off(ch.location) for ch in cursor.get_children() if ch.kind == self.ck.PARM_DECL}
-        self.barriers: set[int] = set()  # starts of the __syncthreads() calls
-        self.refs: list[tuple[int, int, str]] = []  # (position, declaration, name) of each use
-        self.written: dict[int, list[int]] = {}  # declaration -> where it is written
-        self.addressed: set[int] = set()  # declarations whose address a call gets
-        self.escaped: set[int] = set()  # declarations whose address is kept (a pointer, memory)
-        self.locals: dict[int, object] = {}  # the body's own variables (VAR_DECL)
-        self.shared: set[int] = set()
-        self._scan(self.body, [])
 
-    # ---- facts about the whole body ---------------------------------------------------------
-    def _scan(self, node, parents: list) -> None:
-        ck, tu = self.ck, self.tu
-        kind = node.kind.name
-        if kind in _REFUSED:
-            raise _Fallback("goto, a label, a lambda, inline assembly or a type declared in the kernel")
-        if node.kind == ck.VAR_DECL:
-            key = tu.off(node.location)
-            self.locals[key] = node
-            if any(ch.kind == ck.CUDASHARED_ATTR for ch in node.get_children()):
-                self.shared.add(key)
-            elif node.storage_class == tu.ci.StorageClass.STATIC:
-                raise _Fallback("a static local")
-        elif node.kind == ck.CALL_EXPR:
-            self._call(node)
-        elif node.kind in (ck.WHILE_STMT, ck.DO_STMT, ck.FOR_STMT) and tu._spins(node):
-            raise _Fallback("a loop that spins on memory")
-        elif node.kind == ck.DECL_REF_EXPR:
-            self._use(node, parents)
-        elif node.kind in (ck.BINARY_OPERATOR, ck.COMPOUND_ASSIGNMENT_OPERATOR):
-            children = list(node.get_children())
-            if len(children) == 2:
-                op = self._between(children[0], children[1])
-                if node.kind == ck.COMPOUND_ASSIGNMENT_OPERATOR or op in _ASSIGNMENTS:
-                    self._write(children[0], node)
-        elif node.kind == ck.UNARY_OPERATOR:
-            children = list(node.get_children())
-            if len(children) == 1:
-                start, end = tu.rng(node)
-                cs, ce = tu.rng(children[0])
-                around = self.text[start:cs] + self.text[ce:end]
-                if "++" in around or "--" in around:
-                    self._write(children[0], node)
-                elif self.text[start:cs].strip() == "&":
-                    self._address(self._root(children[0]), parents)
-        if node.kind in (ck.DECL_REF_EXPR, ck.MEMBER_REF_EXPR, ck.ARRAY_SUBSCRIPT_EXPR):
-            if node.type.get_canonical().kind.name == "CONSTANTARRAY":
-                # An array used other than by subscript or sizeof decays to a pointer to it.
-                up = self._up(parents)
-                if up is None or up.kind.name not in ("ARRAY_SUBSCRIPT_EXPR", "CXX_UNARY_EXPR", "UNARY_EXPR"):
-                    self._address(self._root(node), parents)
-        for ch in node.get_children():
-            self._scan(ch, [*parents, node])
-
-    def _call(self, node) -> None:
-        """A call: the block's barrier, another wait (fibers), or a method that may write its object."""
-        ref = node.referenced
-        name = node.spelling or ""
-        if ref is not None and not self.tu.src.is_user(self.tu.off(ref.location)):
-            if name == "__syncthreads":
-                if list(node.get_children())[1:]:
-                    raise _Fallback("a __syncthreads call written with arguments")
-                self.barriers.add(self.tu.off(node.extent.start))
-                return
-            if CUDA_WAITS.fullmatch(name) or (
-                name in RUNTIME_WAITS and ref.semantic_parent.spelling == "__sim"
-            ):
-                raise _Fallback(
-                    "a wait other than __syncthreads() (a warp operation, __syncthreads_count, ...)"
-                )
-        children = list(node.get_children())
-        if children and children[0].kind == self.ck.MEMBER_REF_EXPR:
-            # `x.method(...)` may change x.
-            root = self._root(children[0])
-            if root is not None:
-                self.written.setdefault(root, []).append(self.tu.off(node.extent.start))
-        for arg in children[1:]:
-            # A variable passed as it is (no conversion): a reference parameter may change it.
-            if arg.kind == self.ck.DECL_REF_EXPR and arg.referenced is not None:
-                key = self.tu.off(arg.referenced.location)
-                self.written.setdefault(key, []).append(self.tu.off(arg.extent.start))
-
-    def _use(self, node, parents: list) -> None:
-        ref = node.referenced
-        if ref is None:
-            return
-        key = self.tu.off(ref.location)
-        self.refs.append((self.tu.off(node.extent.start), key, ref.spelling))
-
-    @staticmethod
-    def _up(parents: list):
-        """The nearest enclosing node that is not parentheses or an implicit conversion."""
-        chain = [p for p in parents if p.kind.name not in _TRANSPARENT]
-        return chain[-1] if chain else None
-
-    def _address(self, root: int | None, parents: list) -> None:
-        """The address of variable ``root`` is taken: as a call's argument, the callee may write
-        through it for the call's length (``f(acc)``, ``sincosf(x, &s, &c)``); anywhere else it
-        may be kept (a pointer, memory) past a barrier, where a region's local is gone."""
-        if root is None:
-            return
-        up = self._up(parents)
-        if up is not None and up.kind == self.ck.CALL_EXPR:
-            self.addressed.add(root)
-            self.written.setdefault(root, []).append(self.tu.off(up.extent.start))
-        else:
-            self.escaped.add(root)
-
-    def _write(self, lhs, at) -> None:
-        root = self._root(lhs)
-        if root is not None:
-            self.written.setdefault(root, []).append(self.tu.off(at.extent.start))
-
-    def _root(self, node) -> int | None:
-        """The variable an lvalue names or is part of (None: memory through a pointer)."""
-        while True:
-            kind = node.kind.name
-            children = list(node.get_children())
-            if kind in _TRANSPARENT and len(children) == 1:
-                node = children[0]
-            elif kind == "MEMBER_REF_EXPR" and children:
-                if "->" in self.text[self.tu.rng(children[0])[1] : self.tu.rng(node)[1]]:
-                    return None
-                node = children[0]
-            elif kind == "ARRAY_SUBSCRIPT_EXPR" and children:
-                base = children[0]
-                while base.kind.name in _TRANSPARENT and len(list(base.get_children())) == 1:
-                    base = next(base.get_children())
-                if (
-                    base.kind != self.ck.DECL_REF_EXPR
-                    or base.type.get_canonical().kind.name != "CONSTANTARRAY"
-                ):
-                    return None
-                node = base
-            elif kind == "DECL_REF_EXPR" and node.referenced is not None:
-                return self.tu.off(node.referenced.location)
-            else:
-                return None
-
-    def _between(self, a, b) -> str:
-        return self.text[self.tu.rng(a)[1] : self.tu.rng(b)[0]].strip()
-
-    def _has_barrier(self, node) -> bool:
-        start, end = self.tu.rng(node)
-        return any(start <= b < end for b in self.barriers)
-
-    def _callees_wait(self, calls) -> bool:
-        """Whether a function called from the kernel waits or calls something unknown."""
-        seen, stack = set(), list(calls)
-        while stack:
-            k = stack.pop()
-            if k in seen:
-                continue
-            seen.add(k)
-            f = self.tu.funcs.get(k)
-            if f is None:
-                continue  # a lambda's body (refused) or a function the walk does not know
-            if f.waits or f.unknown:
-                return True
-            stack.extend(f.calls)
-        return False
-
-    # ---- uniformity -------------------------------------------------------------------------
-    def _uniform(self, node, header: bool = False) -> bool:
-        """Whether ``node`` has one value for the whole block (``header``: a loop header, which may
-        also assign the block's own variables)."""
-        ck = self.ck
-        kind = node.kind.name
-        children = list(node.get_children())
-        if kind in (
-            "INTEGER_LITERAL",
-            "FLOATING_LITERAL",
-            "CHARACTER_LITERAL",
-            "CXX_BOOL_LITERAL_EXPR",
-            "CXX_NULL_PTR_LITERAL_EXPR",
-        ):
-            return True
-        if kind == "DECL_STMT" and header:
-            return all(self._uniform(ch) for ch in children)
-        if kind == "VAR_DECL":
-            key = self.tu.off(node.location)
-            inits = [
-                ch for ch in children if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF", "TEMPLATE_REF")
-            ]
-            return key in self.block_vars and all(self._uniform(ch) for ch in inits)
-        if kind == "DECL_REF_EXPR":
-            return self._uniform_name(node)
-        if kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and len(children) == 2:
-            op = self._between(children[0], children[1])
-            if kind == "COMPOUND_ASSIGNMENT_OPERATOR" or op in _ASSIGNMENTS:
-                return header and self._block_target(children[0]) and self._uniform(children[1])
-            if op == ",":  # `a += s, b += t` in a loop header: each side on its own terms
-                return all(self._uniform(ch, header) for ch in children)
-            return all(self._uniform(ch) for ch in children)
-        if kind == "UNARY_OPERATOR" and len(children) == 1:
-            start, end = self.tu.rng(node)
-            cs, ce = self.tu.rng(children[0])
-            around = (self.text[start:cs] + self.text[ce:end]).strip()
-            if around in ("++", "--"):
-                return header and self._block_target(children[0])
-            return around in ("-", "+", "!", "~") and self._uniform(children[0])
-        if kind == "MEMBER_REF_EXPR" and len(children) == 1:
-            if "->" in self.text[self.tu.rng(children[0])[1] : self.tu.rng(node)[1]]:
-                return False
-            return self._uniform(children[0])
-        if kind in ("CXX_UNARY_EXPR", "UNARY_EXPR"):
-            return True  # sizeof/alignof: a constant
-        if kind in (
-            "PAREN_EXPR",
-            "UNEXPOSED_EXPR",
-            "CSTYLE_CAST_EXPR",
-            "CXX_STATIC_CAST_EXPR",
-            "CXX_FUNCTIONAL_CAST_EXPR",
-            "CONDITIONAL_OPERATOR",
-        ):
-            return bool(children) and all(
-                self._uniform(ch) for ch in children if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")
-            )
-        if kind == "CALL_EXPR":
-            ref = node.referenced
-            if (
-                ref is None
-                or ref.spelling not in _PURE_CALLS
-                or self.tu.src.is_user(self.tu.off(ref.location))
-            ):
-                return False
-            return all(self._uniform(ch) for ch in children[1:])
-        del ck
-        return False
-
-    def _uniform_name(self, node) -> bool:
-        ref = node.referenced
-        if ref is None:
-            return False
-        key = self.tu.off(ref.location)
-        kind = ref.kind.name
-        if kind in ("ENUM_CONSTANT_DECL", "TEMPLATE_NON_TYPE_PARAMETER"):
-            return True
-        if kind == "PARM_DECL":
-            return key in self.params
-        if kind != "VAR_DECL":
-            return False
-        if key in self.locals:
-            return key in self.block_vars
-        if not self.tu.src.is_user(key):
-            return ref.spelling in _UNIFORM_BUILTINS
-        # A constant at namespace scope.
-        return (
-            ref.type.is_const_qualified()
-            and ref.semantic_parent is not None
-            and (ref.semantic_parent.kind.name in ("TRANSLATION_UNIT", "NAMESPACE", "LINKAGE_SPEC"))
-        )
-
-    def _block_target(self, lhs) -> bool:
-        while lhs.kind.name in _TRANSPARENT and len(list(lhs.get_children())) == 1:
-            lhs = next(lhs.get_children())
-        if lhs.kind != self.ck.DECL_REF_EXPR or lhs.referenced is None:
-            return False
-        return self.tu.off(lhs.referenced.location) in self.block_vars
-
-    # ---- the regions ------------------------------------------------------------------------
-    def _plan(self, stmts: list, top: bool) -> list:
-        """The block-level plan of a statement list: regions, and structures with barriers."""
-        plan, run = [], []
-
-        def close(final: bool) -> None:
-            if run:
-                start = self.tu.rng(run[0])[0]
-                end = self.tu.src.through_semicolon(self.tu.rng(run[-1])[1])
-                region = _Region(list(run), start, end, final)
-                self.regions.append(region)
-                plan.append(("region", region))
-                run.clear()
-
-        for s in stmts:
-            if not self._has_barrier(s):
-                run.append(s)
-                continue
-            close(False)
-            plan.append(self._structure(s))
-        close(top)
-        return plan
-
-    def _structure(self, s) -> tuple:
-        ck, tu = self.ck, self.tu
-        children = list(s.get_children())
-        if s.kind == ck.CALL_EXPR and tu.off(s.extent.start) in self.barriers:
-            return ("barrier", s)
-        if s.kind == ck.COMPOUND_STMT:
-            return ("compound", s, self._plan(children, False))
-        if s.kind == ck.FOR_STMT and children:
-            body = children[-1]
-            self.headers.extend(children[:-1])
-            for ch in children[:-1]:
-                if ch.kind == ck.DECL_STMT:
-                    for v in ch.get_children():
-                        if v.kind != ck.VAR_DECL or v.type.get_canonical().kind.name not in _SCALARS:
-                            raise _Fallback("a loop with a barrier declares a variable that is not a scalar")
-                        self.block_vars.add(tu.off(v.location))
-            return ("loop", s, body, self._plan(self._stmts(body), False))
-        if s.kind == ck.WHILE_STMT and len(children) == 2 and children[0].kind != ck.VAR_DECL:
-            self.headers.append(children[0])
-            return ("loop", s, children[1], self._plan(self._stmts(children[1]), False))
-        if s.kind == ck.DO_STMT and len(children) == 2:
-            self.headers.append(children[1])
-            return ("do", s, children[0], self._plan(self._stmts(children[0]), False))
-        if s.kind == ck.IF_STMT and len(children) in (2, 3):
-            if children[0].kind in (ck.VAR_DECL, ck.DECL_STMT) or tu.rng(children[0])[0] < 0:
-                raise _Fallback("an if with a barrier declares a variable in its condition")
-            self.headers.append(children[0])
-            then = self._plan(self._stmts(children[1]), False)
-            other = self._plan(self._stmts(children[2]), False) if len(children) == 3 else None
-            return ("if", s, children[0], then, other)
-        raise _Fallback("a barrier inside a switch, a range for or an expression")
-
-    def _stmts(self, node) -> list:
-        return list(node.get_children()) if node.kind == self.ck.COMPOUND_STMT else [node]
-
-    def _check_region(self, region: _Region) -> None:
-        """A region's statements run inside a lambda per thread: what they may not do there."""
-        for s in region.stmts:
-            self._check_jumps(s, loops=0, switches=0, final=region.final)
-            if s.kind == self.ck.DECL_STMT:
-                region.declared.extend(v for v in s.get_children() if v.kind == self.ck.VAR_DECL)
-
-    def _check_jumps(self, node, loops: int, switches: int, final: bool) -> None:
-        kind = node.kind.name
-        if kind == "RETURN_STMT" and not final:
-            raise _Fallback("a return before the last barrier")
-        if kind == "BREAK_STMT" and loops + switches == 0:
-            raise _Fallback("a break that leaves a region between barriers")
-        if kind == "CONTINUE_STMT" and loops == 0:
-            raise _Fallback("a continue that leaves a region between barriers")
-        loops += kind in _LOOPS
-        switches += kind == "SWITCH_STMT"
-        for ch in node.get_children():
-            self._check_jumps(ch, loops, switches, final)
-
-    # ---- the rewrite ------------------------------------------------------------------------
-    def edit(self) -> Edit | None:
-        tu, ck = self.tu, self.ck
-        f = self.func
-        if f is None or not self.barriers or f.unknown:
-            raise _Fallback("no barrier of its own, or an unknown callee")
-        if self._callees_wait(f.calls):
-            raise _Fallback("a callee that waits (a barrier, a warp operation) or is unknown")
-        start, end = tu.rng(self.body)
-        if any(
-            start <= e.start < end and any("lockstep_assign" in p for p in e.parts if isinstance(p, str))
-            for e in tu.edits
-        ):
-            raise _Fallback("warp-synchronous statements that run with a warp's lanes in lockstep")
-        if any(k in self.locals and k not in self.shared for k in self.escaped):
-            raise _Fallback("the address of a local kept in a pointer or memory")
-        for key in self.params:
-            if key in self.written or key in self.addressed or key in self.escaped:
-                raise _Fallback("a parameter that is written or whose address is taken")
-        self.regions: list[_Region] = []
-        self.headers: list = []
-        self.block_vars: set[int] = set()
-        plan = self._plan(list(self.body.get_children()), True)
-        for region in self.regions:
-            self._check_region(region)
-        self._choose_block_vars()
-        for h in self.headers:
-            if not self._uniform(h, header=True):
-                raise _Fallback("a barrier under a condition not shown to be block-uniform")
-        self._choose_slots()
-        self.checkers_too = checkers_may_loop(self, plan)
+    def edit(self, plan: list) -> Edit:
+        """The edit replacing the kernel's body by the block loops, the original body kept for fibers."""
+        start, end = self.tu.rng(self.k.body)
         parts: list = ["{ if (const ::__sim::PlainBlock* const __sim_blk = ::__sim::block_loop()) {"]
-        for i, (alias, var) in enumerate(self.slot_types):
+        for i, (alias, var) in enumerate(self.k.slot_types):
             spelled = var.type.spelling
             parts.append(
                 f" using {alias} = {spelled}; ::__sim::per_thread<{alias}> __sim_slot{i}(__sim_blk->dim);"
             )
         parts += self._emit(plan)
         parts += [" return; }", self._marker(start), (start, end), " }", self._marker(end)]
-        del ck
         return Edit(start, end, parts, exact=True)
-
-    def _choose_block_vars(self) -> None:
-        """Locals one copy of which serves the block, and the statements that run once for it.
-
-        A candidate is a scalar declared at a region's top level with an initializer, whose
-        address is not taken. It stays one while its initializer is uniform and every write to
-        it is in a loop header or in a *block statement*: an assignment of a uniform value to
-        a block variable at the start or the end of a region (``++k;``, ``offset *= 2;``), which
-        then runs once before or after the region's loop, where every thread would have run it
-        with the same values at the same point.
-        """
-        ck = self.ck
-        candidates: dict[int, tuple] = {}  # declaration -> (DECL_STMT, region)
-        for region in self.regions:
-            for s in region.stmts:
-                if s.kind != ck.DECL_STMT:
-                    continue
-                vars_ = [v for v in s.get_children() if v.kind == ck.VAR_DECL]
-                keys = [self.tu.off(v.location) for v in vars_]
-                if vars_ and all(k in self.shared for k in keys):
-                    region.hoisted.append(s)  # __shared__: once per block
-                    continue
-                if vars_ and all(self._candidate(v, k, region) for v, k in zip(vars_, keys, strict=True)):
-                    for k in keys:
-                        candidates[k] = (s, region)
-        loop_vars = set(self.block_vars)
-        self.block_vars |= set(candidates)
-        while True:
-            for region in self.regions:
-                self._peel(region)
-            peeled = [self.tu.rng(s) for r in self.regions for s in (*r.lead, *r.trail)]
-            headers = [self.tu.rng(h) for h in self.headers]
-            dropped = set()
-            for key in self.block_vars:
-                for at in self.written.get(key, []):
-                    if not any(a <= at < b for a, b in (*peeled, *headers)):
-                        dropped.add(key)
-                if key in candidates:
-                    s, _region = candidates[key]
-                    var = next(v for v in s.get_children() if self.tu.off(v.location) == key)
-                    if not self._uniform(var):
-                        dropped.add(key)
-            if not dropped:
-                break
-            if dropped & loop_vars:
-                raise _Fallback("a thread writes a loop's block-uniform variable")
-            # A declaration whose variables are not all block variables stays in its region.
-            for key in list(dropped):
-                s, _region = candidates[key]
-                dropped |= {self.tu.off(v.location) for v in s.get_children() if v.kind == ck.VAR_DECL}
-            self.block_vars -= dropped
-        for key, (s, region) in candidates.items():
-            if key in self.block_vars and s not in region.hoisted and s not in region.lead:
-                region.hoisted.append(s)
-        for region in self.regions:
-            region.hoisted.sort(key=lambda s: self.tu.off(s.extent.start))
-
-    def _candidate(self, var, key: int, region: _Region) -> bool:
-        if var.type.get_canonical().kind.name not in _SCALARS or key in self.addressed:
-            return False
-        inits = [
-            ch
-            for ch in var.get_children()
-            if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF", "TEMPLATE_REF")
-        ]
-        if not inits:
-            return False
-        # Moved before the region's first statement: no earlier statement may name something else
-        # by the same name.
-        at = self.tu.off(var.location)
-        return not any(
-            region.start <= pos < at and k != key and name == var.spelling for pos, k, name in self.refs
-        )
-
-    def _block_statement(self, s) -> bool:
-        """An assignment of a uniform value to a block variable, as a whole statement."""
-        kind = s.kind.name
-        children = list(s.get_children())
-        if kind == "UNARY_OPERATOR" or kind == "COMPOUND_ASSIGNMENT_OPERATOR":
-            return self._uniform(s, header=True)
-        if kind == "BINARY_OPERATOR" and len(children) == 2 and self._between(*children) == "=":
-            return self._uniform(s, header=True)
-        return False
-
-    def _peel(self, region: _Region) -> None:
-        """The block statements (and block declarations) at the start and the end of ``region``."""
-        ck = self.ck
-        stmts = region.stmts
-
-        def block_decl(s) -> bool:
-            keys = [self.tu.off(v.location) for v in s.get_children() if v.kind == ck.VAR_DECL]
-            return s.kind == ck.DECL_STMT and bool(keys) and all(k in self.block_vars for k in keys)
-
-        i = 0
-        while i < len(stmts) and (self._block_statement(stmts[i]) or block_decl(stmts[i])):
-            i += 1
-        j = len(stmts)
-        while j > i and self._block_statement(stmts[j - 1]):
-            j -= 1
-        region.lead, region.trail = stmts[:i], stmts[j:]
-
-    def _outside(self, pos: int, region: _Region) -> bool:
-        return not region.start <= pos < region.end
-
-    def _choose_slots(self) -> None:
-        """The per-thread slots: locals declared in one region and used in another."""
-        self.slot_types: list[tuple[str, object]] = []
-        self.slot_of: dict[int, int] = {}
-        for region in self.regions:
-            for var in region.declared:
-                key = self.tu.off(var.location)
-                if key in self.block_vars or key in self.shared:
-                    continue
-                if not any(self._outside(pos, region) for pos, k, _ in self.refs if k == key):
-                    continue
-                kind = var.type.kind.name
-                if _UNNAMEABLE.search(var.type.spelling) or kind in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
-                    raise _Fallback("a local living across a barrier whose type the build cannot name")
-                self.slot_of[key] = len(self.slot_types)
-                self.slot_types.append((f"__sim_slot{len(self.slot_types)}_t", var))
 
     def _marker(self, pos: int) -> str:
         path, line = self.tu.src.where(pos)
@@ -673,7 +142,7 @@ class _Kernel:
                     parts += [" else {", *self._emit(item[4]), " }"]
         return parts
 
-    def _emit_region(self, region: _Region) -> list:
+    def _emit_region(self, region: Region) -> list:
         tu = self.tu
 
         def whole(s) -> tuple[int, int]:
@@ -704,20 +173,20 @@ class _Kernel:
         bound = sorted(
             {
                 k
-                for p, k, _ in self.refs
-                if region.start <= p < region.end and k in self.slot_of and k not in declared
+                for p, k, _ in self.k.refs
+                if region.start <= p < region.end and k in self.k.slot_of and k not in declared
             }
         )
-        kept = [k for k in sorted(declared) if k in self.slot_of]
+        kept = [k for k in sorted(declared) if k in self.k.slot_of]
         body: list = []
         if bound or kept:
             body.append(" const int __sim_t = *__sim_blk->linear;")
         for k in bound:
-            i = self.slot_of[k]
-            alias, var = self.slot_types[i]
+            i = self.k.slot_of[k]
+            alias, var = self.k.slot_types[i]
             if var.spelling in names:
-                raise _Fallback("a region declares a name it also uses from an earlier region")
-            if var.type.get_canonical().kind.name in _SCALARS:
+                raise Fallback("a region declares a name it also uses from an earlier region")
+            if var.type.get_canonical().kind.name in SCALARS:
                 # A scalar is copied in and out (every way out of a region but the kernel's last
                 # `return` reaches its end, and its address is never taken): as a local the
                 # compiler keeps it in a register, where a reference into the slots would be
@@ -730,7 +199,7 @@ class _Kernel:
         for a, b in pieces:
             body += [self._marker(a), (a, b)]
         for k in kept:
-            i = self.slot_of[k]
-            body.append(f"\n ::__sim::keep(__sim_slot{i}[__sim_t], {self.slot_types[i][1].spelling});")
+            i = self.k.slot_of[k]
+            body.append(f"\n ::__sim::keep(__sim_slot{i}[__sim_t], {self.k.slot_types[i][1].spelling});")
         parts += [f" ::__sim::for_each_plain_thread(*__sim_blk, [&](){self.target} {{", *body, "\n });"]
         return parts + after

@@ -128,7 +128,7 @@ def _counted_increment(k, loop) -> int | None:
     if (k.text[start:cs] + k.text[ce:end]).strip() != "++":
         return None
     lhs, rhs = list(cond.get_children())
-    if k._between(lhs, rhs) != "<":
+    if k.between(lhs, rhs) != "<":
         return None
     var, counted = _bare(lhs), _bare(operand)
     if var.kind.name != "DECL_REF_EXPR" or counted.kind.name != "DECL_REF_EXPR":
@@ -246,7 +246,7 @@ class _Inert:
         return key in self.k.locals or key in self.k.params or not self.k.tu.src.is_user(key)
 
     def _binary(self, node, children: list, type_kind: str) -> bool:
-        op = self.k._between(children[0], children[1])
+        op = self.k.between(children[0], children[1])
         if not all(self.node(ch) for ch in children):
             return False
         if op in _PLAIN_BINARY:

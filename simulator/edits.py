@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from .errors import SimBuildError
 from .linemap import SourceMap
 
-__all__ = ["Edit", "Func", "source_error"]
+__all__ = ["Edit", "Func", "on_device", "source_error"]
 
 
 @dataclass
@@ -33,6 +33,11 @@ class Func:
     calls: set = field(default_factory=set)
     waits: bool = False
     unknown: bool = False
+
+
+def on_device(func: Func | None) -> bool:
+    """Whether ``func`` is device code (``__global__``, ``__device__`` or ``__host__ __device__``)."""
+    return func is not None and func.kind in ("global", "device", "hd")
 
 
 def source_error(src: SourceMap, pos: int, msg: str) -> SimBuildError:

@@ -2,11 +2,14 @@
 
 ``TranslationUnit`` parses the preprocessed text with libclang (CUDA, host side) and walks the
 program's code once, collecting edits at exact ranges, each function's call graph for the
-barrier-free marking, and the constructs it refuses. The walk and the rendering of the edits
-live here; what it does at each kind of node lives in one module per role:
-``syntax_launches.py`` (kernel launches), ``syntax_registry.py`` (kernels and symbols the runtime
-finds by address or name) and ``syntax_device.py`` (device code: calls, waits, built-ins,
-``__shared__`` variables, shifts). ``edits.py`` holds the records they share.
+barrier-free marking, and the constructs it refuses. The unit holds the parse and what every
+pass shares (the source map, the edits, the functions met, the launches, the refusals); the
+walk and the rendering of the edits live here. What the walk does at each kind of node belongs
+to three passes, each an object with its own state, made for the unit and called by its walk:
+``LaunchRewrites`` (syntax_launches.py, kernel launches), ``KernelRegistrations``
+(syntax_registry.py, kernels and symbols the runtime finds by address or name) and
+``DeviceCodeWalk`` (syntax_device.py, device code: calls, waits, built-ins, ``__shared__``
+variables, shifts). ``edits.py`` holds the records they share.
 """
 
 from __future__ import annotations
@@ -16,13 +19,12 @@ import re
 import sys
 import time
 
-from .device_launches import failed_device_launches
-from .edits import Edit, Func, source_error
+from .edits import Edit, Func, on_device, source_error
 from .errors import RUNTIME_DIR, clang_module
 from .linemap import SourceMap
 from .refusals import UNDECLARED, unsupported
 from .syntax_device import BUILTIN_NAMES, DeviceCodeWalk
-from .syntax_launches import LaunchRewrites
+from .syntax_launches import LaunchRewrites, is_config
 from .syntax_registry import KernelRegistrations
 
 __all__ = ["BUILTIN_NAMES", "Edit", "TranslationUnit", "source_error"]
@@ -91,7 +93,7 @@ _FUNC_KINDS_NAMES = (
 )
 
 
-class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
+class TranslationUnit:
     """One parsed pass (host, or device with ``__CUDA_ARCH__``) and the rewrites it asks for."""
 
     def __init__(self, text: str, user_file) -> None:
@@ -110,27 +112,24 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         began = time.perf_counter()
         self.tu = index.parse(name, args=args, unsaved_files=[(name, self.src.parse_bytes)])
         self.parse_seconds = time.perf_counter() - began  # libclang's share (benchmarks/bench_frontend.py)
+        # What the passes write, in the order of the walk (the order decides between two edits
+        # of one construct, and numbers the registrations' variables).
         self.edits: list[Edit] = []
         self.funcs: dict[int, Func] = {}
         # edit, the keys of the kernels it may launch (a launch, or a kernel's registration)
         self.launches: list[tuple[Edit, list]] = []
         self.problems: list[tuple[int, str]] = []
-        self.dyn_shared: dict[int, str] = {}  # file-scope extern __shared__: decl key -> element type
-        self._parents: dict[int, tuple[int, int]] = {}  # local variable -> its declaration statement
-        self._shared_groups: dict[tuple[int, int], list[str]] = {}
-        self._overloads: dict = {}
-        self._lazy: set[int] = set()  # runtime functions walked because device code calls them
-        self._runtime_launches: list[tuple[int, int]] = []  # ::__sim::launcher(...) written by hand
-        self._by_origin: dict | None = None
+        self._by_origin: dict | None = None  # see function_at
         self._children: dict = {}  # container cursor -> its children by offset (_function_at)
-        # Kernel templates launched from device code, which clang's parse drops (device_launches.py).
-        self._device_template_launches = failed_device_launches(self.tu.diagnostics)
         self._roots: list | None = None
         # The user's host-only function definitions with a body (see unchecked_host_starts).
         self.host_definitions: list = []
         # The user's __global__, __device__ and __host__ __device__ definitions (see device_starts).
         self.device_definitions: list = []
         self._library = False  # walking a library header's function (see _library_walk)
+        self.launch_rewrites = LaunchRewrites(self)
+        self.registrations = KernelRegistrations(self)
+        self.device_code = DeviceCodeWalk(self)
         # The walk recurses once or twice a nesting level; a deep expression must not stop it
         # part way (an error raised in libclang's callback is dropped, the rest left unwalked).
         limit = sys.getrecursionlimit()
@@ -140,16 +139,21 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
             self._library_walk()
         finally:
             sys.setrecursionlimit(limit)
-        for (start, end), decls in self._shared_groups.items():
-            self.edits.append(Edit(start, end, [" ".join(decls)]))
+        self.device_code.finish()
         self._diagnostics()
 
     # ---- the walk over the tree ------------------------------------------------------------------
     def off(self, loc) -> int:
+        """A libclang location's offset in the preprocessed text."""
         return self.src.pre(loc.offset)
 
     def rng(self, cursor) -> tuple[int, int]:
+        """A cursor's extent in the preprocessed text."""
         return self.off(cursor.extent.start), self.off(cursor.extent.end)
+
+    def text_at(self, start: int, end: int) -> str:
+        """The preprocessed text of ``[start, end)``, unrewritten."""
+        return self.src.text[start:end]
 
     def key_of(self, cursor) -> int | None:
         """A function's identity: the preprocessed offset of its definition's name."""
@@ -160,7 +164,7 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
             return None
         return self.off(d.location)
 
-    def _kind(self, cursor) -> str:
+    def kind_of(self, cursor) -> str:
         """``global``, ``device``, ``hd`` or ``host``: the execution space of a function, from its
         qualifiers here and on its first declaration (nvcc applies a declaration's qualifiers to a
         definition written without them)."""
@@ -183,7 +187,7 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
                 continue  # the prelude
             # The runtime's functions are walked when device code calls them (see _add_call).
             if self.src.is_user(start):
-                self._visit(c, None, True)
+                self.visit(c, None, True)
             elif c.kind == std and c.spelling == "std" and not self.src.is_runtime(start):
                 self._drop_device_redeclarations(c)
 
@@ -208,7 +212,7 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
                 # that walk only follows calls, and rewrites nothing.
                 seen = self.funcs.get(self.off(f.location))
                 if seen is None or not seen.user:
-                    self._visit(f, None, True)
+                    self.visit(f, None, True)
         finally:
             self._library = False
 
@@ -259,17 +263,18 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
                 if 0 <= start < end:
                     self.edits.append(Edit(start, self.src.through_semicolon(end), [""]))
 
-    def _visit(self, c, func: Func | None, user: bool) -> None:
+    def visit(self, c, func: Func | None, user: bool) -> None:
+        """Walk ``c`` and what it holds, inside function ``func`` (None at namespace scope)."""
         ck = self.ci.CursorKind
         kind = c.kind
         if kind in self.func_kinds and c.is_definition():
-            fkind = self._kind(c)
+            fkind = self.kind_of(c)
             f = Func(self.off(c.location), c.spelling, fkind, user and not self._library)
             self.funcs[f.key] = f
             for ch in c.get_children():
                 if ch.kind == ck.COMPOUND_STMT:
                     f.body = self.rng(ch)
-                self._visit(ch, f, user)
+                self.visit(ch, f, user)
             if self._library:
                 return
             if user and fkind == "host" and f.body is not None:
@@ -277,7 +282,7 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
             elif user and fkind in ("global", "device") and f.body is not None:
                 self.device_definitions.append(c)
             if user and fkind == "global":
-                self._register(c, f.key)
+                self.registrations.register(c, f.key)
                 if f.body is not None:
                     # Entered outside a launch (called through a pointer or a template from host
                     # code, which nvcc cannot refuse): the call records the error and returns.
@@ -294,14 +299,14 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
             if lam != "host":
                 inner = Func(self.off(c.location), "<lambda>", lam, user)
                 for ch in c.get_children():
-                    self._visit(ch, inner, user)
+                    self.visit(ch, inner, user)
                 return
         if user:
             self._user_node(c, func)
         if func is not None:
-            self._graph_node(c, func)
+            self.device_code.graph_node(c, func)
         for ch in c.get_children():
-            self._visit(ch, func, user)
+            self.visit(ch, func, user)
 
     def unchecked_host_starts(self) -> list[int]:
         """Where the host functions that may go uninstrumented start (the attribute's place).
@@ -365,9 +370,6 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
             return "host"
         return "hd" if "host" in marks else "device"
 
-    def _device(self, func: Func | None) -> bool:
-        return func is not None and func.kind in ("global", "device", "hd")
-
     def _user_node(self, c, func: Func | None) -> None:
         ck = self.ci.CursorKind
         kind = c.kind
@@ -375,48 +377,38 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
             self._library_node(c, func)
             return
         if kind in (ck.ASM_STMT, ck.MS_ASM_STMT):
-            self._inline_asm(c, func)
+            self.device_code.inline_asm(c, func)
         elif kind == ck.CALL_EXPR:
             if c.referenced is None and c.spelling and unsupported(c.spelling):
                 # An unknown template called with explicit arguments (`tex1Dfetch<float>(...)`):
                 # clang keeps the call unresolved rather than reporting the name.
-                self._refuse(self.off(c.extent.start), c.spelling, unsupported(c.spelling))
+                self.refuse(self.off(c.extent.start), c.spelling, unsupported(c.spelling))
                 return
             children = list(c.get_children())
-            config = next(
-                (ch for ch in children[1:2] if ch.kind == ck.CALL_EXPR and self._is_config(ch)), None
-            )
+            config = next((ch for ch in children[1:2] if ch.kind == ck.CALL_EXPR and is_config(ch)), None)
             if config is not None:
-                self._launch(c, children[0], config, func)
-            elif self._is_runtime_launch(c):
-                # The runtime's launch interface called by hand (its tests): its lambda calls the
-                # kernel as a function, as the front end's own rewrite of a launch does.
-                self._runtime_launches.append(self.rng(c))
-            elif self._record_site(c, c.referenced):
+                self.launch_rewrites.launch(c, children[0], config, func)
+            elif self.launch_rewrites.runtime_launch(c):
                 pass
-            elif self._device(func) and (c.spelling or "").startswith("operator"):
+            elif self.device_code.record_site(c, c.referenced):
+                pass
+            elif on_device(func) and (c.spelling or "").startswith("operator"):
                 operands = [children[0], children[2]] if len(children) == 3 else []  # (a, operator, b)
-                self._lockstep(c, operands, c.spelling[len("operator") :])
-        elif kind == ck.UNEXPOSED_EXPR and c.extent.start.offset in self._device_template_launches:
-            self._recovered_launch(c, func)
+                self.device_code.lockstep(c, operands, c.spelling[len("operator") :])
+        elif kind == ck.UNEXPOSED_EXPR and self.launch_rewrites.dropped(c):
+            self.launch_rewrites.recovered_launch(c, func)
         elif kind == ck.DECL_STMT:
-            rng = self.rng(c)
-            for ch in c.get_children():
-                if ch.kind == ck.VAR_DECL:
-                    self._parents[self.off(ch.location)] = rng
+            self.device_code.declaration(c)
         elif kind == ck.VAR_DECL and func is not None:
             if any(ch.kind == ck.CUDASHARED_ATTR for ch in c.get_children()):
-                self._shared(c)
+                self.device_code.shared(c)
         elif kind == ck.VAR_DECL and func is None:
             if any(ch.kind == ck.CUDASHARED_ATTR for ch in c.get_children()) and c.storage_class == (
                 self.ci.StorageClass.EXTERN
             ):
-                # File scope `extern __shared__ T name[];`: each use reads the dynamic shared memory.
-                start, end = self._decl_stmt(c)
-                self.edits.append(Edit(start, end, [""]))
-                self.dyn_shared[self.off(c.location)] = c.type.get_array_element_type().spelling
+                self.device_code.file_scope_shared(c)
             else:
-                self._register_symbol_name(c)
+                self.registrations.register_symbol_name(c)
         elif kind in (
             ck.DECL_REF_EXPR,
             ck.TYPE_REF,
@@ -425,33 +417,29 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
             ck.OVERLOADED_DECL_REF,
         ):
             if kind == ck.OVERLOADED_DECL_REF and unsupported(c.spelling):
-                self._refuse(self.off(c.extent.start), c.spelling, unsupported(c.spelling))
+                self.refuse(self.off(c.extent.start), c.spelling, unsupported(c.spelling))
                 return
             ref = c.referenced
             if ref is None:
                 return
             where = self.off(ref.location)
             if kind == ck.DECL_REF_EXPR and ref.spelling in BUILTIN_NAMES and not self.src.is_user(where):
-                self._builtin(c, ref.spelling, func)
+                self.device_code.builtin(c, ref.spelling, func)
             elif (
                 kind == ck.DECL_REF_EXPR
-                and not self._device(func)
-                and (templates := self._kernel_instance(c, ref))
+                and not on_device(func)
+                and (templates := self.registrations.kernel_instance(c, ref))
             ):
-                self._register_instance(c, ref, templates)
-            elif kind == ck.DECL_REF_EXPR and where in self.dyn_shared:
-                start, end = self.rng(c)
-                elem = self.dyn_shared[where]
-                self.edits.append(
-                    Edit(start, end, [f"(reinterpret_cast<{elem}*>(::__sim::dynamic_shared()))"])
-                )
+                self.registrations.register_instance(c, ref, templates)
+            elif kind == ck.DECL_REF_EXPR and where in self.device_code.dyn_shared:
+                self.device_code.dynamic_shared_use(c, where)
             elif not self.src.is_user(where):
                 found = unsupported(ref.spelling)
                 if found:
-                    self._refuse(self.off(c.extent.start), ref.spelling, found)
-        elif kind in (ck.BINARY_OPERATOR, ck.COMPOUND_ASSIGNMENT_OPERATOR) and self._device(func):
-            if not self._shift(c):
-                self._lockstep(c, list(c.get_children()))
+                    self.refuse(self.off(c.extent.start), ref.spelling, found)
+        elif kind in (ck.BINARY_OPERATOR, ck.COMPOUND_ASSIGNMENT_OPERATOR) and on_device(func):
+            if not self.device_code.shift(c):
+                self.device_code.lockstep(c, list(c.get_children()))
 
     def _library_node(self, c, func: Func | None) -> None:
         """What a library header's function needs rewritten (see _library_walk): its launches,
@@ -460,32 +448,25 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         kind = c.kind
         if kind == ck.CALL_EXPR:
             children = list(c.get_children())
-            config = next(
-                (ch for ch in children[1:2] if ch.kind == ck.CALL_EXPR and self._is_config(ch)), None
-            )
+            config = next((ch for ch in children[1:2] if ch.kind == ck.CALL_EXPR and is_config(ch)), None)
             if config is not None:
-                self._launch(c, children[0], config, func)
+                self.launch_rewrites.launch(c, children[0], config, func)
         elif kind == ck.DECL_STMT:
-            rng = self.rng(c)
-            for ch in c.get_children():
-                if ch.kind == ck.VAR_DECL:
-                    self._parents[self.off(ch.location)] = rng
+            self.device_code.declaration(c)
         elif kind == ck.VAR_DECL and func is not None:
             if any(ch.kind == ck.CUDASHARED_ATTR for ch in c.get_children()):
-                self._shared(c)
-        elif kind == ck.DECL_REF_EXPR and c.spelling == "warpSize" and self._device(func):
-            self._builtin(c, "warpSize", func)
-        elif kind in (ck.BINARY_OPERATOR, ck.COMPOUND_ASSIGNMENT_OPERATOR) and self._device(func):
-            self._shift(c)
+                self.device_code.shared(c)
+        elif kind == ck.DECL_REF_EXPR and c.spelling == "warpSize" and on_device(func):
+            self.device_code.builtin(c, "warpSize", func)
+        elif kind in (ck.BINARY_OPERATOR, ck.COMPOUND_ASSIGNMENT_OPERATOR) and on_device(func):
+            self.device_code.shift(c)
         elif kind in (ck.ASM_STMT, ck.MS_ASM_STMT):
-            self._library_asm(c, func)
+            self.device_code.library_asm(c, func)
 
-    def _refuse(self, pos: int, name: str, found: tuple[str, str]) -> None:
+    def refuse(self, pos: int, name: str, found: tuple[str, str]) -> None:
+        """Record the refusal of construct ``name`` at ``pos`` (``found``: what it is, the fix)."""
         what, fix = found
         self.problems.append((pos, f"unsupported CUDA construct '{name}' ({what}); {fix}"))
-
-    def _text(self, start: int, end: int) -> str:
-        return self.src.text[start:end]
 
     # ---- after the walk ------------------------------------------------------------------------
     def _diagnostics(self) -> None:
@@ -507,13 +488,13 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
                 continue
             m = UNDECLARED.search(d.spelling)
             if m and unsupported(m.group(1)):
-                self._refuse(pos, m.group(1), unsupported(m.group(1)))
+                self.refuse(pos, m.group(1), unsupported(m.group(1)))
                 continue
             # A statement clang dropped for an error elsewhere in it: its tokens still name it.
             tokens = self._line_tokens(d.location.offset)
             for tok in tokens:
                 if tok.kind == self.ci.TokenKind.IDENTIFIER and unsupported(tok.spelling):
-                    self._refuse(pos, tok.spelling, unsupported(tok.spelling))
+                    self.refuse(pos, tok.spelling, unsupported(tok.spelling))
                     break
             else:
                 launches = [e for e, _ in self.launches]
@@ -525,7 +506,7 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
                         )
                         break
             unconfigured = re.match(r"call to global function '([^']+)' not configured", d.spelling)
-            if unconfigured and not any(a <= pos < b for a, b in self._runtime_launches):
+            if unconfigured and not any(a <= pos < b for a, b in self.launch_rewrites.runtime_launches):
                 name = unconfigured.group(1)
                 self.problems.append(
                     (
@@ -579,6 +560,18 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
                 return False
             stack.extend(f.calls)
         return True
+
+    def origin(self, key: int) -> tuple[str, int, int, str]:
+        """Where function ``key`` is defined: file, line, column and name (the same in either pass)."""
+        f = self.funcs[key]
+        path, line = self.src.where(key)
+        return path, line, key - self.src.line_starts[self.src.line(key)], f.name
+
+    def function_at(self, origin: tuple[str, int, int, str]) -> int | None:
+        """The key of the function defined at ``origin`` (see ``origin``), or None."""
+        if self._by_origin is None:
+            self._by_origin = {self.origin(k): k for k in self.funcs}
+        return self._by_origin.get(origin)
 
     def function_kind(self, pos: int) -> str | None:
         """The kind of the function whose body holds ``pos`` (None outside any)."""

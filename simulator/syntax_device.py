@@ -2,7 +2,9 @@
 marking), device-only rewrites (built-in variables, ``__shared__`` variables, shifts, ``clock()``)
 and the host functions device code may not call.
 
-A mixin of ``TranslationUnit`` (syntax.py), whose parse state it uses.
+One pass of a ``TranslationUnit`` (syntax.py): the unit's walk calls it at each node of a
+function's code; it writes its edits into the unit's edit list, its refusals into ``problems``
+and each function's calls and waits into the unit's ``funcs``.
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ import re
 
 from . import ptx
 from .cuda_headers import is_toolkit_header
-from .edits import Edit, Func
+from .edits import Edit, Func, on_device
 from .refusals import DEVICE_LIBC, MATH_HEADER
-from .syntax_launches import CONFIG_CALLS, c_string
+from .syntax_launches import CONFIG_CALLS, c_string, is_config
 
 __all__ = ["BUILTIN_NAMES", "DeviceCodeWalk"]
 
@@ -60,14 +62,47 @@ _BUILTIN_READ = {"warpSize": "(32)"}
 
 
 class DeviceCodeWalk:
-    """The call graph and device-code rewrites of ``TranslationUnit``."""
+    """The call graph and device-code rewrites of one ``TranslationUnit``."""
 
-    def _graph_node(self, c, func: Func) -> None:
+    def __init__(self, unit) -> None:
+        self.unit = unit
+        self.ci, self.src, self.func_kinds = unit.ci, unit.src, unit.func_kinds
+        self.dyn_shared: dict[int, str] = {}  # file-scope extern __shared__: decl key -> element type
+        self._parents: dict[int, tuple[int, int]] = {}  # local variable -> its declaration statement
+        self._shared_groups: dict[tuple[int, int], list[str]] = {}  # declaration -> its variables
+        self._lazy: set[int] = set()  # runtime functions walked because device code calls them
+
+    def finish(self) -> None:
+        """After the walk: one edit per declaration of ``__shared__`` variables (all its variables)."""
+        for (start, end), decls in self._shared_groups.items():
+            self.unit.edits.append(Edit(start, end, [" ".join(decls)]))
+
+    def declaration(self, stmt) -> None:
+        """Note a declaration statement's variables (a __shared__ one is rewritten whole)."""
+        rng = self.unit.rng(stmt)
+        for ch in stmt.get_children():
+            if ch.kind == self.ci.CursorKind.VAR_DECL:
+                self._parents[self.unit.off(ch.location)] = rng
+
+    def file_scope_shared(self, var) -> None:
+        """File scope ``extern __shared__ T name[];``: each use reads the dynamic shared memory."""
+        start, end = self._decl_stmt(var)
+        self.unit.edits.append(Edit(start, end, [""]))
+        self.dyn_shared[self.unit.off(var.location)] = var.type.get_array_element_type().spelling
+
+    def dynamic_shared_use(self, c, where: int) -> None:
+        """Rewrite ``c``, a use of the file-scope ``extern __shared__`` array declared at ``where``."""
+        start, end = self.unit.rng(c)
+        elem = self.dyn_shared[where]
+        self.unit.edits.append(Edit(start, end, [f"(reinterpret_cast<{elem}*>(::__sim::dynamic_shared()))"]))
+
+    def graph_node(self, c, func: Func) -> None:
+        """Record in ``func`` the call or the spinning loop ``c`` (the barrier-free marking)."""
         ck = self.ci.CursorKind
         if c.kind == ck.CALL_EXPR:
             ref = c.referenced
             if ref is None or ref.kind not in self.func_kinds:
-                if self._is_config(c):
+                if is_config(c):
                     return
                 first = next(c.get_children(), None)
                 if first is not None and first.kind == ck.TYPE_REF:
@@ -80,10 +115,10 @@ class DeviceCodeWalk:
                     self._add_call(func, cand)
                 return
             self._add_call(func, ref, c)
-        elif c.kind in (ck.WHILE_STMT, ck.DO_STMT, ck.FOR_STMT) and self._device(func):
+        elif c.kind in (ck.WHILE_STMT, ck.DO_STMT, ck.FOR_STMT) and on_device(func):
             # A loop waiting on memory another thread writes (a volatile flag, an atomic read) is a
             # wait too: in a plain loop over the block's threads the writer would never run.
-            if self._spins(c):
+            if self.spins(c):
                 func.waits = True
 
     def _candidates(self, callee) -> list | None:
@@ -111,11 +146,11 @@ class DeviceCodeWalk:
         ):
             func.waits = True
             return
-        where = self.off(ref.location)
+        where = self.unit.off(ref.location)
         if _CUDA_WAITS.fullmatch(ref.spelling) and not self.src.is_user(where):
             func.waits = True
             return
-        if func.user and self._device(func) and call is not None and self._device_clock(call, ref, where):
+        if func.user and on_device(func) and call is not None and self._device_clock(call, ref, where):
             return
         if func.user and func.kind in ("global", "device") and call is not None:
             self._device_call(call, ref, func, where)
@@ -124,28 +159,32 @@ class DeviceCodeWalk:
             if self.src.is_user(where):
                 func.unknown = True  # declared in the program, defined elsewhere
             return
-        key = self.off(definition.location)
+        key = self.unit.off(definition.location)
         if key < 0:
             return
         func.calls.add(key)
         # A function of the runtime or a library's header (NVIDIA's, CCCL's) is walked when device
         # code calls it: what it waits for is the caller's wait too.
         lazy = not self.src.is_user(key) and (func.kind != "host" or not func.user)
-        if lazy and key not in self.funcs and key not in self._lazy:
+        if lazy and key not in self.unit.funcs and key not in self._lazy:
             self._lazy.add(key)
-            self._visit(definition, None, False)
+            self.unit.visit(definition, None, False)
 
-    def _record_site(self, call, ref) -> bool:
+    def record_site(self, call, ref) -> bool:
         """``((void)::__sim::call_site("file", line), CALL)`` for a call of one of CUDA's functions
         that report their call site (SITE_CALLS); True when ``call`` was one."""
-        if ref is None or not SITE_CALLS.fullmatch(ref.spelling) or self.src.is_user(self.off(ref.location)):
+        if (
+            ref is None
+            or not SITE_CALLS.fullmatch(ref.spelling)
+            or self.src.is_user(self.unit.off(ref.location))
+        ):
             return False
-        start, end = self.rng(call)
+        start, end = self.unit.rng(call)
         if start < 0 or end <= start:
             return False
         path, line = self.src.where(start)
-        self.edits.append(Edit(start, start, [f"((void)::__sim::call_site({c_string(path)}, {line}), "]))
-        self.edits.append(Edit(end, end, [")"]))
+        self.unit.edits.append(Edit(start, start, [f"((void)::__sim::call_site({c_string(path)}, {line}), "]))
+        self.unit.edits.append(Edit(end, end, [")"]))
         return True
 
     def _device_clock(self, call, ref, where: int) -> bool:
@@ -162,10 +201,10 @@ class DeviceCodeWalk:
         callee = next(call.get_children(), None)
         if callee is None:
             return False
-        start, end = self.rng(callee)
+        start, end = self.unit.rng(callee)
         if end <= start:
             return False
-        self.edits.append(Edit(start, end, ["::__sim::device_clock"]))
+        self.unit.edits.append(Edit(start, end, ["::__sim::device_clock"]))
         return True
 
     def _device_call(self, call, ref, func: Func, where: int) -> None:
@@ -182,7 +221,7 @@ class DeviceCodeWalk:
         name = ref.spelling
         if self.src.is_user(where):
             decl = ref.get_definition() or ref
-            if self._kind(decl) != "host" or self._kind(ref) != "host":
+            if self.unit.kind_of(decl) != "host" or self.unit.kind_of(ref) != "host":
                 return
             if any(t.spelling == "constexpr" for t in list(ref.get_tokens())[:12]):
                 return
@@ -191,7 +230,7 @@ class DeviceCodeWalk:
             why = "a host function of the program: mark it __device__ or __host__ __device__"
         else:
             definition = ref.get_definition() or ref
-            if self._kind(ref) != "host" or self._kind(definition) != "host":
+            if self.unit.kind_of(ref) != "host" or self.unit.kind_of(definition) != "host":
                 return  # a toolkit's or library's device function (NVIDIA's headers, CCCL)
             if is_toolkit_header(self.src.where(where)[0]):
                 return  # CUDA's own (clang knows some as builtins, without their attributes)
@@ -205,39 +244,39 @@ class DeviceCodeWalk:
             if name in DEVICE_LIBC or MATH_HEADER.search(self.src.where(where)[0]):
                 return
             why = "a C library function that CUDA does not provide in device code"
-        self.problems.append(
+        self.unit.problems.append(
             (
-                self.off(call.extent.start),
+                self.unit.off(call.extent.start),
                 f"a __{func.kind}__ function calls the host function '{name}' ({why})",
             )
         )
 
-    def _inline_asm(self, c, func: Func | None) -> None:
+    def inline_asm(self, c, func: Func | None) -> None:
         """Replace a device-code ``asm`` statement by its C++ translation (ptx.py), or refuse it."""
-        start, _ = self.rng(c)
-        if not self._device(func) or c.kind != self.ci.CursorKind.ASM_STMT:
+        start, _ = self.unit.rng(c)
+        if not on_device(func) or c.kind != self.ci.CursorKind.ASM_STMT:
             what = (
-                "inline assembly in host code"
-                if not self._device(func)
-                else "Microsoft-style inline assembly"
+                "inline assembly in host code" if not on_device(func) else "Microsoft-style inline assembly"
             )
-            self.problems.append((start, f"unsupported CUDA construct 'asm' ({what}); write it in CUDA C++"))
+            self.unit.problems.append(
+                (start, f"unsupported CUDA construct 'asm' ({what}); write it in CUDA C++")
+            )
             return
         refusal = self._translate_asm(c, func)
         if refusal is not None:
-            self.problems.append((start, refusal))
+            self.unit.problems.append((start, refusal))
 
-    def _library_asm(self, c, func: Func | None) -> None:
+    def library_asm(self, c, func: Func | None) -> None:
         """An ``asm`` statement of a library header's device function: translated as a program's
         is; one outside the supported subset becomes a trap naming it, so that a program which
         never reaches it (most of CUB's and cuda_fp16.hpp's functions) builds and runs."""
-        if not self._device(func) or c.kind != self.ci.CursorKind.ASM_STMT:
+        if not on_device(func) or c.kind != self.ci.CursorKind.ASM_STMT:
             return  # host code's assembly is the host compiler's
         refusal = self._translate_asm(c, func)
         if refusal is not None:
-            start, end = self.rng(c)
+            start, end = self.unit.rng(c)
             path, line = self.src.where(start)
-            self.edits.append(
+            self.unit.edits.append(
                 Edit(
                     start, end, [f"::__sim::ptx::unsupported({c_string(refusal)}, {c_string(path)}, {line})"]
                 )
@@ -245,7 +284,7 @@ class DeviceCodeWalk:
 
     def _translate_asm(self, c, func: Func) -> str | None:
         """Rewrite ``c`` to its C++ translation; the refusal's text when PTX outside the subset."""
-        start, end = self.rng(c)
+        start, end = self.unit.rng(c)
         tokens = list(c.get_tokens())
         path, line = self.src.where(start)
         try:
@@ -254,13 +293,16 @@ class DeviceCodeWalk:
             return str(refusal)
         func.waits = func.waits or result.waits
         exprs = [
-            (self.off(tokens[op.first].extent.start), self.off(tokens[op.last].extent.end))
+            (self.unit.off(tokens[op.first].extent.start), self.unit.off(tokens[op.last].extent.end))
             for op in result.operands
         ]
-        self.edits.append(Edit(start, end, [p if isinstance(p, str) else exprs[p] for p in result.parts]))
+        self.unit.edits.append(
+            Edit(start, end, [p if isinstance(p, str) else exprs[p] for p in result.parts])
+        )
         return None
 
-    def _spins(self, loop) -> bool:
+    def spins(self, loop) -> bool:
+        """Whether ``loop`` waits on memory another thread writes (a volatile or atomic read)."""
         ck = self.ci.CursorKind
         children = list(loop.get_children())
         if loop.kind == ck.DO_STMT:
@@ -280,10 +322,11 @@ class DeviceCodeWalk:
             stack.extend(n.get_children())
         return False
 
-    def _builtin(self, c, name: str, func: Func | None) -> None:
-        start, end = self.rng(c)
+    def builtin(self, c, name: str, func: Func | None) -> None:
+        """A device built-in variable: refused in host code; warpSize reads as its constant."""
+        start, end = self.unit.rng(c)
         if func is not None and func.kind == "host":
-            self.problems.append(
+            self.unit.problems.append(
                 (
                     start,
                     f"'{name}' is a device built-in variable: host code cannot use it "
@@ -292,23 +335,23 @@ class DeviceCodeWalk:
             )
             return
         if name in _BUILTIN_READ:
-            self.edits.append(Edit(start, end, [_BUILTIN_READ[name]]))
+            self.unit.edits.append(Edit(start, end, [_BUILTIN_READ[name]]))
 
-    def _shift(self, c) -> bool:
+    def shift(self, c) -> bool:
         """Rewrite a shift to PTX's semantics; True when ``c`` was one."""
         children = list(c.get_children())
         if len(children) != 2:
             return False
-        a, b = (self.rng(ch) for ch in children)
-        op = self._text(a[1], b[0]).strip()
+        a, b = (self.unit.rng(ch) for ch in children)
+        op = self.unit.text_at(a[1], b[0]).strip()
         helper = {"<<": "shl", ">>": "shr", "<<=": "shl_assign", ">>=": "shr_assign"}.get(op)
         if helper is None or a[0] < 0 or b[1] <= b[0]:
             return False
-        start, end = self.rng(c)
-        self.edits.append(Edit(start, end, [f"::__sim::{helper}(", a, ", ", b, ")"]))
+        start, end = self.unit.rng(c)
+        self.unit.edits.append(Edit(start, end, [f"::__sim::{helper}(", a, ", ", b, ")"]))
         return True
 
-    def _lockstep(self, c, operands: list, op: str | None = None) -> None:
+    def lockstep(self, c, operands: list, op: str | None = None) -> None:
         """Route ``a[i] op= ...a[j]...;`` through ``::__sim::lockstep_assign`` (cuda_sim.h).
 
         A statement that stores to an element of an array and reads another element of the same
@@ -319,10 +362,10 @@ class DeviceCodeWalk:
         if len(operands) != 2:
             return
         lhs, rhs = operands
-        start, end = self.rng(c)
-        a, b = self.rng(lhs), self.rng(rhs)
+        start, end = self.unit.rng(c)
+        a, b = self.unit.rng(lhs), self.unit.rng(rhs)
         if op is None:
-            op = self._text(a[1], b[0]).strip()
+            op = self.unit.text_at(a[1], b[0]).strip()
         if op not in _ASSIGNMENTS or a[0] < 0 or b[1] <= b[0] or not self._whole_statement(start, end):
             return
         target = self._element(lhs)
@@ -332,14 +375,14 @@ class DeviceCodeWalk:
         others = [o[1] for o in self._elements(rhs) if o[0] == base and o[1] != index]
         if not others or self._disjoint_halves(start, index, others):
             return
-        if self._text(*b).lstrip().startswith("{"):
+        if self.unit.text_at(*b).lstrip().startswith("{"):
             return
         if op == "=":
             value = ["[&]() { return ", b, "; }"]
         else:
             value = ["[&]() { auto __sim_lockstep_value = ", a, "; __sim_lockstep_value ", op, " ", b]
             value.append("; return __sim_lockstep_value; }")
-        self.edits.append(Edit(start, end, ["::__sim::lockstep_assign(", a, ", ", *value, ")"]))
+        self.unit.edits.append(Edit(start, end, ["::__sim::lockstep_assign(", a, ", ", *value, ")"]))
 
     def _disjoint_halves(self, start: int, index: str, others: list[str]) -> bool:
         """True for ``if (i < n) a[i] op= a[i + n];`` (a tree reduction's step): the lanes that
@@ -392,7 +435,7 @@ class DeviceCodeWalk:
             array = inner
         if array.kind != ck.DECL_REF_EXPR or array.referenced is None:
             return None
-        return self.off(array.referenced.location), self._text(*self.rng(index)).strip()
+        return self.unit.off(array.referenced.location), self.unit.text_at(*self.unit.rng(index)).strip()
 
     def _elements(self, node) -> list[tuple]:
         """Every ``name[index]`` inside ``node``."""
@@ -422,14 +465,15 @@ class DeviceCodeWalk:
             stack.extend(n.get_children())
         return False
 
-    def _shared(self, var) -> None:
+    def shared(self, var) -> None:
+        """Rewrite a function-scope ``__shared__`` variable into a reference to per-block storage."""
         ci = self.ci
         name = var.spelling
         stmt_start, stmt_end = self._decl_stmt(var)
         if var.storage_class == ci.StorageClass.EXTERN:
             elem = var.type.get_array_element_type().spelling
             if var.type.kind != ci.TypeKind.INCOMPLETEARRAY:
-                self.problems.append(
+                self.unit.problems.append(
                     (stmt_start, "expected 'extern __shared__ T name[];' (or T name[][N]...)")
                 )
                 return
@@ -438,9 +482,11 @@ class DeviceCodeWalk:
                 f"reinterpret_cast<__sim_shared_{name}_e*>(::__sim::dynamic_shared());"
             )
         else:
-            declarator = re.sub(r"\[[^\]]*\]", "", self._text(self.off(var.location), self.rng(var)[1]))
+            declarator = re.sub(
+                r"\[[^\]]*\]", "", self.unit.text_at(self.unit.off(var.location), self.unit.rng(var)[1])
+            )
             if "=" in declarator or "{" in declarator:
-                self.problems.append((stmt_start, "a __shared__ variable cannot have an initializer"))
+                self.unit.problems.append((stmt_start, "a __shared__ variable cannot have an initializer"))
                 return
             typ = var.type.spelling
             alias, site = f"__sim_shared_{name}_t", f"__sim_shared_{name}_site"
@@ -460,18 +506,18 @@ class DeviceCodeWalk:
         found = [ch for ch in var.get_children() if ch.kind in kinds and ch.is_anonymous()]
         decl = var.type.get_canonical().get_declaration()
         if not found and decl is not None and decl.kind in kinds and decl.is_definition():
-            start, end = self.rng(decl)
+            start, end = self.unit.rng(decl)
             stmt_start, _ = self._decl_stmt(var)
-            if stmt_start <= start < end <= self.off(var.location):
+            if stmt_start <= start < end <= self.unit.off(var.location):
                 found = [decl]
         if not found:
             return None
-        start, end = self.rng(found[0])
-        return re.sub(r"__attribute__\(\(shared\)\)", "", self._text(start, end))
+        start, end = self.unit.rng(found[0])
+        return re.sub(r"__attribute__\(\(shared\)\)", "", self.unit.text_at(start, end))
 
     def _decl_stmt(self, var) -> tuple[int, int]:
-        parent = self._parents.get(self.off(var.location))
+        parent = self._parents.get(self.unit.off(var.location))
         if parent is not None:
             return parent
-        start, end = self.rng(var)
+        start, end = self.unit.rng(var)
         return start, self.src.through_semicolon(end)

@@ -1,18 +1,18 @@
 """Kernel launches in the syntax tree, rewritten into calls of the simulator's runtime.
 
 ``<<<grid, block[, shared[, stream]]>>>`` launches (by name, of templates and overload sets, and
-through pointers) become ``::__sim::launcher``/``::__sim::launch_deduced`` calls. A mixin of
-``TranslationUnit`` (syntax.py), whose parse state (``ci``, ``src``, ``edits``, ``launches``,
-``problems``) it uses.
+through pointers) become ``::__sim::launcher``/``::__sim::launch_deduced`` calls. One pass of a
+``TranslationUnit`` (syntax.py): the unit's walk calls it at each launch; it writes its edits
+into the unit's edit list and each launch, with the kernels it may start, into ``launches``.
 """
 
 from __future__ import annotations
 
-from .device_launches import split_config
+from .device_launches import failed_device_launches, split_config
 from .edits import Edit, Func
 from .syntax_registry import kernel_pointer_type
 
-__all__ = ["CONFIG_CALLS", "LaunchRewrites"]
+__all__ = ["CONFIG_CALLS", "LaunchRewrites", "is_config"]
 
 # What clang calls for `<<<...>>>`: the CUDA 9.2+ launch API, or the old one when it finds no
 # CUDA installation (linemap's prelude declares both).
@@ -37,21 +37,47 @@ def _config_parts(cfg: list) -> list:
     return parts
 
 
-class LaunchRewrites:
-    """The launch rewrites of ``TranslationUnit``."""
+def is_config(call) -> bool:
+    """Whether ``call`` is the configuration call clang makes of a launch's ``<<<...>>>``."""
+    return call.spelling in CONFIG_CALLS
 
-    def _launch(self, call, callee, config, func: Func | None) -> None:
+
+class LaunchRewrites:
+    """The launch rewrites of one ``TranslationUnit``, and the launches it must not refuse."""
+
+    def __init__(self, unit) -> None:
+        self.unit = unit
+        self.ci, self.src, self.func_kinds = unit.ci, unit.src, unit.func_kinds
+        self._overloads: dict = {}  # (scope, name) -> how many overloads the name has there
+        self.runtime_launches: list[tuple[int, int]] = []  # ::__sim::launcher(...) written by hand
+        # Kernel templates launched from device code, which clang's parse drops (device_launches.py).
+        self._dropped = failed_device_launches(unit.tu.diagnostics)
+
+    def dropped(self, c) -> bool:
+        """Whether ``c`` is a device-side launch of a kernel template that clang's parse dropped."""
+        return c.extent.start.offset in self._dropped
+
+    def runtime_launch(self, call) -> bool:
+        """The runtime's launch interface called by hand (its tests): kept, as the front end's own
+        rewrite of a launch calls the kernel as a function in its lambda; True when it is one."""
+        if not self._is_runtime_launch(call):
+            return False
+        self.runtime_launches.append(self.unit.rng(call))
+        return True
+
+    def launch(self, call, callee, config, func: Func | None) -> None:
+        """Rewrite ``callee<<<config>>>(args)`` into a call of the runtime's launcher."""
         ci = self.ci
         ck = ci.CursorKind
-        start, end = self.rng(call)
-        cfg_start, cfg_end = self.rng(config)
+        start, end = self.unit.rng(call)
+        cfg_start, cfg_end = self.unit.rng(config)
         path, line = self.src.where(start)
-        kernel_text = " ".join(self._text(start, cfg_start).split())
+        kernel_text = " ".join(self.unit.text_at(start, cfg_start).split())
         name = kernel_text.replace('"', "").replace("\\", "")
-        cfg = [self.rng(ch) for ch in list(config.get_children())[1:]]
+        cfg = [self.unit.rng(ch) for ch in list(config.get_children())[1:]]
         cfg = [r for r in cfg if r[1] > r[0]]
         if len(cfg) < 2 or len(cfg) > 4:
-            self.problems.append((start, "a launch needs <<<grid, block[, shared_bytes[, stream]]>>>"))
+            self.unit.problems.append((start, "a launch needs <<<grid, block[, shared_bytes[, stream]]>>>"))
             return
         text = self.src.text
         k = cfg_end
@@ -72,11 +98,11 @@ class LaunchRewrites:
         if by_name and target.kind == ck.OVERLOADED_DECL_REF:
             lib = ci.conf.lib
             keys = [
-                self.key_of(lib.clang_getOverloadedDecl(target, i))
+                self.unit.key_of(lib.clang_getOverloadedDecl(target, i))
                 for i in range(lib.clang_getNumOverloadedDecls(target))
             ]
         else:
-            keys = [self.key_of(ref) if by_name else None]
+            keys = [self.unit.key_of(ref) if by_name else None]
         is_template = by_name and (
             target.kind == ck.OVERLOADED_DECL_REF
             or ref.kind == ck.FUNCTION_TEMPLATE
@@ -126,29 +152,29 @@ class LaunchRewrites:
                 ],
             )
             keys = [None]
-        self.edits.append(edit)
-        self.launches.append((edit, keys))
+        self.unit.edits.append(edit)
+        self.unit.launches.append((edit, keys))
 
-    def _recovered_launch(self, c, func: Func | None) -> None:
-        """A kernel template launched from device code, read from the text (see device_launches.py)."""
+    def recovered_launch(self, c, func: Func | None) -> None:
+        """Rewrite a kernel template launched from device code, read from its text (device_launches.py)."""
         ck = self.ci.CursorKind
         children = list(c.get_children())
-        start, end = self.rng(c)
+        start, end = self.unit.rng(c)
         text = self.src.text
         if not children or children[0].kind != ck.DECL_REF_EXPR:
             return
         target = next((ch for ch in children[0].get_children() if ch.kind == ck.OVERLOADED_DECL_REF), None)
-        opened = text.find("<<<", self.rng(children[0])[1], end)
+        opened = text.find("<<<", self.unit.rng(children[0])[1], end)
         closed = text.find(">>>", opened + 3, end) if opened >= 0 else -1
         paren = text.find("(", closed + 3, end) if closed >= 0 else -1
         if target is None or paren < 0:
             return
         cfg = split_config(text, opened + 3, closed)
         if len(cfg) < 2 or len(cfg) > 4:
-            self.problems.append((start, "a launch needs <<<grid, block[, shared_bytes[, stream]]>>>"))
+            self.unit.problems.append((start, "a launch needs <<<grid, block[, shared_bytes[, stream]]>>>"))
             return
         parts = _config_parts(cfg)
-        kernel_text = " ".join(self._text(start, opened).split())
+        kernel_text = " ".join(self.unit.text_at(start, opened).split())
         path, line = self.src.where(start)
         file_lit = c_string(path)
         name = kernel_text.replace('"', "").replace("\\", "")
@@ -160,11 +186,11 @@ class LaunchRewrites:
         edit.parts.append(")")
         lib = self.ci.conf.lib
         keys = [
-            self.key_of(lib.clang_getOverloadedDecl(target, i))
+            self.unit.key_of(lib.clang_getOverloadedDecl(target, i))
             for i in range(lib.clang_getNumOverloadedDecls(target))
         ]
-        self.edits.append(edit)
-        self.launches.append((edit, keys))
+        self.unit.edits.append(edit)
+        self.unit.launches.append((edit, keys))
 
     def _kernel_pointer(self, ref, kernel_text: str) -> str:
         """The launched kernel as the launcher's pointer argument: cast to its own type, so that a
@@ -204,8 +230,5 @@ class LaunchRewrites:
             and ref.spelling in ("launcher", "launch_deduced")
             and parent is not None
             and parent.spelling == "__sim"
-            and self.src.is_runtime(self.off(ref.location))
+            and self.src.is_runtime(self.unit.off(ref.location))
         )
-
-    def _is_config(self, c) -> bool:
-        return c.spelling in CONFIG_CALLS

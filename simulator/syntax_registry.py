@@ -1,7 +1,9 @@
 """Registrations the runtime needs to find kernels and symbols that host code names by address
 or by string (``cudaLaunchKernel``, graph kernel nodes, ``cudaMemcpyToSymbol("name", ...)``).
 
-A mixin of ``TranslationUnit`` (syntax.py), whose parse state it uses.
+One pass of a ``TranslationUnit`` (syntax.py): the unit's walk calls it at each kernel definition,
+file-scope variable and kernel template instance host code names; it writes its edits into the
+unit's edit list and each registration, with the kernels it stands for, into ``launches``.
 """
 
 from __future__ import annotations
@@ -23,9 +25,13 @@ def kernel_pointer_type(kernel) -> str | None:
 
 
 class KernelRegistrations:
-    """The registrations of ``TranslationUnit``."""
+    """The registrations of one ``TranslationUnit``."""
 
-    def _register(self, kernel, key: int) -> None:
+    def __init__(self, unit) -> None:
+        self.unit = unit
+        self.ci, self.src = unit.ci, unit.src
+
+    def register(self, kernel, key: int) -> None:
         """After a (non-template) kernel's definition, register it for launches by address.
 
         ``cudaLaunchKernel((void*)k, ...)`` and graph kernel nodes name a kernel by its address
@@ -42,7 +48,7 @@ class KernelRegistrations:
             ck.LINKAGE_SPEC,  # extern "C" __global__ void k(...), as NVIDIA's samples write it
         ):
             return
-        end = self.off(kernel.extent.end)
+        end = self.unit.off(kernel.extent.end)
         pointer = kernel_pointer_type(kernel)
         if pointer is None:
             return
@@ -51,14 +57,14 @@ class KernelRegistrations:
             end,
             end,
             [
-                f" static const bool __sim_registered_{len(self.edits)}_{name} = "
+                f" static const bool __sim_registered_{len(self.unit.edits)}_{name} = "
                 f'::__sim::register_kernel(static_cast<{pointer}>(&{name}), "{name}", ',
                 "SIM_BARRIER_FREE",
                 f", [](auto... __sim_a) {{ {name}(__sim_a...); }});",
             ],
         )
-        self.edits.append(edit)
-        self.launches.append((edit, [key]))
+        self.unit.edits.append(edit)
+        self.unit.launches.append((edit, [key]))
 
     def _kernel_instances(self, ref) -> list:
         """The user's ``__global__`` function templates an instance name ``ref`` can stand for."""
@@ -72,17 +78,19 @@ class KernelRegistrations:
                 return []
         else:
             return []
-        if all(self._kind(d) == "global" and self.src.is_user(self.off(d.location)) for d in decls):
+        if all(
+            self.unit.kind_of(d) == "global" and self.src.is_user(self.unit.off(d.location)) for d in decls
+        ):
             return decls
         return []
 
-    def _kernel_instance(self, c, ref) -> list:
+    def kernel_instance(self, c, ref) -> list:
         """The templates when ``c`` names an instance of a user's kernel template with its arguments
         (``k<float>``), else none."""
-        start, end = self.rng(c)
-        return self._kernel_instances(ref) if self._text(start, end).rstrip().endswith(">") else []
+        start, end = self.unit.rng(c)
+        return self._kernel_instances(ref) if self.unit.text_at(start, end).rstrip().endswith(">") else []
 
-    def _register_instance(self, c, ref, templates: list) -> None:
+    def register_instance(self, c, ref, templates: list) -> None:
         """Host code names a kernel template's instance: register it where it is named.
 
         Templates have no definition to register (see ``_register``), so an instance that host
@@ -92,18 +100,18 @@ class KernelRegistrations:
         by name and the template's barrier-free finding each time the expression runs (cheap
         after the first time).
         """
-        start, end = self.rng(c)
-        text = self._text(start, end)
+        start, end = self.unit.rng(c)
+        text = self.unit.text_at(start, end)
         name = ref.spelling.replace('"', "").replace("\\", "")
         edit = Edit(
             start,
             end,
             [f'::__sim::registered_kernel<&{text} >("{name}", ', "SIM_BARRIER_FREE", ")"],
         )
-        self.edits.append(edit)
-        self.launches.append((edit, [self.key_of(d) for d in templates]))
+        self.unit.edits.append(edit)
+        self.unit.launches.append((edit, [self.unit.key_of(d) for d in templates]))
 
-    def _register_symbol_name(self, var) -> None:
+    def register_symbol_name(self, var) -> None:
         """Register a file-scope ``__device__``/``__constant__`` variable under its name.
 
         Code from before CUDA 5 names a symbol by a string, ``cudaMemcpyToSymbol("c_clusters",
@@ -115,17 +123,17 @@ class KernelRegistrations:
         parent = var.semantic_parent
         if parent is None or parent.kind != ck.TRANSLATION_UNIT or not var.is_definition():
             return
-        start = self.off(var.extent.start)
+        start = self.unit.off(var.extent.start)
         if start < 0 or not self.src.is_user(start):
             return
-        end = self.src.through_semicolon(self.off(var.extent.end))
+        end = self.src.through_semicolon(self.unit.off(var.extent.end))
         name = var.spelling
-        self.edits.append(
+        self.unit.edits.append(
             Edit(
                 end,
                 end,
                 [
-                    f" static const bool __sim_symbol_{len(self.edits)}_{name} ="
+                    f" static const bool __sim_symbol_{len(self.unit.edits)}_{name} ="
                     f' ::__sim::register_symbol_name("{name}", (const void*)&{name}, sizeof({name}));'
                 ],
             )

@@ -21,8 +21,9 @@ syntax tree's constructs at their exact ranges:
 Constructs the simulator cannot run are refused with the file, line and name. Only code in
 the user's files is rewritten; system and runtime headers pass through untouched. The parts:
 ``linemap.py`` (offsets, files and lines of the preprocessed text), ``syntax.py`` (the parse and
-the walk that collects the edits, with ``syntax_launches.py``, ``syntax_registry.py`` and
-``syntax_device.py`` for what it does at launches, registrations and device code; ``edits.py``),
+the walk that collects the edits, which calls one pass object per role: ``syntax_launches.py``,
+``syntax_registry.py`` and ``syntax_device.py`` for launches, registrations and device code;
+``edits.py``), ``block_loops.py`` (kernels with barriers as loops over a block's threads),
 ``device_launches.py`` (device-side launches clang's parse drops), ``refusals.py`` (what is
 refused by name), ``errors.py``.
 """
@@ -150,21 +151,13 @@ def _parse_legacy(text: str, user_file) -> TranslationUnit:
     return tu
 
 
-def _origin(tu: TranslationUnit, key: int) -> tuple[str, int, int, str]:
-    f = tu.funcs[key]
-    path, line = tu.src.where(key)
-    return path, line, key - tu.src.line_starts[tu.src.line(key)], f.name
-
-
 def _match(host: TranslationUnit, other: TranslationUnit, key: int | None) -> int | None:
     """The key in ``other`` of the function ``key`` of ``host`` (same file, line, column, name)."""
     if key is None or other is host:
         return key
     if key not in host.funcs:
         return None
-    if other._by_origin is None:
-        other._by_origin = {_origin(other, k): k for k in other.funcs}
-    return other._by_origin.get(_origin(host, key))
+    return other.function_at(host.origin(key))
 
 
 def _marker(tu: TranslationUnit, pos: int) -> str:
