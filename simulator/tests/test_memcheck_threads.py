@@ -48,7 +48,7 @@ def _reported_threads(stderr: str) -> list[int]:
 def _summary(stderr: str) -> tuple[int, int]:
     """(errors, errors not printed) of the ERROR SUMMARY lines."""
     total = re.search(r"^========= ERROR SUMMARY: (\d+) errors?$", stderr, re.M)
-    unprinted = re.search(r"^========= ERROR SUMMARY: (\d+) errors? (?:was|were) not printed\.", stderr, re.M)
+    unprinted = re.search(r"^========= ERROR SUMMARY: (\d+) errors? (?:was|were) not printed", stderr, re.M)
     assert total, stderr[-3000:]
     return int(total.group(1)), int(unprinted.group(1)) if unprinted else 0
 
