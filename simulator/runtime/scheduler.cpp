@@ -270,7 +270,7 @@ namespace {
 // Whether fiber ``i`` of ``b`` may run: after a memory fault only the rest of the faulting warp
 // does (fault_block); at the first other thread the block fails.
 bool may_run(Block& b, int i) {
-    if (b.fault_warp < 0 || i / 32 == b.fault_warp) return true;
+    if (!kFaultWarps || b.fault_warp < 0 || i / 32 == b.fault_warp) return true;
     b.failed = true;
     return false;
 }
@@ -488,7 +488,7 @@ void run_block(Launch* L, unsigned long long id) {
                 ran = true;
             }
         }
-        if (b.fault_warp >= 0) b.failed = true;  // the faulting warp has had its turn this round
+        if (kFaultWarps && b.fault_warp >= 0) b.failed = true;  // the faulting warp had its turn this round
         if (L->timed_out.load(std::memory_order_relaxed)) {
             fail_block(&b);  // a timeout stops even threads that keep reaching barriers
             break;
@@ -648,7 +648,7 @@ bool run_coop_pass(Block& b) {
             ran = true;
         }
     }
-    if (b.fault_warp >= 0) b.failed = true;
+    if (kFaultWarps && b.fault_warp >= 0) b.failed = true;
     if (!ran && b.live > 0 && !b.failed) ran = release_coalesced(&b);
     return ran;
 }

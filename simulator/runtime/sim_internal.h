@@ -325,8 +325,15 @@ void fail_block(Block* b);
 // A memory fault of thread ``linear`` (memcheck): the launch fails and starts no further block;
 // the block fails once the rest of the thread's warp has run up to its next switch (fault_warp).
 void fault_block(Block* b, int linear);
+// Whether a memory fault lets the rest of its warp run (memcheck's builds only, which alone set
+// Block::fault_warp: the other builds' barriers and scheduler pay nothing for it).
+#if defined(SIM_MEMCHECK)
+constexpr bool kFaultWarps = true;
+#else
+constexpr bool kFaultWarps = false;
+#endif
 // Whether the block's fibers may no longer release one another (failed, or a warp has faulted).
-inline bool stopping(const Block* b) { return b->failed || b->fault_warp >= 0; }
+inline bool stopping(const Block* b) { return b->failed || (kFaultWarps && b->fault_warp >= 0); }
 // Ends the running CUDA thread ``f`` of ``b`` for good (assert, trap, fault, timeout): fails the
 // block and never returns.
 [[noreturn]] void stop_thread(Block* b, Fiber* f);
