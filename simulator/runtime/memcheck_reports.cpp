@@ -469,6 +469,19 @@ struct DeathHook {
 }  // namespace
 
 #if defined(SIM_MEMCHECK)
+void fault_block(Block* b, int linear) {
+    if (b->fault_warp < 0) b->fault_warp = linear / 32;
+    b->launch->failed.store(true);
+}
+
+// A plain loop's or block loop's thread loop (launch.h): the block has faulted and the rest of
+// the faulting warp has run, so the block ends here (a block-loop kernel does not go on to its
+// next region): back to run_block_plain (scheduler.cpp), failed.
+void block_loop_stop() {
+    yield_from(run_state(), false);
+    std::abort();  // a plain block's threads leave by a jump
+}
+
 // Device buffers still allocated at exit: a launcher that misses a cudaFree on some path. Only
 // when asked for (SIMULATOR_LEAK_CHECK=full: `run --leak-check full`, and `check`), as
 // compute-sanitizer reports leaks only with --leak-check full.

@@ -196,21 +196,6 @@ void fail_block(Block* b) {
     b->launch->failed.store(true);
 }
 
-void fault_block(Block* b, int linear) {
-    if (b->fault_warp < 0) b->fault_warp = linear / 32;
-    b->launch->failed.store(true);
-}
-
-#if defined(SIM_MEMCHECK)
-// memcheck, a plain loop's or block loop's thread loop (launch.h): the block has faulted and the
-// rest of the faulting warp has run, so the block ends here (a block-loop kernel does not go on
-// to its next region): back to run_block_plain, failed.
-void block_loop_stop() {
-    yield_from(run_state(), false);
-    std::abort();  // a plain block's threads leave by a jump
-}
-#endif
-
 void stop_thread(Block* b, Fiber* f) {
     fail_block(b);
     f->state = FState::kDone;
@@ -266,14 +251,6 @@ void finish_thread(RunState& run) {
 }
 
 namespace {
-
-// Whether fiber ``i`` of ``b`` may run: after a memory fault only the rest of the faulting warp
-// does (fault_block); at the first other thread the block fails.
-bool may_run(Block& b, int i) {
-    if (!kFaultWarps || b.fault_warp < 0 || i / 32 == b.fault_warp) return true;
-    b.failed = true;
-    return false;
-}
 
 void fiber_main() {
     RunState& run = run_state();

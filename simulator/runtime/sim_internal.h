@@ -334,6 +334,13 @@ constexpr bool kFaultWarps = false;
 #endif
 // Whether the block's fibers may no longer release one another (failed, or a warp has faulted).
 inline bool stopping(const Block* b) { return b->failed || (kFaultWarps && b->fault_warp >= 0); }
+// Whether the scheduler may run fiber ``i``: after a memory fault only the rest of the faulting
+// warp does; at the first other thread the block fails.
+inline bool may_run(Block& b, int i) {
+    if (!kFaultWarps || b.fault_warp < 0 || i / 32 == b.fault_warp) return true;
+    b.failed = true;
+    return false;
+}
 // Ends the running CUDA thread ``f`` of ``b`` for good (assert, trap, fault, timeout): fails the
 // block and never returns.
 [[noreturn]] void stop_thread(Block* b, Fiber* f);
