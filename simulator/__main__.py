@@ -76,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
         help="build a whole program (its own main) and run it; arguments after -- go to the program",
         usage=f"{prog} run PROGRAM.cu [FILE.cu|FILE.cpp ...] [-I DIR ...] [-D NAME[=VALUE] ...] "
         "[--mode MODE] "
-        "[--leak-check full|no] [--check-host] [--verbose] [--stop-on-error] "
+        "[--leak-check full|no] [--check-host] [--verbose] [--stop-on-error] [--print-limit N] "
         "[--kernel-name F] [--kernel-name-exclude F] [--launch-skip N] "
         "[--launch-count N] [--timeout S] [--devices N] [--line-buffered] [-- ARGS ...]",
     )
@@ -126,6 +126,14 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="memcheck: stop the program at its first device fault (default: the faulting launch "
         "returns cudaErrorLaunchFailure and the program goes on, as under compute-sanitizer)",
+    )
+    r.add_argument(
+        "--print-limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="memcheck: print the first N errors, one per faulting thread (default 100, as "
+        "compute-sanitizer; 0: all); the ERROR SUMMARY counts them all",
     )
     r.add_argument(
         "--kernel-name",
@@ -224,10 +232,18 @@ def _run(args, program_args: list[str]) -> int:
     except ValueError as exc:
         print(f"simulator: {exc}", file=sys.stderr)
         return 2
-    if (args.leak_check == "full" or args.check_host or args.stop_on_error) and args.mode != "memcheck":
+    if args.print_limit is not None and args.print_limit < 0:
         print(
-            "simulator: --leak-check full, --check-host and --stop-on-error are memcheck options: "
-            f"add --mode memcheck (not {args.mode})",
+            f"simulator: --print-limit {args.print_limit}: give a count of errors to print, 0 for all",
+            file=sys.stderr,
+        )
+        return 2
+    if (
+        args.leak_check == "full" or args.check_host or args.stop_on_error or args.print_limit is not None
+    ) and args.mode != "memcheck":
+        print(
+            "simulator: --leak-check full, --check-host, --stop-on-error and --print-limit are memcheck "
+            f"options: add --mode memcheck (not {args.mode})",
             file=sys.stderr,
         )
         return 2
@@ -253,6 +269,7 @@ def _run(args, program_args: list[str]) -> int:
         racecheck_memory=args.racecheck_memory,
         verbose=args.verbose,
         stop_on_error=args.stop_on_error,
+        print_limit=args.print_limit,
     )
     if res.reports:
         print(
@@ -273,8 +290,15 @@ def _run(args, program_args: list[str]) -> int:
         elif res.returncode >= 0 and not res.timed_out:
             print(f"simulator: the program exited with status {res.returncode}", file=sys.stderr)
         if res.mode == "memcheck":
-            errors = len(res.findings) + res.repeated
+            errors = len(res.findings) + res.unprinted
             print(f"========= ERROR SUMMARY: {errors} error{'' if errors == 1 else 's'}", file=sys.stderr)
+            if res.unprinted:
+                were = "error was" if res.unprinted == 1 else "errors were"
+                print(
+                    f"========= ERROR SUMMARY: {res.unprinted} {were} not printed "
+                    "(--print-limit N prints the first N, 0 all)",
+                    file=sys.stderr,
+                )
     return res.status
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import signal
 
-__all__ = ["death_by_signal", "parse_findings", "repeated_faults"]
+__all__ = ["death_by_signal", "parse_findings", "unprinted_errors"]
 
 _SIGNAL_HINTS = {
     signal.SIGABRT: "an abort: a failed assert() or std::abort",
@@ -115,12 +115,12 @@ _FAULT_AT = re.compile(r"=========     at (.*) in (\S+:\d+)$")
 _FAULT_BY = re.compile(
     r"=========     by thread (\(\S+\)) in block (\(\S+\)) of kernel '(.*)' launched at (\S+:\d+)$"
 )
-_REPEATED = re.compile(r"simulator: memcheck: note: (\d+) more device fault\(s\) at sites already shown")
+_UNPRINTED = re.compile(r"simulator: memcheck: note: (\d+) error\(s\) past the print limit")
 
 
-def repeated_faults(out: str) -> int:
-    """How many memcheck device faults in ``out`` repeated a site already shown (not listed)."""
-    m = _REPEATED.search(out)
+def unprinted_errors(out: str) -> int:
+    """How many memcheck errors in ``out`` were past the print limit (counted, not listed)."""
+    m = _UNPRINTED.search(out)
     return int(m.group(1)) if m else 0
 
 

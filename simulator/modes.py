@@ -163,10 +163,11 @@ class Mode:
 # -fsanitize-recover=address): at a device fault the runtime fails the launch
 # (cudaErrorLaunchFailure) and the program goes on, or stops it with status 86 when
 # SIMULATOR_STOP_ON_ERROR=1; host-code reports pass unless host checks are on
-# (runtime/memcheck_reports.cpp).
+# (runtime/memcheck_reports.cpp). suppress_equal_pcs=0: every faulting thread is reported, as
+# compute-sanitizer does, not only the first at each instruction.
 _MEMCHECK_CHECK_ENV = _env(
     ASAN_OPTIONS="detect_leaks=1:halt_on_error=0:detect_stack_use_after_return=0:exitcode=86"
-    ":allocator_may_return_null=1:strict_string_checks=1",
+    ":allocator_may_return_null=1:strict_string_checks=1:suppress_equal_pcs=0",
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=0:exitcode=87",
     LSAN_OPTIONS="exitcode=88",
     # check's entry is a test driver: its device buffers must be freed, and its own host

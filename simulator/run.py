@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from .build import DEFAULT_ARCH, SimBuildError, build_program
 from .compiler_run import launch_time_allowed
-from .findings import death_by_signal, repeated_faults
+from .findings import death_by_signal, unprinted_errors
 from .launch_filter import LaunchFilter
 from .limits import (
     TIMEOUT_GRACE_S,
@@ -83,7 +83,7 @@ class RunResult:
     status: int = 0
     stopped_by_checker: bool = False  # the sanitizer ended the program with its own status
     reports: list[str] = field(default_factory=list)  # runtime reports the program saw as CUDA errors
-    repeated: int = 0  # memcheck: device faults at a site already reported, not listed again
+    unprinted: int = 0  # memcheck: errors past the print limit, counted but not listed
 
 
 def _pump(src, dst, keep: bytearray) -> None:
@@ -127,6 +127,7 @@ def run_program(
     racecheck_memory: str | None = None,
     verbose: bool = False,
     stop_on_error: bool = False,
+    print_limit: int | None = None,
 ) -> RunResult:
     """Build ``sources`` as one program for ``mode`` and run it with ``args``.
 
@@ -153,7 +154,9 @@ def run_program(
     for another value, or for any value in another mode.
     ``verbose`` (memcheck) prints AddressSanitizer's whole report of a device fault beside the
     runtime's compute-sanitizer-shaped one; ``stop_on_error`` (memcheck) stops the program at its
-    first device fault instead of failing the launch with cudaErrorLaunchFailure and going on.
+    first device fault instead of failing the launch with cudaErrorLaunchFailure and going on;
+    ``print_limit`` (memcheck) is how many errors are printed, each faulting thread one (default
+    100, as compute-sanitizer; 0: all); the rest are counted in ``RunResult.unprinted``.
     ``ValueError`` for a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB``/``SIMULATOR_DEVICES`` or
     ``devices`` (``simulator.limits``; ``TypeError`` for a ``devices`` that is not an int);
     :class:`ProgramInterrupted` when SIGTERM or SIGHUP arrived while the program ran (in the
@@ -165,10 +168,15 @@ def run_program(
         raise SimBuildError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
     if leak_check not in LEAK_CHECKS:
         raise ValueError(f"leak_check={leak_check!r}: give 'full' (report device leaks) or 'no'")
-    if (leak_check == "full" or check_host or stop_on_error) and mode != "memcheck":
+    if (
+        leak_check == "full" or check_host or stop_on_error or print_limit is not None
+    ) and mode != "memcheck":
         raise ValueError(
-            f"--leak-check full, --check-host and --stop-on-error are memcheck options, not for --mode {mode}"
+            "--leak-check full, --check-host, --stop-on-error and --print-limit are memcheck options, "
+            f"not for --mode {mode}"
         )
+    if print_limit is not None and (not isinstance(print_limit, int) or print_limit < 0):
+        raise ValueError(f"print_limit={print_limit!r}: give a count of errors to print, 0 for all")
     if racecheck_memory is not None and racecheck_memory not in RACECHECK_MEMORY:
         raise ValueError(f"racecheck_memory={racecheck_memory!r}: give 'shared' or 'all'")
     if racecheck_memory is not None and mode != "racecheck":
@@ -192,7 +200,9 @@ def run_program(
     if line_buffered is None:
         line_buffered = _is_terminal(out) or environ.get("SIMULATOR_LINE_BUFFERED") == "1"
     env = {
-        **run_child_env(mode, limit, leak_check, check_host, ndevices, line_buffered, verbose, stop_on_error),
+        **run_child_env(
+            mode, limit, leak_check, check_host, ndevices, line_buffered, verbose, stop_on_error, print_limit
+        ),
         **filter_env,
     }
     for stream in (out, err):
@@ -263,5 +273,5 @@ def run_program(
     else:
         status = rc
     return RunResult(
-        mode, rc, findings, timed_out, status, rc in row.stop_statuses, reports, repeated_faults(err_text)
+        mode, rc, findings, timed_out, status, rc in row.stop_statuses, reports, unprinted_errors(err_text)
     )

@@ -66,6 +66,7 @@ def run_child_env(
     line_buffered: bool = False,
     verbose: bool = False,
     stop_on_error: bool = False,
+    print_limit: int | None = None,
 ) -> dict[str, str]:
     """The environment of a program ``run`` starts in ``mode`` (memcheck options as ``run_program``).
 
@@ -79,6 +80,8 @@ def run_child_env(
         mode_env["SIMULATOR_CHECK_HOST"] = "1" if check_host else "0"
         mode_env["SIMULATOR_MEMCHECK_RAW"] = "1" if verbose else "0"
         mode_env["SIMULATOR_STOP_ON_ERROR"] = "1" if stop_on_error else "0"
+        if print_limit is not None:
+            mode_env["SIMULATOR_PRINT_LIMIT"] = str(print_limit)
         if not check_host:
             # AddressSanitizer fills new host allocations (0xbe): host code that reads memory
             # it never set would see other values than in fast mode or on a GPU.

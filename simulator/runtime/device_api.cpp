@@ -230,7 +230,7 @@ int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
     f->wline = line;
     b->bar_arrived++;
     const unsigned long long gen = b->bar_gen;
-    if (b->bar_arrived == b->live) {
+    if (b->bar_arrived == b->live && !stopping(b)) {  // after a fault no thread passes it
         release_barrier(b);
     } else {
         f->state = FState::kBarrier;

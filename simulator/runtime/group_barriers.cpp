@@ -71,7 +71,7 @@ void tile_sync(unsigned int size, const char* file, int line) {
     f->wline = line;
     f->wparam = (int)size;
     ++arrived;
-    if (arrived == tile_live(b, first, size)) {
+    if (arrived == tile_live(b, first, size) && !stopping(b)) {
         release_tile(b, first, size);
     } else {
         f->state = FState::kTile;

@@ -73,14 +73,27 @@ struct PlainBlock {
     dim3 dim;           // blockDim
     const std::atomic<bool>* timed_out;  // set when the launch runs past its time limit
     int* first = nullptr;  // memcheck and racecheck: the thread each region's loop starts with
-    const bool* failed = nullptr;  // memcheck: the block has faulted (Block::failed); no further thread runs
+    // memcheck: the warp of the block's first faulting thread, or -1 (Block::fault_warp): only
+    // the rest of that warp runs on, up to the end of the round.
+    const int* fault_warp = nullptr;
 };
+
+// memcheck: the program's kernels (instrumented) and the runtime's own thread loop (SIM_MEMCHECK).
+#if defined(__SANITIZE_ADDRESS__) || defined(SIM_MEMCHECK)
+#define SIM_LOOP_FAULTS 1
+#endif
+
+#if defined(SIM_LOOP_FAULTS)
+// memcheck: ends a faulted block from its thread loop (scheduler.cpp): it fails, and a block-loop
+// kernel does not go on to its next region. Never returns.
+[[noreturn]] SIM_API void block_loop_stop();
+#endif
 
 // memcheck and the shared-memory race check run block loops in the order of fibers, which
 // their findings depend on: after a barrier the thread that arrived last (and released it) runs
 // on first, then the others from thread 0, so each round between barriers starts one thread
 // earlier than the one before (scheduler.cpp, device_api.cpp). A fast build keeps thread order.
-#if defined(__SANITIZE_ADDRESS__) || defined(SIM_SHARED_RACES)
+#if defined(__SANITIZE_ADDRESS__) || defined(SIM_MEMCHECK) || defined(SIM_SHARED_RACES)
 #define SIM_LOOPS_AS_FIBERS 1
 #endif
 
@@ -165,15 +178,16 @@ SIM_DEVICE_FMA_TARGET SIM_LOOP_UNCHECKED static inline void for_each_plain_threa
     const unsigned first = b.first != nullptr ? (unsigned)*b.first : 0u;
     uint3 at{first % dim.x, (first / dim.x) % dim.y, first / (dim.x * dim.y)};
     for (int k = 0, t = (int)first; k < n; ++k) {
+#if defined(SIM_LOOP_FAULTS)
+        // After a memory fault (memcheck_reports.cpp) only the rest of the faulting warp runs, as
+        // with fibers: its lanes make the access in lockstep on a GPU; the block's other threads
+        // do not, so that a wild write is not repeated by each of them.
+        if (b.fault_warp != nullptr && *b.fault_warp >= 0 && t / 32 != *b.fault_warp) block_loop_stop();
+#endif
         *idx = at;
         *running = at;
         *linear = t;
         body();
-#if defined(__SANITIZE_ADDRESS__)
-        // A memory fault fails the block (memcheck_reports.cpp): its other threads do not run, so that a
-        // wild write is not repeated by each of them.
-        if (b.failed != nullptr && *b.failed) return;
-#endif
         t = t + 1 == n ? 0 : t + 1;
         if (++at.x < dim.x) continue;  // the index counts on without a division per thread
         at.x = 0;
@@ -183,6 +197,9 @@ SIM_DEVICE_FMA_TARGET SIM_LOOP_UNCHECKED static inline void for_each_plain_threa
         at.y = 0;
         if (++at.z == dim.z) at.z = 0;
     }
+#if defined(SIM_LOOP_FAULTS)
+    if (b.fault_warp != nullptr && *b.fault_warp >= 0) block_loop_stop();  // no further round
+#endif
 #else
     int i = 0;
     for (unsigned int z = 0; z < dim.z; ++z) {

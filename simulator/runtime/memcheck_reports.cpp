@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
-#include <set>
 #include <string>
 #include <vector>
 #include <sanitizer/asan_interface.h>
@@ -75,9 +74,27 @@ void say_where() {
 const bool g_show_raw = !env_is("SIMULATOR_MEMCHECK_RAW", "0");
 const bool g_stop_on_error = !env_is("SIMULATOR_STOP_ON_ERROR", "0");  // unset: stop, as before
 __thread bool tl_device_report = false;  // AddressSanitizer reports a device fault of this thread now
-std::mutex g_fault_mu;
-std::set<std::string> g_fault_sites;  // kind, access and program frame of each fault shown: one per site
-int g_faults_repeated = 0;            // faults at a site already shown
+
+// As compute-sanitizer: each faulting thread is one error with a report of its own; the first
+// SIMULATOR_PRINT_LIMIT of them (`run --print-limit N`; 100 unset, 0: no limit) are printed,
+// and the rest counted in a note at exit, which run adds to its ERROR SUMMARY.
+long print_limit() {
+    const char* v = std::getenv("SIMULATOR_PRINT_LIMIT");
+    if (v == nullptr || *v == '\0') return 100;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    return *end == '\0' && n >= 0 ? n : 100;  // run checks the value; a stray one keeps the default
+}
+const long g_print_limit = print_limit();
+std::atomic<long> g_errors_printed{0};
+std::atomic<long> g_errors_unprinted{0};
+
+// Whether the next error may be printed; counts it as not printed when it may not.
+bool take_print_slot() {
+    if (g_print_limit == 0 || g_errors_printed.fetch_add(1) < g_print_limit) return true;
+    ++g_errors_unprinted;
+    return false;
+}
 
 // The program's frames (``FUNC in FILE:LINE``) in AddressSanitizer's report ``text``: its first
 // stack, without the runtime's, the toolkit's and the system's frames.
@@ -217,12 +234,19 @@ std::string caller_frames(const std::vector<std::string>& frames, const Launch* 
     return out + "=========\n";
 }
 
-// Prints the fault AddressSanitizer reported in ``text`` as compute-sanitizer would, once per
-// site; the launch fails (cudaErrorLaunchFailure) and stops running further blocks.
+// Prints the fault AddressSanitizer reported in ``text`` as compute-sanitizer would, one report
+// per faulting thread (up to the print limit); the launch fails (cudaErrorLaunchFailure) and runs
+// no further blocks, and the block stops after the faulting warp (fault_block).
 void report_device_fault(const char* text) {
     Block* b = current_block();
     Fiber* f = current_fiber();
     if (b == nullptr || f == nullptr) return;
+    // The thread runs on to its next switch (halt_on_error=0): its further faults there are the
+    // same error, which a GPU would have stopped it at.
+    if (b->last_fault == f->linear) return;
+    b->last_fault = f->linear;
+    fault_block(b, f->linear);
+    if (quiet() || !take_print_slot()) return;
     const char* k = std::strstr(text, "ERROR: AddressSanitizer: ");
     std::string kind = "memory error";
     if (k != nullptr) {
@@ -235,25 +259,8 @@ void report_device_fault(const char* text) {
     const uintptr_t addr = reinterpret_cast<uintptr_t>(__asan_get_report_address());
     const size_t size = __asan_get_report_access_size();
     const bool write = __asan_get_report_access_type() != 0;
-    const std::string site = kind + (write ? " write " : " read ") + (frames.empty() ? "" : frames[0]);
     const char* space = "__global__";
     const std::string place = addr != 0 ? address_place(addr, kind.c_str(), &space) : "";
-    {
-        std::lock_guard<std::mutex> lock(g_fault_mu);
-        if (!g_fault_sites.insert(site).second) {
-            ++g_faults_repeated;
-            if (g_show_raw && !quiet()) {
-                std::lock_guard<std::mutex> out_lock(g_report_mu);
-                std::fputs("=========     (the report above repeats a fault shown before)\n", stderr);
-            }
-            fail_block(b);
-            return;
-        }
-    }
-    if (quiet()) {
-        fail_block(b);
-        return;
-    }
     std::string out;
     char line[1024];
     if (size != 0) {
@@ -273,12 +280,9 @@ void report_device_fault(const char* text) {
         out += line;
     }
     out += caller_frames(frames, b->launch);
-    {
-        std::lock_guard<std::mutex> lock(g_report_mu);
-        std::fputs(out.c_str(), stderr);
-        std::fflush(stderr);
-    }
-    fail_block(b);
+    std::lock_guard<std::mutex> lock(g_report_mu);
+    std::fputs(out.c_str(), stderr);
+    std::fflush(stderr);
 }
 
 void say_host(const char* where_) {
@@ -349,9 +353,16 @@ bool report_device_ub(void* ubsan) {
     char* address = nullptr;
     get(&issue, &message, &file, &line_no, &col, &address);
     if (message == nullptr || message[0] == '\0') return false;
+    if (quiet()) {
+        set_report_fd(ubsan, !g_show_raw);
+        return true;
+    }
+    if (!take_print_slot()) {
+        set_report_fd(ubsan, true);  // counted at exit; UBSan's own report hidden with it
+        return true;
+    }
     const std::vector<std::string> frames = current_program_frames();
     set_report_fd(ubsan, !g_show_raw);
-    if (quiet()) return true;
     // The report data capitalises UBSan's message; its printed report does not.
     std::string what = message;
     what[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what[0])));
@@ -436,9 +447,9 @@ struct DeathHook {
         }
     }
     ~DeathHook() {
-        if (g_faults_repeated > 0 && !quiet()) {
-            report("memcheck: note: %d more device fault(s) at sites already shown were not printed",
-                   g_faults_repeated);
+        if (const long n = g_errors_unprinted.load()) {
+            report("memcheck: note: %ld error(s) past the print limit of %ld were not printed (--print-limit)", n,
+                   g_print_limit);
         }
         if (int n = g_unchecked_reports.load()) {
             report("memcheck: note: %d sanitizer report(s) from launches that were not checked were not shown "
@@ -458,6 +469,19 @@ struct DeathHook {
 }  // namespace
 
 #if defined(SIM_MEMCHECK)
+void fault_block(Block* b, int linear) {
+    if (b->fault_warp < 0) b->fault_warp = linear / 32;
+    b->launch->failed.store(true);
+}
+
+// A plain loop's or block loop's thread loop (launch.h): the block has faulted and the rest of
+// the faulting warp has run, so the block ends here (a block-loop kernel does not go on to its
+// next region): back to run_block_plain (scheduler.cpp), failed.
+void block_loop_stop() {
+    yield_from(run_state(), false);
+    std::abort();  // a plain block's threads leave by a jump
+}
+
 // Device buffers still allocated at exit: a launcher that misses a cudaFree on some path. Only
 // when asked for (SIMULATOR_LEAK_CHECK=full: `run --leak-check full`, and `check`), as
 // compute-sanitizer reports leaks only with --leak-check full.

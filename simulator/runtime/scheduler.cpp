@@ -241,7 +241,7 @@ void finish_thread(RunState& run) {
     b->warp_exited[f->warp] |= 1u << f->lane;
     thread_exited(b, f);
     mode::on_thread_exit(b);
-    if (!b->failed) {
+    if (!stopping(b)) {
         if (b->bar_arrived > 0 && b->bar_arrived == b->live) release_barrier(b);
         if (b->warp_arrived[f->warp] != 0) check_pending_warps(b, f->warp);
         if (b->tiles_used || b->launch->grid != nullptr) release_after_exit(b, f);
@@ -342,7 +342,7 @@ void run_block_plain(Block* b) {
     if (sigsetjmp(wk->plain_exit, 0) == 0) {
         Launch* L = b->launch;
         int first = 0;  // block loops: the thread each round starts with (launch.h)
-        const PlainBlock pb{&f->thread_idx, &f->linear, L->spec.block, &L->timed_out, &first, &b->failed};
+        const PlainBlock pb{&f->thread_idx, &f->linear, L->spec.block, &L->timed_out, &first, &b->fault_warp};
         if (L->block_loops) {
             // The kernel once for the whole block: its rewritten body loops over the threads
             // between barriers (simulator/block_loops.py) and finds the block here.
@@ -459,12 +459,13 @@ void run_block(Launch* L, unsigned long long id) {
     while (b.live > 0 && !b.failed) {
         bool ran = false;
         for (int i = 0; i < b.nthreads && !b.failed; ++i) {
-            if (b.fibers[i].state == FState::kReady) {
+            if (b.fibers[i].state == FState::kReady && may_run(b, i)) {
                 switch_to_fiber(&b.fibers[i]);
                 i = b.cursor;  // the fibers up to here ran, one handing over to the next
                 ran = true;
             }
         }
+        if (kFaultWarps && b.fault_warp >= 0) b.failed = true;  // the faulting warp had its turn this round
         if (L->timed_out.load(std::memory_order_relaxed)) {
             fail_block(&b);  // a timeout stops even threads that keep reaching barriers
             break;
@@ -618,12 +619,13 @@ void start_coop_block(Launch* L, unsigned long long id, Block& b, Worker* wk, ch
 bool run_coop_pass(Block& b) {
     bool ran = false;
     for (int i = 0; i < b.nthreads && !b.failed; ++i) {
-        if (b.fibers[i].state == FState::kReady) {
+        if (b.fibers[i].state == FState::kReady && may_run(b, i)) {
             switch_to_fiber(&b.fibers[i]);
             i = b.cursor;
             ran = true;
         }
     }
+    if (kFaultWarps && b.fault_warp >= 0) b.failed = true;
     if (!ran && b.live > 0 && !b.failed) ran = release_coalesced(&b);
     return ran;
 }

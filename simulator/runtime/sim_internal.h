@@ -233,6 +233,12 @@ struct Block {
     size_t static_bytes = 0;
     char* dyn = nullptr;
     bool failed = false;
+    // memcheck: the warp of the block's first faulting thread (-1: none). The rest of that warp
+    // still runs up to its next switch, as a GPU's warp makes the faulting access in lockstep;
+    // then the block fails (fault_block). last_fault: the thread that faulted last, whose later
+    // faults before that switch are not counted again (a GPU would have stopped it).
+    int fault_warp = -1;
+    int last_fault = -1;
     // A barrier-free launch (see runs_plain): the threads run one after another on the worker's
     // own stack (no fibers); a wait of any kind is refused (see refuse_wait).
     bool plain = false;
@@ -314,6 +320,25 @@ void yield_from(RunState& run, bool final_exit);
 [[noreturn]] void finish_thread(RunState& run);
 // Marks the block (and so its launch) failed; its fibers are abandoned at their next switch.
 void fail_block(Block* b);
+// A memory fault of thread ``linear`` (memcheck): the launch fails and starts no further block;
+// the block fails once the rest of the thread's warp has run up to its next switch (fault_warp).
+void fault_block(Block* b, int linear);
+// Whether a memory fault lets the rest of its warp run (memcheck's builds only, which alone set
+// Block::fault_warp: the other builds' barriers and scheduler pay nothing for it).
+#if defined(SIM_MEMCHECK)
+constexpr bool kFaultWarps = true;
+#else
+constexpr bool kFaultWarps = false;
+#endif
+// Whether the block's fibers may no longer release one another (failed, or a warp has faulted).
+inline bool stopping(const Block* b) { return b->failed || (kFaultWarps && b->fault_warp >= 0); }
+// Whether the scheduler may run fiber ``i``: after a memory fault only the rest of the faulting
+// warp does; at the first other thread the block fails.
+inline bool may_run(Block& b, int i) {
+    if (!kFaultWarps || b.fault_warp < 0 || i / 32 == b.fault_warp) return true;
+    b.failed = true;
+    return false;
+}
 // Ends the running CUDA thread ``f`` of ``b`` for good (assert, trap, fault, timeout): fails the
 // block and never returns.
 [[noreturn]] void stop_thread(Block* b, Fiber* f);

@@ -10,12 +10,13 @@ import textwrap
 
 import pytest
 
-from simulator.findings import parse_findings, repeated_faults
+from simulator.findings import parse_findings, unprinted_errors
 
 from .conftest import KERNELS, line_of, run_cli, run_findings
 
 # One block of 128 threads writes a[threadIdx.x] into a 100-int buffer: thread 100 is the first
-# past the end. The program checks the launch itself, as a CUDA program does.
+# past the end, and 101 to 127 are the rest of its warp. The program checks the launch itself, as
+# a CUDA program does.
 OOB = textwrap.dedent(
     """\
     #include <cstdio>
@@ -74,6 +75,11 @@ UAF = textwrap.dedent(
 )
 
 
+# The threads of write_all that fault: those past the end in the first faulting thread's warp
+# (the rest of a warp runs on after a fault, as its lanes would in lockstep; no other warp does).
+OOB_FAULTS = [t for t in range(128) if t >= 100 and t // 32 == 100 // 32]
+
+
 @pytest.fixture(scope="module")
 def oob(tmp_path_factory):
     src = tmp_path_factory.mktemp("memcheck_reports") / "oob.cu"
@@ -104,14 +110,17 @@ def _fault_blocks(stderr: str) -> list[list[str]]:
 def test_oob_write_reads_as_compute_sanitizer_and_the_program_goes_on(oob):
     proc = run_cli("run", "--mode", "memcheck", str(oob))
     assert proc.returncode == 1, proc.stderr  # the program's own 0, made 1 by the finding
-    # The faulting thread ran to its end, and no thread after it; the launch failed as on a GPU
-    # under compute-sanitizer, and the error is sticky.
+    # The faulting threads ran to their end, and no thread after their warp; the launch failed as
+    # on a GPU under compute-sanitizer, and the error is sticky.
     out = proc.stdout.splitlines()
-    assert out[0] == "ran past the end: 100", proc.stdout
-    assert out[1].startswith("sync: unspecified launch failure"), proc.stdout
-    assert out[2:] == ["again: cudaErrorLaunchFailure", "after"], proc.stdout
+    ran = len(OOB_FAULTS)
+    assert out[:ran] == [f"ran past the end: {t}" for t in OOB_FAULTS], proc.stdout
+    assert out[ran].startswith("sync: unspecified launch failure"), proc.stdout
+    assert out[ran + 1 :] == ["again: cudaErrorLaunchFailure", "after"], proc.stdout
     blocks = _fault_blocks(proc.stderr)
-    assert len(blocks) == 1, proc.stderr
+    assert len(blocks) == len(OOB_FAULTS), proc.stderr  # one report per faulting thread
+    for block, t in zip(blocks, OOB_FAULTS):
+        assert f"=========     by thread ({t},0,0) in block (0,0,0)" in block[2], block
     head, *rest = blocks[0]
     assert head == "========= Invalid __global__ write of size 4 bytes (heap-buffer-overflow)"
     assert rest[0] == f"=========     at write_all(int*) in {oob}:{line_of(oob, 'PLANT-OOB')}", rest
@@ -126,9 +135,10 @@ def test_oob_write_reads_as_compute_sanitizer_and_the_program_goes_on(oob):
         assert noise not in proc.stderr, noise
     assert run_findings(proc.stderr) == [
         f"memcheck: heap-buffer-overflow: write_all(int*) at {oob}:{line_of(oob, 'PLANT-OOB')}; in kernel "
-        f"'write_all' block (0,0,0) (launched at {oob}:{launch}) thread (100,0,0)"
+        f"'write_all' block (0,0,0) (launched at {oob}:{launch}) thread ({t},0,0)"
+        for t in OOB_FAULTS
     ]
-    assert proc.stderr.rstrip().endswith("========= ERROR SUMMARY: 1 error"), proc.stderr
+    assert proc.stderr.rstrip().endswith(f"========= ERROR SUMMARY: {len(OOB_FAULTS)} errors"), proc.stderr
 
 
 def test_verbose_shows_address_sanitizers_report_too(oob):
@@ -136,8 +146,8 @@ def test_verbose_shows_address_sanitizers_report_too(oob):
     assert proc.returncode == 1, proc.stderr
     assert "ERROR: AddressSanitizer: heap-buffer-overflow" in proc.stderr
     assert "Shadow byte legend" in proc.stderr
-    assert len(_fault_blocks(proc.stderr)) == 1
-    assert len(run_findings(proc.stderr)) == 1, proc.stderr  # the raw report is not a second finding
+    assert len(_fault_blocks(proc.stderr)) == len(OOB_FAULTS)
+    assert len(run_findings(proc.stderr)) == len(OOB_FAULTS), proc.stderr  # a raw report is no second finding
     assert "after" in proc.stdout
 
 
@@ -156,17 +166,17 @@ def test_stop_on_error_is_a_memcheck_option(oob):
     assert "--stop-on-error" in proc.stderr and "--mode memcheck" in proc.stderr
 
 
-def test_a_fault_repeated_in_a_loop_is_shown_once(tmp_path):
+def test_a_thread_that_faults_in_a_loop_is_one_error(tmp_path):
     src = tmp_path / "spray.cu"
     src.write_text(LOOP)
     proc = run_cli("run", "--mode", "memcheck", str(src))
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout == "spray: cudaErrorLaunchFailure\n"
     blocks = _fault_blocks(proc.stderr)
-    assert len(blocks) == 1, proc.stderr
+    assert len(blocks) == 1, proc.stderr  # one thread: one error, however often it faulted
     assert blocks[0][1].endswith(f" in {src}:{line_of(src, 'PLANT-LOOP')}"), blocks[0]
     assert "is 0 bytes after the end of a 64-byte allocation" in "\n".join(blocks[0])
-    assert "========= ERROR SUMMARY: 1 error" in proc.stderr
+    assert proc.stderr.rstrip().endswith("========= ERROR SUMMARY: 1 error"), proc.stderr
 
 
 def test_a_use_after_free_names_the_freed_block(tmp_path):
@@ -176,7 +186,7 @@ def test_a_use_after_free_names_the_freed_block(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout == "read: cudaErrorLaunchFailure\n"
     blocks = _fault_blocks(proc.stderr)
-    assert len(blocks) == 1, proc.stderr
+    assert len(blocks) == 4, proc.stderr  # each of the block's 4 threads (one warp) reads a[3]
     head, at, by, *rest = blocks[0]
     assert head == "========= Invalid __global__ read of size 4 bytes (heap-use-after-free)"
     assert at == f"=========     at read_freed(int const*, int*) in {src}:{line_of(src, 'PLANT-UAF')}"
@@ -213,8 +223,10 @@ def test_the_parser_reads_a_fault_block_once_beside_its_raw_report():
         "(launched at /src/a.cu:9) thread (7,0,0)",
         "memcheck: host code: heap-use-after-free: main at /src/a.cu:12",
     ]
-    note = "simulator: memcheck: note: 3 more device fault(s) at sites already shown were not printed"
-    assert repeated_faults(out + "\n" + note) == 3 and repeated_faults(out) == 0
+    note = (
+        "simulator: memcheck: note: 3 error(s) past the print limit of 100 were not printed (--print-limit)"
+    )
+    assert unprinted_errors(out + "\n" + note) == 3 and unprinted_errors(out) == 0
 
 
 # Thread 1 adds one to INT_MAX; then a second kernel writes past its buffer, so that a device

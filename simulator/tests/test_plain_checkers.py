@@ -45,48 +45,56 @@ def _run_both_ways(monkeypatch, mode: str, case: str, *options: str):
     return runs
 
 
-# case -> (the finding's kind as run lists it, the planted line's marker, block, thread, what the
-# program's cudaDeviceSynchronize returned). A memory fault fails its launch, as under
-# compute-sanitizer; the program goes on and run exits 1 for the finding.
+# case -> (the finding's kind as run lists it, the planted line's marker, block, the threads that
+# fault, in order, what the program's cudaDeviceSynchronize returned). A memory fault fails its
+# launch, as under compute-sanitizer; the program goes on and run exits 1 for the finding. Each
+# faulting thread of the first faulting warp is one finding (the rest of a warp runs on after a
+# fault, as its lanes would in lockstep); UBSan reports a source location once.
 MEMCHECK_FINDINGS = {
+    # n - 40 past the start of an n-float buffer: block 1's threads from 40 - 32 = 8 on.
     "oob": (
         "heap-buffer-overflow: write_past_end",
         "PLANT-OOB",
         "(1,0,0)",
-        "(8,0,0)",
+        range(8, 32),
         "cudaErrorLaunchFailure",
     ),
-    "uaf": ("heap-use-after-free: read_freed", "PLANT-UAF", "(0,0,0)", "(0,0,0)", "cudaErrorLaunchFailure"),
+    # Every thread of block 0 (one warp) reads the freed buffer.
+    "uaf": ("heap-use-after-free: read_freed", "PLANT-UAF", "(0,0,0)", range(32), "cudaErrorLaunchFailure"),
+    # tile[threadIdx.x + 8] in 32 floats: threads 24 to 31.
     "shared_oob": (
         "heap-buffer-overflow: shared_past_end",
         "PLANT-SHARED-OOB",
         "(0,0,0)",
-        "(24,0,0)",
+        range(24, 32),
         "cudaErrorLaunchFailure",
     ),
+    # local[threadIdx.x] in 4 ints, 8 threads: threads 4 to 7.
     "stack_oob": (
         "stack-buffer-overflow: local_past_end",
         "PLANT-STACK-OOB",
         "(0,0,0)",
-        "(4,0,0)",
+        range(4, 8),
         "cudaErrorLaunchFailure",
     ),
-    "ub": ("undefined behaviour: signed integer overflow", "PLANT-UB", "(0,0,0)", "(3,0,0)", "cudaSuccess"),
+    # (threadIdx.x + 2) * 429496730 passes INT_MAX from thread 3 on; 4 threads.
+    "ub": ("undefined behaviour: signed integer overflow", "PLANT-UB", "(0,0,0)", range(3, 4), "cudaSuccess"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(MEMCHECK_FINDINGS))
 def test_memcheck_finds_the_same_in_a_plain_loop_as_with_fibers(monkeypatch, case):
-    kind, marker, block, thread, synced = MEMCHECK_FINDINGS[case]
+    kind, marker, block, threads, synced = MEMCHECK_FINDINGS[case]
     plain, fibers = _run_both_ways(monkeypatch, "memcheck", case)
     assert plain.returncode == fibers.returncode == 1, plain.stderr
     assert plain.stdout == fibers.stdout == f"{case}: {synced}\n"
     found = _summary(plain.stderr)
     assert found == _summary(fibers.stderr)
     hits = [f for f in found if f.startswith(f"memcheck: {kind}")]
-    assert len(hits) == 1, found
-    assert f"{PROGRAM}:{line_of(PROGRAM, marker)}; in kernel " in hits[0], hits[0]
-    assert f" block {block} " in hits[0] and hits[0].endswith(f"thread {thread}"), hits[0]
+    assert len(hits) == len(threads), found
+    for hit, thread in zip(hits, threads):
+        assert f"{PROGRAM}:{line_of(PROGRAM, marker)}; in kernel " in hit, hit
+        assert f" block {block} " in hit and hit.endswith(f"thread ({thread},0,0)"), hit
 
 
 def test_memcheck_leak_check_is_the_same_in_a_plain_loop(monkeypatch):
