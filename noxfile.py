@@ -94,6 +94,8 @@ def _pytest_command(session: nox.Session, tier: tiers.Tier, args: list[str]) -> 
         args = ["-n", workers, *args]
     elif tier.workers:
         args = ["-n", tier.workers, *args]
+    if tier.workers and tier.dist:
+        args = [*args[:2], "--dist", tier.dist, *args[2:]]
     if tier.recorded and not session.posargs and not any(a.startswith("--matrix-json") for a in args):
         record = docker_images.SESSION_RESULTS.relative_to(ROOT) / f"{session.name}.json"
         args += [f"--matrix-json={record}", f"--matrix-tier={tier.name}"]

@@ -91,6 +91,10 @@ class Tier:
     packages: tuple[str, ...] = ()  # what it installs besides (pinned in ci/versions.env)
     env: Mapping[str, str] = field(default_factory=dict)  # besides TORCHLIGHT_TEST_BACKENDS
     workers: str | None = "auto"  # pytest-xdist `-n`; None runs in one process
+    # pytest-xdist `--dist` with the workers (None: its default, "load"); "loadscope" gives each
+    # worker whole modules, so that a module-scoped fixture (a program run in each mode, a program
+    # written to the worker's own temporary folder and built) runs once, not once per worker.
+    dist: str | None = None
     needs: tuple[str, ...] = ()  # keys of REQUIREMENTS: what this machine must have
     kernels: str | None = None  # the CUDA C build before the tests: "simulator", "nvcc" or None
     files: tuple[tuple[str, str], ...] = (("tests/conftest.py", "the test suite"),)  # (glob, why)
@@ -223,6 +227,7 @@ TIERS: dict[str, Tier] = {
             # Its tests that compile with nvcc (marked `kernels`) run in the kernels tier.
             markers="not kernels",
             workers="2",
+            dist="loadscope",
             needs=("c++",),
             files=(("simulator/tests", "the simulator and its tests"),),
             recorded=False,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from .build_cache import cache_dir
 from .compiler_errors import LIBRARIES_HINT, LIBRARIES_OUT_OF_SCOPE
+from .errors import SimBuildError
 from .modes import BUILD_MODES, BUILD_NAMED, MODES
 from .program_link import (
     build_executable,
@@ -50,6 +51,7 @@ from .source_compile import (
     HOST_CXX_SUFFIXES,
     check_defines,
     kernel_object,
+    translate_preprocessed,
     translate_source,
 )
 from .toolchain import (
@@ -64,7 +66,6 @@ from .toolchain import (
     toolkit_flags,
     toolkit_include,
 )
-from .transform import SimBuildError, translate_preprocessed
 
 __all__ = [
     "BUILD_MODES",

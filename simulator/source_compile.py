@@ -17,6 +17,7 @@ from pathlib import Path
 from . import cccl, pch
 from .build_cache import cache_dir, cache_key, cache_stem, cached_output, write_new
 from .compiler_errors import compile_step, compiles, run_compiler
+from .errors import SimBuildError, clang_module
 from .modes import BUILD_NAMED, check_build_mode
 from .runtime_build import runtime_sources
 from .toolchain import (
@@ -32,7 +33,6 @@ from .toolchain import (
     target_key,
     toolkit_flags,
 )
-from .transform import SimBuildError, clang_module, translate_preprocessed
 
 __all__ = [
     "CUDA_SUFFIXES",
@@ -52,6 +52,15 @@ DEFAULT_ARCH = 800  # __CUDA_ARCH__ of the modelled sm_80 device
 CUDA_SUFFIXES = (".cu", ".cuh")
 HOST_CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".C", ".c++")
 HOST_C_SUFFIXES = (".c",)
+
+
+def translate_preprocessed(*args, **kwargs) -> str:
+    """``transform.translate_preprocessed``: the front end, imported on the first translation."""
+    # Its modules (the passes, the PTX tables, block loops) take most of the simulator's import
+    # time, and a build whose objects are all cached translates nothing.
+    from .transform import translate_preprocessed as translate
+
+    return translate(*args, **kwargs)
 
 
 def check_arch(arch: int) -> int:

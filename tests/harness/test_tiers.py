@@ -228,6 +228,8 @@ def test_a_tier_session_installs_and_runs_what_its_row_says(name, monkeypatch, t
     assert pytest_call[1][0] == "pytest"
     args = list(pytest_call[1][1:])
     workers = {"auto": ["-n", "3"], None: []}.get(tier.workers, ["-n", tier.workers])
+    if workers and tier.dist:
+        workers += ["--dist", tier.dist]
     record = [f"--matrix-json=reports/sessions/{tier.session}.json", f"--matrix-tier={name}"]
     assert args == [*workers, *tier.pytest_args(), *(record if tier.recorded else [])]
     env = pytest_call[2]["env"]
