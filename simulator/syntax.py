@@ -118,6 +118,8 @@ class TranslationUnit(LaunchRewrites, KernelRegistrations, DeviceCodeWalk):
         self.dyn_shared: dict[int, str] = {}  # file-scope extern __shared__: decl key -> element type
         self._parents: dict[int, tuple[int, int]] = {}  # local variable -> its declaration statement
         self._shared_groups: dict[tuple[int, int], list[str]] = {}
+        # a file-scope declaration's start -> registrations of its declarators before the last
+        self._symbol_pending: dict[int, list[str]] = {}
         self._overloads: dict = {}
         self._lazy: set[int] = set()  # runtime functions walked because device code calls them
         self._runtime_launches: list[tuple[int, int]] = []  # ::__sim::launcher(...) written by hand

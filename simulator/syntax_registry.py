@@ -118,15 +118,21 @@ class KernelRegistrations:
         start = self.off(var.extent.start)
         if start < 0 or not self.src.is_user(start):
             return
-        end = self.src.through_semicolon(self.off(var.extent.end))
+        last = self.off(var.extent.end)
+        end = self.src.through_semicolon(last)
         name = var.spelling
-        self.edits.append(
-            Edit(
-                end,
-                end,
-                [
-                    f" static const bool __sim_symbol_{len(self.edits)}_{name} ="
-                    f' ::__sim::register_symbol_name("{name}", (const void*)&{name}, sizeof({name}));'
-                ],
-            )
+        text = (
+            f" static const bool __sim_symbol_{len(self.edits)}_{name} ="
+            f' ::__sim::register_symbol_name("{name}", (const void*)&{name}, sizeof({name}));'
         )
+        # Declarators of one declaration (`__constant__ float a, b;`) share its start; the
+        # registrations can only follow the `;` after the last of them.
+        pending = self._symbol_pending.pop(start, []) + [text]
+        text_after = self.src.text
+        j = last
+        while j < len(text_after) and text_after[j] in " \t\n":
+            j += 1
+        if j < len(text_after) and text_after[j] == ",":
+            self._symbol_pending[start] = pending
+            return
+        self.edits.append(Edit(end, end, pending))
