@@ -316,25 +316,20 @@ static inline T tex_fetch(const TexData& t, const TexSampler& s, int dims, float
     return tex_make<T>(v);
 }
 
-// A fetch at level of detail `lod` (the Lod forms; 0 for the plain forms, which have no
-// derivatives to take one from in a kernel): the LOD plus the bias, clamped to the descriptor's
-// range and to the levels there are; point mipmap filtering samples the nearest level, linear
-// blends the two levels around it by the LOD's fraction. Not mipmapped: level 0 as it is.
-template <class T>
-static inline T tex_fetch_lod(const TexObj& o, int dims, float x, float y, float z, int layer, float lod) {
-    const float c[3] = {x, y, z};
-    double v[4];
-    if (o.mip.levels == 0) {
-        tex_sample(o.data, o.s, dims, c, layer, v);
-        return tex_make<T>(v);
-    }
+// A mipmapped texture's fetch at level of detail `lod` (the Lod forms; 0 for the plain forms,
+// which have no derivatives to take one from in a kernel): the LOD plus the bias, clamped to the
+// descriptor's range and to the levels there are; point mipmap filtering samples the nearest
+// level, linear blends the two levels around it by the LOD's fraction. Kept out of line: every
+// fetch form of every element type calls it, and inlining it into each multiplies compile time.
+__attribute__((noinline)) static void tex_sample_mip(const TexObj& o, int dims, const float* c, int layer, float lod,
+                                                     double* v) {
     float l = lod + o.mip.bias;
     l = l < o.mip.min_clamp ? o.mip.min_clamp : (l > o.mip.max_clamp ? o.mip.max_clamp : l);
     const float top = (float)(o.mip.levels - 1);
     l = !(l > 0.0f) ? 0.0f : (l > top ? top : l);
     if (o.mip.filter != cudaFilterModeLinear) {
         tex_sample(o.mip.level[(int)std::floor(l + 0.5f)], o.s, dims, c, layer, v);
-        return tex_make<T>(v);
+        return;
     }
     const int l0 = (int)std::floor(l);
     const float f = l - (float)l0;
@@ -344,6 +339,17 @@ static inline T tex_fetch_lod(const TexObj& o, int dims, float x, float y, float
         tex_sample(o.mip.level[l0 + 1], o.s, dims, c, layer, w);
         for (int k = 0; k < 4; k++) v[k] = (float)((1.0f - f) * (float)v[k] + f * (float)w[k]);
     }
+}
+
+// A fetch of a texture that may be mipmapped: one level reads it whatever the LOD.
+template <class T>
+static inline T tex_fetch_lod(const TexObj& o, int dims, float x, float y, float z, int layer, float lod) {
+    const float c[3] = {x, y, z};
+    double v[4];
+    if (o.mip.levels == 0)
+        tex_sample(o.data, o.s, dims, c, layer, v);
+    else
+        tex_sample_mip(o, dims, c, layer, lod, v);
     return tex_make<T>(v);
 }
 
