@@ -30,6 +30,8 @@ class KernelRegistrations:
     def __init__(self, unit) -> None:
         self.unit = unit
         self.ci, self.src = unit.ci, unit.src
+        # a file-scope declaration's start -> registrations of its declarators before the last
+        self._symbol_pending: dict[int, list[str]] = {}
 
     def register(self, kernel, key: int) -> None:
         """After a (non-template) kernel's definition, register it for launches by address.
@@ -126,15 +128,21 @@ class KernelRegistrations:
         start = self.unit.off(var.extent.start)
         if start < 0 or not self.src.is_user(start):
             return
-        end = self.src.through_semicolon(self.unit.off(var.extent.end))
+        last = self.unit.off(var.extent.end)
+        end = self.src.through_semicolon(last)
         name = var.spelling
-        self.unit.edits.append(
-            Edit(
-                end,
-                end,
-                [
-                    f" static const bool __sim_symbol_{len(self.unit.edits)}_{name} ="
-                    f' ::__sim::register_symbol_name("{name}", (const void*)&{name}, sizeof({name}));'
-                ],
-            )
+        text = (
+            f" static const bool __sim_symbol_{len(self.unit.edits)}_{name} ="
+            f' ::__sim::register_symbol_name("{name}", (const void*)&{name}, sizeof({name}));'
         )
+        # Declarators of one declaration (`__constant__ float a, b;`) share its start; the
+        # registrations can only follow the `;` after the last of them.
+        pending = self._symbol_pending.pop(start, []) + [text]
+        text_after = self.src.text
+        j = last
+        while j < len(text_after) and text_after[j] in " \t\n":
+            j += 1
+        if j < len(text_after) and text_after[j] == ",":
+            self._symbol_pending[start] = pending
+            return
+        self.unit.edits.append(Edit(end, end, pending))

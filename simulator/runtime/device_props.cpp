@@ -138,24 +138,9 @@ int occupancy_sm_count() {
     return p.multiProcessorCount;
 }
 
-}  // namespace __sim
-
-using __sim::sticky_error;
-
-extern "C" {
-
-cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device) {
-    if (prop == nullptr) return __sim::set_error(cudaErrorInvalidValue);
-    if (!__sim::valid_device(device)) return __sim::set_error(cudaErrorInvalidDevice);
-    __sim::model_device(prop, device);
-    return cudaSuccess;
-}
-
-cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device) {
-    if (value == nullptr) return __sim::set_error(cudaErrorInvalidValue);
-    if (!__sim::valid_device(device)) return __sim::set_error(cudaErrorInvalidDevice);
+bool device_attribute(int* value, cudaDeviceAttr attr, int device) {
     cudaDeviceProp p;
-    __sim::model_device(&p, device);
+    model_device(&p, device);
     switch (attr) {
         case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
         case cudaDevAttrMaxBlockDimX:
@@ -169,7 +154,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
         case cudaDevAttrWarpSize: *value = p.warpSize; break;
         case cudaDevAttrMaxPitch: *value = (int)p.memPitch; break;
         case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
-        case cudaDevAttrClockRate: *value = __sim::kClockRateKHz; break;
+        case cudaDevAttrClockRate: *value = kClockRateKHz; break;
         case cudaDevAttrTextureAlignment: *value = (int)p.textureAlignment; break;
         case cudaDevAttrGpuOverlap: *value = 1; break;
         case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
@@ -181,7 +166,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
         case cudaDevAttrEccEnabled: *value = p.ECCEnabled; break;
         case cudaDevAttrPciBusId: *value = p.pciBusID; break;
         case cudaDevAttrPciDeviceId: *value = p.pciDeviceID; break;
-        case cudaDevAttrMemoryClockRate: *value = __sim::kMemoryClockRateKHz; break;
+        case cudaDevAttrMemoryClockRate: *value = kMemoryClockRateKHz; break;
         case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
         case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
         case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
@@ -211,11 +196,30 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
         case cudaDevAttrGPUDirectRDMASupported: *value = p.gpuDirectRDMASupported; break;
         case cudaDevAttrMemoryPoolSupportedHandleTypes: *value = 0; break;  // no IPC handles
         case cudaDevAttrClusterLaunch: *value = p.clusterLaunch; break;
-        case cudaDevAttrSingleToDoublePrecisionPerfRatio: *value = __sim::kSingleToDoublePerfRatio; break;
+        case cudaDevAttrSingleToDoublePrecisionPerfRatio: *value = kSingleToDoublePerfRatio; break;
         default:
-            return __sim::set_error(cudaErrorInvalidValue);
+            return false;
     }
+    return true;
+}
+
+}  // namespace __sim
+
+using __sim::sticky_error;
+
+extern "C" {
+
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device) {
+    if (prop == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    if (!__sim::valid_device(device)) return __sim::set_error(cudaErrorInvalidDevice);
+    __sim::model_device(prop, device);
     return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device) {
+    if (value == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    if (!__sim::valid_device(device)) return __sim::set_error(cudaErrorInvalidDevice);
+    return __sim::device_attribute(value, attr, device) ? cudaSuccess : __sim::set_error(cudaErrorInvalidValue);
 }
 
 }  // extern "C"

@@ -1,5 +1,6 @@
 // The driver API's device queries that older programs make before they use the runtime API
-// (cuInit, cuDeviceGetCount, cuDeviceComputeCapability, cuMemGetInfo; Rodinia's mummergpu):
+// (cuInit, cuDeviceGetCount, cuDeviceGetAttribute, cuDeviceComputeCapability, cuMemGetInfo;
+// Rodinia's mummergpu, cuda-samples' helper_cuda_drvapi.h):
 // each answers from the runtime's modelled device. <cuda.h> (runtime/include) declares them.
 #include "sim_internal.h"
 
@@ -66,6 +67,21 @@ CUresult cuDeviceTotalMem(size_t* bytes, CUdevice device) {
     cudaGetDeviceProperties(&prop, device);
     *bytes = prop.totalGlobalMem;
     return CUDA_SUCCESS;
+}
+
+// CUdevice_attribute numbers its attributes as cudaDeviceAttr does; the runtime answers them.
+static_assert((int)CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK == (int)cudaDevAttrMaxThreadsPerBlock);
+static_assert((int)CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT == (int)cudaDevAttrMultiProcessorCount);
+static_assert((int)CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR == (int)cudaDevAttrComputeCapabilityMajor);
+static_assert((int)CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR == (int)cudaDevAttrComputeCapabilityMinor);
+static_assert((int)CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN ==
+              (int)cudaDevAttrMaxSharedMemoryPerBlockOptin);
+static_assert((int)CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH == (int)cudaDevAttrClusterLaunch);
+
+CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attrib, CUdevice device) {
+    if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid(device)) return CUDA_ERROR_INVALID_DEVICE;
+    return __sim::device_attribute(value, (cudaDeviceAttr)attrib, device) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 // Removed in CUDA 12 (cuDeviceGetAttribute with the compute-capability attributes instead).

@@ -90,7 +90,7 @@
 //      cuGetErrorName cuGetErrorString
 //  driver_api.cpp: the driver API's device queries
 //      cuInit cuDriverGetVersion cuDeviceGetCount cuDeviceGet cuDeviceGetName
-//      cuDeviceTotalMem cuDeviceComputeCapability cuMemGetInfo
+//      cuDeviceTotalMem cuDeviceComputeCapability cuDeviceGetAttribute cuMemGetInfo
 //  legacy_api.cpp: calls gone from current CUDA, run as their current equivalents
 //      cudaThreadSynchronize cudaThreadExit cudaThreadSetLimit cudaThreadGetLimit
 //      cudaThreadSetCacheConfig cudaThreadGetCacheConfig

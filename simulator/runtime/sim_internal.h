@@ -519,6 +519,9 @@ void note_gone(std::atomic<bool>& said, const char* what, const char* instead);
 // simulator does not know a kernel's registers or static shared memory (device_props.cpp).
 int occupancy_blocks_per_sm(int block_size, size_t dynamic_smem);
 int occupancy_sm_count();
+// One attribute of a valid device (cudaDeviceGetAttribute's switch, also the driver API's); false
+// for an attribute the model does not answer (device_props.cpp).
+bool device_attribute(int* value, cudaDeviceAttr attr, int device);
 // A copy to or from a __device__/__constant__ variable (device memory is host memory here).
 cudaError_t symbol_copy(void* dst, const void* src, size_t count);
 // A launch by address from FILE:LINE (the call site of the launch form, when known); a

@@ -37,9 +37,19 @@ struct TexSampler {
     int normalized;
     float border[4];
 };
+// Levels a mipmapped array may have: 1 + log2 of the largest extent CUDA allows (65536).
+constexpr int kTexMaxLevels = 17;
+// A mipmapped texture's level selection (cudaTextureDesc's mipmap fields).
+struct TexMip {
+    int levels;  // 0: not mipmapped
+    int filter;  // cudaFilterModePoint: the nearest level; linear: a blend of the two around the LOD
+    float bias, min_clamp, max_clamp;
+    TexData level[kTexMaxLevels];
+};
 struct TexObj {
     TexData data;
     TexSampler s;
+    TexMip mip;
     cudaResourceDesc res;
     cudaTextureDesc desc;
 };
@@ -306,6 +316,43 @@ static inline T tex_fetch(const TexData& t, const TexSampler& s, int dims, float
     return tex_make<T>(v);
 }
 
+// A mipmapped texture's fetch at level of detail `lod` (the Lod forms; 0 for the plain forms,
+// which have no derivatives to take one from in a kernel): the LOD plus the bias, clamped to the
+// descriptor's range and to the levels there are; point mipmap filtering samples the nearest
+// level, linear blends the two levels around it by the LOD's fraction. Kept out of line: every
+// fetch form of every element type calls it, and inlining it into each multiplies compile time.
+__attribute__((noinline)) static void tex_sample_mip(const TexObj& o, int dims, const float* c, int layer, float lod,
+                                                     double* v) {
+    float l = lod + o.mip.bias;
+    l = l < o.mip.min_clamp ? o.mip.min_clamp : (l > o.mip.max_clamp ? o.mip.max_clamp : l);
+    const float top = (float)(o.mip.levels - 1);
+    l = !(l > 0.0f) ? 0.0f : (l > top ? top : l);
+    if (o.mip.filter != cudaFilterModeLinear) {
+        tex_sample(o.mip.level[(int)std::floor(l + 0.5f)], o.s, dims, c, layer, v);
+        return;
+    }
+    const int l0 = (int)std::floor(l);
+    const float f = l - (float)l0;
+    tex_sample(o.mip.level[l0], o.s, dims, c, layer, v);
+    if (f > 0.0f && l0 + 1 < o.mip.levels) {
+        double w[4];
+        tex_sample(o.mip.level[l0 + 1], o.s, dims, c, layer, w);
+        for (int k = 0; k < 4; k++) v[k] = (float)((1.0f - f) * (float)v[k] + f * (float)w[k]);
+    }
+}
+
+// A fetch of a texture that may be mipmapped: one level reads it whatever the LOD.
+template <class T>
+static inline T tex_fetch_lod(const TexObj& o, int dims, float x, float y, float z, int layer, float lod) {
+    const float c[3] = {x, y, z};
+    double v[4];
+    if (o.mip.levels == 0)
+        tex_sample(o.data, o.s, dims, c, layer, v);
+    else
+        tex_sample_mip(o, dims, c, layer, lod, v);
+    return tex_make<T>(v);
+}
+
 template <class T>
 static inline T tex_cube(const TexData& t, const TexSampler& s, float x, float y, float z, int layer) {
     float u, v;
@@ -387,20 +434,32 @@ static inline float coord(T x) {
         return 0.0f;
     }
 }
-// Texture fetches; Lod and Grad forms read level 0 (textures here have one level).
+// Texture fetches. The Lod forms of 1-D, 2-D and 3-D textures choose a mipmapped texture's level
+// (tex_fetch_lod); a Grad form of a mipmapped texture is not modelled (its gradients would pick
+// the level); other textures have one level, which every form reads.
 template <class R, class... A>
 static inline void tex_op(const char* op, R* r, cudaTextureObject_t t, A... a) {
     const Site site = take_site();
     const TexObj& o = *tex_obj(t, site.file, site.line);
     const float c[sizeof...(A) + 1] = {coord(a)...};
+    const bool grad = op_is(op, "__itex1DGrad") || op_is(op, "__itex2DGrad_v2") || op_is(op, "__itex3DGrad_v2");
+    if (o.mip.levels != 0 && grad) texture_unsupported(op, site.file, site.line);
     if (op_is(op, "__itex1Dfetch")) {
         *r = tex_linear_fetch<R>(o.data, o.s.read, (int)c[0]);
-    } else if (op_is(op, "__itex1D") || op_is(op, "__itex1DLod") || op_is(op, "__itex1DGrad")) {
-        *r = tex_fetch<R>(o.data, o.s, 1, c[0], 0, 0, -1);
-    } else if (op_is(op, "__itex2D") || op_is(op, "__itex2DLod") || op_is(op, "__itex2DGrad_v2")) {
-        *r = tex_fetch<R>(o.data, o.s, 2, c[0], c[1], 0, -1);
-    } else if (op_is(op, "__itex3D") || op_is(op, "__itex3DLod") || op_is(op, "__itex3DGrad_v2")) {
-        *r = tex_fetch<R>(o.data, o.s, 3, c[0], c[1], c[2], -1);
+    } else if (op_is(op, "__itex1D") || op_is(op, "__itex1DGrad")) {
+        *r = tex_fetch_lod<R>(o, 1, c[0], 0, 0, -1, 0.0f);
+    } else if (op_is(op, "__itex1DLod")) {
+        *r = tex_fetch_lod<R>(o, 1, c[0], 0, 0, -1, c[1]);
+    } else if (op_is(op, "__itex2D") || op_is(op, "__itex2DGrad_v2")) {
+        *r = tex_fetch_lod<R>(o, 2, c[0], c[1], 0, -1, 0.0f);
+    } else if (op_is(op, "__itex2DLod")) {
+        *r = tex_fetch_lod<R>(o, 2, c[0], c[1], 0, -1, c[2]);
+    } else if (op_is(op, "__itex3D") || op_is(op, "__itex3DGrad_v2")) {
+        *r = tex_fetch_lod<R>(o, 3, c[0], c[1], c[2], -1, 0.0f);
+    } else if (op_is(op, "__itex3DLod")) {
+        *r = tex_fetch_lod<R>(o, 3, c[0], c[1], c[2], -1, c[3]);
+    } else if (o.mip.levels != 0) {
+        texture_unsupported(op, site.file, site.line);  // layered and cubemap mipmaps: not modelled
     } else if (op_is(op, "__itex1DLayered") || op_is(op, "__itex1DLayeredLod") ||
                op_is(op, "__itex1DLayeredGrad")) {
         *r = tex_fetch<R>(o.data, o.s, 1, c[0], 0, 0, (int)c[1]);

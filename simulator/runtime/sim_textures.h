@@ -14,9 +14,16 @@ struct cudaArray {
     size_t w, h, d;
     size_t pitch, slice;
     unsigned char* data;
+    bool mip_level;  // a level of a mipmapped array: cudaFreeMipmappedArray frees it
 };
 // After cudaArray: the device fetches read its members.
 #include "sim_texture_fetch.h"
+
+// A mipmapped array: its levels, each a CUDA array half the size of the one before.
+struct cudaMipmappedArray {
+    unsigned int levels;
+    cudaArray* level[::__sim::kTexMaxLevels];
+};
 
 // ---- texture references (removed in CUDA 12; textures.cpp notes their use once) -------------
 // A `texture<T, dim, readMode>` global: the sampling fields are read at each fetch, the bound

@@ -14,7 +14,7 @@ namespace {
 using __sim::TexData;
 
 std::mutex g_tex_mu;  // guards the live sets below
-std::set<const void*> g_arrays, g_texobjs, g_surfobjs;
+std::set<const void*> g_arrays, g_mipmaps, g_texobjs, g_surfobjs;
 
 bool live(const std::set<const void*>& s, const void* p) {
     std::lock_guard<std::mutex> lock(g_tex_mu);
@@ -141,8 +141,13 @@ cudaError_t resource_data(const cudaResourceDesc& r, TexData* t, const char* api
             t->slice = p.pitchInBytes * p.height;
             return cudaSuccess;
         }
+        case cudaResourceTypeMipmappedArray:
+            if (!live(g_mipmaps, r.res.mipmap.mipmap))
+                return fail(cudaErrorInvalidValue, "%s: the resource's array is not a live cudaMipmappedArray_t", api);
+            *t = array_data(r.res.mipmap.mipmap->level[0]);
+            return cudaSuccess;
         default:
-            return unsupported(api, "a mipmapped-array resource (textures have one level here)");
+            return __sim::set_error(cudaErrorInvalidValue);
     }
 }
 
@@ -262,7 +267,8 @@ void texture_unsupported(const char* op, const char* file, int line) {
     char what[256];
     std::snprintf(what, sizeof what,
                   "%s at %s:%d is a texture or surface form the simulator does not model (gathers, sparse "
-                  "and mipmapped-array fetches); see simulator/docs/supported.md",
+                  "fetches, and of a mipmapped texture the Grad, layered and cubemap forms); see "
+                  "simulator/docs/supported.md",
                   op, file, line);
     trap_with(what);
 }
@@ -290,6 +296,11 @@ cudaError_t cudaFreeArray(cudaArray_t array) {
     if (array == nullptr) return cudaSuccess;
     {
         std::lock_guard<std::mutex> lock(g_tex_mu);
+        if (g_arrays.count(array) != 0 && array->mip_level) {
+            __sim::report("%s: cudaFreeArray(%p): a level of a mipmapped array (cudaFreeMipmappedArray frees it)",
+                          __sim::mode_name(), (void*)array);
+            return __sim::set_error(cudaErrorInvalidValue);
+        }
         if (g_arrays.erase(array) == 0) {
             __sim::report("%s: cudaFreeArray(%p): not a live CUDA array", __sim::mode_name(), (void*)array);
             return __sim::set_error(cudaErrorInvalidValue);
@@ -297,6 +308,66 @@ cudaError_t cudaFreeArray(cudaArray_t array) {
     }
     __sim::device_free(array->data);
     delete array;
+    return __sim::sticky_error();
+}
+
+// Level l is the array's extent halved l times (at least 1; a height or depth of 0 stays 0, and
+// the layers of a layered or cubemap array stay as they are); numLevels is clamped to
+// [1, 1 + floor(log2(largest extent))], as CUDA does.
+cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t* mip, const cudaChannelFormatDesc* desc, cudaExtent extent,
+                                     unsigned int numLevels, unsigned int flags) {
+    if (mip == nullptr || desc == nullptr) return __sim::set_error(cudaErrorInvalidValue);
+    *mip = nullptr;
+    const bool layered = (flags & (cudaArrayLayered | cudaArrayCubemap)) != 0;
+    size_t largest = extent.width > extent.height ? extent.width : extent.height;
+    if (!layered && extent.depth > largest) largest = extent.depth;
+    unsigned int most = 1;
+    while (largest >> most) most++;
+    const unsigned int levels = numLevels == 0 ? 1 : (numLevels > most ? most : numLevels);
+    if (levels > (unsigned int)__sim::kTexMaxLevels) return __sim::set_error(cudaErrorInvalidValue);
+    auto* m = new cudaMipmappedArray{};
+    auto halve = [](size_t n, unsigned int l) { return n == 0 ? 0 : ((n >> l) > 0 ? (n >> l) : 1); };
+    for (unsigned int l = 0; l < levels; l++) {
+        const cudaExtent e{halve(extent.width, l), halve(extent.height, l),
+                           layered ? extent.depth : halve(extent.depth, l)};
+        if (cudaError_t err = make_array(&m->level[l], desc, e, flags)) {
+            for (unsigned int k = 0; k < l; k++) cudaFreeArray(m->level[k]);
+            delete m;
+            return err;
+        }
+        m->level[l]->mip_level = true;
+        m->levels = l + 1;
+    }
+    {
+        std::lock_guard<std::mutex> lock(g_tex_mu);
+        g_mipmaps.insert(m);
+    }
+    *mip = m;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t* levelArray, cudaMipmappedArray_const_t mip, unsigned int level) {
+    if (levelArray == nullptr || !live(g_mipmaps, mip) || level >= mip->levels)
+        return __sim::set_error(cudaErrorInvalidValue);
+    *levelArray = mip->level[level];
+    return cudaSuccess;
+}
+
+cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mip) {
+    if (mip == nullptr) return cudaSuccess;
+    {
+        std::lock_guard<std::mutex> lock(g_tex_mu);
+        if (g_mipmaps.erase(mip) == 0) {
+            __sim::report("%s: cudaFreeMipmappedArray(%p): not a live mipmapped array", __sim::mode_name(), (void*)mip);
+            return __sim::set_error(cudaErrorInvalidValue);
+        }
+        for (unsigned int l = 0; l < mip->levels; l++) g_arrays.erase(mip->level[l]);
+    }
+    for (unsigned int l = 0; l < mip->levels; l++) {
+        __sim::device_free(mip->level[l]->data);
+        delete mip->level[l];
+    }
+    delete mip;
     return __sim::sticky_error();
 }
 
@@ -494,6 +565,15 @@ cudaError_t cudaCreateTextureObject(cudaTextureObject_t* tex, const cudaResource
     for (int c = 0; c < 4; c++) o->s.border[c] = desc->borderColor[c];
     o->res = *res;
     o->desc = *desc;
+    if (res->resType == cudaResourceTypeMipmappedArray) {
+        const cudaMipmappedArray* m = res->res.mipmap.mipmap;
+        o->mip.levels = (int)m->levels;
+        o->mip.filter = desc->mipmapFilterMode;
+        o->mip.bias = desc->mipmapLevelBias;
+        o->mip.min_clamp = desc->minMipmapLevelClamp;
+        o->mip.max_clamp = desc->maxMipmapLevelClamp;
+        for (unsigned int l = 0; l < m->levels; l++) o->mip.level[l] = array_data(m->level[l]);
+    }
     {
         std::lock_guard<std::mutex> lock(g_tex_mu);
         g_texobjs.insert(o);

@@ -41,6 +41,15 @@ def test_rodinia_legacy_forms_compute_by_value(mode):
     assert v["cu_get_bad"] == "101"  # CUDA_ERROR_INVALID_DEVICE
     assert v["cu_cc"] == "8.0"
     assert v["cu_cc_matches"] == "1"
+    sms, same = v["cu_attr_sms"].split()
+    assert int(sms) >= 1 and same == "1"  # the host's CPUs (docs/device.md), as the runtime says
+    assert v["cu_attr_cc"] == "8 1"
+    assert v["cu_attr_optin"] == "1"
+    assert v["cu_attr_warp"] == "32"
+    assert v["cu_attr_bad_device"] == "101"  # CUDA_ERROR_INVALID_DEVICE
+    assert v["cu_attr_bad_attr"] == "1"  # CUDA_ERROR_INVALID_VALUE
+    assert v["cu_attr_null"] == "1"
+    assert v["cu_attr_last"] == "0"
     assert v["cu_mem"] == "0"
     assert v["cu_mem_sane"] == "1"
     notes = [ln for ln in proc.stderr.splitlines() if "symbol named by a string" in ln]

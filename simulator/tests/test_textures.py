@@ -19,6 +19,7 @@ from .test_run import _values
 OBJECTS = KERNELS / "textures_objects.cu"
 SURFACES = KERNELS / "textures_surfaces.cu"
 TEXREF = KERNELS / "textures_references.cu"
+MIPMAP = KERNELS / "textures_mipmap.cu"
 
 WRAP, CLAMP, MIRROR, BORDER = range(4)
 MODES = ["wrap", "clamp", "mirror", "border"]
@@ -272,7 +273,7 @@ def test_out_of_range_coordinates_never_read_outside_the_arrays(objects):
     assert "finding" not in stderr
 
 
-@pytest.mark.parametrize("program", [OBJECTS, SURFACES], ids=["objects", "surfaces"])
+@pytest.mark.parametrize("program", [OBJECTS, SURFACES, MIPMAP], ids=["objects", "surfaces", "mipmap"])
 def test_the_texture_programs_build_with_nvcc(tmp_path, program):
     proc = nvcc_compile(program, tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -352,3 +353,63 @@ def test_texture_references_are_refused_by_nvcc_13(tmp_path):
     if proc.returncode == 0:
         pytest.skip("this nvcc still has texture references (CUDA 11 or older)")
     assert "texture" in proc.stderr
+
+
+# ---- mipmapped arrays ----------------------------------------------------------------------------
+MIP_W, MIP_H, MIP_LEVELS = 16, 8, 5  # 10 levels asked for; 1 + log2(16) made
+MIP_LODS = np.array([-1.0, 0.0, 0.3, 0.5, 1.25, 2.7, 3.5, 10.0], dtype=np.float32)
+
+
+def _mip_level(level: int) -> np.ndarray:
+    w, h = max(MIP_W >> level, 1), max(MIP_H >> level, 1)
+    return np.array([[[level * 10.0 + x * 0.5 + y * 0.25] for x in range(w)] for y in range(h)])
+
+
+def _mip_sample(u, v, lod, linear: bool, bias: float, lo: float, hi: float) -> float:
+    """The level of detail plus the bias, clamped to [lo, hi] and to the levels; the nearest level
+    (point mipmap filtering) or the two around it blended by the fraction (linear)."""
+    lod = min(max(np.float32(lod) + np.float32(bias), np.float32(lo)), np.float32(hi))
+    lod = min(max(lod, 0.0), MIP_LEVELS - 1.0)
+
+    def at(level: int) -> float:
+        return sample(_mip_level(level), (u, v), CLAMP, linear=linear, normalized=True)[0]
+
+    if not linear:
+        return at(math.floor(lod + 0.5))
+    l0 = math.floor(lod)
+    f = lod - l0
+    if f == 0 or l0 + 1 >= MIP_LEVELS:
+        return at(l0)
+    return (1 - f) * at(l0) + f * at(l0 + 1)
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_mipmapped_array_levels_and_lod_fetches(mode):
+    values, rows, _ = _run(MIPMAP, mode)
+    assert values["levels"] == str(MIP_LEVELS)
+    for level in range(MIP_LEVELS):
+        assert values[f"level{level}"] == f"{max(MIP_W >> level, 1)}x{max(MIP_H >> level, 1)}"
+    for name, linear, bias, lo, hi in (("linear", True, 0.25, 0.5, 3.0), ("point", False, 0.0, 0.0, 10.0)):
+        want = [
+            _mip_sample(
+                np.float32(-0.1) + np.float32(i * 0.3),
+                np.float32(0.05) + np.float32(j * 0.3),
+                lod,
+                linear,
+                bias,
+                lo,
+                hi,
+            )
+            for lod in MIP_LODS
+            for j in range(4)
+            for i in range(5)
+        ]
+        np.testing.assert_allclose(rows[name], want, **FLOAT32_SUMS, err_msg=name)
+
+
+def test_mipmapped_array_refuses_freeing_a_level_or_freeing_twice():
+    values, _, stderr = _run(MIPMAP, "fast", "--", "misuse")
+    assert values["free_level"] == "1"  # cudaErrorInvalidValue: the mipmapped array owns its levels
+    assert values["free_again"] == "1"
+    assert "a level of a mipmapped array (cudaFreeMipmappedArray frees it)" in stderr
+    assert "not a live mipmapped array" in stderr

@@ -6,7 +6,9 @@
 #include "blas_core.h"
 #include "graphs_internal.h"
 
+#include <cmath>
 #include <memory>
+#include <utility>
 #include <vector>
 
 using namespace __sim::blas;
@@ -124,6 +126,62 @@ cublasStatus_t gemm_ex(const char* call, cublasHandle_t h, cublasOperation_t ta,
         gemm<long long>(ta, tb, m, n, k, al, a, b, be, c, C, ct, ldc, sc, batch, Epilogue{});
     else
         gemm<float>(ta, tb, m, n, k, al, a, b, be, c, C, ct, ldc, sc, batch, Epilogue{});
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+// One LU factorization with partial pivoting, A = P * L * U in place (LAPACK's getf2, which
+// cuBLAS's getrfBatched computes): column by column, the largest magnitude below the diagonal
+// (the first of equals) becomes the pivot, its row swaps with the diagonal one across the whole
+// matrix, the column below the diagonal is divided by the pivot and the trailing matrix loses the
+// outer product. A zero pivot is recorded in *info (1-based, the first one) and its column left
+// unscaled; the factorization goes on. pivots == nullptr: no row exchanges.
+template <class T>
+void getrf_one(int n, T* A, int lda, int* pivots, int* info) {
+    *info = 0;
+    for (int j = 0; j < n; ++j) {
+        int p = j;
+        if (pivots != nullptr) {
+            for (int i = j + 1; i < n; ++i)
+                if (std::abs(A[i + (long long)j * lda]) > std::abs(A[p + (long long)j * lda])) p = i;
+            pivots[j] = p + 1;
+        }
+        const T pivot = A[p + (long long)j * lda];
+        if (pivot == T(0)) {
+            if (*info == 0) *info = j + 1;
+        } else {
+            if (p != j)
+                for (int c = 0; c < n; ++c) std::swap(A[j + (long long)c * lda], A[p + (long long)c * lda]);
+            for (int i = j + 1; i < n; ++i) A[i + (long long)j * lda] /= pivot;
+        }
+        for (int c = j + 1; c < n; ++c) {
+            const T u = A[j + (long long)c * lda];
+            for (int i = j + 1; i < n; ++i) A[i + (long long)c * lda] -= A[i + (long long)j * lda] * u;
+        }
+    }
+}
+
+template <class T>
+cublasStatus_t getrf_batched(const char* call, cudaDataType type, cublasHandle_t h, int n, T* const As[], int lda,
+                             int* pivots, int* infos, int batch) {
+    if (h == nullptr) {
+        say("%s: the handle is null (call cublasCreate first)", call);
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    }
+    const char* bad = n < 0 ? "n" : lda < (n > 1 ? n : 1) ? "lda" : batch < 0 ? "batchSize" : nullptr;
+    if (bad == nullptr && batch > 0 && (As == nullptr || infos == nullptr))
+        bad = As == nullptr ? "Aarray" : "infoArray";
+    if (bad != nullptr) {
+        say("%s: parameter %s has an illegal value (n=%d lda=%d batchSize=%d)", call, bad, n, lda, batch);
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    if (n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS;
+    for (int b = 0; b < batch; ++b)
+        if (!inside(call, "A", Operand{As[b], type, n, n, lda, 0}, 1)) return CUBLAS_STATUS_EXECUTION_FAILED;
+    auto work = [=] {
+        for (int b = 0; b < batch; ++b)
+            getrf_one(n, As[b], lda, pivots == nullptr ? nullptr : pivots + (long long)b * n, &infos[b]);
+    };
+    if (!recorded(h, work)) work();
     return CUBLAS_STATUS_SUCCESS;
 }
 }  // namespace
@@ -271,6 +329,27 @@ cublasStatus_t cublasSgemmBatched(cublasHandle_t h, cublasOperation_t ta, cublas
         if (s != CUBLAS_STATUS_SUCCESS) return s;
     }
     return batch == 0 ? check_gemm("cublasSgemmBatched", h, ta, tb, m, n, k, lda, ldb, ldc, 0) : CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDgemmBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                                  const double* alpha, const double* const A[], int lda, const double* const B[],
+                                  int ldb, const double* beta, double* const C[], int ldc, int batch) {
+    if (batch < 0 || (batch > 0 && (A == nullptr || B == nullptr || C == nullptr))) return CUBLAS_STATUS_INVALID_VALUE;
+    for (int i = 0; i < batch; ++i) {
+        cublasStatus_t s = gemm_ex("cublasDgemmBatched", h, ta, tb, m, n, k, alpha, A[i], CUDA_R_64F, lda, 0, B[i],
+                                   CUDA_R_64F, ldb, 0, beta, C[i], CUDA_R_64F, ldc, 0, 1, CUBLAS_COMPUTE_64F);
+        if (s != CUBLAS_STATUS_SUCCESS) return s;
+    }
+    return batch == 0 ? check_gemm("cublasDgemmBatched", h, ta, tb, m, n, k, lda, ldb, ldc, 0) : CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSgetrfBatched(cublasHandle_t h, int n, float* const A[], int lda, int* P, int* info, int batch) {
+    return getrf_batched("cublasSgetrfBatched", CUDA_R_32F, h, n, A, lda, P, info, batch);
+}
+
+cublasStatus_t cublasDgetrfBatched(cublasHandle_t h, int n, double* const A[], int lda, int* P, int* info,
+                                   int batch) {
+    return getrf_batched("cublasDgetrfBatched", CUDA_R_64F, h, n, A, lda, P, info, batch);
 }
 
 cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,

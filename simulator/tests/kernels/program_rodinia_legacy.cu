@@ -76,6 +76,21 @@ int main() {
     cuDeviceComputeCapability(&dmajor, &dminor, 0);
     std::printf("cu_cc=%d.%d\n", dmajor, dminor);
     std::printf("cu_cc_matches=%d\n", dmajor == prop.major && dminor == prop.minor);
+    // cuDeviceGetAttribute (cuda-samples' helper_cuda_drvapi.h) answers as the runtime does.
+    int sms = -1, ccmajor = -1, optin = -1, warp = -1, runtime_sms = -2;
+    cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+    cuDeviceGetAttribute(&ccmajor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+    cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
+    cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, dev);
+    cudaDeviceGetAttribute(&runtime_sms, cudaDevAttrMultiProcessorCount, 0);
+    std::printf("cu_attr_sms=%d %d\n", sms, sms == prop.multiProcessorCount && sms == runtime_sms);
+    std::printf("cu_attr_cc=%d %d\n", ccmajor, ccmajor == prop.major);
+    std::printf("cu_attr_optin=%d\n", optin == (int)prop.sharedMemPerBlockOptin);
+    std::printf("cu_attr_warp=%d\n", warp);
+    std::printf("cu_attr_bad_device=%d\n", (int)cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 7));
+    std::printf("cu_attr_bad_attr=%d\n", (int)cuDeviceGetAttribute(&warp, (CUdevice_attribute)100000, dev));
+    std::printf("cu_attr_null=%d\n", (int)cuDeviceGetAttribute(nullptr, CU_DEVICE_ATTRIBUTE_WARP_SIZE, dev));
+    std::printf("cu_attr_last=%d\n", (int)cudaGetLastError());  // the driver calls leave it alone
     std::printf("cu_mem=%d\n", (int)cuMemGetInfo(&dfree, &dtotal));
     std::printf("cu_mem_sane=%d\n", dtotal == prop.totalGlobalMem && dfree > 0 && dfree <= dtotal);
 #ifdef VERIFY
