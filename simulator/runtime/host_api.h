@@ -29,6 +29,7 @@
 //      cudaMemcpyFromSymbolAsync cudaGetSymbolAddress cudaGetSymbolSize
 //  textures.cpp: CUDA arrays, 3-D memory, texture and surface objects, texture references
 //      cudaCreateChannelDesc cudaMallocArray cudaMalloc3DArray cudaFreeArray
+//      cudaMallocMipmappedArray cudaGetMipmappedArrayLevel cudaFreeMipmappedArray
 //      cudaArrayGetInfo cudaGetChannelDesc cudaMalloc3D cudaMemset3D cudaMemcpy3D
 //      cudaMemcpy3DAsync cudaMemcpy2DToArray cudaMemcpy2DFromArray
 //      cudaMemcpy2DToArrayAsync cudaMemcpy2DFromArrayAsync cudaMemcpy2DArrayToArray
