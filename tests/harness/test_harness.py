@@ -242,6 +242,32 @@ def test_ci_run_stops_the_dockerd_it_started_even_when_a_session_fails(tmp_path)
         os.kill(pid, 0)  # stopped, by its PID
 
 
+def test_ci_run_stops_before_any_build_when_a_disk_it_writes_to_is_short(tmp_path):
+    # Far more than any disk has: .ci/run drops superseded image builds, checks again, and stops
+    # with the disks that are short, before it builds or tests anything.
+    log = tmp_path / "calls.log"
+    env, log = _fake_tools(
+        tmp_path,
+        {"nox": f'echo "nox $*" >> "{log}"', "docker": f'echo "docker $*" >> "{log}"'},
+    )
+    env["TORCHLIGHT_CI_MIN_FREE_GIB"] = "999999999"
+    proc = subprocess.run(["bash", str(CI_RUN)], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    calls = log.read_text().splitlines()
+    assert not [c for c in calls if c.startswith("nox ")], calls
+    assert "docker builder prune -f" in calls, calls
+    assert f"short: {ROOT} (" in proc.stderr, proc.stderr
+    assert "TORCHLIGHT_CI_MIN_FREE_GIB" in proc.stderr
+
+
+def test_ci_run_refuses_a_free_space_setting_that_is_not_a_number(tmp_path):
+    env, log = _fake_tools(tmp_path, {"nox": "exit 0", "docker": "exit 0"})
+    env["TORCHLIGHT_CI_MIN_FREE_GIB"] = "20G"
+    proc = subprocess.run(["bash", str(CI_RUN)], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "TORCHLIGHT_CI_MIN_FREE_GIB=20G is not a whole number" in proc.stderr
+
+
 def test_readme_example_runs():
     code = fenced_block_after(README.read_text(), "<!-- readme-example -->")
     proc = subprocess.run(
