@@ -78,13 +78,15 @@ def search_dirs(command: list[str]) -> list[str]:
     return found
 
 
-def _files_read(texts: list[str]) -> list[str]:
+def _files_read(texts: list[str]) -> list[str] | None:
     """The files that the line markers of the preprocessed ``texts`` name (no ``<built-in>``,
-    no working-folder marker)."""
+    no working-folder marker); None when a name is escaped or not ASCII (no manifest then)."""
     names: set[str] = set()
     for text in texts:
         for m in _MARKER.finditer(text):
-            name = m.group(1).encode("latin-1", "backslashreplace").decode("unicode_escape")
+            name = m.group(1)
+            if "\\" in name or not name.isascii():
+                return None
             if not name.startswith("<") and not name.endswith("/"):
                 names.add(os.path.normpath(name))
     return sorted(names)
@@ -144,6 +146,8 @@ def record(
     nothing when a file or folder is too recent, unreadable or volatile (the module's docstring
     says which). ``user_files``: the program's own files, whose ``__has_include`` rules it out."""
     files = _files_read(texts)
+    if files is None:
+        return
     settled = int((started - SETTLE_S) * 1e9)
     digests = {}
     for f in files:

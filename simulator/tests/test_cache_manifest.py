@@ -181,3 +181,12 @@ def test_a_response_file_rules_out_a_cache_manifest(tmp_path, settled):
     time.sleep(0.05)
     source_compile.kernel_object(src, "fast", extra_flags=[f"@{rsp}"])
     assert not _manifests(src)
+
+
+def test_a_source_whose_path_the_markers_escape_gets_no_cache_manifest(tmp_path, settled):
+    # A name that is not plain ASCII (g++ writes some bytes of a name in its line markers as octal
+    # escapes): preprocessed every time rather than hashed under a name that could be read wrongly.
+    src = _write(tmp_path / "f\u00e4cher" / "escaped.cpp", "int main() { return 0; }\n")
+    time.sleep(0.05)
+    source_compile.kernel_object(src, "fast")
+    assert not _manifests(src)
