@@ -8,10 +8,11 @@ preprocessed text. It holds the object's name and:
 
 * the SHA-256 of every file the preprocessor read (the line markers of its output name them);
 * the modification and change times of every folder where a new file could change what the
-  preprocessor finds: each folder of the include search (as ``g++ -v`` lists it) and each folder
-  holding a file read, and for each file read and each of those folders, the folder where a file
-  of the same name relative to its search folder would be found first (or, when that folder does
-  not exist, the nearest one above it, where creating it would show).
+  preprocessor finds: each folder of the include search (as ``g++ -v`` lists it, with those it
+  skips as missing) and each folder holding a file read, and for each file read and each of
+  those folders, the folder where a file of the same name relative to its search folder would be
+  found first (or, when that folder does not exist, the nearest one above it, where creating it
+  would show).
 
 The object is used only when every file still has its digest and every folder its times; else the
 source is preprocessed and keyed by its text, as without a manifest. None is written when a file
@@ -64,12 +65,16 @@ def manifest_key(*parts: str) -> str:
 
 def search_dirs(command: list[str]) -> list[str]:
     """The include search folders of the preprocessor ``command`` (its flags, no input), as
-    ``g++ -v`` lists them, in order; empty when the compiler does not list them."""
+    ``g++ -v`` lists them, with those it leaves out because they do not exist yet (a header
+    created there later would be found); empty when the compiler does not list them."""
     run = invoke([*command, "-E", "-v", "/dev/null"], "the include search path")
     found: list[str] = []
     inside = False
     for line in run.stderr.splitlines():
-        if "search starts here:" in line:
+        missing = re.fullmatch(r'ignoring nonexistent directory "([^"]*)"', line)
+        if missing:
+            found.append(os.path.normpath(missing.group(1)))
+        elif "search starts here:" in line:
             inside = True
         elif line.startswith("End of search list."):
             break

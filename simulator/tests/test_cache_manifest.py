@@ -116,6 +116,23 @@ def test_a_header_that_a_new_file_would_shadow_rebuilds_the_cached_object(tmp_pa
     assert _output(src, capfd, *flags) == "first first\n"
 
 
+def test_a_header_in_an_include_folder_made_later_rebuilds_the_cached_object(tmp_path, settled, monkeypatch):
+    # g++ skips a missing -I folder (the simulator's own -I refuses one; a host compiler option,
+    # as nvcc passes them, may name one): a header created there later is found first.
+    later, there = tmp_path / "elsewhere" / "include", tmp_path / "there"
+    later.parent.mkdir()
+    _write(there / "which.h", "#define WHICH 1\n")
+    src = _write(tmp_path / "src" / "later.cpp", '#include "which.h"\nint main() { return WHICH; }\n')
+    flags = ["-I", str(later), "-I", str(there)]
+    time.sleep(0.05)
+    first = source_compile.kernel_object(src, "fast", extra_flags=flags)
+    with monkeypatch.context() as m:
+        _no_preprocessor(m)
+        assert source_compile.kernel_object(src, "fast", extra_flags=flags) == first
+    _write(later / "which.h", "#define WHICH 2\n")
+    assert source_compile.kernel_object(src, "fast", extra_flags=flags) != first
+
+
 def test_a_cached_object_whose_file_was_just_written_gets_no_manifest(tmp_path, monkeypatch):
     # A change within the file system's time resolution would go unseen: no manifest is written
     # while a file read (or a folder watched) is younger than SETTLE_S, so the next build
