@@ -257,6 +257,7 @@ def kernel_object(
     pp = [cxx, *flags, *includes, "-x", "c++"]
     macros = [*nvcc_macros(arch), "-include", str(RUNTIME_DIR / "cuda_sim.h")]
     manifest = _manifest(stem, mode, path, [*pp, *macros], (runtime_sources(), *fixed))
+    clang_module()  # the front end's dependency, named before any build as when nothing is cached
     if manifest is not None and (hit := source_manifest.lookup(manifest)) is not None:
         return hit
     started = time.time()
