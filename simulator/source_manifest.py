@@ -18,8 +18,10 @@ The object is used only when every file still has its digest and every folder it
 source is preprocessed and keyed by its text, as without a manifest. None is written when a file
 or folder changed within ``SETTLE_S`` seconds before the preprocessor started (a change inside
 the file system's time resolution, or during the run, would go unseen), when a file read is not a
-regular file, when a program's own file tests ``__has_include`` (which can depend on a file that
-no one has read yet), or when one uses ``__DATE__``, ``__TIME__`` or ``__TIMESTAMP__``.
+regular file or its name in the line markers is escaped or not ASCII, when a program's own file
+tests ``__has_include`` (which can depend on a file that no one has read yet), or when one uses
+``__DATE__``, ``__TIME__`` or ``__TIMESTAMP__``. (``source_compile.py`` writes none either for a
+source whose flags make the preprocessor read a file it does not name: ``@FILE``, ``-imacros``.)
 """
 
 from __future__ import annotations
