@@ -10,6 +10,10 @@ Usage: ``python benchmarks/bench_build.py [--rounds 5] [--mode fast] [--source F
 * **cold**: the same, less what a build reuses from the programs before it (the precompiled
   header and the symbol listings, removed before the round): the first program after the
   runtime is built.
+* **again**: one program built again with nothing changed (its object cached, written more
+  than ``SETTLE_S`` seconds before its first build, so that its manifest lets the build skip the
+  preprocessor: ``simulator/source_manifest.py``): a rebuild, as a test suite or a script that
+  runs the same program repeatedly does.
 
 The runtime is built once per checkout before the rounds (a minute or more, not counted).
 ``--compare`` times another checkout (e.g. a worktree of main) in the same run, its rounds
@@ -36,6 +40,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from simulator.host import cpu_count  # noqa: E402
+from simulator.source_manifest import SETTLE_S  # noqa: E402
 
 SMALL = """\
 #include <cstdio>
@@ -65,12 +70,17 @@ BUILD = (
 REUSED = ("prelude-", "symbols-")  # what a cold round removes: reused from earlier programs
 
 
-def build_once(tree: Path, cache: Path, source: str, mode: str, work: Path) -> tuple[float, float]:
-    """Seconds of one build of ``source`` under a new name, in a new interpreter from ``tree``:
-    wall clock, and CPU time of that process and the compilers it ran."""
+def new_source(source: str, work: Path) -> Path:
+    """``source`` under a new name (and with a new comment) in ``work``."""
     tag = secrets.token_hex(4)
     src = work / f"prog_{tag}.cu"
     src.write_text(f"{source}\n// {tag}\n")
+    return src
+
+
+def build_once(tree: Path, cache: Path, src: Path, mode: str) -> tuple[float, float]:
+    """Seconds of one build of ``src`` in a new interpreter from ``tree``: wall clock, and CPU
+    time of that process and the compilers it ran."""
     env = dict(os.environ, SIMULATOR_CACHE=str(cache), PYTHONPATH=str(tree), PYTHONDONTWRITEBYTECODE="1")
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
@@ -111,16 +121,22 @@ def main() -> None:
     base = args.cache or Path(tempfile.mkdtemp(prefix="bench-build-"))
     work = Path(tempfile.mkdtemp(prefix="bench-build-src-"))
     caches = {name: base / f"cache-{name}" for name in trees}
+    # The program built again each round, in a folder of its own that stays unchanged.
+    again = new_source(source, Path(tempfile.mkdtemp(prefix="bench-build-again-")))
+    time.sleep(SETTLE_S + 0.5)
     for name, tree in trees.items():
         print(f"{name}: {tree} (cache {caches[name]}); building its runtime first", flush=True)
-        build_once(tree, caches[name], source, args.mode, work)
+        build_once(tree, caches[name], new_source(source, work), args.mode)
+        build_once(tree, caches[name], again, args.mode)
     times: dict[tuple[str, str], list[float]] = {}
     cpus: dict[tuple[str, str], list[float]] = {}
+    kinds = ("cold", "warm", "again")
     for _ in range(args.rounds):
         for name, tree in trees.items():
             forget_reused(caches[name])
-            for kind in ("cold", "warm"):
-                took, cpu = build_once(tree, caches[name], source, args.mode, work)
+            for kind in kinds:
+                src = again if kind == "again" else new_source(source, work)
+                took, cpu = build_once(tree, caches[name], src, args.mode)
                 times.setdefault((name, kind), []).append(took)
                 cpus.setdefault((name, kind), []).append(cpu)
     load = os.getloadavg()
@@ -129,7 +145,7 @@ def main() -> None:
     for (name, kind), ts in times.items():
         print(f"{name:<8} {kind:<5} {summary(ts)}  {summary(cpus[(name, kind)])}")
     if args.compare:
-        for kind in ("cold", "warm"):
+        for kind in kinds:
             ratios = [
                 statistics.median(table[("this", kind)]) / statistics.median(table[("compare", kind)])
                 for table in (times, cpus)

@@ -15,7 +15,8 @@ A ``.cu`` source is preprocessed by g++ (``-DSIM_FRONTEND``, the runtime header 
 line markers kept), parsed and rewritten by the front end (``transform.py``), and the rewritten
 preprocessed text is compiled by g++ as ``c++-cpp-output``. Every artefact is cached by a hash of
 its inputs (preprocessed text, runtime sources, flags, ``__CUDA_ARCH__``, compiler version) under
-``build/simulator-cache`` (or ``$SIMULATOR_CACHE``): a hit costs one ``g++ -E`` and no parse.
+``build/simulator-cache`` (or ``$SIMULATOR_CACHE``): a hit costs one ``g++ -E`` and no parse, or
+only a check of the files that ``g++ -E`` read (``source_manifest.py``).
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ __all__ = [
     "cache_key",
     "cache_stem",
     "cached_output",
+    "publish",
     "recorded_digest",
     "verified",
     "write_new",
@@ -237,6 +238,20 @@ def cached_output(final: Path, produce: Callable[[Path], None]) -> Path:
             f"free space there or point {CACHE_VARIABLE} at another folder"
         ) from None
     return final
+
+
+def publish(final: Path, data: bytes) -> None:
+    """Write ``data`` as the artefact ``final``, replacing the one there, with its record (a file
+    that a later build rewrites, such as a source's manifest); OSError when it cannot be written."""
+    with _lock(final.with_name(final.name + ".lock")):
+        fd, tmp = tempfile.mkstemp(dir=final.parent, prefix=final.name + ".", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            _publish(Path(tmp), final)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
 
 
 def cache_key(*parts: str | bytes) -> str:

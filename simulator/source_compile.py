@@ -5,16 +5,18 @@ parsed and rewritten by the front end (``transform.py``), and the rewritten prep
 compiled as ``c++-cpp-output``, with the runtime prelude's precompiled header where it can
 (``pch.py``). Host C++ and C sources are compiled as nvcc's host compiler would. An object's key
 is a hash of its inputs (preprocessed text, runtime sources, flags, ``__CUDA_ARCH__``, compiler
-version, the front end's sources): a hit costs one ``g++ -E`` and no parse.
+version, the front end's sources): a hit costs one ``g++ -E`` and no parse, and no ``g++ -E``
+either when the source's manifest (``source_manifest.py``) shows that nothing it read has changed.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
-from . import cccl, pch
+from . import cccl, pch, source_manifest
 from .build_cache import cache_dir, cache_key, cache_stem, cached_output, write_new
 from .compiler_errors import compile_step, compiles, run_compiler
 from .errors import SimBuildError, clang_module
@@ -222,27 +224,29 @@ def kernel_object(
         else:
             lang = ["-x", "c++"]
             base = common_flags(cxx) + host_flags
+        fixed = (runtime_sources(), compiler_id(cxx), path, target_key(cxx))
+        pp = [cxx, *base, *includes, *lang]
+        manifest = _manifest(stem, mode, path, pp, fixed)
+        if manifest is not None and (hit := source_manifest.lookup(manifest)) is not None:
+            return hit
+        started = time.time()
         # Keyed by the preprocessed text, so that a change in an included header makes a new key.
         # The CPU's flags compile, but do not preprocess: the text is the same on every machine.
-        pre = run_compiler([cxx, *base, *includes, *lang, "-E", path], str(src))
+        pre = run_compiler([*pp, "-E", path], str(src))
         flags = base + target_flags(cxx) + includes + cccl.compile_flags(mode, pre)
-        key = cache_key(
-            pre, runtime_sources(), " ".join(flags + lang), compiler_id(cxx), path, target_key(cxx)
-        )
+        key = cache_key(pre, fixed[0], " ".join(flags + lang), *fixed[1:])
         out = cache_dir() / f"{stem}-{mode}-{key}.o"
-        return cached_output(
+        cached_output(
             out, lambda tmp: compile_step([cxx, *flags, *lang, "-c", path, "-o", str(tmp)], str(src))
         )
+        if manifest is not None:
+            source_manifest.record(manifest, out, [pre], pp, started, _user_files(pre))
+        return out
     flags = common_flags(cxx) + BUILD_NAMED[mode].kernel_flags
     if fmad and host_has_fma(cxx):
         includes = [*includes, "-DSIM_DEVICE_FMA"]
-    host_pre, device_pre = preprocess(cxx, path, flags + includes, arch, str(src))
-    flags = flags + target_flags(cxx) + cccl.compile_flags(mode, host_pre) + list(extra_flags)
-    key = cache_key(
-        host_pre,
-        device_pre or "",
-        runtime_sources(),
-        " ".join(flags),
+    # The object's key besides the preprocessed text and the flags.
+    fixed = (
         str(arch),
         compiler_id(cxx),
         _front_end_version(),
@@ -250,6 +254,16 @@ def kernel_object(
         "fma" if fmad and host_has_fma(cxx) else "",
         target_key(cxx),
     )
+    pp = [cxx, *flags, *includes, "-x", "c++"]
+    macros = [*nvcc_macros(arch), "-include", str(RUNTIME_DIR / "cuda_sim.h")]
+    manifest = _manifest(stem, mode, path, [*pp, *macros], (runtime_sources(), *fixed))
+    clang_module()  # the front end's dependency, named before any build as when nothing is cached
+    if manifest is not None and (hit := source_manifest.lookup(manifest)) is not None:
+        return hit
+    started = time.time()
+    host_pre, device_pre = preprocess(cxx, path, flags + includes, arch, str(src))
+    flags = flags + target_flags(cxx) + cccl.compile_flags(mode, host_pre) + list(extra_flags)
+    key = cache_key(host_pre, device_pre or "", runtime_sources(), " ".join(flags), *fixed)
     out = cache_dir() / f"{stem}-{mode}-{key}.o"
 
     def produce(tmp: Path) -> None:
@@ -257,7 +271,25 @@ def kernel_object(
         text = translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host, fma)
         compile_translated(cxx, [*flags, "-fpermissive"], text, tmp, str(src))
 
-    return cached_output(out, produce)
+    cached_output(out, produce)
+    if manifest is not None:
+        texts = [host_pre, device_pre or ""]
+        source_manifest.record(manifest, out, texts, pp, started, _user_files(host_pre))
+    return out
+
+
+# Flags that make the preprocessor read a file its output does not name (a response file, -imacros):
+# a source compiled with one is always preprocessed.
+_UNNAMED_READS = ("@", "-imacros", "-specs", "--specs")
+
+
+def _manifest(stem: str, mode: str, path: str, command: list[str], fixed: tuple[str, ...]) -> Path | None:
+    """The manifest (source_manifest.py) of the source ``path`` preprocessed by ``command`` (``fixed``:
+    the object key's parts besides the text and the flags), or None when it cannot have one."""
+    if any(arg.startswith(_UNNAMED_READS) for arg in command[1:]):
+        return None
+    key = source_manifest.manifest_key(path, " ".join(command), *fixed)
+    return cache_dir() / f"{stem}-{mode}-{key}.deps"
 
 
 def compile_translated(cxx: str, flags: list[str], text: str, out: Path, what: str) -> None:

@@ -1,0 +1,206 @@
+"""What preprocessing a source read, recorded in the cache, so that a later build of the same
+source with the same flags finds its object without running ``g++ -E`` again.
+
+A manifest (``STEM-MODE-KEY.deps``, a cache artefact checked against its record like any other)
+is keyed by everything the preprocessor is given (the source's path, the flags, the working folder,
+the compiler and the environment variables it reads) and the object's own key parts besides the
+preprocessed text. It holds the object's name and:
+
+* the SHA-256 of every file the preprocessor read (the line markers of its output name them);
+* the modification and change times of every folder where a new file could change what the
+  preprocessor finds: each folder of the include search (as ``g++ -v`` lists it, with those it
+  skips as missing) and each folder holding a file read, and for each file read and each of
+  those folders, the folder where a file of the same name relative to its search folder would be
+  found first (or, when that folder does not exist, the nearest one above it, where creating it
+  would show).
+
+The object is used only when every file still has its digest and every folder its times; else the
+source is preprocessed and keyed by its text, as without a manifest. None is written when a file
+or folder changed within ``SETTLE_S`` seconds before the preprocessor started (a change inside
+the file system's time resolution, or during the run, would go unseen), when a file read is not a
+regular file or its name in the line markers is escaped or not ASCII, when a program's own file
+tests ``__has_include`` (which can depend on a file that no one has read yet), or when one uses
+``__DATE__``, ``__TIME__`` or ``__TIMESTAMP__``. (``source_compile.py`` writes none either for a
+source whose flags make the preprocessor read a file it does not name: ``@FILE``, ``-imacros``.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from pathlib import Path
+
+from .build_cache import cache_key, publish, recorded_digest, verified
+from .compiler_run import invoke
+
+__all__ = ["ENVIRONMENT", "SETTLE_S", "environment_key", "lookup", "manifest_key", "record", "search_dirs"]
+
+# The environment variables that change what g++ preprocesses.
+ENVIRONMENT = (
+    "CPATH",
+    "C_INCLUDE_PATH",
+    "CPLUS_INCLUDE_PATH",
+    "GCC_EXEC_PREFIX",
+    "COMPILER_PATH",
+    "SOURCE_DATE_EPOCH",
+)
+# How long before a preprocessor run a file or folder it depends on must have last changed.
+SETTLE_S = 2.0
+_MARKER = re.compile(r'(?m)^# \d+ "((?:[^"\\]|\\.)*)"')
+_VOLATILE = (b"__DATE__", b"__TIME__", b"__TIMESTAMP__")
+_READ_LIMIT = 64 << 20  # a file read is a header, never this large; larger, no manifest
+
+
+def environment_key() -> str:
+    """The values of :data:`ENVIRONMENT`, as a manifest's key takes them."""
+    return "\n".join(f"{name}={os.environ.get(name, '')}" for name in ENVIRONMENT)
+
+
+def manifest_key(*parts: str) -> str:
+    """The key of a manifest: ``parts`` (what the preprocessor and the object's key are given),
+    the working folder and :func:`environment_key`."""
+    return cache_key("manifest 1", os.getcwd(), environment_key(), *parts)
+
+
+def search_dirs(command: list[str]) -> list[str]:
+    """The include search folders of the preprocessor ``command`` (its flags, no input), as
+    ``g++ -v`` lists them, with those it leaves out because they do not exist yet (a header
+    created there later would be found); empty when the compiler does not list them."""
+    run = invoke([*command, "-E", "-v", "/dev/null"], "the include search path")
+    found: list[str] = []
+    inside = False
+    for line in run.stderr.splitlines():
+        missing = re.fullmatch(r'ignoring nonexistent directory "([^"]*)"', line)
+        if missing:
+            found.append(os.path.normpath(missing.group(1)))
+        elif "search starts here:" in line:
+            inside = True
+        elif line.startswith("End of search list."):
+            break
+        elif inside and line.startswith(" "):
+            found.append(os.path.normpath(line.strip().removesuffix(" (framework directory)")))
+    return found
+
+
+def _files_read(texts: list[str]) -> list[str] | None:
+    """The files that the line markers of the preprocessed ``texts`` name (no ``<built-in>``,
+    no working-folder marker); None when a name is escaped or not ASCII (no manifest then)."""
+    names: set[str] = set()
+    for text in texts:
+        for m in _MARKER.finditer(text):
+            name = m.group(1)
+            if "\\" in name or not name.isascii():
+                return None
+            if not name.startswith("<") and not name.endswith("/"):
+                names.add(os.path.normpath(name))
+    return sorted(names)
+
+
+def _read_regular(path: str) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file (never a FIFO or a device, which could block)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _READ_LIMIT:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
+def _times(path: str) -> list[int] | None:
+    """A folder's modification and change times, None when it is not a folder."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [info.st_mtime_ns, info.st_ctime_ns] if stat.S_ISDIR(info.st_mode) else None
+
+
+def _existing(folder: str) -> str:
+    """``folder`` or the nearest folder above it that exists."""
+    while not os.path.isdir(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return folder
+
+
+def _watched(files: list[str], search: list[str]) -> set[str]:
+    """The folders where a new file could change what a preprocessor that read ``files`` with the
+    include ``search`` path finds (see the module's docstring)."""
+    roots = list(dict.fromkeys([*search, *(os.path.dirname(f) for f in files)]))
+    relative: set[str] = set()
+    for f in files:
+        under = [os.path.relpath(f, r) for r in roots if f.startswith(r.rstrip("/") + "/")]
+        relative.update(os.path.dirname(rel) for rel in under or [os.path.basename(f)])
+    return {_existing(os.path.normpath(os.path.join(root, rel))) for root in roots for rel in relative}
+
+
+def record(
+    manifest: Path, obj: Path, texts: list[str], command: list[str], started: float, user_files: set[str]
+) -> None:
+    """Write ``manifest`` for the object ``obj`` built from the preprocessed ``texts`` of the
+    preprocessor ``command`` (its flags, no input) started at ``started`` (``time.time()``);
+    nothing when a file or folder is too recent, unreadable or volatile (the module's docstring
+    says which). ``user_files``: the program's own files, whose ``__has_include`` rules it out."""
+    files = _files_read(texts)
+    if files is None:
+        return
+    settled = int((started - SETTLE_S) * 1e9)
+    digests = {}
+    for f in files:
+        data = _read_regular(f)
+        if data is None or any(word in data for word in _VOLATILE):
+            return
+        if f in user_files and b"__has_include" in data:
+            return
+        info = os.stat(f)
+        if max(info.st_mtime_ns, info.st_ctime_ns) >= settled:
+            return
+        digests[f] = hashlib.sha256(data).hexdigest()
+    folders = {}
+    for folder in sorted(_watched(files, search_dirs(command))):
+        times = _times(folder)
+        if times is None or max(times) >= settled:
+            return
+        folders[folder] = times
+    digest = recorded_digest(obj)
+    if digest is None:
+        return
+    body = {"object": obj.name, "sha256": digest, "files": digests, "folders": folders}
+    try:
+        publish(manifest, json.dumps(body, sort_keys=True).encode())
+    except OSError:
+        pass  # the object is built; without its manifest the next build preprocesses again
+
+
+def lookup(manifest: Path) -> Path | None:
+    """The object ``manifest`` names when it is verified and every file and folder it lists is as
+    it was recorded; else None (the source is preprocessed)."""
+    if not verified(manifest):
+        return None
+    try:
+        body = json.loads(manifest.read_bytes())
+        obj = manifest.with_name(body["object"])
+        files, folders = body["files"], body["folders"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if obj.parent != manifest.parent or recorded_digest(obj) != body.get("sha256"):
+        return None
+    for folder, times in folders.items():
+        if _times(folder) != times:
+            return None
+    for f, digest in files.items():
+        data = _read_regular(f)
+        if data is None or hashlib.sha256(data).hexdigest() != digest:
+            return None
+    return obj
