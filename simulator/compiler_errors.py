@@ -64,9 +64,9 @@ _LIBRARY_HEADERS = [
     (r"nvml", "NVML"),
 ]
 LIBRARIES_OUT_OF_SCOPE = (
-    "of NVIDIA's libraries it provides CCCL (Thrust, CUB, libcu++) and the cuBLAS/cublasLt and cuRAND "
-    "subsets in simulator/docs/supported.md; the others (cuDNN, cuFFT, cuSPARSE, NCCL, CUTLASS, ...) are "
-    "out of its scope: it runs CUDA C++ and the CUDA runtime API"
+    "of NVIDIA's libraries it provides CCCL (Thrust, CUB, libcu++; simulator/docs/supported.md) and the "
+    "cuBLAS/cublasLt and cuRAND subsets (simulator/docs/libraries.md); the others (cuDNN, cuFFT, cuSPARSE, "
+    "NCCL, CUTLASS, ...) are out of its scope: it runs CUDA C++ and the CUDA runtime API"
 )
 
 # g++ messages that name a declaration the program expected from CUDA: (pattern, name group(s)).

@@ -115,6 +115,12 @@ cudaError_t add_node(cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNod
                      NodeOp&& op);
 // Appends to the capture: the node follows the one captured before it.
 cudaError_t capture_node(NodeOp&& op);
+// The operation of a memcpy node of ``count`` bytes (cudaGraphAddMemcpyNode1D, a captured
+// cudaMemcpyAsync) and of a memset node of ``height`` rows of ``width`` elements of ``elem`` bytes,
+// ``pitch`` bytes apart (cudaGraphAddMemsetNode, a captured cudaMemsetAsync: one row of bytes).
+NodeOp memcpy_node(void* dst, const void* src, size_t count, cudaMemcpyKind kind);
+NodeOp memset_node(void* dst, unsigned int value, unsigned int elem, size_t width, size_t height = 1,
+                   size_t pitch = 0);
 // Replays an event record or event wait node (graph_events.cpp).
 cudaError_t run_event_op(const NodeOp& op);
 // Kahn's algorithm, the lowest creation index first among ready nodes; false on a cycle.

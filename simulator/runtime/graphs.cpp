@@ -159,6 +159,28 @@ cudaError_t capture_node(NodeOp&& op) {
     return e;
 }
 
+NodeOp memcpy_node(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+    NodeOp n;
+    n.type = cudaGraphNodeTypeMemcpy;
+    n.copy.dst = static_cast<char*>(dst);
+    n.copy.src = static_cast<const char*>(src);
+    n.copy.width = count;
+    n.copy.kind = kind;
+    return n;
+}
+
+NodeOp memset_node(void* dst, unsigned int value, unsigned int elem, size_t width, size_t height, size_t pitch) {
+    NodeOp n;
+    n.type = cudaGraphNodeTypeMemset;
+    n.set.dst = static_cast<char*>(dst);
+    n.set.pitch = pitch;
+    n.set.value = value;
+    n.set.elem = elem;
+    n.set.width = width;
+    n.set.height = height;
+    return n;
+}
+
 // Kahn's algorithm, the lowest creation index first among ready nodes; false on a cycle.
 bool topological_order(const std::vector<std::vector<size_t>>& deps, std::vector<size_t>* order) {
     const size_t n = deps.size();
@@ -336,14 +358,8 @@ cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* node, cudaGraph_t graph, c
                                      enum cudaMemcpyKind kind) {
     if (dst == nullptr || src == nullptr || count == 0 || (int)kind < 0 || (int)kind > 4)
         return set_error(cudaErrorInvalidValue);
-    NodeOp n;
-    n.type = cudaGraphNodeTypeMemcpy;
-    n.copy.dst = static_cast<char*>(dst);
-    n.copy.src = static_cast<const char*>(src);
-    n.copy.width = count;
-    n.copy.kind = kind;
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    return __sim::add_node(node, graph, deps, num_deps, std::move(n));
+    return __sim::add_node(node, graph, deps, num_deps, __sim::memcpy_node(dst, src, count, kind));
 }
 
 cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,
@@ -352,16 +368,10 @@ cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* node, cudaGraph_t graph, con
         (params->elementSize != 1 && params->elementSize != 2 && params->elementSize != 4) ||
         (params->height > 1 && params->pitch < params->width * params->elementSize))
         return set_error(cudaErrorInvalidValue);
-    NodeOp n;
-    n.type = cudaGraphNodeTypeMemset;
-    n.set.dst = static_cast<char*>(params->dst);
-    n.set.pitch = params->pitch;
-    n.set.value = params->value;
-    n.set.elem = params->elementSize;
-    n.set.width = params->width;
-    n.set.height = params->height;
     std::lock_guard<std::mutex> lock(g_graph_mu);
-    return __sim::add_node(node, graph, deps, num_deps, std::move(n));
+    return __sim::add_node(node, graph, deps, num_deps,
+                           __sim::memset_node(params->dst, params->value, params->elementSize, params->width,
+                                              params->height, params->pitch));
 }
 
 cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps,

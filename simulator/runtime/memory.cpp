@@ -236,12 +236,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaM
     if (!__sim::known_stream(stream)) return set_error(cudaErrorInvalidResourceHandle);
     if (__sim::capturing(stream)) {
         if (cudaError_t e = __sim::sticky_error()) return e;
-        NodeOp n;
-        n.type = cudaGraphNodeTypeMemcpy;
-        n.copy.dst = static_cast<char*>(dst);
-        n.copy.src = static_cast<const char*>(src);
-        n.copy.width = count;
-        n.copy.kind = kind;
+        NodeOp n = __sim::memcpy_node(dst, src, count, kind);
         std::lock_guard<std::mutex> lock(g_graph_mu);
         if (__sim::g_capture_active.load()) return __sim::capture_node(std::move(n));
     }
@@ -255,11 +250,7 @@ cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t str
     if (!__sim::known_stream(stream)) return set_error(cudaErrorInvalidResourceHandle);
     if (__sim::capturing(stream)) {
         if (cudaError_t e = __sim::sticky_error()) return e;
-        NodeOp n;
-        n.type = cudaGraphNodeTypeMemset;
-        n.set.dst = static_cast<char*>(ptr);
-        n.set.value = (unsigned char)value;
-        n.set.width = count;
+        NodeOp n = __sim::memset_node(ptr, (unsigned char)value, 1, count);
         std::lock_guard<std::mutex> lock(g_graph_mu);
         if (__sim::g_capture_active.load()) return __sim::capture_node(std::move(n));
     }

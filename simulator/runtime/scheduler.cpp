@@ -3,9 +3,10 @@
 // time; fibers switch only at __syncthreads, warp shuffles/votes/__syncwarp and thread exit, so
 // barriers and shuffles mean what they mean on a GPU. When no fiber of a block can make
 // progress the block fails with a deadlock report instead of hanging. The blocks of a launch
-// are shared out between SIMULATOR_THREADS workers (the calling thread is one of them). A
-// barrier-free launch runs each block's threads as a plain loop instead (run_block_plain; every
-// mode but racecheck, see mode::kPlainLoops): no fibers, since nothing in it ever waits.
+// are shared out between SIMULATOR_THREADS workers (the calling thread is one of them; the
+// others are worker_pool.cpp's). A barrier-free launch runs each block's threads as a plain loop
+// instead (run_block_plain; every mode but racecheck, see mode::kPlainLoops): no fibers, since
+// nothing in it ever waits.
 #include "sim_internal.h"
 
 #include "mode_hooks.h"
@@ -14,11 +15,9 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
 #include <thread>
 
@@ -206,11 +205,6 @@ void stop_thread(Block* b, Fiber* f) {
 Worker::~Worker() {
     if (stacks != nullptr) munmap(stacks, stacks_bytes);
     std::free(arena);
-}
-
-unsigned worker_threads() {
-    const long n = knob_value("SIMULATOR_THREADS", (long)host_cpu_count());
-    return n < 1 ? 1u : n > 64 ? 64u : (unsigned)n;  // the knob's bounds, for the CPU count
 }
 
 bool runs_plain(bool barrier_free, bool checked) {
@@ -477,85 +471,6 @@ void run_block(Launch* L, unsigned long long id) {
     free_block_memory(&b);
 }
 
-void run_blocks(Launch* L) {
-    ensure_signal_stack();
-    mode::on_launch_start(worker());
-    {
-        std::lock_guard<std::mutex> lock(L->threads_mu);
-        L->threads.push_back(pthread_self());
-    }
-    for (;;) {
-        const unsigned long long id = L->next.fetch_add(1);
-        if (id >= L->nblocks || L->failed.load()) break;
-        run_block(L, id);
-    }
-    std::lock_guard<std::mutex> lock(L->threads_mu);
-    L->threads.erase(std::find(L->threads.begin(), L->threads.end(), pthread_self()));
-}
-
-// Workers beyond the calling thread; blocks of one launch are shared out between them.
-class Pool {
-public:
-    void run(Launch* L) {
-        unsigned want = workers_for(L->nblocks);
-        if (want <= 1) {
-            run_blocks(L);
-            return;
-        }
-        std::unique_lock<std::mutex> lock(mu_);
-        if (pid_ != getpid()) {
-            // After fork() the workers did not come along: forget them (their objects leak).
-            threads_.clear();
-            pid_ = getpid();
-        }
-        while (threads_.size() + 1 < want) threads_.push_back(new std::thread([this] { loop(); }));
-        job_ = L;
-        ++generation_;
-        pending_ = (int)threads_.size();
-        lock.unlock();
-        cv_.notify_all();
-        run_blocks(L);
-        lock.lock();
-        done_cv_.wait(lock, [this] { return pending_ == 0; });
-        job_ = nullptr;
-    }
-
-private:
-    static unsigned workers_for(unsigned long long nblocks) {
-        unsigned n = worker_threads();
-        if (nblocks < n) n = (unsigned)nblocks;
-        return n;
-    }
-    void loop() {
-        unsigned long long seen = 0;
-        std::unique_lock<std::mutex> lock(mu_);
-        for (;;) {
-            cv_.wait(lock, [&] { return generation_ != seen; });
-            seen = generation_;
-            Launch* L = job_;
-            lock.unlock();
-            run_blocks(L);
-            lock.lock();
-            if (--pending_ == 0) done_cv_.notify_all();
-        }
-    }
-    std::mutex mu_;
-    std::condition_variable cv_, done_cv_;
-    std::vector<std::thread*> threads_;
-    pid_t pid_ = getpid();
-    Launch* job_ = nullptr;
-    unsigned long long generation_ = 0;
-    int pending_ = 0;
-};
-
-// Never destroyed, like the watchdog: exit() from a host thread while a launch runs would
-// otherwise wait in ~Pool for workers still running kernel code (with no time limit, forever)
-// while the launching thread went on past the exit. The workers end with the process.
-Pool& pool() {
-    static Pool* p = new Pool;
-    return *p;
-}
-
 // ---- cooperative launches ------------------------------------------------------------------
 // Every block of a cooperative launch is resident at once, as a GPU guarantees: all of them run
 // on the launching thread, each with a worker of its own (its stacks, fibers, per-warp state and
@@ -637,6 +552,22 @@ void end_coop_block(Block& b) {
 
 }  // namespace
 
+void run_blocks(Launch* L) {
+    ensure_signal_stack();
+    mode::on_launch_start(worker());
+    {
+        std::lock_guard<std::mutex> lock(L->threads_mu);
+        L->threads.push_back(pthread_self());
+    }
+    for (;;) {
+        const unsigned long long id = L->next.fetch_add(1);
+        if (id >= L->nblocks || L->failed.load()) break;
+        run_block(L, id);
+    }
+    std::lock_guard<std::mutex> lock(L->threads_mu);
+    L->threads.erase(std::find(L->threads.begin(), L->threads.end(), pthread_self()));
+}
+
 void run_cooperative(Launch* L) {
     ensure_signal_stack();
     const mode::UncheckedScope unchecked(L->checked);
@@ -711,7 +642,7 @@ void run_launch(Launch* L) {
     } else if (tl_launches_inline) {
         run_blocks(L);
     } else {
-        pool().run(L);
+        run_on_pool(L);
     }
     unwatch_launch(L);
 }

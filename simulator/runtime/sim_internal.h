@@ -1,7 +1,8 @@
 // Internal declarations shared by the runtime's sources (never included by kernel code):
 //
-//   scheduler.cpp   fibers, blocks, the worker pool and the run of one launch; what each mode
-//                   adds there is in mode_hooks.h, one definition per hook and mode
+//   scheduler.cpp   fibers, blocks and the run of one launch; what each mode adds there is in
+//                   mode_hooks.h, one definition per hook and mode
+//   worker_pool.cpp the threads that share out a launch's blocks
 //   watchdog.cpp    the launch time limit and faults in kernel code (signals)
 //   device_api.cpp  what a CUDA thread calls: barriers, warp operations, shared memory
 //   group_barriers.cpp  the barriers of cooperative groups' big tiles and of grid.sync()
@@ -348,6 +349,9 @@ extern __thread bool tl_launches_inline;
 // Runs every block of ``L`` on the worker pool (or inline, above); returns when all have finished, one failed or
 // the launch ran past L->timeout_s (then L->timed_out is set).
 void run_launch(Launch* L);
+// Runs blocks of ``L`` on the calling thread, the next not yet taken each time, until there are
+// none left or the launch failed.
+void run_blocks(Launch* L);
 // Runs every block of a cooperative launch on the calling thread, all resident at once.
 void run_cooperative(Launch* L);
 
@@ -410,11 +414,16 @@ bool launch_log();
 bool launch_checked(const char* name);
 // Whether synccheck judges what the threads of ``b`` do.
 inline bool sync_checked(const Block* b) { return kSyncCheck && b->launch->checked; }
-// Threads that share out a launch's blocks (or a GEMM): SIMULATOR_THREADS, else the CPU count, 1..64.
-unsigned worker_threads();
 // The CPUs this process may run on (device_props.cpp): its affinity mask, capped by its cgroup's
 // CPU quota (a container's --cpus), by the rule of simulator/host.py's cpu_count.
 unsigned host_cpu_count();
+
+// ---- worker_pool.cpp -----------------------------------------------------------------------
+// Threads that share out a launch's blocks (or a GEMM): SIMULATOR_THREADS, else the CPU count, 1..64.
+unsigned worker_threads();
+// Runs every block of ``L`` on the calling thread and the pool's workers; returns when all have
+// finished or the launch failed.
+void run_on_pool(Launch* L);
 
 // ---- device_api.cpp ------------------------------------------------------------------------
 // In a plain-loop block: reports that the running thread reached ``what`` (a barrier, warp

@@ -68,7 +68,7 @@ cudaError_t fail(cudaError_t e, const char* why, const char* api) {
 
 // A feature outside the simulator's subset: one line naming it, and cudaErrorNotSupported.
 cudaError_t unsupported(const char* api, const char* what) {
-    __sim::report("%s: %s is not supported by the simulator (see simulator/docs/supported.md)", api, what);
+    __sim::report("%s: %s is not supported by the simulator (see simulator/docs/textures.md)", api, what);
     return __sim::set_error(cudaErrorNotSupported);
 }
 
@@ -268,7 +268,7 @@ void texture_unsupported(const char* op, const char* file, int line) {
     std::snprintf(what, sizeof what,
                   "%s at %s:%d is a texture or surface form the simulator does not model (gathers, sparse "
                   "fetches, and of a mipmapped texture the Grad, layered and cubemap forms); see "
-                  "simulator/docs/supported.md",
+                  "simulator/docs/textures.md",
                   op, file, line);
     trap_with(what);
 }

@@ -1,7 +1,7 @@
 """Host API that real programs use beyond the core: stream-ordered memory and memory pools,
 stream attributes, the device attributes programs test first, names gone from current CUDA,
 and the C headers NVIDIA's <cuda_runtime.h> brings in. Expected values come from the programs'
-own arithmetic and from the modelled sm_80 device described in simulator/docs/supported.md."""
+own arithmetic and from the modelled sm_80 device described in simulator/docs/device.md."""
 
 from __future__ import annotations
 
