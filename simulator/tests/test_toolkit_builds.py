@@ -2,7 +2,7 @@
 use and the simulator once refused: CUDA 12.8's built-in ``__nv_atomic_*`` functions, managed
 memory's placement hints (``cudaMemPrefetchAsync``, ``cudaMemAdvise``) and libcu++'s PTX wrappers
 that need a newer architecture than the oldest (``cuda::ptx::get_sreg_lanemask_*``, as CUB's
-segmented warp reduction calls them)."""
+segmented warp reduction calls them), and ``cublasDotEx`` linked by ``-lcublas``."""
 
 from __future__ import annotations
 
@@ -114,10 +114,12 @@ int main() {
 """
 
 
-def _make_and_run(folder: Path, source: str) -> str:
-    """Build ``source`` by its Makefile with the toolkit's nvcc first on PATH; its output."""
+def _make_and_run(folder: Path, source: str, makefile: bool = True) -> str:
+    """Build ``source`` by a Makefile (``MAKEFILE`` unless ``makefile`` is False: the caller's)
+    with the toolkit's nvcc first on PATH; its output."""
     (folder / "main.cu").write_text(source)
-    (folder / "Makefile").write_text(MAKEFILE)
+    if makefile:
+        (folder / "Makefile").write_text(MAKEFILE)
     home = toolkit.root()
     env = {**os.environ, "CUDA_HOME": str(home), "PATH": f"{home / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     made = subprocess.run(["make", "-s"], cwd=folder, env=env, capture_output=True, text=True, timeout=900)
@@ -145,3 +147,48 @@ def test_ptx_lane_masks_of_newer_architectures(tmp_path):
     """libcu++'s SM_35 lane-mask wrappers link and give each lane's masks (ge ^ lt is all ones,
     le & ~lt the lane's own bit, gt the bits above it)."""
     assert _make_and_run(tmp_path, LANEMASK_CU) == "ffffffff fffffcff ffffe0ff 8 80000000 fffffff0 0"
+
+
+# cublasDotEx in each type combination cuBLAS supports, linked by -lcublas; 0.5 * 0.25 over 64
+# elements is 8 exactly in every type, and the reversed walk of a negative increment gives the
+# same sum of 1..4 * 1..4 products backwards (1*4 + 2*3 + 3*2 + 4*1 = 20).
+DOT_EX_CU = r"""
+#include <cstdio>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cublas_v2.h>
+template <class T>
+double dot(cublasHandle_t h, cudaDataType t, cudaDataType exec, double a, double b, int n, int incy) {
+    T *x, *y, *r;
+    cudaMallocManaged(&x, n * sizeof(T));
+    cudaMallocManaged(&y, n * sizeof(T));
+    cudaMallocManaged(&r, sizeof(T));
+    for (int i = 0; i < n; ++i) {
+        x[i] = (T)(a < 0 ? i + 1 : a);
+        y[i] = (T)(b < 0 ? i + 1 : b);
+    }
+    if (cublasDotEx(h, n, x, t, 1, y, t, incy, r, t, exec) != CUBLAS_STATUS_SUCCESS) return -1;
+    cudaDeviceSynchronize();
+    return (double)*r;
+}
+int main() {
+    cublasHandle_t h;
+    cublasCreate(&h);
+    cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE);
+    printf("%g %g %g %g %g", dot<double>(h, CUDA_R_64F, CUDA_R_64F, 0.5, 0.25, 64, 1),
+           dot<float>(h, CUDA_R_32F, CUDA_R_32F, 0.5, 0.25, 64, 1),
+           dot<__half>(h, CUDA_R_16F, CUDA_R_32F, 0.5, 0.25, 64, 1),
+           dot<__nv_bfloat16>(h, CUDA_R_16BF, CUDA_R_32F, 0.5, 0.25, 64, 1),
+           dot<float>(h, CUDA_R_32F, CUDA_R_32F, -1, -1, 4, -1));
+    float r;
+    printf(" %d\n", (int)cublasDotEx(h, 4, &r, CUDA_R_32F, 1, &r, CUDA_R_32F, 1, &r, CUDA_R_32F, CUDA_R_64F));
+    return 0;
+}
+"""
+
+
+def test_cublas_dot_ex_in_its_type_combinations(tmp_path):
+    """cublasDotEx computes in each supported combination and refuses an unsupported one."""
+    (tmp_path / "Makefile").write_text(MAKEFILE.replace("-o app", "-o app -lcublas"))
+    not_supported = 15  # CUBLAS_STATUS_NOT_SUPPORTED
+    assert _make_and_run(tmp_path, DOT_EX_CU, makefile=False) == f"8 8 8 8 20 {not_supported}"

@@ -425,6 +425,42 @@ cublasStatus_t cublasSdot_v2(cublasHandle_t h, int n, const float* x, int incx, 
     return CUBLAS_STATUS_SUCCESS;
 }
 
+// x . y with the element, result and execution types named (the real ones: 16F, 16BF and 32F
+// inputs accumulate in float, 64F in double, as cuBLAS documents its supported combinations).
+cublasStatus_t cublasDotEx(cublasHandle_t h, int n, const void* x, cudaDataType xt, int incx, const void* y,
+                           cudaDataType yt, int incy, void* result, cudaDataType rt, cudaDataType et) {
+    if (h != nullptr) {
+        if (cublasStatus_t st = refuse_in_capture(h, "cublasDotEx")) return st;
+    }
+    if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (result == nullptr || (n > 0 && (x == nullptr || y == nullptr))) return CUBLAS_STATUS_INVALID_VALUE;
+    const bool half = xt == CUDA_R_16F || xt == CUDA_R_16BF;
+    const bool same = xt == yt && xt == rt;
+    const bool supported = same && ((half && et == CUDA_R_32F) || (xt == CUDA_R_32F && et == CUDA_R_32F) ||
+                                    (xt == CUDA_R_64F && et == CUDA_R_64F));
+    if (!supported) {
+        say("cublasDotEx: x %s, y %s, result %s, execution %s is not a combination cuBLAS supports (same real "
+            "type for x, y and result; 32F execution for 16F, 16BF and 32F, 64F for 64F)",
+            type_name(xt), type_name(yt), type_name(rt), type_name(et));
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
+    double total = 0.0;
+    float acc = 0.0f;
+    for (long long i = 0; i < n; ++i) {
+        // A negative increment walks its vector from the far end, as the BLAS defines it.
+        const long long ix = incx >= 0 ? i * incx : (n - 1 - i) * -(long long)incx;
+        const long long iy = incy >= 0 ? i * incy : (n - 1 - i) * -(long long)incy;
+        const double a = load(x, xt, (size_t)ix), b = load(y, yt, (size_t)iy);
+        if (et == CUDA_R_64F) {
+            total += a * b;
+        } else {
+            acc += (float)a * (float)b;
+        }
+    }
+    store(result, rt, 0, et == CUDA_R_64F ? total : (double)acc);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 cublasStatus_t cublasSnrm2_v2(cublasHandle_t h, int n, const float* x, int incx, float* result) {
     if (h != nullptr) {
         if (cublasStatus_t st = refuse_in_capture(h, "cublasSnrm2")) return st;
