@@ -2,7 +2,7 @@
 use and the simulator once refused: CUDA 12.8's built-in ``__nv_atomic_*`` functions, managed
 memory's placement hints (``cudaMemPrefetchAsync``, ``cudaMemAdvise``) and libcu++'s PTX wrappers
 that need a newer architecture than the oldest (``cuda::ptx::get_sreg_lanemask_*``, as CUB's
-segmented warp reduction calls them), and ``cublasDotEx`` linked by ``-lcublas``."""
+segmented warp reduction calls them), and ``cublasDotEx`` and ``cublasDgeam`` linked by ``-lcublas``."""
 
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ def test_ptx_lane_masks_of_newer_architectures(tmp_path):
     assert _make_and_run(tmp_path, LANEMASK_CU) == "ffffffff fffffcff ffffe0ff 8 80000000 fffffff0 0"
 
 
-# cublasDotEx in each type combination cuBLAS supports, linked by -lcublas; 0.5 * 0.25 over 64
+# cublasDotEx in each type combination cuBLAS supports and cublasDgeam, linked by -lcublas; 0.5 * 0.25 over 64
 # elements is 8 exactly in every type, and the reversed walk of a negative increment gives the
 # same sum of 1..4 * 1..4 products backwards (1*4 + 2*3 + 3*2 + 4*1 = 20).
 DOT_EX_CU = r"""
@@ -181,14 +181,33 @@ int main() {
            dot<__nv_bfloat16>(h, CUDA_R_16BF, CUDA_R_32F, 0.5, 0.25, 64, 1),
            dot<float>(h, CUDA_R_32F, CUDA_R_32F, -1, -1, 4, -1));
     float r;
-    printf(" %d\n", (int)cublasDotEx(h, 4, &r, CUDA_R_32F, 1, &r, CUDA_R_32F, 1, &r, CUDA_R_32F, CUDA_R_64F));
+    printf(" %d", (int)cublasDotEx(h, 4, &r, CUDA_R_32F, 1, &r, CUDA_R_32F, 1, &r, CUDA_R_32F, CUDA_R_64F));
+    // Dgeam: C (3x2) = 2 A^T + B with A 2x3 and B 3x2, column-major.
+    double *A, *B, *C, *alpha, *beta;
+    cudaMallocManaged(&A, 6 * sizeof(double));
+    cudaMallocManaged(&B, 6 * sizeof(double));
+    cudaMallocManaged(&C, 6 * sizeof(double));
+    cudaMallocManaged(&alpha, sizeof(double));
+    cudaMallocManaged(&beta, sizeof(double));
+    for (int i = 0; i < 6; ++i) { A[i] = i + 1; B[i] = 100 * (i + 1); }
+    *alpha = 2;
+    *beta = 1;
+    int st = cublasDgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, 3, 2, alpha, A, 2, beta, B, 3, C, 3);
+    cudaDeviceSynchronize();
+    printf(" geam %d", st);
+    for (int i = 0; i < 6; ++i) printf(" %g", C[i]);
+    printf("\n");
     return 0;
 }
 """
 
 
-def test_cublas_dot_ex_in_its_type_combinations(tmp_path):
-    """cublasDotEx computes in each supported combination and refuses an unsupported one."""
+def test_cublas_dot_ex_and_dgeam(tmp_path):
+    """cublasDotEx computes in each supported combination and refuses an unsupported one; Dgeam
+    adds a scaled transpose to a matrix."""
     (tmp_path / "Makefile").write_text(MAKEFILE.replace("-o app", "-o app -lcublas"))
     not_supported = 15  # CUBLAS_STATUS_NOT_SUPPORTED
-    assert _make_and_run(tmp_path, DOT_EX_CU, makefile=False) == f"8 8 8 8 20 {not_supported}"
+    # A = [[1, 3, 5], [2, 4, 6]] column-major, so A^T = [[1, 2], [3, 4], [5, 6]]; C = 2 A^T + B.
+    a_t = [1, 3, 5, 2, 4, 6]
+    c = " ".join(f"{2 * a + 100 * (i + 1)}" for i, a in enumerate(a_t))
+    assert _make_and_run(tmp_path, DOT_EX_CU, makefile=False) == f"8 8 8 8 20 {not_supported} geam 0 {c}"

@@ -184,6 +184,21 @@ cublasStatus_t getrf_batched(const char* call, cudaDataType type, cublasHandle_t
     if (!recorded(h, work)) work();
     return CUBLAS_STATUS_SUCCESS;
 }
+
+// C = alpha op(A) + beta op(B) (Sgeam, Dgeam); a zero alpha or beta leaves its matrix unread,
+// so NaN there does not reach C.
+template <class T>
+cublasStatus_t geam(cublasOperation_t ta, cublasOperation_t tb, int m, int n, const T* alpha, const T* A, int lda,
+                    const T* beta, const T* B, int ldb, T* C, int ldc) {
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) {
+            const T a = ta == CUBLAS_OP_N ? A[i + (size_t)j * lda] : A[j + (size_t)i * lda];
+            const T b = tb == CUBLAS_OP_N ? B[i + (size_t)j * ldb] : B[j + (size_t)i * ldb];
+            C[i + (size_t)j * ldc] = (*alpha == T(0) ? T(0) : *alpha * a) + (*beta == T(0) ? T(0) : *beta * b);
+        }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -520,13 +535,19 @@ cublasStatus_t cublasSgeam(cublasHandle_t h, cublasOperation_t ta, cublasOperati
             cublasSgeam(h, ta, tb, m, n, a.get(), A, lda, b.get(), B, ldb, C, ldc);
         }))
         return CUBLAS_STATUS_SUCCESS;
-    for (int j = 0; j < n; ++j)
-        for (int i = 0; i < m; ++i) {
-            const float a = ta == CUBLAS_OP_N ? A[i + (size_t)j * lda] : A[j + (size_t)i * lda];
-            const float b = tb == CUBLAS_OP_N ? B[i + (size_t)j * ldb] : B[j + (size_t)i * ldb];
-            C[i + (size_t)j * ldc] = (*alpha == 0.0f ? 0.0f : *alpha * a) + (*beta == 0.0f ? 0.0f : *beta * b);
-        }
-    return CUBLAS_STATUS_SUCCESS;
+    return geam(ta, tb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+}
+
+cublasStatus_t cublasDgeam(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                           const double* alpha, const double* A, int lda, const double* beta, const double* B,
+                           int ldb, double* C, int ldc) {
+    if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!op_ok(ta) || !op_ok(tb) || m < 0 || n < 0 || ldc < (m > 1 ? m : 1)) return CUBLAS_STATUS_INVALID_VALUE;
+    if (h != nullptr && recorded(h, [=, a = scalar(h, alpha), b = scalar(h, beta)] {
+            cublasDgeam(h, ta, tb, m, n, a.get(), A, lda, b.get(), B, ldb, C, ldc);
+        }))
+        return CUBLAS_STATUS_SUCCESS;
+    return geam(ta, tb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
 }
 
 cublasStatus_t cublasSetMatrix(int rows, int cols, int elem_size, const void* A, int lda, void* B, int ldb) {
