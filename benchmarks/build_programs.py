@@ -19,7 +19,10 @@ like a CUDA installation; its ``bin`` goes first on ``PATH``). Each build happen
 ``../include`` or ``../../common/make.config`` resolves as in the checkout, which is never written
 to. The built program runs in the copy of its ``cwd`` with its ``args`` and is judged as
 ``real_programs.py`` judges a program (``real_programs.judge``): its check line, or its exit status,
-within ``--limit`` seconds. A build that fails is listed as ``build failed`` with its first error
+within ``--limit`` seconds; a single kernel launch may run as long (``SIMULATOR_TIMEOUT``, unless
+the caller sets it: the simulator's default of 60 s would stop a long launch that the program's own
+limit allows, and the program would then check a result its kernel never finished). A build that
+fails is listed as ``build failed`` with its first error
 line (or ``build over the limit`` after ``--build-limit`` seconds, its commands' whole process
 group stopped); every other verdict is that of a program that built and ran.
 """
@@ -153,6 +156,7 @@ def build_and_run(
     if toolkit:
         env["PATH"] = f"{toolkit / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         env["CUDA_HOME"] = env["CUDA_PATH"] = str(toolkit)
+    env["SIMULATOR_TIMEOUT"] = env.get("SIMULATOR_TIMEOUT") or f"{limit:g}"
     commands, program = build_commands(prog, copy, nvcc, toolkit)
     for command in commands:
         status, output = run_step(command, copy, env, build_limit - (time.monotonic() - began))

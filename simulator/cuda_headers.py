@@ -20,7 +20,11 @@ by a host compiler as they are. Those are generated from NVIDIA's text by the ru
   threadIdx;``) becomes thread-local, as every declaration of them is here (each OS thread runs
   one CUDA thread at a time, and the built-ins are its values);
 * ``<crt/math_functions.h>``'s device-only redeclarations of the C++ library's functions inside
-  ``namespace std`` become blank lines, as nvcc's host compilation never sees them.
+  ``namespace std`` become blank lines, as nvcc's host compilation never sees them;
+* libcu++'s generated PTX wrappers (``cuda/__ptx/instructions/generated/``), which test
+  ``__CUDA_ARCH__ >= N`` and else call a function that is defined nowhere (a link error naming the
+  architecture), test the modelled device's architecture too: CCCL's device code is compiled in
+  the host pass here, where ``__CUDA_ARCH__`` is not defined, and runs as device code.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ INSTALL_HINT = (
 _WHEEL_FOLDER = Path("nvidia") / f"cu{CUDA_MAJOR}" / "include"
 _VERSION = re.compile(r"#define\s+CUDART_VERSION\s+(\d+)")
 # Bumped when a rule below changes, so that every cached copy is made again.
-_RULES_VERSION = "3"
+_RULES_VERSION = "4"
 
 # The headers whose device intrinsics carry the host pass's empty bodies, and the rewrite that
 # makes them declarations with external linkage (the storage of the "static __inline__" variant
@@ -101,6 +105,20 @@ def _without_std_device_declarations(text: str) -> str:
         return "\n" * m.group(0).count("\n")
 
     return _STD_BLOCK.sub(lambda m: m.group(1) + _STD_DEVICE_DECL.sub(blank, m.group(2)) + m.group(3), text)
+
+
+# The architecture test of a generated PTX wrapper, and the same test that also holds when the
+# modelled device (CUB_PTX_ARCH, which toolchain.nvcc_macros defines for every pass) is that recent.
+_PTX_ARCH_TEST = re.compile(r"(?m)^(#\s*if _CCCL_CUDA_COMPILER\(NVHPC\) \|\| )__CUDA_ARCH__ >= (\d+)$")
+_PTX_WRAPPERS = Path("cccl", "cuda", "__ptx", "instructions", "generated")
+
+
+def _ptx_wrappers_for_modelled_arch(text: str) -> str | None:
+    """A generated PTX wrapper header whose ``__CUDA_ARCH__`` tests also take the modelled device's
+    architecture, or None when it has none."""
+    modelled = r"\1__CUDA_ARCH__ >= \2 || (!defined(__CUDA_ARCH__) && CUB_PTX_ARCH >= \2)"
+    patched = _PTX_ARCH_TEST.sub(modelled, text)
+    return patched if patched != text else None
 
 
 def _patch(text: str) -> str | None:
@@ -188,6 +206,8 @@ def _mirror(source: Path, dest: Path) -> None:
             patched = None
             if name.endswith((".h", ".hpp")) and "cccl" not in rel.parts[:1]:
                 patched = _patch(original.read_text(encoding="latin-1"))
+            elif name.endswith(".h") and rel == _PTX_WRAPPERS:
+                patched = _ptx_wrappers_for_modelled_arch(original.read_text(encoding="latin-1"))
             if patched is None:
                 os.symlink(original, target)
             else:

@@ -119,7 +119,7 @@ class TranslationUnit:
         # edit, the keys of the kernels it may launch (a launch, or a kernel's registration)
         self.launches: list[tuple[Edit, list]] = []
         self.problems: list[tuple[int, str]] = []
-        self._by_origin: dict | None = None  # see function_at
+        self._by_origin: tuple[dict[int, tuple], dict[tuple, int]] | None = None  # see _origins
         self._children: dict = {}  # container cursor -> its children by offset (_function_at)
         self._roots: list | None = None
         # The user's host-only function definitions with a body (see unchecked_host_starts).
@@ -561,17 +561,30 @@ class TranslationUnit:
             stack.extend(f.calls)
         return True
 
-    def origin(self, key: int) -> tuple[str, int, int, str]:
-        """Where function ``key`` is defined: file, line, column and name (the same in either pass)."""
-        f = self.funcs[key]
-        path, line = self.src.where(key)
-        return path, line, key - self.src.line_starts[self.src.line(key)], f.name
+    def origin(self, key: int) -> tuple[str, int, int, str, int]:
+        """Where function ``key`` is defined: file, line, column and name, and how many functions
+        before it in the text have those four (the same in either pass)."""
+        return self._origins()[0][key]
 
-    def function_at(self, origin: tuple[str, int, int, str]) -> int | None:
+    def function_at(self, origin: tuple[str, int, int, str, int]) -> int | None:
         """The key of the function defined at ``origin`` (see ``origin``), or None."""
+        return self._origins()[1].get(origin)
+
+    def _origins(self) -> tuple[dict[int, tuple], dict[tuple, int]]:
+        # One macro's expansion puts all the functions it defines on one line of its file, often
+        # each at a line start of the preprocessed text (after a line marker): the same file, line,
+        # column and name for the four operator() of a macro that defines four class templates. The
+        # count of earlier ones tells them apart, in the same order in both passes.
         if self._by_origin is None:
-            self._by_origin = {self.origin(k): k for k in self.funcs}
-        return self._by_origin.get(origin)
+            seen: dict[tuple, int] = {}
+            by_key = {}
+            for key in sorted(self.funcs):
+                path, line = self.src.where(key)
+                place = (path, line, key - self.src.line_starts[self.src.line(key)], self.funcs[key].name)
+                by_key[key] = (*place, seen.get(place, 0))
+                seen[place] = seen.get(place, 0) + 1
+            self._by_origin = (by_key, {o: k for k, o in by_key.items()})
+        return self._by_origin
 
     def function_kind(self, pos: int) -> str | None:
         """The kind of the function whose body holds ``pos`` (None outside any)."""

@@ -204,6 +204,7 @@ def nvcc_macros(arch: int) -> list[str]:
         f"-D__CUDACC_VER_BUILD__={crt_build()}",
         f"-D__CUDA_ARCH_LIST__={arch}",
         # CUB's policies for host code are "implementation defined": the modelled device's, so that
-        # a dispatch on the host and the kernels it launches agree (cub/util_arch.cuh).
+        # a dispatch on the host and the kernels it launches agree (cub/util_arch.cuh); libcu++'s PTX
+        # wrappers test it too (cuda_headers.py).
         f"-DCUB_PTX_ARCH={arch}",
     ]

@@ -18,6 +18,7 @@
 //      cudaMemset cudaHostAlloc cudaHostGetDevicePointer cudaHostRegister
 //      cudaHostUnregister cudaMallocPitch cudaMemcpy2D cudaMemcpy2DAsync cudaMemset2D
 //      cudaMemset2DAsync cudaMemcpyAsync cudaMemsetAsync cudaMemGetInfo
+//      cudaMemPrefetchAsync cudaMemAdvise
 //  mem_pools.cpp: stream-ordered allocation and memory pools
 //      cudaMallocAsync cudaMallocFromPoolAsync cudaFreeAsync
 //      cudaDeviceGetDefaultMemPool cudaDeviceGetMemPool cudaDeviceSetMemPool

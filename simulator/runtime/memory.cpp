@@ -32,6 +32,20 @@ bool find_alloc(const void* p, size_t n, bool* known_start) {
     return a >= it->first && a - it->first <= it->second && n <= it->second - (a - it->first);
 }
 
+// Where a managed memory hint may point (cudaMemPrefetchAsync, cudaMemAdvise): cudaSuccess or why not.
+static cudaError_t check_location(const cudaMemLocation& where) {
+    switch (where.type) {
+        case cudaMemLocationTypeDevice:
+            return __sim::valid_device(where.id) ? cudaSuccess : cudaErrorInvalidDevice;
+        case cudaMemLocationTypeHost:
+        case cudaMemLocationTypeHostNuma:
+        case cudaMemLocationTypeHostNumaCurrent:
+            return cudaSuccess;
+        default:
+            return cudaErrorInvalidValue;
+    }
+}
+
 namespace {
 constexpr size_t kPitchAlignment = 512;  // cudaMallocPitch's row alignment (texturePitchAlignment is 32)
 }  // namespace
@@ -265,6 +279,32 @@ cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
     if (cudaError_t e = sticky_error()) return e;
     *total_bytes = __sim::device_memory_total();
     *free_bytes = *total_bytes - __sim::device_memory_used(__sim::current_device());
+    return cudaSuccess;
+}
+
+// Managed memory's placement hints. Every device's memory and the host's are one memory here
+// (pageableMemoryAccess is 1, so any pointer may be named, as on a system with HMM): a prefetch
+// or an advice moves nothing and changes nothing but is checked as CUDA checks it.
+cudaError_t cudaMemPrefetchAsync(const void* ptr, size_t count, struct cudaMemLocation location, unsigned int flags,
+                                 cudaStream_t stream) {
+    if (cudaError_t e = sticky_error()) return e;
+    if ((ptr == nullptr && count != 0) || flags != 0) return set_error(cudaErrorInvalidValue);
+    if (cudaError_t e = __sim::check_location(location)) return set_error(e);
+    if (!__sim::known_stream(stream)) return set_error(cudaErrorInvalidResourceHandle);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemAdvise(const void* ptr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location) {
+    if (cudaError_t e = sticky_error()) return e;
+    if ((ptr == nullptr && count != 0) || advice < cudaMemAdviseSetReadMostly || advice > cudaMemAdviseUnsetAccessedBy) {
+        return set_error(cudaErrorInvalidValue);
+    }
+    // Read-mostly and unsetting a preferred location name no location; the others need a valid one.
+    const bool named = advice != cudaMemAdviseSetReadMostly && advice != cudaMemAdviseUnsetReadMostly &&
+                       advice != cudaMemAdviseUnsetPreferredLocation;
+    if (named) {
+        if (cudaError_t e = __sim::check_location(location)) return set_error(e);
+    }
     return cudaSuccess;
 }
 }  // extern "C"

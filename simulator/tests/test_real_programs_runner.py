@@ -327,6 +327,29 @@ def test_a_cmake_project_builds_its_target_out_of_the_checkout(suite):
     assert not (root / "cm" / "build-programs").exists()
 
 
+def test_a_launch_may_run_as_long_as_the_program(suite, monkeypatch):
+    """The built program runs with SIMULATOR_TIMEOUT set to --limit, or to the caller's value."""
+    root, nvcc = suite
+    src = root / "hec" / "src" / "ok-cuda" / "main.cu"
+    src.write_text(
+        "#include <cstdio>\n#include <cstdlib>\n"
+        'int main() { const char* t = getenv("SIMULATOR_TIMEOUT"); printf("%s\\n", t ? t : "unset"); }\n'
+    )
+    manifest = json.loads((root / "manifest.json").read_text())
+    for entry in manifest["programs"]:
+        entry["passes"] = "^(37|5)$"
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    monkeypatch.delenv("SIMULATOR_TIMEOUT", raising=False)
+    proc, (got,) = _build(root, nvcc, "--only", "ok", "--limit", "37")
+    assert proc.returncode == 0 and got["verdict"] == "pass", (got, proc.stdout + proc.stderr)
+    monkeypatch.setenv("SIMULATOR_TIMEOUT", "5")
+    proc, (got,) = _build(root, nvcc, "--only", "ok", "--limit", "37")
+    assert got["verdict"] == "pass", got
+    monkeypatch.setenv("SIMULATOR_TIMEOUT", "6")
+    proc, (got,) = _build(root, nvcc, "--only", "ok", "--limit", "37")
+    assert got["verdict"] != "pass", got
+
+
 def test_a_build_that_needs_a_toolkit_or_a_missing_nvcc_is_named(suite):
     root, nvcc = suite
     proc, outcomes = _build(root, nvcc, "--only", "rodinia")

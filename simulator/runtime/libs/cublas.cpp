@@ -184,6 +184,21 @@ cublasStatus_t getrf_batched(const char* call, cudaDataType type, cublasHandle_t
     if (!recorded(h, work)) work();
     return CUBLAS_STATUS_SUCCESS;
 }
+
+// C = alpha op(A) + beta op(B) (Sgeam, Dgeam); a zero alpha or beta leaves its matrix unread,
+// so NaN there does not reach C.
+template <class T>
+cublasStatus_t geam(cublasOperation_t ta, cublasOperation_t tb, int m, int n, const T* alpha, const T* A, int lda,
+                    const T* beta, const T* B, int ldb, T* C, int ldc) {
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) {
+            const T a = ta == CUBLAS_OP_N ? A[i + (size_t)j * lda] : A[j + (size_t)i * lda];
+            const T b = tb == CUBLAS_OP_N ? B[i + (size_t)j * ldb] : B[j + (size_t)i * ldb];
+            C[i + (size_t)j * ldc] = (*alpha == T(0) ? T(0) : *alpha * a) + (*beta == T(0) ? T(0) : *beta * b);
+        }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -425,6 +440,42 @@ cublasStatus_t cublasSdot_v2(cublasHandle_t h, int n, const float* x, int incx, 
     return CUBLAS_STATUS_SUCCESS;
 }
 
+// x . y with the element, result and execution types named (the real ones: 16F, 16BF and 32F
+// inputs accumulate in float, 64F in double, as cuBLAS documents its supported combinations).
+cublasStatus_t cublasDotEx(cublasHandle_t h, int n, const void* x, cudaDataType xt, int incx, const void* y,
+                           cudaDataType yt, int incy, void* result, cudaDataType rt, cudaDataType et) {
+    if (h != nullptr) {
+        if (cublasStatus_t st = refuse_in_capture(h, "cublasDotEx")) return st;
+    }
+    if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (result == nullptr || (n > 0 && (x == nullptr || y == nullptr))) return CUBLAS_STATUS_INVALID_VALUE;
+    const bool half = xt == CUDA_R_16F || xt == CUDA_R_16BF;
+    const bool same = xt == yt && xt == rt;
+    const bool supported = same && ((half && et == CUDA_R_32F) || (xt == CUDA_R_32F && et == CUDA_R_32F) ||
+                                    (xt == CUDA_R_64F && et == CUDA_R_64F));
+    if (!supported) {
+        say("cublasDotEx: x %s, y %s, result %s, execution %s is not a combination cuBLAS supports (same real "
+            "type for x, y and result; 32F execution for 16F, 16BF and 32F, 64F for 64F)",
+            type_name(xt), type_name(yt), type_name(rt), type_name(et));
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
+    double total = 0.0;
+    float acc = 0.0f;
+    for (long long i = 0; i < n; ++i) {
+        // A negative increment walks its vector from the far end, as the BLAS defines it.
+        const long long ix = incx >= 0 ? i * incx : (n - 1 - i) * -(long long)incx;
+        const long long iy = incy >= 0 ? i * incy : (n - 1 - i) * -(long long)incy;
+        const double a = load(x, xt, (size_t)ix), b = load(y, yt, (size_t)iy);
+        if (et == CUDA_R_64F) {
+            total += a * b;
+        } else {
+            acc += (float)a * (float)b;
+        }
+    }
+    store(result, rt, 0, et == CUDA_R_64F ? total : (double)acc);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 cublasStatus_t cublasSnrm2_v2(cublasHandle_t h, int n, const float* x, int incx, float* result) {
     if (h != nullptr) {
         if (cublasStatus_t st = refuse_in_capture(h, "cublasSnrm2")) return st;
@@ -484,13 +535,19 @@ cublasStatus_t cublasSgeam(cublasHandle_t h, cublasOperation_t ta, cublasOperati
             cublasSgeam(h, ta, tb, m, n, a.get(), A, lda, b.get(), B, ldb, C, ldc);
         }))
         return CUBLAS_STATUS_SUCCESS;
-    for (int j = 0; j < n; ++j)
-        for (int i = 0; i < m; ++i) {
-            const float a = ta == CUBLAS_OP_N ? A[i + (size_t)j * lda] : A[j + (size_t)i * lda];
-            const float b = tb == CUBLAS_OP_N ? B[i + (size_t)j * ldb] : B[j + (size_t)i * ldb];
-            C[i + (size_t)j * ldc] = (*alpha == 0.0f ? 0.0f : *alpha * a) + (*beta == 0.0f ? 0.0f : *beta * b);
-        }
-    return CUBLAS_STATUS_SUCCESS;
+    return geam(ta, tb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+}
+
+cublasStatus_t cublasDgeam(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                           const double* alpha, const double* A, int lda, const double* beta, const double* B,
+                           int ldb, double* C, int ldc) {
+    if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!op_ok(ta) || !op_ok(tb) || m < 0 || n < 0 || ldc < (m > 1 ? m : 1)) return CUBLAS_STATUS_INVALID_VALUE;
+    if (h != nullptr && recorded(h, [=, a = scalar(h, alpha), b = scalar(h, beta)] {
+            cublasDgeam(h, ta, tb, m, n, a.get(), A, lda, b.get(), B, ldb, C, ldc);
+        }))
+        return CUBLAS_STATUS_SUCCESS;
+    return geam(ta, tb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
 }
 
 cublasStatus_t cublasSetMatrix(int rows, int cols, int elem_size, const void* A, int lda, void* B, int ldb) {

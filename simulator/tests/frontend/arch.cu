@@ -32,6 +32,23 @@ __host__ __device__ int where_am_i() {
 #endif
 }
 
+// One macro defining several functors: their operator() share the file, line and name (and, in
+// the preprocessed text, often the column), and each keeps its own device body.
+#define FUNCTORS(NAME)                                                    \
+    template <int N>                                                      \
+    struct NAME##Add {                                                    \
+        inline __device__ int operator()(int x) const { return x + N; }   \
+    };                                                                    \
+    template <int N>                                                      \
+    struct NAME##Mul {                                                    \
+        inline __device__ int operator()(int x) const { return x * N; }   \
+    };                                                                    \
+    template <int N>                                                      \
+    struct NAME##Sub {                                                    \
+        inline __device__ int operator()(int x) const { return N - x; }   \
+    };
+FUNCTORS(Op)
+
 __global__ void arch_kernel(int* out) {
 #if __CUDA_ARCH__ >= 700
     out[0] = device_arch();
@@ -39,17 +56,19 @@ __global__ void arch_kernel(int* out) {
     out[0] = -7;
 #endif
     out[1] = where_am_i();
+    out[2] = OpAdd<3>()(10) * 10000 + OpMul<3>()(10) * 100 + OpSub<3>()(10) + 50;
 }
 
 int main() {
     int* d;
-    int h[2] = {0, 0};
+    int h[3] = {0, 0, 0};
     cudaMalloc(&d, sizeof h);
     arch_kernel<<<1, 1>>>(d);
     cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
     cudaFree(d);
     CHECK(h[0] == (EXPECT_ARCH >= 700 ? EXPECT_ARCH : -7));
     CHECK(h[1] == 1000 + EXPECT_ARCH / 100);
+    CHECK(h[2] == 13 * 10000 + 30 * 100 + (3 - 10) + 50);
     CHECK(where_am_i() == 2);
 #ifdef __CUDA_ARCH__
     const bool host_sees_arch = true;
