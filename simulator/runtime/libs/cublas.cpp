@@ -425,6 +425,32 @@ cublasStatus_t cublasSdot_v2(cublasHandle_t h, int n, const float* x, int incx, 
     return CUBLAS_STATUS_SUCCESS;
 }
 
+// cublasDotEx with all four types CUDA_R_32F (as cublasSdot) or all CUDA_R_64F (summed in double);
+// other combinations (half inputs, mixed types) are refused with the types named.
+cublasStatus_t cublasDotEx(cublasHandle_t h, int n, const void* x, cudaDataType xType, int incx, const void* y,
+                           cudaDataType yType, int incy, void* result, cudaDataType resultType,
+                           cudaDataType executionType) {
+    if (h != nullptr) {
+        if (cublasStatus_t st = refuse_in_capture(h, "cublasDotEx")) return st;
+    }
+    if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    auto all = [&](cudaDataType t) { return xType == t && yType == t && resultType == t && executionType == t; };
+    if (all(CUDA_R_32F))
+        return cublasSdot_v2(h, n, (const float*)x, incx, (const float*)y, incy, (float*)result);
+    if (all(CUDA_R_64F)) {
+        const double* dx = (const double*)x;
+        const double* dy = (const double*)y;
+        double acc = 0.0;
+        for (int i = 0; i < n; ++i) acc += dx[(long long)i * incx] * dy[(long long)i * incy];
+        *(double*)result = acc;
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    say("cublasDotEx: x %s, y %s, result %s, execution %s: only all CUDA_R_32F or all CUDA_R_64F are supported",
+        type_name(xType), type_name(yType), type_name(resultType), type_name(executionType));
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
 cublasStatus_t cublasSnrm2_v2(cublasHandle_t h, int n, const float* x, int incx, float* result) {
     if (h != nullptr) {
         if (cublasStatus_t st = refuse_in_capture(h, "cublasSnrm2")) return st;
