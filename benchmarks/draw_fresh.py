@@ -2,7 +2,7 @@
 allowed, and write them as manifests.
 
 Usage: ``python benchmarks/draw_fresh.py --root DIR [--seed 3917] [--sample programs|builds]
-[--out MANIFEST]``
+[--exclude MANIFEST ...] [--out MANIFEST]``
 
 ``programs`` (default ``benchmarks/manifests/fresh_sample.json``) is a sample for
 ``benchmarks/real_programs.py``: HeCBench folders, NVIDIA's cuda-samples (``4_CUDA_Libraries``
@@ -16,8 +16,12 @@ and cuda-samples CMake projects; its entries also carry the sources and flags, s
 ``--root`` holds one checkout per source under its folder name (``SOURCES``). The draw repeats:
 candidates are found by the rules of ``program_finder.py``, sorted by name, and
 ``random.Random(seed)`` shuffles each source's pool; the first ``count`` that are in scope, not
-tried before (``TRIED``) and reviewed as self-checking (``CHECKS``) are taken. A drawn program
-nobody has reviewed stops the draw with a proposed check to read and enter.
+tried before (``TRIED``, and every program named in an ``--exclude`` manifest) and reviewed as
+self-checking (``CHECKS``) are taken; a source with fewer leaves the rest to the next one. A
+drawn program nobody has reviewed stops the draw with a proposed check to read and enter.
+
+A later draw takes a new seed and excludes the earlier manifests, for example
+``--seed 6120 --exclude benchmarks/manifests/*.json --out benchmarks/manifests/fresh_sample2.json``.
 """
 
 from __future__ import annotations
@@ -320,11 +324,96 @@ CHECKS: dict[str, dict | None] = {
     "cudahandbook/scan/int/timeScan": None,  # prints times
     "cudahandbook/microbench/devrtMallocSpeed": None,  # prints times
     "cudahandbook/texturing/tex1dfetch_int2float": None,  # prints texture values
+    # --- the second fresh sample (seed 41207, fresh_sample2.json) ---
+    "hecbench/src/sobol-cuda": PASS_LINE,  # PASS when the L1 error against the CPU's is small
+    "hecbench/src/metropolis-cuda": None,  # prints exchange averages, checks nothing
+    "hecbench/src/f16max-cuda": {**EXIT, "fails": "FAIL"},  # "fp16_hmax2 PASS", then "fp16_hmax PASS"
+    "hecbench/src/groupnorm-cuda": {**EXIT, "fails": "^FAIL"},  # PASS or FAIL for each of 5 checks
+    "hecbench/src/bincount-cuda": {**EXIT, "fails": "^FAIL"},  # global, then shared atomics
+    "hecbench/src/dp-cuda": {**EXIT, "fails": "^FAIL"},  # kernel, cuBLAS and cublasDotEx, a line each
+    "hecbench/src/fdtd3d-cuda": PASS_LINE,
+    "hecbench/src/tridiagonal-cuda": None,  # prints the mean error, decides nothing
+    "hecbench/src/atomicAggregate-cuda": {**EXIT, "fails": "^FAIL"},  # a line for each array size
+    "hecbench/src/tsp-cuda": PASS_LINE,  # PASS when the best tour is in its dataset's known range
+    "hecbench/src/myocyte-cuda": None,  # writes the solution to a file, checks nothing
+    "hecbench/src/maxFlops-cuda": None,  # prints times
+    "hecbench/src/mxfp4-cuda": PASS_LINE,
+    "hecbench/src/minisweep-cuda": {"passes": "verify: PASS"},  # on the line with the norm
+    "hecbench/src/damage-cuda": PASS_LINE,
+    "hecbench/src/resnet-kernels-cuda": None,  # prints checksums
+    "cuda-samples/Samples/0_Introduction/vectorAddMMAP/vectorAddMMAP": {"passes": "^Result = PASS"},
+    # prints the device's properties; checks API errors only
+    "cuda-samples/Samples/1_Utilities/deviceQuery/deviceQuery": None,
+    "cuda-samples/Samples/1_Utilities/deviceQueryDrv/deviceQueryDrv": None,
+    "cuda-samples/Samples/0_Introduction/simpleMultiCopy/simpleMultiCopy": EXIT,
+    # prints times
+    "cuda-samples/Samples/3_CUDA_Features/cudaCompressibleMemory/cudaCompressibleMemory": None,
+    # exits 0 either way; says so when the estimate is off by more than its tolerance
+    "cuda-samples/Samples/2_Concepts_and_Techniques/MC_EstimatePiInlineP/MC_EstimatePiInlineP": {
+        **EXIT,
+        "fails": "does not match expected result",
+    },
+    "cuda-samples/Samples/5_Domain_Specific/dwtHaar1D/dwtHaar1D": {"passes": "^Test success"},
+    "cuda-samples/Samples/0_Introduction/simpleSurfaceWrite/simpleSurfaceWrite": EXIT,
+    "cuda-samples/Samples/3_CUDA_Features/binaryPartitionCG/binaryPartitionCG": None,  # prints its sums
+    "cuda-samples/Samples/0_Introduction/matrixMulDrv/matrixMulDrv": {"passes": "^Result = PASS"},
+    "cuda-samples/Samples/0_Introduction/simpleStreams/simpleStreams": EXIT,
+    "cuda-samples/Samples/2_Concepts_and_Techniques/threadMigration/threadMigration": EXIT,
+    "cuda-samples/Samples/4_CUDA_Libraries/lineOfSight/lineOfSight": {"passes": "^Test passed"},
+    "cuda-samples/Samples/4_CUDA_Libraries/simpleCUBLAS/simpleCUBLAS": {"passes": "simpleCUBLAS test passed"},
+    "cuda-samples/Samples/4_CUDA_Libraries/matrixMulCUBLAS/matrixMulCUBLAS": {
+        "passes": "with CPU results: PASS"
+    },
+    "cudahandbook/streaming/stream3Streams": None,  # prints times
+    # each checks random copies against the source and exits 1 on a mismatch
+    "cudahandbook/concurrency/pageableMemcpyHtoD": EXIT,
+    "cudahandbook/concurrency/pageableMemcpyHtoD16Synchronous": EXIT,
+    "cudahandbook/concurrency/pageableMemcpyHtoD16": EXIT,
+    "cudahandbook/microbench/mallocAsyncSpeed": None,  # prints times
+    "cudahandbook/concurrency/nullHtoDMemcpyAsync": None,  # prints a time
+    # prints the relative error against the CPU and decides nothing (by default)
+    "cudahandbook/nbody/nbody": None,
+    "hecbench/src/gelu-cuda": {**EXIT, "fails": "^FAIL"},  # two kernels, a line each
+    "hecbench/src/tissue-cuda": PASS_LINE,
+    "hecbench/src/qkv-cuda": {"passes": "All results match"},  # exits 1 on a mismatch before it
+    "hecbench/src/interleave-cuda": EXIT,  # asserts every element of both layouts agree
+    "hecbench/src/scatterThrust-cuda": {**EXIT, "fails": "^FAIL"},  # a line for each of six types
+    "cuda-samples/Samples/0_Introduction/simplePrintf/simplePrintf": None,  # prints from the device
+    "cuda-samples/Samples/0_Introduction/simpleOccupancy/simpleOccupancy": {"passes": "^Test PASSED"},
+    # prints times; its check is compiled out (VERIFY_GPU_CORRECTNESS 0)
+    "cuda-samples/Samples/6_Performance/UnifiedMemoryPerf/UnifiedMemoryPerf": None,
+    "cuda-samples/Samples/0_Introduction/simpleVoteIntrinsics/simpleVoteIntrinsics": EXIT,
+    "cudahandbook/SMs/testFunnelShift": None,  # asks for its inputs on stdin and prints the result
+    "cudahandbook/gemm/sgemm4RegBlock": None,  # prints the largest error, decides nothing
+    "cudahandbook/concurrency/concurrencyMemcpyKernelMapped": None,  # prints times
+    "cudahandbook/concurrency/breakevenDtoHMemcpy": None,  # prints times
+    # exits 0 either way; says so when the price is off by more than its tolerance
+    "cuda-samples/Samples/2_Concepts_and_Techniques/MC_SingleAsianOptionP/MC_SingleAsianOptionP": {
+        **EXIT,
+        "fails": "does not match expected result",
+    },
+    "cuda-samples/Samples/0_Introduction/simpleDrvRuntime/simpleDrvRuntime": {"passes": "^Result = PASS"},
+    "cudahandbook/scan/streamCompact/timeStreamCompact_odd": None,  # prints times
+    "cudahandbook/texturing/tex1dfetch_big": None,  # without the size argument it prints its usage
+    "cudahandbook/SMs/solveQuadratic": None,  # launches on no data, prints nothing
+    "cudahandbook/memory/globalCopy": {**EXIT, "fails": "Incorrect copy"},  # goes on after a bad copy
+    "cudahandbook/memory/pinnedBandwidth": None,  # prints bandwidths
+    "cudahandbook/scan/warp/testScanWarp": {"passes": "^All policies PASS"},  # exits 1 otherwise
+    # checks copies from one device to another and exits 1 on a mismatch; needs two devices
+    "cudahandbook/memory/peer2peerMemcpy": {**EXIT, "devices": 2},
+    "cudahandbook/concurrency/nullDtoHMemcpyAsync": None,  # prints a time
+    "cudahandbook/gemm/sgemm3Tiled": None,  # prints the largest error, decides nothing
+    # "ok" or "FAIL" at the end of each implementation's line against the CPU's sum; exits 0 either way
+    "cudahandbook/reduction/timeReductionVsCUB": {**EXIT, "fails": "FAIL$"},
 }
 
 # Arguments smaller than the run target's, where a run with the run target's went past 90 s under
 # the simulator on two cores (its check comes after its timing loop): name -> (args, reason).
 SLOW = "the run target's ran past 90 s here"
+LOADED = (
+    "at load 17 on the two shared cores, the four run first with the run target's had not reached their "
+    "checks after 145 s"
+)
 SMALLER_ARGS: dict[str, tuple[list[str], str]] = {
     "hecbench/src/bilateral-cuda": ("256 128 0.5 0.5 2".split(), f"a 256x128 image, 2 repeats; {SLOW}"),
     "hecbench/src/bwt-cuda": (["100000"], f"a sequence of 100,000; {SLOW}"),
@@ -368,6 +457,28 @@ SMALLER_ARGS: dict[str, tuple[list[str], str]] = {
         "--dimx=96 --dimy=96 --dimz=96 --timesteps=1".split(),
         f"the smallest volume and time steps it accepts, not 376^3 and 5; {SLOW}",
     ),
+    # the second fresh sample: its check follows the run target's timing loop
+    "hecbench/src/atomicAggregate-cuda": (["2"], f"2 repeats; {LOADED}"),
+    "hecbench/src/bincount-cuda": ("1000000 2".split(), f"a million elements, 2 repeats; {LOADED}"),
+    "hecbench/src/damage-cuda": ("1000000 2".split(), f"a million points, 2 repeats; {LOADED}"),
+    "hecbench/src/dp-cuda": ("1048576 2".split(), f"2^20 elements, 2 repeats; {LOADED}"),
+    "hecbench/src/f16max-cuda": (["2"], f"2 repeats; {LOADED}"),
+    "hecbench/src/fdtd3d-cuda": (
+        "--dimx=96 --dimy=96 --dimz=96 --timesteps=1".split(),
+        f"the smallest volume and time steps it accepts; {LOADED}",
+    ),
+    "hecbench/src/gelu-cuda": ("8 1024 512 2".split(), f"sequences of 1024, 2 repeats; {LOADED}"),
+    "hecbench/src/groupnorm-cuda": ("32 32 16 16 32 2".split(), f"2 repeats; {LOADED}"),
+    "hecbench/src/interleave-cuda": (["2"], f"2 repeats; {LOADED}"),
+    "hecbench/src/minisweep-cuda": (["--niterations", "1"], f"1 iteration; {LOADED}"),
+    "hecbench/src/mxfp4-cuda": ("1048576 2".split(), f"2^20 elements, 2 repeats; {LOADED}"),
+    "hecbench/src/scatterThrust-cuda": ("1000000 2".split(), f"a million elements, 2 repeats; {LOADED}"),
+    "hecbench/src/sobol-cuda": (
+        "100000 100 2".split(),
+        f"100,000 vectors of 100 dimensions, 2 repeats; {LOADED}",
+    ),
+    "hecbench/src/tissue-cuda": ("32 2".split(), f"2 repeats; {LOADED}"),
+    "hecbench/src/tsp-cuda": ("d493.tsp 24 2".split(), f"2 repeats of its 24 restarts; {LOADED}"),
 }
 
 # Rodinia 3.1's CUDA programs, all of them: name -> (folder, the executable its Makefile builds,
@@ -490,7 +601,9 @@ def draw_sources(
     per source, and the drawn programs not yet in ``CHECKS``."""
     rng = random.Random(seed)
     programs, about, unreviewed = [], [], []
+    short = 0  # what the sources before this one could not fill, for lack of candidates
     for label, (source, count) in sources.items():
+        count += short
         pool, left_out = find(root, source)
         pool = [c for c in pool if c.name not in avoid]
         rng.shuffle(pool)
@@ -502,6 +615,7 @@ def draw_sources(
             pool, count, CHECKS, lambda c: c.name, lambda c: program_text(root, c)
         )
         unreviewed += waiting
+        short = count - len(picked) - len(waiting)
         programs += sorted((entry(c, check, with_build) for c, check in picked), key=lambda e: e["name"])
         reasons: dict[str, int] = {}
         for why in left_out.values():
@@ -516,16 +630,32 @@ def draw_sources(
     return programs, about, unreviewed
 
 
-def draw_programs(root: Path, seed: int) -> tuple[dict, list[str]]:
-    """The ``programs`` sample's manifest and the drawn programs not yet in ``CHECKS``."""
-    programs, about, unreviewed = draw_sources(root, seed, PROGRAM_SOURCES, set(), with_build=False)
+def draw_programs(
+    root: Path, seed: int, avoid: frozenset[str] = frozenset(), excluded: str = ""
+) -> tuple[dict, list[str]]:
+    """The ``programs`` sample's manifest (none of ``avoid``, the programs of the manifests named in
+    ``excluded``) and the drawn programs not yet in ``CHECKS``."""
+    programs, about, unreviewed = draw_sources(root, seed, PROGRAM_SOURCES, set(avoid), with_build=False)
+    leaves_out = f"; none of the {len(avoid)} programs of {excluded}" if excluded else ""
     manifest = {
         "about": f"A random draw (seed {seed}) by benchmarks/draw_fresh.py --sample programs, libraries "
-        "allowed (see OUT_OF_SCOPE and LIBRARIES there); each program with the sources, flags and "
-        "arguments its own build files give; --root holds the checkouts: " + "; ".join(about),
+        f"allowed (see OUT_OF_SCOPE and LIBRARIES there){leaves_out}; each program with the sources, "
+        "flags and arguments its own build files give; --root holds the checkouts: " + "; ".join(about),
         "programs": programs,
     }
     return manifest, unreviewed
+
+
+def excluded_programs(manifests: list[Path]) -> tuple[frozenset[str], str]:
+    """The names of the programs in ``manifests`` (tried before) and the manifests' file names."""
+    names: set[str] = set()
+    for path in manifests:
+        try:
+            programs = json.loads(path.read_text())["programs"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"--exclude {path}: not a manifest with a 'programs' list ({e})") from e
+        names.update(p["name"] for p in programs)
+    return frozenset(names), ", ".join(sorted(p.name for p in manifests))
 
 
 def draw_builds(root: Path, seed: int, avoid: set[str]) -> tuple[dict, list[str]]:
@@ -555,10 +685,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--root", type=Path, required=True, help="the folder holding one checkout per source")
     p.add_argument("--seed", type=int, default=3917)
     p.add_argument("--sample", choices=("programs", "builds"), default="programs")
+    p.add_argument(
+        "--exclude",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="MANIFEST",
+        help="manifests whose programs count as tried before and are not drawn",
+    )
     p.add_argument("--out", type=Path, help="default: manifests/fresh_sample.json or build_sample.json")
     a = p.parse_args(argv)
     root = a.root.resolve()
-    for source, _ in [*PROGRAM_SOURCES.values(), (RODINIA, 0)]:
+    try:
+        avoid, excluded = excluded_programs(a.exclude)
+    except ValueError as e:
+        p.error(str(e))
+    needed = [*PROGRAM_SOURCES.values()] + ([(RODINIA, 0)] if a.sample == "builds" else [])
+    for source, _ in needed:
         if not (root / source.folder).is_dir():
             p.error(
                 f"{root / source.folder} is missing: check out github.com/{source.repo} there "
@@ -566,12 +709,12 @@ def main(argv: list[str] | None = None) -> int:
             )
     programs_out = MANIFESTS / "fresh_sample.json"
     if a.sample == "programs":
-        manifest, unreviewed = draw_programs(root, a.seed)
+        manifest, unreviewed = draw_programs(root, a.seed, avoid, excluded)
         out = a.out or programs_out
     else:
         # The programs sample is drawn again (not read back), so that the two never share a program.
-        drawn, unreviewed = draw_programs(root, a.seed)
-        manifest, more = draw_builds(root, a.seed, {e["name"] for e in drawn["programs"]})
+        drawn, unreviewed = draw_programs(root, a.seed, avoid, excluded)
+        manifest, more = draw_builds(root, a.seed, {e["name"] for e in drawn["programs"]} | avoid)
         unreviewed += more
         out = a.out or MANIFESTS / "build_sample.json"
     if unreviewed:

@@ -81,6 +81,20 @@ static_assert((int)CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH == (int)cudaDevAttrCluster
 CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attrib, CUdevice device) {
     if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!valid(device)) return CUDA_ERROR_INVALID_DEVICE;
+    switch (attrib) {
+        // Driver-only features the runtime does not offer (cuMemCreate/cuMemMap, compressible
+        // memory): answered 0, as a device without them answers, so that a program that checks
+        // first (cuda-samples' vectorAddMMAP, cudaCompressibleMemory) waives instead of failing
+        // on the query itself.
+        case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+        case CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+        case CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+        case CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED:
+            *value = 0;
+            return CUDA_SUCCESS;
+        default:
+            break;
+    }
     return __sim::device_attribute(value, (cudaDeviceAttr)attrib, device) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 

@@ -1,7 +1,8 @@
 """CUB from NVIDIA's CCCL headers, unmodified, in simulated programs: block and warp algorithms
 (kernels/program_cub.cu) against numpy in every mode, device-wide ones (kernels/program_cub_device.cu)
-in fast mode when asked for (SIMULATOR_SLOW_TESTS=1: its build is long), and both programs also
-built by nvcc in the kernels tier."""
+in fast mode when asked for (SIMULATOR_SLOW_TESTS=1: its build is long), cuda::ptx's lane registers
+that CUB reads (kernels/cub_ptx_sreg.cu) against their PTX definitions, and the programs also built
+by nvcc in the kernels tier."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from .test_run import _values
 
 PROGRAM = KERNELS / "program_cub.cu"
 DEVICE_PROGRAM = KERNELS / "program_cub_device.cu"
+SREG_PROGRAM = KERNELS / "cub_ptx_sreg.cu"
 THREADS, ITEMS = 64, 4
 TILE = THREADS * ITEMS
 N = 2 * TILE
@@ -82,7 +84,22 @@ def test_cub_device_wide_algorithms_match_numpy():
     np.testing.assert_array_equal(_ints(v["device_histogram"]), counts)
 
 
-@pytest.mark.parametrize("program", [PROGRAM, DEVICE_PROGRAM], ids=lambda p: p.stem)
+def test_cuda_ptx_lane_registers_read_as_the_ptx_isa_defines_them():
+    # CCCL guards all but %laneid with __CUDA_ARCH__ >= 350; without it the program did not link.
+    v = _run(SREG_PROGRAM, "fast")
+    lane = np.arange(64, dtype=np.int64) % 32
+    eq = np.left_shift(1, lane)
+    lt = eq - 1
+    full = 0xFFFFFFFF
+    np.testing.assert_array_equal(_ints(v["laneid"]), lane)
+    np.testing.assert_array_equal(_ints(v["lanemask_eq"]), eq)
+    np.testing.assert_array_equal(_ints(v["lanemask_lt"]), lt)
+    np.testing.assert_array_equal(_ints(v["lanemask_le"]), lt | eq)
+    np.testing.assert_array_equal(_ints(v["lanemask_ge"]), full & ~lt)
+    np.testing.assert_array_equal(_ints(v["lanemask_gt"]), full & ~(lt | eq))
+
+
+@pytest.mark.parametrize("program", [PROGRAM, DEVICE_PROGRAM, SREG_PROGRAM], ids=lambda p: p.stem)
 def test_cub_programs_are_real_cuda_for_nvcc(program, tmp_path):
     proc = nvcc_compile(program, tmp_path)
     assert proc.returncode == 0, proc.stderr

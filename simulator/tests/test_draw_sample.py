@@ -257,3 +257,63 @@ def test_the_fresh_draw_repeats_avoids_tried_programs_and_keeps_sources_apart(fi
     # a drawn program nobody reviewed stops the draw with a proposed check
     monkeypatch.setattr(draw_fresh, "CHECKS", {})
     assert len(draw_fresh.draw_sources(tmp_path, 5, sources, set(), False)[2]) == 2
+
+
+def test_a_later_draw_leaves_out_the_programs_of_earlier_manifests(finder, tmp_path, monkeypatch):
+    import json
+
+    import draw_fresh
+
+    names = [f"kit/{n}/{n}" for n in ("one", "two", "three")]
+    first = tmp_path / "first.json"
+    first.write_text(json.dumps({"about": "", "programs": [{"name": names[0]}, {"name": names[1]}]}))
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"about": "", "programs": [{"name": names[1]}, {"name": "elsewhere/p"}]}))
+    avoid, excluded = draw_fresh.excluded_programs([other, first])
+    assert avoid == {names[0], names[1], "elsewhere/p"} and excluded == "first.json, other.json"
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"about": "no programs"}')
+    with pytest.raises(ValueError, match="bad.json"):
+        draw_fresh.excluded_programs([bad])
+
+    # drawn from a tree of three, those two left out: only the third can be drawn
+    _tree(tmp_path, {f"kit/{n}/{n}.cu": MAIN for n in ("one", "two", "three")})
+    _tree(
+        tmp_path,
+        {f"kit/{n}/CMakeLists.txt": f"add_executable({n} {n}.cu)\n" for n in ("one", "two", "three")},
+    )
+    monkeypatch.setattr(draw_fresh, "TRIED", {})
+    monkeypatch.setattr(draw_fresh, "CHECKS", dict.fromkeys(names, draw_fresh.EXIT))
+    kit = draw_fresh.Source("kit", "someone/kit", "1" * 40, "cmake", ".")
+    monkeypatch.setattr(draw_fresh, "PROGRAM_SOURCES", {"kit": (kit, 2)})
+    manifest, unreviewed = draw_fresh.draw_programs(tmp_path, 5, avoid, excluded)
+    assert not unreviewed and [e["name"] for e in manifest["programs"]] == [names[2]]
+    assert "none of the 3 programs of first.json, other.json" in manifest["about"]
+
+
+def test_a_source_short_of_candidates_leaves_the_rest_to_the_next(finder, tmp_path, monkeypatch):
+    import draw_fresh
+
+    small = [f"small/{n}/{n}" for n in ("a", "b")]
+    big = [f"big/{n}/{n}" for n in ("c", "d", "e", "f")]
+    for name in small + big:
+        folder, prog = name.rsplit("/", 1)
+        _tree(
+            tmp_path,
+            {f"{folder}/{prog}.cu": MAIN, f"{folder}/CMakeLists.txt": f"add_executable({prog} {prog}.cu)\n"},
+        )
+    monkeypatch.setattr(draw_fresh, "TRIED", {})
+    monkeypatch.setattr(draw_fresh, "CHECKS", dict.fromkeys(small + big, draw_fresh.EXIT))
+    sources = {
+        "small": (draw_fresh.Source("small", "someone/small", "1" * 40, "cmake", "."), 3),
+        "big": (draw_fresh.Source("big", "someone/big", "2" * 40, "cmake", "."), 2),
+    }
+    drawn, about, _ = draw_fresh.draw_sources(tmp_path, 5, sources, set(), with_build=False)
+    names = [e["name"] for e in drawn]
+    assert sorted(n for n in names if n.startswith("small/")) == small  # both it has
+    assert len([n for n in names if n.startswith("big/")]) == 3  # its 2 and the one small lacked
+    assert "(3 drawn from 4 candidates" in about[1]
+    # with enough candidates in the first source, the next keeps its own count
+    sources["small"] = (sources["small"][0], 1)
+    drawn, _, _ = draw_fresh.draw_sources(tmp_path, 5, sources, set(), with_build=False)
+    assert [e["name"].split("/")[0] for e in drawn] == ["small", "big", "big"]

@@ -87,6 +87,11 @@ int main() {
     std::printf("cu_attr_cc=%d %d\n", ccmajor, ccmajor == prop.major);
     std::printf("cu_attr_optin=%d\n", optin == (int)prop.sharedMemPerBlockOptin);
     std::printf("cu_attr_warp=%d\n", warp);
+    // Virtual memory management and compressible memory are not offered: 0, not an error.
+    int vmm = -1, compression = -1;
+    CUresult vmm_status = cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, dev);
+    cuDeviceGetAttribute(&compression, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, dev);
+    std::printf("cu_attr_vmm=%d %d %d\n", (int)vmm_status, vmm, compression);
     std::printf("cu_attr_bad_device=%d\n", (int)cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 7));
     std::printf("cu_attr_bad_attr=%d\n", (int)cuDeviceGetAttribute(&warp, (CUdevice_attribute)100000, dev));
     std::printf("cu_attr_null=%d\n", (int)cuDeviceGetAttribute(nullptr, CU_DEVICE_ATTRIBUTE_WARP_SIZE, dev));
