@@ -39,7 +39,7 @@ int main() {
     __half hx[4] = {}, r;
     float fy[4] = {};
     printf("dot16=%d\n", (int)cublasDotEx(h, 4, hx, CUDA_R_16F, 1, fy, CUDA_R_32F, 1, &r, CUDA_R_16F, CUDA_R_32F));
-    printf("dot_null=%d\n", (int)cublasDotEx(h, 4, hx, CUDA_R_32F, 1, hy, CUDA_R_32F, 1, nullptr, CUDA_R_32F,
+    printf("dot_null=%d\n", (int)cublasDotEx(h, 4, hx, CUDA_R_32F, 1, fy, CUDA_R_32F, 1, nullptr, CUDA_R_32F,
                                              CUDA_R_32F));
     cublasDestroy(h);
     return 0;
