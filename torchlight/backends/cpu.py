@@ -37,9 +37,10 @@ import numpy as np
 
 from ..core.device import Device
 from ..core.tensor_data import TensorData, broadcast_shapes
-from .base import Backend
+from .base import Backend, gelu_constants
 from .checks import (
     attn_softmax_inputs,
+    check_gelu_bw,
     check_layernorm,
     check_layernorm_bw,
     check_reduce_dim,
@@ -219,6 +220,52 @@ class CPUBackend(Backend):
             TensorData.from_array(np.asarray(dgamma, dtype=dt)),
             TensorData.from_array(np.asarray(dbeta, dtype=dt)),
         )
+
+    # --- GELU: Backend's composition with its temporaries reused --------------------------
+    #
+    # The same ops on the same operands as ``Backend.gelu_fw``/``gelu_bw``; only exactly rounded
+    # ones (+, -, *) write into a temporary made here, so every value is bit for bit the
+    # composition's. tanh runs out of place, as ``tanh_map`` does.
+
+    def gelu_fw(self, x: TensorData) -> tuple[TensorData, TensorData]:
+        cube, scale, half, one = (c.array for c in gelu_constants(x.dtype))
+        xv = x.array
+        with _ieee():
+            acc = xv * xv
+            np.multiply(acc, xv, out=acc)
+            np.multiply(acc, cube, out=acc)
+            np.add(xv, acc, out=acc)
+            np.multiply(acc, scale, out=acc)
+            t = np.tanh(acc)
+            y = xv * half
+            np.add(t, one, out=acc)
+            np.multiply(y, acc, out=y)
+        return TensorData.from_array(y), TensorData.from_array(t)
+
+    def gelu_bw(self, x: TensorData, t: TensorData, dy: TensorData) -> TensorData:
+        check_gelu_bw(x, t, dy)
+        cube, scale, half, one = (c.array for c in gelu_constants(x.dtype))
+        xv, tv, g = x.array, t.array, dy.array
+        with _ieee():
+            d_sum = xv * half
+            np.multiply(g, d_sum, out=d_sum)
+            slope = tv * tv  # tanh_back: g * (1 - t * t)
+            np.subtract(1, slope, out=slope)
+            np.multiply(d_sum, slope, out=d_sum)
+            np.multiply(d_sum, scale, out=d_sum)
+            d_cube = d_sum * cube
+            term = np.multiply(xv, xv, out=slope)
+            np.multiply(d_cube, term, out=term)
+            dx = np.add(d_sum, term, out=d_sum)
+            d_square = np.multiply(d_cube, xv, out=d_cube)
+            np.multiply(d_square, xv, out=d_square)
+            np.add(dx, d_square, out=dx)
+            np.add(dx, d_square, out=dx)
+            term = np.add(tv, one, out=term)
+            np.multiply(g, term, out=term)
+            np.multiply(term, half, out=term)
+            np.add(dx, term, out=dx)
+        return TensorData.from_array(dx)
 
 
 _CPU_BACKEND: CPUBackend | None = None
