@@ -82,6 +82,12 @@ _QUIET = np.errstate(all="ignore")
 _quiet_matmul = _ieee_call(np.matmul)
 
 
+def _spare(buffer: np.ndarray, *operands: np.ndarray) -> np.ndarray | None:
+    """``buffer`` as the ``out=`` of an elementwise op of ``buffer`` and ``operands`` when the
+    result has its dtype (then its bits are a fresh result's), else None: a fresh result."""
+    return buffer if np.result_type(buffer, *operands) == buffer.dtype else None
+
+
 class CPUBackend(Backend):
     """Vectorised numpy on the CPU; every primitive works on TensorData strided views."""
 
@@ -194,9 +200,12 @@ class CPUBackend(Backend):
             centred = xv - mean
             var = (centred * centred).mean(axis=-1, keepdims=True)
             rstd = (1.0 / np.sqrt(var + eps)).astype(x.dtype, copy=False)
-            y = centred * rstd * gamma.array + beta.array
+            # centred * rstd * gamma + beta, each step written over the one before (same bits).
+            y = np.multiply(centred, rstd, out=centred)
+            np.multiply(y, gamma.array, out=y)
+            np.add(y, beta.array, out=y)
         return (
-            TensorData.from_array(y.astype(x.dtype, copy=False)),
+            TensorData.from_array(y),
             TensorData.from_array(mean[..., 0].astype(x.dtype, copy=False)),
             TensorData.from_array(rstd[..., 0]),
         )
@@ -209,9 +218,18 @@ class CPUBackend(Backend):
         r = rstd.array[..., None]
         lead = tuple(range(x.ndim - 1))
         with _ieee():
-            xhat = (x.array - mean.array[..., None]) * r
+            centred = x.array - mean.array[..., None]
+            xhat = np.multiply(centred, r, out=_spare(centred, r))
             g = dyv * gamma.array
-            dx = r * (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True))
+            # r * (g - mean(g) - xhat * mean(g * xhat)), the elementwise steps written over the
+            # temporaries before them where the dtypes allow; the means read what they read before.
+            g_xhat = g * xhat
+            slope = g_xhat.mean(axis=-1, keepdims=True)
+            g_mean = g.mean(axis=-1, keepdims=True)
+            dx = np.subtract(g, g_mean, out=_spare(g, g_mean))
+            second = np.multiply(xhat, slope, out=_spare(g_xhat, xhat, slope))
+            dx = np.subtract(dx, second, out=_spare(dx, second))
+            dx = np.multiply(r, dx, out=_spare(dx, r))
             dgamma = (dyv * xhat).sum(axis=lead) if lead else dyv * xhat
             dbeta = dyv.sum(axis=lead) if lead else dyv.copy()
         dt = x.dtype
