@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from torchlight.backends.base import Backend
 from torchlight.backends.cpu import CPUBackend
 from torchlight.core.tensor_data import TensorData
 
@@ -79,3 +80,33 @@ def test_layernorm_backward_is_its_plain_expression(dtype, shape, strided, other
         want = r * (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True))
     _same_bits(dx.array, want.astype(dtype), "dx")
     assert dgamma.dtype == dbeta.dtype == dtype
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("strided", [False, True])
+def test_gelu_is_the_backend_composition(dtype, strided):
+    """CPU's gelu_fw/gelu_bw against Backend's, which compose the bound ops with fresh results."""
+    rng = np.random.default_rng(6)
+    shape = (96, 37, 29)  # odd sizes: no SIMD loop ends on a whole vector
+    x = (rng.standard_normal(shape) * 4).astype(dtype)
+    x.reshape(-1)[: len(SPECIALS)] = SPECIALS
+    data = TensorData.from_array(x)
+    if strided:
+        data = TensorData.from_array(np.ascontiguousarray(x.T)).permute(2, 1, 0)
+    dy = TensorData.from_array(rng.standard_normal(shape).astype(dtype))
+    cpu = CPUBackend()
+    got, want = cpu.gelu_fw(data), Backend.gelu_fw(cpu, data)
+    for g, w, what in zip(got, want, ("y", "t")):
+        _same_bits(g.array, w.array, what)
+    _same_bits(cpu.gelu_bw(data, got[1], dy).array, Backend.gelu_bw(cpu, data, want[1], dy).array, "dx")
+
+
+def test_gelu_bw_refuses_mismatched_inputs():
+    cpu = CPUBackend()
+    x = TensorData.from_array(np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match=r"gelu_bw: shapes \(2, 3\) and \(3, 2\) must be equal"):
+        cpu.gelu_bw(x, x, TensorData.from_array(np.ones((3, 2), np.float32)))
+    with pytest.raises(
+        TypeError, match="gelu_bw: x, t and dy must share one dtype, got float32, float32 and float64"
+    ):
+        cpu.gelu_bw(x, x, TensorData.from_array(np.ones((2, 3), np.float64)))
