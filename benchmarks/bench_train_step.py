@@ -2,20 +2,29 @@
 and against the same model in PyTorch on the CPU when torch is importable; then a tiny
 matmul-relu-sum forward and backward, where the cost of getting from an op to its kernel shows.
 
-    python benchmarks/bench_train_step.py [--backend cpu] [--repeat 20]
+    python benchmarks/bench_train_step.py [--backend cpu] [--repeat 20] [--clock wall|cpu]
 
 Each step is timed ``--repeat`` times after a warm-up step (a tiny step: ``TINY_CALLS`` calls per
-timing); the table gives the minimum, the median and the spread ``(max - min) / median``, and
-marks with ``!`` a number whose steps disagree by more than 25% (a busy machine: not to be
-trusted). Ratios are of minimums.
+timing), the contenders taking turns round by round so that a burst of load on a shared machine
+hits each of them alike; the table gives the minimum, the median and the spread
+``(max - min) / median``, and marks with ``!`` a number whose steps disagree by more than 25% (a
+busy machine: not to be trusted). Ratios are of minimums. The header gives the load average
+before and after the run.
+
+``--clock cpu`` times the process's CPU seconds (every thread's) instead of the wall clock: much
+steadier on a busy machine, where waiting for a core is not counted. With more than one BLAS or
+PyTorch thread it also counts their spinning, so on a busy machine compare with one thread each:
+``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1``.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -42,16 +51,37 @@ def batch(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
     return rows[:, :-1], targets
 
 
-def rounds_of(step, repeat: int, calls: int = 1) -> Timing:
-    """Seconds per step of ``repeat`` samples of ``calls`` steps after a warm-up step (numba compiles)."""
-    step()
-    times = []
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def rounds_of(
+    steps: dict[str, Callable[[], object]],
+    repeat: int,
+    calls: int = 1,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, Timing]:
+    """Seconds per step of each of ``steps``: ``repeat`` samples of ``calls`` steps, one sample of
+    each step per round, after a warm-up step of each (numba compiles)."""
+    for step in steps.values():
+        step()
+    times: dict[str, list[float]] = {name: [] for name in steps}
     for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(calls):
-            step()
-        times.append((time.perf_counter() - start) / calls)
-    return Timing(tuple(times))
+        for name, step in steps.items():
+            start = clock()
+            for _ in range(calls):
+                step()
+            times[name].append((clock() - start) / calls)
+    return {name: Timing(tuple(t)) for name, t in times.items()}
+
+
+def load_text() -> str:
+    """The 1-minute load average and the CPUs this process may use, as a short phrase."""
+    try:
+        load = f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        load = "unknown"
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"load {load} on {cpus} CPUs"
 
 
 def tiny_arrays() -> tuple[np.ndarray, np.ndarray]:
@@ -172,6 +202,9 @@ def main() -> None:
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument(
+        "--clock", choices=tuple(CLOCKS), default="wall", help="what a step costs: wall or CPU seconds"
+    )
     args = parser.parse_args()
     if args.repeat < 3:
         parser.error(f"--repeat {args.repeat}: at least 3 steps are needed to judge the spread")
@@ -180,31 +213,36 @@ def main() -> None:
         if args.backend != "numba"
         else __import__("torchlight.backends.cuda", fromlist=["numba_backend"]).numba_backend()
     )
+    clock = CLOCKS[args.clock]
+    load_before = load_text()
     ids, targets = batch(np.random.default_rng(0), args.batch)
-    results = {
-        "torchlight fused": rounds_of(torchlight_step(backend, True, args, ids, targets), args.repeat),
-        "torchlight unfused": rounds_of(torchlight_step(backend, False, args, ids, targets), args.repeat),
+    steps = {
+        "torchlight fused": torchlight_step(backend, True, args, ids, targets),
+        "torchlight unfused": torchlight_step(backend, False, args, ids, targets),
     }
     try:
-        results["pytorch"] = rounds_of(torch_step(args, ids, targets), args.repeat)
+        steps["pytorch"] = torch_step(args, ids, targets)
     except ImportError:
         print("PyTorch not importable: no torch column")
+    results = rounds_of(steps, args.repeat, clock=clock)
     print(
         f"one training step, batch {args.batch}, seq {2 * LENGTH}, dim {args.dim}, layers {args.layers}, "
-        f"backend {args.backend} ({args.repeat} steps each)"
+        f"backend {args.backend} ({args.repeat} steps each, {args.clock} clock, {load_before})"
     )
     print_rows(results, "ms", 1e3, 2)
     fused, unfused = results["torchlight fused"], results["torchlight unfused"]
     print(f"  fused / unfused      {fused.ratio_text(unfused, 'x')}")
-    tiny = {"torchlight": rounds_of(torchlight_tiny(backend), args.repeat, TINY_CALLS)}
+    tiny_steps = {"torchlight": torchlight_tiny(backend)}
     try:
-        tiny["pytorch"] = rounds_of(torch_tiny(), args.repeat, TINY_CALLS)
+        tiny_steps["pytorch"] = torch_tiny()
     except ImportError:
         pass
+    tiny = rounds_of(tiny_steps, args.repeat, TINY_CALLS, clock)
     x_shape, w_shape = TINY_SHAPES
     print(f"tiny step: (x @ w).relu().sum().backward(), x {x_shape}, w {w_shape}")
     print_rows(tiny, "us", 1e6, 1)
     print(trust_note([*results.values(), *tiny.values()]))
+    print(f"{load_text()} at the end")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import torchlight as tl
 from torchlight.backends.cpu import CPUBackend
 from torchlight.core import functions as F
 from torchlight.core.autograd import Function
+from torchlight.nn import functional as NF
 
 S = LIMITS.grad_side
 
@@ -56,6 +57,7 @@ CASES = [
     Case("sigmoid", ("Sigmoid",), lambda x: x.sigmoid(), ((2, S),), (uniform(-4, 4),)),
     Case("tanh", ("Tanh",), lambda x: x.tanh(), ((2, S),), (uniform(-2, 2),)),
     Case("relu", ("Relu",), lambda x: x.relu(), ((2, S),), (away_from_zero(0.1, 2),)),
+    Case("gelu", ("Gelu",), NF.gelu, ((2, S),), (uniform(-3, 3),)),
     Case("pow2", ("Pow",), lambda x: x**2, ((2, S),)),
     Case("pow3", ("Pow",), lambda x: x**3, ((2, S),)),
     Case("pow_half", ("Pow",), lambda x: x**0.5, ((2, S),), (uniform(0.5, 3),)),

@@ -52,6 +52,34 @@ def test_layernorm_module_matches_composition(backend):
             _same(got, want, what)
 
 
+# Values over GELU's whole range: tanh's saturation, the cube's overflow to inf, NaN and -0.0.
+GELU_SPECIALS = (0.0, -0.0, 1e-30, -1e-30, 0.5, -0.5, 3.0, -3.0, 9.0, -9.0, 1e13, -1e13, 3e38, -3e38)
+GELU_SPECIALS += (math.inf, -math.inf, math.nan)
+
+
+@pytest.mark.op("gelu")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_gelu_is_its_composition_bit_for_bit(backend, dtype, layout):
+    """The one-op GELU gives the composition's values and input gradient exactly, not just close."""
+    rng = np.random.default_rng(5)
+    values = np.concatenate([rng.standard_normal(40) * 3, np.array(GELU_SPECIALS)]).astype(dtype)
+    values = np.resize(values, (8, 7)) if layout == "contiguous" else np.resize(values, (7, 8)).T
+    seed = rng.standard_normal((8, 7)).astype(dtype)
+    seed[0, :3] = (math.inf, math.nan, 0.0)
+    got, want = [], []
+    for fn, into in ((F.gelu, got), (F.gelu_reference, want)):
+        x = tl.tensor(values, device=backend, requires_grad=True)
+        xin = x.T.T if layout == "contiguous" else x.T.contiguous().T  # transposed: a strided view
+        y = fn(xin)
+        y.backward(tl.tensor(seed, device=backend))
+        into += [y.numpy(), x.grad.numpy()]
+    assert got[0].dtype == np.dtype(dtype) and got[1].dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got[0], want[0], err_msg="forward")
+    np.testing.assert_array_equal(got[1], want[1], err_msg="input gradient")
+    assert np.array_equal(np.signbit(got[0]), np.signbit(want[0])), "the sign of a zero differs"
+
+
 @pytest.mark.op("nn.MultiHeadAttention")
 @pytest.mark.parametrize("causal", [False, True])
 def test_attention_module_matches_composition(backend, causal):

@@ -1,4 +1,4 @@
-"""Backend: the four primitives, the four fused ops, and the op names bound from the table.
+"""Backend: the four primitives, the fused ops, and the op names bound from the table.
 
 A backend never knows about autograd. Functions call only the bound names built here:
 ``<name>_map`` for unary ops, ``<name>`` for binary ops (the ``*_back`` helpers are
@@ -9,11 +9,16 @@ made in ``kernel_for``.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from functools import lru_cache
+
+import numpy as np
 
 from ..core.device import Device
 from ..core.tensor_data import TensorData
+from .checks import check_gelu_bw
 from .ops import BINARY_OPS, REDUCE_OPS, UNARY_OPS, ReduceOp, ScalarOp
 
 MapFn = Callable[..., TensorData]
@@ -65,8 +70,6 @@ class Backend(ABC):
 
     def allclose(self, a: TensorData, b: TensorData, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
         """True when ``a`` and ``b`` have one shape and agree within tolerance."""
-        import numpy as np
-
         return a.shape == b.shape and bool(np.allclose(a.array, b.array, rtol=rtol, atol=atol))
 
     # --- the fused ops ------------------------------------------------------------------
@@ -93,5 +96,41 @@ class Backend(ABC):
     ) -> tuple[TensorData, TensorData, TensorData]:
         """Returns ``(dx, dgamma, dbeta)`` for ``layernorm_fw``."""
 
+    # --- GELU (tanh approximation), one op composed of the bound names ----------------------
+    #
+    # The ops, their operands, order and dtypes are those autograd runs for the composition
+    # ``x * 0.5 * (tanh((x + x * x * x * 0.044715) * sqrt(2 / pi)) + 1.0)``, forward and backward
+    # (each gradient of x summed in autograd's order), so the results are that composition's bit
+    # for bit; a backend may override both with fewer temporaries but must keep the same bits.
+
+    def gelu_fw(self, x: TensorData) -> tuple[TensorData, TensorData]:
+        """GELU of ``x``: returns ``(y, t)``, with ``t`` the tanh term the backward reuses."""
+        cube, scale, half, one = gelu_constants(x.dtype)
+        inner = self.mul(self.add(x, self.mul(self.mul(self.mul(x, x), x), cube)), scale)
+        t = self.tanh_map(inner)
+        return self.mul(self.mul(x, half), self.add(t, one)), t
+
+    def gelu_bw(self, x: TensorData, t: TensorData, dy: TensorData) -> TensorData:
+        """Gradient of ``gelu_fw`` at ``x`` (``t`` its tanh term) for the output gradient ``dy``."""
+        check_gelu_bw(x, t, dy)
+        cube, scale, half, one = gelu_constants(x.dtype)
+        mul, add = self.mul, self.add
+        d_sum = mul(self.tanh_back(t, mul(dy, mul(x, half))), scale)  # through tanh and the scale
+        d_cube = mul(d_sum, cube)
+        d_square = mul(mul(d_cube, x), x)  # through x * x, once for each factor
+        dx = add(add(add(d_sum, mul(d_cube, mul(x, x))), d_square), d_square)
+        return add(dx, mul(mul(dy, add(t, one)), half))  # through x * 0.5
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(device={self.device!r})"
+
+
+GELU_CUBE = 0.044715
+GELU_SCALE = math.sqrt(2.0 / math.pi)
+
+
+@lru_cache(maxsize=8)
+def gelu_constants(dtype: np.dtype) -> tuple[TensorData, ...]:
+    """GELU's four constants (cube coefficient, scale, 0.5, 1.0) as 0-d data of ``dtype``, as a
+    Tensor operator lifts a Python number (only ever read: no op writes into its inputs)."""
+    return tuple(TensorData.from_array(np.array(v, dtype=dtype)) for v in (GELU_CUBE, GELU_SCALE, 0.5, 1.0))

@@ -150,3 +150,14 @@ def check_layernorm_bw(
     rows = x.shape[:-1]
     if mean.shape != rows or rstd.shape != rows:
         raise ValueError(f"layernorm_bw: mean {mean.shape} and rstd {rstd.shape} must have shape {rows}")
+
+
+def check_gelu_bw(x: TensorData, t: TensorData, dy: TensorData) -> None:
+    """``t`` (the forward's tanh) and ``dy`` have the shape and dtype of ``x``."""
+    check_same_shape("gelu_bw", x, t)
+    check_same_shape("gelu_bw", x, dy)
+    if not x.dtype == t.dtype == dy.dtype:
+        raise TypeError(
+            f"gelu_bw: x, t and dy must share one dtype, got {x.dtype}, {t.dtype} and {dy.dtype}; "
+            f"convert dy with .to(x.dtype) first"
+        )

@@ -37,9 +37,10 @@ import numpy as np
 
 from ..core.device import Device
 from ..core.tensor_data import TensorData, broadcast_shapes
-from .base import Backend
+from .base import Backend, gelu_constants
 from .checks import (
     attn_softmax_inputs,
+    check_gelu_bw,
     check_layernorm,
     check_layernorm_bw,
     check_reduce_dim,
@@ -79,6 +80,12 @@ _QUIET = np.errstate(all="ignore")
 
 
 _quiet_matmul = _ieee_call(np.matmul)
+
+
+def _spare(buffer: np.ndarray, *operands: np.ndarray) -> np.ndarray | None:
+    """``buffer`` as the ``out=`` of an elementwise op of ``buffer`` and ``operands`` when the
+    result has its dtype (then its bits are a fresh result's), else None: a fresh result."""
+    return buffer if np.result_type(buffer, *operands) == buffer.dtype else None
 
 
 class CPUBackend(Backend):
@@ -193,9 +200,12 @@ class CPUBackend(Backend):
             centred = xv - mean
             var = (centred * centred).mean(axis=-1, keepdims=True)
             rstd = (1.0 / np.sqrt(var + eps)).astype(x.dtype, copy=False)
-            y = centred * rstd * gamma.array + beta.array
+            # centred * rstd * gamma + beta, each step written over the one before (same bits).
+            y = np.multiply(centred, rstd, out=centred)
+            np.multiply(y, gamma.array, out=y)
+            np.add(y, beta.array, out=y)
         return (
-            TensorData.from_array(y.astype(x.dtype, copy=False)),
+            TensorData.from_array(y),
             TensorData.from_array(mean[..., 0].astype(x.dtype, copy=False)),
             TensorData.from_array(rstd[..., 0]),
         )
@@ -208,9 +218,18 @@ class CPUBackend(Backend):
         r = rstd.array[..., None]
         lead = tuple(range(x.ndim - 1))
         with _ieee():
-            xhat = (x.array - mean.array[..., None]) * r
+            centred = x.array - mean.array[..., None]
+            xhat = np.multiply(centred, r, out=_spare(centred, r))
             g = dyv * gamma.array
-            dx = r * (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True))
+            # r * (g - mean(g) - xhat * mean(g * xhat)), the elementwise steps written over the
+            # temporaries before them where the dtypes allow; the means read what they read before.
+            g_xhat = g * xhat
+            slope = g_xhat.mean(axis=-1, keepdims=True)
+            g_mean = g.mean(axis=-1, keepdims=True)
+            dx = np.subtract(g, g_mean, out=_spare(g, g_mean))
+            second = np.multiply(xhat, slope, out=_spare(g_xhat, xhat, slope))
+            dx = np.subtract(dx, second, out=_spare(dx, second))
+            dx = np.multiply(r, dx, out=_spare(dx, r))
             dgamma = (dyv * xhat).sum(axis=lead) if lead else dyv * xhat
             dbeta = dyv.sum(axis=lead) if lead else dyv.copy()
         dt = x.dtype
@@ -219,6 +238,52 @@ class CPUBackend(Backend):
             TensorData.from_array(np.asarray(dgamma, dtype=dt)),
             TensorData.from_array(np.asarray(dbeta, dtype=dt)),
         )
+
+    # --- GELU: Backend's composition with its temporaries reused --------------------------
+    #
+    # The same ops on the same operands as ``Backend.gelu_fw``/``gelu_bw``; only exactly rounded
+    # ones (+, -, *) write into a temporary made here, so every value is bit for bit the
+    # composition's. tanh runs out of place, as ``tanh_map`` does.
+
+    def gelu_fw(self, x: TensorData) -> tuple[TensorData, TensorData]:
+        cube, scale, half, one = (c.array for c in gelu_constants(x.dtype))
+        xv = x.array
+        with _ieee():
+            acc = xv * xv
+            np.multiply(acc, xv, out=acc)
+            np.multiply(acc, cube, out=acc)
+            np.add(xv, acc, out=acc)
+            np.multiply(acc, scale, out=acc)
+            t = np.tanh(acc)
+            y = xv * half
+            np.add(t, one, out=acc)
+            np.multiply(y, acc, out=y)
+        return TensorData.from_array(y), TensorData.from_array(t)
+
+    def gelu_bw(self, x: TensorData, t: TensorData, dy: TensorData) -> TensorData:
+        check_gelu_bw(x, t, dy)
+        cube, scale, half, one = (c.array for c in gelu_constants(x.dtype))
+        xv, tv, g = x.array, t.array, dy.array
+        with _ieee():
+            d_sum = xv * half
+            np.multiply(g, d_sum, out=d_sum)
+            slope = tv * tv  # tanh_back: g * (1 - t * t)
+            np.subtract(1, slope, out=slope)
+            np.multiply(d_sum, slope, out=d_sum)
+            np.multiply(d_sum, scale, out=d_sum)
+            d_cube = d_sum * cube
+            term = np.multiply(xv, xv, out=slope)
+            np.multiply(d_cube, term, out=term)
+            dx = np.add(d_sum, term, out=d_sum)
+            d_square = np.multiply(d_cube, xv, out=d_cube)
+            np.multiply(d_square, xv, out=d_square)
+            np.add(dx, d_square, out=dx)
+            np.add(dx, d_square, out=dx)
+            term = np.add(tv, one, out=term)
+            np.multiply(g, term, out=term)
+            np.multiply(term, half, out=term)
+            np.add(dx, term, out=dx)
+        return TensorData.from_array(dx)
 
 
 _CPU_BACKEND: CPUBackend | None = None

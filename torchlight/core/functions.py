@@ -57,6 +57,21 @@ Tanh = _pointwise("Tanh", "tanh_map", "tanh_back", save="output")
 Relu = _pointwise("Relu", "relu_map", "relu_back", save="input")
 
 
+class Gelu(Function):
+    """GELU, tanh approximation, as one op (``backend.gelu_fw``/``gelu_bw``): the composition's
+    values, without its eight recorded steps and the six intermediates they keep."""
+
+    @staticmethod
+    def forward(ctx, backend, a):
+        out, t = backend.gelu_fw(a)
+        ctx.save_for_backward(a, t)
+        return out
+
+    @staticmethod
+    def backward(ctx, backend, grad):
+        return backend.gelu_bw(*ctx.saved, grad)
+
+
 class Pow(Function):
     """``a ** exponent`` for a Python scalar exponent."""
 

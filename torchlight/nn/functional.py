@@ -14,6 +14,7 @@ import numpy as np
 
 from ..core.autograd import Function
 from ..core.creation import default_generator
+from ..core.functions import Gelu
 from ..core.tensor import Tensor
 from ..core.tensor_data import TensorData
 from .checks import check_count, check_flag, check_float_dtype, check_held_by, check_real, check_tensor
@@ -32,7 +33,13 @@ def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
 
 
 def gelu(x: Tensor) -> Tensor:
-    """GELU, tanh approximation: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
+    """GELU, tanh approximation: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``, as one op."""
+    check_tensor(x, "x", "gelu")
+    return Gelu.apply(x)
+
+
+def gelu_reference(x: Tensor) -> Tensor:
+    """GELU composed from elementwise ops: ``gelu`` gives its values and gradients, bit for bit."""
     check_tensor(x, "x", "gelu")
     inner = (x + (x * x * x) * 0.044715) * math.sqrt(2.0 / math.pi)
     return x * 0.5 * (inner.tanh() + 1.0)
