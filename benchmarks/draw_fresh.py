@@ -20,8 +20,9 @@ tried before (``TRIED``, and every program named in an ``--exclude`` manifest) a
 self-checking (``CHECKS``) are taken; a source with fewer leaves the rest to the next one. A
 drawn program nobody has reviewed stops the draw with a proposed check to read and enter.
 
-A later draw takes a new seed and excludes the earlier manifests, for example
-``--seed 6120 --exclude benchmarks/manifests/*.json --out benchmarks/manifests/fresh_sample2.json``.
+A later draw takes a new seed and excludes the earlier manifests; ``fresh_sample2.json`` was drawn
+with ``--seed 41207 --exclude`` the fresh, broad, build, limit and llmc_dev_cuda manifests
+(``benchmarks/results/fresh_sample2.md`` gives the command).
 """
 
 from __future__ import annotations
