@@ -185,11 +185,18 @@ cublasStatus_t getrf_batched(const char* call, cudaDataType type, cublasHandle_t
     return CUBLAS_STATUS_SUCCESS;
 }
 
-// C = alpha op(A) + beta op(B) (Sgeam, Dgeam); a zero alpha or beta leaves its matrix unread,
-// so NaN there does not reach C.
+// C = alpha op(A) + beta op(B) (Sgeam, Dgeam), checked at the call and, during a capture, recorded
+// with its host scalars read now; a zero alpha or beta leaves its matrix unread, so NaN there does
+// not reach C.
 template <class T>
-cublasStatus_t geam(cublasOperation_t ta, cublasOperation_t tb, int m, int n, const T* alpha, const T* A, int lda,
-                    const T* beta, const T* B, int ldb, T* C, int ldc) {
+cublasStatus_t geam(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, const T* alpha,
+                    const T* A, int lda, const T* beta, const T* B, int ldb, T* C, int ldc) {
+    if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!op_ok(ta) || !op_ok(tb) || m < 0 || n < 0 || ldc < (m > 1 ? m : 1)) return CUBLAS_STATUS_INVALID_VALUE;
+    if (recorded(h, [=, a = scalar(h, alpha), b = scalar(h, beta)] {
+            geam(h, ta, tb, m, n, a.get(), A, lda, b.get(), B, ldb, C, ldc);
+        }))
+        return CUBLAS_STATUS_SUCCESS;
     for (int j = 0; j < n; ++j)
         for (int i = 0; i < m; ++i) {
             const T a = ta == CUBLAS_OP_N ? A[i + (size_t)j * lda] : A[j + (size_t)i * lda];
@@ -529,25 +536,13 @@ cublasStatus_t cublasIsamax_v2(cublasHandle_t h, int n, const float* x, int incx
 cublasStatus_t cublasSgeam(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                            const float* alpha, const float* A, int lda, const float* beta, const float* B, int ldb,
                            float* C, int ldc) {
-    if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
-    if (!op_ok(ta) || !op_ok(tb) || m < 0 || n < 0 || ldc < (m > 1 ? m : 1)) return CUBLAS_STATUS_INVALID_VALUE;
-    if (h != nullptr && recorded(h, [=, a = scalar(h, alpha), b = scalar(h, beta)] {
-            cublasSgeam(h, ta, tb, m, n, a.get(), A, lda, b.get(), B, ldb, C, ldc);
-        }))
-        return CUBLAS_STATUS_SUCCESS;
-    return geam(ta, tb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+    return geam(h, ta, tb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
 }
 
 cublasStatus_t cublasDgeam(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                            const double* alpha, const double* A, int lda, const double* beta, const double* B,
                            int ldb, double* C, int ldc) {
-    if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
-    if (!op_ok(ta) || !op_ok(tb) || m < 0 || n < 0 || ldc < (m > 1 ? m : 1)) return CUBLAS_STATUS_INVALID_VALUE;
-    if (h != nullptr && recorded(h, [=, a = scalar(h, alpha), b = scalar(h, beta)] {
-            cublasDgeam(h, ta, tb, m, n, a.get(), A, lda, b.get(), B, ldb, C, ldc);
-        }))
-        return CUBLAS_STATUS_SUCCESS;
-    return geam(ta, tb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+    return geam(h, ta, tb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
 }
 
 cublasStatus_t cublasSetMatrix(int rows, int cols, int elem_size, const void* A, int lda, void* B, int ldb) {
