@@ -39,6 +39,7 @@ __all__ = [
     "cache_key",
     "cache_stem",
     "cached_output",
+    "lock",
     "publish",
     "recorded_digest",
     "verified",
@@ -207,6 +208,11 @@ def _lock(path: Path) -> FileLock:
             path.unlink()  # a link (or pipe) where the lock belongs: removed, not followed
     # One planted after this check fails filelock's O_NOFOLLOW open (ELOOP): an OSError, below.
     return FileLock(path, mode=0o600)
+
+
+def lock(path: Path) -> FileLock:
+    """An exclusive lock on the file ``path`` (a ``with`` block holds it), as the cache's own."""
+    return _lock(path)
 
 
 def cached_output(final: Path, produce: Callable[[Path], None]) -> Path:

@@ -11,24 +11,44 @@ the C++ and system libraries the runtime uses (so that gcc links a C program wit
 (``SIMULATOR_MODE``) links ``lib64/<mode>/`` instead, built the first time a link asks for it, and
 sees the toolkit as ``checkers/<mode>/`` (:func:`mode_root`).
 Each program or shared library linked this way holds its own copy of the runtime.
+
+The folder belongs to one install: its name carries the package's version and Python and a key of
+where the package and that Python are (:func:`install`), so installs that share a build cache (two
+virtual environments, one ``SIMULATOR_CACHE``) each get their own and never rewrite another's
+``bin/nvcc``. The shared ``toolkit`` folder of earlier versions is left as it is and not used.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import build, cuda_headers, link_stubs, toolkit_index
+from .build_cache import cache_key, lock
 from .errors import SimBuildError
 from .modes import DEFAULT_MODE, MODES, build_for_run
 
-__all__ = ["MODE_ENV", "build_mode", "include_dir", "library_dir", "mode_root", "root"]
+__all__ = [
+    "MODE_ENV",
+    "Install",
+    "build_mode",
+    "include_dir",
+    "install",
+    "location",
+    "library_dir",
+    "mode_root",
+    "root",
+]
 
 MODE_ENV = "SIMULATOR_MODE"
 # The names the toolkit's libraries go by; each is the same archive (cuBLAS and cuRAND live in it).
@@ -54,11 +74,41 @@ def build_mode() -> str:
     return build_for_run(mode)
 
 
-def _nvcc_script() -> str:
+@dataclass(frozen=True)
+class Install:
+    """What a toolkit folder's ``bin/nvcc`` runs: the Python, the folder holding the package, its
+    version; one folder per distinct value."""
+
+    python: str
+    top: str
+    version: str
+
+    def folder_name(self) -> str:
+        """``toolkit-VERSION-pyX.Y-KEY``: readable, and different for every install."""
+        key = cache_key(self.python, self.top, self.version)[:12]
+        version = re.sub(r"[^A-Za-z0-9_.+-]", "_", self.version)[:32]
+        return f"toolkit-{version}-py{sys.version_info[0]}.{sys.version_info[1]}-{key}"
+
+
+def install() -> Install:
+    """This install: this Python, the folder its package is imported from, and its version."""
     package = package_name()
     top = Path(__file__).resolve().parents[package.count(".") + 1]
+    return Install(python=sys.executable, top=str(top), version=_version())
+
+
+@functools.cache
+def _version() -> str:
+    try:
+        return importlib.metadata.version("torchlight")
+    except importlib.metadata.PackageNotFoundError:
+        return "unversioned"  # a checkout used without installing it
+
+
+def _nvcc_script(owner: Install) -> str:
+    package = package_name()
     code = (
-        f"import sys; sys.path.insert(0, {str(top)!r}); "
+        f"import sys; sys.path.insert(0, {owner.top!r}); "
         f"from {package}.nvcc import main; sys.exit(main(sys.argv[1:]))"
     )
     # The build cache is the one this folder lives in, whatever the caller's environment says, so
@@ -67,9 +117,10 @@ def _nvcc_script() -> str:
     return (
         "#!/bin/sh\n"
         "# nvcc for the CPU: the CUDA simulator's compiler driver.\n"
+        f"# torchlight {owner.version}, {owner.top}\n"
         f"SIMULATOR_CACHE={cache}\n"
         "export SIMULATOR_CACHE\n"
-        f'exec {shlex.quote(sys.executable)} -c {shlex.quote(code)} "$@"\n'
+        f'exec {shlex.quote(owner.python)} -c {shlex.quote(code)} "$@"\n'
     )
 
 
@@ -106,13 +157,23 @@ def _link_include(dest: Path) -> None:
                 target.symlink_to(entry.resolve() if entry.is_symlink() else entry)
 
 
-def root() -> Path:
-    """The toolkit folder (made on first use in the build cache); its libraries for ``fast`` built."""
-    folder = build.cache_dir() / "toolkit"
-    nvcc = folder / "bin" / "nvcc"
-    script = _nvcc_script()
-    if not nvcc.is_file() or nvcc.read_text() != script:
-        tmp = Path(tempfile.mkdtemp(prefix="toolkit.", dir=build.cache_dir()))
+def location() -> Path:
+    """This install's toolkit folder in the build cache (named here; :func:`root` makes it)."""
+    return build.cache_dir() / install().folder_name()
+
+
+def _make_folder() -> Path:
+    """This install's toolkit folder without its libraries, made or remade when its ``bin/nvcc``
+    is not this install's; a lock keeps builds starting together from making it twice."""
+    top = location()
+    nvcc = top / "bin" / "nvcc"
+    script = _nvcc_script(install())
+    if nvcc.is_file() and nvcc.read_text() == script:
+        return top
+    with lock(top.with_name(top.name + ".lock")):
+        if nvcc.is_file() and nvcc.read_text() == script:
+            return top  # made by a build that held the lock before this one
+        tmp = Path(tempfile.mkdtemp(prefix=f".{top.name}.", dir=top.parent))
         try:
             (tmp / "bin").mkdir()
             (tmp / "bin" / "nvcc").write_text(script)
@@ -124,18 +185,28 @@ def root() -> Path:
             version = cuda_headers.toolkit_version(build.toolkit_include())
             (tmp / "version.json").write_text(_version_json(version) + "\n")
             (tmp / "lib64").mkdir()
-            if folder.exists():
-                shutil.rmtree(folder)
-            os.rename(tmp, folder)
+            if top.exists():
+                # Made by an older version of this install: moved aside in one step, then removed.
+                old = Path(tempfile.mkdtemp(prefix=f".{top.name}.old.", dir=top.parent))
+                os.rename(top, old / "folder")
+                shutil.rmtree(old, ignore_errors=True)
+            os.rename(tmp, top)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+    return top
+
+
+def root() -> Path:
+    """This install's toolkit folder (made on first use in the build cache); its libraries for
+    ``fast`` built."""
+    top = _make_folder()
     library_dir(DEFAULT_MODE)
-    return folder
+    return top
 
 
 def include_dir() -> Path:
     """The toolkit folder's ``include`` (made by :func:`root`; named here without making it)."""
-    return build.cache_dir() / "toolkit" / "include"
+    return location() / "include"
 
 
 def mode_root(mode: str) -> Path:
@@ -184,7 +255,7 @@ def _libraries(mode: str) -> list[Path]:
 
 def library_dir(mode: str) -> Path:
     """The folder of the runtime's libraries for build ``mode`` (built on first use)."""
-    folder = build.cache_dir() / "toolkit" / "lib64"
+    folder = _make_folder() / "lib64"
     if mode != DEFAULT_MODE:
         folder = folder / mode
     runtime = build.runtime_object(mode)
@@ -193,10 +264,23 @@ def library_dir(mode: str) -> Path:
     members += _all_stubs(members)
     sanitizers = _sanitizer_libraries(mode)
     stamp = "\n".join([_LAYOUT, *(p.name for p in members), *sanitizers])
+    if not _current(folder, stamp):
+        folder.mkdir(parents=True, exist_ok=True)
+        with lock(folder / ".lock"):
+            if not _current(folder, stamp):  # else made by a build that held the lock first
+                _write_libraries(folder, members, sanitizers, stamp)
+    return folder
+
+
+def _current(folder: Path, stamp: str) -> bool:
+    """Whether ``folder``'s libraries were made from the members ``stamp`` lists."""
+    members = folder / "members.txt"
+    return members.is_file() and members.read_text() == stamp
+
+
+def _write_libraries(folder: Path, members: list[Path], sanitizers: list[str], stamp: str) -> None:
+    """The runtime's archive of ``members`` in ``folder`` and the linker scripts naming it."""
     archive = folder / "libcudart_sim.a"
-    if (folder / "members.txt").is_file() and (folder / "members.txt").read_text() == stamp:
-        return folder
-    folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix="libcudart_sim.", suffix=".a")
     os.close(fd)
     os.unlink(tmp)
@@ -214,14 +298,13 @@ def library_dir(mode: str) -> Path:
     _write_script(folder / "libcudart_static.a", f"INPUT({archive}{needs})")
     for alias in _LIBRARY_ALIASES:
         _write_script(folder / f"lib{alias}.so", f"INPUT({folder / 'libcudart_static.a'})")
-    (folder / "members.txt").write_text(stamp)
-    return folder
+    _write_script(folder / "members.txt", stamp, comment=False)
 
 
-def _write_script(path: Path, body: str) -> None:
+def _write_script(path: Path, body: str, comment: bool = True) -> None:
     """A linker script at ``path`` (replacing what is there at once, for a link that reads it now)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(f"/* the simulator's runtime, linked statically */\n{body}\n")
+    tmp.write_text(f"/* the simulator's runtime, linked statically */\n{body}\n" if comment else body)
     os.replace(tmp, path)
 
 

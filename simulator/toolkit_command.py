@@ -16,7 +16,8 @@ def main(argv: list[str] | None = None, prog: str = "torchlight-sim toolkit") ->
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Print a folder laid out as a CUDA installation whose nvcc and libraries are the "
-        "simulator's (made on first use in the build cache): CUDA_HOME=$(torchlight-sim toolkit). "
+        "simulator's (made on first use in the build cache, one per install: its nvcc runs this Python's "
+        "simulator): CUDA_HOME=$(torchlight-sim toolkit). "
         "With SIMULATOR_MODE set, the folder whose lib64 holds that checker's runtime.",
     )
     parser.parse_args(sys.argv[1:] if argv is None else argv)
