@@ -1,12 +1,15 @@
 """Every run of the C++ compiler, bounded in time and memory.
 
 ``$CXX`` is a command, split as a shell splits it (``CXX='g++ -w'`` or ``CXX='ccache g++'``, as
-make takes it). Each run (``g++ -E``, a compile, a link) starts in a process group of its own
-with its standard input closed, under an address-space limit (``SIMULATOR_BUILD_MEMORY_MB``,
-default half the machine's memory, at most 4 GiB) and a CPU-time and wall-clock limit
-(``SIMULATOR_BUILD_TIMEOUT`` seconds; unset, 600, or ``run``/``check``'s ``--timeout S`` when S
-is larger, and none with ``--timeout 0``): a source that includes ``/dev/zero``, a FIFO
-or ``/dev/stdin`` ends with one line instead of filling the machine's memory or waiting for ever.
+make takes it). Each run (``g++ -E``, a compile, a link) starts in a session of its own under
+the supervisor of ``supervise.start_tree`` (``reaper.cpp``), so that one request ends the driver
+and every process it started (``cc1plus``, ``as``, ``ld``) and none of them outlives the Python
+process however it ends (SIGKILL too), with its standard input closed, under an address-space
+limit (``SIMULATOR_BUILD_MEMORY_MB``, default half the machine's memory, at most 4 GiB) and a
+CPU-time and wall-clock limit (``SIMULATOR_BUILD_TIMEOUT`` seconds; unset, 600, or
+``run``/``check``'s ``--timeout S`` when S is larger, and none with ``--timeout 0``): a source
+that includes ``/dev/zero``, a FIFO or ``/dev/stdin`` ends with one line instead of filling the
+machine's memory or waiting for ever.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .errors import SimBuildError
+from .supervise import end_tree, start_tree
 
 __all__ = [
     "CompilerRun",
@@ -32,6 +36,7 @@ __all__ = [
     "build_time_limit",
     "invoke",
     "launch_time_allowed",
+    "run_tool",
 ]
 
 TIME_VARIABLE = "SIMULATOR_BUILD_TIMEOUT"
@@ -138,18 +143,19 @@ def invoke(args: list[str], what: str) -> CompilerRun:
     SimBuildError in one line when it cannot start, runs past its time or ran out of its memory.
     """
     argv = [*compiler_command(args[0]), *args[1:]]
+    argv[0] = shutil.which(argv[0]) or argv[0]  # a path: the supervisor starts it without a search
     seconds = build_time_limit()
     memory = build_memory_limit()
     env = dict(os.environ, LC_ALL="C")  # plain ASCII quotes in diagnostics
     try:
-        proc = subprocess.Popen(
+        proc = start_tree(
             argv,
+            before_exec=_limits(memory, seconds),
+            fallback=True,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
-            start_new_session=True,  # one killpg ends the driver and the compiler it started
-            preexec_fn=_limits(memory, seconds),
         )
     except OSError as exc:
         problem = f"cannot run the C++ compiler {argv[0]!r} ({exc.strerror})"
@@ -157,13 +163,13 @@ def invoke(args: list[str], what: str) -> CompilerRun:
     try:
         out, err = proc.communicate(timeout=seconds)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        _end(proc)
         raise SimBuildError(
             f"the C++ compiler did not finish {what} within {seconds:g} s and was stopped (does the "
             f"source include a FIFO, a device or standard input?); {TIME_VARIABLE}=S gives it longer"
         ) from None
     except BaseException:
-        _kill_group(proc)
+        _end(proc)
         raise
     messages = err.decode("utf-8", "replace")
     if proc.returncode != 0 and _OUT_OF_MEMORY.search(messages):
@@ -179,7 +185,23 @@ def invoke(args: list[str], what: str) -> CompilerRun:
     return CompilerRun(proc.returncode, out.decode("utf-8", "surrogateescape"), messages)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+def run_tool(args: list[str], env: dict[str, str] | None = None) -> CompilerRun:
+    """Run the tool ``args`` (a compiler, linker or ``ar`` command of nvcc's driver) without the
+    build's limits, its standard input this process's, so that neither it nor any process it
+    starts outlives this process; how it ended, its output as :func:`invoke` gives it."""
+    argv = [shutil.which(args[0]) or args[0], *args[1:]]
+    proc = start_tree(argv, fallback=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        out, err = proc.communicate()
+    except BaseException:
+        _end(proc)
+        raise
+    return CompilerRun(
+        proc.returncode, out.decode("utf-8", "surrogateescape"), err.decode("utf-8", "replace")
+    )
+
+
+def _end(proc: subprocess.Popen) -> None:
+    """Kill the compiler run ``proc`` and every process it started, and reap it."""
+    end_tree(proc)
     proc.communicate()

@@ -14,11 +14,11 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 from . import build, cuda_headers, toolkit
+from .compiler_run import run_tool
 from .errors import SimBuildError
 from .nvcc_options import OPTIONS, NvccCommand, NvccUsageError, parse
 from .toolchain import crt_build
@@ -129,7 +129,7 @@ def _preprocessed(cmd: NvccCommand, source: str, kind: str) -> str:
     _say(cmd, args)
     if cmd.has("dryrun"):
         return ""
-    proc = subprocess.run(args, capture_output=True, text=True)
+    proc = run_tool(args)
     if proc.returncode != 0:
         raise SimBuildError(f"preprocessing {source} failed:\n{proc.stderr.strip()}")
     return proc.stdout
@@ -143,7 +143,7 @@ def _object_name(cmd: NvccCommand, source: str) -> Path:
 def _dependencies(cmd: NvccCommand, source: str, kind: str, system: bool, target: str | None) -> str:
     """nvcc's make rule for ``source``: ``target : source \\`` and one dependency a line."""
     args = [*_preprocessor(cmd, source, kind), "-M" if system else "-MM", "-MT", "TARGET", source]
-    proc = subprocess.run(args, capture_output=True, text=True, env=dict(os.environ, LC_ALL="C"))
+    proc = run_tool(args, env=dict(os.environ, LC_ALL="C"))
     if proc.returncode != 0:
         raise SimBuildError(f"could not list the dependencies of {source}:\n{proc.stderr.strip()}")
     body = proc.stdout.replace("\\\n", " ").split(":", 1)[1]
@@ -200,7 +200,7 @@ def _run(cmd: NvccCommand, args: list[str], what: str) -> None:
     _say(cmd, args)
     if cmd.has("dryrun"):
         return
-    proc = subprocess.run(args, capture_output=True, text=True)
+    proc = run_tool(args)
     if proc.returncode != 0:
         raise SimBuildError(f"{what} failed:\n{(proc.stderr or proc.stdout).strip()}")
 
@@ -245,7 +245,7 @@ def _link(cmd: NvccCommand, parts: list[str], mode: str, output: Path, shared: b
     if cmd.has("dryrun"):
         return
     real = [a.strip('"') for a in args]
-    proc = subprocess.run(real, capture_output=True, text=True)
+    proc = run_tool(real)
     if proc.returncode != 0:
         raise SimBuildError(f"link of {output} failed:\n{(proc.stderr or proc.stdout).strip()}")
 

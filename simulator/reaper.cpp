@@ -1,7 +1,8 @@
 // Runs one program so that no process it starts outlives it (Linux).
 //
 // `reaper PARENT_PID PROGRAM [ARGS...]` is what `run` and `check` start instead of the program
-// itself (simulator/supervise.py, start_tree; the build compiles this file once into its cache).
+// itself, and every build instead of its compiler (simulator/supervise.py, start_tree; the build
+// compiles this file once into its cache).
 // It makes itself a child subreaper, so that every process the program starts and leaves behind
 // (even one that calls setsid) becomes its child instead of init's, and starts the program in a
 // process group of its own. Then:

@@ -180,8 +180,8 @@ REAPER_SOURCE = PACKAGE_DIR / "reaper.cpp"
 
 
 def reaper_program() -> Path:
-    """The supervisor that runs every program of ``run`` and ``check`` (``reaper.cpp``; Linux),
-    compiled once per compiler into the cache."""
+    """The supervisor that runs every program of ``run`` and ``check`` and every compiler run
+    (``reaper.cpp``; Linux), compiled once per compiler into the cache."""
     cxx = compiler()
     flags = ["-O2", "-std=gnu++17", "-x", "c++"]
     source = REAPER_SOURCE.read_text()

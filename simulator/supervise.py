@@ -1,7 +1,8 @@
 """Keep a child program, and every process it starts, from outliving the Python process that
 started it.
 
-``run`` and ``check`` start the program through ``reaper.cpp`` (:func:`start_tree`, Linux; the
+``run`` and ``check`` start the program, and builds every compiler they run
+(``compiler_run.py``, nvcc's driver), through ``reaper.cpp`` (:func:`start_tree`, Linux; the
 build compiles it once into its cache): a small process in a session of its own that starts the
 program, becomes the parent of every process the program leaves behind, and kills them all when
 the program ends, when it is told to (:func:`end_tree`: a timeout) or when the Python process
@@ -15,6 +16,7 @@ group (:func:`stop_group`), which ends them all if the program has not ended wit
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import ctypes
 import os
 import signal
@@ -22,6 +24,8 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
+
+from .errors import SimBuildError
 
 __all__ = [
     "FORWARDED_SIGNALS",
@@ -83,18 +87,66 @@ def die_with_parent() -> Callable[[], None] | None:
     return _child
 
 
-def start_tree(command: list[str], **popen_args) -> subprocess.Popen:
+def start_tree(
+    command: list[str],
+    before_exec: Callable[[], None] | None = None,
+    fallback: bool = False,
+    **popen_args,
+) -> subprocess.Popen:
     """Start ``command`` so that no process it starts outlives it, this process, or :func:`end_tree`.
 
+    ``command[0]`` is a path (the reaper does not search ``PATH``). ``before_exec`` runs in the
+    child before it starts anything (it may set resource limits, which the program inherits).
+    With ``fallback``, a reaper that cannot be built (a ``$CXX`` that fails) is done without:
+    ``command`` itself then dies with this process, and the failure it meets is the one reported.
     ``popen_args`` go to :class:`subprocess.Popen` (not ``start_new_session``/``preexec_fn``).
     The Popen ends as the program does (its status, or its signal as a negative one).
     """
-    if _WITH_REAPER:
-        from .build import reaper_program  # compiled into the build cache, once
+    try:
+        reaper = _reaper_command()
+    except SimBuildError:
+        if not fallback:
+            raise
+        reaper = None
+    if reaper is not None:
+        return subprocess.Popen(
+            [*reaper, *command], start_new_session=True, preexec_fn=before_exec, **popen_args
+        )
+    return subprocess.Popen(
+        command, start_new_session=True, preexec_fn=_both(die_with_parent(), before_exec), **popen_args
+    )
 
-        reaper = [str(reaper_program()), str(os.getpid())]
-        return subprocess.Popen([*reaper, *command], start_new_session=True, **popen_args)
-    return subprocess.Popen(command, start_new_session=True, preexec_fn=die_with_parent(), **popen_args)
+
+# True while the reaper itself is being compiled: the compiler runs of that build (and its probes)
+# cannot be started through it, and get the parent-death signal only.
+_MAKING_REAPER: contextvars.ContextVar[bool] = contextvars.ContextVar("making_reaper", default=False)
+
+
+def _reaper_command() -> list[str] | None:
+    """``reaper PARENT_PID`` to put before a command, or None where there is none (off Linux, or
+    while the reaper is being made)."""
+    if not _WITH_REAPER or _MAKING_REAPER.get():
+        return None
+    from .build import reaper_program  # compiled into the build cache, once
+
+    token = _MAKING_REAPER.set(True)
+    try:
+        program = reaper_program()
+    finally:
+        _MAKING_REAPER.reset(token)
+    return [str(program), str(os.getpid())]
+
+
+def _both(first: Callable[[], None] | None, second: Callable[[], None] | None) -> Callable[[], None] | None:
+    """A ``preexec_fn`` running ``first`` then ``second`` (either may be None)."""
+    if first is None or second is None:
+        return first or second
+
+    def _child() -> None:
+        first()
+        second()
+
+    return _child
 
 
 def end_tree(proc: subprocess.Popen, grace: float = STOP_GRACE_S) -> int:
