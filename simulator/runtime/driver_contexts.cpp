@@ -45,6 +45,25 @@ CUresult drv(cudaError_t e) { return __sim::driver_status(e); }
 
 void* dptr_of(CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); }
 
+// The runtime's copy kind for a driver copy: a side that is a module variable
+// (cuModuleGetGlobal) is host memory to the runtime, which knows device allocations only.
+cudaMemcpyKind copy_kind(void* dst, const void* src, size_t n, bool dst_device, bool src_device) {
+    dst_device = dst_device && !__sim::module_global(dst, n);
+    src_device = src_device && !__sim::module_global(src, n);
+    if (dst_device) return src_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
+    return src_device ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost;
+}
+
+CUresult drv_copy(void* dst, const void* src, size_t n, bool dst_device, bool src_device) {
+    SIM_DRIVER_READY();
+    return drv(cudaMemcpy(dst, src, n, copy_kind(dst, src, n, dst_device, src_device)));
+}
+
+CUresult drv_copy_async(void* dst, const void* src, size_t n, bool dst_device, bool src_device, CUstream stream) {
+    SIM_DRIVER_READY();
+    return drv(cudaMemcpyAsync(dst, src, n, copy_kind(dst, src, n, dst_device, src_device), stream));
+}
+
 // cuMemsetD16/D32: the pattern written through a host buffer, as the runtime has byte memset only.
 template <class T>
 CUresult memset_pattern(CUdeviceptr dst, T value, size_t n) {
@@ -208,34 +227,24 @@ CUresult cuMemFreeHost(void* p) {
     return drv(cudaFreeHost(p));
 }
 
-CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t n) {
-    SIM_DRIVER_READY();
-    return drv(cudaMemcpy(dptr_of(dst), src, n, cudaMemcpyHostToDevice));
-}
+CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t n) { return drv_copy(dptr_of(dst), src, n, true, false); }
 
-CUresult cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t n) {
-    SIM_DRIVER_READY();
-    return drv(cudaMemcpy(dst, dptr_of(src), n, cudaMemcpyDeviceToHost));
-}
+CUresult cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t n) { return drv_copy(dst, dptr_of(src), n, false, true); }
 
 CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) {
-    SIM_DRIVER_READY();
-    return drv(cudaMemcpy(dptr_of(dst), dptr_of(src), n, cudaMemcpyDeviceToDevice));
+    return drv_copy(dptr_of(dst), dptr_of(src), n, true, true);
 }
 
 CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t n, CUstream stream) {
-    SIM_DRIVER_READY();
-    return drv(cudaMemcpyAsync(dptr_of(dst), src, n, cudaMemcpyHostToDevice, stream));
+    return drv_copy_async(dptr_of(dst), src, n, true, false, stream);
 }
 
 CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t n, CUstream stream) {
-    SIM_DRIVER_READY();
-    return drv(cudaMemcpyAsync(dst, dptr_of(src), n, cudaMemcpyDeviceToHost, stream));
+    return drv_copy_async(dst, dptr_of(src), n, false, true, stream);
 }
 
 CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream) {
-    SIM_DRIVER_READY();
-    return drv(cudaMemcpyAsync(dptr_of(dst), dptr_of(src), n, cudaMemcpyDeviceToDevice, stream));
+    return drv_copy_async(dptr_of(dst), dptr_of(src), n, true, true, stream);
 }
 
 CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t n) {

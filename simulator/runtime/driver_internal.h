@@ -16,6 +16,10 @@ bool driver_initialised();
 // runtime's calls used here return are mapped by name.
 CUresult driver_status(cudaError_t e);
 
+// True when [p, p + n) lies inside one module variable that cuModuleGetGlobal handed out: host
+// memory the runtime's copies do not know as a device allocation (driver_modules.cpp).
+bool module_global(const void* p, size_t n);
+
 }  // namespace __sim
 #pragma GCC visibility pop
 

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -50,6 +51,7 @@ constexpr uint64_t kModuleMaxBytes = uint64_t(1) << 34;
 std::mutex g_mod_mu;
 std::set<const CUmod_st*> g_live_modules;    // guarded by g_mod_mu
 std::set<const CUfunc_st*> g_live_functions;  // guarded by g_mod_mu
+std::map<uintptr_t, size_t> g_module_globals;  // address -> size, guarded by g_mod_mu
 
 void mod_note(const char* call, const char* what) {
     std::fprintf(stderr, "note (simulator): %s: %s\n", call, what);
@@ -125,9 +127,11 @@ CUresult load_image(const char* call, CUmodule* module, const void* image) {
     }
     char path[64];
     std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    // The file stays open with the module: dlopen takes a path it has loaded before for the same
+    // library, and a closed descriptor's number (so its path) comes back with the next load.
     void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    close(fd);  // the mapping keeps the file
     if (handle == nullptr) {
+        close(fd);
         std::string why = std::string("the module's library does not load (") + dlerror() +
                           "); a program that loads modules must be built by the simulator (run or nvcc), "
                           "which exports the runtime its kernels call";
@@ -196,6 +200,15 @@ CUresult unpack_extra(const CUfunc_st* f, void** extra, std::vector<void*>* args
 
 }  // namespace
 
+bool __sim::module_global(const void* p, size_t n) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    std::lock_guard<std::mutex> lock(g_mod_mu);
+    auto it = g_module_globals.upper_bound(a);
+    if (it == g_module_globals.begin()) return false;
+    --it;
+    return a - it->first < it->second && n <= it->second - (a - it->first);
+}
+
 extern "C" {
 
 CUresult cuModuleLoadData(CUmodule* module, const void* image) { return load_image("cuModuleLoadData", module, image); }
@@ -251,6 +264,10 @@ CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule module, co
     void* addr = module_symbol(module, name, &size);
     __sim::KernelEntry entry;
     if (addr == nullptr || size == 0 || __sim::find_kernel(addr, &entry)) return CUDA_ERROR_NOT_FOUND;
+    {
+        std::lock_guard<std::mutex> lock(g_mod_mu);
+        g_module_globals[reinterpret_cast<uintptr_t>(addr)] = size;
+    }
     if (dptr != nullptr) *dptr = reinterpret_cast<uintptr_t>(addr);
     if (bytes != nullptr) *bytes = size;
     return CUDA_SUCCESS;
