@@ -132,9 +132,12 @@ CUresult load_image(const char* call, CUmodule* module, const void* image) {
     void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
         close(fd);
-        std::string why = std::string("the module's library does not load (") + dlerror() +
-                          "); a program that loads modules must be built by the simulator (run or nvcc), "
-                          "which exports the runtime its kernels call";
+        char built[17] = {};
+        std::memcpy(built, static_cast<const unsigned char*>(image) + 16, 16);
+        std::string why = std::string("the module's library does not load (") + dlerror() + "); it was built for " +
+                          built + " and the program runs " + __sim::mode_name() +
+                          ": build both in one mode (SIMULATOR_MODE), the program by the simulator's run or "
+                          "nvcc, which export the runtime the module's kernels call";
         mod_note(call, why.c_str());
         return CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
     }

@@ -114,3 +114,17 @@ def test_the_module_builds_with_nvcc(tmp_path):
 def test_the_host_program_builds_with_nvcc(tmp_path):
     proc = nvcc_compile(HOST, tmp_path)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_program_the_toolkit_links_loads_the_module(tmp_path):
+    """Compiled with ``-c`` and linked by the toolkit's compiler driver (as CMake builds it), a
+    program that calls cuModuleLoad* exports the runtime its module's kernels call."""
+    module = _module(tmp_path)
+    obj, program = tmp_path / "host.o", tmp_path / "host"
+    for args in (("-c", str(HOST), "-o", str(obj)), (str(obj), "-o", str(program), "-lcuda")):
+        proc = run_cli("nvcc", *args, timeout=240)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = subprocess.run([str(program), str(module)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = int_values(proc.stdout)
+    assert all(got.get(check) == 1 for check in CHECKS), proc.stdout
