@@ -64,14 +64,15 @@ CUresult drv_copy_async(void* dst, const void* src, size_t n, bool dst_device, b
     return drv(cudaMemcpyAsync(dst, src, n, copy_kind(dst, src, n, dst_device, src_device), stream));
 }
 
-// cuMemsetD16/D32: the pattern written through a host buffer, as the runtime has byte memset only.
+// cuMemsetD16/D32 (and D8 on a module variable): the pattern written through a host buffer, as
+// the runtime has byte memset only, and that of device allocations.
 template <class T>
 CUresult memset_pattern(CUdeviceptr dst, T value, size_t n) {
     SIM_DRIVER_READY();
     if (n == 0) return CUDA_SUCCESS;
     if (dst % sizeof(T) != 0) return CUDA_ERROR_INVALID_VALUE;
     std::vector<T> pattern(n, value);
-    return drv(cudaMemcpy(dptr_of(dst), pattern.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+    return drv_copy(dptr_of(dst), pattern.data(), n * sizeof(T), true, false);
 }
 
 }  // namespace
@@ -249,6 +250,7 @@ CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream 
 
 CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t n) {
     SIM_DRIVER_READY();
+    if (__sim::module_global(dptr_of(dst), n)) return memset_pattern(dst, value, n);
     return drv(cudaMemset(dptr_of(dst), value, n));
 }
 

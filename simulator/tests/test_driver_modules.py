@@ -27,6 +27,7 @@ CHECKS = (
     "short_buffer_refused",
     "big_block_refused",
     "global_readback",
+    "global_memset",
     "modules_separate",
     "unknown_global_not_found",
     "damaged_invalid_image",

@@ -110,6 +110,9 @@ int main(int argc, char** argv) {
     CHECK(cuMemcpyDtoH(got, g_data, sizeof got));
     CHECK(cuMemcpyDtoH(other, g_file, sizeof other));
     std::printf("global_readback=%d\n", got[0] == 110 && got[1] == 121 && got[2] == 132 && got[3] == 143);
+    CHECK(cuMemsetD32(g_data + sizeof(int), 7, 2));
+    CHECK(cuMemcpyDtoH(got, g_data, sizeof got));
+    std::printf("global_memset=%d\n", got[0] == 110 && got[1] == 7 && got[2] == 7 && got[3] == 143);
     std::printf("modules_separate=%d\n", other[0] == 0 && other[3] == 0 && g_file != g_data);
     CUdeviceptr none;
     std::printf("unknown_global_not_found=%d\n",
