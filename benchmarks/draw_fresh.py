@@ -357,7 +357,8 @@ CHECKS: dict[str, dict | None] = {
     "cuda-samples/Samples/5_Domain_Specific/dwtHaar1D/dwtHaar1D": {"passes": "^Test success"},
     "cuda-samples/Samples/0_Introduction/simpleSurfaceWrite/simpleSurfaceWrite": EXIT,
     "cuda-samples/Samples/3_CUDA_Features/binaryPartitionCG/binaryPartitionCG": None,  # prints its sums
-    "cuda-samples/Samples/0_Introduction/matrixMulDrv/matrixMulDrv": {"passes": "^Result = PASS"},
+    # Its verdict follows "Checking computed result for correctness: " on the same line.
+    "cuda-samples/Samples/0_Introduction/matrixMulDrv/matrixMulDrv": {"passes": "correctness: Result = PASS"},
     "cuda-samples/Samples/0_Introduction/simpleStreams/simpleStreams": EXIT,
     "cuda-samples/Samples/2_Concepts_and_Techniques/threadMigration/threadMigration": EXIT,
     "cuda-samples/Samples/4_CUDA_Libraries/lineOfSight/lineOfSight": {"passes": "^Test passed"},

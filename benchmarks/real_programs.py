@@ -15,7 +15,12 @@ program prints when its own check succeeds), or, for a program that reports its 
 status alone, ``exit_status: true`` and optionally ``fails`` (a regular expression it prints,
 still exiting 0, when its check fails); ``note`` is a remark for the reader, and ``build`` says how
 the program's own build files build it (``benchmarks/build_programs.py`` reads it; an entry with a
-``build`` may leave ``sources`` out, and is then not run here).
+``build`` may leave ``sources`` out, and is then not run here). ``modules`` lists the driver API
+modules the program's own build files make before it runs (a kernel compiled with ``nvcc -fatbin``
+that the program loads with ``cuModuleLoad*``): objects with ``source`` (under the root), ``output``
+(under ``cwd``) and ``flags`` (nvcc's options as the build's command line gives them, ``-fatbin``
+included); each is built with the simulator's nvcc (``SIMULATOR_MODE`` set to the run's mode)
+before the program runs, and a module that fails to build is the program's refused build.
 
 Each program runs as ``python -m simulator run SOURCES -I ... -D ... --mode MODE --timeout LIMIT
 --line-buffered``, with the simulator of ``--checkout`` (default: this repository; another
@@ -66,6 +71,7 @@ FIELDS = {
     "fails",
     "note",
     "build",
+    "modules",
 }
 MANIFEST_KEYS = {"about", "defaults", "programs"}
 
@@ -86,6 +92,7 @@ class Program:
     fails: str | None = None
     note: str = ""
     build: dict | None = None
+    modules: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -127,6 +134,24 @@ def load_manifest(path: Path, root: Path) -> list[Program]:
             )
         if prog.build is not None and not isinstance(prog.build, dict):
             raise ValueError(f"{where}: build is an object (see benchmarks/build_programs.py)")
+        module_keys = {"source", "output", "flags"}
+        for module in prog.modules if isinstance(prog.modules, list) else [None]:
+            if (
+                not isinstance(module, dict)
+                or set(module) != module_keys
+                or not all(isinstance(module[k], str) for k in ("source", "output"))
+                or not (
+                    isinstance(module["flags"], list) and all(isinstance(f, str) for f in module["flags"])
+                )
+            ):
+                raise ValueError(
+                    f"{where}: modules is a list of objects with source, output (strings) and flags "
+                    "(a list of strings)"
+                )
+            if not (root / module["source"]).is_file():
+                raise ValueError(
+                    f"{where}: {root / module['source']} does not exist (is --root the checkout?)"
+                )
         for rel in [*prog.sources, *prog.include, prog.cwd]:
             if not (root / rel).exists():
                 raise ValueError(f"{where}: {root / rel} does not exist (is --root the checkout?)")
@@ -183,8 +208,46 @@ def run_one(
     """Run ``prog`` under ``checkout``'s simulator until its check line, its end or ``limit``
     seconds (``extra``: more ``run`` options); see ``judge`` for ``to_the_end``."""
     env = {**os.environ, "PYTHONPATH": str(checkout) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    began = time.monotonic()
+    refused = build_modules(prog, root, mode, limit, env)
+    if refused is not None:
+        return Outcome(prog.name, "build refused", time.monotonic() - began, refused)
     command = _command(prog, root, mode, limit, extra)
     return judge(prog, command, root / prog.cwd, env, limit, mode, to_the_end)
+
+
+def build_modules(prog: Program, root: Path, mode: str, limit: float, env: dict[str, str]) -> str | None:
+    """Build ``prog``'s ``modules`` with the simulator's nvcc in its ``cwd``; None, or the first
+    line of the error of the first that fails."""
+    cwd = root / prog.cwd
+    for module in prog.modules:
+        command = [
+            sys.executable,
+            "-m",
+            "simulator",
+            "nvcc",
+            *module["flags"],
+            "-o",
+            str(cwd / module["output"]),
+            str(root / module["source"]),
+        ]
+        try:
+            proc = subprocess.run(
+                command,
+                cwd=cwd,
+                env={**env, "SIMULATOR_MODE": mode},
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=limit,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            return f"module {module['output']}: nvcc ran over {limit:g} s"
+        if proc.returncode != 0:
+            lines = (proc.stderr or proc.stdout).strip().splitlines() or ["nvcc failed"]
+            return f"module {module['output']}: {lines[0].strip()}"
+    return None
 
 
 def judge(

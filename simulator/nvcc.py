@@ -17,7 +17,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from . import build, cuda_headers, toolkit
+from . import build, cuda_headers, link_stubs, modules, toolkit
 from .compiler_run import run_tool
 from .errors import SimBuildError
 from .nvcc_options import OPTIONS, NvccCommand, NvccUsageError, parse
@@ -228,6 +228,7 @@ def _link(cmd: NvccCommand, parts: list[str], mode: str, output: Path, shared: b
         "-pthread",
         *(["-shared"] if shared else []),
         *build.link_flags(mode),
+        *_module_host(parts, mode, shared),
         *cmd.get("compiler_options"),
         *parts,
         *[f"-L{d}" for d in cmd.get("library_dirs")],
@@ -248,6 +249,20 @@ def _link(cmd: NvccCommand, parts: list[str], mode: str, output: Path, shared: b
     proc = run_tool(real)
     if proc.returncode != 0:
         raise SimBuildError(f"link of {output} failed:\n{(proc.stderr or proc.stdout).strip()}")
+
+
+def _module_host(parts: list[str], mode: str, shared: bool) -> list[str]:
+    """An executable whose objects load driver API modules links the runtime exported
+    (``modules.py``): ``-rdynamic`` and that runtime's object, ahead of the toolkit's archive."""
+    if shared:
+        return []
+    undefined: set[str] = set()
+    for part in parts:
+        if part.endswith(".o") and Path(part).is_file():
+            undefined |= link_stubs.symbols(Path(part))[1]
+    if not modules.loads_modules(undefined):
+        return []
+    return ["-rdynamic", str(modules.exported_runtime(build.runtime_object(mode)))]
 
 
 def _drive(cmd: NvccCommand) -> int:
@@ -324,6 +339,9 @@ def _drive(cmd: NvccCommand) -> int:
             _place(cmd, _compile_or_say(cmd, source, kind, mode), out)
             _write_dependency_file(cmd, source, kind, out)
         return 0
+    if cmd.phase in ("fatbin", "cubin", "ptx"):
+        _modules(cmd, sources, mode)
+        return 0
     if cmd.phase == "device-link":
         out = Path(output or "a_dlink.o")
         _check_outputs(cmd, [out])
@@ -341,6 +359,40 @@ def _drive(cmd: NvccCommand) -> int:
     _check_outputs(cmd, [out])
     _link(cmd, objects, mode, out, shared=cmd.phase == "shared")
     return 0
+
+
+# What -ptx writes: a PTX comment, so that cuModuleLoadData refuses it as the PTX it stands for.
+_NO_PTX = (
+    "// The CUDA simulator's nvcc generates no PTX (its kernels run on the CPU); a program that\n"
+    "// JIT-compiles this file is refused at cuModuleLoadData. Build with -fatbin or -cubin.\n"
+)
+
+
+def _modules(cmd: NvccCommand, sources: list[tuple[str, str]], mode: str) -> None:
+    """-fatbin, -cubin: each source's driver API module (``X.fatbin``/``X.cubin`` unless -o); -ptx
+    a note in its place."""
+    if len(sources) != 1 and cmd.last("output"):
+        raise NvccUsageError(
+            "A single input file is required for a non-link phase when an outputfile is specified"
+        )
+    for source, kind in sources:
+        if kind == "c":
+            raise NvccUsageError(f"{source}: a {cmd.phase} is built from CUDA or C++ sources, not C")
+    suffix = {"fatbin": ".fatbin", "cubin": ".cubin", "ptx": ".ptx"}[cmd.phase]
+    outs = [Path(cmd.last("output") or Path(s).with_suffix(suffix).name) for s, _ in sources]
+    _check_outputs(cmd, outs)
+    arch, _ = _arch(cmd)
+    fmad = (cmd.last("fmad", "true") or "true").lower() not in ("false", "0")
+    for (source, kind), out in zip(sources, outs):
+        _say(cmd, [f"<module of {source} for {mode}>", "-o", str(out)])
+        if cmd.has("dryrun"):
+            continue
+        if cmd.phase == "ptx":
+            out.write_text(_NO_PTX)
+            continue
+        modules.build_module(
+            source, out, mode, arch=arch, fmad=fmad, language=kind, extra_flags=_host_flags(cmd, kind)
+        )
 
 
 def _compile_or_say(cmd: NvccCommand, source: str, kind: str, mode: str) -> Path:

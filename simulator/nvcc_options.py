@@ -34,7 +34,20 @@ class Option:
 
 
 # Phases: what the command produces (the last phase option given wins, as with nvcc).
-PHASES = ("compile", "relocatable", "device-link", "lib", "shared", "preprocess", "cuda", "deps", "link")
+PHASES = (
+    "compile",
+    "relocatable",
+    "device-link",
+    "lib",
+    "shared",
+    "preprocess",
+    "cuda",
+    "deps",
+    "link",
+    "fatbin",
+    "cubin",
+    "ptx",
+)
 
 
 def _phase(*names: str, phase: str) -> Option:
@@ -59,6 +72,10 @@ OPTIONS: tuple[Option, ...] = (
     _phase("-E", "--preprocess", phase="preprocess"),
     _phase("-cuda", "--cuda", phase="cuda"),
     _phase("-link", "--link", phase="link"),
+    # A driver API module (modules.py); -ptx writes a note, as a CPU has no PTX to give.
+    _phase("-fatbin", "--fatbin", phase="fatbin"),
+    _phase("-cubin", "--cubin", phase="cubin"),
+    _phase("-ptx", "--ptx", phase="ptx"),
     Option(("-M", "--generate-dependencies"), "deps", constant="M"),
     Option(("-MM", "--generate-nonsystem-dependencies"), "deps", constant="MM"),
     Option(("-MD", "--generate-dependencies-with-compile"), "deps_with_compile", constant="MD"),

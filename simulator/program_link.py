@@ -12,7 +12,7 @@ import shutil
 from functools import cache
 from pathlib import Path
 
-from . import link_stubs, toolkit_index
+from . import link_stubs, modules, toolkit_index
 from .build_cache import cache_dir, cache_key, cache_stem, cached_output, recorded_digest, write_new
 from .compiler_errors import compile_step
 from .compiler_run import invoke
@@ -277,6 +277,10 @@ def build_program(
     rt = runtime_object(mode)
     libs = library_objects(objs, mode)
     stubs = stub_objects([*objs, rt, *libs])
+    # A program that loads driver API modules exports its runtime, which the modules' kernels call.
+    export: list[str] = []
+    if modules.loads_modules(set().union(*(object_symbols(o)[1] for o in objs))):
+        rt, export = modules.exported_runtime(rt), ["-rdynamic"]
     cxx = compiler()
     key = cache_key(*(o.name for o in objs), rt.name, *(s.name for s in libs + stubs), mode, "program")
     stem = cache_stem(Path(sources[0]).stem)
@@ -289,6 +293,7 @@ def build_program(
                 *common_flags(cxx),
                 "-O1",
                 *BUILD_NAMED[mode].link_flags,
+                *export,
                 *map(str, objs),
                 str(rt),
                 *map(str, libs + stubs),

@@ -10,7 +10,8 @@ the C++ and system libraries the runtime uses (so that gcc links a C program wit
 ``CUDA::cudart`` link it), and ``libcublas.so``/``libcurand.so``/... naming it too. A checker build
 (``SIMULATOR_MODE``) links ``lib64/<mode>/`` instead, built the first time a link asks for it, and
 sees the toolkit as ``checkers/<mode>/`` (:func:`mode_root`).
-Each program or shared library linked this way holds its own copy of the runtime.
+Each program or shared library linked this way holds its own copy of the runtime; a driver API
+module (``nvcc -fatbin``/``-cubin``) holds none and calls the loading program's (``modules.py``).
 
 The folder belongs to one install: its name carries the package's version and Python and a key of
 where the package and that Python are (:func:`install`), so installs that share a build cache (two

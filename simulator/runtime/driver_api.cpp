@@ -2,7 +2,10 @@
 // (cuInit, cuDeviceGetCount, cuDeviceGetAttribute, cuDeviceComputeCapability, cuMemGetInfo;
 // Rodinia's mummergpu, cuda-samples' helper_cuda_drvapi.h):
 // each answers from the runtime's modelled device. <cuda.h> (runtime/include) declares them.
+// Contexts, memory, streams and events are in driver_contexts.cpp; modules and launches in
+// driver_modules.cpp.
 #include "sim_internal.h"
+#include "driver_internal.h"
 
 #include <atomic>
 #include <cstdio>
@@ -12,16 +15,9 @@
 
 namespace {
 
-// The driver status for a runtime error: the two share values for the codes these calls return.
-CUresult as_driver(cudaError_t e) {
-    switch (e) {
-        case cudaSuccess: return CUDA_SUCCESS;
-        case cudaErrorInvalidValue: return CUDA_ERROR_INVALID_VALUE;
-        case cudaErrorInvalidDevice: return CUDA_ERROR_INVALID_DEVICE;
-        case cudaErrorInitializationError: return CUDA_ERROR_NOT_INITIALIZED;
-        default: return CUDA_ERROR_UNKNOWN;
-    }
-}
+std::atomic<bool> g_driver_initialised{false};
+
+CUresult as_driver(cudaError_t e) { return __sim::driver_status(e); }
 
 bool valid(CUdevice device) {
     int count = 0;
@@ -30,9 +26,28 @@ bool valid(CUdevice device) {
 
 }  // namespace
 
+bool __sim::driver_initialised() { return g_driver_initialised.load(std::memory_order_acquire); }
+
+CUresult __sim::driver_status(cudaError_t e) {
+    switch (e) {
+        case cudaSuccess: return CUDA_SUCCESS;
+        case cudaErrorInvalidValue: return CUDA_ERROR_INVALID_VALUE;
+        case cudaErrorMemoryAllocation: return CUDA_ERROR_OUT_OF_MEMORY;
+        case cudaErrorInitializationError: return CUDA_ERROR_NOT_INITIALIZED;
+        case cudaErrorCudartUnloading: return CUDA_ERROR_DEINITIALIZED;
+        case cudaErrorInvalidConfiguration: return CUDA_ERROR_INVALID_VALUE;
+        case cudaErrorInvalidDeviceFunction: return CUDA_ERROR_INVALID_HANDLE;
+        default: return (int)e >= 100 ? (CUresult)e : CUDA_ERROR_UNKNOWN;
+    }
+}
+
 extern "C" {
 
-CUresult cuInit(unsigned int flags) { return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+CUresult cuInit(unsigned int flags) {
+    if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    g_driver_initialised.store(true, std::memory_order_release);
+    return CUDA_SUCCESS;
+}
 
 CUresult cuDriverGetVersion(int* version) {
     if (version == nullptr) return CUDA_ERROR_INVALID_VALUE;

@@ -93,6 +93,18 @@
 //  driver_api.cpp: the driver API's device queries
 //      cuInit cuDriverGetVersion cuDeviceGetCount cuDeviceGet cuDeviceGetName
 //      cuDeviceTotalMem cuDeviceComputeCapability cuDeviceGetAttribute cuMemGetInfo
+//  driver_contexts.cpp: the driver API's contexts, memory, streams and events
+//      cuCtxCreate cuCtxDestroy cuCtxPushCurrent cuCtxPopCurrent cuCtxSetCurrent
+//      cuCtxGetCurrent cuCtxGetDevice cuCtxSynchronize cuDevicePrimaryCtxRetain
+//      cuDevicePrimaryCtxRelease cuMemAlloc cuMemFree cuMemAllocHost cuMemHostAlloc
+//      cuMemFreeHost cuMemcpyHtoD cuMemcpyDtoH cuMemcpyDtoD cuMemcpyHtoDAsync
+//      cuMemcpyDtoHAsync cuMemcpyDtoDAsync cuMemsetD8 cuMemsetD16 cuMemsetD32
+//      cuStreamCreate cuStreamSynchronize cuStreamDestroy cuEventCreate cuEventRecord
+//      cuEventSynchronize cuEventElapsedTime cuEventDestroy
+//  driver_modules.cpp: the driver API's modules, functions and launches
+//      cuModuleLoadData cuModuleLoadDataEx cuModuleLoadFatBinary cuModuleLoad
+//      cuModuleUnload cuModuleGetFunction cuModuleGetGlobal cuLaunchKernel
+//      cuFuncGetAttribute cuFuncSetAttribute cuOccupancyMaxPotentialBlockSize
 //  legacy_api.cpp: calls gone from current CUDA, run as their current equivalents
 //      cudaThreadSynchronize cudaThreadExit cudaThreadSetLimit cudaThreadGetLimit
 //      cudaThreadSetCacheConfig cudaThreadGetCacheConfig

@@ -46,6 +46,33 @@ bool register_kernel_raw(const void* kernel, const char* name, int nparams, Make
     return true;
 }
 
+namespace {
+struct ParamLayout {
+    int n;
+    const size_t* sizes;
+    const size_t* aligns;
+};
+std::unordered_map<const void*, ParamLayout>& param_layouts() {
+    static auto* table = new std::unordered_map<const void*, ParamLayout>();  // as registry()
+    return *table;
+}
+}  // namespace
+
+void register_kernel_params(const void* kernel, int n, const size_t* sizes, const size_t* aligns) {
+    std::lock_guard<std::mutex> lock(g_registry_mu);
+    param_layouts()[kernel] = ParamLayout{n, sizes, aligns};
+}
+
+bool kernel_params(const void* kernel, int* n, const size_t** sizes, const size_t** aligns) {
+    std::lock_guard<std::mutex> lock(g_registry_mu);
+    auto it = param_layouts().find(kernel);
+    if (it == param_layouts().end()) return false;
+    *n = it->second.n;
+    *sizes = it->second.sizes;
+    *aligns = it->second.aligns;
+    return true;
+}
+
 bool registered_barrier_free(const void* kernel) {
     KernelEntry e;
     return find_kernel(kernel, &e) && e.barrier_free;

@@ -326,6 +326,11 @@ struct KernelPacker {
     }
 };
 
+// Records the parameter layout of the kernel at ``kernel`` (its definition's registration);
+// kernel_params answers it (false for a kernel no definition registered).
+SIM_API void register_kernel_params(const void* kernel, int n, const size_t* sizes, const size_t* aligns);
+SIM_API bool kernel_params(const void* kernel, int* n, const size_t** sizes, const size_t** aligns);
+
 // Whether the front end found the kernel at ``kernel`` barrier-free (false when unknown).
 SIM_API bool registered_barrier_free(const void* kernel);
 
@@ -362,6 +367,11 @@ static inline bool register_kernel(void (*k)(P...), const char* name, LoopKind l
     static_assert(std::is_empty<F>::value, "a kernel's call by name captures nothing");
     using Packer = ByNamePacker<F, P...>;
     if (!Packer::call) Packer::call.emplace(by_name);
+    // The parameters' sizes and alignments (a trailing 0 keeps the arrays non-empty), for a
+    // driver API launch that passes them packed in one buffer (cuLaunchKernel's ``extra``).
+    static constexpr size_t sizes[] = {sizeof(std::decay_t<P>)..., 0};
+    static constexpr size_t aligns[] = {alignof(std::decay_t<P>)..., 0};
+    register_kernel_params(reinterpret_cast<const void*>(k), (int)sizeof...(P), sizes, aligns);
     return register_kernel_raw(reinterpret_cast<const void*>(k), name, (int)sizeof...(P), &Packer::make,
                                &Packer::Pk::invoke, &Packer::Pk::run_plain, &Packer::Pk::destroy, true,
                                loops.barrier_free, loops.block_loops);

@@ -14,7 +14,14 @@
 
 #include <builtin_types.h>  // only types: NVIDIA's inline functions come after this header (cuda_sim.h)
 
+// Hidden: the runtime's internals stay inside the program or library that links it. A module
+// (nvcc -fatbin/-cubin, loaded by cuModuleLoad*) is built with SIM_MODULE_BUILD: its kernels
+// call the loading program's runtime, which that program exports (program_link.py).
+#ifdef SIM_MODULE_BUILD
+#define SIM_API __attribute__((visibility("default")))
+#else
 #define SIM_API __attribute__((visibility("hidden")))
+#endif
 
 // ---- device-side state -------------------------------------------------------------------
 namespace __sim {

@@ -91,8 +91,8 @@ def test_a_declared_api_without_an_implementation_builds_and_says_so_when_called
                 cudaError_t e = cudaDeviceGetTexture1DLinearMaxWidth(&width, nullptr, 0);
                 cudaError_t last = cudaGetLastError();
                 std::printf("status=%s last=%s\\n", cudaGetErrorName(e), cudaGetErrorName(last));
-                CUcontext ctx;
-                std::printf("driver=%d\\n", (int)cuCtxCreate(&ctx, nullptr, 0, 0));
+                CUlinkState link;
+                std::printf("driver=%d\\n", (int)cuLinkCreate(0, nullptr, nullptr, &link));
                 return 0;
             }
             """

@@ -423,3 +423,40 @@ def test_a_failed_build_is_named_by_its_first_error(output, expected, monkeypatc
     import build_programs
 
     assert build_programs.first_error(output).startswith(expected)
+
+
+def test_runner_builds_the_modules_an_entry_names(root, tmp_path):
+    """``modules``: each is built with the simulator's nvcc before the program, which loads it; a
+    module that does not build is the program's refused build; a malformed entry is refused."""
+    kernels = REPO / "simulator" / "tests" / "kernels"
+    for name in ("driver_module.cu", "driver_module_host.cpp"):
+        shutil.copy(kernels / name, root / "src" / name)
+    (root / "src" / "broken.cu").write_text("__global__ void k() { undeclared_name = 1; }\n")
+    loads = {
+        "name": "loads",
+        "sources": ["src/driver_module_host.cpp"],
+        "args": ["built.fatbin"],
+        "passes": "^done=1",
+        "modules": [{"source": "src/driver_module.cu", "output": "built.fatbin", "flags": ["-fatbin"]}],
+    }
+    broken = {
+        **loads,
+        "name": "broken",
+        "modules": [{"source": "src/broken.cu", "output": "broken.fatbin", "flags": ["-fatbin"]}],
+    }
+    manifest = _manifest(root, [loads, broken])
+    out = tmp_path / "out.json"
+    cmd = [sys.executable, str(RUNNER), manifest, "--root", str(root), "--json", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = {o["name"]: o for o in json.loads(out.read_text())}
+    assert got["loads"]["verdict"] == "pass", got
+    assert (root / "src" / "built.fatbin").read_bytes()[:8] == b"TLSIMMOD"
+    assert got["broken"]["verdict"] == "build refused"
+    assert got["broken"]["detail"].startswith("module broken.fatbin:")
+
+    bad = _manifest(root, [{**loads, "modules": [{"source": "src/driver_module.cu", "output": "x.fatbin"}]}])
+    proc = subprocess.run(
+        [sys.executable, str(RUNNER), bad, "--root", str(root)], capture_output=True, text=True
+    )
+    assert proc.returncode == 2 and "modules is a list of objects" in proc.stderr, proc.stderr

@@ -1,0 +1,122 @@
+"""Driver API modules: what the simulator's ``nvcc -fatbin`` / ``-cubin`` writes and
+``cuModuleLoad*`` loads (``runtime/driver_modules.cpp``).
+
+A module file is a 40-byte header (``TLSIMMOD``, format version, build mode, the library's size;
+little-endian) followed by a shared library of the unit's kernels, device functions and
+``__device__``/``__constant__`` variables. The library holds no runtime of its own: its kernels
+are compiled with ``SIM_MODULE_BUILD``, so that their calls into the runtime are dynamic
+references, which bind when it is loaded to the runtime of the program that loads it. A program
+whose objects call ``cuModuleLoad*`` is linked with :func:`exported_runtime` and ``-rdynamic``
+so that it exports that runtime; any other program links as before.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Iterable
+from pathlib import Path
+
+from .build_cache import cache_dir, cache_key, cached_output
+from .compiler_errors import compile_step
+from .errors import SimBuildError
+from .modes import BUILD_NAMED
+from .source_compile import DEFAULT_ARCH, kernel_object
+from .toolchain import compiler
+
+__all__ = ["MAGIC", "build_module", "exported_runtime", "loads_modules", "module_image"]
+
+MAGIC = b"TLSIMMOD"
+_VERSION = 1
+_HEADER = struct.Struct("<8sII16sQ")  # magic, version, reserved, mode, library size: 40 bytes
+# The driver calls that load a module: a program calling one must export its runtime.
+_MODULE_LOADS = frozenset({"cuModuleLoad", "cuModuleLoadData", "cuModuleLoadDataEx", "cuModuleLoadFatBinary"})
+
+
+def module_image(library: bytes, mode: str) -> bytes:
+    """The module file's bytes for the shared library ``library`` built for ``mode``."""
+    return _HEADER.pack(MAGIC, _VERSION, 0, mode.encode()[:16], len(library)) + library
+
+
+def build_module(
+    source: str | os.PathLike,
+    output: str | os.PathLike,
+    mode: str,
+    arch: int = DEFAULT_ARCH,
+    fmad: bool = True,
+    language: str | None = None,
+    extra_flags: Iterable[str] = (),
+) -> Path:
+    """Build ``source`` into the module file ``output`` (see the module's docstring)."""
+    obj = kernel_object(
+        source,
+        mode,
+        arch=arch,
+        fmad=fmad,
+        language=language,
+        extra_flags=[*extra_flags, "-DSIM_MODULE_BUILD"],
+    )
+    cxx = compiler()
+    key = cache_key(obj.name, "module", mode)
+    library = cache_dir() / f"{obj.stem}-{key}-module.so"
+    cached_output(
+        library,
+        lambda tmp: compile_step(
+            # No runtime and no -Bsymbolic: the kernels' runtime calls stay undefined here and
+            # bind to the loading program's runtime.
+            [cxx, "-shared", "-pthread", *BUILD_NAMED[mode].link_flags, str(obj), "-o", str(tmp)],
+            f"{source} (module link)",
+        ),
+    )
+    dest = Path(output)
+    tmp = dest.with_name(f".{dest.name}.module{os.getpid()}")
+    try:
+        tmp.write_bytes(module_image(library.read_bytes(), mode))
+        os.replace(tmp, dest)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise SimBuildError(f"cannot write {dest}: {exc.strerror or exc}; pass another -o") from None
+    return dest
+
+
+def loads_modules(undefined: Iterable[str]) -> bool:
+    """Whether a program whose objects leave ``undefined`` undefined loads modules."""
+    return not _MODULE_LOADS.isdisjoint(undefined)
+
+
+# ELF64 little-endian: e_shoff, e_shentsize, e_shnum; a section header's sh_type, sh_offset,
+# sh_size, sh_entsize; a symbol's st_info, st_other, st_shndx.
+_SHT_SYMTAB = 2
+_STV_HIDDEN = 2
+
+
+def _export_hidden(data: bytearray) -> None:
+    """Make every defined global or weak hidden symbol of the ELF64 object ``data`` default."""
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise SimBuildError("the runtime object is not a little-endian ELF64 file")
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    for i in range(shnum):
+        base = shoff + i * shentsize
+        sh_type = struct.unpack_from("<I", data, base + 4)[0]
+        if sh_type != _SHT_SYMTAB:
+            continue
+        offset, size = struct.unpack_from("<QQ", data, base + 0x18)
+        entsize = struct.unpack_from("<Q", data, base + 0x38)[0] or 24
+        for sym in range(offset, offset + size, entsize):
+            info, other, shndx = struct.unpack_from("<BBH", data, sym + 4)
+            if info >> 4 in (1, 2) and shndx != 0 and other & 3 == _STV_HIDDEN:
+                data[sym + 5] = other & ~3
+
+
+def exported_runtime(runtime: Path) -> Path:
+    """A copy of the runtime object ``runtime`` whose symbols a program linked with ``-rdynamic``
+    exports, for the modules it loads (cached)."""
+    out = cache_dir() / f"{runtime.stem}-exported.o"
+
+    def produce(tmp: Path) -> None:
+        data = bytearray(runtime.read_bytes())
+        _export_hidden(data)
+        tmp.write_bytes(bytes(data))
+
+    return cached_output(out, produce)
