@@ -93,6 +93,11 @@
 //  driver_api.cpp: the driver API's device queries
 //      cuInit cuDriverGetVersion cuDeviceGetCount cuDeviceGet cuDeviceGetName
 //      cuDeviceTotalMem cuDeviceComputeCapability cuDeviceGetAttribute cuMemGetInfo
+//  driver_vmm.cpp: the driver API's virtual memory management
+//      cuMemGetAllocationGranularity cuMemAddressReserve cuMemAddressFree cuMemCreate
+//      cuMemRelease cuMemMap cuMemUnmap cuMemSetAccess cuMemGetAccess
+//      cuMemRetainAllocationHandle cuMemGetAllocationPropertiesFromHandle
+//      cuMemExportToShareableHandle cuMemImportFromShareableHandle
 //  legacy_api.cpp: calls gone from current CUDA, run as their current equivalents
 //      cudaThreadSynchronize cudaThreadExit cudaThreadSetLimit cudaThreadGetLimit
 //      cudaThreadSetCacheConfig cudaThreadGetCacheConfig
