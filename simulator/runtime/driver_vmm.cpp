@@ -185,6 +185,13 @@ CUresult check_prop(const CUmemAllocationProp* prop) {
 
 }  // namespace
 
+namespace __sim {
+
+// The registered ranges change only with g_state_mu held (sync_reservation), so it guards this read.
+bool vmm_range(uintptr_t start) { return books().registered.count(start) != 0; }
+
+}  // namespace __sim
+
 extern "C" {
 
 CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,

@@ -161,3 +161,14 @@ def test_memcheck_reports_the_access_at_its_line(where):
     assert f"launched at {FAULT}:{launch}" in proc.stderr
     # The granted granule is not reported: the first launch's writes are valid.
     assert proc.stderr.count("Invalid __global__ write") == 32
+
+
+def test_a_mapping_left_at_exit_is_a_leak_named_by_its_call():
+    proc = run_cli("run", str(FAULT), "--mode", "memcheck", "--leak-check", "full", "--", "leak")
+    assert token_values(proc.stdout)["good"] == "cudaSuccess"
+    leak_line = "simulator: memcheck: device memory leak"
+    leaks = [ln for ln in proc.stderr.splitlines() if ln.startswith(leak_line)]
+    assert len(leaks) == 1, proc.stderr
+    assert f"{GRANULE} bytes mapped with cuMemMap at 0x" in leaks[0]
+    assert "never unmapped with cuMemUnmap" in leaks[0]
+    assert "cudaMalloc" not in leaks[0]

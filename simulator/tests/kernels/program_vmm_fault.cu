@@ -1,7 +1,8 @@
 // A kernel's write into a reservation where it may not write, as the first argument says:
 // "unmapped" (the reservation's second granule, never mapped) or "no_access" (mapped, but
 // cuMemSetAccess never called). The first granule is mapped and writable; a GPU faults on the
-// other, and so must the simulator (test_vmm.py). Prints key=value tokens.
+// other, and so must the simulator (test_vmm.py). "leak" exits after the valid launch, leaving the
+// memory mapped. Prints key=value tokens.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
     int* good = (int*)va;
     touch<<<1, 32>>>(good, 32);
     std::printf("good=%s\n", cudaGetErrorName(cudaDeviceSynchronize()));
+    if (argc > 1 && std::strcmp(argv[1], "leak") == 0) return 0;  // exits with the granule mapped
     int* bad = (int*)(va + g);
     touch<<<1, 32>>>(bad, 32);  // VMM_FAULT_LINE
     std::printf("bad=%s\n", cudaGetErrorName(cudaDeviceSynchronize()));
