@@ -20,7 +20,7 @@ GRANULE = 2 << 20  # a GPU's large page, what cuMemGetAllocationGranularity repo
 # CU_MEM_ACCESS_FLAGS_PROT_* and CU_MEM_LOCATION_TYPE_DEVICE / CU_MEM_ALLOCATION_TYPE_PINNED (cuda.h).
 PROT_NONE, PROT_READ, PROT_READWRITE = 0, 1, 3
 # The copies the program makes on purpose into ranges that are not device memory it may write,
-# and its cuMemAddressFree of a range still mapped: each is refused with one line.
+# besides its cuMemAddressFree and cudaFree of a range still mapped: each is refused with one line.
 REFUSED_COPIES = 5
 
 
@@ -58,7 +58,9 @@ def test_runs_to_the_end_and_reports_only_the_provoked_refusals(run):
     assert run.returncode == (0 if kind == "report" else 1), run.stderr
     copies = [ln for ln in lines if "is not inside one live device allocation" in ln]
     frees = [ln for ln in lines if "cuMemAddressFree(" in ln and "cuMemUnmap it first" in ln]
-    assert len(copies) == REFUSED_COPIES and len(frees) == 1 and len(lines) == REFUSED_COPIES + 1, lines
+    cuda_frees = [ln for ln in lines if "cudaFree(" in ln and "cuMemUnmap it instead" in ln]
+    assert len(copies) == REFUSED_COPIES and len(frees) == len(cuda_frees) == 1, lines
+    assert len(lines) == REFUSED_COPIES + 2, lines
 
 
 def test_reserve_create_map_access_kernel_copy(run):
@@ -73,6 +75,8 @@ def test_reserve_create_map_access_kernel_copy(run):
     assert v["one_chunk_ok"] == "1"  # every int of the granule is 3 * i + 1
     assert v["pointer_type"] == "2"  # cudaMemoryTypeDevice
     assert v["memset_mapped"] == "cudaSuccess"
+    assert v["cuda_free_mapped"] == "cudaErrorInvalidValue"  # not cudaMalloc's memory
+    assert v["memset_after_free"] == "cudaSuccess"
 
 
 def test_unmapped_parts_of_a_reservation_are_refused(run):

@@ -116,6 +116,9 @@ int main() {
     std::printf("copy_across_end=%s\n",
                 cudaGetErrorName(cudaMemcpy((void*)(va + g - 32), host.data(), 64, cudaMemcpyHostToDevice)));
     std::printf("memset_mapped=%s\n", cudaGetErrorName(cudaMemset((void*)va, 0, 256)));
+    // cudaFree cannot take mapped memory away: the range stays usable.
+    std::printf("cuda_free_mapped=%s\n", cudaGetErrorName(cudaFree((void*)va)));
+    std::printf("memset_after_free=%s\n", cudaGetErrorName(cudaMemset((void*)va, 0, 256)));
 
     // ---- errors ---------------------------------------------------------------------------------
     CUmemGenericAllocationHandle h2 = 0;
