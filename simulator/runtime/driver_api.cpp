@@ -97,11 +97,12 @@ CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attrib, CUdevice de
     if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!valid(device)) return CUDA_ERROR_INVALID_DEVICE;
     switch (attrib) {
-        // Driver-only features the runtime does not offer (cuMemCreate/cuMemMap, compressible
-        // memory): answered 0, as a device without them answers, so that a program that checks
-        // first (cuda-samples' vectorAddMMAP, cudaCompressibleMemory) waives instead of failing
-        // on the query itself.
-        case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+        case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:  // cuMemCreate/cuMemMap: driver_vmm.cpp
+            *value = 1;
+            return CUDA_SUCCESS;
+        // Driver-only features the runtime does not offer (host VMM, compressible memory):
+        // answered 0, as a device without them answers, so that a program that checks first
+        // (cuda-samples' cudaCompressibleMemory) waives instead of failing on the query itself.
         case CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
         case CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
         case CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED:

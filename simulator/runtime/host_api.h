@@ -105,6 +105,11 @@
 //      cuModuleLoadData cuModuleLoadDataEx cuModuleLoadFatBinary cuModuleLoad
 //      cuModuleUnload cuModuleGetFunction cuModuleGetGlobal cuLaunchKernel
 //      cuFuncGetAttribute cuFuncSetAttribute cuOccupancyMaxPotentialBlockSize
+//  driver_vmm.cpp: the driver API's virtual memory management
+//      cuMemGetAllocationGranularity cuMemAddressReserve cuMemAddressFree cuMemCreate
+//      cuMemRelease cuMemMap cuMemUnmap cuMemSetAccess cuMemGetAccess
+//      cuMemRetainAllocationHandle cuMemGetAllocationPropertiesFromHandle
+//      cuMemExportToShareableHandle cuMemImportFromShareableHandle
 //  legacy_api.cpp: calls gone from current CUDA, run as their current equivalents
 //      cudaThreadSynchronize cudaThreadExit cudaThreadSetLimit cudaThreadGetLimit
 //      cudaThreadSetCacheConfig cudaThreadGetCacheConfig

@@ -489,6 +489,12 @@ void report_leaks() {
     if (!env_is("SIMULATOR_LEAK_CHECK", "full")) return;
     std::lock_guard<std::mutex> lock(g_state_mu);
     for (const auto& a : g_allocs) {
+        if (vmm_range(a.first)) {  // no cudaMalloc call to name: the range and what frees it
+            report("memcheck: device memory leak: %zu bytes mapped with cuMemMap at 0x%lx were never unmapped "
+                   "with cuMemUnmap",
+                   a.second, (unsigned long)a.first);
+            continue;
+        }
         std::string site = "unknown caller";
         auto it = g_alloc_sites.find(a.first);
         site = user_frame(reinterpret_cast<const void*>(a.first),

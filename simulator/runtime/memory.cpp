@@ -121,6 +121,11 @@ cudaError_t cudaFree(void* ptr) {
                         __sim::mode_name(), ptr);
             return __sim::set_error(cudaErrorInvalidValue);
         }
+        if (__sim::vmm_range(it->first)) {  // driver_vmm.cpp's: only cuMemUnmap takes it away
+            __sim::report("%s: cudaFree(%p): the range is mapped with cuMemMap; cuMemUnmap it instead",
+                          __sim::mode_name(), ptr);
+            return __sim::set_error(cudaErrorInvalidValue);
+        }
         g_allocs.erase(it);
         __sim::forget_alloc(reinterpret_cast<uintptr_t>(ptr));
 #if defined(SIM_MEMCHECK)

@@ -459,6 +459,10 @@ extern std::map<uintptr_t, size_t> g_allocs;              // device allocations:
 extern std::map<uintptr_t, const void*> g_alloc_sites;    // memcheck: who called cudaMalloc
 // True when [p, p + n) lies inside one live device allocation (g_state_mu held).
 bool find_alloc(const void* p, size_t n, bool* known_start);
+// ---- driver_vmm.cpp --------------------------------------------------------------------------
+// Whether the device-allocation table's range at ``start`` is mapped virtual memory (cuMemMap),
+// not a cudaMalloc (g_state_mu held).
+bool vmm_range(uintptr_t start);
 
 // ---- errors.cpp ------------------------------------------------------------------------------
 extern __thread cudaError_t tl_last_error;  // this host thread's last (non-sticky) error

@@ -46,7 +46,7 @@ def test_rodinia_legacy_forms_compute_by_value(mode):
     assert v["cu_attr_cc"] == "8 1"
     assert v["cu_attr_optin"] == "1"
     assert v["cu_attr_warp"] == "32"
-    assert v["cu_attr_vmm"] == "0 0 0"  # CUDA_SUCCESS, neither feature
+    assert v["cu_attr_vmm"] == "0 1 0"  # CUDA_SUCCESS, virtual memory management but no compression
     assert v["cu_attr_bad_device"] == "101"  # CUDA_ERROR_INVALID_DEVICE
     assert v["cu_attr_bad_attr"] == "1"  # CUDA_ERROR_INVALID_VALUE
     assert v["cu_attr_null"] == "1"

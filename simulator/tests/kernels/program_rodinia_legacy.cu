@@ -87,7 +87,7 @@ int main() {
     std::printf("cu_attr_cc=%d %d\n", ccmajor, ccmajor == prop.major);
     std::printf("cu_attr_optin=%d\n", optin == (int)prop.sharedMemPerBlockOptin);
     std::printf("cu_attr_warp=%d\n", warp);
-    // Virtual memory management and compressible memory are not offered: 0, not an error.
+    // Virtual memory management is offered (driver_vmm.cpp); compressible memory is not: 0, not an error.
     int vmm = -1, compression = -1;
     CUresult vmm_status = cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, dev);
     cuDeviceGetAttribute(&compression, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, dev);
