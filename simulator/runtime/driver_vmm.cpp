@@ -51,7 +51,7 @@ struct Mapping {
     std::vector<Access> access;  // one per granule of the mapping
 };
 
-struct Books {
+struct VmmBooks {
     std::mutex mu;
     std::map<CUmemGenericAllocationHandle, Physical> physical;
     CUmemGenericAllocationHandle next_handle = 1;
@@ -60,8 +60,8 @@ struct Books {
     std::map<uintptr_t, size_t> registered;    // the ranges this file put in the allocation table
 };
 
-Books& books() {
-    static Books* b = new Books;  // outlives static destructors that may still unmap
+VmmBooks& vmm_books() {
+    static VmmBooks* b = new VmmBooks;  // outlives static destructors that may still unmap
     return *b;
 }
 
@@ -94,7 +94,7 @@ bool place_holder(uintptr_t start, size_t size) {
 }
 
 // The reservation holding [start, start + size), or end().
-std::map<uintptr_t, size_t>::iterator reservation_of(Books& b, uintptr_t start, size_t size) {
+std::map<uintptr_t, size_t>::iterator reservation_of(VmmBooks& b, uintptr_t start, size_t size) {
     auto it = b.reservations.upper_bound(start);
     if (it == b.reservations.begin()) return b.reservations.end();
     --it;
@@ -103,7 +103,7 @@ std::map<uintptr_t, size_t>::iterator reservation_of(Books& b, uintptr_t start, 
 }
 
 // The mapping holding address ``a``, or end().
-std::map<uintptr_t, Mapping>::iterator mapping_at(Books& b, uintptr_t a) {
+std::map<uintptr_t, Mapping>::iterator mapping_at(VmmBooks& b, uintptr_t a) {
     auto it = b.mappings.upper_bound(a);
     if (it == b.mappings.begin()) return b.mappings.end();
     --it;
@@ -113,7 +113,7 @@ std::map<uintptr_t, Mapping>::iterator mapping_at(Books& b, uintptr_t a) {
 // Applies the mappings' flags inside reservation [start, start + size) to the host pages, the
 // sanitizer's shadow and the runtime's allocation table (b.mu held). Adjacent read-write
 // granules form one registered range, as vectorAddMMAP's chunks on several devices form one array.
-void sync_reservation(Books& b, uintptr_t start, size_t size) {
+void sync_reservation(VmmBooks& b, uintptr_t start, size_t size) {
     struct Run {
         uintptr_t start;
         size_t size;
@@ -158,7 +158,7 @@ void sync_reservation(Books& b, uintptr_t start, size_t size) {
 }
 
 // Frees a handle's memory once it has neither references nor mappings (b.mu held).
-void drop_if_unused(Books& b, CUmemGenericAllocationHandle h) {
+void drop_if_unused(VmmBooks& b, CUmemGenericAllocationHandle h) {
     auto it = b.physical.find(h);
     if (it == b.physical.end() || it->second.refs > 0 || it->second.maps > 0) return;
     close(it->second.fd);
@@ -188,7 +188,7 @@ CUresult check_prop(const CUmemAllocationProp* prop) {
 namespace __sim {
 
 // The registered ranges change only with g_state_mu held (sync_reservation), so it guards this read.
-bool vmm_range(uintptr_t start) { return books().registered.count(start) != 0; }
+bool vmm_range(uintptr_t start) { return vmm_books().registered.count(start) != 0; }
 
 }  // namespace __sim
 
@@ -235,7 +235,7 @@ CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CU
             munmap(reinterpret_cast<void*>(start + size), tail);
         }
     }
-    Books& b = books();
+    VmmBooks& b = vmm_books();
     std::lock_guard<std::mutex> lock(b.mu);
     b.reservations[start] = size;
     sync_reservation(b, start, size);  // under memcheck: poisoned until mapped and made accessible
@@ -244,7 +244,7 @@ CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CU
 }
 
 CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
-    Books& b = books();
+    VmmBooks& b = vmm_books();
     std::lock_guard<std::mutex> lock(b.mu);
     auto it = b.reservations.find((uintptr_t)ptr);
     if (it == b.reservations.end() || it->second != size) return CUDA_ERROR_INVALID_VALUE;
@@ -280,7 +280,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CU
     }
     Physical p{fd, size, *prop, 1, 0};
     p.prop.allocFlags.compressionType = 0;  // CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED is 0
-    Books& b = books();
+    VmmBooks& b = vmm_books();
     std::lock_guard<std::mutex> lock(b.mu);
     *handle = b.next_handle++;
     b.physical.emplace(*handle, p);
@@ -288,7 +288,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CU
 }
 
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
-    Books& b = books();
+    VmmBooks& b = vmm_books();
     std::lock_guard<std::mutex> lock(b.mu);
     auto it = b.physical.find(handle);
     if (it == b.physical.end() || it->second.refs == 0) return CUDA_ERROR_INVALID_VALUE;
@@ -304,7 +304,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     if (!aligned(start, kGranularity) || !aligned(size, kGranularity) || !aligned(offset, kGranularity)) {
         return CUDA_ERROR_INVALID_VALUE;
     }
-    Books& b = books();
+    VmmBooks& b = vmm_books();
     std::lock_guard<std::mutex> lock(b.mu);
     auto phys = b.physical.find(handle);
     if (phys == b.physical.end() || phys->second.refs == 0) return CUDA_ERROR_INVALID_VALUE;
@@ -330,7 +330,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
     const uintptr_t start = (uintptr_t)ptr;
     if (size == 0) return CUDA_ERROR_INVALID_VALUE;
-    Books& b = books();
+    VmmBooks& b = vmm_books();
     std::lock_guard<std::mutex> lock(b.mu);
     // Whole mappings, side by side, from ptr to ptr + size: a part of one cannot be unmapped.
     uintptr_t at = start;
@@ -368,7 +368,7 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* des
             return CUDA_ERROR_INVALID_VALUE;
         }
     }
-    Books& b = books();
+    VmmBooks& b = vmm_books();
     std::lock_guard<std::mutex> lock(b.mu);
     // Every granule of the range must be mapped: check all before changing any.
     for (uintptr_t at = start; at < start + size; at += kGranularity) {
@@ -388,7 +388,7 @@ CUresult cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location
     if (flags == nullptr || location == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (location->type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
     if (!__sim::valid_device(location->id)) return CUDA_ERROR_INVALID_DEVICE;
-    Books& b = books();
+    VmmBooks& b = vmm_books();
     std::lock_guard<std::mutex> lock(b.mu);
     auto m = mapping_at(b, (uintptr_t)ptr);
     if (m == b.mappings.end()) return CUDA_ERROR_INVALID_VALUE;
@@ -398,7 +398,7 @@ CUresult cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location
 
 CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) {
     if (handle == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    Books& b = books();
+    VmmBooks& b = vmm_books();
     std::lock_guard<std::mutex> lock(b.mu);
     auto m = mapping_at(b, reinterpret_cast<uintptr_t>(addr));
     if (m == b.mappings.end()) return CUDA_ERROR_INVALID_VALUE;
@@ -409,7 +409,7 @@ CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void*
 
 CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle) {
     if (prop == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    Books& b = books();
+    VmmBooks& b = vmm_books();
     std::lock_guard<std::mutex> lock(b.mu);
     auto it = b.physical.find(handle);
     if (it == b.physical.end() || it->second.refs == 0) return CUDA_ERROR_INVALID_VALUE;
@@ -421,7 +421,7 @@ CUresult cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocat
                                       CUmemAllocationHandleType handleType, unsigned long long flags) {
     if (shareableHandle == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
     if (handleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_NOT_SUPPORTED;
-    Books& b = books();
+    VmmBooks& b = vmm_books();
     std::lock_guard<std::mutex> lock(b.mu);
     auto it = b.physical.find(handle);
     if (it == b.physical.end() || it->second.refs == 0) return CUDA_ERROR_INVALID_VALUE;
@@ -448,7 +448,7 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, vo
     }
     const int fd = fcntl(given, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
-    Books& b = books();
+    VmmBooks& b = vmm_books();
     std::lock_guard<std::mutex> lock(b.mu);
     // The exporter's properties when it lives in this process; else a device allocation on device 0.
     CUmemAllocationProp prop;
