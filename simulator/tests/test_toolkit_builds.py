@@ -4,7 +4,8 @@ memory's placement hints (``cudaMemPrefetchAsync``, ``cudaMemAdvise``) and libcu
 that need a newer architecture than the oldest (``cuda::ptx::get_sreg_lanemask_*``, as CUB's
 segmented warp reduction calls them), ``cublasDotEx`` and ``cublasDgeam`` linked by ``-lcublas``, and
 the driver library ``-lcuda`` linked with no ``-L`` by nvcc (nvcc's profile adds the toolkit's
-library folders) or by gcc from ``$(CUDA_DIR)/lib64``, as Rodinia's myocyte and lavaMD link."""
+library folders), by gcc from ``$(CUDA_DIR)/lib64`` (as Rodinia's myocyte and lavaMD link) or from
+``$(CUDA_DIR)/lib64/stubs``."""
 
 from __future__ import annotations
 
@@ -244,9 +245,10 @@ int main(void) {
 """
 
 # Rodinia's two ways: myocyte links with nvcc and -lcuda and a -L folder that does not exist,
-# lavaMD links its C objects with gcc, -L the toolkit's lib64, -lcuda and -lcudart.
+# lavaMD links its C objects with gcc, -L the toolkit's lib64, -lcuda and -lcudart; and the driver
+# from lib64/stubs alone, beside the static runtime named by its path, as CMake links them.
 DRIVER_MAKEFILE = """
-all: app_nvcc app_gcc
+all: app_nvcc app_gcc app_stubs
 wrap.o: wrap.cu
 \tnvcc -arch=sm_80 -c wrap.cu -o wrap.o
 main.o: main.c
@@ -255,11 +257,14 @@ app_nvcc: main.o wrap.o
 \tnvcc main.o wrap.o -L/nonexistent/cuda/lib -lm -lcuda -lcudart -o app_nvcc
 app_gcc: main.o wrap.o
 \tgcc main.o wrap.o -lm -L$(CUDA_DIR)/lib64 -lcuda -lcudart -o app_gcc
+app_stubs: main.o wrap.o
+\tg++ main.o wrap.o $(CUDA_DIR)/lib64/libcudart_static.a -L$(CUDA_DIR)/lib64/stubs -lcuda -o app_stubs
 """
 
 
 def test_driver_library_links_by_nvcc_and_gcc(tmp_path):
-    """-lcuda resolves with nvcc's own library folders and from $(CUDA_DIR)/lib64 for gcc."""
+    """-lcuda resolves with nvcc's own library folders, and for gcc from $(CUDA_DIR)/lib64 and from
+    $(CUDA_DIR)/lib64/stubs, where a CUDA installation keeps the driver's stub."""
     (tmp_path / "wrap.cu").write_text(DRIVER_CU)
     (tmp_path / "main.c").write_text(DRIVER_C)
     (tmp_path / "Makefile").write_text(DRIVER_MAKEFILE)
@@ -269,6 +274,6 @@ def test_driver_library_links_by_nvcc_and_gcc(tmp_path):
         ["make", "-s", f"CUDA_DIR={home}"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
     )
     assert made.returncode == 0, f"make failed:\n{made.stdout}\n{made.stderr}"
-    for app in ("app_nvcc", "app_gcc"):
+    for app in ("app_nvcc", "app_gcc", "app_stubs"):
         ran = subprocess.run([str(tmp_path / app)], capture_output=True, text=True, timeout=300)
         assert (ran.returncode, ran.stdout.strip()) == (0, "1 7"), f"{app}: {ran.stdout}{ran.stderr}"
