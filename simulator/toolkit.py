@@ -7,7 +7,8 @@ when their headers are installed, and stubs of what the headers declare and the 
 ``libcudart_static.a`` a linker script naming that archive, a checker build's sanitizer runtime and
 the C++ and system libraries the runtime uses (so that gcc links a C program with it),
 ``libcudart.so`` a linker script naming ``libcudart_static.a`` (so ``-lcudart`` and CMake's
-``CUDA::cudart`` link it), and ``libcublas.so``/``libcurand.so``/... naming it too. A checker build
+``CUDA::cudart`` link it), and ``libcublas.so``/``libcurand.so``/``libcuda.so``/... (and
+``stubs/libcuda.so``, where an installation keeps the driver's stub) naming it too. A checker build
 (``SIMULATOR_MODE``) links ``lib64/<mode>/`` instead, built the first time a link asks for it, and
 sees the toolkit as ``checkers/<mode>/`` (:func:`mode_root`).
 Each program or shared library linked this way holds its own copy of the runtime; a driver API
@@ -62,7 +63,7 @@ _SANITIZER_LIBRARIES = {"address": "asan", "undefined": "ubsan", "thread": "tsan
 # are parts of libc from glibc 2.34 on).
 _RUNTIME_NEEDS = ("stdc++", "m", "dl", "rt", "pthread")
 # Changes when lib64's layout does, so that a folder made by an older layout is remade.
-_LAYOUT = "layout 3: libcudart_static.a names libcudart_sim.a, the sanitizer's runtime and libstdc++"
+_LAYOUT = "layout 4: libcudart_static.a names libcudart_sim.a, its sanitizer and libstdc++; stubs/libcuda.so"
 
 
 def build_mode() -> str:
@@ -299,6 +300,10 @@ def _write_libraries(folder: Path, members: list[Path], sanitizers: list[str], s
     _write_script(folder / "libcudart_static.a", f"INPUT({archive}{needs})")
     for alias in _LIBRARY_ALIASES:
         _write_script(folder / f"lib{alias}.so", f"INPUT({folder / 'libcudart_static.a'})")
+    # A CUDA installation keeps a stub of the driver library in lib64/stubs (nvcc's profile puts it
+    # on the link line); build files that link the driver API with g++ name that folder.
+    (folder / "stubs").mkdir(exist_ok=True)
+    _write_script(folder / "stubs" / "libcuda.so", f"INPUT({folder / 'libcudart_static.a'})")
     _write_script(folder / "members.txt", stamp, comment=False)
 
 

@@ -2,7 +2,10 @@
 use and the simulator once refused: CUDA 12.8's built-in ``__nv_atomic_*`` functions, managed
 memory's placement hints (``cudaMemPrefetchAsync``, ``cudaMemAdvise``) and libcu++'s PTX wrappers
 that need a newer architecture than the oldest (``cuda::ptx::get_sreg_lanemask_*``, as CUB's
-segmented warp reduction calls them), and ``cublasDotEx`` and ``cublasDgeam`` linked by ``-lcublas``."""
+segmented warp reduction calls them), ``cublasDotEx`` and ``cublasDgeam`` linked by ``-lcublas``, and
+the driver library ``-lcuda`` linked with no ``-L`` by nvcc (nvcc's profile adds the toolkit's
+library folders), by gcc from ``$(CUDA_DIR)/lib64`` (as Rodinia's myocyte and lavaMD link) or from
+``$(CUDA_DIR)/lib64/stubs``."""
 
 from __future__ import annotations
 
@@ -211,3 +214,66 @@ def test_cublas_dot_ex_and_dgeam(tmp_path):
     a_t = [1, 3, 5, 2, 4, 6]
     c = " ".join(f"{2 * a + 100 * (i + 1)}" for i, a in enumerate(a_t))
     assert _make_and_run(tmp_path, DOT_EX_CU, makefile=False) == f"8 8 8 8 20 {not_supported} geam 0 {c}"
+
+
+# A C program calls a .cu file's wrapper, which asks the driver API (libcuda) for the device count
+# and launches a kernel through the runtime.
+DRIVER_CU = r"""
+#include <cuda.h>
+extern "C" int fill_and_count(int* out) {
+    int devices = 0;
+    if (cuInit(0) != CUDA_SUCCESS || cuDeviceGetCount(&devices) != CUDA_SUCCESS) return -1;
+    int* d;
+    cudaMalloc(&d, sizeof(int));
+    cudaMemset(d, 0, sizeof(int));
+    cudaMemcpy(out, d, sizeof(int), cudaMemcpyDeviceToHost);
+    *out += 7;
+    cudaFree(d);
+    return devices;
+}
+"""
+
+DRIVER_C = r"""
+#include <stdio.h>
+int fill_and_count(int* out);
+int main(void) {
+    int v = 0;
+    int devices = fill_and_count(&v);
+    printf("%d %d\n", devices, v);
+    return devices < 1;
+}
+"""
+
+# Rodinia's two ways: myocyte links with nvcc and -lcuda and a -L folder that does not exist,
+# lavaMD links its C objects with gcc, -L the toolkit's lib64, -lcuda and -lcudart; and the driver
+# from lib64/stubs alone, beside the static runtime named by its path, as CMake links them.
+DRIVER_MAKEFILE = """
+all: app_nvcc app_gcc app_stubs
+wrap.o: wrap.cu
+\tnvcc -arch=sm_80 -c wrap.cu -o wrap.o
+main.o: main.c
+\tgcc -c main.c -o main.o
+app_nvcc: main.o wrap.o
+\tnvcc main.o wrap.o -L/nonexistent/cuda/lib -lm -lcuda -lcudart -o app_nvcc
+app_gcc: main.o wrap.o
+\tgcc main.o wrap.o -lm -L$(CUDA_DIR)/lib64 -lcuda -lcudart -o app_gcc
+app_stubs: main.o wrap.o
+\tg++ main.o wrap.o $(CUDA_DIR)/lib64/libcudart_static.a -L$(CUDA_DIR)/lib64/stubs -lcuda -o app_stubs
+"""
+
+
+def test_driver_library_links_by_nvcc_and_gcc(tmp_path):
+    """-lcuda resolves with nvcc's own library folders, and for gcc from $(CUDA_DIR)/lib64 and from
+    $(CUDA_DIR)/lib64/stubs, where a CUDA installation keeps the driver's stub."""
+    (tmp_path / "wrap.cu").write_text(DRIVER_CU)
+    (tmp_path / "main.c").write_text(DRIVER_C)
+    (tmp_path / "Makefile").write_text(DRIVER_MAKEFILE)
+    home = toolkit.root()
+    env = {**os.environ, "PATH": f"{home / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    made = subprocess.run(
+        ["make", "-s", f"CUDA_DIR={home}"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert made.returncode == 0, f"make failed:\n{made.stdout}\n{made.stderr}"
+    for app in ("app_nvcc", "app_gcc", "app_stubs"):
+        ran = subprocess.run([str(tmp_path / app)], capture_output=True, text=True, timeout=300)
+        assert (ran.returncode, ran.stdout.strip()) == (0, "1 7"), f"{app}: {ran.stdout}{ran.stderr}"
