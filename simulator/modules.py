@@ -84,29 +84,32 @@ def loads_modules(undefined: Iterable[str]) -> bool:
     return not _MODULE_LOADS.isdisjoint(undefined)
 
 
-# ELF64 little-endian: e_shoff, e_shentsize, e_shnum; a section header's sh_type, sh_offset,
-# sh_size, sh_entsize; a symbol's st_info, st_other, st_shndx.
-_SHT_SYMTAB = 2
-_STV_HIDDEN = 2
-
-
 def _export_hidden(data: bytearray) -> None:
-    """Make every defined global or weak hidden symbol of the ELF64 object ``data`` default."""
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        raise SimBuildError("the runtime object is not a little-endian ELF64 file")
-    (shoff,) = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
-    for i in range(shnum):
-        base = shoff + i * shentsize
-        sh_type = struct.unpack_from("<I", data, base + 4)[0]
-        if sh_type != _SHT_SYMTAB:
+    """Make every defined global or weak hidden symbol of the ELF object ``data`` default."""
+    import io
+
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
+
+    try:
+        elf = ELFFile(io.BytesIO(bytes(data)))
+        tables = [s for s in elf.iter_sections() if isinstance(s, SymbolTableSection)]
+    except ELFError as exc:
+        raise SimBuildError(f"the runtime object is not an ELF file pyelftools reads: {exc}") from None
+    for table in tables:
+        if table["sh_type"] != "SHT_SYMTAB":
             continue
-        offset, size = struct.unpack_from("<QQ", data, base + 0x18)
-        entsize = struct.unpack_from("<Q", data, base + 0x38)[0] or 24
-        for sym in range(offset, offset + size, entsize):
-            info, other, shndx = struct.unpack_from("<BBH", data, sym + 4)
-            if info >> 4 in (1, 2) and shndx != 0 and other & 3 == _STV_HIDDEN:
-                data[sym + 5] = other & ~3
+        for index, sym in enumerate(table.iter_symbols()):
+            if (
+                sym["st_info"]["bind"] in ("STB_GLOBAL", "STB_WEAK")
+                and sym["st_shndx"] != "SHN_UNDEF"
+                and sym["st_other"]["visibility"] == "STV_HIDDEN"
+            ):
+                # st_other's low two bits are the visibility; 0 is default. Its offset in a symbol
+                # entry is 5 in ELF64 and 13 in ELF32.
+                other = table["sh_offset"] + index * table["sh_entsize"] + (5 if elf.elfclass == 64 else 13)
+                data[other] &= ~3
 
 
 def exported_runtime(runtime: Path) -> Path:
