@@ -230,7 +230,7 @@ class _Emitter:
         if region.simd:
             # threadIdx is the loop's own index here: nothing is stored per thread.
             params = "const ::uint3 threadIdx, const int __sim_t"
-            head = f" ::__sim::for_each_block_thread(*__sim_blk, [&]({params}){self.target} {{"
+            head = f" ::__sim::for_each_plain_thread(*__sim_blk, [&]({params}){self.target} {{"
         else:
             head = f" ::__sim::for_each_plain_thread(*__sim_blk, [&](){self.target} {{"
         parts += [head, *body, "\n });"]

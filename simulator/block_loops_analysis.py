@@ -111,8 +111,9 @@ class Region:
         self.lead: list = []  # block statements and declarations run before the loop, in order
         self.trail: list = []  # block statements run after the loop
         self.declared: list = []  # VAR_DECLs at the region's top level
-        # Its loop may store no thread index (``runtime/launch.h``, for_each_block_thread): it
-        # calls nothing that could read one and names threadIdx only as ``threadIdx.x/.y/.z``.
+        # Its loop may store no thread index (an indexed body of for_each_plain_thread,
+        # ``runtime/launch.h``): it calls nothing that could read one and names threadIdx only
+        # as ``threadIdx.x/.y/.z``.
         self.simd = False
 
 

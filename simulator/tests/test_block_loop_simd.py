@@ -1,5 +1,5 @@
 """Block-loop regions in the forms that let their thread loops vectorise (simulator/block_loops.py):
-a region that calls nothing reading the running thread runs through ``for_each_block_thread``
+a region that calls nothing reading the running thread is a loop body taking ``(threadIdx, linear)``
 (threadIdx is the loop's own index, nothing stored per thread), and an integer or pointer local
 computed from threadIdx and values no thread writes is computed again in each later region that
 uses it instead of being read from a per-thread slot. The program
@@ -24,6 +24,7 @@ KERNELS_RUN = [
     "simd_wrap_and_written",
     "simd_call",
 ]
+SIMD = "for_each_plain_thread(*__sim_blk, [&](const ::uint3 threadIdx, const int __sim_t)"
 _LOG = re.compile(r"launch log \((\w+)\): kernel '(\w+)' \(launched at [^)]*\) runs (.+)$")
 
 
@@ -72,13 +73,13 @@ def kernels() -> dict[str, str]:
 
 def test_regions_that_call_nothing_store_no_thread_index(kernels):
     for name in KERNELS_RUN[:-1]:
-        assert "for_each_block_thread" in kernels[name], name
-        assert "for_each_plain_thread" not in kernels[name], name
+        assert SIMD in kernels[name], name
+        assert "[&]()" not in kernels[name], name
 
 
 def test_a_region_calling_a_function_that_reads_threadidx_stores_it_per_thread(kernels):
-    assert "for_each_block_thread" not in kernels["simd_call"]
-    assert kernels["simd_call"].count("for_each_plain_thread") == 2
+    assert SIMD not in kernels["simd_call"]
+    assert kernels["simd_call"].count("for_each_plain_thread(*__sim_blk, [&]()") == 2
 
 
 def test_locals_from_threadidx_are_computed_again_and_written_ones_kept(kernels):
