@@ -100,9 +100,13 @@ class _Emitter:
         parts: list = ["{ if (const ::__sim::PlainBlock* const __sim_blk = ::__sim::block_loop()) {"]
         for i, (alias, var) in enumerate(self.k.slot_types):
             spelled = var.type.spelling
-            parts.append(
-                f" using {alias} = {spelled}; ::__sim::per_thread<{alias}> __sim_slot{i}(__sim_blk->dim);"
-            )
+            # A slot of a local every region computes again is used only where it is not.
+            used = ", !::__sim::kRecompute" if self.tu.off(var.location) in self.k.recomputed else ""
+            slot = f"::__sim::per_thread<{alias}> __sim_slot{i}(__sim_blk->dim{used});"
+            parts.append(f" using {alias} = {spelled}; {slot}")
+        for key, (var, _init) in self.k.recomputed.items():
+            if key not in self.k.slot_of:
+                parts.append(f" using {self._recomputed_alias(key)} = {var.type.spelling};")
         parts += self._emit(plan)
         parts += [" return; }", self._marker(start), (start, end), " }", self._marker(end)]
         return Edit(start, end, parts, exact=True)
@@ -170,6 +174,7 @@ class _Emitter:
             return parts + after
         declared = {tu.off(v.location) for v in region.declared}
         names = {v.spelling for v in region.declared}
+        recomputed = self.k.recomputed
         bound = sorted(
             {
                 k
@@ -177,11 +182,31 @@ class _Emitter:
                 if region.start <= p < region.end and k in self.k.slot_of and k not in declared
             }
         )
+        # The locals a recomputed one's initializer reads are computed again too, first.
+        again = self._closure([k for k in bound if k in recomputed])
         kept = [k for k in sorted(declared) if k in self.k.slot_of]
         body: list = []
-        if bound or kept:
+        if (bound or kept) and not region.simd:
             body.append(" const int __sim_t = *__sim_blk->linear;")
+        for k in again:
+            var, init = recomputed[k]
+            if var.spelling in names:
+                raise Fallback("a region declares a name it also uses from an earlier region")
+            # The slot where the checkers' builds keep it (kRecompute), else nothing.
+            alias = self._recomputed_alias(k)
+            other = f"{alias}()"
+            if k in self.k.slot_of:
+                alias = self.k.slot_types[self.k.slot_of[k]][0]
+                other = f"__sim_slot{self.k.slot_of[k]}[__sim_t]"
+            body += [
+                f" {alias} {var.spelling} = ::__sim::kRecompute ? static_cast<{alias}>(",
+                self._marker(tu.rng(init)[0]),
+                tu.rng(init),
+                f") : {other};",
+            ]
         for k in bound:
+            if k in recomputed:
+                continue
             i = self.k.slot_of[k]
             alias, var = self.k.slot_types[i]
             if var.spelling in names:
@@ -200,6 +225,30 @@ class _Emitter:
             body += [self._marker(a), (a, b)]
         for k in kept:
             i = self.k.slot_of[k]
-            body.append(f"\n ::__sim::keep(__sim_slot{i}[__sim_t], {self.k.slot_types[i][1].spelling});")
-        parts += [f" ::__sim::for_each_plain_thread(*__sim_blk, [&](){self.target} {{", *body, "\n });"]
+            keep = f"::__sim::keep(__sim_slot{i}[__sim_t], {self.k.slot_types[i][1].spelling});"
+            body.append(f"\n if (!::__sim::kRecompute) {keep}" if k in recomputed else f"\n {keep}")
+        if region.simd:
+            # threadIdx is the loop's own index here: nothing is stored per thread.
+            params = "const ::uint3 threadIdx, const int __sim_t"
+            head = f" ::__sim::for_each_plain_thread(*__sim_blk, [&]({params}){self.target} {{"
+        else:
+            head = f" ::__sim::for_each_plain_thread(*__sim_blk, [&](){self.target} {{"
+        parts += [head, *body, "\n });"]
         return parts + after
+
+    def _recomputed_alias(self, key: int) -> str:
+        """The type alias of a recomputed local that has no slot (it lives in one region only)."""
+        return f"__sim_again{list(self.k.recomputed).index(key)}_t"
+
+    def _closure(self, keys: list[int]) -> list[int]:
+        """``keys`` and the recomputed locals their initializers read, in declaration order."""
+        seen: set[int] = set()
+        stack = list(keys)
+        while stack:
+            k = stack.pop()
+            if k in seen:
+                continue
+            seen.add(k)
+            start, end = self.tu.rng(self.k.recomputed[k][1])
+            stack += [d for p, d, _ in self.k.refs if start <= p < end and d in self.k.recomputed]
+        return sorted(seen)

@@ -22,6 +22,55 @@ _UNIFORM_BUILTINS = frozenset({"blockIdx", "blockDim", "gridDim", "warpSize"})
 _PURE_CALLS = frozenset(
     {"min", "max", "umin", "umax", "llmin", "llmax", "ullmin", "ullmax", "__mul24", "__umul24", "abs"}
 )
+# Callees a region may call and still run as a loop that stores no thread index (``Region.simd``):
+# they read nothing of the running thread (no threadIdx, no report naming it).
+_THREADLESS_CALLS = _PURE_CALLS | frozenset(
+    {
+        "sqrtf",
+        "sqrt",
+        "rsqrtf",
+        "expf",
+        "exp",
+        "exp2f",
+        "__expf",
+        "logf",
+        "log",
+        "__logf",
+        "fmaxf",
+        "fminf",
+        "fmax",
+        "fmin",
+        "fabsf",
+        "fabs",
+        "fmaf",
+        "fma",
+        "floorf",
+        "ceilf",
+        "tanhf",
+        "__fdividef",
+    }
+)
+# The clang type kinds a local may have to be computed again in each region that uses it
+# (``KernelAnalysis.recomputed``): exact arithmetic only, so the value is the one the thread had.
+_EXACT_KINDS = frozenset(
+    {
+        "BOOL",
+        "CHAR_U",
+        "UCHAR",
+        "USHORT",
+        "UINT",
+        "ULONG",
+        "ULONGLONG",
+        "CHAR_S",
+        "SCHAR",
+        "SHORT",
+        "INT",
+        "LONG",
+        "LONGLONG",
+        "ENUM",
+        "POINTER",
+    }
+)
 _ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="})
 _REFUSED = frozenset(
     {
@@ -62,6 +111,10 @@ class Region:
         self.lead: list = []  # block statements and declarations run before the loop, in order
         self.trail: list = []  # block statements run after the loop
         self.declared: list = []  # VAR_DECLs at the region's top level
+        # Its loop may store no thread index (an indexed body of for_each_plain_thread,
+        # ``runtime/launch.h``): it calls nothing that could read one and names threadIdx only
+        # as ``threadIdx.x/.y/.z``.
+        self.simd = False
 
 
 class KernelAnalysis:
@@ -76,7 +129,9 @@ class KernelAnalysis:
             raise Fallback("no body")
         self.body = body[0]
         self.func = tu.funcs.get(tu.off(cursor.location))
-        self.params = {tu.off(ch.location) for ch in cursor.get_children() if ch.kind == self.ck.PARM_DECL}
+        params = [ch for ch in cursor.get_children() if ch.kind == self.ck.PARM_DECL]
+        self.params = {tu.off(ch.location) for ch in params}
+        self.param_names = [ch.spelling for ch in params]
         self.barriers: set[int] = set()  # starts of the __syncthreads() calls
         self.refs: list[tuple[int, int, str]] = []  # (position, declaration, name) of each use
         self.written: dict[int, list[int]] = {}  # declaration -> where it is written
@@ -84,6 +139,8 @@ class KernelAnalysis:
         self.escaped: set[int] = set()  # declarations whose address is kept (a pointer, memory)
         self.locals: dict[int, object] = {}  # the body's own variables (VAR_DECL)
         self.shared: set[int] = set()
+        # Locals each region that uses them computes again (key -> (VAR_DECL, initializer)).
+        self.recomputed: dict[int, tuple] = {}
         self._scan(self.body, [])
 
     # ---- facts about the whole body ---------------------------------------------------------
@@ -238,10 +295,50 @@ class KernelAnalysis:
             stack.extend(f.calls)
         return False
 
+    def _thread_index(self, node) -> bool:
+        """Whether ``node`` is the built-in ``threadIdx`` named as such (not ``::threadIdx``)."""
+        while node.kind.name in _TRANSPARENT and len(list(node.get_children())) == 1:
+            node = next(node.get_children())
+        ref = node.referenced if node.kind == self.ck.DECL_REF_EXPR else None
+        if ref is None or ref.spelling != "threadIdx" or self.tu.src.is_user(self.tu.off(ref.location)):
+            return False
+        start, end = self.tu.rng(node)
+        return self.text[start:end] == "threadIdx"
+
+    def _threadless(self, node, parents: list) -> bool:
+        """Whether ``node`` calls nothing that may read the running thread and reads threadIdx
+        only as ``threadIdx.x/.y/.z`` values (``Region.simd``)."""
+        kind = node.kind.name
+        if kind == "CALL_EXPR":
+            ref = node.referenced
+            if (
+                ref is None
+                or ref.spelling not in _THREADLESS_CALLS
+                or self.tu.src.is_user(self.tu.off(ref.location))
+            ):
+                return False
+        elif (
+            kind == "DECL_REF_EXPR"
+            and node.referenced is not None
+            and node.referenced.spelling == "threadIdx"
+        ):
+            up = self._up(parents)
+            chain = [p for p in parents if p.kind.name not in _TRANSPARENT]
+            if not self._thread_index(node) or up is None or up.kind != self.ck.MEMBER_REF_EXPR:
+                return False
+            if len(chain) >= 2 and chain[-2].kind == self.ck.UNARY_OPERATOR:
+                start, end = self.tu.rng(chain[-2])
+                if self.text[start:end].lstrip().startswith("&"):
+                    return False
+        elif kind in ("CXX_NEW_EXPR", "CXX_DELETE_EXPR"):
+            return False
+        return all(self._threadless(ch, [*parents, node]) for ch in node.get_children())
+
     # ---- uniformity -------------------------------------------------------------------------
-    def _uniform(self, node, header: bool = False) -> bool:
+    def _uniform(self, node, header: bool = False, derived: bool = False) -> bool:
         """Whether ``node`` has one value for the whole block (``header``: a loop header, which may
-        also assign the block's own variables)."""
+        also assign the block's own variables; ``derived``: or one that each thread computes again
+        alike, from ``threadIdx``'s members and what no thread writes, see ``_choose_recomputed``)."""
         ck = self.ck
         kind = node.kind.name
         children = list(node.get_children())
@@ -254,33 +351,37 @@ class KernelAnalysis:
         ):
             return True
         if kind == "DECL_STMT" and header:
-            return all(self._uniform(ch) for ch in children)
+            return all(self._uniform(ch, derived=derived) for ch in children)
         if kind == "VAR_DECL":
             key = self.tu.off(node.location)
             inits = [
                 ch for ch in children if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF", "TEMPLATE_REF")
             ]
-            return key in self.block_vars and all(self._uniform(ch) for ch in inits)
+            return key in self.block_vars and all(self._uniform(ch, derived=derived) for ch in inits)
         if kind == "DECL_REF_EXPR":
-            return self._uniform_name(node)
+            return self._uniform_name(node, derived)
         if kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and len(children) == 2:
             op = self.between(children[0], children[1])
             if kind == "COMPOUND_ASSIGNMENT_OPERATOR" or op in _ASSIGNMENTS:
-                return header and self._block_target(children[0]) and self._uniform(children[1])
+                return (
+                    header and self._block_target(children[0]) and self._uniform(children[1], derived=derived)
+                )
             if op == ",":  # `a += s, b += t` in a loop header: each side on its own terms
-                return all(self._uniform(ch, header) for ch in children)
-            return all(self._uniform(ch) for ch in children)
+                return all(self._uniform(ch, header, derived) for ch in children)
+            return all(self._uniform(ch, derived=derived) for ch in children)
         if kind == "UNARY_OPERATOR" and len(children) == 1:
             start, end = self.tu.rng(node)
             cs, ce = self.tu.rng(children[0])
             around = (self.text[start:cs] + self.text[ce:end]).strip()
             if around in ("++", "--"):
                 return header and self._block_target(children[0])
-            return around in ("-", "+", "!", "~") and self._uniform(children[0])
+            return around in ("-", "+", "!", "~") and self._uniform(children[0], derived=derived)
         if kind == "MEMBER_REF_EXPR" and len(children) == 1:
             if "->" in self.text[self.tu.rng(children[0])[1] : self.tu.rng(node)[1]]:
                 return False
-            return self._uniform(children[0])
+            if derived and self._thread_index(children[0]):
+                return True
+            return self._uniform(children[0], derived=derived)
         if kind in ("CXX_UNARY_EXPR", "UNARY_EXPR"):
             return True  # sizeof/alignof: a constant
         if kind in (
@@ -292,7 +393,9 @@ class KernelAnalysis:
             "CONDITIONAL_OPERATOR",
         ):
             return bool(children) and all(
-                self._uniform(ch) for ch in children if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")
+                self._uniform(ch, derived=derived)
+                for ch in children
+                if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")
             )
         if kind == "CALL_EXPR":
             ref = node.referenced
@@ -302,11 +405,11 @@ class KernelAnalysis:
                 or self.tu.src.is_user(self.tu.off(ref.location))
             ):
                 return False
-            return all(self._uniform(ch) for ch in children[1:])
+            return all(self._uniform(ch, derived=derived) for ch in children[1:])
         del ck
         return False
 
-    def _uniform_name(self, node) -> bool:
+    def _uniform_name(self, node, derived: bool = False) -> bool:
         ref = node.referenced
         if ref is None:
             return False
@@ -319,6 +422,8 @@ class KernelAnalysis:
         if kind != "VAR_DECL":
             return False
         if key in self.locals:
+            if derived:
+                return key in self.recomputed or (key in self.block_vars and key not in self.written)
             return key in self.block_vars
         if not self.tu.src.is_user(key):
             return ref.spelling in _UNIFORM_BUILTINS
@@ -550,10 +655,57 @@ class KernelAnalysis:
     def _outside(self, pos: int, region: Region) -> bool:
         return not region.start <= pos < region.end
 
+    def _choose_recomputed(self) -> None:
+        """The locals (declared at a region's top level, in order) that a later region may compute
+        again from their initializer instead of reading a per-thread slot: an integer or pointer
+        never written nor addressed, whose initializer reads only ``threadIdx``'s members,
+        parameters, constants, block variables no thread writes and other such locals, and calls
+        only CUDA's integer helpers (``_uniform`` with ``derived``). Every name it reads, and its
+        own, is declared once in the kernel, so that it means the same wherever it is copied."""
+        counts: dict[str, int] = {}
+        for name in [*self.param_names, *(v.spelling for v in self.locals.values())]:
+            counts[name] = counts.get(name, 0) + 1
+        for region in self.regions:
+            for var in region.declared:
+                key = self.tu.off(var.location)
+                if (
+                    key in self.block_vars
+                    or key in self.shared
+                    or key in self.written
+                    or key in self.addressed
+                    or key in self.escaped
+                    or var.type.get_canonical().kind.name not in _EXACT_KINDS
+                    or _UNNAMEABLE.search(var.type.spelling)
+                    or counts.get(var.spelling, 0) != 1
+                ):
+                    continue
+                inits = [
+                    ch
+                    for ch in var.get_children()
+                    if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF", "TEMPLATE_REF")
+                ]
+                if len(inits) != 1 or not self._uniform(inits[0], derived=True):
+                    continue
+                start, end = self.tu.rng(inits[0])
+                if any(
+                    start <= p < end and (k in self.locals or k in self.params) and counts.get(name, 0) != 1
+                    for p, k, name in self.refs
+                ):
+                    continue
+                self.recomputed[key] = (var, inits[0])
+
+    def _choose_simd(self) -> None:
+        """Which regions run as loops that store no thread index (``Region.simd``)."""
+        for region in self.regions:
+            outside = {id(s) for s in (*region.hoisted, *region.lead, *region.trail)}
+            region.simd = all(self._threadless(s, []) for s in region.stmts if id(s) not in outside)
+
     def _choose_slots(self) -> None:
         """The per-thread slots: locals declared in one region and used in another."""
         self.slot_types: list[tuple[str, object]] = []
         self.slot_of: dict[int, int] = {}
+        self._choose_recomputed()
+        self._choose_simd()
         for region in self.regions:
             for var in region.declared:
                 key = self.tu.off(var.location)

@@ -50,6 +50,8 @@ class Build:
     # The build whose flags compile a host source (.cpp, .c) whose code is left unchecked
     # (source_compile.kernel_object's unchecked_host); None: this build's own.
     unchecked_host_build: str | None = None
+    # Whether its translated sources take toolchain.vectorizing_flags (thread loops as SIMD).
+    vectorize: bool = False
 
     @property
     def kernel_flags(self) -> list[str]:
@@ -65,7 +67,7 @@ class Build:
 # Every translated source is compiled -fpermissive (source_compile.py); the runtime is never instrumented:
 # its scheduler state is shared between fibers by design.
 BUILDS: tuple[Build, ...] = (
-    Build("fast", ("-O2",), ("-O2",), ()),
+    Build("fast", ("-O2",), ("-O2",), (), vectorize=True),
     Build(
         "memcheck",
         (

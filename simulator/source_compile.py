@@ -34,6 +34,7 @@ from .toolchain import (
     target_flags,
     target_key,
     toolkit_flags,
+    vectorizing_flags,
 )
 
 __all__ = [
@@ -243,6 +244,8 @@ def kernel_object(
             source_manifest.record(manifest, out, [pre], pp, started, _user_files(pre))
         return out
     flags = common_flags(cxx) + BUILD_NAMED[mode].kernel_flags
+    if BUILD_NAMED[mode].vectorize:
+        flags += vectorizing_flags(cxx)
     if fmad and host_has_fma(cxx):
         includes = [*includes, "-DSIM_DEVICE_FMA"]
     # The object's key besides the preprocessed text and the flags.

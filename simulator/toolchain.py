@@ -51,7 +51,19 @@ RUNTIME_DIR = PACKAGE_DIR / "runtime"
 # -fno-canonical-system-headers: GCC otherwise names a system header by its resolved path when
 # that is shorter, and the toolkit folder's headers are links into the wheels (cuda_headers.py):
 # a header's own `#include "..."` would then find the wheel's unpatched neighbour.
-_OPTIONAL_FLAGS = ("-mtls-dialect=gnu2", "-fno-var-tracking-assignments", "-fno-canonical-system-headers")
+# The vectorising flags (for a fast build's translated sources, vectorizing_flags): at -O2 g++
+# vectorises a loop only where no scalar epilogue is needed, so a block-loop region's loop over
+# blockDim.x threads, a number known at run time, stayed scalar; -fvect-cost-model=dynamic lets
+# it vectorise with an epilogue (and a run-time alias check where needed), and -fpeel-loops lets
+# a short constant loop inside it (a tile's `for (k = 0; k < 16; ++k)`) unroll completely, so that
+# the thread loop is the innermost one. Neither changes a result: no reassociation is allowed.
+_VECTORIZING_FLAGS = ("-fvect-cost-model=dynamic", "-fpeel-loops")
+_OPTIONAL_FLAGS = (
+    "-mtls-dialect=gnu2",
+    "-fno-var-tracking-assignments",
+    "-fno-canonical-system-headers",
+    *_VECTORIZING_FLAGS,
+)
 
 
 @cache
@@ -120,7 +132,14 @@ def target_key(cxx: str) -> str:
 
 def common_flags(cxx: str) -> list[str]:
     """The flags of every compile and link with ``cxx``."""
-    return ["-std=gnu++17", "-g", "-fPIC", "-fno-semantic-interposition", *_optional_flags(cxx), "-pthread"]
+    optional = [f for f in _optional_flags(cxx) if f not in _VECTORIZING_FLAGS]
+    return ["-std=gnu++17", "-g", "-fPIC", "-fno-semantic-interposition", *optional, "-pthread"]
+
+
+def vectorizing_flags(cxx: str) -> list[str]:
+    """The flags (of ``_VECTORIZING_FLAGS``, those ``cxx`` takes) that let a fast build's loops over
+    a block's threads vectorise."""
+    return [f for f in _optional_flags(cxx) if f in _VECTORIZING_FLAGS]
 
 
 @cache

@@ -118,13 +118,26 @@ using RunPlain = void (*)(void* pack, const PlainBlock& block);
 extern __thread const PlainBlock* tl_block_loop SIM_API;
 static inline const PlainBlock* block_loop() { return tl_block_loop; }
 
+// Whether a block-loop region computes again, from threadIdx and values no thread writes, an
+// integer or pointer local that an earlier region declared (simulator/block_loops.py), rather
+// than reading it from its per-thread slot: then ``threadIdx.x + c`` stays an index the compiler
+// sees step by one from thread to thread, and the region's loop can run as SIMD. memcheck and
+// racecheck builds read the slots: a computation repeated in a later region would be judged
+// (UBSan's overflow checks) where fibers judge it once.
+#if defined(SIM_LOOPS_AS_FIBERS)
+inline constexpr bool kRecompute = false;
+#else
+inline constexpr bool kRecompute = true;
+#endif
+
 // One value per thread of a block-loop block: a local of the kernel that lives across a
-// barrier. Allocated once per block, value-initialised like the rest of the block's state.
+// barrier. Allocated once per block, value-initialised like the rest of the block's state;
+// not at all where ``used`` is false (a local every region computes again, kRecompute).
 template <class T>
 struct per_thread {
     using U = std::remove_cv_t<T>;
     std::unique_ptr<U[]> data;
-    explicit per_thread(const dim3& d) : data(new U[(size_t)d.x * d.y * d.z]) {
+    explicit per_thread(const dim3& d, bool used = true) : data(used ? new U[(size_t)d.x * d.y * d.z] : nullptr) {
 #if defined(__SANITIZE_ADDRESS__)
         // A block that fails leaves its kernel by a jump, past this destructor: not the
         // program's leak (LeakSanitizer would name it under check --mode memcheck).
@@ -155,8 +168,17 @@ static inline void keep(T (&dst)[N], const T (&src)[N]) {
 #else
 #define SIM_LOOP_UNCHECKED
 #endif
+//
+// A body that takes ``(threadIdx, linear)`` is a block-loop region that calls nothing and reads
+// threadIdx only through that parameter (simulator/block_loops.py): a fast build then stores
+// nothing per thread, and threads adjacent in x are adjacent iterations of an inner loop the
+// compiler can vectorise. The index is stored once a row instead, so a fault in such a region
+// names the first thread of the row that faulted (a SIMD access is several threads' at once).
+// memcheck and racecheck builds run it in the fibers' order as any other body. (One function
+// for both: the checkers' reports name a region by the kernel when this loop calls it.)
 template <class Body>
 SIM_DEVICE_FMA_TARGET SIM_LOOP_UNCHECKED static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
+    constexpr bool indexed = std::is_invocable<Body&, uint3, int>::value;
     uint3* const idx = b.thread_idx;
     // What the thread's threadIdx reads, written through the declaration kernel code reads
     // (NVIDIA's, const): g++ takes a const object for unchanging and would otherwise keep one
@@ -187,7 +209,11 @@ SIM_DEVICE_FMA_TARGET SIM_LOOP_UNCHECKED static inline void for_each_plain_threa
         *idx = at;
         *running = at;
         *linear = t;
-        body();
+        if constexpr (indexed) {
+            body(at, t);
+        } else {
+            body();
+        }
         t = t + 1 == n ? 0 : t + 1;
         if (++at.x < dim.x) continue;  // the index counts on without a division per thread
         at.x = 0;
@@ -202,19 +228,35 @@ SIM_DEVICE_FMA_TARGET SIM_LOOP_UNCHECKED static inline void for_each_plain_threa
 #endif
 #else
     int i = 0;
-    for (unsigned int z = 0; z < dim.z; ++z) {
-        for (unsigned int y = 0; y < dim.y; ++y) {
-            *idx = uint3{0, y, z};
-            *running = uint3{0, y, z};
-            for (unsigned int x = 0; x < dim.x; ++x) {
-                idx->x = x;
-                running->x = x;
-                *linear = i++;
-                body();
+    if constexpr (indexed) {
+        for (unsigned int z = 0; z < dim.z; ++z) {
+            for (unsigned int y = 0; y < dim.y; ++y) {
+                *idx = uint3{0, y, z};
+                *running = uint3{0, y, z};
+                *linear = i;
+                // A signed counter: the compiler may take it not to wrap, so indices the kernel
+                // computes from it (``threadIdx.x`` converted to int, plus an offset) step by one.
+                const int nx = (int)dim.x;
+                for (int x = 0; x < nx; ++x) body(uint3{(unsigned int)x, y, z}, i + x);
+                i += nx;
+                if (timed_out->load(std::memory_order_relaxed)) return;
             }
-            // Once a row (at most 1,024 threads): the watchdog's signal stops a thread that
-            // runs on, and this stops the block soon after the flag is set between threads.
-            if (timed_out->load(std::memory_order_relaxed)) return;
+        }
+    } else {
+        for (unsigned int z = 0; z < dim.z; ++z) {
+            for (unsigned int y = 0; y < dim.y; ++y) {
+                *idx = uint3{0, y, z};
+                *running = uint3{0, y, z};
+                for (unsigned int x = 0; x < dim.x; ++x) {
+                    idx->x = x;
+                    running->x = x;
+                    *linear = i++;
+                    body();
+                }
+                // Once a row (at most 1,024 threads): the watchdog's signal stops a thread that
+                // runs on, and this stops the block soon after the flag is set between threads.
+                if (timed_out->load(std::memory_order_relaxed)) return;
+            }
         }
     }
 #endif

@@ -132,7 +132,7 @@ std::string thread_name(const Block* b, uint32_t linear) {
 // named by the kernel alone.
 std::string as_fibers_name(const Block* b, std::string at) {
     if (!b->launch->block_loops) return at;
-    const size_t lambda = at.find("::{lambda()#");
+    const size_t lambda = at.find("::{lambda(");  // lambda() or lambda(uint3, int), launch.h
     const size_t name = std::strlen(b->launch->name);
     if (lambda == std::string::npos || at.compare(0, name, b->launch->name) != 0 || name >= lambda ||
         (at[name] != '(' && at[name] != '<'))
