@@ -127,10 +127,22 @@ std::string thread_name(const Block* b, uint32_t linear) {
     return s;
 }
 
+// ``at`` without the compiler's names of copies of a function (" [clone .localalias]",
+// " [clone .isra.0]"): the function the program wrote, however the build placed its code.
+std::string without_clones(std::string at) {
+    for (size_t c; (c = at.find(" [clone .")) != std::string::npos;) {
+        const size_t end = at.find(']', c);
+        if (end == std::string::npos) break;
+        at.erase(c, end + 1 - c);
+    }
+    return at;
+}
+
 // ``at`` (source_of's "func at file:line") as fibers name it: in a block-loop launch, a region's
 // loop body is a lambda of the kernel (simulator/block_loops.py; the kernel has none of its own),
 // named by the kernel alone.
 std::string as_fibers_name(const Block* b, std::string at) {
+    at = without_clones(std::move(at));
     if (!b->launch->block_loops) return at;
     const size_t lambda = at.find("::{lambda()#");
     const size_t name = std::strlen(b->launch->name);
