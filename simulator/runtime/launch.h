@@ -197,7 +197,7 @@ SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock&
         unchecked_store(idx->x, at.x);
         unchecked_store(idx->y, at.y);
         unchecked_store(idx->z, at.z);
-        *running = at;  // a const object: not instrumented
+        *running = at;  // not instrumented where it is NVIDIA's const threadIdx
         unchecked_store(*linear, t);
         body();
         t = t + 1 == n ? 0 : t + 1;
