@@ -161,12 +161,22 @@ static inline void keep(T (&dst)[N], const T (&src)[N]) {
 // thread is stored (warp, lane and __activemask() follow from the linear index). The block's
 // shape is copied into locals first: the body's stores could alias ``b``, which would otherwise
 // be read again for every thread.
-// The shared-memory race check judges __shared__ memory only: the loop's own stores (threadIdx,
-// the linear index) need no call into it per thread.
-#if defined(SIM_SHARED_RACES)
-#define SIM_LOOP_UNCHECKED __attribute__((no_sanitize_thread))
+// Under the shared-memory race check this loop is instrumented as the kernel is: g++ inlines no
+// function into one with other sanitizer attributes, and a region's body inlined here has its
+// loads of the block's captured variables hoisted out of the loop before ThreadSanitizer's pass
+// puts a call at each (one call per thread per load otherwise). The loop's own stores of the
+// running thread's index (never shared memory) are made by unchecked_store, unseen by the pass.
+#if defined(SIM_SHARED_RACES) && defined(__x86_64__)
+template <class T>
+static inline __attribute__((always_inline)) void unchecked_store(T& dst, T v) {
+    static_assert(sizeof(T) == 4, "a 4-byte store");
+    asm volatile("movl %1, %0" : "=m"(dst) : "r"(v));
+}
 #else
-#define SIM_LOOP_UNCHECKED
+template <class T>
+static inline void unchecked_store(T& dst, T v) {
+    dst = v;
+}
 #endif
 //
 // A body that takes ``(threadIdx, linear)`` is a block-loop region that calls nothing and reads
@@ -177,7 +187,7 @@ static inline void keep(T (&dst)[N], const T (&src)[N]) {
 // memcheck and racecheck builds run it in the fibers' order as any other body. (One function
 // for both: the checkers' reports name a region by the kernel when this loop calls it.)
 template <class Body>
-SIM_DEVICE_FMA_TARGET SIM_LOOP_UNCHECKED static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
+SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
     constexpr bool indexed = std::is_invocable<Body&, uint3, int>::value;
     uint3* const idx = b.thread_idx;
     // What the thread's threadIdx reads, written through the declaration kernel code reads
@@ -206,9 +216,11 @@ SIM_DEVICE_FMA_TARGET SIM_LOOP_UNCHECKED static inline void for_each_plain_threa
         // do not, so that a wild write is not repeated by each of them.
         if (b.fault_warp != nullptr && *b.fault_warp >= 0 && t / 32 != *b.fault_warp) block_loop_stop();
 #endif
-        *idx = at;
-        *running = at;
-        *linear = t;
+        unchecked_store(idx->x, at.x);
+        unchecked_store(idx->y, at.y);
+        unchecked_store(idx->z, at.z);
+        *running = at;  // not instrumented where it is NVIDIA's const threadIdx
+        unchecked_store(*linear, t);
         if constexpr (indexed) {
             body(at, t);
         } else {

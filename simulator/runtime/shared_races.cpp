@@ -127,10 +127,22 @@ std::string thread_name(const Block* b, uint32_t linear) {
     return s;
 }
 
+// ``at`` without the compiler's names of copies of a function (" [clone .localalias]",
+// " [clone .isra.0]"): the function the program wrote, however the build placed its code.
+std::string without_clones(std::string at) {
+    for (size_t c; (c = at.find(" [clone .")) != std::string::npos;) {
+        const size_t end = at.find(']', c);
+        if (end == std::string::npos) break;
+        at.erase(c, end + 1 - c);
+    }
+    return at;
+}
+
 // ``at`` (source_of's "func at file:line") as fibers name it: in a block-loop launch, a region's
 // loop body is a lambda of the kernel (simulator/block_loops.py; the kernel has none of its own),
 // named by the kernel alone.
 std::string as_fibers_name(const Block* b, std::string at) {
+    at = without_clones(std::move(at));
     if (!b->launch->block_loops) return at;
     const size_t lambda = at.find("::{lambda(");  // lambda() or lambda(uint3, int), launch.h
     const size_t name = std::strlen(b->launch->name);
@@ -197,17 +209,37 @@ void note_read_hint(RaceState& s, uintptr_t w, uint32_t epoch) {
     s.hints[w] = h;
 }
 
-// Whether a read of [off, off + size) by ``thread`` would find nothing and record nothing new.
-inline bool read_known(const RaceState& s, uintptr_t off, size_t size, uint32_t thread) {
-    if (s.waiting.block != nullptr || off + size > kArenaBytes || size == 0) return false;
-    const uint32_t warp = thread >> 5;
-    const uint16_t sync = s.warp_syncs[warp & 31u];
-    for (uintptr_t w = off >> 2, last = (off + size - 1) >> 2; w <= last; ++w) {
-        const ReadHint& h = s.hints[w];
-        if (h.epoch != s.epoch) return false;
-        if (h.readers != kManyReaders && (h.readers != (kWarpReaders | warp) || sync > h.sync)) return false;
+// Whether the hint ``h`` lets a read of the running thread through (see ReadHint); ``warp`` and
+// ``sync`` are looked up at the first word read by one warp only: a word read by several warps
+// (most words of a tile) needs neither.
+inline bool hint_allows(const RaceState& s, const RunState& run, const ReadHint& h, uint32_t& warp, uint16_t& sync) {
+    if (h.epoch != s.epoch) return false;
+    if (h.readers == kManyReaders) return true;
+    if (warp == ~0u) {
+        warp = (uint32_t)run.fiber->linear >> 5;
+        sync = s.warp_syncs[warp & 31u];
     }
+    return h.readers == (kWarpReaders | warp) && sync <= h.sync;
+}
+
+// The same over several words: a read that straddles words, or a range.
+__attribute__((noinline)) bool words_known(const RaceState& s, const RunState& run, uintptr_t off, size_t size) {
+    uint32_t warp = ~0u;
+    uint16_t sync = 0;
+    for (uintptr_t w = off >> 2, last = (off + size - 1) >> 2; w <= last; ++w)
+        if (!hint_allows(s, run, s.hints[w], warp, sync)) return false;
     return true;
+}
+
+// Whether a read of [off, off + size) by the running thread would find nothing and record nothing
+// new. Tried for every read of shared memory before judge(), so a read within one word (most
+// reads) tests one hint without a loop.
+inline bool read_known(const RaceState& s, const RunState& run, uintptr_t off, size_t size) {
+    if (s.waiting.block != nullptr || off + size > kArenaBytes || size == 0) return false;
+    if ((off & 3u) + size > 4) return words_known(s, run, off, size);
+    uint32_t warp = ~0u;
+    uint16_t sync = 0;
+    return hint_allows(s, run, s.hints[off >> 2], warp, sync);
 }
 
 // Whether a write of ``thread`` now at ``pc`` over a write of ``then_thread`` is one statement's store
@@ -303,7 +335,7 @@ inline __attribute__((always_inline)) void access(uintptr_t addr, size_t size, b
     const uintptr_t off = addr - reinterpret_cast<uintptr_t>(b->smem);  // no arena: off is huge
     if (off >= kArenaBytes || !run.in_kernel) return;
     if (!write && b->worker != nullptr && b->worker->race_state != nullptr &&
-        read_known(*static_cast<const RaceState*>(b->worker->race_state), off, size, (uint32_t)run.fiber->linear))
+        read_known(*static_cast<const RaceState*>(b->worker->race_state), run, off, size))
         return;
     judge(run, b, off, size, write, pc);
 }

@@ -81,6 +81,9 @@ HAZARDS = {
     "warp_lanes_differ": {(_line("a value per lane"), _line("a value per lane"))},
     # the same value, but from two warps
     "warps_one_address": {(_line("every warp to one address"), _line("every warp to one address"))},
+    # an 8-byte read whose first word many threads read (no judging needed there) and whose
+    # second word another thread wrote
+    "wide_read": {(_line("wide read"), _line("high word write"))},
 }
 
 

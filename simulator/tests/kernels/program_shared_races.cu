@@ -109,6 +109,21 @@ __global__ void warp_sums(const int* in, int* out, int kind) {
     }
 }
 
+// A read of two words, the first of which every earlier thread read (its hint lets a read of it
+// through) and the second of which thread 40 wrote in the same epoch: the wide read still races
+// with that write. After the barrier thread 63 (the last to arrive) runs first, then 0, 1, ...
+__global__ void wide_read_after_word_write(int* out) {
+    __shared__ union {
+        long long wide;
+        int word[2];
+    } u;
+    if (threadIdx.x == 0) u.wide = 0;
+    __syncthreads();
+    out[threadIdx.x] = u.word[0];
+    if (threadIdx.x == 40) u.word[1] = 5;  // PLANT: high word write
+    if (threadIdx.x == 50) out[1] = (int)(u.wide >> 32);  // PLANT: wide read
+}
+
 int main(int argc, char** argv) {
     const char* what = argc > 1 ? argv[1] : "sum";
     int* d_in;
@@ -140,6 +155,8 @@ int main(int argc, char** argv) {
         lane_values<<<1, 64>>>(d_in, d_out);
     } else if (std::strcmp(what, "warps_one_address") == 0) {
         warp_sums<<<1, 64>>>(d_in, d_out, 1);
+    } else if (std::strcmp(what, "wide_read") == 0) {
+        wide_read_after_word_write<<<1, 64>>>(d_out);
     } else if (std::strcmp(what, "global") == 0) {
         global_race<<<1, 64>>>(d_out);
     }
