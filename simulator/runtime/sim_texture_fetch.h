@@ -1,5 +1,6 @@
 // Texture fetches and surface accesses in device code (included by sim_textures.h): how a
-// resource is sampled, and the tex*/surf* functions, which run inline in the kernel. The
+// resource is sampled, and the tex*/surf* functions, which run inline in the kernel around three
+// out-of-line cores (tex_texel, tex_sample, surf_addr; see tex_texel for why). The
 // SIM_TEX_SITE and SIM_TEX_OBJ macros stay defined for sim_textures.h's texture references,
 // which undefines them.
 //
@@ -165,7 +166,13 @@ static inline double tex_channel(const unsigned char* p, int bits, int kind, int
     return r < -1.0 ? -1.0 : r;  // the most negative signed value reads as -1, like its neighbour
 }
 
-static inline void tex_texel(const TexData& t, int x, int y, int z, int normalized_read, double* out) {
+// The cores of a fetch (this, tex_sample, surf_addr) are kept out of line: a barrier-free kernel
+// is inlined whole into its block loop (launch.h's run_plain is flatten), and inlined there the
+// sampling code was copied into every fetch of every kernel, twice, which made a program with a
+// few dozen fetches take minutes to compile (memcheck). Static, so each program still compiles
+// them itself, in its own mode: the sanitizers check the texel reads as before.
+__attribute__((noinline)) static inline void tex_texel(const TexData& t, int x, int y, int z, int normalized_read,
+                                                       double* out) {
     const unsigned char* p = t.base + (size_t)z * t.slice + (size_t)y * t.pitch + (size_t)x * t.elem;
     const int step = t.bits / 8;
     for (int c = 0; c < 4; c++) out[c] = c < t.nch ? tex_channel(p + c * step, t.bits, t.kind, normalized_read) : 0.0;
@@ -223,8 +230,8 @@ static inline int tex_layer(const TexData& t, int layer) {
 
 // Samples `dims` coordinates (1..3); `layer` selects the row (1-D layered) or slice (2-D
 // layered, cubemap face), -1 when the texture is not layered.
-static inline void tex_sample(const TexData& t, const TexSampler& s, int dims, const float* coord, int layer,
-                              double* out) {
+__attribute__((noinline)) static inline void tex_sample(const TexData& t, const TexSampler& s, int dims,
+                                                        const float* coord, int layer, double* out) {
     const int n[3] = {t.w, t.h, t.d};
     float x[3] = {0, 0, 0};
     int mode[3];
@@ -308,11 +315,17 @@ static inline int tex_cube_face(float x, float y, float z, float* u, float* v) {
     return face;
 }
 
+// The texel values of a fetch at (x, y, z); tex_fetch converts them to the element type.
+__attribute__((noinline)) static inline void tex_values(const TexData& t, const TexSampler& s, int dims, float x,
+                                                        float y, float z, int layer, double* v) {
+    const float c[3] = {x, y, z};
+    tex_sample(t, s, dims, c, layer, v);
+}
+
 template <class T>
 static inline T tex_fetch(const TexData& t, const TexSampler& s, int dims, float x, float y, float z, int layer) {
-    const float c[3] = {x, y, z};
     double v[4];
-    tex_sample(t, s, dims, c, layer, v);
+    tex_values(t, s, dims, x, y, z, layer, v);
     return tex_make<T>(v);
 }
 
@@ -341,39 +354,46 @@ __attribute__((noinline)) static void tex_sample_mip(const TexObj& o, int dims, 
     }
 }
 
-// A fetch of a texture that may be mipmapped: one level reads it whatever the LOD.
-template <class T>
-static inline T tex_fetch_lod(const TexObj& o, int dims, float x, float y, float z, int layer, float lod) {
+// The texel values of a fetch of a texture that may be mipmapped: one level reads it whatever
+// the LOD.
+__attribute__((noinline)) static inline void tex_values_lod(const TexObj& o, int dims, float x, float y, float z,
+                                                            int layer, float lod, double* v) {
     const float c[3] = {x, y, z};
-    double v[4];
     if (o.mip.levels == 0)
         tex_sample(o.data, o.s, dims, c, layer, v);
     else
         tex_sample_mip(o, dims, c, layer, lod, v);
-    return tex_make<T>(v);
 }
 
-template <class T>
-static inline T tex_cube(const TexData& t, const TexSampler& s, float x, float y, float z, int layer) {
-    float u, v;
-    const int face = tex_cube_face(x, y, z, &u, &v);
+// The texel values of a cubemap fetch in direction (x, y, z).
+__attribute__((noinline)) static inline void tex_cube_values(const TexData& t, const TexSampler& s, float x, float y,
+                                                             float z, int layer, double* v) {
+    float fu, fv;
+    const int face = tex_cube_face(x, y, z, &fu, &fv);
     TexSampler cs = s;
     cs.normalized = 1;
     cs.addr[0] = cs.addr[1] = cudaAddressModeClamp;
-    return tex_fetch<T>(t, cs, 2, u, v, 0, layer * 6 + face);
+    tex_values(t, cs, 2, fu, fv, 0, layer * 6 + face, v);
+}
+
+// The texel values of tex1Dfetch of linear memory: out of range reads 0.
+static inline void tex_linear_values(const TexData& t, int read, int i, double* v) {
+    for (int c = 0; c < 4; c++) v[c] = 0;
+    if (i >= 0 && i < t.w) tex_texel(t, i, 0, 0, read == cudaReadModeNormalizedFloat, v);
 }
 
 template <class T>
 static inline T tex_linear_fetch(const TexData& t, int read, int i) {
-    double v[4] = {0, 0, 0, 0};
-    if (i >= 0 && i < t.w) tex_texel(t, i, 0, 0, read == cudaReadModeNormalizedFloat, v);
+    double v[4];
+    tex_linear_values(t, read, i, v);
     return tex_make<T>(v);
 }
 
 // A surface access: the address of sizeof(T) bytes at byte x of row y of slice z, after the
 // boundary mode; null for cudaBoundaryModeZero out of bounds.
-static inline unsigned char* surf_addr(cudaSurfaceObject_t so, int xb, int y, int z, int dims, size_t size, int mode,
-                                       const char* what, const char* file, int line) {
+__attribute__((noinline)) static inline unsigned char* surf_addr(cudaSurfaceObject_t so, int xb, int y, int z,
+                                                                 int dims, size_t size, int mode, const char* what,
+                                                                 const char* file, int line) {
     if (so == 0) texture_fault("surface access through a null cudaSurfaceObject_t", file, line);
     const TexData& t = reinterpret_cast<const SurfObj*>((uintptr_t)so)->data;
     const long row = (long)t.w * t.elem;
@@ -418,13 +438,9 @@ static inline void surf_write(const T& v, cudaSurfaceObject_t so, int x, int y, 
 // coordinates...), a builtin of nvcc's front end; here it is this template. The operation's name
 // is a string literal, so each comparison below folds away once the call is inlined.
 namespace __sim {
-constexpr bool op_is(const char* a, const char* b) {
-    while (*a != '\0' && *a == *b) {
-        ++a;
-        ++b;
-    }
-    return *a == *b;
-}
+// g++ folds the builtin for two literals at -O1 too (the checkers' builds), where it did not fold
+// a loop over the characters.
+constexpr bool op_is(const char* a, const char* b) { return __builtin_strcmp(a, b) == 0; }
 // A coordinate as a float; the gradients some forms pass by address are not used.
 template <class T>
 static inline float coord(T x) {
@@ -435,8 +451,10 @@ static inline float coord(T x) {
     }
 }
 // Texture fetches. The Lod forms of 1-D, 2-D and 3-D textures choose a mipmapped texture's level
-// (tex_fetch_lod); a Grad form of a mipmapped texture is not modelled (its gradients would pick
-// the level); other textures have one level, which every form reads.
+// (tex_values_lod); a Grad form of a mipmapped texture is not modelled (its gradients would pick
+// the level); other textures have one level, which every form reads. Each branch is one call
+// and the values are converted once: at -O1 (the checkers' builds) the comparisons do not fold,
+// and every branch is compiled at every fetch.
 template <class R, class... A>
 static inline void tex_op(const char* op, R* r, cudaTextureObject_t t, A... a) {
     const Site site = take_site();
@@ -444,36 +462,38 @@ static inline void tex_op(const char* op, R* r, cudaTextureObject_t t, A... a) {
     const float c[sizeof...(A) + 1] = {coord(a)...};
     const bool grad = op_is(op, "__itex1DGrad") || op_is(op, "__itex2DGrad_v2") || op_is(op, "__itex3DGrad_v2");
     if (o.mip.levels != 0 && grad) texture_unsupported(op, site.file, site.line);
+    double v[4];
     if (op_is(op, "__itex1Dfetch")) {
-        *r = tex_linear_fetch<R>(o.data, o.s.read, (int)c[0]);
+        tex_linear_values(o.data, o.s.read, (int)c[0], v);
     } else if (op_is(op, "__itex1D") || op_is(op, "__itex1DGrad")) {
-        *r = tex_fetch_lod<R>(o, 1, c[0], 0, 0, -1, 0.0f);
+        tex_values_lod(o, 1, c[0], 0, 0, -1, 0.0f, v);
     } else if (op_is(op, "__itex1DLod")) {
-        *r = tex_fetch_lod<R>(o, 1, c[0], 0, 0, -1, c[1]);
+        tex_values_lod(o, 1, c[0], 0, 0, -1, c[1], v);
     } else if (op_is(op, "__itex2D") || op_is(op, "__itex2DGrad_v2")) {
-        *r = tex_fetch_lod<R>(o, 2, c[0], c[1], 0, -1, 0.0f);
+        tex_values_lod(o, 2, c[0], c[1], 0, -1, 0.0f, v);
     } else if (op_is(op, "__itex2DLod")) {
-        *r = tex_fetch_lod<R>(o, 2, c[0], c[1], 0, -1, c[2]);
+        tex_values_lod(o, 2, c[0], c[1], 0, -1, c[2], v);
     } else if (op_is(op, "__itex3D") || op_is(op, "__itex3DGrad_v2")) {
-        *r = tex_fetch_lod<R>(o, 3, c[0], c[1], c[2], -1, 0.0f);
+        tex_values_lod(o, 3, c[0], c[1], c[2], -1, 0.0f, v);
     } else if (op_is(op, "__itex3DLod")) {
-        *r = tex_fetch_lod<R>(o, 3, c[0], c[1], c[2], -1, c[3]);
+        tex_values_lod(o, 3, c[0], c[1], c[2], -1, c[3], v);
     } else if (o.mip.levels != 0) {
         texture_unsupported(op, site.file, site.line);  // layered and cubemap mipmaps: not modelled
     } else if (op_is(op, "__itex1DLayered") || op_is(op, "__itex1DLayeredLod") ||
                op_is(op, "__itex1DLayeredGrad")) {
-        *r = tex_fetch<R>(o.data, o.s, 1, c[0], 0, 0, (int)c[1]);
+        tex_values(o.data, o.s, 1, c[0], 0, 0, (int)c[1], v);
     } else if (op_is(op, "__itex2DLayered") || op_is(op, "__itex2DLayeredLod") ||
                op_is(op, "__itex2DLayeredGrad_v2")) {
-        *r = tex_fetch<R>(o.data, o.s, 2, c[0], c[1], 0, (int)c[2]);
+        tex_values(o.data, o.s, 2, c[0], c[1], 0, (int)c[2], v);
     } else if (op_is(op, "__itexCubemap") || op_is(op, "__itexCubemapLod") || op_is(op, "__itexCubemapGrad_v2")) {
-        *r = tex_cube<R>(o.data, o.s, c[0], c[1], c[2], 0);
+        tex_cube_values(o.data, o.s, c[0], c[1], c[2], 0, v);
     } else if (op_is(op, "__itexCubemapLayered") || op_is(op, "__itexCubemapLayeredLod") ||
                op_is(op, "__itexCubemapLayeredGrad_v2")) {
-        *r = tex_cube<R>(o.data, o.s, c[0], c[1], c[2], (int)c[3]);
+        tex_cube_values(o.data, o.s, c[0], c[1], c[2], (int)c[3], v);
     } else {
         texture_unsupported(op, site.file, site.line);
     }
+    *r = tex_make<R>(v);
 }
 // Surface reads and writes (x in bytes); the last argument is the boundary mode.
 template <class R, class... A>
