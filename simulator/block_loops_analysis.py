@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .block_loops_order import SCALAR_KINDS
+from .block_loops_order import INTEGER_KINDS, SCALAR_KINDS
 from .syntax_device import CUDA_WAITS, RUNTIME_WAITS
 
 __all__ = ["SCALARS", "Fallback", "KernelAnalysis", "Region"]
@@ -52,25 +52,7 @@ _THREADLESS_CALLS = _PURE_CALLS | frozenset(
 )
 # The clang type kinds a local may have to be computed again in each region that uses it
 # (``KernelAnalysis.recomputed``): exact arithmetic only, so the value is the one the thread had.
-_EXACT_KINDS = frozenset(
-    {
-        "BOOL",
-        "CHAR_U",
-        "UCHAR",
-        "USHORT",
-        "UINT",
-        "ULONG",
-        "ULONGLONG",
-        "CHAR_S",
-        "SCHAR",
-        "SHORT",
-        "INT",
-        "LONG",
-        "LONGLONG",
-        "ENUM",
-        "POINTER",
-    }
-)
+_EXACT_KINDS = INTEGER_KINDS | {"POINTER"}
 _ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="})
 _REFUSED = frozenset(
     {
@@ -305,17 +287,19 @@ class KernelAnalysis:
         start, end = self.tu.rng(node)
         return self.text[start:end] == "threadIdx"
 
+    def _calls_toolkit(self, call, names: frozenset) -> bool:
+        """Whether the call ``call`` is to a function of ``names`` that the program does not define."""
+        ref = call.referenced
+        if ref is None or ref.spelling not in names:
+            return False
+        return not self.tu.src.is_user(self.tu.off(ref.location))
+
     def _threadless(self, node, parents: list) -> bool:
         """Whether ``node`` calls nothing that may read the running thread and reads threadIdx
         only as ``threadIdx.x/.y/.z`` values (``Region.simd``)."""
         kind = node.kind.name
         if kind == "CALL_EXPR":
-            ref = node.referenced
-            if (
-                ref is None
-                or ref.spelling not in _THREADLESS_CALLS
-                or self.tu.src.is_user(self.tu.off(ref.location))
-            ):
+            if not self._calls_toolkit(node, _THREADLESS_CALLS):
                 return False
         elif (
             kind == "DECL_REF_EXPR"
@@ -398,12 +382,7 @@ class KernelAnalysis:
                 if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")
             )
         if kind == "CALL_EXPR":
-            ref = node.referenced
-            if (
-                ref is None
-                or ref.spelling not in _PURE_CALLS
-                or self.tu.src.is_user(self.tu.off(ref.location))
-            ):
+            if not self._calls_toolkit(node, _PURE_CALLS):
                 return False
             return all(self._uniform(ch, derived=derived) for ch in children[1:])
         del ck

@@ -16,33 +16,18 @@ them in every thread, must be inert too, and no per-thread slot may be an array 
 
 from __future__ import annotations
 
-__all__ = ["SCALAR_KINDS", "checkers_may_loop"]
+__all__ = ["INTEGER_KINDS", "SCALAR_KINDS", "checkers_may_loop"]
 
 _UNSIGNED_OR_FLOAT = frozenset(
     {"BOOL", "CHAR_U", "UCHAR", "USHORT", "UINT", "ULONG", "ULONGLONG", "FLOAT", "DOUBLE", "LONGDOUBLE"}
 )
-# The clang type kinds of a scalar held by value (a pointer is not one: the checkers follow it).
-SCALAR_KINDS = frozenset(
-    {
-        "BOOL",
-        "CHAR_U",
-        "UCHAR",
-        "USHORT",
-        "UINT",
-        "ULONG",
-        "ULONGLONG",
-        "CHAR_S",
-        "SCHAR",
-        "SHORT",
-        "INT",
-        "LONG",
-        "LONGLONG",
-        "FLOAT",
-        "DOUBLE",
-        "LONGDOUBLE",
-        "ENUM",
-    }
+# The clang type kinds of an integer (bool and enums included): exact arithmetic.
+INTEGER_KINDS = frozenset(
+    {"BOOL", "CHAR_U", "UCHAR", "USHORT", "UINT", "ULONG", "ULONGLONG", "ENUM"}
+    | {"CHAR_S", "SCHAR", "SHORT", "INT", "LONG", "LONGLONG"}
 )
+# The clang type kinds of a scalar held by value (a pointer is not one: the checkers follow it).
+SCALAR_KINDS = INTEGER_KINDS | {"FLOAT", "DOUBLE", "LONGDOUBLE"}
 # Operators no checker judges on scalars (an assignment's target is judged as its own node).
 _PLAIN_BINARY = frozenset(
     {"<", ">", "<=", ">=", "==", "!=", "&&", "||", "&", "|", "^", "=", "&=", "|=", "^="}
