@@ -33,7 +33,10 @@ fifth launches the kernel by address with ``cudaLaunchKernel`` (as a graph's ker
 both run the same loop as the launch itself. The tree-sum runs twice: as built (a kernel with
 barriers only at block-uniform places runs as loops over the block's threads, one per region
 between barriers) and with ``SIMULATOR_FIBERS=1`` (a fiber per CUDA thread, as every kernel with
-a barrier ran before).
+a barrier ran before). The runtime reads ``SIMULATOR_FIBERS`` once, at a library's first launch,
+so the fibers rows run in a second copy of the built library loaded under another name (its own
+runtime, first launched with the variable set); with ``SIMULATOR_LAUNCH_LOG=1`` each row prints
+``bench row: NAME`` on stderr before its launches' log lines.
 
 Last, matrix products of ``--matmul-n`` (default 512) square float32 matrices, in GFLOP/s: the
 naive kernel (one thread per output, no barrier), the classic 16x16 shared-memory tiled kernel
@@ -61,6 +64,7 @@ import argparse
 import ctypes
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -571,32 +575,28 @@ def time_against_numpy(elements: int, repeat: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "bench_elementwise.cu"
         src.write_text(ELEMENTWISE_CU)
-        lib = ctypes.CDLL(str(build_shared(src, Path(tmp) / "out", "fast")))
-    if lib.bench_setup(ctypes.c_void_p(a.ctypes.data), ctypes.c_void_p(b.ctypes.data), n) != 0:
-        raise SystemExit("cudaMalloc failed in the elementwise benchmark")
+        libs = _built_and_fibers(build_shared(src, Path(tmp) / "out", "fast"))
+    for fibers, lib in libs.items():
+        with _fibers_env(fibers):
+            if lib.bench_setup(ctypes.c_void_p(a.ctypes.data), ctypes.c_void_p(b.ctypes.data), n) != 0:
+                raise SystemExit("cudaMalloc failed in the elementwise benchmark")
 
-    def launch(entry, want: np.ndarray, fibers: bool = False) -> dict:
-        saved = os.environ.get("SIMULATOR_FIBERS")
-        if fibers:
-            os.environ["SIMULATOR_FIBERS"] = "1"  # the runtime reads it at every launch
-        try:
+    def launch(row: str, entry: str, want: np.ndarray, fibers: bool = False) -> dict:
+        lib = libs[fibers]
+        _mark_row(row)
+        with _fibers_env(fibers):
 
             def call() -> None:
-                rc = entry()
+                rc = getattr(lib, entry)()
                 if rc != 0:
                     raise SystemExit(f"the simulated kernel returned {rc}")
 
             seconds = _best(call, repeat)
-        finally:
-            if saved is None:
-                os.environ.pop("SIMULATOR_FIBERS", None)
-            else:
-                os.environ["SIMULATOR_FIBERS"] = saved
         c[:] = 0
         lib.bench_fetch(ctypes.c_void_p(c.ctypes.data))
         got = c[: want.size]
         if not np.allclose(got, want, rtol=1e-5, atol=1e-4):
-            raise SystemExit(f"wrong results from {entry.__name__}: max error {np.abs(got - want).max():.3g}")
+            raise SystemExit(f"wrong results from {entry} ({row}): max error {np.abs(got - want).max():.3g}")
         return seconds
 
     add_want = a + b
@@ -606,27 +606,28 @@ def time_against_numpy(elements: int, repeat: int) -> dict:
         "elements": n,
         "numpy_add": _best(lambda: np.add(a, b, out=out), repeat),
         "numpy_sum": _best(lambda: a.reshape(-1, BLOCK).sum(axis=1), repeat),
-        "add_plain": launch(lib.bench_add_flagged, add_want),
-        "add_fibers": launch(lib.bench_add_flagged, add_want, fibers=True),
-        "add_built": launch(lib.bench_add_built, add_want),
-        "add_graph": launch(lib.bench_add_graph, add_want),
-        "add_address": launch(lib.bench_add_by_address, add_want),
-        "tree_sum": launch(lib.bench_tree_sum, sum_want),
-        "tree_sum_fibers": launch(lib.bench_tree_sum, sum_want, fibers=True),
+        "add_plain": launch("add_plain", "bench_add_flagged", add_want),
+        "add_fibers": launch("add_fibers", "bench_add_flagged", add_want, fibers=True),
+        "add_built": launch("add_built", "bench_add_built", add_want),
+        "add_graph": launch("add_graph", "bench_add_graph", add_want),
+        "add_address": launch("add_address", "bench_add_by_address", add_want),
+        "tree_sum": launch("tree_sum", "bench_tree_sum", sum_want),
+        "tree_sum_fibers": launch("tree_sum_fibers", "bench_tree_sum", sum_want, fibers=True),
     }
-    lib.bench_free()
+    for fibers, lib in libs.items():
+        with _fibers_env(fibers):
+            lib.bench_free()
     return res
 
 
-def _with_fibers(fibers: bool):
-    """Set SIMULATOR_FIBERS=1 while the returned context is open (the runtime reads it per launch)."""
+def _fibers_env(fibers: bool):
+    """Set SIMULATOR_FIBERS to 1 or 0 while the returned context is open, as it was after."""
     import contextlib
 
     @contextlib.contextmanager
     def scope():
         saved = os.environ.get("SIMULATOR_FIBERS")
-        if fibers:
-            os.environ["SIMULATOR_FIBERS"] = "1"
+        os.environ["SIMULATOR_FIBERS"] = "1" if fibers else "0"
         try:
             yield
         finally:
@@ -636,6 +637,26 @@ def _with_fibers(fibers: bool):
                 os.environ["SIMULATOR_FIBERS"] = saved
 
     return scope()
+
+
+def _built_and_fibers(built: Path) -> dict[bool, ctypes.CDLL]:
+    """The built library loaded twice, as two copies of the runtime: {False: as built, True: fibers}.
+
+    The runtime reads SIMULATOR_FIBERS once, at a library's first launch, and keeps it, so one
+    loaded library cannot run some launches as built and others with fibers. Each linked library
+    holds its own copy of the runtime (linked with -Bsymbolic, its knobs internal to it), and a
+    copy of the file under another name loads as a second library: every call into the fibers
+    copy runs inside ``_fibers_env(True)``, so its first launch reads 1, and the other copy's 0.
+    """
+    twin = built.with_name(f"{built.stem}-fibers{built.suffix}")
+    shutil.copyfile(built, twin)
+    return {False: ctypes.CDLL(str(built)), True: ctypes.CDLL(str(twin))}
+
+
+def _mark_row(row: str) -> None:
+    """With SIMULATOR_LAUNCH_LOG=1, say on stderr which row the launch log lines that follow belong to."""
+    if os.environ.get("SIMULATOR_LAUNCH_LOG") == "1":
+        print(f"bench row: {row}", file=sys.stderr, flush=True)
 
 
 def _native_matmul(tmp: Path):
@@ -675,26 +696,32 @@ def time_matmul(n: int, repeat: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "bench_matmul.cu"
         src.write_text(MATMUL_CU)
-        lib = ctypes.CDLL(str(build_shared(src, Path(tmp) / "out", "fast")))
+        libs = _built_and_fibers(build_shared(src, Path(tmp) / "out", "fast"))
         native = _native_matmul(Path(tmp))
-    if lib.mm_setup(pa, pb, n) != 0:
-        raise SystemExit("cudaMalloc failed in the matmul benchmark")
+    for fibers, lib in libs.items():
+        with _fibers_env(fibers):
+            if lib.mm_setup(pa, pb, n) != 0:
+                raise SystemExit("cudaMalloc failed in the matmul benchmark")
     for name, entry, fibers in (
-        ("naive", lib.mm_naive, False),
-        ("tiled", lib.mm_tiled, False),
-        ("tiled_fibers", lib.mm_tiled, True),
+        ("naive", "mm_naive", False),
+        ("tiled", "mm_tiled", False),
+        ("tiled_fibers", "mm_tiled", True),
     ):
+        lib = libs[fibers]
 
-        def call(entry=entry) -> None:
-            rc = entry()
+        def call(fn=lib[entry]) -> None:
+            rc = fn()
             if rc != 0:
                 raise SystemExit(f"the simulated matmul returned {rc}")
 
-        with _with_fibers(fibers):
+        _mark_row(name)
+        with _fibers_env(fibers):
             res[name] = _best(call, repeat)
         lib.mm_fetch(pc)
         check(name)
-    lib.mm_free()
+    for fibers, lib in libs.items():
+        with _fibers_env(fibers):
+            lib.mm_free()
     if native is not None:
         for name, fn in (("native_naive", native.native_naive), ("native_tiled", native.native_tiled)):
             res[name] = _best(lambda fn=fn: fn(pa, pb, pc, n), repeat)

@@ -15,8 +15,9 @@ for the program (:func:`resolve_devices`).
 
 ``SIMULATOR_FIBERS=1`` makes a fast build run barrier-free launches, and kernels whose barriers
 are all block-uniform, with fibers too (for comparison and debugging; by default their threads
-run as a plain loop, or as one loop per region between barriers). The runtime reads it at
-each launch; :func:`fibers_forced` validates it for the front end.
+run as a plain loop, or as one loop per region between barriers). The runtime reads it once,
+at a program's (or loaded library's) first launch, and keeps it; :func:`fibers_forced`
+validates it for the front end.
 """
 
 from __future__ import annotations

@@ -397,7 +397,8 @@ struct RuntimeCall {
     RuntimeCall& operator=(const RuntimeCall&) = delete;
 };
 
-// True when barrier-free launches must run with fibers (SIMULATOR_FIBERS=1); read per launch.
+// True when barrier-free launches must run with fibers (SIMULATOR_FIBERS=1); read at the first launch
+// and kept (launch_kind.cpp): each linked program or library holds its own copy of the runtime.
 bool fibers_forced();
 // True when a launch marked ``barrier_free`` runs its blocks as plain loops: every mode but
 // racecheck (mode::kPlainLoops) and in racecheck a launch it does not check, unless
