@@ -19,11 +19,6 @@ std::atomic<bool> g_driver_initialised{false};
 
 CUresult as_driver(cudaError_t e) { return __sim::driver_status(e); }
 
-bool valid(CUdevice device) {
-    int count = 0;
-    return cudaGetDeviceCount(&count) == cudaSuccess && device >= 0 && device < count;
-}
-
 }  // namespace
 
 bool __sim::driver_initialised() { return g_driver_initialised.load(std::memory_order_acquire); }
@@ -61,14 +56,14 @@ CUresult cuDeviceGetCount(int* count) {
 
 CUresult cuDeviceGet(CUdevice* device, int ordinal) {
     if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (!valid(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
+    if (!__sim::valid_device(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
     *device = ordinal;
     return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGetName(char* name, int length, CUdevice device) {
     if (name == nullptr || length <= 0) return CUDA_ERROR_INVALID_VALUE;
-    if (!valid(device)) return CUDA_ERROR_INVALID_DEVICE;
+    if (!__sim::valid_device(device)) return CUDA_ERROR_INVALID_DEVICE;
     cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, device);
     std::snprintf(name, (size_t)length, "%s", prop.name);
@@ -77,7 +72,7 @@ CUresult cuDeviceGetName(char* name, int length, CUdevice device) {
 
 CUresult cuDeviceTotalMem(size_t* bytes, CUdevice device) {
     if (bytes == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (!valid(device)) return CUDA_ERROR_INVALID_DEVICE;
+    if (!__sim::valid_device(device)) return CUDA_ERROR_INVALID_DEVICE;
     cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, device);
     *bytes = prop.totalGlobalMem;
@@ -95,7 +90,7 @@ static_assert((int)CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH == (int)cudaDevAttrCluster
 
 CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attrib, CUdevice device) {
     if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (!valid(device)) return CUDA_ERROR_INVALID_DEVICE;
+    if (!__sim::valid_device(device)) return CUDA_ERROR_INVALID_DEVICE;
     switch (attrib) {
         case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:  // cuMemCreate/cuMemMap: driver_vmm.cpp
             *value = 1;
@@ -118,7 +113,7 @@ CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attrib, CUdevice de
 CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice device) {
     SIM_NOTE_GONE("cuDeviceComputeCapability", "the modelled device's major.minor");
     if (major == nullptr || minor == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (!valid(device)) return CUDA_ERROR_INVALID_DEVICE;
+    if (!__sim::valid_device(device)) return CUDA_ERROR_INVALID_DEVICE;
     cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, device);
     *major = prop.major;

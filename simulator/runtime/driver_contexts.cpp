@@ -31,11 +31,6 @@ bool ctx_live(const CUctx_st* ctx) {
     return ctx != nullptr && g_live_contexts.count(ctx) != 0;
 }
 
-bool ctx_device_valid(CUdevice device) {
-    int count = 0;
-    return cudaGetDeviceCount(&count) == cudaSuccess && device >= 0 && device < count;
-}
-
 // Makes ``ctx``'s device the runtime's current one on this thread (null: leaves it).
 CUresult ctx_select(const CUctx_st* ctx) {
     return ctx == nullptr ? CUDA_SUCCESS : __sim::driver_status(cudaSetDevice(ctx->device));
@@ -89,7 +84,7 @@ CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* params, unsigned int fl
                              "not modelled; pass a CUctxCreateParams with neither\n");
         return CUDA_ERROR_NOT_SUPPORTED;
     }
-    if (!ctx_device_valid(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    if (!__sim::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
     auto* ctx = new CUctx_st{dev, false, 0};
     {
         std::lock_guard<std::mutex> lock(g_ctx_mu);
@@ -171,7 +166,7 @@ CUresult cuCtxSynchronize(void) {
 CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
     SIM_DRIVER_READY();
     if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (!ctx_device_valid(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    if (!__sim::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
     std::lock_guard<std::mutex> lock(g_ctx_mu);
     if (g_primary_contexts.size() <= (size_t)dev) g_primary_contexts.resize((size_t)dev + 1, nullptr);
     CUctx_st*& primary = g_primary_contexts[(size_t)dev];
@@ -186,7 +181,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
 
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
     SIM_DRIVER_READY();
-    if (!ctx_device_valid(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    if (!__sim::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
     std::lock_guard<std::mutex> lock(g_ctx_mu);
     if (g_primary_contexts.size() <= (size_t)dev || g_primary_contexts[(size_t)dev] == nullptr ||
         g_primary_contexts[(size_t)dev]->primary_refs == 0)
