@@ -227,16 +227,18 @@ def kernel_object(
             base = common_flags(cxx) + host_flags
         fixed = (runtime_sources(), compiler_id(cxx), path, target_key(cxx))
         pp = [cxx, *base, *includes, *lang]
-        manifest = _manifest(stem, mode, path, pp, fixed)
+        # Named by the build whose flags compile it, not by ``mode``: a host source left unchecked
+        # under memcheck is the fast build's object, compiled once for both modes.
+        manifest = _manifest(stem, host_build.name, path, pp, fixed)
         if manifest is not None and (hit := source_manifest.lookup(manifest)) is not None:
             return hit
         started = time.time()
         # Keyed by the preprocessed text, so that a change in an included header makes a new key.
         # The CPU's flags compile, but do not preprocess: the text is the same on every machine.
         pre = run_compiler([*pp, "-E", path], str(src))
-        flags = base + target_flags(cxx) + includes + cccl.compile_flags(mode, pre)
+        flags = base + target_flags(cxx) + includes + cccl.compile_flags(host_build.name, pre)
         key = cache_key(pre, fixed[0], " ".join(flags + lang), *fixed[1:])
-        out = cache_dir() / f"{stem}-{mode}-{key}.o"
+        out = cache_dir() / f"{stem}-{host_build.name}-{key}.o"
         cached_output(
             out, lambda tmp: compile_step([cxx, *flags, *lang, "-c", path, "-o", str(tmp)], str(src))
         )

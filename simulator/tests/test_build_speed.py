@@ -247,6 +247,21 @@ def test_an_objects_symbols_are_read_once(cache, tmp_path, monkeypatch):
     assert build.object_symbols(obj) == first
 
 
+@needs_gxx
+def test_a_host_source_left_unchecked_under_memcheck_reuses_the_fast_object(cache, runs, tmp_path):
+    # memcheck compiles an unchecked host source with the fast build's flags: one object for both.
+    src = tmp_path / "host_only.cpp"
+    src.write_text('extern "C" int twice(int x) { return 2 * x; }\n')
+    fast = build.kernel_object(src, "fast")
+    before = len(runs)
+    assert build.kernel_object(src, "memcheck", unchecked_host=True) == fast
+    assert not any("-c" in args for args in runs[before:]), "compiled again for memcheck"
+    before = len(runs)
+    checked = build.kernel_object(src, "memcheck")  # host code judged: instrumented, its own object
+    assert checked != fast
+    assert any("-c" in args and "-fsanitize=address,undefined" in args for args in runs[before:])
+
+
 def test_the_front_ends_quick_scans_find_what_the_full_ones_do():
     """The library walk's lookahead and the swap's needle only skip text where nothing matches."""
     assert all(linemap._GCC_ONLY_NEEDLE in rx.pattern for rx, _ in linemap._GCC_ONLY)
