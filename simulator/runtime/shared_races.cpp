@@ -281,6 +281,27 @@ bool readers_ordered(const Cell& c, uint32_t thread, uint32_t sync) {
     return c.reader == thread || (readers_warp(c) == (int)(thread >> 5) && sync > c.read_sync);
 }
 
+// Records in ``c`` (and ``p``) a read of ``thread`` in ``epoch``: the first of the epoch, or one
+// more reader (one warp's, or several warps').
+inline void record_read(Cell& c, CellPcs& p, uint32_t epoch, uint32_t thread, uint32_t sync, uintptr_t pc) {
+    if (c.read_epoch != epoch) {
+        c.read_epoch = epoch;
+        c.reader = (uint16_t)thread;
+        c.read_sync = (uint16_t)sync;
+        p.read_pc = pc;
+        return;
+    }
+    if (c.reader != thread && c.reader != kManyReaders) {
+        const uint32_t warp = thread >> 5;
+        const uint16_t readers = readers_warp(c) == (int)warp ? (uint16_t)(kWarpReaders | warp) : kManyReaders;
+        if (readers != c.reader) {
+            c.reader = readers;
+            p.read_pc = pc;
+        }
+    }
+    if (sync > c.read_sync) c.read_sync = (uint16_t)sync;
+}
+
 // One access being judged, cell by cell.
 struct Judging {
     RaceState& s;
@@ -289,7 +310,7 @@ struct Judging {
     size_t size;
     bool write;
     uintptr_t pc;
-    uint32_t epoch, thread, warp, sync;
+    uint32_t epoch, thread, sync;
     bool reported;  // one finding an access at most
 };
 
@@ -316,21 +337,8 @@ inline void judge_cell(Judging& j, Cell& c, CellPcs& p) {
         c.writer = (uint16_t)j.thread;
         c.write_sync = (uint16_t)j.sync;
         p.write_pc = j.pc;
-    } else if (c.read_epoch != j.epoch) {
-        c.read_epoch = j.epoch;
-        c.reader = (uint16_t)j.thread;
-        c.read_sync = (uint16_t)j.sync;
-        p.read_pc = j.pc;
     } else {
-        if (c.reader != j.thread && c.reader != kManyReaders) {
-            const uint16_t readers =
-                readers_warp(c) == (int)j.warp ? (uint16_t)(kWarpReaders | j.warp) : kManyReaders;
-            if (readers != c.reader) {
-                c.reader = readers;
-                p.read_pc = j.pc;
-            }
-        }
-        if (j.sync > c.read_sync) c.read_sync = (uint16_t)j.sync;
+        record_read(c, p, j.epoch, j.thread, j.sync, j.pc);
     }
 }
 
@@ -355,6 +363,28 @@ void join_word(RaceState& s, uintptr_t w) {
     s.split[w] = 0;
 }
 
+// An aligned 4-byte access of a whole word that finds no hazard and leaves no store waiting (most
+// accesses judge() sees): recorded as judge_cell() records it, without the general loop. False,
+// recording nothing, where judge_cell() has more to decide.
+inline bool quiet_word_access(RaceState& s, uintptr_t off, bool write, uintptr_t pc, uint32_t thread, uint32_t sync) {
+    const uintptr_t w = off >> 2;
+    const uint32_t epoch = s.epoch;
+    Cell& c = s.words[w];
+    if (c.write_epoch == epoch && !ordered(thread, sync, c.writer, c.write_sync)) return false;
+    if (!write) {
+        record_read(c, s.word_pcs[w], epoch, thread, sync, pc);
+        note_read_hint(s, w, epoch);
+        return true;
+    }
+    if (c.read_epoch == epoch && !readers_ordered(c, thread, sync)) return false;
+    c.write_epoch = epoch;
+    c.writer = (uint16_t)thread;
+    c.write_sync = (uint16_t)sync;
+    s.word_pcs[w].write_pc = pc;
+    s.hints[w].epoch = 0;
+    return true;
+}
+
 // An access to the running block's shared memory: judged and recorded, a whole word at a time
 // where it covers one that is whole, byte by byte elsewhere (see RaceState).
 __attribute__((noinline)) void judge(RunState& run, Block* b, uintptr_t off, size_t size, bool write,
@@ -363,10 +393,11 @@ __attribute__((noinline)) void judge(RunState& run, Block* b, uintptr_t off, siz
     if (off + size > kArenaBytes) size = kArenaBytes - off;
     RaceState& s = state_of(b->worker);
     const uint32_t thread = (uint32_t)run.fiber->linear;
-    const uint32_t warp = thread >> 5;
-    Judging j{s, b, off, size, write, pc, s.epoch, thread, warp, s.warp_syncs[warp & 31u], false};
+    Judging j{s, b, off, size, write, pc, s.epoch, thread, s.warp_syncs[(thread >> 5) & 31u], false};
     settle(s);
     if (size == 0) return;
+    const bool one_whole_word = size == 4 && (off & 3u) == 0 && s.split[off >> 2] == 0;
+    if (one_whole_word && quiet_word_access(s, off, write, pc, j.thread, j.sync)) return;
     const uintptr_t end = off + size;
     for (uintptr_t w = off >> 2, last = (end - 1) >> 2; w <= last; ++w) {
         const uintptr_t lo = off > w * 4 ? off : w * 4, hi = end < w * 4 + 4 ? end : w * 4 + 4;
