@@ -60,6 +60,8 @@ HAZARDS = {
     },
     # a 4-byte read at offset 2 shares byte 5 with a write; one at offset 6 shares none
     "misaligned": {frozenset((_line("straddling read"), _line("byte five write")))},
+    # a word split by a byte write and written whole again, then read whole by another warp
+    "rejoined": {frozenset((_line("whole read"), _line("rejoining write")))},
     # lanes of one warp storing different values to one byte in one statement
     "warp_byte_differ": {frozenset((_line("a byte value per lane"),))},
 }

@@ -68,6 +68,16 @@ __global__ void misaligned(int* out) {
     out[threadIdx.x] = v;
 }
 
+// A word split by a byte write, then written whole by one thread (its four bytes equal again),
+// then read whole by a thread of the other warp with no barrier between.
+__global__ void rejoined(int* out) {
+    __shared__ Words u;
+    if (threadIdx.x == 0) u.byte[1] = 1;
+    __syncthreads();
+    if (threadIdx.x == 0) u.word[0] = 2;  // PLANT: rejoining write
+    if (threadIdx.x == 40) out[0] = u.word[0];  // PLANT: whole read
+}
+
 // The lanes of each warp store one value to a byte of their own in one statement: a warning, not
 // a hazard, though both warps' bytes are in one word.
 __global__ void warp_byte_same(int* out) {
@@ -106,6 +116,8 @@ int main(int argc, char** argv) {
         wide_spans<<<1, 64>>>(d_out);
     } else if (std::strcmp(what, "misaligned") == 0) {
         misaligned<<<1, 64>>>(d_out);
+    } else if (std::strcmp(what, "rejoined") == 0) {
+        rejoined<<<1, 64>>>(d_out);
     } else if (std::strcmp(what, "warp_byte_same") == 0) {
         warp_byte_same<<<1, 64>>>(d_out);
     } else if (std::strcmp(what, "warp_byte_differ") == 0) {
