@@ -41,8 +41,8 @@ namespace {
 constexpr uint32_t kManyReaders = 0xffffu;   // readers in several warps
 constexpr uint32_t kWarpReaders = 0x8000u;   // | warp: several readers, all of that warp
 
-// What one byte of shared memory saw in the current epoch of its block: 16 bytes, so that a 4-byte
-// access reads one cache line of shadow (the code addresses, read only for a report, are apart).
+// What one byte of shared memory, or each byte of a whole word (see RaceState), saw in the current
+// epoch of its block: 16 bytes (the code addresses, read only for a report, are apart).
 struct Cell {
     uint32_t write_epoch;
     uint32_t read_epoch;
@@ -83,9 +83,17 @@ struct ReadHint {
 static_assert(sizeof(ReadHint) == 8, "two a word of shared memory");
 
 struct RaceState {
-    Cell* cells = nullptr;     // one per byte of the worker's arena
-    CellPcs* pcs = nullptr;    // likewise
-    ReadHint* hints = nullptr; // one per aligned 4-byte word of the arena
+    // A word whose four bytes saw the same (the cells they would have are equal) is whole: one cell
+    // and its pcs in ``words``/``word_pcs`` stand for the four, so an access of the aligned word
+    // judges one cell. An access of part of a whole word splits it: the cell is copied to the four
+    // bytes' own cells in ``cells``/``pcs``, which judge it byte by byte from then on; an access of
+    // the whole word that leaves them equal again joins them. Bytes race, not words.
+    Cell* words = nullptr;        // one per aligned 4-byte word of the worker's arena
+    CellPcs* word_pcs = nullptr;  // likewise
+    uint8_t* split = nullptr;     // per word: 1 while its bytes have cells of their own
+    Cell* cells = nullptr;        // one per byte of the arena (read while its word is split)
+    CellPcs* pcs = nullptr;       // likewise
+    ReadHint* hints = nullptr;    // one per aligned 4-byte word of the arena
     uint32_t epoch = 1;
     uint16_t warp_syncs[32] = {};
     SameStatementStore waiting;
@@ -104,10 +112,14 @@ std::set<uintptr_t>* g_warned = nullptr;  // statements warned of (same value fr
 // calloc of these sizes maps zero pages: only the bytes a program's blocks touch cost memory.
 __attribute__((noinline)) RaceState& new_state(Worker* wk) {
     auto* s = new RaceState;
+    s->words = static_cast<Cell*>(std::calloc(kArenaBytes / 4, sizeof(Cell)));
+    s->word_pcs = static_cast<CellPcs*>(std::calloc(kArenaBytes / 4, sizeof(CellPcs)));
+    s->split = static_cast<uint8_t*>(std::calloc(kArenaBytes / 4, 1));
     s->cells = static_cast<Cell*>(std::calloc(kArenaBytes, sizeof(Cell)));
     s->pcs = static_cast<CellPcs*>(std::calloc(kArenaBytes, sizeof(CellPcs)));
     s->hints = static_cast<ReadHint*>(std::calloc(kArenaBytes / 4, sizeof(ReadHint)));
-    if (s->cells == nullptr || s->pcs == nullptr || s->hints == nullptr) {
+    if (s->words == nullptr || s->word_pcs == nullptr || s->split == nullptr || s->cells == nullptr ||
+        s->pcs == nullptr || s->hints == nullptr) {
         report("racecheck: out of host memory for the shadow of shared memory");
         std::abort();
     }
@@ -197,12 +209,14 @@ inline void settle(RaceState& s) {
     if (s.waiting.block != nullptr) settle_waiting(s);
 }
 
-// The read hint of word ``w`` from its four cells, after a read in ``epoch`` (see ReadHint).
+// The read hint of word ``w`` from its cell (whole) or its four bytes' cells, after a read in
+// ``epoch`` (see ReadHint).
 void note_read_hint(RaceState& s, uintptr_t w, uint32_t epoch) {
-    const Cell* c = &s.cells[w * 4];
+    const bool whole = s.split[w] == 0;
+    const Cell* c = whole ? &s.words[w] : &s.cells[w * 4];
     ReadHint h{epoch, c[0].reader, c[0].read_sync};
     if (h.readers != kManyReaders && (h.readers & kWarpReaders) == 0) return;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < (whole ? 1 : 4); ++i) {
         if (c[i].read_epoch != epoch || c[i].write_epoch == epoch || c[i].reader != h.readers) return;
         if (c[i].read_sync < h.sync) h.sync = c[i].read_sync;
     }
@@ -267,63 +281,141 @@ bool readers_ordered(const Cell& c, uint32_t thread, uint32_t sync) {
     return c.reader == thread || (readers_warp(c) == (int)(thread >> 5) && sync > c.read_sync);
 }
 
-// An access to the running block's shared memory: judged and recorded.
+// Records in ``c`` (and ``p``) a read of ``thread`` in ``epoch``: the first of the epoch, or one
+// more reader (one warp's, or several warps').
+inline void record_read(Cell& c, CellPcs& p, uint32_t epoch, uint32_t thread, uint32_t sync, uintptr_t pc) {
+    if (c.read_epoch != epoch) {
+        c.read_epoch = epoch;
+        c.reader = (uint16_t)thread;
+        c.read_sync = (uint16_t)sync;
+        p.read_pc = pc;
+        return;
+    }
+    if (c.reader != thread && c.reader != kManyReaders) {
+        const uint32_t warp = thread >> 5;
+        const uint16_t readers = readers_warp(c) == (int)warp ? (uint16_t)(kWarpReaders | warp) : kManyReaders;
+        if (readers != c.reader) {
+            c.reader = readers;
+            p.read_pc = pc;
+        }
+    }
+    if (sync > c.read_sync) c.read_sync = (uint16_t)sync;
+}
+
+// One access being judged, cell by cell.
+struct Judging {
+    RaceState& s;
+    Block* b;
+    uintptr_t off;
+    size_t size;
+    bool write;
+    uintptr_t pc;
+    uint32_t epoch, thread, sync;
+    bool reported;  // one finding an access at most
+};
+
+// Judges the access against what cell ``c`` (a byte's, or a whole word's) records, and records it.
+inline void judge_cell(Judging& j, Cell& c, CellPcs& p) {
+    if (c.write_epoch == j.epoch && !j.reported && !ordered(j.thread, j.sync, c.writer, c.write_sync)) {
+        const uintptr_t then_pc = p.write_pc;
+        if (j.write && same_statement_of_warp(j.thread, c.writer, j.pc, then_pc, j.size)) {
+            if (j.s.waiting.block == nullptr) {
+                j.s.waiting = SameStatementStore{j.b, j.off, j.size, {}, j.thread, c.writer, j.pc};
+                std::memcpy(j.s.waiting.before, static_cast<const char*>(j.b->smem) + j.off, j.size);
+            }
+        } else {
+            j.reported = true;
+            report_hazard(j.b, j.write ? "write" : "read", j.thread, j.pc, "write", c.writer, then_pc);
+        }
+    }
+    if (j.write) {
+        if (c.read_epoch == j.epoch && !j.reported && !readers_ordered(c, j.thread, j.sync)) {
+            j.reported = true;
+            report_hazard(j.b, "write", j.thread, j.pc, "read", c.reader, p.read_pc);
+        }
+        c.write_epoch = j.epoch;
+        c.writer = (uint16_t)j.thread;
+        c.write_sync = (uint16_t)j.sync;
+        p.write_pc = j.pc;
+    } else {
+        record_read(c, p, j.epoch, j.thread, j.sync, j.pc);
+    }
+}
+
+// Word ``w`` (whole) gets a cell per byte, each a copy of the word's: a part of it is accessed.
+void split_word(RaceState& s, uintptr_t w) {
+    for (int i = 0; i < 4; ++i) {
+        s.cells[w * 4 + i] = s.words[w];
+        s.pcs[w * 4 + i] = s.word_pcs[w];
+    }
+    s.split[w] = 1;
+}
+
+// Word ``w`` (split) is whole again if its bytes' cells and pcs are all equal: each byte would be
+// judged as the first, so one cell judges the four as they would be judged (the first byte's pcs
+// name a finding, as before).
+void join_word(RaceState& s, uintptr_t w) {
+    const Cell* c = &s.cells[w * 4];
+    const CellPcs* p = &s.pcs[w * 4];
+    if (std::memcmp(c + 1, c, 3 * sizeof(Cell)) != 0 || std::memcmp(p + 1, p, 3 * sizeof(CellPcs)) != 0) return;
+    s.words[w] = c[0];
+    s.word_pcs[w] = p[0];
+    s.split[w] = 0;
+}
+
+// An aligned 4-byte access of a whole word that finds no hazard and leaves no store waiting (most
+// accesses judge() sees): recorded as judge_cell() records it, without the general loop. False,
+// recording nothing, where judge_cell() has more to decide.
+inline bool quiet_word_access(RaceState& s, uintptr_t off, bool write, uintptr_t pc, uint32_t thread, uint32_t sync) {
+    const uintptr_t w = off >> 2;
+    const uint32_t epoch = s.epoch;
+    Cell& c = s.words[w];
+    if (c.write_epoch == epoch && !ordered(thread, sync, c.writer, c.write_sync)) return false;
+    if (!write) {
+        record_read(c, s.word_pcs[w], epoch, thread, sync, pc);
+        note_read_hint(s, w, epoch);
+        return true;
+    }
+    if (c.read_epoch == epoch && !readers_ordered(c, thread, sync)) return false;
+    c.write_epoch = epoch;
+    c.writer = (uint16_t)thread;
+    c.write_sync = (uint16_t)sync;
+    s.word_pcs[w].write_pc = pc;
+    s.hints[w].epoch = 0;
+    return true;
+}
+
+// An access to the running block's shared memory: judged and recorded, a whole word at a time
+// where it covers one that is whole, byte by byte elsewhere (see RaceState).
 __attribute__((noinline)) void judge(RunState& run, Block* b, uintptr_t off, size_t size, bool write,
                                      uintptr_t pc) {
     if (!b->launch->checked) return;
     if (off + size > kArenaBytes) size = kArenaBytes - off;
     RaceState& s = state_of(b->worker);
-    const uint32_t epoch = s.epoch;
     const uint32_t thread = (uint32_t)run.fiber->linear;
-    const uint32_t warp = thread >> 5;
-    const uint32_t sync = s.warp_syncs[warp & 31u];
+    Judging j{s, b, off, size, write, pc, s.epoch, thread, s.warp_syncs[(thread >> 5) & 31u], false};
     settle(s);
-    bool reported = false;
-    for (size_t i = 0; i < size; ++i) {
-        Cell& c = s.cells[off + i];
-        if (c.write_epoch == epoch && !reported && !ordered(thread, sync, c.writer, c.write_sync)) {
-            const uintptr_t then_pc = s.pcs[off + i].write_pc;
-            if (write && same_statement_of_warp(thread, c.writer, pc, then_pc, size)) {
-                if (s.waiting.block == nullptr) {
-                    s.waiting = SameStatementStore{b, off, size, {}, thread, c.writer, pc};
-                    std::memcpy(s.waiting.before, static_cast<const char*>(b->smem) + off, size);
-                }
-            } else {
-                reported = true;
-                report_hazard(b, write ? "write" : "read", thread, pc, "write", c.writer, then_pc);
-            }
-        }
-        if (write) {
-            if (c.read_epoch == epoch && !reported && !readers_ordered(c, thread, sync)) {
-                reported = true;
-                report_hazard(b, "write", thread, pc, "read", c.reader, s.pcs[off + i].read_pc);
-            }
-            c.write_epoch = epoch;
-            c.writer = (uint16_t)thread;
-            c.write_sync = (uint16_t)sync;
-            s.pcs[off + i].write_pc = pc;
-        } else if (c.read_epoch != epoch) {
-            c.read_epoch = epoch;
-            c.reader = (uint16_t)thread;
-            c.read_sync = (uint16_t)sync;
-            s.pcs[off + i].read_pc = pc;
-        } else {
-            if (c.reader != thread && c.reader != kManyReaders) {
-                const uint16_t readers = readers_warp(c) == (int)warp ? (uint16_t)(kWarpReaders | warp) : kManyReaders;
-                if (readers != c.reader) {
-                    c.reader = readers;
-                    s.pcs[off + i].read_pc = pc;
-                }
-            }
-            if (sync > c.read_sync) c.read_sync = (uint16_t)sync;
-        }
-    }
     if (size == 0) return;
-    for (uintptr_t w = off >> 2, last = (off + size - 1) >> 2; w <= last; ++w) {
+    const bool one_whole_word = size == 4 && (off & 3u) == 0 && s.split[off >> 2] == 0;
+    if (one_whole_word && quiet_word_access(s, off, write, pc, j.thread, j.sync)) return;
+    const uintptr_t end = off + size;
+    for (uintptr_t w = off >> 2, last = (end - 1) >> 2; w <= last; ++w) {
+        const uintptr_t lo = off > w * 4 ? off : w * 4, hi = end < w * 4 + 4 ? end : w * 4 + 4;
+        if (s.split[w] == 0) {
+            if (hi - lo == 4) {
+                judge_cell(j, s.words[w], s.word_pcs[w]);
+            } else {
+                split_word(s, w);
+            }
+        }
+        if (s.split[w] != 0) {
+            for (uintptr_t i = lo; i < hi; ++i) judge_cell(j, s.cells[i], s.pcs[i]);
+            if (hi - lo == 4) join_word(s, w);
+        }
         if (write)
             s.hints[w].epoch = 0;
         else
-            note_read_hint(s, w, epoch);
+            note_read_hint(s, w, s.epoch);
     }
 }
 
@@ -353,6 +445,8 @@ void new_epoch(Worker* wk) {
     RaceState& s = state_of(wk);
     settle(s);
     if (++s.epoch == 0) {  // after 2^32 epochs: forget them all rather than mistake an old one for now
+        std::memset(s.words, 0, kArenaBytes / 4 * sizeof(Cell));
+        std::memset(s.split, 0, kArenaBytes / 4);
         std::memset(s.cells, 0, kArenaBytes * sizeof(Cell));
         std::memset(s.hints, 0, kArenaBytes / 4 * sizeof(ReadHint));
         s.epoch = 1;
