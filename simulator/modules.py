@@ -24,7 +24,7 @@ from .modes import BUILD_NAMED
 from .source_compile import DEFAULT_ARCH, kernel_object
 from .toolchain import compiler
 
-__all__ = ["MAGIC", "build_module", "exported_runtime", "loads_modules", "module_image"]
+__all__ = ["MAGIC", "build_module", "exported_runtime", "loads_modules", "module_image", "runtime_link"]
 
 MAGIC = b"TLSIMMOD"
 _VERSION = 1
@@ -82,6 +82,15 @@ def build_module(
 def loads_modules(undefined: Iterable[str]) -> bool:
     """Whether a program whose objects leave ``undefined`` undefined loads modules."""
     return not _MODULE_LOADS.isdisjoint(undefined)
+
+
+def runtime_link(runtime: Path, undefined: Iterable[str]) -> tuple[Path, list[str]]:
+    """The runtime object and extra link flags of a program whose objects leave ``undefined``
+    undefined: ``runtime`` as it is, or, for a program that loads modules, its exported copy
+    and ``-rdynamic``, so that the modules' kernels bind to the program's runtime."""
+    if not loads_modules(undefined):
+        return runtime, []
+    return exported_runtime(runtime), ["-rdynamic"]
 
 
 def _export_hidden(data: bytearray) -> None:

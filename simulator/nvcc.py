@@ -260,9 +260,8 @@ def _module_host(parts: list[str], mode: str, shared: bool) -> list[str]:
     for part in parts:
         if part.endswith(".o") and Path(part).is_file():
             undefined |= link_stubs.symbols(Path(part))[1]
-    if not modules.loads_modules(undefined):
-        return []
-    return ["-rdynamic", str(modules.exported_runtime(build.runtime_object(mode)))]
+    runtime, export = modules.runtime_link(build.runtime_object(mode), undefined)
+    return [*export, str(runtime)] if export else []
 
 
 def _drive(cmd: NvccCommand) -> int:

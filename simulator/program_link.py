@@ -278,9 +278,7 @@ def build_program(
     libs = library_objects(objs, mode)
     stubs = stub_objects([*objs, rt, *libs])
     # A program that loads driver API modules exports its runtime, which the modules' kernels call.
-    export: list[str] = []
-    if modules.loads_modules(set().union(*(object_symbols(o)[1] for o in objs))):
-        rt, export = modules.exported_runtime(rt), ["-rdynamic"]
+    rt, export = modules.runtime_link(rt, set().union(*(object_symbols(o)[1] for o in objs)))
     cxx = compiler()
     key = cache_key(*(o.name for o in objs), rt.name, *(s.name for s in libs + stubs), mode, "program")
     stem = cache_stem(Path(sources[0]).stem)

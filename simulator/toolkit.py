@@ -29,7 +29,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from pathlib import Path
 
 from . import build, cuda_headers, link_stubs, toolkit_index
 from .build_cache import cache_key, lock
+from .compiler_run import run_tool
 from .errors import SimBuildError
 from .modes import DEFAULT_MODE, MODES, build_for_run
 
@@ -286,8 +286,7 @@ def _write_libraries(folder: Path, members: list[Path], sanitizers: list[str], s
     fd, tmp = tempfile.mkstemp(dir=folder, prefix="libcudart_sim.", suffix=".a")
     os.close(fd)
     os.unlink(tmp)
-    ar = shutil.which("ar") or "ar"
-    made = subprocess.run([ar, "rcs", tmp, *map(str, members)], capture_output=True, text=True)
+    made = run_tool(["ar", "rcs", tmp, *map(str, members)])
     if made.returncode != 0:
         raise SimBuildError(f"ar could not make the runtime's archive: {made.stderr.strip()}")
     os.replace(tmp, archive)

@@ -17,7 +17,7 @@ namespace {
 
 std::atomic<bool> g_driver_initialised{false};
 
-CUresult as_driver(cudaError_t e) { return __sim::driver_status(e); }
+using __sim::driver_status;
 
 }  // namespace
 
@@ -46,12 +46,12 @@ CUresult cuInit(unsigned int flags) {
 
 CUresult cuDriverGetVersion(int* version) {
     if (version == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    return as_driver(cudaDriverGetVersion(version));
+    return driver_status(cudaDriverGetVersion(version));
 }
 
 CUresult cuDeviceGetCount(int* count) {
     if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    return as_driver(cudaGetDeviceCount(count));
+    return driver_status(cudaGetDeviceCount(count));
 }
 
 CUresult cuDeviceGet(CUdevice* device, int ordinal) {
@@ -123,7 +123,7 @@ CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice device) {
 
 CUresult cuMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
     if (free_bytes == nullptr || total_bytes == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    return as_driver(cudaMemGetInfo(free_bytes, total_bytes));
+    return driver_status(cudaMemGetInfo(free_bytes, total_bytes));
 }
 
 }  // extern "C"

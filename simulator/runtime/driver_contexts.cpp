@@ -36,7 +36,7 @@ CUresult ctx_select(const CUctx_st* ctx) {
     return ctx == nullptr ? CUDA_SUCCESS : __sim::driver_status(cudaSetDevice(ctx->device));
 }
 
-CUresult drv(cudaError_t e) { return __sim::driver_status(e); }
+using __sim::driver_status;
 
 void* dptr_of(CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); }
 
@@ -51,12 +51,12 @@ cudaMemcpyKind copy_kind(void* dst, const void* src, size_t n, bool dst_device, 
 
 CUresult drv_copy(void* dst, const void* src, size_t n, bool dst_device, bool src_device) {
     SIM_DRIVER_READY();
-    return drv(cudaMemcpy(dst, src, n, copy_kind(dst, src, n, dst_device, src_device)));
+    return driver_status(cudaMemcpy(dst, src, n, copy_kind(dst, src, n, dst_device, src_device)));
 }
 
 CUresult drv_copy_async(void* dst, const void* src, size_t n, bool dst_device, bool src_device, CUstream stream) {
     SIM_DRIVER_READY();
-    return drv(cudaMemcpyAsync(dst, src, n, copy_kind(dst, src, n, dst_device, src_device), stream));
+    return driver_status(cudaMemcpyAsync(dst, src, n, copy_kind(dst, src, n, dst_device, src_device), stream));
 }
 
 // cuMemsetD16/D32 (and D8 on a module variable): the pattern written through a host buffer, as
@@ -160,7 +160,7 @@ CUresult cuCtxGetDevice(CUdevice* device) {
 CUresult cuCtxSynchronize(void) {
     SIM_DRIVER_READY();
     if (tl_ctx_stack.empty() || !ctx_live(tl_ctx_stack.back())) return CUDA_ERROR_INVALID_CONTEXT;
-    return drv(cudaDeviceSynchronize());
+    return driver_status(cudaDeviceSynchronize());
 }
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
@@ -196,31 +196,31 @@ CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytes) {
     SIM_DRIVER_READY();
     if (dptr == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
     void* p = nullptr;
-    CUresult r = drv(cudaMalloc(&p, bytes));
+    CUresult r = driver_status(cudaMalloc(&p, bytes));
     if (r == CUDA_SUCCESS) *dptr = reinterpret_cast<uintptr_t>(p);
     return r;
 }
 
 CUresult cuMemFree(CUdeviceptr dptr) {
     SIM_DRIVER_READY();
-    return drv(cudaFree(dptr_of(dptr)));
+    return driver_status(cudaFree(dptr_of(dptr)));
 }
 
 CUresult cuMemAllocHost(void** pp, size_t bytes) {
     SIM_DRIVER_READY();
     if (pp == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-    return drv(cudaMallocHost(pp, bytes));
+    return driver_status(cudaMallocHost(pp, bytes));
 }
 
 CUresult cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags) {
     SIM_DRIVER_READY();
     if (pp == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-    return drv(cudaHostAlloc(pp, bytes, flags));  // CU_MEMHOSTALLOC_* are cudaHostAlloc*'s values
+    return driver_status(cudaHostAlloc(pp, bytes, flags));  // CU_MEMHOSTALLOC_* are cudaHostAlloc*'s values
 }
 
 CUresult cuMemFreeHost(void* p) {
     SIM_DRIVER_READY();
-    return drv(cudaFreeHost(p));
+    return driver_status(cudaFreeHost(p));
 }
 
 CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t n) { return drv_copy(dptr_of(dst), src, n, true, false); }
@@ -246,7 +246,7 @@ CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream 
 CUresult cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t n) {
     SIM_DRIVER_READY();
     if (__sim::module_global(dptr_of(dst), n)) return memset_pattern(dst, value, n);
-    return drv(cudaMemset(dptr_of(dst), value, n));
+    return driver_status(cudaMemset(dptr_of(dst), value, n));
 }
 
 CUresult cuMemsetD16(CUdeviceptr dst, unsigned short value, size_t n) { return memset_pattern(dst, value, n); }
@@ -257,43 +257,43 @@ CUresult cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t n) { return mem
 CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
     SIM_DRIVER_READY();
     if (stream == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    return drv(cudaStreamCreateWithFlags(stream, flags));  // CU_STREAM_NON_BLOCKING is cudaStreamNonBlocking
+    return driver_status(cudaStreamCreateWithFlags(stream, flags));  // CU_STREAM_NON_BLOCKING is cudaStreamNonBlocking
 }
 
 CUresult cuStreamSynchronize(CUstream stream) {
     SIM_DRIVER_READY();
-    return drv(cudaStreamSynchronize(stream));
+    return driver_status(cudaStreamSynchronize(stream));
 }
 
 CUresult cuStreamDestroy(CUstream stream) {
     SIM_DRIVER_READY();
-    return drv(cudaStreamDestroy(stream));
+    return driver_status(cudaStreamDestroy(stream));
 }
 
 CUresult cuEventCreate(CUevent* event, unsigned int flags) {
     SIM_DRIVER_READY();
     if (event == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    return drv(cudaEventCreateWithFlags(event, flags));  // CU_EVENT_* are cudaEvent*'s values
+    return driver_status(cudaEventCreateWithFlags(event, flags));  // CU_EVENT_* are cudaEvent*'s values
 }
 
 CUresult cuEventRecord(CUevent event, CUstream stream) {
     SIM_DRIVER_READY();
-    return drv(cudaEventRecord(event, stream));
+    return driver_status(cudaEventRecord(event, stream));
 }
 
 CUresult cuEventSynchronize(CUevent event) {
     SIM_DRIVER_READY();
-    return drv(cudaEventSynchronize(event));
+    return driver_status(cudaEventSynchronize(event));
 }
 
 CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
     SIM_DRIVER_READY();
-    return drv(cudaEventElapsedTime(ms, start, end));
+    return driver_status(cudaEventElapsedTime(ms, start, end));
 }
 
 CUresult cuEventDestroy(CUevent event) {
     SIM_DRIVER_READY();
-    return drv(cudaEventDestroy(event));
+    return driver_status(cudaEventDestroy(event));
 }
 
 }  // extern "C"
