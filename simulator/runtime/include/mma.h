@@ -89,6 +89,30 @@ inline double widen(T v) {
 inline double widen(__half v) { return (double)__half2float(v); }
 inline double widen(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
 
+// A multiplicand as float. A __half is converted here without a branch per value (the host
+// conversion of cuda_fp16.h has them, and they kept mma_sync's operand loops scalar, most of
+// its time): its exponent and mantissa moved to a float's places and scaled by 2^112, which is
+// exact for normal and subnormal values alike; Inf gets the float's all-ones exponent and NaN
+// the one NaN __half2float gives; then the sign. The same value as __half2float, bit for bit.
+template <class V>
+inline float to_float(V v) {
+    return (float)widen(v);
+}
+inline float to_float(__half v) {
+    unsigned short h;
+    std::memcpy(&h, &v, sizeof h);
+    const unsigned int em = h & 0x7fffu, moved = em << 13;
+    float f;
+    std::memcpy(&f, &moved, sizeof f);
+    f *= 0x1p112f;
+    unsigned int bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    bits = (em >= 0x7c00u ? 0x7f800000u : bits) | (unsigned int)(h & 0x8000u) << 16;
+    bits = em > 0x7c00u ? 0x7fffffffu : bits;  // NaN: the one cuda_fp16.h gives
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
 // A block-loop kernel (simulator/block_loops_wmma.py) has a region boundary where the warp would
 // wait, which orders more than the warp's wait: nothing to do here then.
 inline void warp_sync(const char* file, int line) {
@@ -124,7 +148,7 @@ using compute_t = typename std::conditional<std::is_same<TC, int>::value || std:
 template <class E, class T, class V>
 inline E operand(V v) {
     if constexpr (std::is_same<E, float>::value) {
-        const float f = (float)widen(v);
+        const float f = to_float(v);
         return std::is_same<T, precision::tf32>::value ? tf32_bits(f) : f;
     } else {
         return (E)v;
