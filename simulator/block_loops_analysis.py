@@ -188,6 +188,8 @@ class KernelAnalysis:
                 self.barriers.add(self.tu.off(node.extent.start))
                 return
             op = wmma.boundary_op(self, node, name)
+            if op == wmma.REFUSED:
+                raise Fallback("an mma_sync whose arguments change something when evaluated")
             if op is not None:
                 self.boundaries[self.tu.off(node.extent.start)] = op
                 self.barriers.add(self.tu.off(node.extent.start))

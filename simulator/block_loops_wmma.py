@@ -20,8 +20,11 @@ A kernel with these boundaries runs as block loops in fast builds only: the chec
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "BOUNDARY_CALLS",
+    "REFUSED",
     "boundary_op",
     "hinted_loop",
     "local_type",
@@ -38,6 +41,9 @@ BOUNDARY_CALLS = {
     "mma_sync_at": "mma",
     "__syncwarp": "syncwarp",
 }
+# boundary_op's answer for a call that must keep the kernel on fibers.
+REFUSED = "refused"
+_ASSIGN = re.compile(r"(?<![=!<>])=(?!=)")
 _FULL_MASKS = frozenset(
     {"0xffffffff", "0xFFFFFFFF", "0xffffffffu", "0xFFFFFFFFu", "0xffffffffU", "0xFFFFFFFFU"}
 )
@@ -46,7 +52,8 @@ _FULL_MASKS = frozenset(
 def boundary_op(k, node, name: str) -> str | None:
     """The kind of boundary a toolkit call ``node`` of kernel ``k`` is (see the module), or None.
 
-    A ``__syncwarp`` with a mask other than a literal full one is none (it may leave lanes out).
+    A ``__syncwarp`` with a mask other than a literal full one is none (it may leave lanes out);
+    an ``mma_sync`` whose arguments change something when evaluated is ``REFUSED``.
     """
     op = BOUNDARY_CALLS.get(name)
     if op is None:
@@ -60,7 +67,21 @@ def boundary_op(k, node, name: str) -> str | None:
             return None
     elif ref is None or ref.semantic_parent is None or ref.semantic_parent.spelling != "wmma":
         return None
+    elif op == "mma" and not all(_unchanging(k, a) for a in list(node.get_children())[1:]):
+        return REFUSED  # its two rounds would evaluate the arguments twice
     return op
+
+
+def _unchanging(k, node) -> bool:
+    """Whether evaluating ``node`` again changes nothing: no call, assignment, ``++`` or ``--``."""
+    kind = node.kind.name
+    if kind in ("CALL_EXPR", "COMPOUND_ASSIGNMENT_OPERATOR", "CXX_NEW_EXPR", "CXX_DELETE_EXPR"):
+        return False
+    if kind in ("UNARY_OPERATOR", "BINARY_OPERATOR"):
+        text = k.text[slice(*k.tu.rng(node))]
+        if "++" in text or "--" in text or (kind == "BINARY_OPERATOR" and _ASSIGN.search(text)):
+            return False
+    return all(_unchanging(k, ch) for ch in node.get_children())
 
 
 def plan_boundary(k, s, op: str, run: list, plan: list, close) -> None:
