@@ -51,8 +51,9 @@ def _rewrite(tu, cursor, fma: bool) -> tuple[Edit | None, bool]:
     try:
         k = KernelAnalysis(tu, cursor)
         plan = k.plan()
-        # Warp waits and uniform jumps (block_loops_wmma.py): fibers for the checkers.
-        checkers = not (k.boundaries or k.jumps) and checkers_may_loop(k, plan)
+        # Warp waits, uniform jumps and written parameters (block_loops_wmma.py): fibers for the
+        # checkers, whose findings were compared for none of them.
+        checkers = not (k.boundaries or k.jumps or k.written_params) and checkers_may_loop(k, plan)
         return _Emitter(k, fma).edit(plan), checkers
     except Fallback:
         return None, False

@@ -553,7 +553,8 @@ class KernelAnalysis:
         self.regions: list[Region] = []
         self.headers: list = []
         # A written parameter must be a block variable: written only by block statements.
-        self.block_vars: set[int] = {key for key in self.params if key in self.written}
+        self.written_params = {key for key in self.params if key in self.written}
+        self.block_vars: set[int] = set(self.written_params)
         plan = self._plan(list(self.body.get_children()), True)
         for region in self.regions:
             self._check_region(region)
