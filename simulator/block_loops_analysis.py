@@ -445,7 +445,7 @@ class KernelAnalysis:
         def close(final: bool) -> None:
             if run:
                 start = self.tu.rng(run[0])[0]
-                end = self.tu.src.through_semicolon(self.tu.rng(run[-1])[1])
+                end = wmma.statement_end(self.text, self.tu.rng(run[-1])[1])
                 region = Region(list(run), start, end, final)
                 self.regions.append(region)
                 plan.append(("region", region))

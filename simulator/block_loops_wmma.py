@@ -30,6 +30,7 @@ __all__ = [
     "local_type",
     "mma_parts",
     "plan_boundary",
+    "statement_end",
     "types_stay_inside",
     "uniform_jump",
 ]
@@ -170,3 +171,19 @@ def hinted_loop(k, s):
         return None
     start, end = k.tu.rng(s)
     return children[0] if k.text[start:end].lstrip().startswith("#pragma") else None
+
+
+def statement_end(text: str, end: int) -> int:
+    """``end`` moved past the ``;`` that follows it across white space and line markers, if one
+    does: a statement that ends in a macro's expansion (``wmma::mma_sync(...)``) has a line
+    marker before its ``;``. (A region's text is copied whole, so the marker stays with it.)"""
+    j = end
+    while j < len(text):
+        if text[j] in " \t\n":
+            j += 1
+        elif text[j] == "#" and (j == 0 or text[j - 1] == "\n"):
+            j = text.find("\n", j)
+            j = len(text) if j < 0 else j
+        else:
+            break
+    return j + 1 if j < len(text) and text[j] == ";" else end

@@ -123,17 +123,10 @@ class SourceMap:
         self._ins_at = [at for at, _ in self.inserted]
 
     def through_semicolon(self, end: int) -> int:
-        """``end`` moved past the ``;`` that follows it across white space and line markers (a
-        statement that ends in a macro's expansion has one before its ``;``), if one does."""
+        """``end`` moved past the ``;`` that follows it across white space, if one does."""
         j = end
-        while j < len(self.text):
-            if self.text[j] in " \t\n":
-                j += 1
-            elif self.text[j] == "#" and (j == 0 or self.text[j - 1] == "\n"):
-                j = self.text.find("\n", j)
-                j = len(self.text) if j < 0 else j
-            else:
-                break
+        while j < len(self.text) and self.text[j] in " \t\n":
+            j += 1
         return j + 1 if j < len(self.text) and self.text[j] == ";" else end
 
     def pre(self, parse_offset: int) -> int:
