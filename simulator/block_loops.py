@@ -11,12 +11,16 @@ per-thread slot (``::__sim::per_thread``); a local whose value is the same for t
 other such locals, and nothing writes it) and the ``__shared__`` variables are declared once
 for the block. The original body stays for fibers (``SIMULATOR_FIBERS=1``, the checkers).
 
+``wmma``'s warp-collective calls and ``__syncwarp()`` may be region boundaries too, and a uniform
+``if (c) break;`` may run between regions (``block_loops_wmma.py``).
+
 Anything the analysis cannot prove keeps the kernel on fibers: a barrier under a condition it
 cannot show uniform, ``__syncthreads_count`` and the other waits (warp operations, cooperative
 groups, spins), a callee that waits, ``goto``, a ``return`` before the last barrier, a
 ``break``/``continue`` that leaves a region, lambdas, inline assembly, types declared in the
-kernel, a written or address-taken parameter, the address of a local kept in a pointer or in
-memory (a call may take it), a local living across a barrier whose type cannot be named.
+kernel outside a region's statements, a parameter written other than by a block statement or
+whose address is taken, the address of a local kept in a pointer or in memory (a call may take
+it), a local living across a barrier whose type cannot be named.
 
 This module writes the loops; ``block_loops_analysis.py`` decides which kernels qualify and what
 their regions, block variables and slots are, ``block_loops_order.py`` whether the checkers may
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 from .block_loops_analysis import SCALARS, Fallback, KernelAnalysis, Region
 from .block_loops_order import checkers_may_loop
+from .block_loops_wmma import mma_parts
 from .edits import Edit
 
 __all__ = ["BlockLoops", "block_loop_edit"]
@@ -46,7 +51,9 @@ def _rewrite(tu, cursor, fma: bool) -> tuple[Edit | None, bool]:
     try:
         k = KernelAnalysis(tu, cursor)
         plan = k.plan()
-        checkers = checkers_may_loop(k, plan)
+        # Warp waits, uniform jumps and written parameters (block_loops_wmma.py): fibers for the
+        # checkers, whose findings were compared for none of them.
+        checkers = not (k.boundaries or k.jumps or k.written_params) and checkers_may_loop(k, plan)
         return _Emitter(k, fma).edit(plan), checkers
     except Fallback:
         return None, False
@@ -127,6 +134,10 @@ class _Emitter:
                 continue
             if kind == "region":
                 parts += self._emit_region(item[1])
+            elif kind == "wmma_mma":
+                parts += mma_parts(self, item[1])
+            elif kind == "jump":
+                parts.append(f" {item[1]};")
             elif kind == "compound":
                 parts += [" {", *self._emit(item[2]), " }"]
             elif kind == "loop":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from . import block_loops_wmma as wmma
 from .block_loops_order import INTEGER_KINDS, SCALAR_KINDS
 from .syntax_device import CUDA_WAITS, RUNTIME_WAITS
 
@@ -114,7 +115,12 @@ class KernelAnalysis:
         params = [ch for ch in cursor.get_children() if ch.kind == self.ck.PARM_DECL]
         self.params = {tu.off(ch.location) for ch in params}
         self.param_names = [ch.spelling for ch in params]
-        self.barriers: set[int] = set()  # starts of the __syncthreads() calls
+        self.barriers: set[int] = set()  # starts of the __syncthreads() calls (and of the boundaries)
+        # Warp-collective calls that are region boundaries too (block_loops_wmma.py): start -> kind.
+        self.boundaries: dict[int, str] = {}
+        self.boundary_callees: set[int] = set()  # their definitions, whose waits the boundaries stand for
+        self.local_types: list[int] = []  # typedefs and aliases declared in the body
+        self.jumps = 0  # uniform `if (c) break;` statements between regions
         self.refs: list[tuple[int, int, str]] = []  # (position, declaration, name) of each use
         self.written: dict[int, list[int]] = {}  # declaration -> where it is written
         self.addressed: set[int] = set()  # declarations whose address a call gets
@@ -129,7 +135,9 @@ class KernelAnalysis:
     def _scan(self, node, parents: list) -> None:
         ck, tu = self.ck, self.tu
         kind = node.kind.name
-        if kind in _REFUSED:
+        if wmma.local_type(node):
+            self.local_types.append(self.tu.off(node.location))  # allowed where they stay in a region
+        elif kind in _REFUSED:
             raise Fallback("goto, a label, a lambda, inline assembly or a type declared in the kernel")
         if node.kind == ck.VAR_DECL:
             key = tu.off(node.location)
@@ -179,7 +187,16 @@ class KernelAnalysis:
                     raise Fallback("a __syncthreads call written with arguments")
                 self.barriers.add(self.tu.off(node.extent.start))
                 return
-            if CUDA_WAITS.fullmatch(name) or (
+            op = wmma.boundary_op(self, node, name)
+            if op == wmma.REFUSED:
+                raise Fallback("an mma_sync whose arguments change something when evaluated")
+            if op is not None:
+                self.boundaries[self.tu.off(node.extent.start)] = op
+                self.barriers.add(self.tu.off(node.extent.start))
+                definition = ref.get_definition()
+                if definition is not None:
+                    self.boundary_callees.add(self.tu.off(definition.location))
+            elif CUDA_WAITS.fullmatch(name) or (
                 name in RUNTIME_WAITS and ref.semantic_parent.spelling == "__sim"
             ):
                 raise Fallback(
@@ -397,7 +414,7 @@ class KernelAnalysis:
         if kind in ("ENUM_CONSTANT_DECL", "TEMPLATE_NON_TYPE_PARAMETER"):
             return True
         if kind == "PARM_DECL":
-            return key in self.params
+            return key in self.params and not (derived and key in self.written)
         if kind != "VAR_DECL":
             return False
         if key in self.locals:
@@ -428,23 +445,38 @@ class KernelAnalysis:
         def close(final: bool) -> None:
             if run:
                 start = self.tu.rng(run[0])[0]
-                end = self.tu.src.through_semicolon(self.tu.rng(run[-1])[1])
+                end = wmma.statement_end(self.text, self.tu.rng(run[-1])[1])
                 region = Region(list(run), start, end, final)
                 self.regions.append(region)
                 plan.append(("region", region))
                 run.clear()
 
         for s in stmts:
+            jump = wmma.uniform_jump(self, s) if not top else None
+            if jump is not None:
+                # Once for the block, between regions; its condition is checked as a loop's.
+                close(False)
+                self.headers.append(next(s.get_children()))
+                self.jumps += 1
+                plan.append(("if", s, next(s.get_children()), [("jump", jump)], None))
+                continue
             if not self._has_barrier(s):
                 run.append(s)
                 continue
             close(False)
-            plan.append(self._structure(s))
+            op = self.boundaries.get(self.tu.off(s.extent.start)) if s.kind == self.ck.CALL_EXPR else None
+            if op is not None:
+                wmma.plan_boundary(self, s, op, run, plan, close)
+            else:
+                plan.append(self._structure(s))
         close(top)
         return plan
 
     def _structure(self, s) -> tuple:
         ck, tu = self.ck, self.tu
+        hinted = wmma.hinted_loop(self, s)
+        if hinted is not None:
+            return self._structure(hinted)
         children = list(s.get_children())
         if s.kind == ck.CALL_EXPR and tu.off(s.extent.start) in self.barriers:
             return ("barrier", s)
@@ -505,7 +537,7 @@ class KernelAnalysis:
         f = self.func
         if f is None or not self.barriers or f.unknown:
             raise Fallback("no barrier of its own, or an unknown callee")
-        if self._callees_wait(f.calls):
+        if self._callees_wait(f.calls - self.boundary_callees):
             raise Fallback("a callee that waits (a barrier, a warp operation) or is unknown")
         start, end = tu.rng(self.body)
         if any(
@@ -516,14 +548,18 @@ class KernelAnalysis:
         if any(k in self.locals and k not in self.shared for k in self.escaped):
             raise Fallback("the address of a local kept in a pointer or memory")
         for key in self.params:
-            if key in self.written or key in self.addressed or key in self.escaped:
-                raise Fallback("a parameter that is written or whose address is taken")
+            if key in self.addressed or key in self.escaped:
+                raise Fallback("a parameter whose address is taken")
         self.regions: list[Region] = []
         self.headers: list = []
-        self.block_vars: set[int] = set()
+        # A written parameter must be a block variable: written only by block statements.
+        self.written_params = {key for key in self.params if key in self.written}
+        self.block_vars: set[int] = set(self.written_params)
         plan = self._plan(list(self.body.get_children()), True)
         for region in self.regions:
             self._check_region(region)
+        if not wmma.types_stay_inside(self, self.local_types):
+            raise Fallback("a type declared in the kernel that a region boundary may separate from its uses")
         self._choose_block_vars()
         for h in self.headers:
             if not self._uniform(h, header=True):

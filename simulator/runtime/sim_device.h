@@ -136,6 +136,8 @@ SIM_API unsigned long long* tile_scratch();
 constexpr size_t kWmmaBufferBytes = 2560;  // A and B of the largest shape, m32n8k16, in float
 SIM_API const void* wmma_gather(const void* a_share, size_t a_bytes, const void* b_share, size_t b_bytes,
                                 const char* file, int line);
+// The same exchange in a block-loop kernel: warp w's buffer starts 2 * w * kWmmaBufferBytes in.
+SIM_API char* wmma_loop_buffer(const char* file, int line);
 SIM_API void* shared_static(const void* site, size_t size, size_t align);
 SIM_API void* dynamic_shared();
 SIM_API void thread_fence();

@@ -43,4 +43,23 @@ const void* wmma_gather(const void* a_share, size_t a_bytes, const void* b_share
     return buf;
 }
 
+// Block loops (simulator/block_loops_wmma.py): the first buffer of each warp, which a round of the
+// block's thread loop fills with every lane's shares and the next reads. A partial warp is
+// reported as wmma_gather reports it, before any lane's multiply.
+char* wmma_loop_buffer(const char* file, int line) {
+    RuntimeCall in_runtime;
+    require_device(in_runtime.run, "wmma::mma_sync", file, line);
+    Block* b = in_runtime.run.block;
+    const int last = b->nwarps - 1;
+    if (b->warp_present[last] != ~0u) {
+        report("%s: wmma::mma_sync at %s:%d in %s: warp %d has %d threads; a warp matrix operation needs "
+               "all 32 lanes of the warp (make the block size a multiple of 32)",
+               mode_name(), file, line, where(b).c_str(), last, __builtin_popcount(b->warp_present[last]));
+        fail_block(b);
+        yield_to_scheduler(true);
+    }
+    init_wmma_buffers(in_runtime.run.worker, b);  // a fiber block's are made before it starts; this one's here
+    return reinterpret_cast<char*>(in_runtime.run.worker->wmma_buffers.data());
+}
+
 }  // namespace __sim

@@ -89,12 +89,55 @@ inline double widen(T v) {
 inline double widen(__half v) { return (double)__half2float(v); }
 inline double widen(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
 
-inline void warp_sync(const char* file, int line) {
-    (void)::__sim::warp_op(::__sim::kSyncWarp, 0xffffffffu, 0, 0, 32, file, line);
+// A multiplicand as float. A __half is converted here without a branch per value (the host
+// conversion of cuda_fp16.h has them, and they kept mma_sync's operand loops scalar, most of
+// its time): its exponent and mantissa moved to a float's places and scaled by 2^112, which is
+// exact for normal and subnormal values alike; Inf gets the float's all-ones exponent and NaN
+// the one NaN __half2float gives; then the sign. The same value as __half2float, bit for bit.
+template <class V>
+inline float to_float(V v) {
+    return (float)widen(v);
+}
+inline float to_float(__half v) {
+    unsigned short h;
+    std::memcpy(&h, &v, sizeof h);
+    const unsigned int em = h & 0x7fffu, moved = em << 13;
+    float f;
+    std::memcpy(&f, &moved, sizeof f);
+    f *= 0x1p112f;
+    unsigned int bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    bits = (em >= 0x7c00u ? 0x7f800000u : bits) | (unsigned int)(h & 0x8000u) << 16;
+    bits = em > 0x7c00u ? 0x7fffffffu : bits;  // NaN: the one cuda_fp16.h gives
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
 }
 
-// The calling thread's lane: its linear index in the block, modulo 32.
-inline int lane() { return (int)(::__sim::block_rank() & 31u); }
+// A block-loop kernel (simulator/block_loops_wmma.py) has a region boundary where the warp would
+// wait, which orders more than the warp's wait: nothing to do here then.
+inline void warp_sync(const char* file, int line) {
+    if (::__sim::block_loop() == nullptr) (void)::__sim::warp_op(::__sim::kSyncWarp, 0xffffffffu, 0, 0, 32, file, line);
+}
+
+// A block-loop kernel runs each mma_sync as two rounds of the block's thread loop with a region
+// boundary between them (simulator/block_loops_wmma.py): in round 1 every lane puts its shares
+// of A and B in its warp's buffer (``buffer``, from __sim::wmma_loop_buffer), in round 2 each lane
+// multiplies. ``round`` is 0 outside them. One block runs at a time on a worker thread.
+struct LoopExchange {
+    char* buffer = nullptr;
+    int round = 0;
+};
+inline thread_local LoopExchange loop_exchange;
+
+// Called by the block-loop body before each round (1, 2) and after the second (0).
+inline void loop_round(int round, const char* file, int line) {
+    if (round == 1) loop_exchange.buffer = ::__sim::wmma_loop_buffer(file, line);
+    loop_exchange.round = round;
+}
+
+// The calling thread's linear index in the block, and its lane (that modulo 32).
+inline unsigned int lane_index() { return ::__sim::block_rank(); }
+inline int lane() { return (int)(lane_index() & 31u); }
 
 // What mma_sync multiplies in: int for 8-bit inputs, double for double, float otherwise.
 template <class TC>
@@ -105,7 +148,7 @@ using compute_t = typename std::conditional<std::is_same<TC, int>::value || std:
 template <class E, class T, class V>
 inline E operand(V v) {
     if constexpr (std::is_same<E, float>::value) {
-        const float f = (float)widen(v);
+        const float f = to_float(v);
         return std::is_same<T, precision::tf32>::value ? tf32_bits(f) : f;
     } else {
         return (E)v;
@@ -170,9 +213,28 @@ inline void mma_sync_at(fragment<accumulator, M, N, K, TC>& d, const fragment<ma
     static_assert(N % SD == 0, "wmma: a lane's share of D lies in one row");
     static_assert((M * K + K * N) * sizeof(E) <= ::__sim::kWmmaBufferBytes, "wmma: operands exceed the buffer");
     E share_a[SA], share_b[SB];
-    for (int e = 0; e < SA; ++e) share_a[e] = detail::operand<E, TA>(a.x[e]);
-    for (int e = 0; e < SB; ++e) share_b[e] = detail::operand<E, TA>(b.x[e]);
-    const E* A = static_cast<const E*>(::__sim::wmma_gather(share_a, sizeof share_a, share_b, sizeof share_b, file, line));
+    const E* A = nullptr;
+    const int round = ::__sim::block_loop() != nullptr ? detail::loop_exchange.round : 0;
+    // This warp's buffer (block loops only: outside them there is none).
+    char* const mine = round != 0 ? detail::loop_exchange.buffer +
+                                        (size_t)(detail::lane_index() >> 5) * 2 * ::__sim::kWmmaBufferBytes
+                                  : nullptr;
+    if (round != 2) {
+        for (int e = 0; e < SA; ++e) share_a[e] = detail::operand<E, TA>(a.x[e]);
+        for (int e = 0; e < SB; ++e) share_b[e] = detail::operand<E, TA>(b.x[e]);
+    }
+    if (round == 1) {
+        const int l = detail::lane();
+        std::memcpy(mine + (size_t)l * sizeof share_a, share_a, sizeof share_a);
+        std::memcpy(mine + 32 * sizeof share_a + (size_t)l * sizeof share_b, share_b, sizeof share_b);
+        return;
+    }
+    if (round == 2) {
+        A = reinterpret_cast<const E*>(mine);
+    } else {
+        // Fibers (or a block loop outside the two rounds, which wmma_gather refuses by name).
+        A = static_cast<const E*>(::__sim::wmma_gather(share_a, sizeof share_a, share_b, sizeof share_b, file, line));
+    }
     const E* B = A + M * K;
     // This lane's elements of D: row i, columns j0 .. j0 + SD - 1. Each sum runs in order of k
     // (the loop over e is the inner one so that it can use vector instructions).
