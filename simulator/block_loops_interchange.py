@@ -25,7 +25,9 @@ A kernel qualifies only where all of this is proven, else it keeps today's order
   block-uniform header (bounds from parameters, constants and block-uniform locals) and a
   counter nothing else writes; no ``break``, ``continue`` or ``return`` leaves a region;
 * a condition has no ``else``, reads only thread and block indices, parameters, constants and
-  locals that the statements it covers do not write, and no memory;
+  locals that the statements it covers do not write, and no memory; no block-uniform local is
+  declared under it (the block loops compute one once for the block, which here would be even
+  where no thread passes the condition);
 * it pays: some subscript in the loop adds the loop's counter scaled (``k * n``) to an index
   that follows ``threadIdx.x`` unscaled, so that threads adjacent in x touch adjacent elements
   at each step (``_pays``).
