@@ -293,13 +293,90 @@ class InterchangeAnalysis(KernelAnalysis):
 
 
 class _InterchangeEmitter(_Emitter):
-    """The block-loop emitter, with a predicated condition's statements in a block of their own."""
+    """The block-loop emitter, with a predicated condition's statements in a block of their own.
+
+    Where the condition reads only locals each region computes again (``KernelAnalysis.recomputed``),
+    a first loop counts the block's threads that pass it, and a block all of whose threads pass
+    (every block but those at a matrix's edges) runs a copy of the statements without it: a
+    region's loads are then unconditional and its loop over a row's threads can vectorise.
+    """
+
+    def __init__(self, k, fma: bool) -> None:
+        super().__init__(k, fma)
+        self.counters = 0
 
     def _emit(self, plan: list) -> list:
         parts: list = []
         for item in plan:
-            if item[0] == "guard":
-                parts += [" {", *self._emit(item[3]), " }"]
-            else:
+            if item[0] != "guard":
                 parts += super()._emit([item])
+                continue
+            cond, inner = item[2], item[3]
+            check = self._count_passing(cond)
+            if check is None:
+                parts += [" {", *self._emit(inner), " }"]
+                continue
+            name, counting = check
+            regions = self._regions(inner)
+            kept = [list(r.guards) for r in regions]
+            for r in regions:
+                r.guards = [g for g in r.guards if g is not cond]
+            unguarded = self._emit(inner)
+            for r, guards in zip(regions, kept, strict=True):
+                r.guards = guards
+            total = "(int)(__sim_blk->dim.x * __sim_blk->dim.y * __sim_blk->dim.z)"
+            parts += [" {", *counting, f" if ({name} == {total}) {{", *unguarded, " } else {"]
+            parts += [*self._emit(inner), " } }"]
         return parts
+
+    def _regions(self, plan: list) -> list:
+        """The regions of ``plan``, nested structures included."""
+        found: list = []
+        for item in plan:
+            if item[0] == "region":
+                found.append(item[1])
+            elif item[0] == "compound":
+                found += self._regions(item[2])
+            elif item[0] in ("loop", "do", "guard"):
+                found += self._regions(item[3])
+            elif item[0] == "if":
+                found += self._regions(item[3]) + self._regions(item[4] or [])
+        return found
+
+    def _count_passing(self, cond) -> tuple[str, list] | None:
+        """A loop counting the block's threads that pass ``cond`` (its counter's name and the code),
+        or None where ``cond`` reads a local that is not computed again in each region."""
+        tu, k = self.tu, self.k
+        start, end = tu.rng(cond)
+        keys = {key for p, key, _ in k.refs if start <= p < end and key in k.locals}
+        if any(key not in k.recomputed for key in keys):
+            return None
+        name = f"__sim_passing{self.counters}"
+        self.counters += 1
+        body: list = []
+        for key in self._closure(sorted(keys)):
+            var, init = k.recomputed[key]
+            alias = self._recomputed_alias(key)
+            other = f"{alias}()"
+            if key in k.slot_of:
+                alias = k.slot_types[k.slot_of[key]][0]
+                other = f"__sim_slot{k.slot_of[key]}[__sim_t]"
+            body += [
+                f" {alias} {var.spelling} = ::__sim::kRecompute ? static_cast<{alias}>(",
+                self._marker(tu.rng(init)[0]),
+                tu.rng(init),
+                f") : {other};",
+            ]
+        params = "const ::uint3 threadIdx, [[maybe_unused]] const int __sim_t"
+        head = f" ::__sim::for_each_plain_thread(*__sim_blk, [&]({params}){self.target} {{"
+        counting = [
+            f" int {name} = 0;",
+            head,
+            *body,
+            " if (",
+            self._marker(start),
+            (start, end),
+            f") ++{name};",
+            "\n });",
+        ]
+        return name, counting
