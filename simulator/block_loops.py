@@ -186,11 +186,12 @@ class _Emitter:
         declared = {tu.off(v.location) for v in region.declared}
         names = {v.spelling for v in region.declared}
         recomputed = self.k.recomputed
+        ranges = [(region.start, region.end), *(tu.rng(g) for g in region.guards)]
         bound = sorted(
             {
                 k
                 for p, k, _ in self.k.refs
-                if region.start <= p < region.end and k in self.k.slot_of and k not in declared
+                if any(a <= p < b for a, b in ranges) and k in self.k.slot_of and k not in declared
             }
         )
         # The locals a recomputed one's initializer reads are computed again too, first.
@@ -232,6 +233,9 @@ class _Emitter:
                     kept.append(k)
             else:
                 body.append(f" {alias}& {var.spelling} = __sim_slot{i}[__sim_t];")
+        for g in region.guards:
+            # A thread outside the condition does nothing in this region.
+            body += [" if (!(", self._marker(tu.rng(g)[0]), tu.rng(g), ")) return;"]
         for a, b in pieces:
             body += [self._marker(a), (a, b)]
         for k in kept:

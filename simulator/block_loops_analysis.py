@@ -94,6 +94,9 @@ class Region:
         self.lead: list = []  # block statements and declarations run before the loop, in order
         self.trail: list = []  # block statements run after the loop
         self.declared: list = []  # VAR_DECLs at the region's top level
+        # Conditions each thread evaluates again before the region's statements, outermost first
+        # (a loop run in lockstep order under `if (row < n)`, block_loops_interchange.py).
+        self.guards: list = []
         # Its loop may store no thread index (an indexed body of for_each_plain_thread,
         # ``runtime/launch.h``): it calls nothing that could read one and names threadIdx only
         # as ``threadIdx.x/.y/.z``.

@@ -24,6 +24,7 @@ the user's files is rewritten; system and runtime headers pass through untouched
 the walk that collects the edits, which calls one pass object per role: ``syntax_launches.py``,
 ``syntax_registry.py`` and ``syntax_device.py`` for launches, registrations and device code;
 ``edits.py``), ``block_loops.py`` (kernels with barriers as loops over a block's threads),
+``block_loops_interchange.py`` (barrier-free kernels whose loop walks a column, in lockstep order),
 ``device_launches.py`` (device-side launches clang's parse drops), ``refusals.py`` (what is
 refused by name), ``errors.py``.
 """
@@ -33,6 +34,7 @@ from __future__ import annotations
 import re
 
 from .block_loops import BlockLoops
+from .block_loops_interchange import Interchange
 from .errors import INSTALL_HINT, SimBuildError, clang_module
 from .syntax import Edit, TranslationUnit, source_error
 
@@ -87,13 +89,16 @@ def translate_preprocessed(
         raise source_error(tu.src, pos, msg)
     runs = device if device is not None else host
     loops = BlockLoops(runs, fma)
+    lockstep = Interchange(runs, fma)
     for edit, keys in host.launches:
         matched = [_match(host, runs, key) for key in keys]
         free = bool(keys) and all(runs.barrier_free(key) for key in matched)
         looped = not free and bool(keys) and all(loops.rewritten(key) for key in matched)
         checked = looped and all(loops.checkers_too(key) for key in matched)
         kind = (
-            "true"
+            "::__sim::kInterchangedFast"
+            if free and all(lockstep.rewritten(key) for key in matched)
+            else "true"
             if free
             else "::__sim::kBlockLoops"
             if checked

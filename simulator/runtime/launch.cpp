@@ -104,8 +104,9 @@ void execute_launch(Launch* L) {
     // it checks, and a cooperative launch keeps every block resident on fibers.
     L->plain = runs_plain(L->spec.barrier_free, L->checked) && !L->spec.cooperative;
     // A kernel with barriers that the front end also wrote as loops over the block's threads
-    // (fast builds; simulator/block_loops.py) runs on the same path, the kernel called per block.
-    L->block_loops = !L->plain && runs_block_loops(L->spec.block_loops) && !L->spec.cooperative;
+    // (fast builds; simulator/block_loops.py) runs on the same path, the kernel called per block;
+    // so does a barrier-free one it wrote in lockstep order (block_loops_interchange.py).
+    L->block_loops = runs_block_loops(L->spec.block_loops) && !L->spec.cooperative;
     L->plain = L->plain || L->block_loops;
     if (launch_log()) {
         // Not a report (reports are findings the run counts): a line on stderr.

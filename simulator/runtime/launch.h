@@ -61,6 +61,17 @@ inline constexpr LoopKind kBlockLoopsFast{false, false};
 inline constexpr LoopKind kBlockLoopsFast{false, true};
 #endif
 
+// A barrier-free kernel whose loop the front end also wrote to run one step for all the block's
+// threads at a time (simulator/block_loops_interchange.py): that order in a fast build, and the
+// plain loop through a pointer launch that knows only "barrier-free"; the plain loop's order under
+// memcheck, racecheck and synccheck, whose findings stay as they were.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(SIM_SHARED_RACES) || \
+    defined(SIM_SYNCCHECK)
+inline constexpr LoopKind kInterchangedFast{true, false};
+#else
+inline constexpr LoopKind kInterchangedFast{true, true};
+#endif
+
 #if defined(SIM_SHARED_RACES)
 SIM_API void block_loop_epoch();  // shared_races.cpp: a barrier released, a new epoch
 #endif
