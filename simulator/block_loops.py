@@ -76,16 +76,17 @@ class BlockLoops:
         if key not in self.done:
             cursor = self.kernels.get(key)
             f = self.tu.funcs.get(key)
-            edit, checked = (
-                _rewrite(self.tu, cursor, self.fma)
-                if cursor is not None and f is not None and f.kind == "global"
-                else (None, False)
-            )
+            kernel = cursor is not None and f is not None and f.kind == "global"
+            edit, checked = self._rewrite(cursor) if kernel else (None, False)
             self.checked[key] = checked
             if edit is not None:
                 self.tu.edits.append(edit)
             self.done[key] = edit is not None
         return self.done[key]
+
+    def _rewrite(self, cursor) -> tuple[Edit | None, bool]:
+        """The edit (or None) for kernel ``cursor`` and whether the checkers may run it too."""
+        return _rewrite(self.tu, cursor, self.fma)
 
     def checkers_too(self, key: int | None) -> bool:
         """Whether rewritten kernel ``key`` runs as block loops under memcheck and racecheck too."""

@@ -39,7 +39,7 @@ still forces fibers.
 
 from __future__ import annotations
 
-from .block_loops import _Emitter
+from .block_loops import BlockLoops, _Emitter
 from .block_loops_analysis import _PURE_CALLS, Fallback, KernelAnalysis
 from .edits import Edit
 
@@ -71,28 +71,12 @@ def interchange_edit(tu, cursor, fma: bool = False) -> Edit | None:
         return None
 
 
-class Interchange:
+class Interchange(BlockLoops):
     """Which barrier-free kernels of a parsed pass got a lockstep body (each rewritten once)."""
 
-    def __init__(self, tu, fma: bool = False) -> None:
-        self.tu = tu
-        self.fma = fma
-        self.done: dict[int, bool] = {}
-        self.kernels = {tu.off(c.location): c for c in tu.device_definitions}
-
-    def rewritten(self, key: int | None) -> bool:
-        """Whether kernel ``key`` runs in lockstep order (its edit is added to the pass the first time)."""
-        if key is None:
-            return False
-        if key not in self.done:
-            cursor = self.kernels.get(key)
-            f = self.tu.funcs.get(key)
-            ok = cursor is not None and f is not None and f.kind == "global"
-            edit = interchange_edit(self.tu, cursor, self.fma) if ok else None
-            if edit is not None:
-                self.tu.edits.append(edit)
-            self.done[key] = edit is not None
-        return self.done[key]
+    def _rewrite(self, cursor) -> tuple[Edit | None, bool]:
+        """The lockstep edit (or None) for kernel ``cursor``; the checkers keep the plain loop."""
+        return interchange_edit(self.tu, cursor, self.fma), False
 
 
 class InterchangeAnalysis(KernelAnalysis):

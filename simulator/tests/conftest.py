@@ -57,6 +57,31 @@ def run_cli(
     )
 
 
+# SIMULATOR_LAUNCH_LOG=1's line per launch: mode, kernel (template arguments dropped), how it ran.
+LAUNCH_LOG = re.compile(
+    r"launch log \((\w+)\): kernel '([^'<]+)(?:<[^']*>)?' \(launched at [^)]*\) runs (.+)$"
+)
+
+
+def launch_ways(stderr: str, mode: str | None = None) -> dict[str, str]:
+    """{kernel: how it ran} from a run's launch-log lines (each checked to be of ``mode`` if given)."""
+    ways = {}
+    for ln in stderr.splitlines():
+        if m := LAUNCH_LOG.match(ln):
+            assert mode is None or m.group(1) == mode, ln
+            ways[m.group(2)] = m.group(3)
+    return ways
+
+
+def run_logged(program: Path, mode: str, fibers: str, *args: str) -> tuple[str, dict[str, str]]:
+    """(stdout, {kernel: how it ran}) of ``program`` run in ``mode`` with ``args``; ``fibers`` "1"
+    forces fibers (SIMULATOR_FIBERS)."""
+    env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers}
+    proc = run_cli("run", str(program), "--mode", mode, "--", *args, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout, launch_ways(proc.stderr, mode)
+
+
 # Every way a test program runs "in every mode" (simulator/modes.py): each mode, and each other
 # build a mode's option picks (racecheck twice, with its default detector, __shared__ memory by
 # the simulator's own, and with ThreadSanitizer over every access, --racecheck-memory all), so

@@ -15,10 +15,9 @@ import re
 
 import pytest
 
-from .conftest import KERNELS, line_of, run_cli, run_findings
+from .conftest import KERNELS, launch_ways, line_of, run_cli, run_findings
 
 PROGRAM = KERNELS / "program_block_loop_checkers.cu"
-_LOG = re.compile(r"launch log \((\w+)\): kernel '(\w+)' \(launched at [^)]*\) runs (.+)$")
 
 
 def _run(mode: str, case: str, fibers: str):
@@ -26,7 +25,7 @@ def _run(mode: str, case: str, fibers: str):
     # One worker: with several, which block reports first depends on how the OS schedules them.
     env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers, "SIMULATOR_THREADS": "1"}
     proc = run_cli("run", str(PROGRAM), "--mode", mode, "--", case, env=env)
-    ways = {m.group(2): m.group(3) for ln in proc.stderr.splitlines() if (m := _LOG.match(ln))}
+    ways = launch_ways(proc.stderr)
     return proc, ways
 
 

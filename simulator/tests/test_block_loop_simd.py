@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from .conftest import KERNELS, run_cli
+from .conftest import KERNELS, launch_ways, run_cli
 
 PROGRAM = KERNELS / "program_block_loop_simd.cu"
 KERNELS_RUN = [
@@ -25,7 +25,6 @@ KERNELS_RUN = [
     "simd_call",
 ]
 SIMD = "for_each_plain_thread(*__sim_blk, [&](const ::uint3 threadIdx, const int __sim_t)"
-_LOG = re.compile(r"launch log \((\w+)\): kernel '(\w+)' \(launched at [^)]*\) runs (.+)$")
 
 
 def _run(mode: str, fibers: str):
@@ -33,7 +32,7 @@ def _run(mode: str, fibers: str):
     env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers}
     proc = run_cli("run", str(PROGRAM), "--mode", mode, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    ways = {m.group(2): m.group(3) for m in map(_LOG.match, proc.stderr.splitlines()) if m}
+    ways = launch_ways(proc.stderr)
     return proc.stdout, ways
 
 

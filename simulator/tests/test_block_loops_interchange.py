@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from .conftest import KERNELS, run_cli
+from .conftest import KERNELS, run_logged
 
 PROGRAM = KERNELS / "program_interchange.cu"
 LOCKSTEP = [
@@ -30,21 +30,11 @@ PLAIN = [
     "plain_memory_guard",  # the guard reads memory
     "plain_uniform_under_guard",  # a block-uniform local (a division) under a thread's condition
 ]
-_LOG = re.compile(r"launch log \((\w+)\): kernel '([^']+)' \(launched at [^)]*\) runs (.+)$")
 
 
 def _run(mode: str, fibers: str, *args: str):
     """(stdout, {kernel: how it ran}) of the program in ``mode``."""
-    env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers}
-    proc = run_cli("run", str(PROGRAM), "--mode", mode, "--", *args, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    ways = {}
-    for ln in proc.stderr.splitlines():
-        m = _LOG.match(ln)
-        if m:
-            assert m.group(1) == mode
-            ways[m.group(2)] = m.group(3)
-    return proc.stdout, ways
+    return run_logged(PROGRAM, mode, fibers, *args)
 
 
 @pytest.fixture(scope="module")

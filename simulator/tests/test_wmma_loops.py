@@ -15,10 +15,9 @@ import re
 
 import pytest
 
-from .conftest import KERNELS, nvcc_compile, run_cli
+from .conftest import KERNELS, LAUNCH_LOG, nvcc_compile, run_cli
 
 PROGRAM = KERNELS / "wmma_loops.cu"
-_LOG = re.compile(r"launch log \((\w+)\): kernel '([^'<]+)(?:<[^']*>)?' \(launched at [^)]*\) runs (.+)$")
 
 
 def _run(program, mode: str, fibers: str):
@@ -28,7 +27,7 @@ def _run(program, mode: str, fibers: str):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     ways, rest = {}, []
     for ln in proc.stderr.splitlines():
-        m = _LOG.match(ln)
+        m = LAUNCH_LOG.match(ln)
         if m:
             ways[m.group(2)] = m.group(3)
         elif not ln.startswith("simulator: building"):
