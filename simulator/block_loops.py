@@ -205,18 +205,7 @@ class _Emitter:
             var, init = recomputed[k]
             if var.spelling in names:
                 raise Fallback("a region declares a name it also uses from an earlier region")
-            # The slot where the checkers' builds keep it (kRecompute), else nothing.
-            alias = self._recomputed_alias(k)
-            other = f"{alias}()"
-            if k in self.k.slot_of:
-                alias = self.k.slot_types[self.k.slot_of[k]][0]
-                other = f"__sim_slot{self.k.slot_of[k]}[__sim_t]"
-            body += [
-                f" {alias} {var.spelling} = ::__sim::kRecompute ? static_cast<{alias}>(",
-                self._marker(tu.rng(init)[0]),
-                tu.rng(init),
-                f") : {other};",
-            ]
+            body += self._recomputed_declaration(k, var, init)
         for k in bound:
             if k in recomputed:
                 continue
@@ -251,6 +240,21 @@ class _Emitter:
             head = f" ::__sim::for_each_plain_thread(*__sim_blk, [&](){self.target} {{"
         parts += [head, *body, "\n });"]
         return parts + after
+
+    def _recomputed_declaration(self, key, var, init) -> list:
+        """The declaration of recomputed local ``key`` (``var = init``) at a region's start: its
+        initializer again, or, in the checkers' builds (kRecompute false), the slot that keeps it."""
+        alias = self._recomputed_alias(key)
+        other = f"{alias}()"
+        if key in self.k.slot_of:
+            alias = self.k.slot_types[self.k.slot_of[key]][0]
+            other = f"__sim_slot{self.k.slot_of[key]}[__sim_t]"
+        return [
+            f" {alias} {var.spelling} = ::__sim::kRecompute ? static_cast<{alias}>(",
+            self._marker(self.tu.rng(init)[0]),
+            self.tu.rng(init),
+            f") : {other};",
+        ]
 
     def _recomputed_alias(self, key: int) -> str:
         """The type alias of a recomputed local that has no slot (it lives in one region only)."""

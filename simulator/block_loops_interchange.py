@@ -339,18 +339,7 @@ class _InterchangeEmitter(_Emitter):
         self.counters += 1
         body: list = []
         for key in self._closure(sorted(keys)):
-            var, init = k.recomputed[key]
-            alias = self._recomputed_alias(key)
-            other = f"{alias}()"
-            if key in k.slot_of:
-                alias = k.slot_types[k.slot_of[key]][0]
-                other = f"__sim_slot{k.slot_of[key]}[__sim_t]"
-            body += [
-                f" {alias} {var.spelling} = ::__sim::kRecompute ? static_cast<{alias}>(",
-                self._marker(tu.rng(init)[0]),
-                tu.rng(init),
-                f") : {other};",
-            ]
+            body += self._recomputed_declaration(key, *k.recomputed[key])
         params = "const ::uint3 threadIdx, [[maybe_unused]] const int __sim_t"
         head = f" ::__sim::for_each_plain_thread(*__sim_blk, [&]({params}){self.target} {{"
         counting = [
