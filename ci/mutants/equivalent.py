@@ -103,6 +103,16 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     ),
     Equivalent(
         NUMBA_CUDA,
+        "map_kernel",
+        "bounds-guard",
+        "i < n",
+        "i <= n",
+        "map_positions takes every index modulo its extent, so element n is element 0 again: the extra "
+        "thread writes out[0] the value element 0's thread writes (the output is always a fresh "
+        "buffer, never the input)",
+    ),
+    Equivalent(
+        NUMBA_CUDA,
         "attn_softmax_fw_kernel",
         "bounds-guard",
         "q + 1 < k_len",
