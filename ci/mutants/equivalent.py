@@ -113,6 +113,26 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     ),
     Equivalent(
         NUMBA_CUDA,
+        "matmul_kernel",
+        "bounds-guard",
+        "by < tiles_m",
+        "by <= tiles_m",
+        "the extra tile row starts at row tiles_m * tile >= m, so its loads and its store are all "
+        "guarded off (row < m): the block computes zeros it never writes, and every thread takes the "
+        "extra turn, so its barriers stay uniform",
+    ),
+    Equivalent(
+        NUMBA_CUDA,
+        "matmul_kernel",
+        "bounds-guard",
+        "bx < tiles_n",
+        "bx <= tiles_n",
+        "the extra tile column starts at column tiles_n * tile >= n, so its B loads and its store are "
+        "guarded off (col < n): the block computes values it never writes, and every thread takes "
+        "the extra turn, so its barriers stay uniform",
+    ),
+    Equivalent(
+        NUMBA_CUDA,
         "attn_softmax_fw_kernel",
         "bounds-guard",
         "q + 1 < k_len",
