@@ -109,6 +109,24 @@ def test_a_mask_broadcast_over_several_keys(backend, form, causal):
 
 
 @pytest.mark.op("attn_softmax_fw")
+def test_keys_past_a_row_block_count_in_the_row_max(backend):
+    # 300 keys: more than a row kernel's block has threads on every tier (at most 256), so each
+    # thread takes several keys and the row max must cover them all. Batch 0's key padding hides
+    # its first 260 keys (left padding): a max over the first keys alone is -inf and would zero
+    # the row. Batch 1 has one score of 200 at key 290: a max that misses it shifts by about 2,
+    # and exp(198) overflows float32 to inf, so the row would come out NaN.
+    shape = (2, 1, 1, 300)
+    x = np.random.default_rng(17).standard_normal(shape).astype(np.float32)
+    x[1, 0, 0, 290] = 200.0
+    pad = np.zeros((2, 300), np.float32)  # [batch, k_len]
+    pad[0, :260] = -np.inf
+    y = backend.attn_softmax_fw(TensorData.from_array(x), TensorData.from_array(pad), False)
+    expected = ref_attn_softmax(x, pad, False)
+    assert np.isfinite(expected).all()
+    assert_close(y, expected, np.float32, scale=shape[3])
+
+
+@pytest.mark.op("attn_softmax_fw")
 def test_backend_level_promotion_matches_addition(backend):
     x = TensorData.from_array(np.zeros((1, 1, 2, 3), np.float32))
     mask = TensorData.from_array(np.array([0.0, -np.inf, 0.0]))  # float64, [k_len]
