@@ -24,11 +24,22 @@ class Equivalent:
     mutated: str
     reason: str
     in_line: str = ""  # text the site's source line must contain ("" matches any line)
+    # The site's line number, for a change whose lines read alike (``j += nt`` in three loops of one
+    # kernel, one equivalent); 0 matches any line. An edit of the file that moves the line leaves
+    # the mutant unlisted, so a stale number shows as a survivor, never hides one.
+    line: int = 0
 
     def matches(
-        self, path: str, function: str, operator: str, original: str, mutated: str, source_line: str = ""
+        self,
+        path: str,
+        function: str,
+        operator: str,
+        original: str,
+        mutated: str,
+        source_line: str = "",
+        line: int = 0,
     ) -> bool:
-        """Whether the change described (at a site on ``source_line``) is this one."""
+        """Whether the change described (at a site on ``source_line``, line ``line``) is this one."""
         same = (path, function, operator, original, mutated) == (
             self.path,
             self.function,
@@ -36,7 +47,7 @@ class Equivalent:
             self.original,
             self.mutated,
         )
-        return same and self.in_line in source_line
+        return same and self.in_line in source_line and self.line in (0, line)
 
 
 COMMON = "torchlight/cuda_kernels/tl_common.cuh"
@@ -134,6 +145,17 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent(
         NUMBA_CUDA,
         "attn_softmax_fw_kernel",
+        "block-stride",
+        "nt",
+        "32",
+        "the max loop's stride: a row block has 32 threads or more whenever a thread takes more than "
+        "one key (fewer only when they cover every key at once), so a stride of 32 still visits every "
+        "key, some twice, and a max (or the +inf mark) taken twice is the same",
+        line=417,
+    ),
+    Equivalent(
+        NUMBA_CUDA,
+        "attn_softmax_fw_kernel",
         "bounds-guard",
         "q + 1 < k_len",
         "q + 1 <= k_len",
@@ -170,12 +192,13 @@ EQUIVALENT: tuple[Equivalent, ...] = (
 def reason_for(mutant: Mutant) -> str | None:
     """Why ``mutant`` cannot change a result, or None when it is not listed."""
     fields = (mutant.path, mutant.function, mutant.operator, mutant.original, mutant.mutated)
-    return reason_for_change(*fields, mutant.source_line)
+    return reason_for_change(*fields, mutant.source_line, mutant.line)
 
 
 def reason_for_change(
-    path: str, function: str, operator: str, original: str, mutated: str, source_line: str = ""
+    path: str, function: str, operator: str, original: str, mutated: str, source_line: str = "", line: int = 0
 ) -> str | None:
-    """Why the change described (at a site on ``source_line``) cannot change a result, or None."""
-    fields = (path, function, operator, original, mutated, source_line)
+    """Why the change described (at a site on ``source_line``, line ``line``) cannot change a
+    result, or None."""
+    fields = (path, function, operator, original, mutated, source_line, line)
     return next((e.reason for e in EQUIVALENT if e.matches(*fields)), None)

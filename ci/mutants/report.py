@@ -40,7 +40,7 @@ def judge(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         ran = "survived" if row["status"] == "equivalent" else row["status"]
         fields = (row["path"], row["function"], row["operator"], row["original"], row["mutated"])
-        reason = equivalent.reason_for_change(*fields, row.get("source_line", ""))
+        reason = equivalent.reason_for_change(*fields, row.get("source_line", ""), row.get("line", 0))
         out.append(
             {**row, "status": "equivalent" if ran == "survived" and reason else ran, "equivalent": reason}
         )

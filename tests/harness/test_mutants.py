@@ -235,6 +235,14 @@ def test_every_operator_finds_sites_in_the_kernels_and_every_listed_equivalent_e
             ast.parse(m.apply((ROOT / m.path).read_bytes()))
 
 
+def test_an_equivalence_entry_naming_its_line_number_leaves_the_same_change_elsewhere_alone():
+    entry = next(e for e in equivalent.EQUIVALENT if e.line)
+    change = (entry.path, entry.function, entry.operator, entry.original, entry.mutated, "j += nt")
+    assert equivalent.reason_for_change(*change, entry.line) == entry.reason
+    assert equivalent.reason_for_change(*change, entry.line + 14) is None
+    assert equivalent.reason_for_change(*change) is None  # a row recorded without its line
+
+
 def test_an_equivalence_entry_naming_its_line_leaves_a_like_change_on_another_line_alone():
     entry = next(e for e in equivalent.EQUIVALENT if e.in_line)
     change = (entry.path, entry.function, entry.operator, entry.original, entry.mutated)
