@@ -156,6 +156,16 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent(
         NUMBA_CUDA,
         "attn_softmax_fw_kernel",
+        "block-stride",
+        "nt",
+        "32",
+        "the output loop's stride: as in the max loop, a stride of 32 still reaches every key, and a "
+        "key reached twice is written the same value twice (its value depends on the key alone)",
+        line=444,
+    ),
+    Equivalent(
+        NUMBA_CUDA,
+        "attn_softmax_fw_kernel",
         "bounds-guard",
         "q + 1 < k_len",
         "q + 1 <= k_len",
