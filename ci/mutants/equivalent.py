@@ -165,6 +165,17 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     ),
     Equivalent(
         NUMBA_CUDA,
+        "attn_softmax_bw_kernel",
+        "block-stride",
+        "nt",
+        "32",
+        "the output loop's stride: a row block has 32 threads or more whenever a thread takes more "
+        "than one key, so a stride of 32 still reaches every key, and a key reached twice is written "
+        "the same value twice (it depends on the key and the block's dot product alone)",
+        line=473,
+    ),
+    Equivalent(
+        NUMBA_CUDA,
         "attn_softmax_fw_kernel",
         "bounds-guard",
         "q + 1 < k_len",
