@@ -187,6 +187,17 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     ),
     Equivalent(
         NUMBA_CUDA,
+        "layernorm_bw_kernel",
+        "block-stride",
+        "nt",
+        "32",
+        "the output loop's stride: a row block has 32 threads or more whenever a thread takes more "
+        "than one element, so a stride of 32 still reaches every element, and one reached twice is "
+        "written the same value twice (it depends on the element and the block's two means)",
+        line=555,
+    ),
+    Equivalent(
+        NUMBA_CUDA,
         "attn_softmax_fw_kernel",
         "bounds-guard",
         "q + 1 < k_len",
