@@ -39,8 +39,10 @@ runtime, first launched with the variable set); with ``SIMULATOR_LAUNCH_LOG=1`` 
 ``bench row: NAME`` on stderr before its launches' log lines.
 
 Last, matrix products of ``--matmul-n`` (default 512) square float32 matrices, in GFLOP/s: the
-naive kernel (one thread per output, no barrier), the classic 16x16 shared-memory tiled kernel
-(two barriers a tile) as built and with ``SIMULATOR_FIBERS=1``, the same two kernels written as
+naive kernel (one thread per output, no barrier; its column walk over ``B`` runs in lockstep order,
+each step for the block's threads in turn, ``simulator/block_loops_interchange.py``), the classic
+16x16 shared-memory tiled kernel (two barriers a tile) as built and with ``SIMULATOR_FIBERS=1``,
+the same two kernels written as
 C++ loops over blocks and threads (the tiled one as one loop nest per region between barriers)
 and compiled with ``g++ -O3 -march=native -fopenmp`` (the anchor; skipped when that compiler
 cannot build it), and numpy's BLAS. Each ratio is the anchor's speed over the case's.
