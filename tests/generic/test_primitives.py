@@ -181,6 +181,18 @@ def test_matmul_batched_broadcast(backend, data, pair, dtype):
 
 
 @pytest.mark.op("matmul")
+@pytest.mark.parametrize("shape_a, shape_b", [((3, 2, 4), (1, 4, 5)), ((1, 2, 4), (3, 4, 5))])
+def test_matmul_broadcasts_a_size_one_batch_dim_of_either_side(backend, shape_a, shape_b):
+    # The size-1 batch dim is contiguous, so its stride is not 0: a kernel must skip it by its
+    # size, not rely on the stride, or batch 1 and 2 read past that side's one matrix.
+    rng = np.random.default_rng(23)
+    xa = rng.standard_normal(shape_a)
+    xb = rng.standard_normal(shape_b)
+    out = backend.matmul(TensorData.from_array(xa), TensorData.from_array(xb))
+    assert_close(out, np.matmul(xa, xb), np.float64, scale=9 * shape_a[-1])
+
+
+@pytest.mark.op("matmul")
 def test_matmul_promotes_mixed_dtypes(backend):
     a = TensorData.from_array(np.arange(6, dtype=np.float32).reshape(2, 3))
     b = TensorData.from_array(np.arange(3, dtype=np.float64).reshape(3, 1) / 3)
