@@ -56,6 +56,22 @@ LAYERNORM = "torchlight/cuda_kernels/layernorm_kernel.cu"
 NUMBA_CUDA = "torchlight/backends/numba_cuda/kernels.py"
 BODIES = "torchlight/backends/kernel_bodies.py"
 
+
+def _output_loop_stride(function: str, line: int, item: str, depends_on: str) -> Equivalent:
+    """A numba row kernel's output loop striding by 32 instead of its block's width: equivalent."""
+    return Equivalent(
+        NUMBA_CUDA,
+        function,
+        "block-stride",
+        "nt",
+        "32",
+        f"the output loop's stride: a row block has 32 threads or more whenever a thread takes more "
+        f"than one {item}, so a stride of 32 still reaches every {item}, and one reached twice is "
+        f"written the same value twice (it depends on {depends_on} alone)",
+        line=line,
+    )
+
+
 EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent(
         COMMON,
@@ -153,49 +169,10 @@ EQUIVALENT: tuple[Equivalent, ...] = (
         "key, some twice, and a max (or the +inf mark) taken twice is the same",
         line=417,
     ),
-    Equivalent(
-        NUMBA_CUDA,
-        "attn_softmax_fw_kernel",
-        "block-stride",
-        "nt",
-        "32",
-        "the output loop's stride: as in the max loop, a stride of 32 still reaches every key, and a "
-        "key reached twice is written the same value twice (its value depends on the key alone)",
-        line=444,
-    ),
-    Equivalent(
-        NUMBA_CUDA,
-        "attn_softmax_bw_kernel",
-        "block-stride",
-        "nt",
-        "32",
-        "the output loop's stride: a row block has 32 threads or more whenever a thread takes more "
-        "than one key, so a stride of 32 still reaches every key, and a key reached twice is written "
-        "the same value twice (it depends on the key and the block's dot product alone)",
-        line=473,
-    ),
-    Equivalent(
-        NUMBA_CUDA,
-        "layernorm_fw_kernel",
-        "block-stride",
-        "nt",
-        "32",
-        "the output loop's stride: a row block has 32 threads or more whenever a thread takes more "
-        "than one element, so a stride of 32 still reaches every element, and one reached twice is "
-        "written the same value twice (it depends on the element and the block's mean and rstd)",
-        line=512,
-    ),
-    Equivalent(
-        NUMBA_CUDA,
-        "layernorm_bw_kernel",
-        "block-stride",
-        "nt",
-        "32",
-        "the output loop's stride: a row block has 32 threads or more whenever a thread takes more "
-        "than one element, so a stride of 32 still reaches every element, and one reached twice is "
-        "written the same value twice (it depends on the element and the block's two means)",
-        line=555,
-    ),
+    _output_loop_stride("attn_softmax_fw_kernel", 444, "key", "the key alone"),
+    _output_loop_stride("attn_softmax_bw_kernel", 473, "key", "the key and the block's dot product"),
+    _output_loop_stride("layernorm_fw_kernel", 512, "element", "the element and the block's mean and rstd"),
+    _output_loop_stride("layernorm_bw_kernel", 555, "element", "the element and the block's two means"),
     Equivalent(
         NUMBA_CUDA,
         "attn_softmax_fw_kernel",
