@@ -23,8 +23,8 @@ whose address is taken, the address of a local kept in a pointer or in memory (a
 it), a local living across a barrier whose type cannot be named.
 
 This module writes the loops; ``block_loops_analysis.py`` decides which kernels qualify and what
-their regions, block variables and slots are, ``block_loops_order.py`` whether the checkers may
-run them too.
+their regions, block variables and slots are (``block_loops_threads.py`` what each region needs of
+the running thread), ``block_loops_order.py`` whether the checkers may run them too.
 """
 
 from __future__ import annotations

@@ -5,55 +5,20 @@ uses, writes and addresses taken of each variable), then ``plan`` cuts the body 
 between barriers, shows the conditions and loop headers that hold a barrier block-uniform,
 chooses the locals one copy of which serves the block and the per-thread slots of the locals
 that live across a barrier. Whatever it cannot prove raises ``Fallback``: the kernel keeps its
-fibers.
+fibers. What reads the running thread (regions that store no thread index, locals computed
+again) is ``block_loops_threads.py``; ``wmma``'s boundaries and jumps are ``block_loops_wmma.py``.
 """
 
 from __future__ import annotations
 
-import re
-
 from . import block_loops_wmma as wmma
-from .block_loops_order import INTEGER_KINDS, SCALAR_KINDS
+from .block_loops_order import SCALAR_KINDS
+from .block_loops_threads import PURE_CALLS, TRANSPARENT, UNNAMEABLE, ThreadValues
 from .syntax_device import CUDA_WAITS, RUNTIME_WAITS
 
 __all__ = ["SCALARS", "Fallback", "KernelAnalysis", "Region"]
 
 _UNIFORM_BUILTINS = frozenset({"blockIdx", "blockDim", "gridDim", "warpSize"})
-# Callees whose result depends only on their arguments (CUDA's integer helpers and the like).
-_PURE_CALLS = frozenset(
-    {"min", "max", "umin", "umax", "llmin", "llmax", "ullmin", "ullmax", "__mul24", "__umul24", "abs"}
-)
-# Callees a region may call and still run as a loop that stores no thread index (``Region.simd``):
-# they read nothing of the running thread (no threadIdx, no report naming it).
-_THREADLESS_CALLS = _PURE_CALLS | frozenset(
-    {
-        "sqrtf",
-        "sqrt",
-        "rsqrtf",
-        "expf",
-        "exp",
-        "exp2f",
-        "__expf",
-        "logf",
-        "log",
-        "__logf",
-        "fmaxf",
-        "fminf",
-        "fmax",
-        "fmin",
-        "fabsf",
-        "fabs",
-        "fmaf",
-        "fma",
-        "floorf",
-        "ceilf",
-        "tanhf",
-        "__fdividef",
-    }
-)
-# The clang type kinds a local may have to be computed again in each region that uses it
-# (``KernelAnalysis.recomputed``): exact arithmetic only, so the value is the one the thread had.
-_EXACT_KINDS = INTEGER_KINDS | {"POINTER"}
 _ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="})
 _REFUSED = frozenset(
     {
@@ -74,9 +39,7 @@ _REFUSED = frozenset(
     }
 )
 _LOOPS = frozenset({"FOR_STMT", "WHILE_STMT", "DO_STMT", "CXX_FOR_RANGE_STMT"})
-_TRANSPARENT = frozenset({"UNEXPOSED_EXPR", "PAREN_EXPR"})
 SCALARS = SCALAR_KINDS | {"POINTER"}
-_UNNAMEABLE = re.compile(r"\bauto\b|lambda|anonymous|unnamed|type-parameter|decltype|volatile|&")
 
 
 class Fallback(Exception):
@@ -103,7 +66,7 @@ class Region:
         self.simd = False
 
 
-class KernelAnalysis:
+class KernelAnalysis(ThreadValues):
     """One kernel's body: the facts of a scan, then (``plan``) its regions, block variables and slots."""
 
     def __init__(self, tu, cursor) -> None:
@@ -190,17 +153,12 @@ class KernelAnalysis:
                     raise Fallback("a __syncthreads call written with arguments")
                 self.barriers.add(self.tu.off(node.extent.start))
                 return
-            op = wmma.boundary_op(self, node, name)
+            op = wmma.note_boundary(self, node, name)
             if op == wmma.REFUSED:
                 raise Fallback("an mma_sync whose arguments change something when evaluated")
-            if op is not None:
-                self.boundaries[self.tu.off(node.extent.start)] = op
-                self.barriers.add(self.tu.off(node.extent.start))
-                definition = ref.get_definition()
-                if definition is not None:
-                    self.boundary_callees.add(self.tu.off(definition.location))
-            elif CUDA_WAITS.fullmatch(name) or (
-                name in RUNTIME_WAITS and ref.semantic_parent.spelling == "__sim"
+            if op is None and (
+                CUDA_WAITS.fullmatch(name)
+                or (name in RUNTIME_WAITS and ref.semantic_parent.spelling == "__sim")
             ):
                 raise Fallback(
                     "a wait other than __syncthreads() (a warp operation, __syncthreads_count, ...)"
@@ -227,7 +185,7 @@ class KernelAnalysis:
     @staticmethod
     def _up(parents: list):
         """The nearest enclosing node that is not parentheses or an implicit conversion."""
-        chain = [p for p in parents if p.kind.name not in _TRANSPARENT]
+        chain = [p for p in parents if p.kind.name not in TRANSPARENT]
         return chain[-1] if chain else None
 
     def _address(self, root: int | None, parents: list) -> None:
@@ -253,7 +211,7 @@ class KernelAnalysis:
         while True:
             kind = node.kind.name
             children = list(node.get_children())
-            if kind in _TRANSPARENT and len(children) == 1:
+            if kind in TRANSPARENT and len(children) == 1:
                 node = children[0]
             elif kind == "MEMBER_REF_EXPR" and children:
                 if "->" in self.text[self.tu.rng(children[0])[1] : self.tu.rng(node)[1]]:
@@ -261,7 +219,7 @@ class KernelAnalysis:
                 node = children[0]
             elif kind == "ARRAY_SUBSCRIPT_EXPR" and children:
                 base = children[0]
-                while base.kind.name in _TRANSPARENT and len(list(base.get_children())) == 1:
+                while base.kind.name in TRANSPARENT and len(list(base.get_children())) == 1:
                     base = next(base.get_children())
                 if (
                     base.kind != self.ck.DECL_REF_EXPR
@@ -296,47 +254,6 @@ class KernelAnalysis:
                 return True
             stack.extend(f.calls)
         return False
-
-    def _thread_index(self, node) -> bool:
-        """Whether ``node`` is the built-in ``threadIdx`` named as such (not ``::threadIdx``)."""
-        while node.kind.name in _TRANSPARENT and len(list(node.get_children())) == 1:
-            node = next(node.get_children())
-        ref = node.referenced if node.kind == self.ck.DECL_REF_EXPR else None
-        if ref is None or ref.spelling != "threadIdx" or self.tu.src.is_user(self.tu.off(ref.location)):
-            return False
-        start, end = self.tu.rng(node)
-        return self.text[start:end] == "threadIdx"
-
-    def _calls_toolkit(self, call, names: frozenset) -> bool:
-        """Whether the call ``call`` is to a function of ``names`` that the program does not define."""
-        ref = call.referenced
-        if ref is None or ref.spelling not in names:
-            return False
-        return not self.tu.src.is_user(self.tu.off(ref.location))
-
-    def _threadless(self, node, parents: list) -> bool:
-        """Whether ``node`` calls nothing that may read the running thread and reads threadIdx
-        only as ``threadIdx.x/.y/.z`` values (``Region.simd``)."""
-        kind = node.kind.name
-        if kind == "CALL_EXPR":
-            if not self._calls_toolkit(node, _THREADLESS_CALLS):
-                return False
-        elif (
-            kind == "DECL_REF_EXPR"
-            and node.referenced is not None
-            and node.referenced.spelling == "threadIdx"
-        ):
-            up = self._up(parents)
-            chain = [p for p in parents if p.kind.name not in _TRANSPARENT]
-            if not self._thread_index(node) or up is None or up.kind != self.ck.MEMBER_REF_EXPR:
-                return False
-            if len(chain) >= 2 and chain[-2].kind == self.ck.UNARY_OPERATOR:
-                start, end = self.tu.rng(chain[-2])
-                if self.text[start:end].lstrip().startswith("&"):
-                    return False
-        elif kind in ("CXX_NEW_EXPR", "CXX_DELETE_EXPR"):
-            return False
-        return all(self._threadless(ch, [*parents, node]) for ch in node.get_children())
 
     # ---- uniformity -------------------------------------------------------------------------
     def _uniform(self, node, header: bool = False, derived: bool = False) -> bool:
@@ -402,7 +319,7 @@ class KernelAnalysis:
                 if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")
             )
         if kind == "CALL_EXPR":
-            if not self._calls_toolkit(node, _PURE_CALLS):
+            if not self._calls_toolkit(node, PURE_CALLS):
                 return False
             return all(self._uniform(ch, derived=derived) for ch in children[1:])
         del ck
@@ -434,7 +351,7 @@ class KernelAnalysis:
         )
 
     def _block_target(self, lhs) -> bool:
-        while lhs.kind.name in _TRANSPARENT and len(list(lhs.get_children())) == 1:
+        while lhs.kind.name in TRANSPARENT and len(list(lhs.get_children())) == 1:
             lhs = next(lhs.get_children())
         if lhs.kind != self.ck.DECL_REF_EXPR or lhs.referenced is None:
             return False
@@ -455,13 +372,7 @@ class KernelAnalysis:
                 run.clear()
 
         for s in stmts:
-            jump = wmma.uniform_jump(self, s) if not top else None
-            if jump is not None:
-                # Once for the block, between regions; its condition is checked as a loop's.
-                close(False)
-                self.headers.append(next(s.get_children()))
-                self.jumps += 1
-                plan.append(("if", s, next(s.get_children()), [("jump", jump)], None))
+            if not top and wmma.plan_jump(self, s, plan, close):
                 continue
             if not self._has_barrier(s):
                 run.append(s)
@@ -673,51 +584,6 @@ class KernelAnalysis:
     def _outside(self, pos: int, region: Region) -> bool:
         return not region.start <= pos < region.end
 
-    def _choose_recomputed(self) -> None:
-        """The locals (declared at a region's top level, in order) that a later region may compute
-        again from their initializer instead of reading a per-thread slot: an integer or pointer
-        never written nor addressed, whose initializer reads only ``threadIdx``'s members,
-        parameters, constants, block variables no thread writes and other such locals, and calls
-        only CUDA's integer helpers (``_uniform`` with ``derived``). Every name it reads, and its
-        own, is declared once in the kernel, so that it means the same wherever it is copied."""
-        counts: dict[str, int] = {}
-        for name in [*self.param_names, *(v.spelling for v in self.locals.values())]:
-            counts[name] = counts.get(name, 0) + 1
-        for region in self.regions:
-            for var in region.declared:
-                key = self.tu.off(var.location)
-                if (
-                    key in self.block_vars
-                    or key in self.shared
-                    or key in self.written
-                    or key in self.addressed
-                    or key in self.escaped
-                    or var.type.get_canonical().kind.name not in _EXACT_KINDS
-                    or _UNNAMEABLE.search(var.type.spelling)
-                    or counts.get(var.spelling, 0) != 1
-                ):
-                    continue
-                inits = [
-                    ch
-                    for ch in var.get_children()
-                    if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF", "TEMPLATE_REF")
-                ]
-                if len(inits) != 1 or not self._uniform(inits[0], derived=True):
-                    continue
-                start, end = self.tu.rng(inits[0])
-                if any(
-                    start <= p < end and (k in self.locals or k in self.params) and counts.get(name, 0) != 1
-                    for p, k, name in self.refs
-                ):
-                    continue
-                self.recomputed[key] = (var, inits[0])
-
-    def _choose_simd(self) -> None:
-        """Which regions run as loops that store no thread index (``Region.simd``)."""
-        for region in self.regions:
-            outside = {id(s) for s in (*region.hoisted, *region.lead, *region.trail)}
-            region.simd = all(self._threadless(s, []) for s in region.stmts if id(s) not in outside)
-
     def _choose_slots(self) -> None:
         """The per-thread slots: locals declared in one region and used in another."""
         self.slot_types: list[tuple[str, object]] = []
@@ -732,7 +598,7 @@ class KernelAnalysis:
                 if not any(self._outside(pos, region) for pos, k, _ in self.refs if k == key):
                     continue
                 kind = var.type.kind.name
-                if _UNNAMEABLE.search(var.type.spelling) or kind in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
+                if UNNAMEABLE.search(var.type.spelling) or kind in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
                     raise Fallback("a local living across a barrier whose type the build cannot name")
                 self.slot_of[key] = len(self.slot_types)
                 self.slot_types.append((f"__sim_slot{len(self.slot_types)}_t", var))

@@ -40,7 +40,8 @@ still forces fibers.
 from __future__ import annotations
 
 from .block_loops import BlockLoops, _Emitter
-from .block_loops_analysis import _PURE_CALLS, Fallback, KernelAnalysis
+from .block_loops_analysis import Fallback, KernelAnalysis
+from .block_loops_threads import PURE_CALLS
 from .edits import Edit
 
 __all__ = ["Interchange", "interchange_edit"]
@@ -169,7 +170,7 @@ class InterchangeAnalysis(KernelAnalysis):
             op = (self.text[start:cs] + self.text[ce:end]).strip()
             return op in ("-", "+", "!", "~") and self._pure(children[0])
         if kind == "CALL_EXPR":
-            return self._calls_toolkit(node, _PURE_CALLS) and all(self._pure(ch) for ch in children[1:])
+            return self._calls_toolkit(node, PURE_CALLS) and all(self._pure(ch) for ch in children[1:])
         return False
 
     # ---- whether the lockstep order pays ------------------------------------------------

@@ -29,7 +29,9 @@ __all__ = [
     "hinted_loop",
     "local_type",
     "mma_parts",
+    "note_boundary",
     "plan_boundary",
+    "plan_jump",
     "statement_end",
     "types_stay_inside",
     "uniform_jump",
@@ -70,6 +72,19 @@ def boundary_op(k, node, name: str) -> str | None:
         return None
     elif op == "mma" and not all(_unchanging(k, a) for a in list(node.get_children())[1:]):
         return REFUSED  # its two rounds would evaluate the arguments twice
+    return op
+
+
+def note_boundary(k, node, name: str) -> str | None:
+    """``boundary_op`` of toolkit call ``node``, recorded in kernel analysis ``k`` when it is a
+    boundary: a barrier of its own, whose callee's waits it stands for."""
+    op = boundary_op(k, node, name)
+    if op is not None and op != REFUSED:
+        k.boundaries[k.tu.off(node.extent.start)] = op
+        k.barriers.add(k.tu.off(node.extent.start))
+        definition = node.referenced.get_definition()
+        if definition is not None:
+            k.boundary_callees.add(k.tu.off(definition.location))
     return op
 
 
@@ -161,6 +176,19 @@ def uniform_jump(k, s) -> str | None:
             return None
         then = inner[0]
     return {"BREAK_STMT": "break", "CONTINUE_STMT": "continue"}.get(then.kind.name)
+
+
+def plan_jump(k, s, plan: list, close) -> bool:
+    """Adds statement ``s`` to a plan being built (see ``plan_boundary``) when it is a
+    ``uniform_jump``: once for the block, between regions, its condition checked as a loop's."""
+    jump = uniform_jump(k, s)
+    if jump is None:
+        return False
+    close(False)
+    k.headers.append(next(s.get_children()))
+    k.jumps += 1
+    plan.append(("if", s, next(s.get_children()), [("jump", jump)], None))
+    return True
 
 
 def hinted_loop(k, s):
