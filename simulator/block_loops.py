@@ -172,7 +172,7 @@ class _Emitter:
         stop = tu.rng(region.trail[0])[0] if region.trail else region.end
         pieces = []
         for s in region.hoisted:
-            hs, he = tu.rng(s)
+            hs, he = tu.rng(s) if s.kind == self.tu.ci.CursorKind.DECL_STMT else whole(s)
             parts += [self._marker(hs), (hs, he)]
             if hs > pos:
                 pieces.append((pos, hs))

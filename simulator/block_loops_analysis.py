@@ -53,9 +53,10 @@ class Region:
         self.stmts = stmts
         self.start, self.end = start, end
         self.final = final  # the last statements of the kernel's body: a `return` may end a thread
-        self.hoisted: list = []  # DECL_STMTs declared once for the block, before the loop
+        self.hoisted: list = []  # DECL_STMTs and moved statements run once for the block, before the loop
         self.lead: list = []  # block statements and declarations run before the loop, in order
         self.trail: list = []  # block statements run after the loop
+        self.moved: list = []  # block statements between the others, run before the loop (hoisted)
         self.declared: list = []  # VAR_DECLs at the region's top level
         # Conditions each thread evaluates again before the region's statements, outermost first
         # (a loop run in lockstep order under `if (row < n)`, block_loops_interchange.py).
@@ -510,7 +511,7 @@ class KernelAnalysis(ThreadValues):
         while True:
             for region in self.regions:
                 self._peel(region)
-            peeled = [self.tu.rng(s) for r in self.regions for s in (*r.lead, *r.trail)]
+            peeled = [self.tu.rng(s) for r in self.regions for s in (*r.lead, *r.moved, *r.trail)]
             headers = [self.tu.rng(h) for h in self.headers]
             dropped = set()
             for key in self.block_vars:
@@ -535,6 +536,7 @@ class KernelAnalysis(ThreadValues):
             if key in self.block_vars and s not in region.hoisted and s not in region.lead:
                 region.hoisted.append(s)
         for region in self.regions:
+            region.hoisted += region.moved
             region.hoisted.sort(key=lambda s: self.tu.off(s.extent.start))
 
     def _candidate(self, var, key: int, region: Region) -> bool:
@@ -580,6 +582,23 @@ class KernelAnalysis(ThreadValues):
         while j > i and self._block_statement(stmts[j - 1]):
             j -= 1
         region.lead, region.trail = stmts[:i], stmts[j:]
+        # A block statement among the thread's own (`beta /= alpha;` after the declarations of
+        # warpId and laneId) runs once before the loop too, where the statements before it that
+        # stay in the loop neither name nor declare anything it names: no thread's statement
+        # then sees the difference (its variables are a parameter or block variables, whose
+        # addresses no one takes).
+        region.moved, stay = [], set()
+        for s in stmts[i:j]:
+            names = self._names(s)
+            if self._block_statement(s) and not names & stay:
+                region.moved.append(s)
+            else:
+                stay |= names
+
+    def _names(self, s) -> set[int]:
+        """The variables statement ``s`` names or declares."""
+        start, end = self.tu.rng(s)
+        return {k for p, k, _ in self.refs if start <= p < end} | {k for k in self.locals if start <= k < end}
 
     def _outside(self, pos: int, region: Region) -> bool:
         return not region.start <= pos < region.end

@@ -7,7 +7,9 @@
 #define CUDA_CPU_SIMULATOR_LAUNCH_H
 
 #include <atomic>
+#include <cstring>
 #include <memory>
+#include <new>
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>
 #endif
@@ -142,25 +144,53 @@ inline constexpr bool kRecompute = true;
 #endif
 
 // One value per thread of a block-loop block: a local of the kernel that lives across a
-// barrier. Allocated once per block, value-initialised like the rest of the block's state;
-// not at all where ``used`` is false (a local every region computes again, kRecompute).
+// barrier. Allocated once per block; not at all where ``used`` is false (a local every region
+// computes again, kRecompute). A trivially copyable and trivially destructible type (scalars,
+// arrays, plain structs, wmma fragments, a thread-scope cuda::pipeline, cuda::aligned_size_t)
+// gets raw storage into which ``keep`` copies the region's local: it needs no default
+// constructor, and neither the copy nor the end of the local it copies can be observed. Any other
+// type is default-constructed for each thread, assigned by ``keep`` and destroyed with the slots.
 template <class T>
 struct per_thread {
     using U = std::remove_cv_t<T>;
-    std::unique_ptr<U[]> data;
-    explicit per_thread(const dim3& d, bool used = true) : data(used ? new U[(size_t)d.x * d.y * d.z] : nullptr) {
+    static constexpr bool kRaw = std::is_trivially_copyable_v<U> && std::is_trivially_destructible_v<U>;
+    U* data = nullptr;
+    explicit per_thread(const dim3& d, bool used = true) {
+        if (!used) return;
+        const size_t n = (size_t)d.x * d.y * d.z;
+        if constexpr (kRaw) {
+            data = static_cast<U*>(::operator new(n * sizeof(U), std::align_val_t(alignof(U))));
+        } else {
+            data = new U[n];
+        }
 #if defined(__SANITIZE_ADDRESS__)
         // A block that fails leaves its kernel by a jump, past this destructor: not the
         // program's leak (LeakSanitizer would name it under check --mode memcheck).
-        __lsan_ignore_object(data.get());
+        __lsan_ignore_object(data);
 #endif
+    }
+    per_thread(const per_thread&) = delete;
+    per_thread& operator=(const per_thread&) = delete;
+    ~per_thread() {
+        if constexpr (kRaw) {
+            ::operator delete(data, std::align_val_t(alignof(U)));
+        } else {
+            delete[] data;
+        }
     }
     U& operator[](int t) { return data[t]; }
 };
-// Stores a region's local into its per-thread slot at the end of the region (arrays by element).
+// Stores a region's local into its per-thread slot at the end of the region (arrays by element):
+// by assignment, or, for a trivially copyable type that cannot be assigned (a const member, no
+// default constructor to have made the slot's value with), by copying its bytes.
 template <class T>
 static inline void keep(T& dst, const T& src) {
-    dst = src;
+    if constexpr (std::is_copy_assignable_v<T>) {
+        dst = src;
+    } else {
+        static_assert(std::is_trivially_copyable_v<T>, "a per-thread slot is assigned or copied");
+        std::memcpy(static_cast<void*>(&dst), static_cast<const void*>(&src), sizeof(T));
+    }
 }
 template <class T, size_t N>
 static inline void keep(T (&dst)[N], const T (&src)[N]) {

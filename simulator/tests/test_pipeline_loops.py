@@ -1,0 +1,73 @@
+"""The tensor-core samples' async-copy shapes as block loops (simulator/block_loops.py): a
+thread-scope ``cuda::pipeline`` and a ``cuda::aligned_size_t`` living across barriers (kept in
+per-thread slots, runtime/launch.h's ``per_thread``), ``cuda::memcpy_async`` into shared memory
+waited on before a barrier, and a parameter written by a block statement among the thread's own
+statements run as loops in a fast build, with the output fibers give (``SIMULATOR_FIBERS=1``) and
+the host's; a parameter written after a statement that reads it keeps fibers and stays right;
+the checkers keep their findings.
+
+The program (kernels/pipeline_loops.cu) checks each result against the host's and prints it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from .conftest import KERNELS, LAUNCH_LOG, nvcc_compile, run_cli
+
+PROGRAM = KERNELS / "pipeline_loops.cu"
+KERNEL_NAMES = ("pipe_tiles", "param_between", "param_read_first")
+
+
+def _run(mode: str, fibers: str):
+    """(stdout, stderr without the launch log, {kernel: how it ran}) of the program in ``mode``."""
+    env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers}
+    proc = run_cli("run", str(PROGRAM), "--mode", mode, env=env)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    ways, rest = {}, []
+    for ln in proc.stderr.splitlines():
+        m = LAUNCH_LOG.match(ln)
+        if m:
+            ways[m.group(2)] = m.group(3)
+        elif not ln.startswith("simulator: building"):
+            rest.append(ln)
+    return proc.stdout, "\n".join(rest), ways
+
+
+@pytest.fixture(scope="module")
+def fast_runs():
+    """The program in a fast build: block loops allowed, then fibers forced."""
+    return _run("fast", "0"), _run("fast", "1")
+
+
+def test_pipeline_and_written_parameter_run_as_block_loops_and_a_read_first_parameter_keeps_fibers(fast_runs):
+    (_, _, ways), (_, _, forced) = fast_runs
+    assert ways == {
+        "pipe_tiles": "as block loops",
+        "param_between": "as block loops",
+        "param_read_first": "with fibers",
+    }
+    assert forced == dict.fromkeys(KERNEL_NAMES, "with fibers")
+
+
+def test_results_are_the_hosts_and_bit_identical_to_fibers(fast_runs):
+    (loops_out, loops_err, _), (fibers_out, fibers_err, _) = fast_runs
+    assert re.findall(r"^(\w+) (ok|WRONG) ", loops_out, re.M) == [(k, "ok") for k in KERNEL_NAMES]
+    assert loops_out.splitlines()[-1] == "no error"
+    assert loops_out == fibers_out
+    assert loops_err == fibers_err == ""
+
+
+@pytest.mark.parametrize("mode", ["memcheck", "synccheck"])
+def test_the_checkers_report_nothing_and_keep_the_results(mode, fast_runs):
+    (_, _, _), (fibers_out, _, _) = fast_runs
+    out, err, _ = _run(mode, "0")
+    assert out == fibers_out
+    assert err == ""
+
+
+def test_the_program_builds_with_nvcc(tmp_path):
+    proc = nvcc_compile(PROGRAM, tmp_path)
+    assert proc.returncode == 0, proc.stderr
