@@ -141,6 +141,17 @@ inline constexpr bool kRecompute = false;
 inline constexpr bool kRecompute = true;
 #endif
 
+// The shared-memory race check's build: what a region's body compiled without ThreadSanitizer's
+// calls (for_each_unjudged_thread, below) uses is always inlined into it, as g++ inlines nothing
+// else into a function whose sanitizer flags differ. Every other build: as any inline function.
+#if defined(SIM_SHARED_RACES)
+#define SIM_UNJUDGED_INLINE __attribute__((always_inline))
+#define SIM_THREAD_LOOP plain_thread_loop
+#else
+#define SIM_UNJUDGED_INLINE
+#define SIM_THREAD_LOOP for_each_plain_thread
+#endif
+
 // One value per thread of a block-loop block: a local of the kernel that lives across a
 // barrier. Allocated once per block, value-initialised like the rest of the block's state;
 // not at all where ``used`` is false (a local every region computes again, kRecompute).
@@ -155,15 +166,15 @@ struct per_thread {
         __lsan_ignore_object(data.get());
 #endif
     }
-    U& operator[](int t) { return data[t]; }
+    SIM_UNJUDGED_INLINE U& operator[](int t) { return data[t]; }
 };
 // Stores a region's local into its per-thread slot at the end of the region (arrays by element).
 template <class T>
-static inline void keep(T& dst, const T& src) {
+static inline SIM_UNJUDGED_INLINE void keep(T& dst, const T& src) {
     dst = src;
 }
 template <class T, size_t N>
-static inline void keep(T (&dst)[N], const T (&src)[N]) {
+static inline SIM_UNJUDGED_INLINE void keep(T (&dst)[N], const T (&src)[N]) {
     for (size_t i = 0; i < N; ++i) keep(dst[i], src[i]);
 }
 
@@ -197,8 +208,11 @@ static inline void unchecked_store(T& dst, T v) {
 // names the first thread of the row that faulted (a SIMD access is several threads' at once).
 // memcheck and racecheck builds run it in the fibers' order as any other body. (One function
 // for both: the checkers' reports name a region by the kernel when this loop calls it.)
+// In the shared-memory race check's build, SIM_THREAD_LOOP is plain_thread_loop, always inlined into
+// for_each_plain_thread and for_each_unjudged_thread (below): each compiles it with its own
+// sanitizer flags. Every other build: this is for_each_plain_thread itself.
 template <class Body>
-SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
+SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(const PlainBlock& b, Body&& body) {
     constexpr bool indexed = std::is_invocable<Body&, uint3, int>::value;
     uint3* const idx = b.thread_idx;
     // What the thread's threadIdx reads, written through the declaration kernel code reads
@@ -284,6 +298,26 @@ SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock&
     }
 #endif
 }
+
+#if defined(SIM_SHARED_RACES)
+template <class Body>
+SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
+    plain_thread_loop(b, static_cast<Body&&>(body));
+}
+
+// A block-loop region that has a barrier epoch to itself and writes no shared memory
+// (simulator/block_loops_epochs.py): no access of it can be half of a shared-memory hazard, since
+// every other access of its epoch is its own threads' reads. The shared-memory race check leaves
+// its accesses unjudged: this loop and the region's body (the front end marks it no_sanitize_thread
+// in that build alone) are compiled without ThreadSanitizer's calls, so that the region runs as
+// fast mode's code does. (The loop is inlined here and the body into it: g++ inlines no function
+// into one whose sanitizer flags differ, except an always_inline one.) That build alone calls it.
+template <class Body>
+SIM_DEVICE_FMA_TARGET static inline __attribute__((no_sanitize_thread)) void for_each_unjudged_thread(
+    const PlainBlock& b, Body&& body) {
+    plain_thread_loop(b, static_cast<Body&&>(body));
+}
+#endif
 
 // One kernel launch as the runtime records it, however it was made (<<<>>>, a launch by address, a
 // graph's kernel node, a capture, a launch from device code): what runs, with which arguments, and
