@@ -74,7 +74,7 @@ BUILDS: tuple[Build, ...] = (
     Build(
         "memcheck",
         (
-            "-O1",
+            "-O2",
             "-fno-omit-frame-pointer",
             "-fsanitize=address,undefined",
             # Reports return, so a host-code report can let the program go on; the runtime stops
