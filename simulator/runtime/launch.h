@@ -210,8 +210,9 @@ static inline void unchecked_store(T& dst, T v) {
 // for both: the checkers' reports name a region by the kernel when this loop calls it.)
 // In the shared-memory race check's build, SIM_THREAD_LOOP is plain_thread_loop, always inlined into
 // for_each_plain_thread and for_each_unjudged_thread (below): each compiles it with its own
-// sanitizer flags. Every other build: this is for_each_plain_thread itself.
-template <class Body>
+// sanitizer flags. Every other build: this is for_each_plain_thread itself. ``kThreadOrder``: thread
+// order even where the build follows the fibers' (for_each_unjudged_thread).
+template <bool kThreadOrder = false, class Body>
 SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(const PlainBlock& b, Body&& body) {
     constexpr bool indexed = std::is_invocable<Body&, uint3, int>::value;
     uint3* const idx = b.thread_idx;
@@ -228,75 +229,78 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(con
     const dim3 dim = b.dim;
     const std::atomic<bool>* const timed_out = b.timed_out;
 #if defined(SIM_LOOPS_AS_FIBERS)
-    // Threads first .. n-1, then 0 .. first-1 (see SIM_LOOPS_AS_FIBERS; first is 0 outside block
-    // loops). One loop, so one copy of the inlined body: a second would double the checker
-    // build's code of every kernel (and its compile time, which a large program feels).
-    const int n = (int)(dim.x * dim.y * dim.z);
-    const unsigned first = b.first != nullptr ? (unsigned)*b.first : 0u;
-    uint3 at{first % dim.x, (first / dim.x) % dim.y, first / (dim.x * dim.y)};
-    for (int k = 0, t = (int)first; k < n; ++k) {
+    if constexpr (!kThreadOrder) {
+        // Threads first .. n-1, then 0 .. first-1 (see SIM_LOOPS_AS_FIBERS; first is 0 outside block
+        // loops). One loop, so one copy of the inlined body: a second would double the checker
+        // build's code of every kernel (and its compile time, which a large program feels).
+        const int n = (int)(dim.x * dim.y * dim.z);
+        const unsigned first = b.first != nullptr ? (unsigned)*b.first : 0u;
+        uint3 at{first % dim.x, (first / dim.x) % dim.y, first / (dim.x * dim.y)};
+        for (int k = 0, t = (int)first; k < n; ++k) {
 #if defined(SIM_LOOP_FAULTS)
-        // After a memory fault (memcheck_reports.cpp) only the rest of the faulting warp runs, as
-        // with fibers: its lanes make the access in lockstep on a GPU; the block's other threads
-        // do not, so that a wild write is not repeated by each of them.
-        if (b.fault_warp != nullptr && *b.fault_warp >= 0 && t / 32 != *b.fault_warp) block_loop_stop();
+            // After a memory fault (memcheck_reports.cpp) only the rest of the faulting warp runs, as
+            // with fibers: its lanes make the access in lockstep on a GPU; the block's other threads
+            // do not, so that a wild write is not repeated by each of them.
+            if (b.fault_warp != nullptr && *b.fault_warp >= 0 && t / 32 != *b.fault_warp) block_loop_stop();
 #endif
-        unchecked_store(idx->x, at.x);
-        unchecked_store(idx->y, at.y);
-        unchecked_store(idx->z, at.z);
-        *running = at;  // not instrumented where it is NVIDIA's const threadIdx
-        unchecked_store(*linear, t);
+            unchecked_store(idx->x, at.x);
+            unchecked_store(idx->y, at.y);
+            unchecked_store(idx->z, at.z);
+            *running = at;  // not instrumented where it is NVIDIA's const threadIdx
+            unchecked_store(*linear, t);
+            if constexpr (indexed) {
+                body(at, t);
+            } else {
+                body();
+            }
+            t = t + 1 == n ? 0 : t + 1;
+            if (++at.x < dim.x) continue;  // the index counts on without a division per thread
+            at.x = 0;
+            // Once a row, as below.
+            if (timed_out->load(std::memory_order_relaxed)) return;
+            if (++at.y < dim.y) continue;
+            at.y = 0;
+            if (++at.z == dim.z) at.z = 0;
+        }
+#if defined(SIM_LOOP_FAULTS)
+        if (b.fault_warp != nullptr && *b.fault_warp >= 0) block_loop_stop();  // no further round
+#endif
+    } else
+#endif
+    {
+        int i = 0;
         if constexpr (indexed) {
-            body(at, t);
-        } else {
-            body();
-        }
-        t = t + 1 == n ? 0 : t + 1;
-        if (++at.x < dim.x) continue;  // the index counts on without a division per thread
-        at.x = 0;
-        // Once a row, as below.
-        if (timed_out->load(std::memory_order_relaxed)) return;
-        if (++at.y < dim.y) continue;
-        at.y = 0;
-        if (++at.z == dim.z) at.z = 0;
-    }
-#if defined(SIM_LOOP_FAULTS)
-    if (b.fault_warp != nullptr && *b.fault_warp >= 0) block_loop_stop();  // no further round
-#endif
-#else
-    int i = 0;
-    if constexpr (indexed) {
-        for (unsigned int z = 0; z < dim.z; ++z) {
-            for (unsigned int y = 0; y < dim.y; ++y) {
-                *idx = uint3{0, y, z};
-                *running = uint3{0, y, z};
-                *linear = i;
-                // A signed counter: the compiler may take it not to wrap, so indices the kernel
-                // computes from it (``threadIdx.x`` converted to int, plus an offset) step by one.
-                const int nx = (int)dim.x;
-                for (int x = 0; x < nx; ++x) body(uint3{(unsigned int)x, y, z}, i + x);
-                i += nx;
-                if (timed_out->load(std::memory_order_relaxed)) return;
-            }
-        }
-    } else {
-        for (unsigned int z = 0; z < dim.z; ++z) {
-            for (unsigned int y = 0; y < dim.y; ++y) {
-                *idx = uint3{0, y, z};
-                *running = uint3{0, y, z};
-                for (unsigned int x = 0; x < dim.x; ++x) {
-                    idx->x = x;
-                    running->x = x;
-                    *linear = i++;
-                    body();
+            for (unsigned int z = 0; z < dim.z; ++z) {
+                for (unsigned int y = 0; y < dim.y; ++y) {
+                    *idx = uint3{0, y, z};
+                    *running = uint3{0, y, z};
+                    *linear = i;
+                    // A signed counter: the compiler may take it not to wrap, so indices the kernel
+                    // computes from it (``threadIdx.x`` converted to int, plus an offset) step by one.
+                    const int nx = (int)dim.x;
+                    for (int x = 0; x < nx; ++x) body(uint3{(unsigned int)x, y, z}, i + x);
+                    i += nx;
+                    if (timed_out->load(std::memory_order_relaxed)) return;
                 }
-                // Once a row (at most 1,024 threads): the watchdog's signal stops a thread that
-                // runs on, and this stops the block soon after the flag is set between threads.
-                if (timed_out->load(std::memory_order_relaxed)) return;
+            }
+        } else {
+            for (unsigned int z = 0; z < dim.z; ++z) {
+                for (unsigned int y = 0; y < dim.y; ++y) {
+                    *idx = uint3{0, y, z};
+                    *running = uint3{0, y, z};
+                    for (unsigned int x = 0; x < dim.x; ++x) {
+                        idx->x = x;
+                        running->x = x;
+                        *linear = i++;
+                        body();
+                    }
+                    // Once a row (at most 1,024 threads): the watchdog's signal stops a thread that
+                    // runs on, and this stops the block soon after the flag is set between threads.
+                    if (timed_out->load(std::memory_order_relaxed)) return;
+                }
             }
         }
     }
-#endif
 }
 
 #if defined(SIM_SHARED_RACES)
@@ -311,11 +315,14 @@ SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock&
 // its accesses unjudged: this loop and the region's body (the front end marks it no_sanitize_thread
 // in that build alone) are compiled without ThreadSanitizer's calls, so that the region runs as
 // fast mode's code does. (The loop is inlined here and the body into it: g++ inlines no function
-// into one whose sanitizer flags differ, except an always_inline one.) That build alone calls it.
+// into one whose sanitizer flags differ, except an always_inline one.) Its threads run in thread
+// order, as in a fast build, not the fibers' (kThreadOrder): the region writes nothing but each
+// thread's own locals, so no order gives another result, and the compiler may vectorise the loop.
+// That build alone calls it.
 template <class Body>
 SIM_DEVICE_FMA_TARGET static inline __attribute__((no_sanitize_thread)) void for_each_unjudged_thread(
     const PlainBlock& b, Body&& body) {
-    plain_thread_loop(b, static_cast<Body&&>(body));
+    plain_thread_loop<true>(b, static_cast<Body&&>(body));
 }
 #endif
 
