@@ -13,8 +13,9 @@ of the region must be of a kind listed below (no call of any kind, so no atomic,
 constructor), and every assignment, compound assignment, ``++`` and ``--`` must name a local variable
 of the kernel that is neither ``__shared__`` nor a reference. Anything else, such as a store
 through a pointer, an array element or a member, keeps the region judged as before.
-The emitted loop (``runtime/launch.h``, ``for_each_unjudged_thread``) is compiled without
-ThreadSanitizer's calls in the racecheck-shared build and is the ordinary loop in every other build.
+Only the racecheck-shared build asks for these regions (``modes.Build.unjudged_regions``); their
+loop (``runtime/launch.h``, ``for_each_unjudged_thread``) and body are compiled without
+ThreadSanitizer's calls there.
 """
 
 from __future__ import annotations
