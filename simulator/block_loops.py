@@ -30,6 +30,7 @@ the running thread), ``block_loops_order.py`` whether the checkers may run them 
 from __future__ import annotations
 
 from .block_loops_analysis import SCALARS, Fallback, KernelAnalysis, Region
+from .block_loops_epochs import unjudged_regions
 from .block_loops_order import checkers_may_loop
 from .block_loops_wmma import mma_parts
 from .edits import Edit
@@ -37,16 +38,18 @@ from .edits import Edit
 __all__ = ["BlockLoops", "block_loop_edit"]
 
 
-def block_loop_edit(tu, cursor, fma: bool = False) -> Edit | None:
+def block_loop_edit(tu, cursor, fma: bool = False, unjudged: bool = False) -> Edit | None:
     """The edit giving kernel ``cursor`` of ``tu`` its block-loop body, or None (fibers).
 
     ``fma``: the build contracts device code into fused multiply-adds (transform.DEVICE_FMA);
-    each region's loop body then has the kernel's target too, inlined or not.
+    each region's loop body then has the kernel's target too, inlined or not. ``unjudged``: the
+    build is the shared-memory race check, and a region no hazard can involve runs uninstrumented
+    (block_loops_epochs.py).
     """
-    return _rewrite(tu, cursor, fma)[0]
+    return _rewrite(tu, cursor, fma, unjudged)[0]
 
 
-def _rewrite(tu, cursor, fma: bool) -> tuple[Edit | None, bool]:
+def _rewrite(tu, cursor, fma: bool, unjudged: bool = False) -> tuple[Edit | None, bool]:
     """The edit (or None) and whether the checkers may run it too (block_loops_order.py)."""
     try:
         k = KernelAnalysis(tu, cursor)
@@ -54,7 +57,7 @@ def _rewrite(tu, cursor, fma: bool) -> tuple[Edit | None, bool]:
         # Warp waits, uniform jumps and written parameters (block_loops_wmma.py): fibers for the
         # checkers, whose findings were compared for none of them.
         checkers = not (k.boundaries or k.jumps or k.written_params) and checkers_may_loop(k, plan)
-        return _Emitter(k, fma).edit(plan), checkers
+        return _Emitter(k, fma, unjudged).edit(plan), checkers
     except Fallback:
         return None, False
 
@@ -62,9 +65,10 @@ def _rewrite(tu, cursor, fma: bool) -> tuple[Edit | None, bool]:
 class BlockLoops:
     """Which kernels of a parsed pass got a block-loop body (each rewritten once, on first ask)."""
 
-    def __init__(self, tu, fma: bool = False) -> None:
+    def __init__(self, tu, fma: bool = False, unjudged: bool = False) -> None:
         self.tu = tu
         self.fma = fma
+        self.unjudged = unjudged
         self.done: dict[int, bool] = {}
         self.checked: dict[int, bool] = {}  # rewritten kernels that memcheck and racecheck may loop too
         self.kernels = {tu.off(c.location): c for c in tu.device_definitions}
@@ -86,7 +90,7 @@ class BlockLoops:
 
     def _rewrite(self, cursor) -> tuple[Edit | None, bool]:
         """The edit (or None) for kernel ``cursor`` and whether the checkers may run it too."""
-        return _rewrite(self.tu, cursor, self.fma)
+        return _rewrite(self.tu, cursor, self.fma, self.unjudged)
 
     def checkers_too(self, key: int | None) -> bool:
         """Whether rewritten kernel ``key`` runs as block loops under memcheck and racecheck too."""
@@ -96,15 +100,18 @@ class BlockLoops:
 class _Emitter:
     """The block-loop body of an analysed kernel (``KernelAnalysis.plan``), as one edit."""
 
-    def __init__(self, k: KernelAnalysis, fma: bool) -> None:
+    def __init__(self, k: KernelAnalysis, fma: bool, unjudged: bool = False) -> None:
         self.k = k
         self.tu = k.tu
         self.text = k.text
         self.target = ' __attribute__((target("fma")))' if fma else ""
+        self.leave_unjudged = unjudged  # whether to leave the regions of unjudged_regions uninstrumented
+        self.unjudged: set[int] = set()  # those regions (their ids)
 
     def edit(self, plan: list) -> Edit:
         """The edit replacing the kernel's body by the block loops, the original body kept for fibers."""
         start, end = self.tu.rng(self.k.body)
+        self.unjudged = unjudged_regions(self.k, plan) if self.leave_unjudged else set()
         parts: list = ["{ if (const ::__sim::PlainBlock* const __sim_blk = ::__sim::block_loop()) {"]
         for i, (alias, var) in enumerate(self.k.slot_types):
             spelled = var.type.spelling
@@ -232,12 +239,17 @@ class _Emitter:
             i = self.k.slot_of[k]
             keep = f"::__sim::keep(__sim_slot{i}[__sim_t], {self.k.slot_types[i][1].spelling});"
             body.append(f"\n if (!::__sim::kRecompute) {keep}" if k in recomputed else f"\n {keep}")
+        # A region alone in its epoch that writes no shared memory (block_loops_epochs.py): its
+        # loop and body without ThreadSanitizer's calls (runtime/launch.h).
+        loop, unjudged = "for_each_plain_thread", ""
+        if id(region) in self.unjudged:
+            loop, unjudged = "for_each_unjudged_thread", " __attribute__((no_sanitize_thread))"
         if region.simd:
             # threadIdx is the loop's own index here: nothing is stored per thread.
             params = "const ::uint3 threadIdx, const int __sim_t"
-            head = f" ::__sim::for_each_plain_thread(*__sim_blk, [&]({params}){self.target} {{"
+            head = f" ::__sim::{loop}(*__sim_blk, [&]({params}){self.target}{unjudged} {{"
         else:
-            head = f" ::__sim::for_each_plain_thread(*__sim_blk, [&](){self.target} {{"
+            head = f" ::__sim::{loop}(*__sim_blk, [&](){self.target}{unjudged} {{"
         parts += [head, *body, "\n });"]
         return parts + after
 

@@ -52,6 +52,9 @@ class Build:
     unchecked_host_build: str | None = None
     # Whether its translated sources take toolchain.vectorizing_flags (thread loops as SIMD).
     vectorize: bool = False
+    # Whether block-loop regions that no shared-memory hazard can involve run uninstrumented
+    # (block_loops_epochs.py): the shared-memory race check only, whose judgement they cannot change.
+    unjudged_regions: bool = False
 
     @property
     def kernel_flags(self) -> list[str]:
@@ -71,7 +74,7 @@ BUILDS: tuple[Build, ...] = (
     Build(
         "memcheck",
         (
-            "-O1",
+            "-O2",
             "-fno-omit-frame-pointer",
             "-fsanitize=address,undefined",
             # Reports return, so a host-code report can let the program go on; the runtime stops
@@ -106,6 +109,7 @@ BUILDS: tuple[Build, ...] = (
         (),
         "SIM_SHARED_RACES",
         kernel_macro=True,
+        unjudged_regions=True,
     ),
 )
 

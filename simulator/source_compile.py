@@ -152,7 +152,8 @@ def translate_source(
     flags = common_flags(cxx) + BUILD_NAMED[mode].kernel_flags + includes
     host_pre, device_pre = preprocess(cxx, str(src), flags, arch, str(src))
     fma = fmad and host_has_fma(cxx)
-    return translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host, fma)
+    unjudged = BUILD_NAMED[mode].unjudged_regions
+    return translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host, fma, unjudged)
 
 
 _DEFINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(=.*)?", re.DOTALL)
@@ -257,6 +258,7 @@ def kernel_object(
         _front_end_version(),
         "unchecked host" if unchecked_host else "",
         "fma" if fmad and host_has_fma(cxx) else "",
+        "unjudged regions" if BUILD_NAMED[mode].unjudged_regions else "",
         target_key(cxx),
     )
     pp = [cxx, *flags, *includes, "-x", "c++"]
@@ -273,7 +275,8 @@ def kernel_object(
 
     def produce(tmp: Path) -> None:
         fma = fmad and host_has_fma(cxx)
-        text = translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host, fma)
+        unjudged = BUILD_NAMED[mode].unjudged_regions
+        text = translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host, fma, unjudged)
         compile_translated(cxx, [*flags, "-fpermissive"], text, tmp, str(src))
 
     cached_output(out, produce)

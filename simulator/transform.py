@@ -62,7 +62,12 @@ DEVICE_FMA = '__attribute__((target("fma"))) '
 
 
 def translate_preprocessed(
-    text: str, user_file, device_text: str | None = None, unchecked_host: bool = False, fma: bool = False
+    text: str,
+    user_file,
+    device_text: str | None = None,
+    unchecked_host: bool = False,
+    fma: bool = False,
+    unjudged: bool = False,
 ) -> str:
     """Parse ``text`` (``g++ -E`` output) and return the C++ that g++ compiles.
 
@@ -73,6 +78,8 @@ def translate_preprocessed(
     definitions ``no_sanitize`` for AddressSanitizer, UBSan and ThreadSanitizer
     (:data:`UNCHECKED_HOST`), as a GPU checker sees device code only. ``fma`` lets the user's
     device functions contract multiplies and adds into fused multiply-adds (:data:`DEVICE_FMA`).
+    ``unjudged``: block-loop regions that no shared-memory hazard can involve are compiled without
+    ThreadSanitizer's calls (``modes.Build.unjudged_regions``, ``block_loops_epochs.py``).
     """
     host = _parse_legacy(text, user_file)
     device = None
@@ -88,7 +95,7 @@ def translate_preprocessed(
         tu, (pos, msg) = min(problems, key=lambda tp: tp[0].src.where(tp[1][0]))
         raise source_error(tu.src, pos, msg)
     runs = device if device is not None else host
-    loops = BlockLoops(runs, fma)
+    loops = BlockLoops(runs, fma, unjudged)
     lockstep = Interchange(runs, fma)
     for edit, keys in host.launches:
         matched = [_match(host, runs, key) for key in keys]

@@ -143,6 +143,17 @@ inline constexpr bool kRecompute = false;
 inline constexpr bool kRecompute = true;
 #endif
 
+// The shared-memory race check's build: what a region's body compiled without ThreadSanitizer's
+// calls (for_each_unjudged_thread, below) uses is always inlined into it, as g++ inlines nothing
+// else into a function whose sanitizer flags differ. Every other build: as any inline function.
+#if defined(SIM_SHARED_RACES)
+#define SIM_UNJUDGED_INLINE __attribute__((always_inline))
+#define SIM_THREAD_LOOP plain_thread_loop
+#else
+#define SIM_UNJUDGED_INLINE
+#define SIM_THREAD_LOOP for_each_plain_thread
+#endif
+
 // One value per thread of a block-loop block: a local of the kernel that lives across a
 // barrier. Allocated once per block; not at all where ``used`` is false (a local every region
 // computes again, kRecompute). A trivially copyable and trivially destructible type (scalars,
@@ -178,13 +189,13 @@ struct per_thread {
             delete[] data;
         }
     }
-    U& operator[](int t) { return data[t]; }
+    SIM_UNJUDGED_INLINE U& operator[](int t) { return data[t]; }
 };
 // Stores a region's local into its per-thread slot at the end of the region (arrays by element):
 // by assignment, or, for a trivially copyable type that cannot be assigned (a const member, no
 // default constructor to have made the slot's value with), by copying its bytes.
 template <class T>
-static inline void keep(T& dst, const T& src) {
+static inline SIM_UNJUDGED_INLINE void keep(T& dst, const T& src) {
     if constexpr (std::is_copy_assignable_v<T>) {
         dst = src;
     } else {
@@ -193,7 +204,7 @@ static inline void keep(T& dst, const T& src) {
     }
 }
 template <class T, size_t N>
-static inline void keep(T (&dst)[N], const T (&src)[N]) {
+static inline SIM_UNJUDGED_INLINE void keep(T (&dst)[N], const T (&src)[N]) {
     for (size_t i = 0; i < N; ++i) keep(dst[i], src[i]);
 }
 
@@ -227,8 +238,12 @@ static inline void unchecked_store(T& dst, T v) {
 // names the first thread of the row that faulted (a SIMD access is several threads' at once).
 // memcheck and racecheck builds run it in the fibers' order as any other body. (One function
 // for both: the checkers' reports name a region by the kernel when this loop calls it.)
-template <class Body>
-SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
+// In the shared-memory race check's build, SIM_THREAD_LOOP is plain_thread_loop, always inlined into
+// for_each_plain_thread and for_each_unjudged_thread (below): each compiles it with its own
+// sanitizer flags. Every other build: this is for_each_plain_thread itself. ``kThreadOrder``: thread
+// order even where the build follows the fibers' (for_each_unjudged_thread).
+template <bool kThreadOrder = false, class Body>
+SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(const PlainBlock& b, Body&& body) {
     constexpr bool indexed = std::is_invocable<Body&, uint3, int>::value;
     uint3* const idx = b.thread_idx;
     // What the thread's threadIdx reads, written through the declaration kernel code reads
@@ -244,76 +259,102 @@ SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock&
     const dim3 dim = b.dim;
     const std::atomic<bool>* const timed_out = b.timed_out;
 #if defined(SIM_LOOPS_AS_FIBERS)
-    // Threads first .. n-1, then 0 .. first-1 (see SIM_LOOPS_AS_FIBERS; first is 0 outside block
-    // loops). One loop, so one copy of the inlined body: a second would double the checker
-    // build's code of every kernel (and its compile time, which a large program feels).
-    const int n = (int)(dim.x * dim.y * dim.z);
-    const unsigned first = b.first != nullptr ? (unsigned)*b.first : 0u;
-    uint3 at{first % dim.x, (first / dim.x) % dim.y, first / (dim.x * dim.y)};
-    for (int k = 0, t = (int)first; k < n; ++k) {
+    if constexpr (!kThreadOrder) {
+        // Threads first .. n-1, then 0 .. first-1 (see SIM_LOOPS_AS_FIBERS; first is 0 outside block
+        // loops). One loop, so one copy of the inlined body: a second would double the checker
+        // build's code of every kernel (and its compile time, which a large program feels).
+        const int n = (int)(dim.x * dim.y * dim.z);
+        const unsigned first = b.first != nullptr ? (unsigned)*b.first : 0u;
+        uint3 at{first % dim.x, (first / dim.x) % dim.y, first / (dim.x * dim.y)};
+        for (int k = 0, t = (int)first; k < n; ++k) {
 #if defined(SIM_LOOP_FAULTS)
-        // After a memory fault (memcheck_reports.cpp) only the rest of the faulting warp runs, as
-        // with fibers: its lanes make the access in lockstep on a GPU; the block's other threads
-        // do not, so that a wild write is not repeated by each of them.
-        if (b.fault_warp != nullptr && *b.fault_warp >= 0 && t / 32 != *b.fault_warp) block_loop_stop();
+            // After a memory fault (memcheck_reports.cpp) only the rest of the faulting warp runs, as
+            // with fibers: its lanes make the access in lockstep on a GPU; the block's other threads
+            // do not, so that a wild write is not repeated by each of them.
+            if (b.fault_warp != nullptr && *b.fault_warp >= 0 && t / 32 != *b.fault_warp) block_loop_stop();
 #endif
-        unchecked_store(idx->x, at.x);
-        unchecked_store(idx->y, at.y);
-        unchecked_store(idx->z, at.z);
-        *running = at;  // not instrumented where it is NVIDIA's const threadIdx
-        unchecked_store(*linear, t);
+            unchecked_store(idx->x, at.x);
+            unchecked_store(idx->y, at.y);
+            unchecked_store(idx->z, at.z);
+            *running = at;  // not instrumented where it is NVIDIA's const threadIdx
+            unchecked_store(*linear, t);
+            if constexpr (indexed) {
+                body(at, t);
+            } else {
+                body();
+            }
+            t = t + 1 == n ? 0 : t + 1;
+            if (++at.x < dim.x) continue;  // the index counts on without a division per thread
+            at.x = 0;
+            // Once a row, as below.
+            if (timed_out->load(std::memory_order_relaxed)) return;
+            if (++at.y < dim.y) continue;
+            at.y = 0;
+            if (++at.z == dim.z) at.z = 0;
+        }
+#if defined(SIM_LOOP_FAULTS)
+        if (b.fault_warp != nullptr && *b.fault_warp >= 0) block_loop_stop();  // no further round
+#endif
+    } else
+#endif
+    {
+        int i = 0;
         if constexpr (indexed) {
-            body(at, t);
-        } else {
-            body();
-        }
-        t = t + 1 == n ? 0 : t + 1;
-        if (++at.x < dim.x) continue;  // the index counts on without a division per thread
-        at.x = 0;
-        // Once a row, as below.
-        if (timed_out->load(std::memory_order_relaxed)) return;
-        if (++at.y < dim.y) continue;
-        at.y = 0;
-        if (++at.z == dim.z) at.z = 0;
-    }
-#if defined(SIM_LOOP_FAULTS)
-    if (b.fault_warp != nullptr && *b.fault_warp >= 0) block_loop_stop();  // no further round
-#endif
-#else
-    int i = 0;
-    if constexpr (indexed) {
-        for (unsigned int z = 0; z < dim.z; ++z) {
-            for (unsigned int y = 0; y < dim.y; ++y) {
-                *idx = uint3{0, y, z};
-                *running = uint3{0, y, z};
-                *linear = i;
-                // A signed counter: the compiler may take it not to wrap, so indices the kernel
-                // computes from it (``threadIdx.x`` converted to int, plus an offset) step by one.
-                const int nx = (int)dim.x;
-                for (int x = 0; x < nx; ++x) body(uint3{(unsigned int)x, y, z}, i + x);
-                i += nx;
-                if (timed_out->load(std::memory_order_relaxed)) return;
-            }
-        }
-    } else {
-        for (unsigned int z = 0; z < dim.z; ++z) {
-            for (unsigned int y = 0; y < dim.y; ++y) {
-                *idx = uint3{0, y, z};
-                *running = uint3{0, y, z};
-                for (unsigned int x = 0; x < dim.x; ++x) {
-                    idx->x = x;
-                    running->x = x;
-                    *linear = i++;
-                    body();
+            for (unsigned int z = 0; z < dim.z; ++z) {
+                for (unsigned int y = 0; y < dim.y; ++y) {
+                    *idx = uint3{0, y, z};
+                    *running = uint3{0, y, z};
+                    *linear = i;
+                    // A signed counter: the compiler may take it not to wrap, so indices the kernel
+                    // computes from it (``threadIdx.x`` converted to int, plus an offset) step by one.
+                    const int nx = (int)dim.x;
+                    for (int x = 0; x < nx; ++x) body(uint3{(unsigned int)x, y, z}, i + x);
+                    i += nx;
+                    if (timed_out->load(std::memory_order_relaxed)) return;
                 }
-                // Once a row (at most 1,024 threads): the watchdog's signal stops a thread that
-                // runs on, and this stops the block soon after the flag is set between threads.
-                if (timed_out->load(std::memory_order_relaxed)) return;
+            }
+        } else {
+            for (unsigned int z = 0; z < dim.z; ++z) {
+                for (unsigned int y = 0; y < dim.y; ++y) {
+                    *idx = uint3{0, y, z};
+                    *running = uint3{0, y, z};
+                    for (unsigned int x = 0; x < dim.x; ++x) {
+                        idx->x = x;
+                        running->x = x;
+                        *linear = i++;
+                        body();
+                    }
+                    // Once a row (at most 1,024 threads): the watchdog's signal stops a thread that
+                    // runs on, and this stops the block soon after the flag is set between threads.
+                    if (timed_out->load(std::memory_order_relaxed)) return;
+                }
             }
         }
     }
-#endif
 }
+
+#if defined(SIM_SHARED_RACES)
+template <class Body>
+SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
+    plain_thread_loop(b, static_cast<Body&&>(body));
+}
+
+// A block-loop region that has a barrier epoch to itself and writes no shared memory
+// (simulator/block_loops_epochs.py): no access of it can be half of a shared-memory hazard, since
+// every other access of its epoch is its own threads' reads. The shared-memory race check leaves
+// its accesses unjudged: this loop and the region's body (the front end marks it no_sanitize_thread
+// in that build alone) are compiled without ThreadSanitizer's calls, so that the region runs as
+// fast mode's code does. (The loop is inlined here and the body into it: g++ inlines no function
+// into one whose sanitizer flags differ, except an always_inline one.) Its threads run in thread
+// order, as in a fast build, not the fibers' (kThreadOrder): the region writes nothing but each
+// thread's own locals, so no order gives another result, and the compiler may vectorise the loop.
+// That build alone calls it.
+template <class Body>
+SIM_DEVICE_FMA_TARGET static inline __attribute__((no_sanitize_thread)) void for_each_unjudged_thread(
+    const PlainBlock& b, Body&& body) {
+    plain_thread_loop<true>(b, static_cast<Body&&>(body));
+}
+#endif
 
 // One kernel launch as the runtime records it, however it was made (<<<>>>, a launch by address, a
 // graph's kernel node, a capture, a launch from device code): what runs, with which arguments, and

@@ -385,6 +385,15 @@ inline bool quiet_word_access(RaceState& s, uintptr_t off, bool write, uintptr_t
     return true;
 }
 
+// A write of an aligned 4-byte whole word that quiet_word_access() records at once (most writes):
+// judge()'s first steps without its call. False, recording nothing, where judge() is needed.
+inline bool quiet_write(RaceState& s, const RunState& run, const Block* b, uintptr_t off, uintptr_t pc) {
+    if (!b->launch->checked || s.waiting.block != nullptr || (off & 3u) != 0 || s.split[off >> 2] != 0)
+        return false;
+    const uint32_t thread = (uint32_t)run.fiber->linear;
+    return quiet_word_access(s, off, true, pc, thread, s.warp_syncs[(thread >> 5) & 31u]);
+}
+
 // An access to the running block's shared memory: judged and recorded, a whole word at a time
 // where it covers one that is whole, byte by byte elsewhere (see RaceState).
 __attribute__((noinline)) void judge(RunState& run, Block* b, uintptr_t off, size_t size, bool write,
@@ -426,9 +435,10 @@ inline __attribute__((always_inline)) void access(uintptr_t addr, size_t size, b
     if (b == nullptr) return;
     const uintptr_t off = addr - reinterpret_cast<uintptr_t>(b->smem);  // no arena: off is huge
     if (off >= kArenaBytes || !run.in_kernel) return;
-    if (!write && b->worker != nullptr && b->worker->race_state != nullptr &&
-        read_known(*static_cast<const RaceState*>(b->worker->race_state), run, off, size))
-        return;
+    if (b->worker != nullptr && b->worker->race_state != nullptr) {
+        auto& s = *static_cast<RaceState*>(b->worker->race_state);
+        if (write ? size == 4 && quiet_write(s, run, b, off, pc) : read_known(s, run, off, size)) return;
+    }
     judge(run, b, off, size, write, pc);
 }
 

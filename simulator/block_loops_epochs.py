@@ -1,0 +1,139 @@
+"""Block-loop regions whose accesses the shared-memory race check need not judge.
+
+A hazard of ``__shared__`` memory is two accesses of one block's threads, one of them a write,
+between the same two barriers (an epoch, ``runtime/shared_races.cpp``). A region that a barrier
+starts and a barrier ends (or the block's start and end) is all that its threads run in its epoch;
+if it also writes no shared memory, each access it makes is a read that no write of the epoch can
+meet, so none is a hazard and none need be recorded for a later access (the next epoch starts
+afresh). The tiled matmul's inner product is such a region: every thread reads the two tiles and
+writes only its own sum.
+
+"Writes no shared memory" is decided on the source, conservatively: every statement and expression
+of the region must be of a kind listed below (no call of any kind, so no atomic, copy, barrier or
+constructor), and every assignment, compound assignment, ``++`` and ``--`` must name a local variable
+of the kernel that is neither ``__shared__`` nor a reference. Anything else, such as a store
+through a pointer, an array element or a member, keeps the region judged as before.
+Only the racecheck-shared build asks for these regions (``modes.Build.unjudged_regions``); their
+loop (``runtime/launch.h``, ``for_each_unjudged_thread``) and body are compiled without
+ThreadSanitizer's calls there.
+"""
+
+from __future__ import annotations
+
+from .block_loops_analysis import _ASSIGNMENTS, KernelAnalysis, Region
+from .block_loops_threads import TRANSPARENT
+
+__all__ = ["unjudged_regions"]
+
+# Statements and expressions that write nothing but what an assignment among them names.
+_QUIET = frozenset(
+    {
+        "COMPOUND_STMT",
+        "DECL_STMT",
+        "VAR_DECL",
+        "NULL_STMT",
+        "IF_STMT",
+        "FOR_STMT",
+        "WHILE_STMT",
+        "DO_STMT",
+        "SWITCH_STMT",
+        "CASE_STMT",
+        "DEFAULT_STMT",
+        "BREAK_STMT",
+        "CONTINUE_STMT",
+        "RETURN_STMT",
+        "BINARY_OPERATOR",
+        "COMPOUND_ASSIGNMENT_OPERATOR",
+        "UNARY_OPERATOR",
+        "CONDITIONAL_OPERATOR",
+        "PAREN_EXPR",
+        "UNEXPOSED_EXPR",
+        "DECL_REF_EXPR",
+        "MEMBER_REF_EXPR",
+        "ARRAY_SUBSCRIPT_EXPR",
+        "INTEGER_LITERAL",
+        "FLOATING_LITERAL",
+        "CHARACTER_LITERAL",
+        "CXX_BOOL_LITERAL_EXPR",
+        "CXX_NULL_PTR_LITERAL_EXPR",
+        "CSTYLE_CAST_EXPR",
+        "CXX_STATIC_CAST_EXPR",
+        "CXX_REINTERPRET_CAST_EXPR",
+        "CXX_CONST_CAST_EXPR",
+        "CXX_UNARY_EXPR",
+        "UNARY_EXPR",
+        "TYPE_REF",
+        "NAMESPACE_REF",
+    }
+)
+_REFERENCES = frozenset({"LVALUEREFERENCE", "RVALUEREFERENCE"})
+
+
+def unjudged_regions(k: KernelAnalysis, plan: list) -> set[int]:
+    """The ``id`` of each region of ``plan`` (``KernelAnalysis.plan``) that is alone between two
+    barriers and writes no shared memory (see the module's docstring)."""
+    found: set[int] = set()
+    _walk(k, plan, True, found)
+    return found
+
+
+def _walk(k: KernelAnalysis, plan: list, top: bool, found: set[int]) -> None:
+    for i, item in enumerate(plan):
+        kind = item[0]
+        if kind == "region":
+            # The block's start and end bound an epoch as a barrier does (block_started).
+            before = plan[i - 1][0] == "barrier" if i > 0 else top
+            after = plan[i + 1][0] == "barrier" if i + 1 < len(plan) else top
+            if before and after and _writes_no_shared_memory(k, item[1]):
+                found.add(id(item[1]))
+        elif kind == "compound":
+            _walk(k, item[2], False, found)
+        elif kind in ("loop", "do"):
+            _walk(k, item[3], False, found)
+        elif kind == "if":
+            _walk(k, item[3], False, found)
+            if item[4] is not None:
+                _walk(k, item[4], False, found)
+
+
+def _writes_no_shared_memory(k: KernelAnalysis, region: Region) -> bool:
+    return all(_quiet(k, node) for node in [*region.stmts, *region.guards])
+
+
+def _quiet(k: KernelAnalysis, node) -> bool:
+    kind = node.kind.name
+    if kind not in _QUIET:
+        return False
+    children = list(node.get_children())
+    if kind == "VAR_DECL" and k.tu.off(node.location) in k.shared:
+        return False
+    if kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and len(children) == 2:
+        op = k.between(children[0], children[1])
+        if (kind == "COMPOUND_ASSIGNMENT_OPERATOR" or op in _ASSIGNMENTS) and not _local_target(
+            k, children[0]
+        ):
+            return False
+    if kind == "UNARY_OPERATOR" and len(children) == 1:
+        start, end = k.tu.rng(node)
+        cs, ce = k.tu.rng(children[0])
+        around = k.text[start:cs] + k.text[ce:end]
+        if ("++" in around or "--" in around) and not _local_target(k, children[0]):
+            return False
+    return all(_quiet(k, ch) for ch in children)
+
+
+def _local_target(k: KernelAnalysis, lhs) -> bool:
+    """Whether ``lhs`` names a local variable of the kernel that is not ``__shared__`` memory (nor
+    a reference, which may be bound to it)."""
+    while lhs.kind.name in TRANSPARENT and len(list(lhs.get_children())) == 1:
+        lhs = next(lhs.get_children())
+    if lhs.kind.name != "DECL_REF_EXPR" or lhs.referenced is None:
+        return False
+    var = lhs.referenced
+    key = k.tu.off(var.location)
+    return (
+        var.kind.name == "VAR_DECL"
+        and key in k.locals
+        and key not in k.shared
+        and var.type.get_canonical().kind.name not in _REFERENCES
+    )
