@@ -28,6 +28,10 @@ set (a plain loop, the kernel called through a pointer for each thread), the sam
 ``SIMULATOR_FIBERS=1`` (fibers forced), and as the build translates its ``<<<...>>>`` launch
 (the front end marks the kernel barrier-free and the launch's loop calls it directly, so the
 compiler may inline it): the last is what a program gets, and the one the 10x target is for.
+The same add written as a grid-stride loop (264 blocks, each thread many steps a grid apart) runs
+as built (in lockstep rounds, ``simulator/block_loops_interchange.py``), next to its anchor: the
+same loop as C++ loops over blocks and threads, each thread's steps in turn, compiled as the
+matmul anchors are (below); the line after the table gives the ratio of the two.
 A fourth way replays a graph that stream capture recorded from that ``<<<...>>>`` launch, and a
 fifth launches the kernel by address with ``cudaLaunchKernel`` (as a graph's kernel node does):
 both run the same loop as the launch itself. The tree-sum runs twice: as built (a kernel with

@@ -228,17 +228,16 @@ class InterchangeAnalysis(KernelAnalysis):
         whose ``s`` reads no memory and not the counter. Whether the rest is block-uniform and
         unwritten is proven in ``plan``, once the block variables are known."""
         children = list(loop.get_children())
-        if len(children) != 4 or children[0].kind != self.ck.DECL_STMT:
+        if len(children) != 4:
             return None
-        decl, cond, inc, body = children
-        vars_ = list(decl.get_children())
-        if len(vars_) != 1 or vars_[0].kind != self.ck.VAR_DECL:
+        first, cond, inc, body = children
+        start = self._start(first)
+        if start is None:
             return None
-        var = vars_[0]
+        var, init = start
         if var.type.get_canonical().kind.name not in _COUNTERS or _UNNAMEABLE.search(var.type.spelling):
             return None
-        inits = [ch for ch in var.get_children() if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
-        if len(inits) != 1 or not self._pure(inits[0]) or not self._reads_thread(inits[0]):
+        if not self._pure(init) or not self._reads_thread(init):
             return None
         key = self.tu.off(var.location)
         step = self._step(inc, key)
@@ -247,7 +246,7 @@ class InterchangeAnalysis(KernelAnalysis):
             return None
         if not isinstance(step, str) and (not self._pure(step) or self._reads(step, {key}, 0)):
             return None
-        stride = Stride(loop, var, key, inits[0], cond, inc, step)
+        stride = Stride(loop, var, key, init, cond, inc, step)
         # It pays where a subscript adds the counter unscaled (adjacent threads, adjacent
         # elements) or is a column walk across the threads (``in[y * w + x]``).
         for sub in self._subscripts(body):
@@ -255,6 +254,26 @@ class InterchangeAnalysis(KernelAnalysis):
             if self._adds(index, key, _DEPTH) or self._column_walk(index, {key}):
                 return stride
         return None
+
+    def _start(self, first) -> tuple | None:
+        """(the counter's VAR_DECL, its start) of a loop's first clause: ``T v = start`` declaring
+        one variable, or ``v = start`` assigning a local of the kernel; else None."""
+        if first.kind == self.ck.DECL_STMT:
+            vars_ = list(first.get_children())
+            if len(vars_) != 1 or vars_[0].kind != self.ck.VAR_DECL:
+                return None
+            inits = [
+                ch for ch in vars_[0].get_children() if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")
+            ]
+            return (vars_[0], inits[0]) if len(inits) == 1 else None
+        first = self._bare(first)
+        children = list(first.get_children())
+        if first.kind.name != "BINARY_OPERATOR" or len(children) != 2 or self.between(*children) != "=":
+            return None
+        lhs = self._bare(children[0])
+        ref = lhs.referenced if lhs.kind == self.ck.DECL_REF_EXPR else None
+        var = self.locals.get(self.tu.off(ref.location)) if ref is not None else None
+        return None if var is None else (var, children[1])
 
     def _adds(self, node, key: int, depth: int) -> bool:
         """Whether index ``node`` adds counter ``key`` unscaled (through ``+``, ``-``, casts and
@@ -418,8 +437,8 @@ class InterchangeAnalysis(KernelAnalysis):
         """Raises Fallback unless ``stride``'s header means the same in every lockstep round: the
         counter written only by its step, the step block-uniform, the start and the condition
         reading only what each round may compute again, nothing of them written in the loop."""
-        lo, hi = self.tu.rng(stride.inc)
-        if not all(lo <= at < hi for at in self.written.get(stride.key, [])):
+        clauses = [self.tu.rng(stride.inc), self.tu.rng(list(stride.loop.get_children())[0])]
+        if not all(any(lo <= at < hi for lo, hi in clauses) for at in self.written.get(stride.key, [])):
             raise Fallback("a grid-stride loop's counter written other than by its step")
         if not isinstance(stride.step, str) and not self._uniform(stride.step):
             raise Fallback("a grid-stride loop whose step is not block-uniform")
@@ -574,6 +593,9 @@ class _InterchangeEmitter(_Emitter):
         total = "(int)(__sim_blk->dim.x * __sim_blk->dim.y * __sim_blk->dim.z)"
         params = "const ::uint3 threadIdx, [[maybe_unused]] const int __sim_t"
         step = stride.step if isinstance(stride.step, str) else None
+        # A counter read after the loop keeps the value that ended the thread's loop.
+        slot = k.slot_of.get(stride.key)
+        keep = [] if slot is None else [f" __sim_slot{slot}[__sim_t] = {stride.var.spelling};"]
         parts = [
             f" {{ using {alias} = {stride.var.type.spelling};",
             f" using {ualias} = ::std::make_unsigned_t<{alias}>;",
@@ -584,11 +606,13 @@ class _InterchangeEmitter(_Emitter):
             " if (!(",
             *inside,
             ")) return false;",
-            *self._counter(stride, n),
-            " return (",
+            *self._counter(stride, n, True),
+            " if (",
             self._marker(tu.rng(stride.cond)[0]),
             tu.rng(stride.cond),
-            "); };",
+            ") return true;",
+            *keep,
+            " return false; };",
             f" for ({ualias} __sim_k{n} = 0;; ++__sim_k{n}) {{",
             " if (__sim_blk->timed_out->load(::std::memory_order_relaxed)) return;",
             f" __sim_off{n} = ({ualias})(__sim_k{n} * ({ualias})(",
@@ -618,11 +642,14 @@ class _InterchangeEmitter(_Emitter):
         ]
         return parts
 
-    def _counter(self, stride: Stride, n: int) -> list:
-        """The declaration of ``stride``'s counter as it stands in round ``__sim_k<n>``."""
+    def _counter(self, stride: Stride, n: int, declare: bool) -> list:
+        """``stride``'s counter as it stands in round ``__sim_k<n>``: declared, or assigned to the
+        local a region loaded from its per-thread slot (a counter declared before the loop)."""
         start, end = self.tu.rng(stride.init)
+        declared = f"__sim_gs{n}_t " if declare or stride.key not in self.k.slot_of else ""
+        value = f"(__sim_gs{n}_t)((__sim_gsu{n}_t)(__sim_gs{n}_t)("
         return [
-            f" __sim_gs{n}_t {stride.var.spelling} = (__sim_gs{n}_t)((__sim_gsu{n}_t)(__sim_gs{n}_t)(",
+            f" {declared}{stride.var.spelling} = {value}",
             self._marker(start),
             (start, end),
             f") + __sim_off{n});",
@@ -642,9 +669,10 @@ class _InterchangeEmitter(_Emitter):
                 r.guards = guards
 
     def _read_too(self, region) -> list[tuple[int, int]]:
-        """A grid-stride body's region reads the locals of its counter's start too."""
+        """A grid-stride body's region reads the locals of its loop's first clause too (the
+        counter's start, and the counter itself where it is declared before the loop)."""
         stride = self.k.stride_of.get(id(region))
-        return [] if stride is None else [self.tu.rng(stride.init)]
+        return [] if stride is None else [self.tu.rng(list(stride.loop.get_children())[0])]
 
     def _prelude(self, region) -> list:
         """A grid-stride body's region: the thread's counter in this round, and in a round that
@@ -654,4 +682,4 @@ class _InterchangeEmitter(_Emitter):
             return []
         n, predicated = self.rounds[id(region)]
         alive = [f" if (!__sim_alive{n}[__sim_t]) return;"] if predicated else []
-        return [*alive, *self._counter(stride, n)]
+        return [*alive, *self._counter(stride, n, False)]

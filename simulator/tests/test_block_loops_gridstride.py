@@ -28,6 +28,7 @@ ROUNDS = [
     "stride_2d",  # grid-stride in y (run in rounds) around grid-stride in x
     "stride_guarded",  # under `if (threadIdx.x < limit)`
     "stride_unrolled",  # globalCopy's shape: a template, `#pragma unroll`ed inner loops
+    "stride_counter_after",  # globalCopy's counter declared before the loop and read after it
 ]
 PLAIN = [
     "plain_counter_written",  # the body writes the counter

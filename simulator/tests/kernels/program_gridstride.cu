@@ -72,6 +72,25 @@ __global__ void stride_unrolled(T* out, const T* in, size_t n) {
     }
 }
 
+// globalCopy's whole shape: the counter declared before the loop and read after it, where each
+// thread finishes the elements its whole steps left; an array per thread across the loop.
+template <class T, int U>
+__global__ void stride_counter_after(T* out, const T* in, size_t n) {
+    T held[U];
+    size_t i;
+    for (i = U * blockIdx.x * blockDim.x + threadIdx.x; i + (U - 1) * blockDim.x < n;
+         i += U * blockDim.x * gridDim.x) {
+#pragma unroll
+        for (int j = 0; j < U; j++) held[j] = in[i + j * blockDim.x];
+#pragma unroll
+        for (int j = 0; j < U; j++) out[i + j * blockDim.x] = held[j] * (T)2;
+    }
+    for (int j = 0; j < U; j++) {
+        const size_t at = i + j * blockDim.x;
+        if (at < n) out[at] = in[at] - (T)1;
+    }
+}
+
 // The counter is written in the body: each thread may skip a step, the plain order stays.
 __global__ void plain_counter_written(const float* in, float* out, int n) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
@@ -208,6 +227,20 @@ int main(int argc, char** argv) {
         fresh();
         stride_unrolled<float, 4><<<gx, bx>>>(dout, da, (size_t)n);
         report("stride_unrolled", from_device(dout, len), want);
+    }
+    if (wanted(only, "stride_counter_after")) {
+        const int U = 4, bx = 32, gx = 3;
+        std::vector<float> want = blank;
+        for (size_t i0 = 0; i0 < (size_t)gx * bx; ++i0) {
+            size_t blk = i0 / bx, t = i0 % bx, i = U * blk * bx + t;
+            for (; i + (U - 1) * bx < (size_t)n; i += (size_t)U * bx * gx)
+                for (int j = 0; j < U; ++j) want[i + j * bx] = a[i + j * bx] * 2.0f;
+            for (int j = 0; j < U; ++j)
+                if (i + j * bx < (size_t)n) want[i + j * bx] = a[i + j * bx] - 1.0f;
+        }
+        fresh();
+        stride_counter_after<float, 4><<<gx, bx>>>(dout, da, (size_t)n);
+        report("stride_counter_after", from_device(dout, len), want);
     }
     if (wanted(only, "plain_counter_written")) {
         std::vector<float> want = blank;
