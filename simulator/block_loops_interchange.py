@@ -39,8 +39,9 @@ a warp's threads take step k together. It runs in lockstep *rounds* instead (``S
 ``_InterchangeEmitter._emit_stride``): round k runs the body for each thread whose counter, its
 start plus k steps, has passed the condition in every round so far; the rounds go on while any
 thread of the block is in, and a round in which all are runs without the per-thread condition,
-so that it vectorises. Such a loop qualifies (in the kernel shape above, at the body's top level,
-under thread conditions or inside block-uniform loops) where:
+its loads unconditional, so that g++ may vectorise it. Such a loop qualifies (in the kernel
+shape above, at the body's top level, under thread conditions or inside block-uniform loops)
+where:
 
 * it declares one ``int``/``unsigned``/``long``/``size_t``-like counter, whose start reads
   ``threadIdx`` and no memory; the step is ``v += s``, ``v = v + s`` or ``++v`` with ``s``
@@ -571,8 +572,8 @@ class _InterchangeEmitter(_Emitter):
         as ``k * step`` added once does in the counter's unsigned type, and the conversion back
         to a signed counter is modular, so each thread sees the value its own loop would. A
         first loop over the threads counts those still in; while all are (every round but the
-        last few), the body runs without a per-thread condition, so that a row's threads
-        vectorise. From the first round that leaves a thread out, each thread's ``alive`` flag
+        last few), the body runs without a per-thread condition, so that g++ may vectorise the
+        loop over a row's threads. From the first round that leaves a thread out, each thread's ``alive`` flag
         keeps it out for good, as leaving its loop would.
         """
         n = self.counters
