@@ -28,6 +28,10 @@ set (a plain loop, the kernel called through a pointer for each thread), the sam
 ``SIMULATOR_FIBERS=1`` (fibers forced), and as the build translates its ``<<<...>>>`` launch
 (the front end marks the kernel barrier-free and the launch's loop calls it directly, so the
 compiler may inline it): the last is what a program gets, and the one the 10x target is for.
+The same add written as a grid-stride loop (264 blocks, each thread many steps a grid apart) runs
+as built (in lockstep rounds, ``simulator/block_loops_interchange.py``), next to its anchor: the
+same loop as C++ loops over blocks and threads, each thread's steps in turn, compiled as the
+matmul anchors are (below); the line after the table gives the ratio of the two.
 A fourth way replays a graph that stream capture recorded from that ``<<<...>>>`` launch, and a
 fifth launches the kernel by address with ``cudaLaunchKernel`` (as a graph's kernel node does):
 both run the same loop as the launch itself. The tree-sum runs twice: as built (a kernel with
@@ -266,14 +270,25 @@ __global__ void matmul_tiled(const float* A, const float* B, float* C, int n) {
 }
 """
 
+# Blocks of the grid-stride add's launch: a GPU's few per multiprocessor (an H100 has 132), not
+# one per 256 elements, so each thread runs many steps.
+STRIDE_GRID = 264
+
 ELEMENTWISE_CU = (
     r"""
 #include <cuda_runtime.h>
 #define BLOCK 256
+#define STRIDE_GRID 264
 
 __global__ void add_one(const float* a, const float* b, float* c, int n) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) c[i] = a[i] + b[i];
+}
+
+// The same add as a grid-stride loop, launched with a fixed grid (STRIDE_GRID blocks).
+__global__ void add_stride(const float* a, const float* b, float* c, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        c[i] = a[i] + b[i];
 }
 
 """
@@ -297,6 +312,12 @@ extern "C" int bench_setup(const float* a, const float* b, int n) {
 // c = a + b as the build translates the launch.
 extern "C" int bench_add_built(void) {
     add_one<<<n_ / BLOCK, BLOCK>>>(da, db, dc, n_);
+    return (int)cudaGetLastError();
+}
+
+// c = a + b by the grid-stride kernel, as the build translates the launch.
+extern "C" int bench_add_stride(void) {
+    add_stride<<<STRIDE_GRID, BLOCK>>>(da, db, dc, n_);
     return (int)cudaGetLastError();
 }
 
@@ -446,6 +467,18 @@ extern "C" void native_tiled(const float* A, const float* B, float* C, int n) {
 }
 """
 
+# The grid-stride add as native C++ loops over the blocks (in parallel) and their threads, each
+# thread's loop in turn: the order a CUDA-to-CPU compiler that wraps a kernel's body in a loop
+# over the threads emits.
+ELEMENTWISE_NATIVE_CPP = r"""
+extern "C" void native_add_stride(const float* a, const float* b, float* c, int n, int grid, int block) {
+#pragma omp parallel for
+    for (int bx = 0; bx < grid; ++bx)
+        for (int tx = 0; tx < block; ++tx)
+            for (int i = bx * block + tx; i < n; i += block * grid) c[i] = a[i] + b[i];
+}
+"""
+
 NUMBA_SIDE = r"""
 import json, math, sys, time
 import numpy as np
@@ -578,6 +611,7 @@ def time_against_numpy(elements: int, repeat: int) -> dict:
         src = Path(tmp) / "bench_elementwise.cu"
         src.write_text(ELEMENTWISE_CU)
         libs = _built_and_fibers(build_shared(src, Path(tmp) / "out", "fast"))
+        native = _native_lib(Path(tmp), "native_elementwise", ELEMENTWISE_NATIVE_CPP)
     for fibers, lib in libs.items():
         with _fibers_env(fibers):
             if lib.bench_setup(ctypes.c_void_p(a.ctypes.data), ctypes.c_void_p(b.ctypes.data), n) != 0:
@@ -613,12 +647,19 @@ def time_against_numpy(elements: int, repeat: int) -> dict:
         "add_built": launch("add_built", "bench_add_built", add_want),
         "add_graph": launch("add_graph", "bench_add_graph", add_want),
         "add_address": launch("add_address", "bench_add_by_address", add_want),
+        "add_stride": launch("add_stride", "bench_add_stride", add_want),
         "tree_sum": launch("tree_sum", "bench_tree_sum", sum_want),
         "tree_sum_fibers": launch("tree_sum_fibers", "bench_tree_sum", sum_want, fibers=True),
     }
     for fibers, lib in libs.items():
         with _fibers_env(fibers):
             lib.bench_free()
+    if native is not None:
+        pa, pb, pc = (ctypes.c_void_p(x.ctypes.data) for x in (a, b, c))
+        add = native.native_add_stride
+        res["native_add_stride"] = _best(lambda: add(pa, pb, pc, n, STRIDE_GRID, BLOCK), repeat)
+        if not np.array_equal(c, add_want):
+            raise SystemExit("wrong results from native_add_stride")
     return res
 
 
@@ -661,12 +702,12 @@ def _mark_row(row: str) -> None:
         print(f"bench row: {row}", file=sys.stderr, flush=True)
 
 
-def _native_matmul(tmp: Path):
-    """The native-loops anchor library (g++ -O3 -march=native -fopenmp), or None without one."""
+def _native_lib(tmp: Path, name: str = "native_matmul", source: str = MATMUL_NATIVE_CPP):
+    """A native-loops anchor library (g++ -O3 -march=native -fopenmp), or None without one."""
     cxx = os.environ.get("CXX", "g++")
-    src = tmp / "native_matmul.cpp"
-    src.write_text(MATMUL_NATIVE_CPP)
-    lib = tmp / "native_matmul.so"
+    src = tmp / f"{name}.cpp"
+    src.write_text(source)
+    lib = tmp / f"{name}.so"
     cmd = [cxx, "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", str(src), "-o", str(lib)]
     try:
         subprocess.run(cmd, check=True, capture_output=True)
@@ -699,7 +740,7 @@ def time_matmul(n: int, repeat: int) -> dict:
         src = Path(tmp) / "bench_matmul.cu"
         src.write_text(MATMUL_CU)
         libs = _built_and_fibers(build_shared(src, Path(tmp) / "out", "fast"))
-        native = _native_matmul(Path(tmp))
+        native = _native_lib(Path(tmp))
     for fibers, lib in libs.items():
         with _fibers_env(fibers):
             if lib.mm_setup(pa, pb, n) != 0:
@@ -987,6 +1028,12 @@ def main(argv: list[str] | None = None) -> int:
         ("elementwise add, <<<>>> as built", vs["add_built"], vs["numpy_add"], "<= 10x"),
         ("elementwise add, graph replay", vs["add_graph"], vs["numpy_add"], ""),
         ("elementwise add, cudaLaunchKernel", vs["add_address"], vs["numpy_add"], ""),
+        (f"grid-stride add <<<{STRIDE_GRID}>>>, as built", vs["add_stride"], vs["numpy_add"], ""),
+        *(
+            [("  the same, native loops (g++ -O3)", vs["native_add_stride"], vs["numpy_add"], "")]
+            if "native_add_stride" in vs
+            else []
+        ),
         ("tree-sum, barrier per level", vs["tree_sum"], vs["numpy_sum"], "<= 50x"),
         ("tree-sum, SIMULATOR_FIBERS=1", vs["tree_sum_fibers"], vs["numpy_sum"], ""),
         ("softmax (shared memory)", softmax_sm, np_softmax, ""),
@@ -998,6 +1045,12 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{name:<38}{sec['wall']:>10.4f}{ref['wall']:>10.4f}{sec['wall'] / ref['wall']:>8.0f}x"
             f"{sec['cpu'] / ref['cpu']:>10.0f}x  {target}"
+        )
+    if "native_add_stride" in vs:
+        anchor = vs["native_add_stride"]
+        print(
+            f"grid-stride add: {vs['add_stride']['wall'] / anchor['wall']:.1f}x its native loops "
+            f"(cpu {vs['add_stride']['cpu'] / anchor['cpu']:.1f}x), one thread's steps in turn"
         )
     print_matmul(mm)
     if ck is not None:

@@ -194,7 +194,7 @@ class _Emitter:
         declared = {tu.off(v.location) for v in region.declared}
         names = {v.spelling for v in region.declared}
         recomputed = self.k.recomputed
-        ranges = [(region.start, region.end), *(tu.rng(g) for g in region.guards)]
+        ranges = [(region.start, region.end), *(tu.rng(g) for g in region.guards), *self._read_too(region)]
         bound = sorted(
             {
                 k
@@ -230,6 +230,7 @@ class _Emitter:
                     kept.append(k)
             else:
                 body.append(f" {alias}& {var.spelling} = __sim_slot{i}[__sim_t];")
+        body += self._prelude(region)
         for g in region.guards:
             # A thread outside the condition does nothing in this region.
             body += [" if (!(", self._marker(tu.rng(g)[0]), tu.rng(g), ")) return;"]
@@ -252,6 +253,16 @@ class _Emitter:
             head = f" ::__sim::{loop}(*__sim_blk, [&](){self.target}{unjudged} {{"
         parts += [head, *body, "\n });"]
         return parts + after
+
+    def _read_too(self, region: Region) -> list[tuple[int, int]]:
+        """Source ranges outside ``region`` whose locals its loop reads too (none here)."""
+        del region
+        return []
+
+    def _prelude(self, region: Region) -> list:
+        """Code each thread runs before ``region``'s conditions and statements (none here)."""
+        del region
+        return []
 
     def _recomputed_declaration(self, key, var, init) -> list:
         """The declaration of recomputed local ``key`` (``var = init``) at a region's start: its

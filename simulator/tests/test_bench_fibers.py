@@ -23,6 +23,7 @@ EXPECTED = {
     "add_built": "as a plain loop",
     "add_graph": "as a plain loop",
     "add_address": "as a plain loop",
+    "add_stride": "as block loops",  # its grid-stride loop runs in lockstep rounds
     "tree_sum": "as block loops",
     "tree_sum_fibers": "with fibers",
     "naive": "as block loops",  # its column walk runs in lockstep order (block_loops_interchange.py)
