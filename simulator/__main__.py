@@ -34,6 +34,18 @@ def _version() -> str:
         return "torchlight (not installed)"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the installed version is looked up only when asked for (importlib.metadata
+    costs a tenth of a second, which every ``run`` would otherwise pay)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        sys.stdout.write(f"{parser.prog} ({_version()})\n")
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     prog = _prog()
     p = argparse.ArgumentParser(
@@ -41,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
         description="The CUDA-on-CPU simulator: run whole programs, check kernels under sanitizers, build "
         "CUDA C sources into CPU shared objects, or compile as nvcc does.",
     )
-    p.add_argument("--version", action="version", version=f"%(prog)s ({_version()})")
+    p.add_argument("--version", action=_VersionAction, help="show program's version number and exit")
     p.add_argument("-q", "--quiet", action="store_true", help=f"no progress lines (as {PROGRESS_VARIABLE}=0)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     b = sub.add_parser("build", help="build each FILE.cu into DIR/FILE.so with the same exported launchers")

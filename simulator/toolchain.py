@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -204,12 +205,37 @@ def toolkit_flags() -> list[str]:
 
 def crt_build() -> int:
     """The build number of the pinned release's compiler headers (the nvidia-cuda-crt wheel's version)."""
-    from importlib import metadata
+    version = _wheel_version("nvidia_cuda_crt")
+    if version is None:  # not a plain wheel install: ask importlib.metadata, which knows every layout
+        from importlib import metadata
 
+        try:
+            version = metadata.version("nvidia-cuda-crt")
+        except metadata.PackageNotFoundError:
+            return 0
     try:
-        return int(metadata.version("nvidia-cuda-crt").split(".")[2])
-    except (metadata.PackageNotFoundError, IndexError, ValueError):
+        return int(version.split(".")[2])
+    except (IndexError, ValueError):
         return 0
+
+
+@cache
+def _wheel_version(name: str) -> str | None:
+    """The ``Version:`` of the first ``NAME-*.dist-info/METADATA`` on ``sys.path`` (the one
+    importlib.metadata would read), or None. Read directly: importlib.metadata's email parser is
+    a tenth of a second of imports, paid by every build, cached or not."""
+    for entry in sys.path:
+        for info in sorted(Path(entry or ".").glob(f"{name}-*.dist-info")):
+            try:
+                with open(info / "METADATA", encoding="utf-8") as fh:
+                    for line in fh:
+                        if line.startswith("Version:"):
+                            return line.split(":", 1)[1].strip()
+                        if not line.strip():
+                            break  # the headers end at the first empty line
+            except OSError:
+                continue
+    return None
 
 
 def nvcc_macros(arch: int) -> list[str]:

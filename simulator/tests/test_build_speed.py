@@ -8,6 +8,7 @@ import platform
 import re
 import shutil
 import subprocess
+import sys
 import textwrap
 import threading
 from pathlib import Path
@@ -273,3 +274,38 @@ def test_the_front_ends_quick_scans_find_what_the_full_ones_do():
     assert [m.start() for m in syntax._LIBRARY_CONSTRUCTS.finditer(text)] == [
         m.start() for m in full.finditer(text)
     ]
+
+
+def test_the_compiler_headers_build_number_is_the_wheels_metadata(tmp_path, monkeypatch):
+    """crt_build reads the first nvidia_cuda_crt dist-info's Version line, as importlib.metadata
+    would, and asks importlib.metadata only where there is none."""
+    from importlib import metadata
+
+    toolchain._wheel_version.cache_clear()
+    try:
+        expected = int(metadata.version("nvidia-cuda-crt").split(".")[2])
+    except metadata.PackageNotFoundError:
+        expected = 0
+    assert toolchain.crt_build() == expected
+    info = tmp_path / "first" / "nvidia_cuda_crt-13.0.123.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: nvidia-cuda-crt\nVersion: 13.0.123\n\nbody\n"
+    )
+    monkeypatch.setattr("sys.path", [str(tmp_path / "first"), *sys.path])
+    toolchain._wheel_version.cache_clear()
+
+    def missing(name):
+        raise metadata.PackageNotFoundError(name)
+
+    try:
+        # Read from the file itself: importlib.metadata is not asked.
+        monkeypatch.setattr(metadata, "version", missing)
+        assert toolchain.crt_build() == 123
+        monkeypatch.setattr("sys.path", [str(tmp_path / "empty")])
+        toolchain._wheel_version.cache_clear()
+        assert toolchain.crt_build() == 0
+        monkeypatch.setattr(metadata, "version", lambda name: "13.0.77")
+        assert toolchain.crt_build() == 77  # no dist-info found: importlib.metadata decides
+    finally:
+        toolchain._wheel_version.cache_clear()
