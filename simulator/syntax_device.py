@@ -67,9 +67,10 @@ _WAIT_WHAT = (
 
 
 def wait_what(name: str) -> str:
-    """What the wait ``name`` (CUDA's or the runtime's) is, with its name: "a warp shuffle (__shfl_sync)"."""
+    """What the wait ``name`` is: "a warp shuffle (__shfl_sync)" for CUDA's, whose name the program
+    wrote; the runtime's own names (``warp_op``) mean nothing to it and are left out."""
     what = next((w for pattern, w in _WAIT_WHAT if pattern.fullmatch(name)), "a warp operation")
-    return f"{what} ({name})"
+    return f"{what} ({name})" if name.startswith("__") else what
 
 
 def _note(func: Func, pos: int, what: str) -> None:

@@ -75,3 +75,68 @@ def test_forced_fibers_name_the_variable_and_the_rest_keep_their_reasons():
     assert reasons["tiled"] == "SIMULATOR_FIBERS=1"
     assert reasons["plain"] == "SIMULATOR_FIBERS=1"
     assert reasons["shuffled"].startswith("a warp shuffle (__shfl_down_sync)")
+
+
+def test_synccheck_names_itself_for_a_kernel_with_barriers():
+    proc = run_cli(
+        "run", str(PROGRAM), "--mode", "synccheck", env={"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": "0"}
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ways, reasons = launch_ways(proc.stderr, "synccheck"), launch_reasons(proc.stderr)
+    assert ways["tiled"] == "with fibers"
+    assert reasons["tiled"] == "synccheck follows each thread from barrier to barrier"
+    assert ways["plain"] == "as a plain loop" and reasons["plain"] is None
+    assert reasons["shuffled"].startswith("a warp shuffle (__shfl_down_sync)")
+
+
+_FRONT_END = """\
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__device__ float (*hook)(float) = nullptr;
+__device__ float elsewhere(float v);
+__global__ void through_pointer(float* x) { x[threadIdx.x] = hook(x[threadIdx.x]); }  // why: pointer
+__global__ void undefined_callee(float* x) { x[threadIdx.x] = elsewhere(x[threadIdx.x]); }  // why: undefined
+__global__ void tile(float* x) {
+    cg::thread_block_tile<32> t = cg::tiled_partition<32>(cg::this_thread_block());
+    t.sync();  // why: tile
+    x[threadIdx.x] = 0.0f;
+}
+__global__ void lambda(float* x) {
+    __shared__ float s[64];
+    auto twice = [](float v) { return 2.0f * v; };  // why: lambda
+    s[threadIdx.x] = twice(x[threadIdx.x]);
+    __syncthreads();
+    x[threadIdx.x] = s[63 - threadIdx.x];
+}
+void host(float* x) {
+    through_pointer<<<1, 64>>>(x);
+    undefined_callee<<<1, 64>>>(x);
+    tile<<<1, 64>>>(x);
+    lambda<<<1, 64>>>(x);
+}
+"""
+
+
+def test_the_build_passes_each_reason_beside_its_launch(tmp_path):
+    from simulator.build import translate_source
+
+    src = tmp_path / "reasons.cu"
+    src.write_text(_FRONT_END)
+    out = translate_source(src)
+    lines = {
+        m.group(1): i
+        for i, ln in enumerate(_FRONT_END.splitlines(), 1)
+        if (m := re.search(r"// why: (\w+)$", ln))
+    }
+    why = dict(
+        re.findall(r'::__sim::launcher\("(\w+)"[^\n]*::__sim::LoopKind\{false, false, "([^"]*)"\}', out)
+    )
+    expected = {
+        "through_pointer": ("a call through a function pointer or a virtual method", "pointer"),
+        "undefined_callee": ("a call of 'elsewhere', which this file does not define", "undefined"),
+        "tile": ("a call of 'sync' that reaches a warp operation", "tile"),
+        "lambda": ("a lambda", "lambda"),
+    }
+    assert why == {
+        kernel: f"{what} (reasons.cu:{lines[marker]})" for kernel, (what, marker) in expected.items()
+    }
