@@ -33,7 +33,8 @@ bool register_kernel_raw(const void* kernel, const char* name, int nparams, Make
                          bool block_loops, const char* fibers_why) {
     std::lock_guard<std::mutex> lock(g_registry_mu);
     auto& table = registry();
-    const KernelEntry entry{name, nparams, make, invoke, run_plain, destroy, by_name, barrier_free, block_loops, fibers_why};
+    const KernelEntry entry{name,    nparams, make,         invoke,      run_plain,
+                            destroy, by_name, barrier_free, block_loops, fibers_why};
     auto it = table.find(kernel);
     if (it == table.end()) {
         table.emplace(kernel, entry);

@@ -54,7 +54,8 @@ struct LoopKind {
     const char* fibers_why = nullptr;
     constexpr LoopKind(bool free) : barrier_free(free) {}
     constexpr LoopKind(bool free, bool loops) : barrier_free(free), block_loops(loops) {}
-    constexpr LoopKind(bool free, bool loops, const char* why) : barrier_free(free), block_loops(loops), fibers_why(why) {}
+    constexpr LoopKind(bool free, bool loops, const char* why)
+        : barrier_free(free), block_loops(loops), fibers_why(why) {}
 };
 inline constexpr LoopKind kBlockLoops{false, true};
 // A kernel whose block loops would order some accesses otherwise than its fibers do (two regions
@@ -504,8 +505,8 @@ static inline void launch_deduced(const LaunchSpec& spec, const char* name, cons
 template <class F, class... A>
 static inline void launch_deduced(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
                                   cudaStream_t stream, LoopKind loops, F call, A&&... args) {
-    launch_deduced(LaunchSpec{grid, block, smem, stream, loops.barrier_free, false, loops.block_loops, loops.fibers_why}, name, file, line, call,
-                   std::forward<A>(args)...);
+    launch_deduced(LaunchSpec{grid, block, smem, stream, loops.barrier_free, false, loops.block_loops, loops.fibers_why},
+                   name, file, line, call, std::forward<A>(args)...);
 }
 
 }  // namespace __sim
@@ -614,8 +615,8 @@ static inline auto launcher(const LaunchSpec& spec, const char* name, const char
 template <class F, class... P>
 static inline auto launcher(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
                             cudaStream_t stream, void (*kernel)(P...), F by_name, LoopKind loops = false) {
-    return launcher(LaunchSpec{grid, block, smem, stream, loops.barrier_free, false, loops.block_loops, loops.fibers_why}, name, file,
-                    line, kernel, by_name);
+    return launcher(LaunchSpec{grid, block, smem, stream, loops.barrier_free, false, loops.block_loops, loops.fibers_why},
+                    name, file, line, kernel, by_name);
 }
 
 }  // namespace __sim
