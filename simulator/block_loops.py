@@ -49,8 +49,11 @@ def block_loop_edit(tu, cursor, fma: bool = False, unjudged: bool = False) -> Ed
     return _rewrite(tu, cursor, fma, unjudged)[0]
 
 
-def _rewrite(tu, cursor, fma: bool, unjudged: bool = False) -> tuple[Edit | None, bool]:
-    """The edit (or None) and whether the checkers may run it too (block_loops_order.py)."""
+def _rewrite(
+    tu, cursor, fma: bool, unjudged: bool = False, why: list | None = None
+) -> tuple[Edit | None, bool]:
+    """The edit (or None) and whether the checkers may run it too (block_loops_order.py); a
+    ``Fallback`` is appended to ``why`` when given."""
     try:
         k = KernelAnalysis(tu, cursor)
         plan = k.plan()
@@ -58,7 +61,9 @@ def _rewrite(tu, cursor, fma: bool, unjudged: bool = False) -> tuple[Edit | None
         # checkers, whose findings were compared for none of them.
         checkers = not (k.boundaries or k.jumps or k.written_params) and checkers_may_loop(k, plan)
         return _Emitter(k, fma, unjudged).edit(plan), checkers
-    except Fallback:
+    except Fallback as fallback:
+        if why is not None:
+            why.append(fallback)
         return None, False
 
 
@@ -71,6 +76,7 @@ class BlockLoops:
         self.unjudged = unjudged
         self.done: dict[int, bool] = {}
         self.checked: dict[int, bool] = {}  # rewritten kernels that memcheck and racecheck may loop too
+        self.fallbacks: dict[int, Fallback] = {}  # kernels kept on fibers: the analysis's reason
         self.kernels = {tu.off(c.location): c for c in tu.device_definitions}
 
     def rewritten(self, key: int | None) -> bool:
@@ -90,7 +96,22 @@ class BlockLoops:
 
     def _rewrite(self, cursor) -> tuple[Edit | None, bool]:
         """The edit (or None) for kernel ``cursor`` and whether the checkers may run it too."""
-        return _rewrite(self.tu, cursor, self.fma, self.unjudged)
+        why: list[Fallback] = []
+        result = _rewrite(self.tu, cursor, self.fma, self.unjudged, why)
+        if why:
+            self.fallbacks[self.tu.off(cursor.location)] = why[0]
+        return result
+
+    def fibers_why(self, key: int | None) -> tuple[int | None, str] | None:
+        """Where (a preprocessed offset, or None) and why kernel ``key`` keeps fibers; None when
+        it runs as block loops or was not analysed."""
+        if key is None or self.rewritten(key) or key not in self.fallbacks:
+            return None
+        fallback = self.fallbacks[key]
+        at = fallback.at
+        if at is not None and not isinstance(at, int):
+            at = self.tu.off(at.extent.start)
+        return at, str(fallback)
 
     def checkers_too(self, key: int | None) -> bool:
         """Whether rewritten kernel ``key`` runs as block loops under memcheck and racecheck too."""
@@ -211,7 +232,7 @@ class _Emitter:
         for k in again:
             var, init = recomputed[k]
             if var.spelling in names:
-                raise Fallback("a region declares a name it also uses from an earlier region")
+                raise Fallback(f"a region declares '{var.spelling}' again after an earlier one's", var)
             body += self._recomputed_declaration(k, var, init)
         for k in bound:
             if k in recomputed:
@@ -219,7 +240,7 @@ class _Emitter:
             i = self.k.slot_of[k]
             alias, var = self.k.slot_types[i]
             if var.spelling in names:
-                raise Fallback("a region declares a name it also uses from an earlier region")
+                raise Fallback(f"a region declares '{var.spelling}' again after an earlier one's", var)
             if var.type.get_canonical().kind.name in SCALARS:
                 # A scalar is copied in and out (every way out of a region but the kernel's last
                 # `return` reaches its end, and its address is never taken): as a local the

@@ -14,36 +14,42 @@ from __future__ import annotations
 from . import block_loops_wmma as wmma
 from .block_loops_order import SCALAR_KINDS
 from .block_loops_threads import PURE_CALLS, TRANSPARENT, UNNAMEABLE, ThreadValues
-from .syntax_device import CUDA_WAITS, RUNTIME_WAITS
+from .syntax_device import CUDA_WAITS, RUNTIME_WAITS, wait_what
 
 __all__ = ["SCALARS", "Fallback", "KernelAnalysis", "Region"]
 
 _UNIFORM_BUILTINS = frozenset({"blockIdx", "blockDim", "gridDim", "warpSize"})
 _ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="})
-_REFUSED = frozenset(
-    {
-        "GOTO_STMT",
-        "INDIRECT_GOTO_STMT",
-        "LABEL_STMT",
-        "LAMBDA_EXPR",
-        "ASM_STMT",
-        "MS_ASM_STMT",
-        "STRUCT_DECL",
-        "UNION_DECL",
-        "CLASS_DECL",
-        "ENUM_DECL",
-        "TYPEDEF_DECL",
-        "TYPE_ALIAS_DECL",
-        "CXX_TRY_STMT",
-        "CXX_THROW_EXPR",
-    }
-)
+# What the rewrite refuses in a kernel's body, as the launch log names it.
+_REFUSED = {
+    "GOTO_STMT": "a goto",
+    "INDIRECT_GOTO_STMT": "a computed goto",
+    "LABEL_STMT": "a label",
+    "LAMBDA_EXPR": "a lambda",
+    "ASM_STMT": "inline assembly",
+    "MS_ASM_STMT": "inline assembly",
+    "STRUCT_DECL": "a struct declared in the kernel",
+    "UNION_DECL": "a union declared in the kernel",
+    "CLASS_DECL": "a class declared in the kernel",
+    "ENUM_DECL": "an enum declared in the kernel",
+    "TYPEDEF_DECL": "a typedef in the kernel",
+    "TYPE_ALIAS_DECL": "a type alias in the kernel",
+    "CXX_TRY_STMT": "a try statement",
+    "CXX_THROW_EXPR": "a throw",
+}
 _LOOPS = frozenset({"FOR_STMT", "WHILE_STMT", "DO_STMT", "CXX_FOR_RANGE_STMT"})
 SCALARS = SCALAR_KINDS | {"POINTER"}
 
 
 class Fallback(Exception):
-    """The kernel is not a shape the rewrite handles: it keeps its fibers."""
+    """The kernel is not a shape the rewrite handles: it keeps its fibers.
+
+    ``at``: the node or offset the reason is about (the launch log names its line), or None.
+    """
+
+    def __init__(self, reason: str, at=None) -> None:
+        super().__init__(reason)
+        self.at = at
 
 
 class Region:
@@ -76,7 +82,7 @@ class KernelAnalysis(ThreadValues):
         self.text = tu.src.text
         body = [ch for ch in cursor.get_children() if ch.kind == self.ck.COMPOUND_STMT]
         if not body:
-            raise Fallback("no body")
+            raise Fallback("a kernel without a body in this file", cursor)
         self.body = body[0]
         self.func = tu.funcs.get(tu.off(cursor.location))
         params = [ch for ch in cursor.get_children() if ch.kind == self.ck.PARM_DECL]
@@ -105,18 +111,18 @@ class KernelAnalysis(ThreadValues):
         if wmma.local_type(node):
             self.local_types.append(self.tu.off(node.location))  # allowed where they stay in a region
         elif kind in _REFUSED:
-            raise Fallback("goto, a label, a lambda, inline assembly or a type declared in the kernel")
+            raise Fallback(_REFUSED[kind], node)
         if node.kind == ck.VAR_DECL:
             key = tu.off(node.location)
             self.locals[key] = node
             if any(ch.kind == ck.CUDASHARED_ATTR for ch in node.get_children()):
                 self.shared.add(key)
             elif node.storage_class == tu.ci.StorageClass.STATIC:
-                raise Fallback("a static local")
+                raise Fallback("a static local variable", node)
         elif node.kind == ck.CALL_EXPR:
             self._call(node)
         elif node.kind in (ck.WHILE_STMT, ck.DO_STMT, ck.FOR_STMT) and tu.device_code.spins(node):
-            raise Fallback("a loop that spins on memory")
+            raise Fallback("a loop that spins on volatile or atomic memory", node)
         elif node.kind == ck.DECL_REF_EXPR:
             self._use(node, parents)
         elif node.kind in (ck.BINARY_OPERATOR, ck.COMPOUND_ASSIGNMENT_OPERATOR):
@@ -151,19 +157,17 @@ class KernelAnalysis(ThreadValues):
         if ref is not None and not self.tu.src.is_user(self.tu.off(ref.location)):
             if name == "__syncthreads":
                 if list(node.get_children())[1:]:
-                    raise Fallback("a __syncthreads call written with arguments")
+                    raise Fallback("a __syncthreads call written with arguments", node)
                 self.barriers.add(self.tu.off(node.extent.start))
                 return
             op = wmma.note_boundary(self, node, name)
             if op == wmma.REFUSED:
-                raise Fallback("an mma_sync whose arguments change something when evaluated")
+                raise Fallback("an mma_sync whose arguments change something when evaluated", node)
             if op is None and (
                 CUDA_WAITS.fullmatch(name)
                 or (name in RUNTIME_WAITS and ref.semantic_parent.spelling == "__sim")
             ):
-                raise Fallback(
-                    "a wait other than __syncthreads() (a warp operation, __syncthreads_count, ...)"
-                )
+                raise Fallback(wait_what(name), node)
         children = list(node.get_children())
         if children and children[0].kind == self.ck.MEMBER_REF_EXPR:
             # `x.method(...)` may change x.
@@ -404,7 +408,7 @@ class KernelAnalysis(ThreadValues):
                 if ch.kind == ck.DECL_STMT:
                     for v in ch.get_children():
                         if v.kind != ck.VAR_DECL or v.type.get_canonical().kind.name not in SCALARS:
-                            raise Fallback("a loop with a barrier declares a variable that is not a scalar")
+                            raise Fallback("a loop with a barrier declares a non-scalar variable", v)
                         self.block_vars.add(tu.off(v.location))
             return ("loop", s, body, self._plan(self._stmts(body), False))
         if s.kind == ck.WHILE_STMT and len(children) == 2 and children[0].kind != ck.VAR_DECL:
@@ -415,12 +419,12 @@ class KernelAnalysis(ThreadValues):
             return ("do", s, children[0], self._plan(self._stmts(children[0]), False))
         if s.kind == ck.IF_STMT and len(children) in (2, 3):
             if children[0].kind in (ck.VAR_DECL, ck.DECL_STMT) or tu.rng(children[0])[0] < 0:
-                raise Fallback("an if with a barrier declares a variable in its condition")
+                raise Fallback("an if with a barrier declares a variable in its condition", s)
             self.headers.append(children[0])
             then = self._plan(self._stmts(children[1]), False)
             other = self._plan(self._stmts(children[2]), False) if len(children) == 3 else None
             return ("if", s, children[0], then, other)
-        raise Fallback("a barrier inside a switch, a range for or an expression")
+        raise Fallback("a barrier inside a switch, a range for or an expression", s)
 
     def _stmts(self, node) -> list:
         return list(node.get_children()) if node.kind == self.ck.COMPOUND_STMT else [node]
@@ -435,11 +439,11 @@ class KernelAnalysis(ThreadValues):
     def _check_jumps(self, node, loops: int, switches: int, final: bool) -> None:
         kind = node.kind.name
         if kind == "RETURN_STMT" and not final:
-            raise Fallback("a return before the last barrier")
+            raise Fallback("a return before the last barrier", node)
         if kind == "BREAK_STMT" and loops + switches == 0:
-            raise Fallback("a break that leaves a region between barriers")
+            raise Fallback("a break that leaves a region between barriers", node)
         if kind == "CONTINUE_STMT" and loops == 0:
-            raise Fallback("a continue that leaves a region between barriers")
+            raise Fallback("a continue that leaves a region between barriers", node)
         loops += kind in _LOOPS
         switches += kind == "SWITCH_STMT"
         for ch in node.get_children():
@@ -450,21 +454,25 @@ class KernelAnalysis(ThreadValues):
         the block variables and per-thread slots chosen; raises ``Fallback`` where fibers stay."""
         tu = self.tu
         f = self.func
-        if f is None or not self.barriers or f.unknown:
-            raise Fallback("no barrier of its own, or an unknown callee")
-        if self._callees_wait(f.calls - self.boundary_callees):
-            raise Fallback("a callee that waits (a barrier, a warp operation) or is unknown")
+        if f is None:
+            raise Fallback("a kernel the front end's walk did not reach")
+        if not self.barriers or f.unknown or self._callees_wait(f.calls - self.boundary_callees):
+            # The call graph's first wait or unknown callee, from the call in this kernel.
+            found = tu.fibers_why(f.key, self.boundary_callees)
+            at, what = found or (None, "a callee that waits or is unknown")
+            raise Fallback(what, at)
         start, end = tu.rng(self.body)
         if any(
             start <= e.start < end and any("lockstep_assign" in p for p in e.parts if isinstance(p, str))
             for e in tu.edits
         ):
-            raise Fallback("warp-synchronous statements that run with a warp's lanes in lockstep")
+            raise Fallback("warp-synchronous code (no __syncwarp) that needs a warp's lanes in lockstep")
         if any(k in self.locals and k not in self.shared for k in self.escaped):
-            raise Fallback("the address of a local kept in a pointer or memory")
+            key = next(k for k in self.escaped if k in self.locals and k not in self.shared)
+            raise Fallback("the address of a local kept in a pointer or memory", self.locals[key])
         for key in self.params:
             if key in self.addressed or key in self.escaped:
-                raise Fallback("a parameter whose address is taken")
+                raise Fallback("a parameter whose address is taken", key)
         self.regions: list[Region] = []
         self.headers: list = []
         # A written parameter must be a block variable: written only by block statements.
@@ -474,11 +482,11 @@ class KernelAnalysis(ThreadValues):
         for region in self.regions:
             self._check_region(region)
         if not wmma.types_stay_inside(self, self.local_types):
-            raise Fallback("a type declared in the kernel that a region boundary may separate from its uses")
+            raise Fallback("a type declared in the kernel and used across a barrier")
         self._choose_block_vars()
         for h in self.headers:
             if not self._uniform(h, header=True):
-                raise Fallback("a barrier under a condition not shown to be block-uniform")
+                raise Fallback("a barrier under a condition not shown to be block-uniform", h)
         self._choose_slots()
         return plan
 
@@ -526,7 +534,10 @@ class KernelAnalysis(ThreadValues):
             if not dropped:
                 break
             if dropped & loop_vars:
-                raise Fallback("a thread writes a loop's block-uniform variable")
+                spans = (*peeled, *headers)
+                writes = [w for k in dropped & loop_vars for w in self.written.get(k, [])]
+                at = min((w for w in writes if not any(a <= w < b for a, b in spans)), default=None)
+                raise Fallback("a thread writes a loop's block-uniform variable", at)
             # A declaration whose variables are not all block variables stays in its region.
             for key in list(dropped):
                 s, _region = candidates[key]
@@ -618,6 +629,6 @@ class KernelAnalysis(ThreadValues):
                     continue
                 kind = var.type.kind.name
                 if UNNAMEABLE.search(var.type.spelling) or kind in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
-                    raise Fallback("a local living across a barrier whose type the build cannot name")
+                    raise Fallback("a local living across a barrier whose type the build cannot name", var)
                 self.slot_of[key] = len(self.slot_types)
                 self.slot_types.append((f"__sim_slot{len(self.slot_types)}_t", var))

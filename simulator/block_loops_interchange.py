@@ -123,18 +123,18 @@ class InterchangeAnalysis(KernelAnalysis):
     def __init__(self, tu, cursor) -> None:
         super().__init__(tu, cursor)
         if self.barriers:
-            raise Fallback("a barrier: the block loops' rewrite, not this one")
+            raise Fallback("a barrier (block_loops.py rewrites such kernels)")
         if self.shared:
-            raise Fallback("__shared__ variables")
+            raise Fallback("a __shared__ variable")
         if not self._threadless(self.body, []):
-            raise Fallback("a call other than CUDA's math functions, or threadIdx used whole")
+            raise Fallback("a call other than CUDA's math functions, or threadIdx other than .x, .y, .z")
         self.guards: dict[int, object] = {}  # IF_STMT start -> its condition, run per thread
         self.loops: list = []
         self.strides: dict[int, Stride] = {}  # FOR_STMT start -> its grid-stride header
         self.stride_of: dict[int, Stride] = {}  # id(Region) -> the grid-stride loop it is the body of
         self._find(list(self.body.get_children()))
         if not self.loops:
-            raise Fallback("no loop whose lockstep order pays")
+            raise Fallback("no loop that walks a column, where lockstep order would pay")
         # Each chosen loop stands where a barrier would: its body becomes a region of its own.
         self.barriers = {self.tu.off(loop.extent.start) for loop in self.loops}
 

@@ -33,6 +33,10 @@ class Func:
     calls: set = field(default_factory=set)
     waits: bool = False
     unknown: bool = False
+    # The first wait or unknown callee of its own: (position, what it is), for the launch log's
+    # reason the kernel keeps fibers (``TranslationUnit.fibers_why``).
+    why: tuple[int, str] | None = None
+    sites: dict = field(default_factory=dict)  # callee key -> position of the first call of it
 
 
 def on_device(func: Func | None) -> bool:

@@ -561,6 +561,29 @@ class TranslationUnit:
             stack.extend(f.calls)
         return True
 
+    def fibers_why(self, key: int | None, skip: frozenset | set = frozenset()) -> tuple[int, str] | None:
+        """Where and why kernel ``key`` is not barrier-free: its own first wait or unknown callee,
+        or the call of the first callee (not in ``skip``) that reaches one; None when it is."""
+        f = self.funcs.get(key) if key is not None else None
+        if f is None:
+            return None
+        if f.why is not None:
+            return f.why
+        for callee, at in f.sites.items():
+            if callee in skip:
+                continue
+            seen, stack = set(), [callee]
+            while stack:
+                k = stack.pop()
+                g = self.funcs.get(k)
+                if k in seen or g is None:
+                    continue
+                seen.add(k)
+                if g.why is not None:
+                    return at, f"a call of '{self.funcs[callee].name}' that reaches {g.why[1]}"
+                stack.extend(g.calls)
+        return None
+
     def origin(self, key: int) -> tuple[str, int, int, str, int]:
         """Where function ``key`` is defined: file, line, column and name, and how many functions
         before it in the text have those four (the same in either pass)."""

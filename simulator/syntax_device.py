@@ -17,7 +17,7 @@ from .edits import Edit, Func, on_device
 from .refusals import DEVICE_LIBC, MATH_HEADER
 from .syntax_launches import CONFIG_CALLS, c_string, is_config
 
-__all__ = ["BUILTIN_NAMES", "DeviceCodeWalk"]
+__all__ = ["BUILTIN_NAMES", "DeviceCodeWalk", "wait_what"]
 
 # Runtime functions (namespace __sim) that wait for, or let run, other threads of the block or warp
 # (nanosleep_thread yields to the block's other threads, so a spin-wait on them makes progress).
@@ -48,6 +48,35 @@ SITE_CALLS = re.compile(
     r"tex(?:1D|2D|3D|Cubemap)\w*|surf(?:1D|2D|3D|Cubemap)\w*|"
     r"cudaLaunchKernel(?:Ex|ExC)?|cudaLaunchCooperativeKernel|cudaGraphAddKernelNode"
 )
+
+
+# What each wait is, in the program's terms (the launch log's reason a kernel keeps fibers).
+_WAIT_WHAT = (
+    (re.compile(r"__syncthreads|syncthreads"), "a barrier"),
+    (re.compile(r"__syncthreads_\w+|syncthreads_reduce"), "a barrier that counts or votes"),
+    (re.compile(r"__shfl\w*"), "a warp shuffle"),
+    (re.compile(r"__syncwarp"), "a warp barrier"),
+    (re.compile(r"__(?:ballot|any|all|uni)_sync"), "a warp vote"),
+    (re.compile(r"__match_\w+"), "a warp match"),
+    (re.compile(r"__reduce_\w+_sync"), "a warp reduction"),
+    (re.compile(r"__nanosleep|nanosleep_thread"), "a sleep that lets other threads run"),
+    (re.compile(r"__barrier_sync\w*"), "a named barrier"),
+    (re.compile(r"grid_sync"), "a grid-wide sync"),
+    (re.compile(r"tile_sync"), "a cooperative groups tile sync"),
+)
+
+
+def wait_what(name: str) -> str:
+    """What the wait ``name`` is: "a warp shuffle (__shfl_sync)" for CUDA's, whose name the program
+    wrote; the runtime's own names (``warp_op``) mean nothing to it and are left out."""
+    what = next((w for pattern, w in _WAIT_WHAT if pattern.fullmatch(name)), "a warp operation")
+    return f"{what} ({name})" if name.startswith("__") else what
+
+
+def _note(func: Func, pos: int, what: str) -> None:
+    """Keep ``what`` at ``pos`` as ``func``'s reason to keep fibers unless it has one."""
+    if func.why is None:
+        func.why = (pos, what)
 
 
 def _squash(text: str) -> str:
@@ -110,9 +139,11 @@ class DeviceCodeWalk:
                 candidates = self._candidates(first)
                 if candidates is None:
                     func.unknown = True  # a call through a pointer or an unresolved member
+                    at = self.unit.off(c.extent.start)
+                    _note(func, at, "a call through a function pointer or a virtual method")
                     return
                 for cand in candidates:
-                    self._add_call(func, cand)
+                    self._add_call(func, cand, site=c)
                 return
             self._add_call(func, ref, c)
         elif c.kind in (ck.WHILE_STMT, ck.DO_STMT, ck.FOR_STMT) and on_device(func):
@@ -120,6 +151,7 @@ class DeviceCodeWalk:
             # wait too: in a plain loop over the block's threads the writer would never run.
             if self.spins(c):
                 func.waits = True
+                _note(func, self.unit.off(c.extent.start), "a loop that spins on volatile or atomic memory")
 
     def _candidates(self, callee) -> list | None:
         """The functions an unresolved (dependent) call by name may call, or None when not by name."""
@@ -136,19 +168,23 @@ class DeviceCodeWalk:
         lib = self.ci.conf.lib
         return [lib.clang_getOverloadedDecl(node, i) for i in range(lib.clang_getNumOverloadedDecls(node))]
 
-    def _add_call(self, func: Func, ref, call=None) -> None:
+    def _add_call(self, func: Func, ref, call=None, site=None) -> None:
         if ref.kind not in self.func_kinds:
             return
+        site = call if site is None else site
+        at = self.unit.off(site.extent.start) if site is not None else self.unit.off(ref.location)
         if (
             ref.spelling in _WAITS
             and ref.semantic_parent is not None
             and ref.semantic_parent.spelling == "__sim"
         ):
             func.waits = True
+            _note(func, at, wait_what(ref.spelling))
             return
         where = self.unit.off(ref.location)
         if _CUDA_WAITS.fullmatch(ref.spelling) and not self.src.is_user(where):
             func.waits = True
+            _note(func, at, wait_what(ref.spelling))
             return
         if func.user and on_device(func) and call is not None and self._device_clock(call, ref, where):
             return
@@ -158,11 +194,13 @@ class DeviceCodeWalk:
         if definition is None:
             if self.src.is_user(where):
                 func.unknown = True  # declared in the program, defined elsewhere
+                _note(func, at, f"a call of '{ref.spelling}', which this file does not define")
             return
         key = self.unit.off(definition.location)
         if key < 0:
             return
         func.calls.add(key)
+        func.sites.setdefault(key, at)
         # A function of the runtime or a library's header (NVIDIA's, CCCL's) is walked when device
         # code calls it: what it waits for is the caller's wait too.
         lazy = not self.src.is_user(key) and (func.kind != "host" or not func.user)
@@ -292,6 +330,8 @@ class DeviceCodeWalk:
         except ptx.PtxRefusal as refusal:
             return str(refusal)
         func.waits = func.waits or result.waits
+        if result.waits:
+            _note(func, start, "inline assembly that waits (a barrier or a warp operation)")
         exprs = [
             (self.unit.off(tokens[op.first].extent.start), self.unit.off(tokens[op.last].extent.end))
             for op in result.operands

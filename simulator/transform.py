@@ -31,12 +31,14 @@ refused by name), ``errors.py``.
 
 from __future__ import annotations
 
+import os
 import re
 
 from .block_loops import BlockLoops
 from .block_loops_interchange import Interchange
 from .errors import INSTALL_HINT, SimBuildError, clang_module
 from .syntax import Edit, TranslationUnit, source_error
+from .syntax_launches import c_string
 
 __all__ = ["INSTALL_HINT", "SimBuildError", "TranslationUnit", "clang_module", "translate_preprocessed"]
 
@@ -111,7 +113,7 @@ def translate_preprocessed(
             if checked
             else "::__sim::kBlockLoopsFast"
             if looped
-            else "false"
+            else _fibers_kind(runs, loops, matched)
         )
         edit.parts = [kind if p == "SIM_BARRIER_FREE" else p for p in edit.parts]
     if device is not None:
@@ -123,6 +125,20 @@ def translate_preprocessed(
         host.edits.extend(_attribute_at(host, pos, DEVICE_FMA) for pos in host.device_starts())
     out = host.render().replace(_SHARED, "static thread_local")
     return _CUDA_ATTRIBUTE.sub("", out)
+
+
+def _fibers_kind(runs: TranslationUnit, loops: BlockLoops, keys: list) -> str:
+    """``false`` with the first reason one of kernels ``keys`` keeps fibers, for the launch log:
+    the block-loop analysis's, else the barrier-free analysis's, with its file and line."""
+    for key in keys:
+        found = loops.fibers_why(key) or runs.fibers_why(key)
+        if found is None:
+            continue
+        at, what = found
+        path, line = runs.src.where(key if at is None else at)
+        why = f"{what} ({os.path.basename(path)}:{line})"
+        return f"::__sim::LoopKind{{false, false, {c_string(why)}}}"
+    return "false"
 
 
 def _attribute_at(tu: TranslationUnit, pos: int, attribute: str) -> Edit:

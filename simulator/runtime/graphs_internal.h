@@ -23,6 +23,7 @@ struct KernelEntry {
     bool by_name;       // registered by its definition: the functions call the kernel by name
     bool barrier_free;  // the front end's finding: launches by address may run as plain loops
     bool block_loops;   // the front end wrote the kernel's barrier regions as loops (LoopKind)
+    const char* fibers_why;  // the front end's reason it keeps fibers (LoopKind; null when none)
 };
 
 // A launch record (launch.h's KernelCall) that owns its copy of the arguments; copies of a

@@ -30,10 +30,11 @@ cudaError_t refuse(cudaError_t e, const char* fmt, const void* func) {
 
 bool register_kernel_raw(const void* kernel, const char* name, int nparams, MakePack make, void (*invoke)(void*),
                          RunPlain run_plain, void (*destroy)(void*), bool by_name, bool barrier_free,
-                         bool block_loops) {
+                         bool block_loops, const char* fibers_why) {
     std::lock_guard<std::mutex> lock(g_registry_mu);
     auto& table = registry();
-    const KernelEntry entry{name, nparams, make, invoke, run_plain, destroy, by_name, barrier_free, block_loops};
+    const KernelEntry entry{name,    nparams, make,         invoke,      run_plain,
+                            destroy, by_name, barrier_free, block_loops, fibers_why};
     auto it = table.find(kernel);
     if (it == table.end()) {
         table.emplace(kernel, entry);
@@ -78,6 +79,11 @@ bool registered_barrier_free(const void* kernel) {
     return find_kernel(kernel, &e) && e.barrier_free;
 }
 
+const char* registered_fibers_why(const void* kernel) {
+    KernelEntry e;
+    return find_kernel(kernel, &e) ? e.fibers_why : nullptr;
+}
+
 bool find_kernel(const void* kernel, KernelEntry* out) {
     std::lock_guard<std::mutex> lock(g_registry_mu);
     auto it = registry().find(kernel);
@@ -105,6 +111,7 @@ cudaError_t make_kernel_op(const void* func, const LaunchSpec& spec, void** args
     KernelCall record{spec, e.name != nullptr ? e.name : "(launched by address)", file, line, func, e.invoke, e.run_plain};
     record.spec.barrier_free = e.barrier_free;
     record.spec.block_loops = e.block_loops;
+    record.spec.fibers_why = e.fibers_why;
     record.pack = e.make(func, args);
     record.destroy = e.destroy;
     *op = KernelOp(record);

@@ -93,6 +93,27 @@ void launch_raw(const KernelCall& call) {
     execute_launch(&L);
 }
 
+namespace {
+
+// SIMULATOR_LAUNCH_LOG=1's line for launch ``L``: how its blocks run and, with fibers, why (the
+// run's reason first, then the front end's, which a launch through a pointer finds registered).
+// Not a report (reports are findings the run counts): a line on stderr.
+void log_launch(const Launch& L) {
+    const char* way = L.block_loops ? "as block loops" : L.plain ? "as a plain loop" : "with fibers";
+    const char* why = nullptr;
+    if (!L.plain) {
+        why = runtime_fibers_why(L.spec, L.checked);
+        if (why == nullptr) why = L.spec.fibers_why;
+        if (why == nullptr && L.kernel != nullptr) why = registered_fibers_why(L.kernel);
+        if (why == nullptr) why = "the build found no loop form for this kernel";
+    }
+    std::fprintf(stderr, "launch log (%s): kernel '%s' (launched at %s:%d) runs %s%s%s\n", mode_name(), L.name, L.file,
+                 L.line, way, why != nullptr ? ": " : "", why != nullptr ? why : "");
+    std::fflush(stderr);
+}
+
+}  // namespace
+
 void execute_launch(Launch* L) {
     const dim3 g = L->spec.grid;
     L->nblocks = (unsigned long long)g.x * g.y * g.z;
@@ -108,12 +129,7 @@ void execute_launch(Launch* L) {
     // so does a barrier-free one it wrote in lockstep order (block_loops_interchange.py).
     L->block_loops = runs_block_loops(L->spec.block_loops) && !L->spec.cooperative;
     L->plain = L->plain || L->block_loops;
-    if (launch_log()) {
-        // Not a report (reports are findings the run counts): a line on stderr.
-        std::fprintf(stderr, "launch log (%s): kernel '%s' (launched at %s:%d) runs %s\n", mode_name(), L->name, L->file,
-                     L->line, L->block_loops ? "as block loops" : L->plain ? "as a plain loop" : "with fibers");
-        std::fflush(stderr);
-    }
+    if (launch_log()) log_launch(*L);
     run_launch(L);
     if (L->timed_out.load()) {
         report("%s: launch timeout: kernel '%s' (launched at %s:%d) ran longer than SIMULATOR_TIMEOUT=%g s and was "

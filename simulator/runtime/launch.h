@@ -41,16 +41,23 @@ struct LaunchSpec {
     bool barrier_free = false;  // reaches no barrier, warp operation or other wait: threads may run as a plain loop
     bool cooperative = false;   // cudaLaunchCooperativeKernel: every block co-resident, grid.sync() allowed
     bool block_loops = false;   // the kernel's barriers split it into regions run as loops over the threads
+    const char* fibers_why = nullptr;  // the front end's reason the kernel keeps fibers (the launch log's)
 };
 
 // The front end's finding for a launched kernel: barrier-free (true), or a kernel whose
 // __syncthreads are all block-uniform and whose body it also wrote as loops over the block's
 // threads, one per region between barriers (kBlockLoops; simulator/block_loops.py).
+// A kernel it keeps on fibers carries the first reason it found, with the source line
+// (``LoopKind{false, false, "a warp shuffle (__shfl_down_sync) (k.cu:17)"}``): read only by
+// SIMULATOR_LAUNCH_LOG=1.
 struct LoopKind {
     bool barrier_free = false;
     bool block_loops = false;
+    const char* fibers_why = nullptr;
     constexpr LoopKind(bool free) : barrier_free(free) {}
     constexpr LoopKind(bool free, bool loops) : barrier_free(free), block_loops(loops) {}
+    constexpr LoopKind(bool free, bool loops, const char* why)
+        : barrier_free(free), block_loops(loops), fibers_why(why) {}
 };
 inline constexpr LoopKind kBlockLoops{false, true};
 // A kernel whose block loops would order some accesses otherwise than its fibers do (two regions
@@ -58,7 +65,8 @@ inline constexpr LoopKind kBlockLoops{false, true};
 // fast build, fibers under memcheck, racecheck and synccheck, whose findings depend on that order.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(SIM_SHARED_RACES) || \
     defined(SIM_SYNCCHECK)
-inline constexpr LoopKind kBlockLoopsFast{false, false};
+inline constexpr LoopKind kBlockLoopsFast{
+    false, false, "its block loops run in fast builds only: they differ from fibers in what this checker sees"};
 #else
 inline constexpr LoopKind kBlockLoopsFast{false, true};
 #endif
@@ -445,7 +453,8 @@ static inline void dispatch(const LaunchSpec& spec, const char* name, const char
 using MakePack = void* (*)(const void* kernel, void** args);
 SIM_API bool register_kernel_raw(const void* kernel, const char* name, int nparams, MakePack make,
                                  void (*invoke)(void*), RunPlain run_plain, void (*destroy)(void*),
-                                 bool by_name = false, bool barrier_free = false, bool block_loops = false);
+                                 bool by_name = false, bool barrier_free = false, bool block_loops = false,
+                                 const char* fibers_why = nullptr);
 
 template <class... P>
 struct KernelPacker {
@@ -469,6 +478,8 @@ SIM_API bool kernel_params(const void* kernel, int* n, const size_t** sizes, con
 
 // Whether the front end found the kernel at ``kernel`` barrier-free (false when unknown).
 SIM_API bool registered_barrier_free(const void* kernel);
+// The front end's reason the kernel at ``kernel`` keeps fibers (null when none or unknown).
+SIM_API const char* registered_fibers_why(const void* kernel);
 
 // The same for a kernel called by name through ``F``, a lambda that captures nothing (one type
 // per kernel definition, so the stored copy is that kernel's).
@@ -510,7 +521,7 @@ static inline bool register_kernel(void (*k)(P...), const char* name, LoopKind l
     register_kernel_params(reinterpret_cast<const void*>(k), (int)sizeof...(P), sizes, aligns);
     return register_kernel_raw(reinterpret_cast<const void*>(k), name, (int)sizeof...(P), &Packer::make,
                                &Packer::Pk::invoke, &Packer::Pk::run_plain, &Packer::Pk::destroy, true,
-                               loops.barrier_free, loops.block_loops);
+                               loops.barrier_free, loops.block_loops, loops.fibers_why);
 }
 
 // A kernel called through a pointer that is a constant, which the compiler can inline as it can
@@ -565,8 +576,8 @@ static inline void launch_deduced(const LaunchSpec& spec, const char* name, cons
 template <class F, class... A>
 static inline void launch_deduced(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
                                   cudaStream_t stream, LoopKind loops, F call, A&&... args) {
-    launch_deduced(LaunchSpec{grid, block, smem, stream, loops.barrier_free, false, loops.block_loops}, name, file, line, call,
-                   std::forward<A>(args)...);
+    launch_deduced(LaunchSpec{grid, block, smem, stream, loops.barrier_free, false, loops.block_loops, loops.fibers_why},
+                   name, file, line, call, std::forward<A>(args)...);
 }
 
 }  // namespace __sim
@@ -675,8 +686,8 @@ static inline auto launcher(const LaunchSpec& spec, const char* name, const char
 template <class F, class... P>
 static inline auto launcher(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
                             cudaStream_t stream, void (*kernel)(P...), F by_name, LoopKind loops = false) {
-    return launcher(LaunchSpec{grid, block, smem, stream, loops.barrier_free, false, loops.block_loops}, name, file,
-                    line, kernel, by_name);
+    return launcher(LaunchSpec{grid, block, smem, stream, loops.barrier_free, false, loops.block_loops, loops.fibers_why},
+                    name, file, line, kernel, by_name);
 }
 
 }  // namespace __sim

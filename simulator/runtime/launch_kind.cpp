@@ -1,6 +1,7 @@
 // The knobs of how a launch's blocks run (scheduler.cpp's runs_plain and runs_block_loops decide
 // with the mode): SIMULATOR_FIBERS=1 forces a fiber per thread for every kernel, and
-// SIMULATOR_LAUNCH_LOG=1 says per launch whether it ran as a plain loop, block loops or fibers.
+// SIMULATOR_LAUNCH_LOG=1 says per launch whether it ran as a plain loop, block loops or fibers, and
+// for fibers why (launch.cpp's log_launch).
 #include "sim_internal.h"
 
 #include <atomic>

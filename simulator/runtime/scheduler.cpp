@@ -213,6 +213,21 @@ bool runs_plain(bool barrier_free, bool checked) {
 
 bool runs_block_loops(bool block_loops) { return block_loops && mode::kBlockLoops && !fibers_forced(); }
 
+const char* runtime_fibers_why(const LaunchSpec& spec, bool checked) {
+    if (spec.cooperative) return "a cooperative launch (every block stays resident)";
+    if (fibers_forced() && (spec.barrier_free || spec.block_loops)) return "SIMULATOR_FIBERS=1";
+    if (spec.barrier_free && !mode::kPlainLoops && checked)
+        return "racecheck of all memory keeps a ThreadSanitizer fiber per thread of a launch it checks";
+    if (spec.block_loops && !mode::kBlockLoops) {
+#if defined(SIM_SYNCCHECK)
+        return "synccheck follows each thread from barrier to barrier";
+#else
+        return "racecheck of all memory keeps a ThreadSanitizer fiber per thread";
+#endif
+    }
+    return nullptr;
+}
+
 Worker* worker() {
     if (tl_run.worker == nullptr) {
         // On the heap, not in thread-local storage: a loaded library whose thread-local block is

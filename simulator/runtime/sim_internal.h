@@ -408,7 +408,12 @@ bool runs_plain(bool barrier_free, bool checked);
 // rewritten body looping over the threads region by region: fast builds only, not with
 // SIMULATOR_FIBERS=1.
 bool runs_block_loops(bool block_loops);
-// SIMULATOR_LAUNCH_LOG=1: every launch reports how its blocks run (fibers, a plain loop, block loops).
+// Why a launch that runs with fibers does, when the reason is the run's rather than the kernel's
+// (SIMULATOR_FIBERS=1, a cooperative launch, the mode); null when it is the kernel's own
+// (LaunchSpec::fibers_why). Asked only for the launch log.
+const char* runtime_fibers_why(const LaunchSpec& spec, bool checked);
+// SIMULATOR_LAUNCH_LOG=1: every launch reports how its blocks run (fibers, a plain loop, block
+// loops), and for fibers why.
 bool launch_log();
 // Whether the checker checks this launch of kernel ``name`` (launch_filter.cpp: run's
 // --kernel-name, --kernel-name-exclude, --launch-skip, --launch-count); counts it when it matches.

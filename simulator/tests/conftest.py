@@ -57,9 +57,10 @@ def run_cli(
     )
 
 
-# SIMULATOR_LAUNCH_LOG=1's line per launch: mode, kernel (template arguments dropped), how it ran.
+# SIMULATOR_LAUNCH_LOG=1's line per launch: mode, kernel (template arguments dropped), how it ran
+# and, for fibers, why.
 LAUNCH_LOG = re.compile(
-    r"launch log \((\w+)\): kernel '([^'<]+)(?:<[^']*>)?' \(launched at [^)]*\) runs (.+)$"
+    r"launch log \((\w+)\): kernel '([^'<]+)(?:<[^']*>)?' \(launched at [^)]*\) runs ([^:]+)(?:: (.+))?$"
 )
 
 
@@ -71,6 +72,11 @@ def launch_ways(stderr: str, mode: str | None = None) -> dict[str, str]:
             assert mode is None or m.group(1) == mode, ln
             ways[m.group(2)] = m.group(3)
     return ways
+
+
+def launch_reasons(stderr: str) -> dict[str, str | None]:
+    """{kernel: why it ran with fibers (None for a loop)} from a run's launch-log lines."""
+    return {m.group(2): m.group(4) for ln in stderr.splitlines() if (m := LAUNCH_LOG.match(ln))}
 
 
 def run_logged(program: Path, mode: str, fibers: str, *args: str) -> tuple[str, dict[str, str]]:

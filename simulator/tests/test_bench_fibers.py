@@ -13,7 +13,7 @@ import sys
 
 from .conftest import REPO
 
-_LOG = re.compile(r"launch log \(\w+\): kernel '(\w+)' \(launched at [^)]*\) runs (.+)$")
+_LOG = re.compile(r"launch log \(\w+\): kernel '(\w+)' \(launched at [^)]*\) runs ([^:]+)(?:: .+)?$")
 _ROW = re.compile(r"^bench row: (\w+)$")
 
 # Each row and how every one of its launches must run.

@@ -19,7 +19,7 @@ from .conftest import KERNELS, line_of, run_cli, run_findings
 
 PROGRAM = KERNELS / "program_memcheck_threads.cu"
 WARP = 32
-_LOG = re.compile(r"launch log \((\w+)\): kernel '(\w+)' \(launched at [^)]*\) runs (.+)$")
+_LOG = re.compile(r"launch log \((\w+)\): kernel '(\w+)' \(launched at [^)]*\) runs ([^:]+)(?:: .+)?$")
 _BY = re.compile(r"^=========     by thread \((\d+),0,0\) in block \(0,0,0\) of kernel '(\w+)'")
 
 
