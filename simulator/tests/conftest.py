@@ -88,6 +88,20 @@ def run_logged(program: Path, mode: str, fibers: str, *args: str) -> tuple[str, 
     return proc.stdout, launch_ways(proc.stderr, mode)
 
 
+def run_apart(program: Path, mode: str, fibers: str) -> tuple[str, str, dict[str, str]]:
+    """(stdout, stderr without the launch log and build progress, {kernel: how it ran}) of
+    ``program`` run in ``mode``; ``fibers`` "1" forces fibers (SIMULATOR_FIBERS)."""
+    env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers}
+    proc = run_cli("run", str(program), "--mode", mode, env=env)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    rest = [
+        ln
+        for ln in proc.stderr.splitlines()
+        if not LAUNCH_LOG.match(ln) and not ln.startswith("simulator: building")
+    ]
+    return proc.stdout, "\n".join(rest), launch_ways(proc.stderr)
+
+
 # Every way a test program runs "in every mode" (simulator/modes.py): each mode, and each other
 # build a mode's option picks (racecheck twice, with its default detector, __shared__ memory by
 # the simulator's own, and with ThreadSanitizer over every access, --racecheck-memory all), so

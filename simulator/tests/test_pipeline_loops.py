@@ -15,31 +15,16 @@ import re
 
 import pytest
 
-from .conftest import KERNELS, LAUNCH_LOG, nvcc_compile, run_cli
+from .conftest import KERNELS, nvcc_compile, run_apart
 
 PROGRAM = KERNELS / "pipeline_loops.cu"
 KERNEL_NAMES = ("pipe_tiles", "param_between", "param_read_first")
 
 
-def _run(mode: str, fibers: str):
-    """(stdout, stderr without the launch log, {kernel: how it ran}) of the program in ``mode``."""
-    env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers}
-    proc = run_cli("run", str(PROGRAM), "--mode", mode, env=env)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    ways, rest = {}, []
-    for ln in proc.stderr.splitlines():
-        m = LAUNCH_LOG.match(ln)
-        if m:
-            ways[m.group(2)] = m.group(3)
-        elif not ln.startswith("simulator: building"):
-            rest.append(ln)
-    return proc.stdout, "\n".join(rest), ways
-
-
 @pytest.fixture(scope="module")
 def fast_runs():
     """The program in a fast build: block loops allowed, then fibers forced."""
-    return _run("fast", "0"), _run("fast", "1")
+    return run_apart(PROGRAM, "fast", "0"), run_apart(PROGRAM, "fast", "1")
 
 
 def test_pipeline_and_written_parameter_run_as_block_loops_and_a_read_first_parameter_keeps_fibers(fast_runs):
@@ -63,7 +48,7 @@ def test_results_are_the_hosts_and_bit_identical_to_fibers(fast_runs):
 @pytest.mark.parametrize("mode", ["memcheck", "synccheck"])
 def test_the_checkers_report_nothing_and_keep_the_results(mode, fast_runs):
     (_, _, _), (fibers_out, _, _) = fast_runs
-    out, err, _ = _run(mode, "0")
+    out, err, _ = run_apart(PROGRAM, mode, "0")
     assert out == fibers_out
     assert err == ""
 

@@ -15,30 +15,15 @@ import re
 
 import pytest
 
-from .conftest import KERNELS, LAUNCH_LOG, nvcc_compile, run_cli
+from .conftest import KERNELS, nvcc_compile, run_apart
 
 PROGRAM = KERNELS / "wmma_loops.cu"
-
-
-def _run(program, mode: str, fibers: str):
-    """(stdout, stderr without the launch log, {kernel: how it ran}) of ``program`` in ``mode``."""
-    env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers}
-    proc = run_cli("run", str(program), "--mode", mode, env=env)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    ways, rest = {}, []
-    for ln in proc.stderr.splitlines():
-        m = LAUNCH_LOG.match(ln)
-        if m:
-            ways[m.group(2)] = m.group(3)
-        elif not ln.startswith("simulator: building"):
-            rest.append(ln)
-    return proc.stdout, "\n".join(rest), ways
 
 
 @pytest.fixture(scope="module")
 def fast_runs():
     """The program in a fast build: block loops allowed, then fibers forced."""
-    return _run(PROGRAM, "fast", "0"), _run(PROGRAM, "fast", "1")
+    return run_apart(PROGRAM, "fast", "0"), run_apart(PROGRAM, "fast", "1")
 
 
 def test_uniform_wmma_kernel_runs_as_block_loops_and_a_warp_branch_keeps_fibers(fast_runs):
@@ -63,8 +48,8 @@ def test_results_are_the_hosts_and_bit_identical_to_fibers(fast_runs):
     [("wmma_shares.cu", {"chain", "partial"}), ("wmma_double.cu", {"dmma"})],
 )
 def test_the_wmma_test_programs_run_as_block_loops_with_the_fibers_output_and_reports(program, kernels):
-    loops_out, loops_err, ways = _run(KERNELS / program, "fast", "0")
-    fibers_out, fibers_err, forced = _run(KERNELS / program, "fast", "1")
+    loops_out, loops_err, ways = run_apart(KERNELS / program, "fast", "0")
+    fibers_out, fibers_err, forced = run_apart(KERNELS / program, "fast", "1")
     assert ways == dict.fromkeys(kernels, "as block loops")
     assert forced == dict.fromkeys(kernels, "with fibers")
     assert loops_out == fibers_out
@@ -74,7 +59,7 @@ def test_the_wmma_test_programs_run_as_block_loops_with_the_fibers_output_and_re
 
 @pytest.mark.parametrize("mode", ["memcheck", "synccheck"])
 def test_the_checkers_keep_fibers_and_the_results(mode):
-    out, _, ways = _run(PROGRAM, mode, "0")
+    out, _, ways = run_apart(PROGRAM, mode, "0")
     assert ways == {"tiles_loop": "with fibers", "warp_branch": "with fibers", "counted": "with fibers"}
     assert re.findall(r"^(\w+) (ok|WRONG) ", out, re.M) == [
         ("tiles_loop", "ok"),
