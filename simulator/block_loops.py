@@ -263,17 +263,22 @@ class _Emitter:
             body.append(f"\n if (!::__sim::kRecompute) {keep}" if k in recomputed else f"\n {keep}")
         # A region alone in its epoch that writes no shared memory (block_loops_epochs.py): its
         # loop and body without ThreadSanitizer's calls (runtime/launch.h).
-        loop, unjudged = "for_each_plain_thread", ""
+        loop, unjudged = self._thread_loop(region), ""
         if id(region) in self.unjudged:
-            loop, unjudged = "for_each_unjudged_thread", " __attribute__((no_sanitize_thread))"
+            loop, unjudged = "for_each_unjudged_thread(*__sim_blk, ", " __attribute__((no_sanitize_thread))"
         if region.simd:
             # threadIdx is the loop's own index here: nothing is stored per thread.
             params = "const ::uint3 threadIdx, const int __sim_t"
-            head = f" ::__sim::{loop}(*__sim_blk, [&]({params}){self.target}{unjudged} {{"
+            head = f" ::__sim::{loop}[&]({params}){self.target}{unjudged} {{"
         else:
-            head = f" ::__sim::{loop}(*__sim_blk, [&](){self.target}{unjudged} {{"
+            head = f" ::__sim::{loop}[&](){self.target}{unjudged} {{"
         parts += [head, *body, "\n });"]
         return parts + after
+
+    def _thread_loop(self, region: Region) -> str:
+        """The call of the runtime's loop that runs ``region`` for the block's threads, up to its body."""
+        del region
+        return "for_each_plain_thread(*__sim_blk, "
 
     def _read_too(self, region: Region) -> list[tuple[int, int]]:
         """Source ranges outside ``region`` whose locals its loop reads too (none here)."""

@@ -494,7 +494,7 @@ class _InterchangeEmitter(_Emitter):
     def __init__(self, k, fma: bool) -> None:
         super().__init__(k, fma)
         self.counters = 0
-        self.rounds: dict[int, tuple[int, bool]] = {}  # id(Region) -> (its loop's number, predicated)
+        self.rounds: dict[int, int] = {}  # id(Region) -> the number of its grid-stride loop
 
     def _emit(self, plan: list) -> list:
         parts: list = []
@@ -506,7 +506,10 @@ class _InterchangeEmitter(_Emitter):
                 parts += super()._emit([item])
                 continue
             cond, inner = item[2], item[3]
-            check = self._count_passing(cond)
+            # A grid-stride loop's rounds judge the condition per thread themselves: a copy of it
+            # without the condition would be a second copy of its body for nothing.
+            strided = any(id(r) in self.k.stride_of for r in self._regions(inner))
+            check = None if strided else self._count_passing(cond)
             if check is None:
                 parts += [" {", *self._emit(inner), " }"]
                 continue
@@ -571,16 +574,19 @@ class _InterchangeEmitter(_Emitter):
 
         The counter is computed from the round, not carried: ``k`` steps added one by one wrap
         as ``k * step`` added once does in the counter's unsigned type, and the conversion back
-        to a signed counter is modular, so each thread sees the value its own loop would. A
-        first loop over the threads counts those still in; while all are (every round but the
-        last few), the body runs without a per-thread condition, so that g++ may vectorise the
-        loop over a row's threads. From the first round that leaves a thread out, each thread's ``alive`` flag
-        keeps it out for good, as leaving its loop would.
+        to a signed counter is modular, so each thread sees the value its own loop would. Each
+        round first runs a loop over the threads still in that evaluates the condition once per
+        thread, clears the flag of a thread it leaves out (for good, as leaving its loop would)
+        and counts the others. The body is written once, run by ``for_each_flagged_thread``
+        (runtime/launch.h): for every thread while all are in (every round but the last few),
+        a loop g++ may vectorise, else for the runs of adjacent threads still in, through the
+        same inlined loop.
         """
         n = self.counters
         self.counters += 1
         tu, k = self.tu, self.k
         alias, ualias = f"__sim_gs{n}_t", f"__sim_gsu{n}_t"
+        alive, total = f"__sim_alive{n}", f"__sim_total{n}"
         guards = list(stride.regions[0].guards)
         keys = set()
         for node in (stride.init, stride.cond, *guards):
@@ -592,55 +598,47 @@ class _InterchangeEmitter(_Emitter):
         inside = ["true"]
         for g in guards:
             inside += [" && (", self._marker(tu.rng(g)[0]), tu.rng(g), ")"]
-        total = "(int)(__sim_blk->dim.x * __sim_blk->dim.y * __sim_blk->dim.z)"
         params = "const ::uint3 threadIdx, [[maybe_unused]] const int __sim_t"
-        step = stride.step if isinstance(stride.step, str) else None
         # A counter read after the loop keeps the value that ended the thread's loop.
         slot = k.slot_of.get(stride.key)
         keep = [] if slot is None else [f" __sim_slot{slot}[__sim_t] = {stride.var.spelling};"]
         parts = [
             f" {{ using {alias} = {stride.var.type.spelling};",
             f" using {ualias} = ::std::make_unsigned_t<{alias}>;",
-            f" ::std::unique_ptr<unsigned char[]> __sim_alive{n};",
+            f" const int {total} = (int)(__sim_blk->dim.x * __sim_blk->dim.y * __sim_blk->dim.z);",
+            f" unsigned char {alive}[::__sim::kMaxBlockThreads];",
+            f" ::std::memset({alive}, 1, (::std::size_t){total});",
             f" {ualias} __sim_off{n} = 0;",
-            f" auto __sim_in{n} = [&]({params}){self.target} -> bool {{",
-            *decls,
-            " if (!(",
-            *inside,
-            ")) return false;",
-            *self._counter(stride, n, True),
-            " if (",
-            self._marker(tu.rng(stride.cond)[0]),
-            tu.rng(stride.cond),
-            ") return true;",
-            *keep,
-            " return false; };",
             f" for ({ualias} __sim_k{n} = 0;; ++__sim_k{n}) {{",
             " if (__sim_blk->timed_out->load(::std::memory_order_relaxed)) return;",
             f" __sim_off{n} = ({ualias})(__sim_k{n} * ({ualias})(",
         ]
-        if step is None:
-            parts += [self._marker(tu.rng(stride.step)[0]), tu.rng(stride.step)]
+        if isinstance(stride.step, str):
+            parts.append(stride.step)
         else:
-            parts.append(step)
+            parts += [self._marker(tu.rng(stride.step)[0]), tu.rng(stride.step)]
         parts += [
             "));",
             f" int __sim_active{n} = 0;",
             f" ::__sim::for_each_plain_thread(*__sim_blk, [&]({params}){self.target} {{",
-            f" if (__sim_alive{n} && !__sim_alive{n}[__sim_t]) return;",
-            f" if (__sim_in{n}(threadIdx, __sim_t)) ++__sim_active{n};",
-            f" else if (__sim_alive{n}) __sim_alive{n}[__sim_t] = 0;",
+            f" if (!{alive}[__sim_t]) return;",
+            *decls,
+            " if (",
+            *inside,
+            ") {",
+            *self._counter(stride, n, True),
+            " if (",
+            self._marker(tu.rng(stride.cond)[0]),
+            tu.rng(stride.cond),
+            f") {{ ++__sim_active{n}; return; }}",
+            *keep,
+            " }",
+            f" {alive}[__sim_t] = 0;",
             "\n });",
             f" if (__sim_active{n} == 0) break;",
-            f" if (__sim_active{n} == {total}) {{",
-            *self._stride_body(stride, plan, n, False),
-            " } else {",
-            f" if (!__sim_alive{n}) {{ __sim_alive{n}.reset(new unsigned char[{total}]);",
-            f" ::__sim::for_each_plain_thread(*__sim_blk, [&]({params}){self.target} {{",
-            f" __sim_alive{n}[__sim_t] = __sim_in{n}(threadIdx, __sim_t);",
-            "\n }); }",
-            *self._stride_body(stride, plan, n, True),
-            " } } }",
+            f" const unsigned char* const __sim_flags{n} = __sim_active{n} == {total} ? nullptr : {alive};",
+            *self._stride_body(stride, plan, n),
+            " } }",
         ]
         return parts
 
@@ -657,13 +655,13 @@ class _InterchangeEmitter(_Emitter):
             f") + __sim_off{n});",
         ]
 
-    def _stride_body(self, stride: Stride, plan: list, n: int, predicated: bool) -> list:
-        """``plan``, the body of ``stride``, for the threads in this round (all, or those alive):
+    def _stride_body(self, stride: Stride, plan: list, n: int) -> list:
+        """``plan``, the body of ``stride``, for the threads in this round (``__sim_flags<n>``):
         the thread conditions around the loop were judged by the round's count."""
         kept = [list(r.guards) for r in stride.regions]
         for r in stride.regions:
             r.guards = []
-            self.rounds[id(r)] = (n, predicated)
+            self.rounds[id(r)] = n
         try:
             return self._emit(plan)
         finally:
@@ -676,12 +674,15 @@ class _InterchangeEmitter(_Emitter):
         stride = self.k.stride_of.get(id(region))
         return [] if stride is None else [self.tu.rng(list(stride.loop.get_children())[0])]
 
+    def _thread_loop(self, region) -> str:
+        """A grid-stride body's region runs for the threads its round's flags leave in."""
+        if id(region) not in self.k.stride_of:
+            return super()._thread_loop(region)
+        return f"for_each_flagged_thread(*__sim_blk, __sim_flags{self.rounds[id(region)]}, "
+
     def _prelude(self, region) -> list:
-        """A grid-stride body's region: the thread's counter in this round, and in a round that
-        leaves some thread out, only the threads still in."""
+        """A grid-stride body's region: the thread's counter in this round."""
         stride = self.k.stride_of.get(id(region))
         if stride is None:
             return []
-        n, predicated = self.rounds[id(region)]
-        alive = [f" if (!__sim_alive{n}[__sim_t]) return;"] if predicated else []
-        return [*alive, *self._counter(stride, n, False)]
+        return self._counter(stride, self.rounds[id(region)], False)

@@ -364,6 +364,78 @@ SIM_DEVICE_FMA_TARGET static inline __attribute__((no_sanitize_thread)) void for
 }
 #endif
 
+// The most threads a block has (launch.cpp refuses a larger one): a grid-stride loop run in
+// lockstep rounds keeps a flag per thread on the stack (simulator/block_loops_interchange.py).
+inline constexpr int kMaxBlockThreads = 1024;
+
+// A round of a grid-stride loop in lockstep order (simulator/block_loops_interchange.py): calls
+// ``body`` as for_each_plain_thread does, for every thread of ``b`` where ``flags`` is null (a
+// round all of the block's threads are in), else only for those whose flag is set. The threads of
+// a row whose flags are set run as runs of adjacent ones, each through the same inner loop as a
+// round without flags: the body is inlined (and vectorised) once for both kinds of round, where a
+// flag tested inside the loop would keep it scalar. Only fast and synccheck builds run it
+// (kInterchangedFast); the checkers that follow the fibers' order get the plain loop, flag tested.
+#if defined(SIM_LOOPS_AS_FIBERS) || defined(SIM_SHARED_RACES)
+template <class Body>
+SIM_DEVICE_FMA_TARGET static inline void for_each_flagged_thread(
+    const PlainBlock& b, const unsigned char* flags, Body&& body) {
+    if constexpr (std::is_invocable<Body&, uint3, int>::value) {
+        for_each_plain_thread(b, [&](uint3 at, int t) {
+            if (flags == nullptr || flags[t]) body(at, t);
+        });
+    } else {
+        for_each_plain_thread(b, [&] {
+            if (flags == nullptr || flags[*b.linear]) body();
+        });
+    }
+}
+#else
+template <class Body>
+SIM_DEVICE_FMA_TARGET static inline void for_each_flagged_thread(
+    const PlainBlock& b, const unsigned char* flags, Body&& body) {
+    constexpr bool indexed = std::is_invocable<Body&, uint3, int>::value;
+    uint3* const idx = b.thread_idx;
+#if defined(CUDA_CPU_SIMULATOR)
+    uint3* const running = const_cast<uint3*>(&::threadIdx);  // as in for_each_plain_thread
+#else
+    uint3* const running = &tls_thread_idx;
+#endif
+    int* const linear = b.linear;
+    const dim3 dim = b.dim;
+    const std::atomic<bool>* const timed_out = b.timed_out;
+    const int nx = (int)dim.x;
+    int i = 0;
+    for (unsigned int z = 0; z < dim.z; ++z) {
+        for (unsigned int y = 0; y < dim.y; ++y) {
+            for (int x = 0; x < nx;) {
+                int end = nx;
+                if (flags != nullptr) {
+                    while (x < nx && !flags[i + x]) ++x;
+                    for (end = x; end < nx && flags[i + end];) ++end;
+                }
+                // The run's first thread, once a run (a SIMD access is several threads' at once).
+                *idx = uint3{(unsigned int)x, y, z};
+                *running = uint3{(unsigned int)x, y, z};
+                *linear = i + x;
+                if constexpr (indexed) {
+                    for (int r = x; r < end; ++r) body(uint3{(unsigned int)r, y, z}, i + r);
+                } else {
+                    for (int r = x; r < end; ++r) {
+                        idx->x = (unsigned int)r;
+                        running->x = (unsigned int)r;
+                        *linear = i + r;
+                        body();
+                    }
+                }
+                x = end;
+            }
+            i += nx;
+            if (timed_out->load(std::memory_order_relaxed)) return;
+        }
+    }
+}
+#endif
+
 // One kernel launch as the runtime records it, however it was made (<<<>>>, a launch by address, a
 // graph's kernel node, a capture, a launch from device code): what runs, with which arguments, and
 // where the program launched it. A running launch (Launch), a graph's kernel node (KernelOp) and a

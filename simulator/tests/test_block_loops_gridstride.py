@@ -27,6 +27,7 @@ ROUNDS = [
     "stride_rows",  # a block-uniform loop over rows around the grid-stride one
     "stride_2d",  # grid-stride in y (run in rounds) around grid-stride in x
     "stride_guarded",  # under `if (threadIdx.x < limit)`
+    "stride_scattered",  # a guard leaving scattered threads out, 2-D blocks, counter read after
     "stride_unrolled",  # globalCopy's shape: a template, `#pragma unroll`ed inner loops
     "stride_counter_after",  # globalCopy's counter declared before the loop and read after it
 ]

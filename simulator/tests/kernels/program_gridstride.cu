@@ -59,6 +59,19 @@ __global__ void stride_guarded(const float* in, float* out, int n, int limit) {
     }
 }
 
+// Under a condition that leaves out scattered threads of each row of a 2-D block, the counter
+// declared before the loop and read after it: a round that leaves some threads out runs those
+// still in as several runs of adjacent threads, and each thread's last counter is kept once.
+__global__ void stride_scattered(const float* in, float* out, int n) {
+    const int t = threadIdx.y * blockDim.x + threadIdx.x;
+    const int threads = blockDim.x * blockDim.y;
+    int i;
+    if ((threadIdx.x + threadIdx.y) % 3 != 1) {
+        for (i = blockIdx.x * threads + t; i < n; i += threads * gridDim.x) out[i] = in[i] * 3.0f + 1.0f;
+        out[n + blockIdx.x * threads + t] = (float)(i - n);
+    }
+}
+
 // cudahandbook's globalCopy: U elements a thread per step, a block's stride apart, unrolled.
 template <class T, int U>
 __global__ void stride_unrolled(T* out, const T* in, size_t n) {
@@ -178,6 +191,20 @@ int main(int argc, char** argv) {
         fresh();
         stride_guarded<<<3, 64>>>(da, dout, n, 40);  // a stride of 192, a multiple of 64
         report("stride_guarded", from_device(dout, len), want);
+    }
+    if (wanted(only, "stride_scattered")) {
+        const int bx = 8, by = 3, gx = 3, threads = bx * by;  // a stride of 72
+        std::vector<float> want = blank;
+        for (int blk = 0; blk < gx; ++blk)
+            for (int t = 0; t < threads; ++t) {
+                if ((t % bx + t / bx) % 3 == 1) continue;
+                int i = blk * threads + t;
+                for (; i < n; i += threads * gx) want[i] = a[i] * 3.0f + 1.0f;
+                want[n + blk * threads + t] = (float)(i - n);
+            }
+        fresh();
+        stride_scattered<<<gx, dim3(bx, by)>>>(da, dout, n);
+        report("stride_scattered", from_device(dout, len), want);
     }
     if (wanted(only, "stride_unrolled")) {
         // Each step copies 4 elements 32 apart; the steps stop where a whole step no longer fits.
