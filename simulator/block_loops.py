@@ -259,7 +259,7 @@ class _Emitter:
             body += [self._marker(a), (a, b)]
         for k in kept:
             i = self.k.slot_of[k]
-            keep = f"::__sim::keep(__sim_slot{i}[__sim_t], {self.k.slot_types[i][1].spelling});"
+            keep = f"__sim_slot{i}.keep(__sim_t, {self.k.slot_types[i][1].spelling});"
             body.append(f"\n if (!::__sim::kRecompute) {keep}" if k in recomputed else f"\n {keep}")
         # A region alone in its epoch that writes no shared memory (block_loops_epochs.py): its
         # loop and body without ThreadSanitizer's calls (runtime/launch.h).

@@ -162,43 +162,6 @@ inline constexpr bool kRecompute = true;
 #define SIM_THREAD_LOOP for_each_plain_thread
 #endif
 
-// One value per thread of a block-loop block: a local of the kernel that lives across a
-// barrier. Allocated once per block; not at all where ``used`` is false (a local every region
-// computes again, kRecompute). A trivially copyable and trivially destructible type (scalars,
-// arrays, plain structs, wmma fragments, a thread-scope cuda::pipeline, cuda::aligned_size_t)
-// gets raw storage into which ``keep`` copies the region's local: it needs no default
-// constructor, and neither the copy nor the end of the local it copies can be observed. Any other
-// type is default-constructed for each thread, assigned by ``keep`` and destroyed with the slots.
-template <class T>
-struct per_thread {
-    using U = std::remove_cv_t<T>;
-    static constexpr bool kRaw = std::is_trivially_copyable_v<U> && std::is_trivially_destructible_v<U>;
-    U* data = nullptr;
-    explicit per_thread(const dim3& d, bool used = true) {
-        if (!used) return;
-        const size_t n = (size_t)d.x * d.y * d.z;
-        if constexpr (kRaw) {
-            data = static_cast<U*>(::operator new(n * sizeof(U), std::align_val_t(alignof(U))));
-        } else {
-            data = new U[n];
-        }
-#if defined(__SANITIZE_ADDRESS__)
-        // A block that fails leaves its kernel by a jump, past this destructor: not the
-        // program's leak (LeakSanitizer would name it under check --mode memcheck).
-        __lsan_ignore_object(data);
-#endif
-    }
-    per_thread(const per_thread&) = delete;
-    per_thread& operator=(const per_thread&) = delete;
-    ~per_thread() {
-        if constexpr (kRaw) {
-            ::operator delete(data, std::align_val_t(alignof(U)));
-        } else {
-            delete[] data;
-        }
-    }
-    SIM_UNJUDGED_INLINE U& operator[](int t) { return data[t]; }
-};
 // Stores a region's local into its per-thread slot at the end of the region (arrays by element):
 // by assignment, or, for a trivially copyable type that cannot be assigned (a const member, no
 // default constructor to have made the slot's value with), by copying its bytes.
@@ -215,6 +178,94 @@ template <class T, size_t N>
 static inline SIM_UNJUDGED_INLINE void keep(T (&dst)[N], const T (&src)[N]) {
     for (size_t i = 0; i < N; ++i) keep(dst[i], src[i]);
 }
+
+// A copy of ``src`` made in the raw storage ``dst`` of a slot (arrays by element), and its end.
+template <class T>
+static inline SIM_UNJUDGED_INLINE void slot_copy(T& dst, const T& src) {
+    ::new (static_cast<void*>(std::addressof(dst))) T(src);
+}
+template <class T, size_t N>
+static inline SIM_UNJUDGED_INLINE void slot_copy(T (&dst)[N], const T (&src)[N]) {
+    for (size_t i = 0; i < N; ++i) slot_copy(dst[i], src[i]);
+}
+template <class T>
+static inline void slot_end(T& v) {
+    v.~T();
+}
+template <class T, size_t N>
+static inline void slot_end(T (&v)[N]) {
+    for (size_t i = 0; i < N; ++i) slot_end(v[i]);
+}
+
+// One value per thread of a block-loop block: a local of the kernel that lives across a
+// barrier. Allocated once per block; not at all where ``used`` is false (a local every region
+// computes again, kRecompute). A trivially copyable and trivially destructible type (scalars,
+// arrays, plain structs, wmma fragments, a thread-scope cuda::pipeline, cuda::aligned_size_t)
+// gets raw storage into which ``keep`` copies the region's local: it needs no default
+// constructor, and neither the copy nor the end of the local it copies can be observed. Any other
+// type is default-constructed for each thread, assigned by ``keep`` and destroyed with the slots;
+// one without a default constructor (a class whose constructors take arguments) gets raw storage
+// too, into which a thread's first ``keep`` copy-constructs its value (a later one assigns it, or
+// ends the value and makes a new copy where it cannot be assigned), and the values made are
+// destroyed with the slots.
+template <class T>
+struct per_thread {
+    using U = std::remove_cv_t<T>;
+    static constexpr bool kRaw = std::is_trivially_copyable_v<U> && std::is_trivially_destructible_v<U>;
+    static constexpr bool kInPlace = !kRaw && !std::is_default_constructible_v<U>;
+    U* data = nullptr;
+    unsigned char* made = nullptr;  // kInPlace: whether each thread's slot holds a value
+    size_t count = 0;
+    explicit per_thread(const dim3& d, bool used = true) {
+        if (!used) return;
+        count = (size_t)d.x * d.y * d.z;
+        if constexpr (kRaw || kInPlace) {
+            data = static_cast<U*>(::operator new(count * sizeof(U), std::align_val_t(alignof(U))));
+        } else {
+            data = new U[count];
+        }
+        if constexpr (kInPlace) made = new unsigned char[count]();
+#if defined(__SANITIZE_ADDRESS__)
+        // A block that fails leaves its kernel by a jump, past this destructor: not the
+        // program's leak (LeakSanitizer would name it under check --mode memcheck).
+        __lsan_ignore_object(data);
+        if (made != nullptr) __lsan_ignore_object(made);
+#endif
+    }
+    per_thread(const per_thread&) = delete;
+    per_thread& operator=(const per_thread&) = delete;
+    ~per_thread() {
+        if constexpr (kInPlace) {
+            for (size_t t = 0; made != nullptr && t < count; ++t) {
+                if (made[t]) slot_end(data[t]);
+            }
+            delete[] made;
+        }
+        if constexpr (kRaw || kInPlace) {
+            ::operator delete(data, std::align_val_t(alignof(U)));
+        } else {
+            delete[] data;
+        }
+    }
+    SIM_UNJUDGED_INLINE U& operator[](int t) { return data[t]; }
+    // Thread ``t``'s local ``v`` into its slot at the end of a region.
+    SIM_UNJUDGED_INLINE void keep(int t, const U& v) {
+        if constexpr (kInPlace && !std::is_copy_assignable_v<U>) {
+            if (made[t]) slot_end(data[t]);
+            slot_copy(data[t], v);
+            made[t] = 1;
+        } else {
+            if constexpr (kInPlace) {
+                if (!made[t]) {
+                    slot_copy(data[t], v);
+                    made[t] = 1;
+                    return;
+                }
+            }
+            ::__sim::keep(data[t], v);
+        }
+    }
+};
 
 // Calls ``body`` once per thread of ``b`` in order, with threadIdx and the linear index set;
 // stops early when the launch runs past its time limit. Only what changes from thread to

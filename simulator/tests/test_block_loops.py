@@ -26,6 +26,7 @@ LOOPS = [
     "loop_reverse",
     "loop_call_with_address",
     "loop_template_tiles",
+    "loop_class_slots",  # slots of a class with no default constructor and a copy of its own
 ]
 FIBERS = [
     "fibers_blelloch_scan",

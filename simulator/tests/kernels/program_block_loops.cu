@@ -170,6 +170,64 @@ __global__ void loop_locals(int* out, int rounds) {
     o[7] = v.y;
 }
 
+// A value with a constructor that takes an argument and no default one, and a copy constructor,
+// assignment and destructor of its own (not trivially copyable): a slot of it across a barrier is
+// made by copying the region's local into place (runtime/launch.h, per_thread).
+struct Tally {
+    int sum;
+    int steps;
+    __device__ explicit Tally(int start) : sum(start), steps(0) {}
+    __device__ Tally(const Tally& o) : sum(o.sum), steps(o.steps) {}
+    __device__ Tally& operator=(const Tally& o) {
+        sum = o.sum;
+        steps = o.steps;
+        return *this;
+    }
+    __device__ ~Tally() { sum = -1000; }  // what a use of an ended value would show
+    __device__ void add(int v) {
+        sum += v;
+        ++steps;
+    }
+};
+
+// The same with a const member: it cannot be assigned, so a slot kept again is made again.
+struct Fixed {
+    const int base;
+    int extra;
+    __device__ explicit Fixed(int b) : base(b), extra(0) {}
+    __device__ Fixed(const Fixed& o) : base(o.base), extra(o.extra) {}
+    __device__ ~Fixed() { extra = -1000; }
+};
+
+// Locals of those types living across barriers: one of a template's type, an array, and one
+// declared in each round of a loop with barriers.
+template <class T>
+__global__ void loop_class_slots(int* out, int rounds) {
+    __shared__ int ring[64];
+    const int t = threadIdx.x;
+    const int nt = blockDim.x;
+    T tally(t + 100 * blockIdx.x);
+    Tally pair[2] = {Tally(1), Tally(2 * t)};
+    ring[t] = 3 * t;
+    __syncthreads();
+    for (int r = 0; r < rounds; ++r) {
+        Fixed f(ring[(t + r + 1) % nt]);
+        __syncthreads();
+        tally.sum += f.base;  // no call through the template's type: its callee would be unknown
+        ++tally.steps;
+        pair[r % 2].add(f.base + r);
+        f.extra = r;
+        ring[t] = tally.sum % 97 + f.extra;
+        __syncthreads();
+    }
+    int* o = out + (blockIdx.x * nt + t) * 5;
+    o[0] = tally.sum;
+    o[1] = tally.steps;
+    o[2] = pair[0].sum;
+    o[3] = pair[1].sum;
+    o[4] = pair[1].steps;
+}
+
 // A kernel template with a barrier: reverses each block's values in shared memory.
 template <int BS, typename T>
 __global__ void loop_reverse(const T* in, T* out) {
@@ -462,6 +520,35 @@ int main(int argc, char** argv) {
                 sum += (long long)(c[i * wb + j] * 8) * (i + 1);
             }
         result("loop_template_tiles", ok, sum);
+    }
+    if (wanted(only, "loop_class_slots")) {
+        const int nb = 2, nt = 48, rounds = 5;
+        std::vector<int> o(nb * nt * 5), want(o.size());
+        for (int b = 0; b < nb; ++b) {  // the kernel, barrier by barrier
+            std::vector<int> ring(nt), base(nt), sum(nt), steps(nt, 0), p0(nt, 1), p1(nt), p1steps(nt, 0);
+            for (int t = 0; t < nt; ++t) ring[t] = 3 * t, sum[t] = t + 100 * b, p1[t] = 2 * t;
+            for (int r = 0; r < rounds; ++r) {
+                for (int t = 0; t < nt; ++t) base[t] = ring[(t + r + 1) % nt];
+                for (int t = 0; t < nt; ++t) {
+                    sum[t] += base[t], ++steps[t];
+                    if (r % 2 == 0) p0[t] += base[t] + r;
+                    else p1[t] += base[t] + r, ++p1steps[t];
+                    ring[t] = sum[t] % 97 + r;
+                }
+            }
+            for (int t = 0; t < nt; ++t) {
+                int* w = &want[(b * nt + t) * 5];
+                w[0] = sum[t], w[1] = steps[t], w[2] = p0[t], w[3] = p1[t], w[4] = p1steps[t];
+            }
+        }
+        int* d;
+        cudaMalloc(&d, o.size() * 4);
+        loop_class_slots<Tally><<<nb, nt>>>(d, rounds);
+        cudaMemcpy(o.data(), d, o.size() * 4, cudaMemcpyDeviceToHost);
+        long long sum = 0;
+        for (size_t i = 0; i < o.size(); ++i) sum += (long long)o[i] * (long long)(i % 1000 + 1);
+        result("loop_class_slots", o == want, sum);
+        cudaFree(d);
     }
     // The fallback kernels: 2 blocks of 64 threads each.
     std::vector<int> h(128), o(128);
