@@ -38,8 +38,10 @@ from thread to thread. In the plain order each thread walks memory a whole grid 
 a warp's threads take step k together. It runs in lockstep *rounds* instead (``Stride``,
 ``_InterchangeEmitter._emit_stride``): round k runs the body for each thread whose counter, its
 start plus k steps, has passed the condition in every round so far; the rounds go on while any
-thread of the block is in, and a round in which all are runs without the per-thread condition,
-its loads unconditional, so that g++ may vectorise it. Such a loop qualifies (in the kernel
+thread of the block is in. The body is written once: a round in which all are in runs it over
+every thread without the per-thread condition, its loads unconditional, so that g++ may
+vectorise it; a round that leaves some out runs the same loop over the runs of adjacent threads
+still in (``for_each_flagged_thread``, runtime/launch.h). Such a loop qualifies (in the kernel
 shape above, at the body's top level, under thread conditions or inside block-uniform loops)
 where:
 
@@ -488,7 +490,8 @@ class _InterchangeEmitter(_Emitter):
     Where the condition reads only locals each region computes again (``KernelAnalysis.recomputed``),
     a first loop counts the block's threads that pass it, and a block all of whose threads pass
     (every block but those at a matrix's edges) runs a copy of the statements without it: a
-    region's loads are then unconditional and its loop over a row's threads can vectorise.
+    region's loads are then unconditional and its loop over a row's threads can vectorise. A
+    condition holding a grid-stride loop gets no such copy: the loop's rounds judge it per thread.
     """
 
     def __init__(self, k, fma: bool) -> None:
