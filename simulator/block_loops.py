@@ -233,7 +233,7 @@ class _Emitter:
             var, init = recomputed[k]
             if var.spelling in names:
                 raise Fallback(f"a region declares '{var.spelling}' again after an earlier one's", var)
-            body += self._recomputed_declaration(k, var, init)
+            body += self._recomputed_declaration(k, var, init, region.simd)
         for k in bound:
             if k in recomputed:
                 continue
@@ -285,16 +285,18 @@ class _Emitter:
         del region
         return []
 
-    def _recomputed_declaration(self, key, var, init) -> list:
+    def _recomputed_declaration(self, key, var, init, indexed: bool = False) -> list:
         """The declaration of recomputed local ``key`` (``var = init``) at a region's start: its
-        initializer again, or, in the checkers' builds (kRecompute false), the slot that keeps it."""
+        initializer again, or, in the checkers' builds (kRecompute false), the slot that keeps it
+        (``indexed``: in a region whose threadIdx is its loop's index, kRecomputeIndexed)."""
         alias = self._recomputed_alias(key)
         other = f"{alias}()"
         if key in self.k.slot_of:
             alias = self.k.slot_types[self.k.slot_of[key]][0]
             other = f"__sim_slot{self.k.slot_of[key]}[__sim_t]"
         return [
-            f" {alias} {var.spelling} = ::__sim::kRecompute ? static_cast<{alias}>(",
+            f" {alias} {var.spelling} = ::__sim::{'kRecomputeIndexed' if indexed else 'kRecompute'}"
+            f" ? static_cast<{alias}>(",
             self._marker(self.tu.rng(init)[0]),
             self.tu.rng(init),
             f") : {other};",
