@@ -127,12 +127,12 @@ class _Emitter:
         self.text = k.text
         self.target = ' __attribute__((target("fma")))' if fma else ""
         self.leave_unjudged = unjudged  # whether to leave the regions of unjudged_regions uninstrumented
-        self.unjudged: set[int] = set()  # those regions (their ids)
+        self.unjudged: dict[int, str | None] = {}  # those regions (their ids) -> when (None: always)
 
     def edit(self, plan: list) -> Edit:
         """The edit replacing the kernel's body by the block loops, the original body kept for fibers."""
         start, end = self.tu.rng(self.k.body)
-        self.unjudged = unjudged_regions(self.k, plan) if self.leave_unjudged else set()
+        self.unjudged = unjudged_regions(self.k, plan) if self.leave_unjudged else {}
         parts: list = ["{ if (const ::__sim::PlainBlock* const __sim_blk = ::__sim::block_loop()) {"]
         for i, (alias, var) in enumerate(self.k.slot_types):
             spelled = var.type.spelling
@@ -261,18 +261,30 @@ class _Emitter:
             i = self.k.slot_of[k]
             keep = f"::__sim::keep(__sim_slot{i}[__sim_t], {self.k.slot_types[i][1].spelling});"
             body.append(f"\n if (!::__sim::kRecompute) {keep}" if k in recomputed else f"\n {keep}")
-        # A region alone in its epoch that writes no shared memory (block_loops_epochs.py): its
-        # loop and body without ThreadSanitizer's calls (runtime/launch.h).
-        loop, unjudged = "for_each_plain_thread", ""
-        if id(region) in self.unjudged:
-            loop, unjudged = "for_each_unjudged_thread", " __attribute__((no_sanitize_thread))"
-        if region.simd:
-            # threadIdx is the loop's own index here: nothing is stored per thread.
-            params = "const ::uint3 threadIdx, const int __sim_t"
-            head = f" ::__sim::{loop}(*__sim_blk, [&]({params}){self.target}{unjudged} {{"
+        # A region that no shared-memory hazard can involve (block_loops_epochs.py): its loop and
+        # body without ThreadSanitizer's calls (runtime/launch.h).
+        # threadIdx is the loop's own index in a SIMD region: nothing is stored per thread.
+        params = "const ::uint3 threadIdx, const int __sim_t" if region.simd else ""
+
+        def loop(judged: bool) -> list:
+            if judged:
+                return [
+                    f" ::__sim::for_each_plain_thread(*__sim_blk, [&]({params}){self.target} {{",
+                    *body,
+                    "\n });",
+                ]
+            attribute = " __attribute__((no_sanitize_thread))"
+            head = f" ::__sim::for_each_unjudged_thread(*__sim_blk, [&]({params}){self.target}{attribute} {{"
+            return [head, *body, "\n });"]
+
+        if id(region) not in self.unjudged:
+            parts += loop(True)
+        elif (guard := self.unjudged[id(region)]) is None:
+            parts += loop(False)
         else:
-            head = f" ::__sim::{loop}(*__sim_blk, [&](){self.target}{unjudged} {{"
-        parts += [head, *body, "\n });"]
+            # Unjudged only while the block's shape keeps each thread's stores to its own elements of
+            # shared memory (block_loops_cells.py); judged for any other shape.
+            parts += [f" if ({guard})", *loop(False), " else", *loop(True)]
         return parts + after
 
     def _read_too(self, region: Region) -> list[tuple[int, int]]:
