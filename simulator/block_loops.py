@@ -127,12 +127,12 @@ class _Emitter:
         self.text = k.text
         self.target = ' __attribute__((target("fma")))' if fma else ""
         self.leave_unjudged = unjudged  # whether to leave the regions of unjudged_regions uninstrumented
-        self.unjudged: set[int] = set()  # those regions (their ids)
+        self.unjudged: dict[int, str | None] = {}  # those regions (their ids) -> when (None: always)
 
     def edit(self, plan: list) -> Edit:
         """The edit replacing the kernel's body by the block loops, the original body kept for fibers."""
         start, end = self.tu.rng(self.k.body)
-        self.unjudged = unjudged_regions(self.k, plan) if self.leave_unjudged else set()
+        self.unjudged = unjudged_regions(self.k, plan) if self.leave_unjudged else {}
         parts: list = ["{ if (const ::__sim::PlainBlock* const __sim_blk = ::__sim::block_loop()) {"]
         for i, (alias, var) in enumerate(self.k.slot_types):
             spelled = var.type.spelling
@@ -233,7 +233,7 @@ class _Emitter:
             var, init = recomputed[k]
             if var.spelling in names:
                 raise Fallback(f"a region declares '{var.spelling}' again after an earlier one's", var)
-            body += self._recomputed_declaration(k, var, init)
+            body += self._recomputed_declaration(k, var, init, region.simd)
         for k in bound:
             if k in recomputed:
                 continue
@@ -261,18 +261,31 @@ class _Emitter:
             i = self.k.slot_of[k]
             keep = f"__sim_slot{i}.keep(__sim_t, {self.k.slot_types[i][1].spelling});"
             body.append(f"\n if (!::__sim::kRecompute) {keep}" if k in recomputed else f"\n {keep}")
-        # A region alone in its epoch that writes no shared memory (block_loops_epochs.py): its
-        # loop and body without ThreadSanitizer's calls (runtime/launch.h).
-        loop, unjudged = self._thread_loop(region), ""
-        if id(region) in self.unjudged:
-            loop, unjudged = "for_each_unjudged_thread(*__sim_blk, ", " __attribute__((no_sanitize_thread))"
-        if region.simd:
-            # threadIdx is the loop's own index here: nothing is stored per thread.
-            params = "const ::uint3 threadIdx, const int __sim_t"
-            head = f" ::__sim::{loop}[&]({params}){self.target}{unjudged} {{"
+        # A region that no shared-memory hazard can involve (block_loops_epochs.py): its loop and
+        # body without ThreadSanitizer's calls (runtime/launch.h). Only the race check's build has
+        # such regions, and only a fast build has grid-stride rounds (_thread_loop's flags).
+        # threadIdx is the loop's own index in a SIMD region: nothing is stored per thread.
+        params = "const ::uint3 threadIdx, const int __sim_t" if region.simd else ""
+
+        def loop(judged: bool) -> list:
+            if judged:
+                return [
+                    f" ::__sim::{self._thread_loop(region)}[&]({params}){self.target} {{",
+                    *body,
+                    "\n });",
+                ]
+            attribute = " __attribute__((no_sanitize_thread))"
+            head = f" ::__sim::for_each_unjudged_thread(*__sim_blk, [&]({params}){self.target}{attribute} {{"
+            return [head, *body, "\n });"]
+
+        if id(region) not in self.unjudged:
+            parts += loop(True)
+        elif (guard := self.unjudged[id(region)]) is None:
+            parts += loop(False)
         else:
-            head = f" ::__sim::{loop}[&](){self.target}{unjudged} {{"
-        parts += [head, *body, "\n });"]
+            # Unjudged only while the block's shape keeps each thread's stores to its own elements of
+            # shared memory (block_loops_cells.py); judged for any other shape.
+            parts += [f" if ({guard})", *loop(False), " else", *loop(True)]
         return parts + after
 
     def _thread_loop(self, region: Region) -> str:
@@ -290,16 +303,18 @@ class _Emitter:
         del region
         return []
 
-    def _recomputed_declaration(self, key, var, init) -> list:
+    def _recomputed_declaration(self, key, var, init, indexed: bool = False) -> list:
         """The declaration of recomputed local ``key`` (``var = init``) at a region's start: its
-        initializer again, or, in the checkers' builds (kRecompute false), the slot that keeps it."""
+        initializer again, or, in the checkers' builds (kRecompute false), the slot that keeps it
+        (``indexed``: in a region whose threadIdx is its loop's index, kRecomputeIndexed)."""
         alias = self._recomputed_alias(key)
         other = f"{alias}()"
         if key in self.k.slot_of:
             alias = self.k.slot_types[self.k.slot_of[key]][0]
             other = f"__sim_slot{self.k.slot_of[key]}[__sim_t]"
         return [
-            f" {alias} {var.spelling} = ::__sim::kRecompute ? static_cast<{alias}>(",
+            f" {alias} {var.spelling} = ::__sim::{'kRecomputeIndexed' if indexed else 'kRecompute'}"
+            f" ? static_cast<{alias}>(",
             self._marker(self.tu.rng(init)[0]),
             self.tu.rng(init),
             f") : {other};",

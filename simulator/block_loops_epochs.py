@@ -13,6 +13,9 @@ of the region must be of a kind listed below (no call of any kind, so no atomic,
 constructor), and every assignment, compound assignment, ``++`` and ``--`` must name a local variable
 of the kernel that is neither ``__shared__`` nor a reference. Anything else, such as a store
 through a pointer, an array element or a member, keeps the region judged as before.
+Two more kinds need no epoch to themselves (``block_loops_cells.py``): a region that touches no
+shared memory at all, and one whose only shared-memory accesses are stores to its threads' own
+elements, while the block's shape keeps them so (a condition tested when the region runs).
 Only the racecheck-shared build asks for these regions (``modes.Build.unjudged_regions``); their
 loop (``runtime/launch.h``, ``for_each_unjudged_thread``) and body are compiled without
 ThreadSanitizer's calls there.
@@ -21,59 +24,39 @@ ThreadSanitizer's calls there.
 from __future__ import annotations
 
 from .block_loops_analysis import _ASSIGNMENTS, KernelAnalysis, Region
+from .block_loops_cells import QUIET_KINDS as _QUIET
+from .block_loops_cells import epoch_neighbours, own_cell_guard, silent
 from .block_loops_threads import TRANSPARENT
 
 __all__ = ["unjudged_regions"]
 
-# Statements and expressions that write nothing but what an assignment among them names.
-_QUIET = frozenset(
-    {
-        "COMPOUND_STMT",
-        "DECL_STMT",
-        "VAR_DECL",
-        "NULL_STMT",
-        "IF_STMT",
-        "FOR_STMT",
-        "WHILE_STMT",
-        "DO_STMT",
-        "SWITCH_STMT",
-        "CASE_STMT",
-        "DEFAULT_STMT",
-        "BREAK_STMT",
-        "CONTINUE_STMT",
-        "RETURN_STMT",
-        "BINARY_OPERATOR",
-        "COMPOUND_ASSIGNMENT_OPERATOR",
-        "UNARY_OPERATOR",
-        "CONDITIONAL_OPERATOR",
-        "PAREN_EXPR",
-        "UNEXPOSED_EXPR",
-        "DECL_REF_EXPR",
-        "MEMBER_REF_EXPR",
-        "ARRAY_SUBSCRIPT_EXPR",
-        "INTEGER_LITERAL",
-        "FLOATING_LITERAL",
-        "CHARACTER_LITERAL",
-        "CXX_BOOL_LITERAL_EXPR",
-        "CXX_NULL_PTR_LITERAL_EXPR",
-        "CSTYLE_CAST_EXPR",
-        "CXX_STATIC_CAST_EXPR",
-        "CXX_REINTERPRET_CAST_EXPR",
-        "CXX_CONST_CAST_EXPR",
-        "CXX_UNARY_EXPR",
-        "UNARY_EXPR",
-        "TYPE_REF",
-        "NAMESPACE_REF",
-    }
-)
 _REFERENCES = frozenset({"LVALUEREFERENCE", "RVALUEREFERENCE"})
 
 
-def unjudged_regions(k: KernelAnalysis, plan: list) -> set[int]:
-    """The ``id`` of each region of ``plan`` (``KernelAnalysis.plan``) that is alone between two
-    barriers and writes no shared memory (see the module's docstring)."""
-    found: set[int] = set()
-    _walk(k, plan, True, found)
+def unjudged_regions(k: KernelAnalysis, plan: list) -> dict[int, str | None]:
+    """The ``id`` of each region of ``plan`` (``KernelAnalysis.plan``) that the race check need not
+    judge, with the condition on the block's shape under which it need not (C++; None: always).
+
+    Such a region is alone between two barriers and writes no shared memory (see the module's
+    docstring), or touches no shared memory at all, or stores only to its threads' own elements of
+    shared arrays in an epoch whose other regions touch no shared memory (``block_loops_cells.py``).
+    """
+    alone: set[int] = set()
+    _walk(k, plan, True, alone)
+    found: dict[int, str | None] = dict.fromkeys(alone)
+    quiet = {id(r) for r in k.regions if all(silent(k, node) for node in [*r.stmts, *r.guards])}
+    found.update(dict.fromkeys(quiet))
+    neighbours: dict = {}
+    epoch_neighbours(plan, frozenset(), frozenset(), neighbours)
+    for region in k.regions:
+        if id(region) in found:
+            continue
+        before, after = neighbours.get(id(region), (None, None))
+        if before is None or after is None or not all(r in quiet or r == id(region) for r in before | after):
+            continue
+        guard = own_cell_guard(k, region)
+        if guard is not None:
+            found[id(region)] = guard
     return found
 
 

@@ -143,12 +143,22 @@ static inline const PlainBlock* block_loop() { return tl_block_loop; }
 // integer or pointer local that an earlier region declared (simulator/block_loops.py), rather
 // than reading it from its per-thread slot: then ``threadIdx.x + c`` stays an index the compiler
 // sees step by one from thread to thread, and the region's loop can run as SIMD. memcheck and
-// racecheck builds read the slots: a computation repeated in a later region would be judged
-// (UBSan's overflow checks) where fibers judge it once.
+// racecheck builds read the slots (kRecompute), since a computation repeated in a later region
+// would be judged (UBSan's overflow checks) where fibers judge it once. kRecomputeIndexed is the
+// same for a region whose threadIdx is its loop's own index (an indexed body, below): there the
+// shared-memory race check computes again too, since such an initializer reads no memory but the
+// kernel's parameters and built-ins, never shared memory, so the detector has nothing more to
+// judge, while each read of a slot would be one more call to it. (Elsewhere threadIdx is NVIDIA's
+// const object, which g++ may read once for a whole loop that the checker's build inlines.)
 #if defined(SIM_LOOPS_AS_FIBERS)
 inline constexpr bool kRecompute = false;
 #else
 inline constexpr bool kRecompute = true;
+#endif
+#if defined(SIM_LOOPS_AS_FIBERS) && !defined(SIM_SHARED_RACES)
+inline constexpr bool kRecomputeIndexed = false;
+#else
+inline constexpr bool kRecomputeIndexed = true;
 #endif
 
 // The shared-memory race check's build: what a region's body compiled without ThreadSanitizer's

@@ -84,10 +84,10 @@ def test_a_region_calling_a_function_that_reads_threadidx_stores_it_per_thread(k
 def test_locals_from_threadidx_are_computed_again_and_written_ones_kept(kernels):
     body = kernels["simd_3d"]
     # `lin` is named after the barrier and computed from `zy`, which is computed again first.
-    assert body.index("zy = ::__sim::kRecompute ?") < body.index("lin = ::__sim::kRecompute ?")
+    assert body.index("zy = ::__sim::kRecomputeIndexed ?") < body.index("lin = ::__sim::kRecomputeIndexed ?")
     wrap = kernels["simd_wrap_and_written"]
-    assert "u = ::__sim::kRecompute ?" in wrap
-    assert "v = ::__sim::kRecompute ?" not in wrap
+    assert "u = ::__sim::kRecomputeIndexed ?" in wrap
+    assert "v = ::__sim::kRecompute" not in wrap
     assert "v = __sim_slot" in wrap
     # An array is kept per thread.
     assert "acc = ::__sim::kRecompute" not in kernels["simd_array_locals"]

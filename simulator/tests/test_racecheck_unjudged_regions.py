@@ -1,5 +1,6 @@
 """The shared-memory racecheck leaves a block-loop region unjudged where no hazard can involve it
-(simulator/block_loops_epochs.py): alone between two barriers and writing no shared memory. Each
+(simulator/block_loops_epochs.py): alone between two barriers and writing no shared memory, touching
+no shared memory, or storing only to its threads' own elements (test_racecheck_own_cells.py). Each
 case runs as block loops and again with fibers (SIMULATOR_FIBERS=1, every access judged): the
 findings and results are the same, races through pointers, callees and dynamic shared memory
 included (kernels/program_unjudged_regions.cu).
@@ -70,18 +71,20 @@ def test_only_the_shared_race_build_leaves_regions_unjudged(translated):
 @pytest.mark.parametrize(
     ("kernel", "unjudged"),
     [
-        ("tiled", 1),  # the inner product; the tile loads write shared memory
-        ("tiled_one_barrier", 0),  # the inner product shares its epoch with the next loads
-        ("through_pointer", 0),
-        ("through_callee", 0),
-        ("dynamic_shared", 0),
+        # the declarations (no shared access), the tile loads (each thread's own elements, while
+        # the block is at most TILE x TILE: block_loops_cells.py) and the inner product
+        ("tiled", 3),
+        # the declarations; the inner product shares its epoch with the next loads, and the loads
+        # with the inner product
+        ("tiled_one_barrier", 1),
+        ("through_pointer", 1),  # the first stores (own elements); the pointer's region is judged
+        ("through_callee", 1),  # likewise
+        ("dynamic_shared", 0),  # extern __shared__: no extents to keep a thread to its own
         ("shared_atomic", 1),  # the read after the atomic's barrier; the atomic itself is a call
-        ("blocks_and_global", 1),
+        ("blocks_and_global", 1),  # the reads; the first region stores to global memory too
     ],
 )
-def test_a_region_is_unjudged_only_alone_in_its_epoch_and_writing_no_shared_memory(
-    translated, kernel, unjudged
-):
+def test_a_region_is_unjudged_only_where_no_hazard_can_involve_it(translated, kernel, unjudged):
     body = _kernel(translated["racecheck-shared"], kernel)
     assert body.count("for_each_unjudged_thread(*__sim_blk") == unjudged, body
 
