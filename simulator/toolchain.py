@@ -183,9 +183,10 @@ def compiler_id(cxx: str) -> str:
     """What a cached artefact's key takes from the compiler: the first line of its ``--version``.
 
     GCC writes there the name it was started by, so ``c++`` and ``g++``, one program, would key
-    every object, runtime and header apart (a CMake project's nvcc is given ``-ccbin c++``, and
-    built the whole runtime again): that name is written as ``g++`` for both. A ``gcc`` (the C
-    driver, which links differently) and every other compiler keep their line as it is.
+    every object, runtime and header apart (CMake runs a project's nvcc with ``CXX=/usr/bin/c++``,
+    the compiler it found, which built the whole runtime again): that name is written as ``g++``
+    for both. A ``gcc`` (the C driver, which links differently) and every other compiler keep
+    their line as it is.
     """
     text = _version_text(cxx)
     if not text:

@@ -220,8 +220,8 @@ def _one_gcc_by_two_names() -> bool:
 
 @pytest.mark.skipif(not _one_gcc_by_two_names(), reason="needs c++ and g++ on PATH as one GCC program")
 def test_c_plus_plus_and_g_plus_plus_share_the_runtime_and_objects(cache, runs, monkeypatch):
-    """A build through ``c++`` (the compiler a CMake project gives nvcc with -ccbin) finds what a
-    build through ``g++`` cached, instead of building the runtime again; ``gcc`` keys apart."""
+    """A build through ``c++`` (the CXX that CMake runs a project's nvcc with) finds what a build
+    through ``g++`` cached, instead of building the runtime again; ``gcc`` keys apart."""
     assert toolchain.compiler_id("c++") == toolchain.compiler_id("g++")
     assert toolchain.compiler_id("c++").startswith(("g++ ", "g++-"))
     if shutil.which("gcc") is not None:
