@@ -168,10 +168,11 @@ class InterchangeAnalysis(KernelAnalysis):
         if len(children) != 2 or children[0].kind in (self.ck.VAR_DECL, self.ck.DECL_STMT):
             return False
         cond, then = children
-        if self.tu.rng(cond)[0] < 0 or not self._pure(cond):
+        lo, hi = self.tu.rng(cond)  # asked of libclang once, not once for each of the kernel's reads
+        if lo < 0 or not self._pure(cond):
             return False
         start, end = self.tu.rng(then)
-        read = {k for p, k, _ in self.refs if self.tu.rng(cond)[0] <= p < self.tu.rng(cond)[1]}
+        read = {k for p, k, _ in self.refs if lo <= p < hi}
         return not any(start <= at < end for k in read for at in self.written.get(k, []))
 
     def _pure(self, node) -> bool:

@@ -79,6 +79,38 @@ def _note(func: Func, pos: int, what: str) -> None:
         func.why = (pos, what)
 
 
+# The statement tests below look at the text next to a statement: they scan from it, since a
+# slice of the preprocessed text up to it (megabytes: the C++ library's headers) costs more than
+# the whole analysis of a small kernel.
+
+
+def _stop(text: str, end: int) -> int:
+    """Where ``text[:end]`` ends (a negative or too large ``end`` taken as a slice takes it)."""
+    return slice(None, end).indices(len(text))[1]
+
+
+def _stripped_end(text: str, end: int) -> int:
+    """``len(text[:end].rstrip())``, without the copy."""
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    return end
+
+
+def _stripped_start(text: str, start: int) -> int:
+    """Where ``text[start:].lstrip()`` starts in ``text``, without the copy."""
+    while start < len(text) and text[start].isspace():
+        start += 1
+    return start
+
+
+def _ends_with_if(text: str, end: int) -> bool:
+    """``re.search(r"\\bif\\s*$", text[:end])``: the keyword ``if`` last before ``end`` but whitespace."""
+    end = _stripped_end(text, end)
+    if end < 2 or text[end - 2 : end] != "if":
+        return False
+    return end == 2 or not (text[end - 3].isalnum() or text[end - 3] == "_")
+
+
 def _squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
@@ -428,21 +460,22 @@ class DeviceCodeWalk:
         """True for ``if (i < n) a[i] op= a[i + n];`` (a tree reduction's step): the lanes that
         store (``i < n``) read only elements no active lane stores, so lockstep changes nothing."""
         text = self.src.text
-        head = text[:start].rstrip()
-        if head.endswith("{"):
-            head = head[:-1].rstrip()
-        if not head.endswith(")"):
+        # The text before the statement, up to ``head`` (its whitespace and an opening brace left out).
+        head = _stripped_end(text, _stop(text, start))
+        if text[head - 1 : head] == "{" and head > 0:
+            head = _stripped_end(text, head - 1)
+        if not (head > 0 and text[head - 1] == ")"):
             return False
-        depth, pos = 0, len(head) - 1
+        depth, pos = 0, head - 1
         while pos >= 0:
-            depth += {")": 1, "(": -1}.get(head[pos], 0)
+            depth += {")": 1, "(": -1}.get(text[pos], 0)
             if depth == 0:
                 break
             pos -= 1
-        if pos < 0 or not re.search(r"\bif\s*$", head[:pos]):
+        if pos < 0 or not _ends_with_if(text, pos):
             return False
         bounds = set()
-        for part in head[pos + 1 : -1].split("&&"):
+        for part in text[pos + 1 : head - 1].split("&&"):
             m = re.fullmatch(r"\s*\(?\s*(.+?)\s*<\s*(.+?)\s*\)?\s*", part)
             if m and _squash(m.group(1)) == _squash(index):
                 bounds.add(_squash(m.group(2)))
@@ -452,12 +485,14 @@ class DeviceCodeWalk:
     def _whole_statement(self, start: int, end: int) -> bool:
         """True when ``[start, end)`` is an expression statement of its own (not inside another)."""
         text = self.src.text
-        after = text[end:].lstrip()[:1]
-        before = text[:start].rstrip()[-1:]
+        at = _stripped_start(text, slice(end, None).indices(len(text))[0])
+        after = text[at : at + 1]
+        before_end = _stripped_end(text, _stop(text, start))
+        before = text[before_end - 1 : before_end] if before_end > 0 else ""
         return (
             after == ";"
             and before in ("{", "}", ";", ")", ":")
-            or (after == ";" and text[:start].rstrip().endswith("else"))
+            or (after == ";" and text[max(0, before_end - 4) : before_end] == "else")
         )
 
     def _element(self, node) -> tuple | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import sys
 from functools import cache
 from pathlib import Path
@@ -173,9 +174,27 @@ def _version_text(cxx: str) -> str:
     return run.stdout
 
 
+# GCC's C++ driver as its --version names it: the name it was started by, of which ``c++`` and
+# ``g++`` (with a target's prefix, a version's suffix) are two names of one program.
+_GCC_CXX_NAME = re.compile(r"^(\S*?)[cg]\+\+(\S*) \(")
+
+
 def compiler_id(cxx: str) -> str:
+    """What a cached artefact's key takes from the compiler: the first line of its ``--version``.
+
+    GCC writes there the name it was started by, so ``c++`` and ``g++``, one program, would key
+    every object, runtime and header apart (CMake runs a project's nvcc with ``CXX=/usr/bin/c++``,
+    the compiler it found, which built the whole runtime again): that name is written as ``g++``
+    for both. A ``gcc`` (the C driver, which links differently) and every other compiler keep
+    their line as it is.
+    """
     text = _version_text(cxx)
-    return text.splitlines()[0] if text else cxx
+    if not text:
+        return cxx
+    line = text.splitlines()[0]
+    if is_gcc(cxx):
+        line = _GCC_CXX_NAME.sub(r"\1g++\2 (", line, count=1)
+    return line
 
 
 def is_gcc(cxx: str) -> bool:

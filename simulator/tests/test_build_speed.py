@@ -212,6 +212,28 @@ def _disassembly(obj: Path) -> dict[str, str]:
     return found
 
 
+def _one_gcc_by_two_names() -> bool:
+    """Whether ``c++`` and ``g++`` on PATH are one GCC program (as a distribution installs them)."""
+    found = [shutil.which(name) for name in ("c++", "g++")]
+    return None not in found and len({str(Path(p).resolve()) for p in found if p}) == 1
+
+
+@pytest.mark.skipif(not _one_gcc_by_two_names(), reason="needs c++ and g++ on PATH as one GCC program")
+def test_c_plus_plus_and_g_plus_plus_share_the_runtime_and_objects(cache, runs, monkeypatch):
+    """A build through ``c++`` (the CXX that CMake runs a project's nvcc with) finds what a build
+    through ``g++`` cached, instead of building the runtime again; ``gcc`` keys apart."""
+    assert toolchain.compiler_id("c++") == toolchain.compiler_id("g++")
+    assert toolchain.compiler_id("c++").startswith(("g++ ", "g++-"))
+    if shutil.which("gcc") is not None:
+        assert toolchain.compiler_id("gcc") != toolchain.compiler_id("g++")
+    monkeypatch.setenv("CXX", "g++")
+    first = build.reaper_program()  # keyed as the runtime and every object are: by compiler_id
+    compiles = sum("-o" in args for args in runs)
+    monkeypatch.setenv("CXX", "c++")
+    assert build.reaper_program() == first
+    assert sum("-o" in args for args in runs) == compiles  # nothing compiled again
+
+
 @needs_gxx
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="the FMA policy is x86-64's")
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="needs objdump to read the instructions")

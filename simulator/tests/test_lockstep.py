@@ -64,3 +64,25 @@ def test_only_statements_that_read_another_element_of_their_target_array_are_rew
     rewritten = "::__sim::lockstep_assign(a[i], [&]() { auto __sim_lockstep_value = a[i]; "
     assert rewritten + "__sim_lockstep_value += a[i + s]; return __sim_lockstep_value; })" in body
     assert "a[i] = a[i] * 2.0f;" in body and "b[i] = a[i + 1];" in body
+
+
+def test_the_statement_scans_read_the_text_as_its_slices_do():
+    """The front end looks beside a statement by scanning, not by slicing the megabytes of text
+    before it; each scan gives what the slice, strip and expression it stands for give, for every
+    start and end, with Unicode whitespace and word characters beside ``if`` and ``else``."""
+    import itertools
+    import re
+
+    from simulator import syntax_device as sd
+
+    pieces = ["if", "else", "é", "_", "1", "x", " ", "\n", "\u00a0", "\u2003", "(", ")", "{", ";", ":"]
+    texts = ["".join(p) for n in range(4) for p in itertools.product(pieces, repeat=n)]
+    texts += ["while (x)\n  if (i < n) {\n", "xif (i < n)", "\u00e9if (a)", "} else\n", "  if\u2003(a) { "]
+    for text in texts:
+        for at in range(-len(text) - 2, len(text) + 3):
+            stop = sd._stop(text, at)
+            assert stop == len(text[:at])
+            assert sd._stripped_end(text, stop) == len(text[:at].rstrip())
+            start = slice(at, None).indices(len(text))[0]
+            assert text[sd._stripped_start(text, start) :] == text[at:].lstrip()
+            assert sd._ends_with_if(text, stop) == bool(re.search(r"\bif\s*$", text[:at])), (text, at)
