@@ -7,6 +7,7 @@
 // the current device as a whole: synchronize, reset, flags, cache and shared-memory preferences,
 // limits, versions, the profiler's start and stop.
 #include "graphs_internal.h"
+#include "driver_internal.h"
 
 namespace __sim {
 
@@ -77,6 +78,8 @@ using __sim::g_allocs;
 using __sim::g_state_mu;
 using __sim::sticky_error;
 
+void __sim::select_device(int device) { tl_device = device; }
+
 extern "C" {
 
 cudaError_t cudaGetDeviceCount(int* count) {
@@ -94,6 +97,7 @@ cudaError_t cudaGetDevice(int* device) {
 cudaError_t cudaSetDevice(int device) {
     if (!__sim::valid_device(device)) return __sim::set_error(cudaErrorInvalidDevice);
     __sim::tl_device = device;
+    __sim::runtime_binds_primary_context();
     return cudaSuccess;
 }
 

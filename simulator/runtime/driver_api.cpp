@@ -23,6 +23,8 @@ using __sim::driver_status;
 
 bool __sim::driver_initialised() { return g_driver_initialised.load(std::memory_order_acquire); }
 
+void __sim::runtime_initialises_driver() { g_driver_initialised.store(true, std::memory_order_release); }
+
 CUresult __sim::driver_status(cudaError_t e) {
     switch (e) {
         case cudaSuccess: return CUDA_SUCCESS;

@@ -25,6 +25,32 @@ std::mutex g_ctx_mu;
 std::set<const CUctx_st*> g_live_contexts;          // guarded by g_ctx_mu
 std::vector<CUctx_st*> g_primary_contexts;          // one per device, made on first retain
 thread_local std::vector<CUctx_st*> tl_ctx_stack;  // this thread's contexts, current last
+// cudaSetDevice made the runtime's device's primary context current on this thread, and no driver
+// call has looked at the stack since: the stack's bottom is that context.
+thread_local bool tl_runtime_bound = false;
+
+// ``dev``'s primary context, made on first use (g_ctx_mu held).
+CUctx_st* primary_of(int dev) {
+    if (g_primary_contexts.size() <= (size_t)dev) g_primary_contexts.resize((size_t)dev + 1, nullptr);
+    CUctx_st*& primary = g_primary_contexts[(size_t)dev];
+    if (primary == nullptr) {
+        primary = new CUctx_st{dev, true, 0};
+        g_live_contexts.insert(primary);
+    }
+    return primary;
+}
+
+// This thread's context stack, with the primary context the runtime bound at its bottom: a
+// program that used the runtime first gets that context from cuCtxGetCurrent, and pops back to
+// it, as with CUDA's runtime, which binds it before the driver's calls see the stack.
+std::vector<CUctx_st*>& ctx_stack() {
+    if (tl_runtime_bound && tl_ctx_stack.empty()) {
+        std::lock_guard<std::mutex> lock(g_ctx_mu);
+        tl_ctx_stack.push_back(primary_of(__sim::current_device()));
+    }
+    tl_runtime_bound = false;
+    return tl_ctx_stack;
+}
 
 bool ctx_live(const CUctx_st* ctx) {
     std::lock_guard<std::mutex> lock(g_ctx_mu);
@@ -33,7 +59,8 @@ bool ctx_live(const CUctx_st* ctx) {
 
 // Makes ``ctx``'s device the runtime's current one on this thread (null: leaves it).
 CUresult ctx_select(const CUctx_st* ctx) {
-    return ctx == nullptr ? CUDA_SUCCESS : __sim::driver_status(cudaSetDevice(ctx->device));
+    if (ctx != nullptr) __sim::select_device(ctx->device);
+    return CUDA_SUCCESS;
 }
 
 using __sim::driver_status;
@@ -72,6 +99,16 @@ CUresult memset_pattern(CUdeviceptr dst, T value, size_t n) {
 
 }  // namespace
 
+void __sim::runtime_binds_primary_context() {
+    __sim::runtime_initialises_driver();
+    if (tl_ctx_stack.empty()) {
+        tl_runtime_bound = true;
+    } else {  // as cuCtxSetCurrent: the device's primary context replaces the current one
+        std::lock_guard<std::mutex> lock(g_ctx_mu);
+        tl_ctx_stack.back() = primary_of(__sim::current_device());
+    }
+}
+
 extern "C" {
 
 // ---- contexts ----------------------------------------------------------------------------
@@ -90,7 +127,7 @@ CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* params, unsigned int fl
         std::lock_guard<std::mutex> lock(g_ctx_mu);
         g_live_contexts.insert(ctx);
     }
-    tl_ctx_stack.push_back(ctx);
+    ctx_stack().push_back(ctx);
     *pctx = ctx;
     return ctx_select(ctx);
 }
@@ -102,42 +139,42 @@ CUresult cuCtxDestroy(CUcontext ctx) {
         if (ctx == nullptr || g_live_contexts.count(ctx) == 0 || ctx->primary) return CUDA_ERROR_INVALID_CONTEXT;
         g_live_contexts.erase(ctx);
     }
-    cudaSetDevice(ctx->device);
+    __sim::select_device(ctx->device);
     cudaDeviceSynchronize();  // the context's work ends with it
     // Current on this thread: it is popped, as the driver does (other threads' stacks keep a
     // handle that no call accepts any more).
-    tl_ctx_stack.erase(std::remove(tl_ctx_stack.begin(), tl_ctx_stack.end(), ctx), tl_ctx_stack.end());
-    if (!tl_ctx_stack.empty()) return ctx_select(tl_ctx_stack.back());
+    ctx_stack().erase(std::remove(ctx_stack().begin(), ctx_stack().end(), ctx), ctx_stack().end());
+    if (!ctx_stack().empty()) return ctx_select(ctx_stack().back());
     return CUDA_SUCCESS;
 }
 
 CUresult cuCtxPushCurrent(CUcontext ctx) {
     SIM_DRIVER_READY();
     if (!ctx_live(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
-    tl_ctx_stack.push_back(ctx);
+    ctx_stack().push_back(ctx);
     return ctx_select(ctx);
 }
 
 CUresult cuCtxPopCurrent(CUcontext* pctx) {
     SIM_DRIVER_READY();
-    if (tl_ctx_stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
-    CUctx_st* top = tl_ctx_stack.back();
-    tl_ctx_stack.pop_back();
+    if (ctx_stack().empty()) return CUDA_ERROR_INVALID_CONTEXT;
+    CUctx_st* top = ctx_stack().back();
+    ctx_stack().pop_back();
     if (pctx != nullptr) *pctx = top;
-    return tl_ctx_stack.empty() ? CUDA_SUCCESS : ctx_select(tl_ctx_stack.back());
+    return ctx_stack().empty() ? CUDA_SUCCESS : ctx_select(ctx_stack().back());
 }
 
 CUresult cuCtxSetCurrent(CUcontext ctx) {
     SIM_DRIVER_READY();
     if (ctx == nullptr) {  // unbinds the current context
-        if (!tl_ctx_stack.empty()) tl_ctx_stack.pop_back();
+        if (!ctx_stack().empty()) ctx_stack().pop_back();
         return CUDA_SUCCESS;
     }
     if (!ctx_live(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
-    if (tl_ctx_stack.empty()) {
-        tl_ctx_stack.push_back(ctx);
+    if (ctx_stack().empty()) {
+        ctx_stack().push_back(ctx);
     } else {
-        tl_ctx_stack.back() = ctx;
+        ctx_stack().back() = ctx;
     }
     return ctx_select(ctx);
 }
@@ -145,21 +182,21 @@ CUresult cuCtxSetCurrent(CUcontext ctx) {
 CUresult cuCtxGetCurrent(CUcontext* pctx) {
     SIM_DRIVER_READY();
     if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *pctx = tl_ctx_stack.empty() ? nullptr : tl_ctx_stack.back();
+    *pctx = ctx_stack().empty() ? nullptr : ctx_stack().back();
     return CUDA_SUCCESS;
 }
 
 CUresult cuCtxGetDevice(CUdevice* device) {
     SIM_DRIVER_READY();
     if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (tl_ctx_stack.empty() || !ctx_live(tl_ctx_stack.back())) return CUDA_ERROR_INVALID_CONTEXT;
-    *device = tl_ctx_stack.back()->device;
+    if (ctx_stack().empty() || !ctx_live(ctx_stack().back())) return CUDA_ERROR_INVALID_CONTEXT;
+    *device = ctx_stack().back()->device;
     return CUDA_SUCCESS;
 }
 
 CUresult cuCtxSynchronize(void) {
     SIM_DRIVER_READY();
-    if (tl_ctx_stack.empty() || !ctx_live(tl_ctx_stack.back())) return CUDA_ERROR_INVALID_CONTEXT;
+    if (ctx_stack().empty() || !ctx_live(ctx_stack().back())) return CUDA_ERROR_INVALID_CONTEXT;
     return driver_status(cudaDeviceSynchronize());
 }
 
@@ -168,12 +205,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
     if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!__sim::valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
     std::lock_guard<std::mutex> lock(g_ctx_mu);
-    if (g_primary_contexts.size() <= (size_t)dev) g_primary_contexts.resize((size_t)dev + 1, nullptr);
-    CUctx_st*& primary = g_primary_contexts[(size_t)dev];
-    if (primary == nullptr) {
-        primary = new CUctx_st{dev, true, 0};
-        g_live_contexts.insert(primary);
-    }
+    CUctx_st* primary = primary_of(dev);
     primary->primary_refs++;
     *pctx = primary;
     return CUDA_SUCCESS;
@@ -265,6 +297,16 @@ CUresult cuStreamSynchronize(CUstream stream) {
     return driver_status(cudaStreamSynchronize(stream));
 }
 
+CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
+    SIM_DRIVER_READY();
+    return driver_status(cudaStreamWaitEvent(stream, event, flags));  // CU_EVENT_WAIT_* are cudaEventWait*'s
+}
+
+CUresult cuStreamQuery(CUstream stream) {
+    SIM_DRIVER_READY();
+    return driver_status(cudaStreamQuery(stream));  // CUDA_ERROR_NOT_READY is cudaErrorNotReady's 600
+}
+
 CUresult cuStreamDestroy(CUstream stream) {
     SIM_DRIVER_READY();
     return driver_status(cudaStreamDestroy(stream));
@@ -279,6 +321,11 @@ CUresult cuEventCreate(CUevent* event, unsigned int flags) {
 CUresult cuEventRecord(CUevent event, CUstream stream) {
     SIM_DRIVER_READY();
     return driver_status(cudaEventRecord(event, stream));
+}
+
+CUresult cuEventQuery(CUevent event) {
+    SIM_DRIVER_READY();
+    return driver_status(cudaEventQuery(event));
 }
 
 CUresult cuEventSynchronize(CUevent event) {

@@ -9,8 +9,18 @@
 #pragma GCC visibility push(hidden)
 namespace __sim {
 
-// True once cuInit(0) has succeeded; every driver call but the device queries asks first.
+// True once cuInit(0) has succeeded, or the runtime has, which calls it (cudaSetDevice);
+// every driver call but the device queries asks first.
 bool driver_initialised();
+
+// cudaSetDevice: the runtime initialises the driver and makes the device's primary context
+// current on this thread, as CUDA 12's does (driver_contexts.cpp).
+void runtime_binds_primary_context();
+// Makes ``device`` (valid) this thread's current one, as a driver context's push does, with no
+// context bound (devices.cpp).
+void select_device(int device);
+// Marks the driver initialised, as the runtime's own cuInit does (driver_api.cpp).
+void runtime_initialises_driver();
 
 // The driver status for ``e``: the two share their values from 100 on; below, the few the
 // runtime's calls used here return are mapped by name.

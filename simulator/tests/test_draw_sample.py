@@ -317,3 +317,27 @@ def test_a_source_short_of_candidates_leaves_the_rest_to_the_next(finder, tmp_pa
     sources["small"] = (sources["small"][0], 1)
     drawn, _, _ = draw_fresh.draw_sources(tmp_path, 5, sources, set(), with_build=False)
     assert [e["name"].split("/")[0] for e in drawn] == ["small", "big", "big"]
+
+
+def test_counts_set_what_each_source_gives_and_a_bad_one_is_named(finder, tmp_path, monkeypatch):
+    import draw_fresh
+
+    names = [f"kit/{n}/{n}" for n in ("one", "two", "three")]
+    for name in names:
+        folder, prog = name.rsplit("/", 1)
+        _tree(
+            tmp_path,
+            {f"{folder}/{prog}.cu": MAIN, f"{folder}/CMakeLists.txt": f"add_executable({prog} {prog}.cu)\n"},
+        )
+    monkeypatch.setattr(draw_fresh, "TRIED", {})
+    monkeypatch.setattr(draw_fresh, "CHECKS", dict.fromkeys(names, draw_fresh.EXIT))
+    kit = draw_fresh.Source("kit", "someone/kit", "1" * 40, "cmake", ".")
+    monkeypatch.setattr(draw_fresh, "PROGRAM_SOURCES", {"kit": (kit, 3)})
+    counts = draw_fresh.program_counts(["kit=1"])
+    assert counts == {"kit": 1}
+    manifest, _ = draw_fresh.draw_programs(tmp_path, 5, counts=counts)
+    assert len(manifest["programs"]) == 1
+    assert len(draw_fresh.draw_programs(tmp_path, 5)[0]["programs"]) == 3  # the table's count
+    for bad in ("kit", "kit=two", "nokit=1"):
+        with pytest.raises(ValueError, match=f"--counts '{bad}'.*'kit'"):
+            draw_fresh.program_counts([bad])
