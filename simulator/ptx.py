@@ -4,15 +4,16 @@ compute what the PTX ISA defines, through the helpers of ``runtime/sim_ptx.h``.
 The front end hands ``split_asm`` the statement's tokens and ``translate`` the pieces; an
 instruction, modifier or operand form outside the supported subset raises ``PtxRefusal``, whose
 text names it (``inline PTX instruction 'vabsdiff4.u32.u32.u32.add' is not supported by the
-simulator``). The supported subset is ``ptx_instructions.REGISTRY``; docs/supported.md lists it.
+simulator``). The supported subset is ``ptx_operands.REGISTRY``; docs/supported.md lists it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import ptx_half  # noqa: F401  (registers the 16-bit and packed forms)
-from .ptx_instructions import CONSTRAINTS, PRED, REGISTRY, Emitter, P, RegInfo
+# Importing the opcode families registers them (ptx_half wraps some of the others' entries).
+from . import ptx_arith, ptx_convert, ptx_half, ptx_memory_threads  # noqa: F401
+from .ptx_operands import CONSTRAINTS, PRED, REGISTRY, Emitter, P, RegInfo
 from .ptx_syntax import (
     AsmOperand,
     AsmStatement,

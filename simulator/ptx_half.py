@@ -9,7 +9,8 @@ entry it replaced. Importing this module registers them; ``ptx.py`` does.
 
 from __future__ import annotations
 
-from .ptx_instructions import (
+from . import ptx_arith, ptx_memory_threads  # noqa: F401  (the entries this module wraps)
+from .ptx_operands import (
     HALF_FORMATS,
     REGISTRY,
     TYPES,

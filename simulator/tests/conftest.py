@@ -259,3 +259,27 @@ def case_lines(stdout: str) -> dict:
 def col_major(values, rows: int, cols: int):
     """``values`` read as a column-major rows x cols matrix (cuBLAS's layout)."""
     return values.reshape(cols, rows).T
+
+
+# ---- the inline-PTX test programs (test_ptx_*.py) ---------------------------------------------------
+PTX_SCALAR = KERNELS / "program_ptx.cu"
+PTX_THREADS = KERNELS / "program_ptx_threads.cu"
+
+
+@pytest.fixture(scope="session")
+def scalar_run() -> tuple[str, int, int]:
+    """``program_ptx.cu`` run once: its stdout and the host clock's nanoseconds before and after."""
+    began = time.time_ns()
+    proc = run_cli("run", str(PTX_SCALAR))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    assert "done=1" in proc.stdout
+    return proc.stdout, began, time.time_ns()
+
+
+@pytest.fixture(scope="session")
+def threads_run() -> str:
+    """``program_ptx_threads.cu`` run once, clean: its stdout."""
+    proc = run_cli("run", str(PTX_THREADS))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    assert "done=1" in proc.stdout and proc.stderr == "", proc.stderr
+    return proc.stdout

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from .conftest import KERNELS, nvcc_compile, run_cli
-from .test_ptx import BF16, F16, _cvt_int, _round, _rows, _signed
+from .ptx_reference import BF16, F16, _cvt_int, _round, _rows, _signed
 
 HALF = KERNELS / "program_ptx_half.cu"
 NAN = -1  # any NaN

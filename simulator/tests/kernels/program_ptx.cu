@@ -1,8 +1,8 @@
 // Inline PTX, one thread's instructions: integer, bit, floating-point and conversion instructions
 // and the special registers, run on inputs the host makes (every pair of 16 edge values, then a
 // fixed pseudo-random sequence) and printed as "kernel case a b c : results..." lines (hex) that
-// test_ptx.py checks against the PTX ISA's definitions, worked out there in Python. Also built by
-// `nvcc -arch=sm_80 -c` (test_ptx.py, where nvcc is): the PTX here is PTX that nvcc accepts.
+// test_ptx_*.py check against the PTX ISA's definitions, worked out there in Python. Also built by
+// `nvcc -arch=sm_80 -c` (test_ptx_threads.py, where nvcc is): the PTX here is PTX that nvcc accepts.
 #include <cstdio>
 #include <cstring>
 

@@ -2,7 +2,7 @@
 // .f16/.bf16 and their .f16x2/.bf16x2 pairs): arithmetic with .rn/.ftz/.sat/.relu, min/max with
 // .NaN, abs, neg, ex2/tanh .approx, setp and set, conversions, the .s16x2/.u16x2 integer pairs and
 // atom.add.noftz. Each case prints "half case a b c A B C : results..." (hex; a b c are .f16
-// patterns, A B C .bf16 ones) that test_ptx.py checks against numpy's float16 and a bfloat16
+// patterns, A B C .bf16 ones) that test_ptx_half.py checks against numpy's float16 and a bfloat16
 // reference. Some of these instructions are sm_90's: run it with --arch 900; also built by
 // `nvcc -arch=sm_90 -c`.
 #include <cstdio>

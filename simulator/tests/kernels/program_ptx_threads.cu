@@ -1,7 +1,7 @@
 // Inline PTX between threads: warp instructions (shfl.sync with its clamp and segment mask and
 // predicate output, vote, match, redux, the lane registers, CUB's shuffle steps), loads and stores
 // with state spaces and memory orders, atomics, fences, barriers, nanosleep, exit and trap. Each
-// result is printed as a "kernel thread : results..." line (hex) that test_ptx.py checks against
+// result is printed as a "kernel thread : results..." line (hex) that test_ptx_threads.py checks against
 // the PTX ISA's definitions; `... trap` runs only the trap, `... named` a named barrier. Also built
 // by `nvcc -arch=sm_80 -c`.
 #include <cstdio>
