@@ -143,6 +143,34 @@ def run_findings(stderr: str) -> list[str]:
     return out
 
 
+def racecheck_run(program: Path, case: str, fibers: str, memory: str = "shared"):
+    """(process, how each kernel ran) of ``program``'s ``case`` under racecheck of ``memory``."""
+    env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers, "SIMULATOR_THREADS": "1"}
+    proc = run_cli(
+        "run", str(program), "--mode", "racecheck", "--racecheck-memory", memory, "--", case, env=env
+    )
+    return proc, launch_ways(proc.stderr)
+
+
+def finding_lines(program: Path, findings: list[str]) -> set[tuple[int, ...]]:
+    """Each finding's lines of ``program``: the later access's, then the earlier one's."""
+    return {tuple(int(n) for n in re.findall(rf"{program.name}:(\d+)", f)) for f in findings}
+
+
+def racecheck_both_ways(program: Path, case: str, kernel: str, way: str = "as block loops"):
+    """The run of ``case`` (``kernel`` runs ``way``) under racecheck of shared memory, after
+    checking its output, status and findings against the fibers' run (every access judged)."""
+    loops, ways = racecheck_run(program, case, "0")
+    fibers, fiber_ways = racecheck_run(program, case, "1")
+    assert ways == {kernel: way}, loops.stderr[-3000:]
+    assert fiber_ways == {kernel: "with fibers"}, fibers.stderr[-3000:]
+    assert loops.returncode == fibers.returncode, loops.stderr[-3000:]
+    assert loops.stdout == fibers.stdout
+    lines = finding_lines(program, run_findings(loops.stderr))
+    assert lines == finding_lines(program, run_findings(fibers.stderr))
+    return loops
+
+
 def sigint_as_from_a_terminal() -> None:
     """A child's SIGINT as a terminal's foreground process has it (Popen's preexec_fn): a test run
     started in the background inherits SIGINT ignored, and Python keeps it ignored."""

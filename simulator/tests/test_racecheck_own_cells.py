@@ -7,44 +7,18 @@ again with fibers (SIMULATOR_FIBERS=1, every access judged): the results and fin
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from simulator.source_compile import translate_source
 
-from .conftest import KERNELS, launch_ways, line_of, run_cli, run_findings
+from .conftest import KERNELS, finding_lines, line_of, racecheck_both_ways, run_findings
 
 PROGRAM = KERNELS / "program_own_cells.cu"
 UNJUDGED = "for_each_unjudged_thread(*__sim_blk"
 
 
-def _run(case: str, fibers: str):
-    """(process, how each kernel ran) of the program's ``case`` under racecheck of shared memory."""
-    env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers, "SIMULATOR_THREADS": "1"}
-    proc = run_cli("run", str(PROGRAM), "--mode", "racecheck", "--", case, env=env)
-    return proc, launch_ways(proc.stderr)
-
-
-def _pairs(findings: list[str]) -> set[tuple[int, ...]]:
-    """Each finding's program lines: the later access's, then the earlier one's."""
-    return {tuple(int(n) for n in re.findall(rf"{PROGRAM.name}:(\d+)", f)) for f in findings}
-
-
 def _line(marker: str) -> int:
     return line_of(PROGRAM, f"PLANT: {marker}")
-
-
-def _both_ways(case: str, kernel: str):
-    """The block loops' run of ``case``, after checking it against the fibers' run."""
-    loops, ways = _run(case, "0")
-    fibers, fiber_ways = _run(case, "1")
-    assert ways == {kernel: "as block loops"}, loops.stderr[-3000:]
-    assert fiber_ways == {kernel: "with fibers"}, fibers.stderr[-3000:]
-    assert loops.returncode == fibers.returncode, loops.stderr[-3000:]
-    assert loops.stdout == fibers.stdout
-    assert _pairs(run_findings(loops.stderr)) == _pairs(run_findings(fibers.stderr))
-    return loops
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +50,7 @@ def test_own_element_stores_are_unjudged_only_under_their_shape(translated, kern
 
 
 def test_tiles_of_their_own_shape_are_right_and_clean():
-    proc = _both_ways("tiles", "tiles")
+    proc = racecheck_both_ways(PROGRAM, "tiles", "tiles")
     a = [i % 7 - 3 for i in range(64)]
     want = [
         sum((a[r * 8 + k] + r * 8 + k) * 2 * a[k * 8 + c] for k in range(8))
@@ -104,6 +78,6 @@ def test_tiles_of_their_own_shape_are_right_and_clean():
     ],
 )
 def test_stores_that_other_threads_meet_are_judged(case, kernel, pair):
-    proc = _both_ways(case, kernel)
+    proc = racecheck_both_ways(PROGRAM, case, kernel)
     assert proc.returncode == 66, proc.stderr[-3000:]
-    assert pair in _pairs(run_findings(proc.stderr)), proc.stderr[-3000:]
+    assert pair in finding_lines(PROGRAM, run_findings(proc.stderr)), proc.stderr[-3000:]

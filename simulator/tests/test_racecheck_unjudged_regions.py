@@ -8,46 +8,18 @@ included (kernels/program_unjudged_regions.cu).
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from simulator.source_compile import translate_source
 
-from .conftest import KERNELS, launch_ways, line_of, run_cli, run_findings
+from .conftest import KERNELS, finding_lines, line_of, racecheck_both_ways, racecheck_run, run_findings
 
 PROGRAM = KERNELS / "program_unjudged_regions.cu"
 N = 16
 
 
-def _run(case: str, fibers: str, memory: str = "shared"):
-    """(process, how each kernel ran) of the program's ``case`` under racecheck."""
-    env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers, "SIMULATOR_THREADS": "1"}
-    proc = run_cli(
-        "run", str(PROGRAM), "--mode", "racecheck", "--racecheck-memory", memory, "--", case, env=env
-    )
-    return proc, launch_ways(proc.stderr)
-
-
-def _pairs(findings: list[str]) -> set[tuple[int, int]]:
-    """Each finding's two program lines: the later access's, then the earlier one's."""
-    return {tuple(int(n) for n in re.findall(rf"{PROGRAM.name}:(\d+)", f)) for f in findings}
-
-
 def _line(marker: str) -> int:
     return line_of(PROGRAM, f"PLANT: {marker}")
-
-
-def _both_ways(case: str, kernel: str, way: str = "as block loops"):
-    """The run of ``case`` (``kernel`` runs ``way``), after checking it against the fibers' run."""
-    loops, ways = _run(case, "0")
-    fibers, fiber_ways = _run(case, "1")
-    assert ways == {kernel: way}, loops.stderr[-3000:]
-    assert fiber_ways == {kernel: "with fibers"}, fibers.stderr[-3000:]
-    assert loops.returncode == fibers.returncode, loops.stderr[-3000:]
-    assert loops.stdout == fibers.stdout
-    assert _pairs(run_findings(loops.stderr)) == _pairs(run_findings(fibers.stderr))
-    return loops
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +68,7 @@ def _product() -> list[int]:
 
 
 def test_the_tiled_product_is_right_and_clean():
-    proc = _both_ways("tiled", "tiled")
+    proc = racecheck_both_ways(PROGRAM, "tiled", "tiled")
     c = _product()
     total = sum(v * (i % 11 + 1) for i, v in enumerate(c))
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -120,13 +92,13 @@ def test_the_tiled_product_is_right_and_clean():
     ],
 )
 def test_a_region_that_writes_shared_memory_somehow_is_judged(case, pair, way):
-    proc = _both_ways(case, case, way)
+    proc = racecheck_both_ways(PROGRAM, case, case, way)
     assert proc.returncode == 66, proc.stderr[-3000:]
-    assert pair in _pairs(run_findings(proc.stderr)), proc.stderr[-3000:]
+    assert pair in finding_lines(PROGRAM, run_findings(proc.stderr)), proc.stderr[-3000:]
 
 
 def test_an_atomic_on_shared_memory_and_reads_after_it_are_clean():
-    proc = _both_ways("shared_atomic", "shared_atomic")
+    proc = racecheck_both_ways(PROGRAM, "shared_atomic", "shared_atomic")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split()[:5] == [
         "shared_atomic",
@@ -139,11 +111,11 @@ def test_an_atomic_on_shared_memory_and_reads_after_it_are_clean():
 
 
 def test_blocks_own_their_shared_memory_and_global_memory_is_judged_only_by_the_full_check():
-    proc = _both_ways("blocks_and_global", "blocks_and_global")
+    proc = racecheck_both_ways(PROGRAM, "blocks_and_global", "blocks_and_global")
     assert proc.returncode == 0, proc.stderr[-3000:]
     # each block sums t * (block + 1) over its 64 threads
     assert proc.stdout.split()[2:5] == [str(sum(range(64)))] * 2 + [str(2 * sum(range(64)))]
     assert run_findings(proc.stderr) == []
-    full, _ = _run("blocks_and_global", "0", memory="all")
+    full, _ = racecheck_run(PROGRAM, "blocks_and_global", "0", memory="all")
     assert full.returncode == 66, full.stderr[-3000:]
     assert f"{PROGRAM.name}:{_line('global write')}" in "\n".join(run_findings(full.stderr))
