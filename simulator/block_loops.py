@@ -3,7 +3,7 @@
 A kernel whose every barrier is a ``__syncthreads();`` statement reached by the whole block (at
 the top of its body, or inside ``for``/``while``/``do``/``if`` statements whose conditions are
 block-uniform) gets a second body that the runtime calls once per block in a fast build
-(``::__sim::block_loop()`` is then set, runtime/launch.h): the statements between barriers
+(``::__sim::block_loop()`` is then set, runtime/block_loops.h): the statements between barriers
 become regions, each a loop over the block's threads, and a barrier is the end of one loop and
 the start of the next. A local declared in one region and used in another lives in a
 per-thread slot (``::__sim::per_thread``); a local whose value is the same for the whole block
@@ -262,7 +262,7 @@ class _Emitter:
             keep = f"__sim_slot{i}.keep(__sim_t, {self.k.slot_types[i][1].spelling});"
             body.append(f"\n if (!::__sim::kRecompute) {keep}" if k in recomputed else f"\n {keep}")
         # A region that no shared-memory hazard can involve (block_loops_epochs.py): its loop and
-        # body without ThreadSanitizer's calls (runtime/launch.h). Only the race check's build has
+        # body without ThreadSanitizer's calls (runtime/block_loops.h). Only the race check's build has
         # such regions, and only a fast build has grid-stride rounds (_thread_loop's flags).
         # threadIdx is the loop's own index in a SIMD region: nothing is stored per thread.
         params = "const ::uint3 threadIdx, const int __sim_t" if region.simd else ""

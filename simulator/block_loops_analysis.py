@@ -68,7 +68,7 @@ class Region:
         # (a loop run in lockstep order under `if (row < n)`, block_loops_interchange.py).
         self.guards: list = []
         # Its loop may store no thread index (an indexed body of for_each_plain_thread,
-        # ``runtime/launch.h``): it calls nothing that could read one and names threadIdx only
+        # ``runtime/block_loops.h``): it calls nothing that could read one and names threadIdx only
         # as ``threadIdx.x/.y/.z``.
         self.simd = False
 

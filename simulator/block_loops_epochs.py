@@ -17,7 +17,7 @@ Two more kinds need no epoch to themselves (``block_loops_cells.py``): a region 
 shared memory at all, and one whose only shared-memory accesses are stores to its threads' own
 elements, while the block's shape keeps them so (a condition tested when the region runs).
 Only the racecheck-shared build asks for these regions (``modes.Build.unjudged_regions``); their
-loop (``runtime/launch.h``, ``for_each_unjudged_thread``) and body are compiled without
+loop (``runtime/block_loops.h``, ``for_each_unjudged_thread``) and body are compiled without
 ThreadSanitizer's calls there.
 """
 

@@ -41,7 +41,7 @@ start plus k steps, has passed the condition in every round so far; the rounds g
 thread of the block is in. The body is written once: a round in which all are in runs it over
 every thread without the per-thread condition, its loads unconditional, so that g++ may
 vectorise it; a round that leaves some out runs the same loop over the runs of adjacent threads
-still in (``for_each_flagged_thread``, runtime/launch.h). Such a loop qualifies (in the kernel
+still in (``for_each_flagged_thread``, runtime/block_loops.h). Such a loop qualifies (in the kernel
 shape above, at the body's top level, under thread conditions or inside block-uniform loops)
 where:
 
@@ -582,7 +582,7 @@ class _InterchangeEmitter(_Emitter):
         round first runs a loop over the threads still in that evaluates the condition once per
         thread, clears the flag of a thread it leaves out (for good, as leaving its loop would)
         and counts the others. The body is written once, run by ``for_each_flagged_thread``
-        (runtime/launch.h): for every thread while all are in (every round but the last few),
+        (runtime/block_loops.h): for every thread while all are in (every round but the last few),
         a loop g++ may vectorise, else for the runs of adjacent threads still in, through the
         same inlined loop.
         """

@@ -11,7 +11,7 @@ one region that can report anything; the others must be *inert*: no memory acces
 arithmetic that UBSan checks (signed overflow, a division or shift by a non-constant), no
 pointer. The loop headers and block statements, which run once for the block where fibers run
 them in every thread, must be inert too, and no per-thread slot may be an array or a struct
-(memcheck would see every thread's copy as one heap block, see ``runtime/launch.h``).
+(memcheck would see every thread's copy as one heap block, see ``runtime/block_loops.h``).
 """
 
 from __future__ import annotations

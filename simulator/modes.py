@@ -99,7 +99,7 @@ BUILDS: tuple[Build, ...] = (
     # racecheck of __shared__ memory only (racecheck's default; --racecheck-memory all builds
     # "racecheck"): g++'s ThreadSanitizer instrumentation calls the runtime's own detector
     # (runtime/shared_races.cpp), not libtsan, so nothing of libtsan is linked. -O2 as fast mode:
-    # a block-loop region's body is inlined into its thread loop (runtime/launch.h) and loads that
+    # a block-loop region's body is inlined into its thread loop (runtime/block_loops.h) and loads that
     # do not change from thread to thread leave the loop before the instrumentation puts a call at
     # each; the detector names code by the caller's address alone, so no frame pointer is kept.
     Build(

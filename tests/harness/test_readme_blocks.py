@@ -55,6 +55,7 @@ SCRIPT_HELPERS = {
     "build_files.py",
     "program_finder.py",
     "ratio_chart.py",
+    "fresh_checks.py",
 }
 
 

@@ -1,0 +1,436 @@
+// Block loops (included by launch.h): the runtime side of a kernel whose body the build rewrote
+// into one loop over the block's threads per region between barriers (simulator/block_loops.py):
+// the block being run (PlainBlock), the barrier between regions, the per-thread slots that keep
+// a local across a barrier, and the thread loops a region runs in (plain, unjudged by the race
+// check, and flagged for a grid-stride loop's rounds).
+#ifndef CUDA_CPU_SIMULATOR_BLOCK_LOOPS_H
+#define CUDA_CPU_SIMULATOR_BLOCK_LOOPS_H
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <type_traits>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
+
+namespace __sim {
+#if defined(SIM_SHARED_RACES)
+SIM_API void block_loop_epoch();  // shared_races.cpp: a barrier released, a new epoch
+#endif
+
+// The threads of one block of a barrier-free launch, run one after another by the launch's
+// own code (Packed::run_plain) rather than by the scheduler: the scheduler fills it in.
+struct PlainBlock {
+    uint3* thread_idx;  // the running thread's index in its fiber record (reports name it)
+    int* linear;        // the running thread's index within the block
+    dim3 dim;           // blockDim
+    const std::atomic<bool>* timed_out;  // set when the launch runs past its time limit
+    int* first = nullptr;  // memcheck and racecheck: the thread each region's loop starts with
+    // memcheck: the warp of the block's first faulting thread, or -1 (Block::fault_warp): only
+    // the rest of that warp runs on, up to the end of the round.
+    const int* fault_warp = nullptr;
+};
+
+// memcheck: the program's kernels (instrumented) and the runtime's own thread loop (SIM_MEMCHECK).
+#if defined(__SANITIZE_ADDRESS__) || defined(SIM_MEMCHECK)
+#define SIM_LOOP_FAULTS 1
+#endif
+
+#if defined(SIM_LOOP_FAULTS)
+// memcheck: ends a faulted block from its thread loop (scheduler.cpp): it fails, and a block-loop
+// kernel does not go on to its next region. Never returns.
+[[noreturn]] SIM_API void block_loop_stop();
+#endif
+
+// memcheck and the shared-memory race check run block loops in the order of fibers, which
+// their findings depend on: after a barrier the thread that arrived last (and released it) runs
+// on first, then the others from thread 0, so each round between barriers starts one thread
+// earlier than the one before (scheduler.cpp, device_api.cpp). A fast build keeps thread order.
+#if defined(__SANITIZE_ADDRESS__) || defined(SIM_MEMCHECK) || defined(SIM_SHARED_RACES)
+#define SIM_LOOPS_AS_FIBERS 1
+#endif
+
+// A barrier between two regions of a block-loop kernel: in memcheck and racecheck builds the next
+// round starts where fibers would start it, and the race check starts a new epoch, as the
+// barrier's release does for fibers; nothing in other builds.
+static inline void block_loop_barrier([[maybe_unused]] const PlainBlock& b) {
+#if defined(SIM_LOOPS_AS_FIBERS)
+    if (b.first != nullptr) {
+        const int n = (int)(b.dim.x * b.dim.y * b.dim.z);
+        *b.first = (*b.first + n - 1) % n;
+    }
+#endif
+#if defined(SIM_SHARED_RACES)
+    block_loop_epoch();
+#endif
+}
+using RunPlain = void (*)(void* pack, const PlainBlock& block);
+
+// Set while a block of a block-loop launch runs: the kernel is called once for the whole block
+// and its rewritten body (simulator/block_loops.py) loops over the threads itself.
+extern __thread const PlainBlock* tl_block_loop SIM_API;
+static inline const PlainBlock* block_loop() { return tl_block_loop; }
+
+// Whether a block-loop region computes again, from threadIdx and values no thread writes, an
+// integer or pointer local that an earlier region declared (simulator/block_loops.py), rather
+// than reading it from its per-thread slot: then ``threadIdx.x + c`` stays an index the compiler
+// sees step by one from thread to thread, and the region's loop can run as SIMD. memcheck and
+// racecheck builds read the slots (kRecompute), since a computation repeated in a later region
+// would be judged (UBSan's overflow checks) where fibers judge it once. kRecomputeIndexed is the
+// same for a region whose threadIdx is its loop's own index (an indexed body, below): there the
+// shared-memory race check computes again too, since such an initializer reads no memory but the
+// kernel's parameters and built-ins, never shared memory, so the detector has nothing more to
+// judge, while each read of a slot would be one more call to it. (Elsewhere threadIdx is NVIDIA's
+// const object, which g++ may read once for a whole loop that the checker's build inlines.)
+#if defined(SIM_LOOPS_AS_FIBERS)
+inline constexpr bool kRecompute = false;
+#else
+inline constexpr bool kRecompute = true;
+#endif
+#if defined(SIM_LOOPS_AS_FIBERS) && !defined(SIM_SHARED_RACES)
+inline constexpr bool kRecomputeIndexed = false;
+#else
+inline constexpr bool kRecomputeIndexed = true;
+#endif
+
+// The shared-memory race check's build: what a region's body compiled without ThreadSanitizer's
+// calls (for_each_unjudged_thread, below) uses is always inlined into it, as g++ inlines nothing
+// else into a function whose sanitizer flags differ. Every other build: as any inline function.
+#if defined(SIM_SHARED_RACES)
+#define SIM_UNJUDGED_INLINE __attribute__((always_inline))
+#define SIM_THREAD_LOOP plain_thread_loop
+#else
+#define SIM_UNJUDGED_INLINE
+#define SIM_THREAD_LOOP for_each_plain_thread
+#endif
+
+// Stores a region's local into its per-thread slot at the end of the region (arrays by element):
+// by assignment, or, for a trivially copyable type that cannot be assigned (a const member, no
+// default constructor to have made the slot's value with), by copying its bytes.
+template <class T>
+static inline SIM_UNJUDGED_INLINE void keep(T& dst, const T& src) {
+    if constexpr (std::is_copy_assignable_v<T>) {
+        dst = src;
+    } else {
+        static_assert(std::is_trivially_copyable_v<T>, "a per-thread slot is assigned or copied");
+        std::memcpy(static_cast<void*>(&dst), static_cast<const void*>(&src), sizeof(T));
+    }
+}
+template <class T, size_t N>
+static inline SIM_UNJUDGED_INLINE void keep(T (&dst)[N], const T (&src)[N]) {
+    for (size_t i = 0; i < N; ++i) keep(dst[i], src[i]);
+}
+
+// A copy of ``src`` made in the raw storage ``dst`` of a slot (arrays by element), and its end.
+template <class T>
+static inline SIM_UNJUDGED_INLINE void slot_copy(T& dst, const T& src) {
+    ::new (static_cast<void*>(std::addressof(dst))) T(src);
+}
+template <class T, size_t N>
+static inline SIM_UNJUDGED_INLINE void slot_copy(T (&dst)[N], const T (&src)[N]) {
+    for (size_t i = 0; i < N; ++i) slot_copy(dst[i], src[i]);
+}
+template <class T>
+static inline void slot_end(T& v) {
+    v.~T();
+}
+template <class T, size_t N>
+static inline void slot_end(T (&v)[N]) {
+    for (size_t i = 0; i < N; ++i) slot_end(v[i]);
+}
+
+// One value per thread of a block-loop block: a local of the kernel that lives across a
+// barrier. Allocated once per block; not at all where ``used`` is false (a local every region
+// computes again, kRecompute). A trivially copyable and trivially destructible type (scalars,
+// arrays, plain structs, wmma fragments, a thread-scope cuda::pipeline, cuda::aligned_size_t)
+// gets raw storage into which ``keep`` copies the region's local: it needs no default
+// constructor, and neither the copy nor the end of the local it copies can be observed. Any other
+// type is default-constructed for each thread, assigned by ``keep`` and destroyed with the slots;
+// one without a default constructor (a class whose constructors take arguments) gets raw storage
+// too, into which a thread's first ``keep`` copy-constructs its value (a later one assigns it, or
+// ends the value and makes a new copy where it cannot be assigned), and the values made are
+// destroyed with the slots.
+template <class T>
+struct per_thread {
+    using U = std::remove_cv_t<T>;
+    static constexpr bool kRaw = std::is_trivially_copyable_v<U> && std::is_trivially_destructible_v<U>;
+    static constexpr bool kInPlace = !kRaw && !std::is_default_constructible_v<U>;
+    U* data = nullptr;
+    unsigned char* made = nullptr;  // kInPlace: whether each thread's slot holds a value
+    size_t count = 0;
+    explicit per_thread(const dim3& d, bool used = true) {
+        if (!used) return;
+        count = (size_t)d.x * d.y * d.z;
+        if constexpr (kRaw || kInPlace) {
+            data = static_cast<U*>(::operator new(count * sizeof(U), std::align_val_t(alignof(U))));
+        } else {
+            data = new U[count];
+        }
+        if constexpr (kInPlace) made = new unsigned char[count]();
+#if defined(__SANITIZE_ADDRESS__)
+        // A block that fails leaves its kernel by a jump, past this destructor: not the
+        // program's leak (LeakSanitizer would name it under check --mode memcheck).
+        __lsan_ignore_object(data);
+        if (made != nullptr) __lsan_ignore_object(made);
+#endif
+    }
+    per_thread(const per_thread&) = delete;
+    per_thread& operator=(const per_thread&) = delete;
+    ~per_thread() {
+        if constexpr (kInPlace) {
+            for (size_t t = 0; made != nullptr && t < count; ++t) {
+                if (made[t]) slot_end(data[t]);
+            }
+            delete[] made;
+        }
+        if constexpr (kRaw || kInPlace) {
+            ::operator delete(data, std::align_val_t(alignof(U)));
+        } else {
+            delete[] data;
+        }
+    }
+    SIM_UNJUDGED_INLINE U& operator[](int t) { return data[t]; }
+    // Thread ``t``'s local ``v`` into its slot at the end of a region.
+    SIM_UNJUDGED_INLINE void keep(int t, const U& v) {
+        if constexpr (kInPlace && !std::is_copy_assignable_v<U>) {
+            if (made[t]) slot_end(data[t]);
+            slot_copy(data[t], v);
+            made[t] = 1;
+        } else {
+            if constexpr (kInPlace) {
+                if (!made[t]) {
+                    slot_copy(data[t], v);
+                    made[t] = 1;
+                    return;
+                }
+            }
+            ::__sim::keep(data[t], v);
+        }
+    }
+};
+
+// Calls ``body`` once per thread of ``b`` in order, with threadIdx and the linear index set;
+// stops early when the launch runs past its time limit. Only what changes from thread to
+// thread is stored (warp, lane and __activemask() follow from the linear index). The block's
+// shape is copied into locals first: the body's stores could alias ``b``, which would otherwise
+// be read again for every thread.
+// Under the shared-memory race check this loop is instrumented as the kernel is: g++ inlines no
+// function into one with other sanitizer attributes, and a region's body inlined here has its
+// loads of the block's captured variables hoisted out of the loop before ThreadSanitizer's pass
+// puts a call at each (one call per thread per load otherwise). The loop's own stores of the
+// running thread's index (never shared memory) are made by unchecked_store, unseen by the pass.
+#if defined(SIM_SHARED_RACES) && defined(__x86_64__)
+template <class T>
+static inline __attribute__((always_inline)) void unchecked_store(T& dst, T v) {
+    static_assert(sizeof(T) == 4, "a 4-byte store");
+    asm volatile("movl %1, %0" : "=m"(dst) : "r"(v));
+}
+#else
+template <class T>
+static inline void unchecked_store(T& dst, T v) {
+    dst = v;
+}
+#endif
+//
+// A body that takes ``(threadIdx, linear)`` is a block-loop region that calls nothing and reads
+// threadIdx only through that parameter (simulator/block_loops.py): a fast build then stores
+// nothing per thread, and threads adjacent in x are adjacent iterations of an inner loop the
+// compiler can vectorise. The index is stored once a row instead, so a fault in such a region
+// names the first thread of the row that faulted (a SIMD access is several threads' at once).
+// memcheck and racecheck builds run it in the fibers' order as any other body. (One function
+// for both: the checkers' reports name a region by the kernel when this loop calls it.)
+// In the shared-memory race check's build, SIM_THREAD_LOOP is plain_thread_loop, always inlined into
+// for_each_plain_thread and for_each_unjudged_thread (below): each compiles it with its own
+// sanitizer flags. Every other build: this is for_each_plain_thread itself. ``kThreadOrder``: thread
+// order even where the build follows the fibers' (for_each_unjudged_thread).
+template <bool kThreadOrder = false, class Body>
+SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(const PlainBlock& b, Body&& body) {
+    constexpr bool indexed = std::is_invocable<Body&, uint3, int>::value;
+    uint3* const idx = b.thread_idx;
+    // What the thread's threadIdx reads, written through the declaration kernel code reads
+    // (NVIDIA's, const): g++ takes a const object for unchanging and would otherwise keep one
+    // thread's threadIdx for all of them in a body inlined here.
+    // (The runtime's own loop calls kernels through a pointer and has no such declaration.)
+#if defined(CUDA_CPU_SIMULATOR)
+    uint3* const running = const_cast<uint3*>(&::threadIdx);
+#else
+    uint3* const running = &tls_thread_idx;
+#endif
+    int* const linear = b.linear;
+    const dim3 dim = b.dim;
+    const std::atomic<bool>* const timed_out = b.timed_out;
+#if defined(SIM_LOOPS_AS_FIBERS)
+    if constexpr (!kThreadOrder) {
+        // Threads first .. n-1, then 0 .. first-1 (see SIM_LOOPS_AS_FIBERS; first is 0 outside block
+        // loops). One loop, so one copy of the inlined body: a second would double the checker
+        // build's code of every kernel (and its compile time, which a large program feels).
+        const int n = (int)(dim.x * dim.y * dim.z);
+        const unsigned first = b.first != nullptr ? (unsigned)*b.first : 0u;
+        uint3 at{first % dim.x, (first / dim.x) % dim.y, first / (dim.x * dim.y)};
+        for (int k = 0, t = (int)first; k < n; ++k) {
+#if defined(SIM_LOOP_FAULTS)
+            // After a memory fault (memcheck_reports.cpp) only the rest of the faulting warp runs, as
+            // with fibers: its lanes make the access in lockstep on a GPU; the block's other threads
+            // do not, so that a wild write is not repeated by each of them.
+            if (b.fault_warp != nullptr && *b.fault_warp >= 0 && t / 32 != *b.fault_warp) block_loop_stop();
+#endif
+            unchecked_store(idx->x, at.x);
+            unchecked_store(idx->y, at.y);
+            unchecked_store(idx->z, at.z);
+            *running = at;  // not instrumented where it is NVIDIA's const threadIdx
+            unchecked_store(*linear, t);
+            if constexpr (indexed) {
+                body(at, t);
+            } else {
+                body();
+            }
+            t = t + 1 == n ? 0 : t + 1;
+            if (++at.x < dim.x) continue;  // the index counts on without a division per thread
+            at.x = 0;
+            // Once a row, as below.
+            if (timed_out->load(std::memory_order_relaxed)) return;
+            if (++at.y < dim.y) continue;
+            at.y = 0;
+            if (++at.z == dim.z) at.z = 0;
+        }
+#if defined(SIM_LOOP_FAULTS)
+        if (b.fault_warp != nullptr && *b.fault_warp >= 0) block_loop_stop();  // no further round
+#endif
+    } else
+#endif
+    {
+        int i = 0;
+        if constexpr (indexed) {
+            for (unsigned int z = 0; z < dim.z; ++z) {
+                for (unsigned int y = 0; y < dim.y; ++y) {
+                    *idx = uint3{0, y, z};
+                    *running = uint3{0, y, z};
+                    *linear = i;
+                    // A signed counter: the compiler may take it not to wrap, so indices the kernel
+                    // computes from it (``threadIdx.x`` converted to int, plus an offset) step by one.
+                    const int nx = (int)dim.x;
+                    for (int x = 0; x < nx; ++x) body(uint3{(unsigned int)x, y, z}, i + x);
+                    i += nx;
+                    if (timed_out->load(std::memory_order_relaxed)) return;
+                }
+            }
+        } else {
+            for (unsigned int z = 0; z < dim.z; ++z) {
+                for (unsigned int y = 0; y < dim.y; ++y) {
+                    *idx = uint3{0, y, z};
+                    *running = uint3{0, y, z};
+                    for (unsigned int x = 0; x < dim.x; ++x) {
+                        idx->x = x;
+                        running->x = x;
+                        *linear = i++;
+                        body();
+                    }
+                    // Once a row (at most 1,024 threads): the watchdog's signal stops a thread that
+                    // runs on, and this stops the block soon after the flag is set between threads.
+                    if (timed_out->load(std::memory_order_relaxed)) return;
+                }
+            }
+        }
+    }
+}
+
+#if defined(SIM_SHARED_RACES)
+template <class Body>
+SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
+    plain_thread_loop(b, static_cast<Body&&>(body));
+}
+
+// A block-loop region that has a barrier epoch to itself and writes no shared memory
+// (simulator/block_loops_epochs.py): no access of it can be half of a shared-memory hazard, since
+// every other access of its epoch is its own threads' reads. The shared-memory race check leaves
+// its accesses unjudged: this loop and the region's body (the front end marks it no_sanitize_thread
+// in that build alone) are compiled without ThreadSanitizer's calls, so that the region runs as
+// fast mode's code does. (The loop is inlined here and the body into it: g++ inlines no function
+// into one whose sanitizer flags differ, except an always_inline one.) Its threads run in thread
+// order, as in a fast build, not the fibers' (kThreadOrder): the region writes nothing but each
+// thread's own locals, so no order gives another result, and the compiler may vectorise the loop.
+// That build alone calls it.
+template <class Body>
+SIM_DEVICE_FMA_TARGET static inline __attribute__((no_sanitize_thread)) void for_each_unjudged_thread(
+    const PlainBlock& b, Body&& body) {
+    plain_thread_loop<true>(b, static_cast<Body&&>(body));
+}
+#endif
+
+// The most threads a block has (launch.cpp refuses a larger one): a grid-stride loop run in
+// lockstep rounds keeps a flag per thread on the stack (simulator/block_loops_interchange.py).
+inline constexpr int kMaxBlockThreads = 1024;
+
+// A round of a grid-stride loop in lockstep order (simulator/block_loops_interchange.py): calls
+// ``body`` as for_each_plain_thread does, for every thread of ``b`` where ``flags`` is null (a
+// round all of the block's threads are in), else only for those whose flag is set. The threads of
+// a row whose flags are set run as runs of adjacent ones, each through the same inner loop as a
+// round without flags: the body is inlined (and vectorised) once for both kinds of round, where a
+// flag tested inside the loop would keep it scalar. Only fast and synccheck builds run it
+// (kInterchangedFast); the checkers that follow the fibers' order get the plain loop, flag tested.
+#if defined(SIM_LOOPS_AS_FIBERS) || defined(SIM_SHARED_RACES)
+template <class Body>
+SIM_DEVICE_FMA_TARGET static inline void for_each_flagged_thread(
+    const PlainBlock& b, const unsigned char* flags, Body&& body) {
+    if constexpr (std::is_invocable<Body&, uint3, int>::value) {
+        for_each_plain_thread(b, [&](uint3 at, int t) {
+            if (flags == nullptr || flags[t]) body(at, t);
+        });
+    } else {
+        for_each_plain_thread(b, [&] {
+            if (flags == nullptr || flags[*b.linear]) body();
+        });
+    }
+}
+#else
+template <class Body>
+SIM_DEVICE_FMA_TARGET static inline void for_each_flagged_thread(
+    const PlainBlock& b, const unsigned char* flags, Body&& body) {
+    constexpr bool indexed = std::is_invocable<Body&, uint3, int>::value;
+    uint3* const idx = b.thread_idx;
+#if defined(CUDA_CPU_SIMULATOR)
+    uint3* const running = const_cast<uint3*>(&::threadIdx);  // as in for_each_plain_thread
+#else
+    uint3* const running = &tls_thread_idx;
+#endif
+    int* const linear = b.linear;
+    const dim3 dim = b.dim;
+    const std::atomic<bool>* const timed_out = b.timed_out;
+    const int nx = (int)dim.x;
+    int i = 0;
+    for (unsigned int z = 0; z < dim.z; ++z) {
+        for (unsigned int y = 0; y < dim.y; ++y) {
+            for (int x = 0; x < nx;) {
+                int end = nx;
+                if (flags != nullptr) {
+                    while (x < nx && !flags[i + x]) ++x;
+                    for (end = x; end < nx && flags[i + end];) ++end;
+                }
+                // The run's first thread, once a run (a SIMD access is several threads' at once).
+                *idx = uint3{(unsigned int)x, y, z};
+                *running = uint3{(unsigned int)x, y, z};
+                *linear = i + x;
+                if constexpr (indexed) {
+                    for (int r = x; r < end; ++r) body(uint3{(unsigned int)r, y, z}, i + r);
+                } else {
+                    for (int r = x; r < end; ++r) {
+                        idx->x = (unsigned int)r;
+                        running->x = (unsigned int)r;
+                        *linear = i + r;
+                        body();
+                    }
+                }
+                x = end;
+            }
+            i += nx;
+            if (timed_out->load(std::memory_order_relaxed)) return;
+        }
+    }
+}
+#endif
+
+}  // namespace __sim
+
+#endif  // CUDA_CPU_SIMULATOR_BLOCK_LOOPS_H
