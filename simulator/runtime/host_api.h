@@ -99,8 +99,9 @@
 //      cuDevicePrimaryCtxRelease cuMemAlloc cuMemFree cuMemAllocHost cuMemHostAlloc
 //      cuMemFreeHost cuMemcpyHtoD cuMemcpyDtoH cuMemcpyDtoD cuMemcpyHtoDAsync
 //      cuMemcpyDtoHAsync cuMemcpyDtoDAsync cuMemsetD8 cuMemsetD16 cuMemsetD32
-//      cuStreamCreate cuStreamSynchronize cuStreamDestroy cuEventCreate cuEventRecord
-//      cuEventSynchronize cuEventElapsedTime cuEventDestroy
+//      cuStreamCreate cuStreamSynchronize cuStreamDestroy cuStreamQuery cuStreamWaitEvent
+//      cuEventCreate cuEventRecord cuEventSynchronize cuEventQuery cuEventElapsedTime
+//      cuEventDestroy
 //  driver_modules.cpp: the driver API's modules, functions and launches
 //      cuModuleLoadData cuModuleLoadDataEx cuModuleLoadFatBinary cuModuleLoad
 //      cuModuleUnload cuModuleGetFunction cuModuleGetGlobal cuLaunchKernel
