@@ -62,7 +62,8 @@ struct SurfObj {
 // A fetch through a null or destroyed object, or a surface access out of bounds with
 // cudaBoundaryModeTrap: reported, and the kernel stops as on a GPU fault (textures.cpp).
 SIM_API __attribute__((noreturn)) void texture_fault(const char* what, const char* file, int line);
-// A fetch form the simulator does not sample (gathers, sparse textures): reported as a fault.
+// A fetch form the simulator does not sample (sparse textures, some mipmapped forms): reported as
+// a fault.
 SIM_API __attribute__((noreturn)) void texture_unsupported(const char* op, const char* file, int line);
 
 // The component type and count of each type a fetch may return.
@@ -432,6 +433,8 @@ static inline void surf_write(const T& v, cudaSurfaceObject_t so, int x, int y, 
 
 }  // namespace __sim
 
+#include "sim_texture_gather.h"
+
 // ---- device fetches and surface accesses through objects ------------------------------------
 // NVIDIA's <texture_indirect_functions.h> and <surface_indirect_functions.h> define every tex*
 // and surf* function of an object as a call of __nv_tex_surf_handler("__itex2D", &result, obj,
@@ -477,6 +480,8 @@ static inline void tex_op(const char* op, R* r, cudaTextureObject_t t, A... a) {
         tex_values_lod(o, 3, c[0], c[1], c[2], -1, 0.0f, v);
     } else if (op_is(op, "__itex3DLod")) {
         tex_values_lod(o, 3, c[0], c[1], c[2], -1, c[3], v);
+    } else if (op_is(op, "__itex2Dgather")) {
+        tex_gather_checked(o.data, o.s, o.mip.levels, c[0], c[1], (int)c[2], v, site.file, site.line);
     } else if (o.mip.levels != 0) {
         texture_unsupported(op, site.file, site.line);  // layered and cubemap mipmaps: not modelled
     } else if (op_is(op, "__itex1DLayered") || op_is(op, "__itex1DLayeredLod") ||

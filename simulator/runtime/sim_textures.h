@@ -116,6 +116,50 @@ template <class T>
 struct texref_ret<T, cudaReadModeNormalizedFloat> {
     typedef typename tex_float_of<T>::type type;
 };
+// What tex2Dgather of a texture reference returns: four of the element's component type, or
+// float4 in cudaReadModeNormalizedFloat.
+template <class C>
+struct tex_vec4_of;
+template <>
+struct tex_vec4_of<char> {
+    typedef char4 type;
+};
+template <>
+struct tex_vec4_of<signed char> {
+    typedef char4 type;
+};
+template <>
+struct tex_vec4_of<unsigned char> {
+    typedef uchar4 type;
+};
+template <>
+struct tex_vec4_of<short> {
+    typedef short4 type;
+};
+template <>
+struct tex_vec4_of<unsigned short> {
+    typedef ushort4 type;
+};
+template <>
+struct tex_vec4_of<int> {
+    typedef int4 type;
+};
+template <>
+struct tex_vec4_of<unsigned int> {
+    typedef uint4 type;
+};
+template <>
+struct tex_vec4_of<float> {
+    typedef float4 type;
+};
+template <class T, enum cudaTextureReadMode mode>
+struct texref_gather_ret {
+    typedef typename tex_vec4_of<typename tex_vec<T>::comp>::type type;
+};
+template <class T>
+struct texref_gather_ret<T, cudaReadModeNormalizedFloat> {
+    typedef float4 type;
+};
 static inline TexSampler texref_sampler(const textureReference& r, int read) {
     TexSampler s;
     for (int k = 0; k < 3; k++) s.addr[k] = r.addressMode[k];
@@ -164,6 +208,14 @@ static inline SIM_TEXREF_RET tex2DLayered(const texture<T, dim, mode>& r, float 
                                           SIM_TEX_SITE) {
     return ::__sim::tex_fetch<SIM_TEXREF_RET>(::__sim::texref_data(r, sim_file, sim_line), ::__sim::texref_sampler(r, mode),
                                             2, x, y, 0, layer);
+}
+template <class T, enum cudaTextureReadMode mode>
+static inline typename ::__sim::texref_gather_ret<T, mode>::type tex2Dgather(
+    const texture<T, cudaTextureType2D, mode>& r, float x, float y, int comp = 0, SIM_TEX_SITE) {
+    double v[4];
+    ::__sim::tex_gather_checked(::__sim::texref_data(r, sim_file, sim_line), ::__sim::texref_sampler(r, mode), 0, x,
+                                y, comp, v, sim_file, sim_line);
+    return ::__sim::tex_make<typename ::__sim::texref_gather_ret<T, mode>::type>(v);
 }
 #undef SIM_TEXREF_RET
 #undef SIM_TEX_SITE

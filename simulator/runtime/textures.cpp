@@ -266,8 +266,8 @@ void texture_fault(const char* what, const char* file, int line) {
 void texture_unsupported(const char* op, const char* file, int line) {
     char what[256];
     std::snprintf(what, sizeof what,
-                  "%s at %s:%d is a texture or surface form the simulator does not model (gathers, sparse "
-                  "fetches, and of a mipmapped texture the Grad, layered and cubemap forms); see "
+                  "%s at %s:%d is a texture or surface form the simulator does not model (sparse fetches and "
+                  "gathers, and of a mipmapped texture the Grad, layered and cubemap forms); see "
                   "simulator/docs/textures.md",
                   op, file, line);
     trap_with(what);
