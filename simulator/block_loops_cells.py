@@ -123,7 +123,9 @@ def _array_root(k: KernelAnalysis, node) -> bool:
     return decl is not None and _local(k, decl) and decl.type.get_canonical().kind.name == "CONSTANTARRAY"
 
 
-def _local_target(k: KernelAnalysis, lhs) -> bool:
+def local_target(k: KernelAnalysis, lhs) -> bool:
+    """Whether ``lhs`` names a local of the kernel that is neither ``__shared__`` memory nor a
+    reference (which may be bound to it)."""
     decl = _var(lhs)
     return decl is not None and _local(k, decl)
 
@@ -172,11 +174,11 @@ def silent(k: KernelAnalysis, node, cells: dict | None = None) -> bool:
         if before in ("*", "&"):
             return False
         if "++" in before + after or "--" in before + after:
-            return _local_target(k, children[0]) and silent(k, children[0], cells)
+            return local_target(k, children[0]) and silent(k, children[0], cells)
     assigned = _assignment(k, node)
     if assigned is not None:
         lhs, rhs, op = assigned
-        if _local_target(k, lhs):
+        if local_target(k, lhs):
             return silent(k, rhs, cells)
         if cells is not None and op == "=" and _own_cell(k, lhs, cells):
             return silent(k, rhs, cells)

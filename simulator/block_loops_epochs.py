@@ -25,12 +25,9 @@ from __future__ import annotations
 
 from .block_loops_analysis import _ASSIGNMENTS, KernelAnalysis, Region
 from .block_loops_cells import QUIET_KINDS as _QUIET
-from .block_loops_cells import epoch_neighbours, own_cell_guard, silent
-from .block_loops_threads import TRANSPARENT
+from .block_loops_cells import epoch_neighbours, local_target, own_cell_guard, silent
 
 __all__ = ["unjudged_regions"]
-
-_REFERENCES = frozenset({"LVALUEREFERENCE", "RVALUEREFERENCE"})
 
 
 def unjudged_regions(k: KernelAnalysis, plan: list) -> dict[int, str | None]:
@@ -92,7 +89,7 @@ def _quiet(k: KernelAnalysis, node) -> bool:
         return False
     if kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and len(children) == 2:
         op = k.between(children[0], children[1])
-        if (kind == "COMPOUND_ASSIGNMENT_OPERATOR" or op in _ASSIGNMENTS) and not _local_target(
+        if (kind == "COMPOUND_ASSIGNMENT_OPERATOR" or op in _ASSIGNMENTS) and not local_target(
             k, children[0]
         ):
             return False
@@ -100,23 +97,6 @@ def _quiet(k: KernelAnalysis, node) -> bool:
         start, end = k.tu.rng(node)
         cs, ce = k.tu.rng(children[0])
         around = k.text[start:cs] + k.text[ce:end]
-        if ("++" in around or "--" in around) and not _local_target(k, children[0]):
+        if ("++" in around or "--" in around) and not local_target(k, children[0]):
             return False
     return all(_quiet(k, ch) for ch in children)
-
-
-def _local_target(k: KernelAnalysis, lhs) -> bool:
-    """Whether ``lhs`` names a local variable of the kernel that is not ``__shared__`` memory (nor
-    a reference, which may be bound to it)."""
-    while lhs.kind.name in TRANSPARENT and len(list(lhs.get_children())) == 1:
-        lhs = next(lhs.get_children())
-    if lhs.kind.name != "DECL_REF_EXPR" or lhs.referenced is None:
-        return False
-    var = lhs.referenced
-    key = k.tu.off(var.location)
-    return (
-        var.kind.name == "VAR_DECL"
-        and key in k.locals
-        and key not in k.shared
-        and var.type.get_canonical().kind.name not in _REFERENCES
-    )
