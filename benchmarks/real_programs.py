@@ -209,11 +209,20 @@ def run_one(
     seconds (``extra``: more ``run`` options); see ``judge`` for ``to_the_end``."""
     env = {**os.environ, "PYTHONPATH": str(checkout) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     began = time.monotonic()
-    refused = build_modules(prog, root, mode, limit, env)
-    if refused is not None:
-        return Outcome(prog.name, "build refused", time.monotonic() - began, refused)
-    command = _command(prog, root, mode, limit, extra)
-    return judge(prog, command, root / prog.cwd, env, limit, mode, to_the_end)
+    # The modules go where the program's own build puts them (its folder, in the source tree); the
+    # ones made here are removed after the run, so that no later run, in another mode or by the
+    # program's own build files (build_programs.py copies the folder), loads a stale one.
+    outputs = [root / prog.cwd / module["output"] for module in prog.modules]
+    made = [path for path in outputs if not path.exists()]
+    try:
+        refused = build_modules(prog, root, mode, limit, env)
+        if refused is not None:
+            return Outcome(prog.name, "build refused", time.monotonic() - began, refused)
+        command = _command(prog, root, mode, limit, extra)
+        return judge(prog, command, root / prog.cwd, env, limit, mode, to_the_end)
+    finally:
+        for path in made:
+            path.unlink(missing_ok=True)
 
 
 def build_modules(prog: Program, root: Path, mode: str, limit: float, env: dict[str, str]) -> str | None:
