@@ -10,14 +10,16 @@ program's ``build`` says how its own files build it:
 - ``{"system": "make", "dir": D, "program": P, "vars": {...}, "target": T}``: ``make -C D
   NAME=VALUE... [T]`` (HeCBench: ``CC={nvcc} ARCH=sm_80``; Rodinia: ``CUDA_DIR={toolkit}``), then
   ``D/P`` runs;
-- ``{"system": "cmake", "dir": D, "program": P}``: ``cmake -S D -B BUILD
+- ``{"system": "cmake", "dir": D, "program": P, "run_in": "build"}``: ``cmake -S D -B BUILD
   -DCMAKE_CUDA_COMPILER={nvcc}`` and ``cmake --build BUILD --target P``, then ``BUILD/P`` runs.
 
 ``{nvcc}`` and ``{toolkit}`` in a value stand for ``--nvcc`` and ``--toolkit`` (a folder laid out
 like a CUDA installation; its ``bin`` goes first on ``PATH``). Each build happens in a copy of
 ``D`` placed where ``D`` is, beside links to everything else under the root, so that a Makefile's
 ``../include`` or ``../../common/make.config`` resolves as in the checkout, which is never written
-to. The built program runs in the copy of its ``cwd`` with its ``args`` and is judged as
+to. The built program runs in the copy of its ``cwd`` (in the folder it was built in with
+``"run_in": "build"``, for a program that loads a file its own build makes there, such as a
+``-fatbin`` module, as a CMake project's programs are run) with its ``args`` and is judged as
 ``real_programs.py`` judges a program (``real_programs.judge``): its check line, or its exit status,
 within ``--limit`` seconds; a single kernel launch may run as long (``SIMULATOR_TIMEOUT``, unless
 the caller sets it: the simulator's default of 60 s would stop a long launch that the program's own
@@ -45,7 +47,11 @@ from real_programs import Outcome, Program, judge, load_manifest, report, select
 
 from simulator.supervise import stop_group  # importable: real_programs puts the repository on the path
 
-SYSTEMS = {"make": {"dir", "program", "vars", "target"}, "cmake": {"dir", "program", "target"}}
+SYSTEMS = {
+    "make": {"dir", "program", "vars", "target", "run_in"},
+    "cmake": {"dir", "program", "target", "run_in"},
+}
+RUN_IN = ("cwd", "build")
 # What a failed build's first error looks like, most telling first: a compiler's or CMake's
 # diagnostic, then a missing file, library or rule, then make's own "*** ... Error N". A word
 # such as "error" alone would also match the echoed command lines (-Werror, error_check.h).
@@ -66,6 +72,8 @@ def check_build(prog: Program) -> str | None:
         return (
             f"{prog.name}: a {build['system']} build has a 'dir' and a 'program' (unknown: {sorted(unknown)})"
         )
+    if build.get("run_in", "cwd") not in RUN_IN:
+        return f"{prog.name}: build 'run_in' is one of {', '.join(RUN_IN)}, not {build['run_in']!r}"
     variables = build.get("vars", {})
     if not isinstance(variables, dict) or not all(isinstance(v, str) for v in variables.values()):
         return f"{prog.name}: build 'vars' maps names to strings"
@@ -168,7 +176,8 @@ def build_and_run(
         return Outcome(
             prog.name, "build failed", time.monotonic() - began, f"the build made no {program.name}"
         )
-    return judge(prog, [str(program), *prog.args], work / prog.cwd, env, limit, simulated=False)
+    cwd = program.parent if prog.build.get("run_in") == "build" else work / prog.cwd
+    return judge(prog, [str(program), *prog.args], cwd, env, limit, simulated=False)
 
 
 def main(argv: list[str] | None = None) -> int:

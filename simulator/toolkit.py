@@ -7,8 +7,9 @@ when their headers are installed, and stubs of what the headers declare and the 
 ``libcudart_static.a`` a linker script naming that archive, a checker build's sanitizer runtime and
 the C++ and system libraries the runtime uses (so that gcc links a C program with it),
 ``libcudart.so`` a linker script naming ``libcudart_static.a`` (so ``-lcudart`` and CMake's
-``CUDA::cudart`` link it), and ``libcublas.so``/``libcurand.so``/``libcuda.so``/... (and
-``stubs/libcuda.so``, where an installation keeps the driver's stub) naming it too. A checker build
+``CUDA::cudart`` link it), and ``libcublas.so``/``libcurand.so``/... naming it too;
+``libcuda.so`` (and ``stubs/libcuda.so``, where an installation keeps the driver's stub) names it
+and what makes a program linked with it export the runtime (``toolkit_exports.py``). A checker build
 (``SIMULATOR_MODE``) links ``lib64/<mode>/`` instead, built the first time a link asks for it, and
 sees the toolkit as ``checkers/<mode>/`` (:func:`mode_root`).
 Each program or shared library linked this way holds its own copy of the runtime; a driver API
@@ -34,7 +35,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import build, cuda_headers, link_stubs, toolkit_index
+from . import build, cuda_headers, link_stubs, modules, toolkit_exports, toolkit_index
 from .build_cache import cache_key, lock
 from .compiler_run import run_tool
 from .errors import SimBuildError
@@ -54,7 +55,7 @@ __all__ = [
 
 MODE_ENV = "SIMULATOR_MODE"
 # The names the toolkit's libraries go by; each is the same archive (cuBLAS and cuRAND live in it).
-_LIBRARY_ALIASES = ("cudart", "cudadevrt", "cublas", "cublasLt", "curand", "cuda", "culibos")
+_LIBRARY_ALIASES = ("cudart", "cudadevrt", "cublas", "cublasLt", "curand", "culibos")
 # A file whose presence marks a toolkit root (CMake looks for nvvm/libdevice).
 _MARKERS = ("nvvm/libdevice/README", "bin/crt/link.stub")
 # g++'s runtime library for each -fsanitize= name a checker build links with.
@@ -63,7 +64,10 @@ _SANITIZER_LIBRARIES = {"address": "asan", "undefined": "ubsan", "thread": "tsan
 # are parts of libc from glibc 2.34 on).
 _RUNTIME_NEEDS = ("stdc++", "m", "dl", "rt", "pthread")
 # Changes when lib64's layout does, so that a folder made by an older layout is remade.
-_LAYOUT = "layout 4: libcudart_static.a names libcudart_sim.a, its sanitizer and libstdc++; stubs/libcuda.so"
+_LAYOUT = (
+    "layout 5: libcudart_static.a names libcudart_sim.a (the runtime exported), its sanitizer and libstdc++;"
+    " libcuda.so and stubs/libcuda.so name the exports library too"
+)
 
 
 def build_mode() -> str:
@@ -260,7 +264,8 @@ def library_dir(mode: str) -> Path:
     folder = _make_folder() / "lib64"
     if mode != DEFAULT_MODE:
         folder = folder / mode
-    runtime = build.runtime_object(mode)
+    # The copy with default visibility, so that the driver library can export it (toolkit_exports.py).
+    runtime = modules.exported_runtime(build.runtime_object(mode))
     libs = _libraries(mode)
     members = [runtime, *libs]
     members += _all_stubs(members)
@@ -299,10 +304,13 @@ def _write_libraries(folder: Path, members: list[Path], sanitizers: list[str], s
     _write_script(folder / "libcudart_static.a", f"INPUT({archive}{needs})")
     for alias in _LIBRARY_ALIASES:
         _write_script(folder / f"lib{alias}.so", f"INPUT({folder / 'libcudart_static.a'})")
-    # A CUDA installation keeps a stub of the driver library in lib64/stubs (nvcc's profile puts it
-    # on the link line); build files that link the driver API with g++ name that folder.
+    # The driver library also exports the runtime, for the modules a program loads. A CUDA
+    # installation keeps a stub of it in lib64/stubs (nvcc's profile puts it on the link line);
+    # build files that link the driver API with g++ name that folder.
+    anchor, exports = toolkit_exports.write_exports(folder, members[0])
     (folder / "stubs").mkdir(exist_ok=True)
-    _write_script(folder / "stubs" / "libcuda.so", f"INPUT({folder / 'libcudart_static.a'})")
+    for driver in (folder / "libcuda.so", folder / "stubs" / "libcuda.so"):
+        _write_script(driver, f"INPUT({anchor} {exports} {folder / 'libcudart_static.a'})")
     _write_script(folder / "members.txt", stamp, comment=False)
 
 

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from simulator import toolkit
+from simulator.toolchain import compiler
+
 from .conftest import KERNELS, int_values, nvcc_compile, run_cli
 
 MODULE = KERNELS / "driver_module.cu"
@@ -125,6 +128,29 @@ def test_a_program_the_toolkit_links_loads_the_module(tmp_path):
     for args in (("-c", str(HOST), "-o", str(obj)), (str(obj), "-o", str(program), "-lcuda")):
         proc = run_cli("nvcc", *args, timeout=240)
         assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = subprocess.run([str(program), str(module)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = int_values(proc.stdout)
+    assert all(got.get(check) == 1 for check in CHECKS), proc.stdout
+
+
+@pytest.mark.parametrize(
+    "libraries",
+    [["lib64", "-lcuda"], ["lib64/stubs", "-lcuda", "-Wl,--as-needed", "-Llib64", "-lcudart"]],
+    ids=["libcuda", "stubs-as-needed-cudart-after"],
+)
+def test_a_program_the_host_compiler_links_loads_the_module(tmp_path, libraries):
+    """Compiled and linked by g++ against the toolkit's ``libcuda.so`` (as CMake links a target of
+    ``.cpp`` sources, and every CUDA executable), a program exports the runtime its module's kernels
+    call (toolkit_exports.py), whichever of the driver's folders it names."""
+    module = _module(tmp_path)
+    home = toolkit.root()
+    folder, *rest = libraries
+    rest = [f"-L{home / arg[2:]}" if arg.startswith("-L") else arg for arg in rest]
+    program = tmp_path / "host"
+    link = [compiler(), f"-I{home / 'include'}", str(HOST), "-o", str(program), f"-L{home / folder}", *rest]
+    made = subprocess.run(link, capture_output=True, text=True, timeout=600)
+    assert made.returncode == 0, made.stdout + made.stderr
     proc = subprocess.run([str(program), str(module)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     got = int_values(proc.stdout)

@@ -327,6 +327,34 @@ def test_a_cmake_project_builds_its_target_out_of_the_checkout(suite):
     assert not (root / "cm" / "build-programs").exists()
 
 
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake to configure the project")
+def test_run_in_build_runs_the_program_where_its_build_put_its_files(suite):
+    """``"run_in": "build"``: the program runs in its build folder, where its CMake build wrote a
+    file it reads (as a driver API program reads its -fatbin module); by default, in its cwd."""
+    root, nvcc = suite
+    (root / "cm" / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.16)\nproject(c LANGUAGES CXX)\nadd_executable(c main.cpp)\n"
+        'file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/made.txt" "PASS")\n'
+    )
+    (root / "cm" / "main.cpp").write_text(
+        '#include <cstdio>\nint main() { char w[8] = {0}; FILE* f = fopen("made.txt", "r");\n'
+        '  if (f && fgets(w, sizeof w, f)) puts(w); else puts("missing"); }\n'
+    )
+    manifest = json.loads((root / "manifest.json").read_text())
+    entry = next(e for e in manifest["programs"] if e["name"] == "cmake")
+    _, (got,) = _build(root, nvcc, "--only", "cmake")
+    assert got["verdict"] == "exit 0, no check line", got
+    for run_in, verdict in (("build", "pass"), ("cwd", "exit 0, no check line")):
+        entry["build"]["run_in"] = run_in
+        (root / "manifest.json").write_text(json.dumps(manifest))
+        _, (got,) = _build(root, nvcc, "--only", "cmake")
+        assert got["verdict"] == verdict, (run_in, got)
+    entry["build"]["run_in"] = "there"
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    proc, _ = _build(root, nvcc, "--only", "cmake")
+    assert proc.returncode == 2 and "'run_in' is one of cwd, build, not 'there'" in proc.stderr, proc.stderr
+
+
 def test_a_launch_may_run_as_long_as_the_program(suite, monkeypatch):
     """The built program runs with SIMULATOR_TIMEOUT set to --limit, or to the caller's value."""
     root, nvcc = suite
@@ -451,7 +479,8 @@ def test_runner_builds_the_modules_an_entry_names(root, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     got = {o["name"]: o for o in json.loads(out.read_text())}
     assert got["loads"]["verdict"] == "pass", got
-    assert (root / "src" / "built.fatbin").read_bytes()[:8] == b"TLSIMMOD"
+    # the module was made in the program's folder for its run, and removed after it
+    assert not (root / "src" / "built.fatbin").exists()
     assert got["broken"]["verdict"] == "build refused"
     assert got["broken"]["detail"].startswith("module broken.fatbin:")
 
