@@ -1,12 +1,23 @@
-"""The simulator's own objects, compiled once per build mode into the cache: the runtime
-(``runtime/*.cpp``), its implementations of NVIDIA's libraries (``runtime/libs/``) and the
-supervisor that runs every program (``reaper.cpp``)."""
+"""The simulator's own objects, compiled into the cache: the runtime (``runtime/*.cpp``), its
+implementations of NVIDIA's libraries (``runtime/libs/``) and the supervisor that runs every
+program (``reaper.cpp``).
+
+The runtime and the libraries are never instrumented, and most of their sources do not depend on
+the build's mode: only the sources marked ``// sim-runtime: per mode`` (those that test the mode's
+macro, ``SIM_MEMCHECK``, ...) are compiled once per mode. The others are compiled once for every
+build whose runtime flags differ only in that macro (fast, synccheck and the shared-memory race
+check share theirs; memcheck and racecheck theirs), in units that start with ``mode_free.h``,
+which poisons the mode's macros, so a source whose text would depend on the mode fails to compile
+there instead of being shared. Each mode's runtime object links its own part with the shared one.
+"""
 
 from __future__ import annotations
 
 import contextvars
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import toolkit_index
@@ -28,7 +39,11 @@ from .toolchain import (
 
 __all__ = [
     "LIBRARIES",
+    "PER_MODE_MARK",
     "library_object",
+    "mode_free_flags",
+    "mode_free_object",
+    "per_mode",
     "reaper_program",
     "runtime_flags",
     "runtime_object",
@@ -48,6 +63,17 @@ def _runtime_cpp() -> list[Path]:
     return sorted(RUNTIME_DIR.glob("*.cpp"))
 
 
+# The line that marks a source of the runtime or its libraries as compiled once per mode.
+PER_MODE_MARK = "// sim-runtime: per mode"
+# What the mode-free units include first: it poisons the mode's macros.
+_MODE_FREE_HEADER = "mode_free.h"
+
+
+def per_mode(src: Path) -> bool:
+    """Whether ``src`` is compiled once per mode (it carries :data:`PER_MODE_MARK`)."""
+    return any(line.rstrip() == PER_MODE_MARK for line in src.read_text().splitlines())
+
+
 def runtime_sources() -> str:
     """The runtime's sources and headers, named and whole: a part of every cached object's key."""
     paths = sorted(RUNTIME_DIR.glob("*.h")) + _runtime_cpp() + sorted(RUNTIME_DIR.glob("include/**/*.h*"))
@@ -62,12 +88,12 @@ def _generated_dir() -> Path:
     return gen
 
 
-def runtime_units(count: int) -> list[list[Path]]:
-    """The runtime's sources in ``count`` groups of about equal size (fewer when there are fewer
-    sources), each compiled as one translation unit: the headers every source includes are parsed
-    once a group, not once a source (the sources keep no file-local name that another reuses, so
-    any grouping compiles; a test builds them all as one unit)."""
-    sizes = {src: src.stat().st_size for src in _runtime_cpp()}
+def runtime_units(count: int, sources: list[Path] | None = None) -> list[list[Path]]:
+    """The runtime's sources (or ``sources``) in ``count`` groups of about equal size (fewer when
+    there are fewer sources), each compiled as one translation unit: the headers every source
+    includes are parsed once a group, not once a source (the sources keep no file-local name that
+    another reuses, so any grouping compiles; a test builds them all as one unit)."""
+    sizes = {src: src.stat().st_size for src in (_runtime_cpp() if sources is None else sources)}
     groups: list[list[Path]] = [[] for _ in range(max(1, min(count, len(sizes))))]
     loads = [0] * len(groups)
     for src in sorted(sizes, key=lambda s: (-sizes[s], s.name)):
@@ -77,51 +103,66 @@ def runtime_units(count: int) -> list[list[Path]]:
     return [sorted(g) for g in groups]
 
 
-def unit_text(group: list[Path]) -> str:
-    """One translation unit that includes the runtime sources of ``group``."""
-    return "".join(f'#include "{src}"\n' for src in group)
+def unit_text(group: list[Path], mode_free: bool = False) -> str:
+    """One translation unit that includes the runtime sources of ``group`` (``mode_free``: after
+    ``mode_free.h``, for sources compiled once for several modes)."""
+    first = [f'#include "{_MODE_FREE_HEADER}"\n'] if mode_free else []
+    return "".join(first + [f'#include "{src}"\n' for src in group])
 
 
-def runtime_flags(cxx: str, mode: str) -> list[str]:
-    """The flags of every compile of the runtime's sources for ``mode``."""
+def _flags(cxx: str, own: list[str]) -> list[str]:
     # Hidden: a simulated library exports its own launchers only, never the runtime's cuda* calls
     # (which NVIDIA's headers declare with default visibility).
     return (
         common_flags(cxx)
-        + BUILD_NAMED[mode].runtime_flags
+        + own
         + ["-fvisibility=hidden", "-I", str(RUNTIME_DIR), "-I", str(_generated_dir())]
         + toolkit_flags()
     )
 
 
-def runtime_object(mode: str) -> Path:
-    """The runtime compiled for ``mode`` (cached)."""
-    check_build_mode(mode)
-    cxx = compiler()
-    flags = runtime_flags(cxx, mode)
-    key = cache_key(runtime_sources(), " ".join(flags), compiler_id(cxx), toolkit_include().name)
-    out = cache_dir() / f"sim_runtime-{mode}-{key}.o"
+def runtime_flags(cxx: str, mode: str) -> list[str]:
+    """The flags of every compile of the runtime's per-mode sources for ``mode``."""
+    return _flags(cxx, BUILD_NAMED[mode].runtime_flags)
 
-    def produce(tmp: Path) -> None:
-        # One group of sources per CPU, each group one compiler run (a cold cache builds several
-        # modes' runtimes), then one relocatable object that links like a single file.
-        groups = runtime_units(_build_jobs())
-        units = [tmp.with_name(f"{tmp.name}.unit{i}.cpp") for i in range(len(groups))]
+
+def mode_free_flags(cxx: str, mode: str) -> list[str]:
+    """The flags of the runtime's mode-free sources in ``mode``'s runtime: its flags without the
+    mode's macro, the same for every mode whose runtime options are the same."""
+    return _flags(cxx, list(BUILD_NAMED[mode].runtime_options))
+
+
+@dataclass(frozen=True)
+class _Units:
+    """Groups of sources, each compiled as one unit with ``flags``, and linked into one object."""
+
+    name: str  # what it is, as progress lines and errors name it ("the runtime") ...
+    detail: str  # ... with which build, in parentheses: "fast", "mode-free part: fast, synccheck, ..."
+    flags: list[str]
+    groups: list[list[Path]]
+    mode_free: bool
+
+    def build(self, cxx: str, tmp: Path, also: Callable[[], list[Path]] = list) -> None:
+        """Compile the groups at once and link them, with the objects ``also`` returns (called
+        once they are compiled), into the one relocatable object ``tmp``."""
+        units = [tmp.with_name(f"{tmp.name}.unit{i}.cpp") for i in range(len(self.groups))]
         parts = [unit.with_suffix(".o") for unit in units]
 
         def compile_one(unit: Path, part: Path) -> None:
             compile_step(
-                [cxx, *flags, "-c", str(unit), "-o", str(part)], f"the runtime ({mode}, {unit.name})"
+                [cxx, *self.flags, "-c", str(unit), "-o", str(part)],
+                f"{self.name} ({self.detail}, {unit.name})",
             )
 
         try:
-            for unit, group in zip(units, groups):
-                write_new(unit, unit_text(group).encode())
+            for unit, group in zip(units, self.groups):
+                write_new(unit, unit_text(group, self.mode_free).encode())
             # A cold build takes a minute or more per mode: say which and how far (compiles and link).
+            count = len(self.groups)
             shown = Progress(
-                f"simulator: building the runtime ({mode}, {len(groups)} compiles + link)", len(groups) + 1
+                f"simulator: building {self.name} ({self.detail}, {count} compiles + link)", count + 1
             )
-            with ThreadPoolExecutor(max_workers=len(groups)) as jobs:
+            with ThreadPoolExecutor(max_workers=max(1, count)) as jobs:
                 # Each job runs in a copy of this context (the compiler runs' time allowance).
                 runs = [
                     jobs.submit(contextvars.copy_context().run, compile_one, unit, part)
@@ -131,18 +172,61 @@ def runtime_object(mode: str) -> Path:
                     run.add_done_callback(lambda done: done.exception() is None and shown.step())
                 for run in runs:  # waits for every compiler and raises the first failure, in group order
                     run.result()
-            joined = [cxx, "-r", "-nostdlib", *map(str, parts), "-o", str(tmp)]
-            compile_step(joined, f"the runtime ({mode}, link)")
+            joined = [cxx, "-r", "-nostdlib", *map(str, parts + also()), "-o", str(tmp)]
+            compile_step(joined, f"{self.name} ({self.detail}, link)")
             shown.step()
         finally:
             for path in units + parts:
                 path.unlink(missing_ok=True)
 
+
+def _sharing(mode: str) -> list[str]:
+    """The builds whose runtimes share ``mode``'s mode-free part (the same runtime options)."""
+    options = BUILD_NAMED[mode].runtime_options
+    return [name for name, b in BUILD_NAMED.items() if b.runtime_options == options]
+
+
+def mode_free_object(mode: str) -> Path:
+    """The runtime's mode-free sources compiled for ``mode``'s runtime (cached; the same object
+    for every mode whose :func:`mode_free_flags` are the same)."""
+    check_build_mode(mode)
+    cxx = compiler()
+    flags = mode_free_flags(cxx, mode)
+    key = cache_key(runtime_sources(), " ".join(flags), compiler_id(cxx), toolkit_include().name)
+    out = cache_dir() / f"sim_runtime-mode-free-{key}.o"
+    sources = [src for src in _runtime_cpp() if not per_mode(src)]
+
+    def produce(tmp: Path) -> None:
+        detail = f"mode-free part: {', '.join(_sharing(mode))}"
+        _Units("the runtime", detail, flags, runtime_units(_build_jobs(), sources), True).build(cxx, tmp)
+
     return cached_output(out, produce)
 
 
-# NVIDIA's libraries the simulator implements (runtime/libs/): each is its own object per mode,
-# built when a program calls into it, from the library's sources (which need its headers: the
+def runtime_object(mode: str) -> Path:
+    """The runtime compiled for ``mode`` (cached): its per-mode sources and the mode-free ones."""
+    check_build_mode(mode)
+    cxx = compiler()
+    flags = runtime_flags(cxx, mode)
+    key = cache_key(runtime_sources(), " ".join(flags), compiler_id(cxx), toolkit_include().name)
+    out = cache_dir() / f"sim_runtime-{mode}-{key}.o"
+
+    def produce(tmp: Path) -> None:
+        # The mode-free part (often cached by another mode) builds beside this mode's own groups,
+        # one group of sources per CPU each, each group one compiler run (a cold cache builds
+        # several modes' runtimes); then one relocatable object that links like a single file.
+        with ThreadPoolExecutor(max_workers=1) as job:
+            shared = job.submit(contextvars.copy_context().run, mode_free_object, mode)
+            groups = runtime_units(_build_jobs(), [src for src in _runtime_cpp() if per_mode(src)])
+            own = _Units("the runtime", mode, flags, groups, False)
+            own.build(cxx, tmp, also=lambda: [shared.result()])
+
+    return cached_output(out, produce)
+
+
+# NVIDIA's libraries the simulator implements (runtime/libs/): each is its own object per mode
+# (shared by modes as the runtime's mode-free part is, unless a source is marked per mode), built
+# when a program calls into it, from the library's sources (which need its headers: the
 # simulator-libs extra's wheels). name -> (sources, symbol prefixes, header its calls are declared in).
 LIBRARIES = {
     "cublas": (("libs/cublas.cpp", "libs/cublaslt.cpp"), ("cublas",), "cublas_api.h"),
@@ -151,7 +235,9 @@ LIBRARIES = {
 
 
 def library_object(name: str, mode: str) -> Path:
-    """The simulator's implementation of NVIDIA's library ``name`` for ``mode`` (cached)."""
+    """The simulator's implementation of NVIDIA's library ``name`` for ``mode`` (cached; unless a
+    source of it is marked per mode, the same object for every mode whose runtime options are the
+    same, as the runtime's mode-free part)."""
     check_build_mode(mode)
     sources, _, header = LIBRARIES[name]
     if not (toolkit_include() / header).is_file():
@@ -159,15 +245,16 @@ def library_object(name: str, mode: str) -> Path:
             f"the program calls {name}, whose header <{header}> is not installed: {LIBRARIES_HINT}"
         )
     cxx = compiler()
-    flags = runtime_flags(cxx, mode)
     paths = [RUNTIME_DIR / src for src in sources]
+    mode_free = not any(per_mode(p) for p in paths)
+    flags = mode_free_flags(cxx, mode) if mode_free else runtime_flags(cxx, mode)
     text = "".join(p.read_text() for p in sorted(RUNTIME_DIR.glob("libs/*")))
     key = cache_key(runtime_sources(), text, " ".join(flags), compiler_id(cxx), toolkit_include().name)
-    out = cache_dir() / f"sim_{name}-{mode}-{key}.o"
+    out = cache_dir() / (f"sim_{name}-mode-free-{key}.o" if mode_free else f"sim_{name}-{mode}-{key}.o")
 
     def produce(tmp: Path) -> None:
         unit = tmp.with_name(tmp.name + ".cpp")
-        unit.write_text(unit_text(paths))
+        unit.write_text(unit_text(paths, mode_free))
         try:
             compile_step([cxx, *flags, "-c", str(unit), "-o", str(tmp)], f"the simulator's {name} ({mode})")
         finally:

@@ -16,9 +16,11 @@
 #endif
 
 namespace __sim {
+#if !defined(SIM_MODE_FREE)
 #if defined(SIM_SHARED_RACES)
 SIM_API void block_loop_epoch();  // shared_races.cpp: a barrier released, a new epoch
 #endif
+#endif  // !SIM_MODE_FREE
 
 // The threads of one block of a barrier-free launch, run one after another by the launch's
 // own code (Packed::run_plain) rather than by the scheduler: the scheduler fills it in.
@@ -33,6 +35,16 @@ struct PlainBlock {
     const int* fault_warp = nullptr;
 };
 
+using RunPlain = void (*)(void* pack, const PlainBlock& block);
+
+// Set while a block of a block-loop launch runs: the kernel is called once for the whole block
+// and its rewritten body (simulator/block_loops.py) loops over the threads itself.
+extern __thread const PlainBlock* tl_block_loop SIM_API;
+static inline const PlainBlock* block_loop() { return tl_block_loop; }
+
+// The rest depends on the build's mode: none of it reaches the runtime's mode-free sources
+// (mode_free.h), which run no kernel.
+#if !defined(SIM_MODE_FREE)
 // memcheck: the program's kernels (instrumented) and the runtime's own thread loop (SIM_MEMCHECK).
 #if defined(__SANITIZE_ADDRESS__) || defined(SIM_MEMCHECK)
 #define SIM_LOOP_FAULTS 1
@@ -66,12 +78,6 @@ static inline void block_loop_barrier([[maybe_unused]] const PlainBlock& b) {
     block_loop_epoch();
 #endif
 }
-using RunPlain = void (*)(void* pack, const PlainBlock& block);
-
-// Set while a block of a block-loop launch runs: the kernel is called once for the whole block
-// and its rewritten body (simulator/block_loops.py) loops over the threads itself.
-extern __thread const PlainBlock* tl_block_loop SIM_API;
-static inline const PlainBlock* block_loop() { return tl_block_loop; }
 
 // Whether a block-loop region computes again, from threadIdx and values no thread writes, an
 // integer or pointer local that an earlier region declared (simulator/block_loops.py), rather
@@ -430,6 +436,8 @@ SIM_DEVICE_FMA_TARGET static inline void for_each_flagged_thread(
     }
 }
 #endif
+
+#endif  // !SIM_MODE_FREE
 
 }  // namespace __sim
 

@@ -1,3 +1,4 @@
+// sim-runtime: per mode
 // The device API: what a CUDA thread calls that needs the scheduler. __syncthreads (and its
 // count/and/or forms) is a block-wide barrier that releases when every live thread arrived;
 // warp shuffles, votes and __syncwarp complete when every lane of their mask has arrived or

@@ -1,3 +1,4 @@
+// sim-runtime: per mode
 // Device memory (cudaMalloc, managed and graph allocations), laid out as a GPU lays it out.
 //
 // A GPU's allocator hands out small allocations side by side from 2 MiB pages, 512-byte

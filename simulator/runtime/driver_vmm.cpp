@@ -1,3 +1,4 @@
+// sim-runtime: per mode
 // The driver API's virtual memory management (cuMemAddressReserve, cuMemCreate, cuMemMap,
 // cuMemSetAccess and their partners), built from the host's own virtual memory: a reservation is
 // an inaccessible anonymous mapping, physical memory is a memfd, cuMemMap maps it over part of a

@@ -1,3 +1,4 @@
+// sim-runtime: per mode
 // Graph memory (see graphs.cpp's header for the model): allocation and free nodes, their runs,
 // the stream-captured cudaMallocAsync/cudaFreeAsync, cudaFree of a graph allocation, and the
 // footprint attributes. An allocation node reserves its block when it is made (the address is

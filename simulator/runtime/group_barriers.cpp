@@ -1,3 +1,4 @@
+// sim-runtime: per mode
 // Barriers of groups other than the block and the warp: cooperative groups' tiles of 64 to 1024
 // threads (thread_block_tile<N>::sync() and the scratch their collectives use) and grid.sync()
 // of a cooperative launch, and what a thread's exit releases of either. In synccheck mode both

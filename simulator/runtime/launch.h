@@ -62,6 +62,7 @@ inline constexpr LoopKind kBlockLoops{false, true};
 // A kernel whose block loops would order some accesses otherwise than its fibers do (two regions
 // that may report between the same two barriers, simulator/block_loops_order.py): loops in a
 // fast build, fibers under memcheck, racecheck and synccheck, whose findings depend on that order.
+#if !defined(SIM_MODE_FREE)  // the build's mode: never in a mode-free source (mode_free.h)
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(SIM_SHARED_RACES) || \
     defined(SIM_SYNCCHECK)
 inline constexpr LoopKind kBlockLoopsFast{
@@ -69,17 +70,20 @@ inline constexpr LoopKind kBlockLoopsFast{
 #else
 inline constexpr LoopKind kBlockLoopsFast{false, true};
 #endif
+#endif  // !SIM_MODE_FREE
 
 // A barrier-free kernel whose loop the front end also wrote to run one step for all the block's
 // threads at a time (simulator/block_loops_interchange.py): that order in a fast build, and the
 // plain loop through a pointer launch that knows only "barrier-free"; the plain loop's order under
 // memcheck, racecheck and synccheck, whose findings stay as they were.
+#if !defined(SIM_MODE_FREE)  // the build's mode: never in a mode-free source (mode_free.h)
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(SIM_SHARED_RACES) || \
     defined(SIM_SYNCCHECK)
 inline constexpr LoopKind kInterchangedFast{true, false};
 #else
 inline constexpr LoopKind kInterchangedFast{true, true};
 #endif
+#endif  // !SIM_MODE_FREE
 
 // One kernel launch as the runtime records it, however it was made (<<<>>>, a launch by address, a
 // graph's kernel node, a capture, a launch from device code): what runs, with which arguments, and

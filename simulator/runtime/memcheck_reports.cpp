@@ -1,3 +1,4 @@
+// sim-runtime: per mode
 // memcheck's reports: the hooks AddressSanitizer and UBSan call, which print a device fault or
 // undefined behaviour in compute-sanitizer's shape (kernel, block, thread, the program's frames,
 // the address against its allocation), hide or label host-code reports, let the program go on

@@ -1,3 +1,4 @@
+// sim-runtime: per mode
 // Device and pinned host memory: cudaMalloc and cudaFree, copies and sets (pitched and
 // stream-ordered forms too), pinned and registered host memory. Device memory is host heap memory
 // (device_heap.cpp), bookkept so that copies, memsets and frees outside a live allocation are

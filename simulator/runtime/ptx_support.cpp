@@ -1,3 +1,4 @@
+// sim-runtime: per mode
 // What inline PTX needs from the runtime beyond the device API (sim_ptx.h declares these): the
 // special registers that read launch or worker state (%dynamic_smem_size, %smid, %nsmid,
 // %globaltimer), PTX exit, bar.sync / bar.red with their operands checked, and the floating-point

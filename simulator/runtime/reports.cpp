@@ -1,3 +1,4 @@
+// sim-runtime: per mode
 // Reports: the one place that prints. Every finding names the kind, the kernel, the block and
 // thread and the source line (memcheck's sanitizer hooks: memcheck_reports.cpp).
 #include "sim_internal.h"

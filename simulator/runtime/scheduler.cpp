@@ -1,3 +1,4 @@
+// sim-runtime: per mode
 // The scheduler: every CUDA thread of a block is a fiber with its own stack, switched by hand
 // (a small x86-64 context switch; ucontext elsewhere). A worker thread runs one block at a
 // time; fibers switch only at __syncthreads, warp shuffles/votes/__syncwarp and thread exit, so

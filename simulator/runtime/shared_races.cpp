@@ -1,3 +1,4 @@
+// sim-runtime: per mode
 // racecheck of __shared__ memory (run --racecheck-memory shared): the simulator's own hazard
 // detector, in the place of ThreadSanitizer's runtime. The program is compiled with g++'s
 // -fsanitize=thread instrumentation, whose calls (__tsan_read4, __tsan_write8, the atomics, ...)

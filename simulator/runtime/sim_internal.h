@@ -44,6 +44,8 @@
 #include <ucontext.h>
 #endif
 
+// The build's mode (its macro) reaches none of the runtime's mode-free sources (mode_free.h).
+#if !defined(SIM_MODE_FREE)
 #if defined(SIM_RACECHECK)
 extern "C" {
 void* __tsan_get_current_fiber(void);
@@ -59,17 +61,20 @@ void AnnotateIgnoreSyncBegin(const char* file, int line);
 void AnnotateIgnoreSyncEnd(const char* file, int line);
 }
 #endif
+#endif  // !SIM_MODE_FREE
 
 // Nothing of the runtime's internals leaves the shared object it is linked into.
 #pragma GCC visibility push(hidden)
 
 namespace __sim {
 
+#if !defined(SIM_MODE_FREE)
 #if defined(SIM_SYNCCHECK)
 constexpr bool kSyncCheck = true;
 #else
 constexpr bool kSyncCheck = false;
 #endif
+#endif  // !SIM_MODE_FREE
 
 // ---- the state of a launch, a block and a CUDA thread ---------------------------------------
 // kTile: at the barrier of a tile of 64..1024 threads; kGrid: at grid.sync() (cooperative launch).
@@ -299,6 +304,7 @@ inline RunState& run_state() {
     asm("" : "+r"(p));
     return *p;
 }
+#if !defined(SIM_MODE_FREE)
 #if defined(SIM_SHARED_RACES)
 // shared_races.cpp: what orders the accesses of a block's threads to its shared memory.
 void block_started(Worker* wk);     // a new block on the worker: nothing before it counts
@@ -309,6 +315,7 @@ void warp_synced(Worker* wk, int warp);  // a __syncwarp of ``warp`` completed
 #if defined(SIM_RACECHECK)
 extern __thread void* tl_sched_tsan;  // the worker's own ThreadSanitizer fiber
 #endif
+#endif  // !SIM_MODE_FREE
 
 Worker* worker();
 // Back to the scheduler; returns when the scheduler resumes this fiber (never when final_exit).
@@ -326,6 +333,7 @@ void fail_block(Block* b);
 void fault_block(Block* b, int linear);
 // Whether a memory fault lets the rest of its warp run (memcheck's builds only, which alone set
 // Block::fault_warp: the other builds' barriers and scheduler pay nothing for it).
+#if !defined(SIM_MODE_FREE)
 #if defined(SIM_MEMCHECK)
 constexpr bool kFaultWarps = true;
 #else
@@ -340,6 +348,7 @@ inline bool may_run(Block& b, int i) {
     b.failed = true;
     return false;
 }
+#endif  // !SIM_MODE_FREE
 // Ends the running CUDA thread ``f`` of ``b`` for good (assert, trap, fault, timeout): fails the
 // block and never returns.
 [[noreturn]] void stop_thread(Block* b, Fiber* f);
@@ -418,8 +427,10 @@ bool launch_log();
 // Whether the checker checks this launch of kernel ``name`` (launch_filter.cpp: run's
 // --kernel-name, --kernel-name-exclude, --launch-skip, --launch-count); counts it when it matches.
 bool launch_checked(const char* name);
+#if !defined(SIM_MODE_FREE)
 // Whether synccheck judges what the threads of ``b`` do.
 inline bool sync_checked(const Block* b) { return kSyncCheck && b->launch->checked; }
+#endif  // !SIM_MODE_FREE
 // The CPUs this process may run on (device_props.cpp): its affinity mask, capped by its cgroup's
 // CPU quota (a container's --cpus), by the rule of simulator/host.py's cpu_count.
 unsigned host_cpu_count();
@@ -521,6 +532,7 @@ const char* warp_kind_name(int kind);
 void report_deadlock(Block* b);
 // No thread of a cooperative launch can go on: reports who waits where and fails the launch.
 void report_grid_deadlock(Grid* g);
+#if !defined(SIM_MODE_FREE)
 #if defined(SIM_MEMCHECK)
 // Lists the device buffers still allocated (called at exit; only with SIMULATOR_LEAK_CHECK=full).
 void report_leaks();
@@ -528,6 +540,7 @@ void report_leaks();
 // frame of its allocation stack outside the runtime), else of ``call_site`` (a return address).
 std::string user_frame(const void* block, const void* call_site);
 #endif
+#endif  // !SIM_MODE_FREE
 
 // One line on stderr per call site and process, that ``what`` is gone from current CUDA and runs
 // as ``instead`` (a loop of legacy calls prints one note).

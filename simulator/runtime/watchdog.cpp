@@ -1,3 +1,4 @@
+// sim-runtime: per mode
 // The launch watchdog and faults in kernel code: the signals that stop a launch past its time
 // limit, and (fast and synccheck builds) a kernel's wild access, as a GPU would, without
 // stopping the process. scheduler.cpp runs the blocks; this file only ever abandons a fiber

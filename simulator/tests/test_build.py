@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from simulator.build import BUILD_MODES
+from simulator.build import BUILD_MODES, BUILD_NAMED
 
 from .conftest import SHIPPED, run_cli, shipped_sources
 
@@ -416,19 +416,30 @@ def test_runtime_groups_hold_every_source_once():
         assert all(groups)
 
 
-@pytest.mark.parametrize("mode", BUILD_MODES)
-def test_the_runtime_compiles_as_one_unit(tmp_path, mode):
-    """The runtime is built a group of sources per compiler run, the groups depending on the CPUs:
-    all of them in one unit must compile (no two sources define the same file-local name)."""
+# Each set of flags the runtime's mode-free sources are compiled with, by the first build that has it.
+MODE_FREE_FLAGS = sorted({BUILD_NAMED[m].runtime_options: m for m in reversed(BUILD_MODES)}.values())
+
+
+@pytest.mark.parametrize(
+    "mode,mode_free", [(m, False) for m in BUILD_MODES] + [(m, True) for m in MODE_FREE_FLAGS]
+)
+def test_the_runtime_compiles_as_one_unit(tmp_path, mode, mode_free):
+    """The runtime is built a group of sources per compiler run, the groups depending on the CPUs
+    (its per-mode sources in each mode, its mode-free ones once per set of flags): all of them in
+    one unit must compile (no two sources define the same file-local name)."""
     from simulator import build, runtime_build
     from simulator.compiler_run import compiler_command
 
-    (group,) = build.runtime_units(1)
+    sources = [
+        src for src in sorted(build.RUNTIME_DIR.glob("*.cpp")) if runtime_build.per_mode(src) != mode_free
+    ]
+    (group,) = build.runtime_units(1, sources)
     unit = tmp_path / "runtime_unit.cpp"
-    unit.write_text(runtime_build.unit_text(group))
+    unit.write_text(runtime_build.unit_text(group, mode_free))
     cxx = build.compiler()
+    flags = runtime_build.mode_free_flags(cxx, mode) if mode_free else build.runtime_flags(cxx, mode)
     proc = subprocess.run(
-        [*compiler_command(cxx), *build.runtime_flags(cxx, mode), "-fsyntax-only", str(unit)],
+        [*compiler_command(cxx), *flags, "-fsyntax-only", str(unit)],
         capture_output=True,
         text=True,
     )
