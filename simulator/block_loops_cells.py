@@ -27,7 +27,7 @@ from __future__ import annotations
 from .block_loops_analysis import _ASSIGNMENTS, KernelAnalysis, Region
 from .block_loops_threads import TRANSPARENT
 
-__all__ = ["QUIET_KINDS", "epoch_neighbours", "own_cell_guard", "silent"]
+__all__ = ["QUIET_KINDS", "assignment", "epoch_neighbours", "local_target", "own_cell_guard", "silent"]
 
 # Statements and expressions that write nothing but what an assignment among them names.
 QUIET_KINDS = frozenset(
@@ -130,11 +130,13 @@ def local_target(k: KernelAnalysis, lhs) -> bool:
     return decl is not None and _local(k, decl)
 
 
-def _assignment(k: KernelAnalysis, node) -> tuple | None:
+def assignment(k: KernelAnalysis, node) -> tuple | None:
     """``(lhs, rhs, op)`` of an assignment or compound assignment, else None."""
     kind = node.kind.name
+    if kind not in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR"):
+        return None
     children = list(node.get_children())
-    if kind not in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") or len(children) != 2:
+    if len(children) != 2:
         return None
     op = k.between(children[0], children[1])
     if kind == "COMPOUND_ASSIGNMENT_OPERATOR" or op in _ASSIGNMENTS:
@@ -175,7 +177,7 @@ def silent(k: KernelAnalysis, node, cells: dict | None = None) -> bool:
             return False
         if "++" in before + after or "--" in before + after:
             return local_target(k, children[0]) and silent(k, children[0], cells)
-    assigned = _assignment(k, node)
+    assigned = assignment(k, node)
     if assigned is not None:
         lhs, rhs, op = assigned
         if local_target(k, lhs):

@@ -23,9 +23,9 @@ ThreadSanitizer's calls there.
 
 from __future__ import annotations
 
-from .block_loops_analysis import _ASSIGNMENTS, KernelAnalysis, Region
+from .block_loops_analysis import KernelAnalysis, Region
 from .block_loops_cells import QUIET_KINDS as _QUIET
-from .block_loops_cells import epoch_neighbours, local_target, own_cell_guard, silent
+from .block_loops_cells import assignment, epoch_neighbours, local_target, own_cell_guard, silent
 
 __all__ = ["unjudged_regions"]
 
@@ -87,12 +87,9 @@ def _quiet(k: KernelAnalysis, node) -> bool:
     children = list(node.get_children())
     if kind == "VAR_DECL" and k.tu.off(node.location) in k.shared:
         return False
-    if kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and len(children) == 2:
-        op = k.between(children[0], children[1])
-        if (kind == "COMPOUND_ASSIGNMENT_OPERATOR" or op in _ASSIGNMENTS) and not local_target(
-            k, children[0]
-        ):
-            return False
+    assigned = assignment(k, node)
+    if assigned is not None and not local_target(k, assigned[0]):
+        return False
     if kind == "UNARY_OPERATOR" and len(children) == 1:
         start, end = k.tu.rng(node)
         cs, ce = k.tu.rng(children[0])

@@ -217,6 +217,18 @@ struct per_thread {
     }
 };
 
+// Where a thread loop writes the running thread's threadIdx: through the declaration kernel code
+// reads (NVIDIA's, const), as g++ takes a const object for unchanging and would otherwise keep one
+// thread's threadIdx for all of them in a body inlined into the loop. (The runtime's own loop calls
+// kernels through a pointer and has no such declaration.)
+static inline SIM_UNJUDGED_INLINE uint3* running_thread_idx() {
+#if defined(CUDA_CPU_SIMULATOR)
+    return const_cast<uint3*>(&::threadIdx);
+#else
+    return &tls_thread_idx;
+#endif
+}
+
 // Calls ``body`` once per thread of ``b`` in order, with threadIdx and the linear index set;
 // stops early when the launch runs past its time limit. Only what changes from thread to
 // thread is stored (warp, lane and __activemask() follow from the linear index). The block's
@@ -255,15 +267,7 @@ template <bool kThreadOrder = false, class Body>
 SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(const PlainBlock& b, Body&& body) {
     constexpr bool indexed = std::is_invocable<Body&, uint3, int>::value;
     uint3* const idx = b.thread_idx;
-    // What the thread's threadIdx reads, written through the declaration kernel code reads
-    // (NVIDIA's, const): g++ takes a const object for unchanging and would otherwise keep one
-    // thread's threadIdx for all of them in a body inlined here.
-    // (The runtime's own loop calls kernels through a pointer and has no such declaration.)
-#if defined(CUDA_CPU_SIMULATOR)
-    uint3* const running = const_cast<uint3*>(&::threadIdx);
-#else
-    uint3* const running = &tls_thread_idx;
-#endif
+    uint3* const running = running_thread_idx();
     int* const linear = b.linear;
     const dim3 dim = b.dim;
     const std::atomic<bool>* const timed_out = b.timed_out;
@@ -396,11 +400,7 @@ SIM_DEVICE_FMA_TARGET static inline void for_each_flagged_thread(
     const PlainBlock& b, const unsigned char* flags, Body&& body) {
     constexpr bool indexed = std::is_invocable<Body&, uint3, int>::value;
     uint3* const idx = b.thread_idx;
-#if defined(CUDA_CPU_SIMULATOR)
-    uint3* const running = const_cast<uint3*>(&::threadIdx);  // as in for_each_plain_thread
-#else
-    uint3* const running = &tls_thread_idx;
-#endif
+    uint3* const running = running_thread_idx();
     int* const linear = b.linear;
     const dim3 dim = b.dim;
     const std::atomic<bool>* const timed_out = b.timed_out;

@@ -28,14 +28,18 @@
 //  symbols.cpp: copies to and from __device__/__constant__ variables
 //      cudaMemcpyToSymbol cudaMemcpyFromSymbol cudaMemcpyToSymbolAsync
 //      cudaMemcpyFromSymbolAsync cudaGetSymbolAddress cudaGetSymbolSize
-//  textures.cpp: CUDA arrays, 3-D memory, texture and surface objects, texture references
+//  cuda_arrays.cpp: CUDA arrays and mipmapped arrays
 //      cudaCreateChannelDesc cudaMallocArray cudaMalloc3DArray cudaFreeArray
 //      cudaMallocMipmappedArray cudaGetMipmappedArrayLevel cudaFreeMipmappedArray
-//      cudaArrayGetInfo cudaGetChannelDesc cudaMalloc3D cudaMemset3D cudaMemcpy3D
+//      cudaArrayGetInfo cudaGetChannelDesc
+//  array_copies.cpp: 3-D memory, copies to, from and between CUDA arrays
+//      cudaMalloc3D cudaMemset3D cudaMemcpy3D
 //      cudaMemcpy3DAsync cudaMemcpy2DToArray cudaMemcpy2DFromArray
 //      cudaMemcpy2DToArrayAsync cudaMemcpy2DFromArrayAsync cudaMemcpy2DArrayToArray
 //      cudaMemcpyToArray cudaMemcpyFromArray cudaMemcpyArrayToArray
-//      cudaMemcpyToArrayAsync cudaMemcpyFromArrayAsync cudaCreateTextureObject
+//      cudaMemcpyToArrayAsync cudaMemcpyFromArrayAsync
+//  textures.cpp: texture and surface objects, texture references
+//      cudaCreateTextureObject
 //      cudaDestroyTextureObject cudaGetTextureObjectResourceDesc
 //      cudaGetTextureObjectTextureDesc cudaCreateSurfaceObject cudaDestroySurfaceObject
 //      cudaGetSurfaceObjectResourceDesc cudaBindTexture cudaBindTexture2D

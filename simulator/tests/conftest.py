@@ -14,10 +14,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from simulator.modes import TABLE
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # The runtime's progress lines (stderr) would mix into the output the tests compare;
 # simulator/tests/test_progress.py checks them.
@@ -226,6 +230,28 @@ def sim_lib_dir(tmp_path_factory) -> Path:
 def sem(sim_lib_dir) -> ctypes.CDLL:
     """The semantics kernels, loaded with ctypes."""
     return ctypes.CDLL(str(sim_lib_dir / "semantics.so"))
+
+
+@pytest.fixture(scope="session")
+def feature_lib(tmp_path_factory):
+    """Build ``simulator/tests/kernels/NAME.cu`` (fast mode) once and load it with ctypes."""
+    from simulator import build_shared
+
+    out = tmp_path_factory.mktemp("sim-feature-libs")
+    loaded: dict[str, ctypes.CDLL] = {}
+
+    def load(name: str) -> ctypes.CDLL:
+        if name not in loaded:
+            loaded[name] = ctypes.CDLL(str(build_shared(KERNELS / f"{name}.cu", out, "fast")))
+        return loaded[name]
+
+    return load
+
+
+def ptr(a: np.ndarray) -> ctypes.c_void_p:
+    """A C-contiguous numpy array's data, as a pointer argument of a launcher called with ctypes."""
+    assert a.flags.c_contiguous
+    return ctypes.c_void_p(a.ctypes.data)
 
 
 def nvcc_compile(

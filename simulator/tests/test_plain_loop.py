@@ -18,18 +18,13 @@ import sys
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, mode_args, nvcc_compile, run_cli
+from .conftest import KERNELS, mode_args, nvcc_compile, ptr, run_cli
 
 CUDA_SUCCESS = 0
 CUDA_ERROR_ILLEGAL_ADDRESS = 700
 CUDA_ERROR_LAUNCH_TIMEOUT = 702
 CUDA_ERROR_ASSERT = 710
 CUDA_ERROR_LAUNCH_FAILURE = 719
-
-
-def ptr(a: np.ndarray) -> ctypes.c_void_p:
-    assert a.flags.c_contiguous
-    return ctypes.c_void_p(a.ctypes.data)
 
 
 @pytest.fixture(scope="module")

@@ -32,8 +32,9 @@ from .ptx_reference import (
     _setp_mask,
     _signed,
     _to_half,
+    check_arith,
+    check_bits,
 )
-from .test_ptx_integer import _check_arith, _check_bits
 
 
 def test_float_instructions(scalar_run):
@@ -251,6 +252,6 @@ def test_scalar_program_has_no_undefined_behaviour():
     # the results are the ISA's there too (a NaN's payload is the one thing left to the compiler).
     proc = run_cli("run", str(PTX_SCALAR), "--mode", "memcheck")
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
-    _check_bits(proc.stdout)
-    _check_arith(proc.stdout)
+    check_bits(proc.stdout)
+    check_arith(proc.stdout)
     _check_floats(proc.stdout)

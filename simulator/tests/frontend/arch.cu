@@ -7,13 +7,7 @@
 #define EXPECT_ARCH 800
 #endif
 
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            std::printf("FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
-            return 1;                                                            \
-        }                                                                        \
-    } while (0)
+#include "conformance_check.h"
 
 __device__ int device_arch() {
 #ifdef __CUDA_ARCH__

@@ -5,13 +5,7 @@
 #include <cuda_runtime.h>
 #include <cstdio>
 
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            std::printf("FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
-            return 1;                                                            \
-        }                                                                        \
-    } while (0)
+#include "conformance_check.h"
 
 __constant__ float c_a, c_b, c_c;
 __constant__ int2 c_p = {1, 2}, c_q = {3, 4};

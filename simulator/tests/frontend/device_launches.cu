@@ -3,13 +3,7 @@
 #include <cuda_runtime.h>
 #include <cstdio>
 
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            std::printf("FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
-            return 1;                                                            \
-        }                                                                        \
-    } while (0)
+#include "conformance_check.h"
 
 template <int N>
 __global__ void put(int* out) { out[threadIdx.x] = N; }

@@ -10,13 +10,7 @@
 #include <cuda_runtime.h>
 #include <cstdio>
 
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            std::printf("FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
-            return 1;                                                            \
-        }                                                                        \
-    } while (0)
+#include "conformance_check.h"
 
 #ifndef EXPECT_ARCH
 #define EXPECT_ARCH 800

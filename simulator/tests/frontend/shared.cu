@@ -2,13 +2,7 @@
 #include <cuda_runtime.h>
 #include <cstdio>
 
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            std::printf("FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
-            return 1;                                                            \
-        }                                                                        \
-    } while (0)
+#include "conformance_check.h"
 
 #define SHARED_TILE(T, name, n) __shared__ T name[n]
 #define N 32

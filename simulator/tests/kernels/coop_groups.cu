@@ -8,11 +8,7 @@
 
 namespace cg = cooperative_groups;
 
-#define CHECK(call)                            \
-    do {                                       \
-        cudaError_t e_ = (call);               \
-        if (e_ != cudaSuccess) return (int)e_; \
-    } while (0)
+#include "entry_check.h"
 
 // Per block: the sum (warp reduce, then the first warp reduces the warp sums), max and min.
 __global__ void block_reduce_kernel(const int* in, int* out) {

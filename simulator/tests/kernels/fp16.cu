@@ -4,11 +4,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#define CHECK(call)                            \
-    do {                                       \
-        cudaError_t e_ = (call);               \
-        if (e_ != cudaSuccess) return (int)e_; \
-    } while (0)
+#include "entry_check.h"
 
 // Per input float: half rn/rz/rd/ru bits, half back to float, bf16 rn/rz/rd/ru bits, bf16 back.
 __global__ void convert_kernel(const float* in, unsigned short* bits, float* back, int n) {

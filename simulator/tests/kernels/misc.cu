@@ -6,11 +6,7 @@
 
 namespace cg = cooperative_groups;
 
-#define CHECK(call)                            \
-    do {                                       \
-        cudaError_t e_ = (call);               \
-        if (e_ != cudaSuccess) return (int)e_; \
-    } while (0)
+#include "entry_check.h"
 
 __device__ unsigned int rank_in(const cg::thread_group& g) {
     g.sync();

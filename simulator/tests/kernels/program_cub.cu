@@ -6,31 +6,12 @@
 #include <cstdio>
 #include <vector>
 
+#include "cub_host.h"
+
 constexpr int kThreads = 64;
 constexpr int kItems = 4;
 constexpr int kTile = kThreads * kItems;  // one block's tile
 constexpr int kN = 2 * kTile;             // two blocks
-
-#define CHECK(call)                                                                    \
-    do {                                                                               \
-        cudaError_t e_ = (call);                                                       \
-        if (e_ != cudaSuccess) {                                                       \
-            std::printf("error=%s at line %d\n", cudaGetErrorString(e_), __LINE__);    \
-            return 1;                                                                  \
-        }                                                                              \
-    } while (0)
-
-static void print(const char* name, const std::vector<int>& v) {
-    std::printf("%s=", name);
-    for (size_t i = 0; i < v.size(); ++i) std::printf(i ? ",%d" : "%d", v[i]);
-    std::printf("\n");
-}
-
-static std::vector<int> fetch(const int* d, int n) {
-    std::vector<int> h(n);
-    cudaMemcpy(h.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost);
-    return h;
-}
 
 // Each block loads its tile (transposed through shared memory), sorts it, and writes the sorted
 // tile, its exclusive prefix sum and its total.

@@ -6,28 +6,9 @@
 #include <cstdio>
 #include <vector>
 
+#include "cub_host.h"
+
 constexpr int kN = 512;
-
-#define CHECK(call)                                                                    \
-    do {                                                                               \
-        cudaError_t e_ = (call);                                                       \
-        if (e_ != cudaSuccess) {                                                       \
-            std::printf("error=%s at line %d\n", cudaGetErrorString(e_), __LINE__);    \
-            return 1;                                                                  \
-        }                                                                              \
-    } while (0)
-
-static void print(const char* name, const std::vector<int>& v) {
-    std::printf("%s=", name);
-    for (size_t i = 0; i < v.size(); ++i) std::printf(i ? ",%d" : "%d", v[i]);
-    std::printf("\n");
-}
-
-static std::vector<int> fetch(const int* d, int n) {
-    std::vector<int> h(n);
-    cudaMemcpy(h.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost);
-    return h;
-}
 
 struct Positive {
     __host__ __device__ bool operator()(int x) const { return x > 0; }

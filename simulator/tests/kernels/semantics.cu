@@ -3,11 +3,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#define CHECK(call)                                   \
-    do {                                              \
-        cudaError_t e_ = (call);                      \
-        if (e_ != cudaSuccess) return (int)e_;        \
-    } while (0)
+#include "entry_check.h"
 
 template <class T>
 static int to_device(T** d, const T* h, size_t n) {

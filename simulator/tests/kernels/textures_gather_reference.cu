@@ -5,14 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CHECK(x)                                                                         \
-    do {                                                                                 \
-        cudaError_t e_ = (x);                                                            \
-        if (e_ != cudaSuccess) {                                                         \
-            std::printf("failed=%s line %d: %s\n", #x, __LINE__, cudaGetErrorName(e_)); \
-            std::exit(1);                                                                \
-        }                                                                                \
-    } while (0)
+#include "textures_check.h"
 
 texture<uchar4, cudaTextureType2D, cudaReadModeElementType> t_elem;
 texture<uchar4, cudaTextureType2D, cudaReadModeNormalizedFloat> t_norm;

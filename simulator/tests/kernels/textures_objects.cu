@@ -6,14 +6,7 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-#define CHECK(x)                                                                                \
-    do {                                                                                        \
-        cudaError_t e_ = (x);                                                                   \
-        if (e_ != cudaSuccess) {                                                                \
-            std::printf("failed=%s line %d: %s\n", #x, __LINE__, cudaGetErrorName(e_));        \
-            std::exit(1);                                                                       \
-        }                                                                                       \
-    } while (0)
+#include "textures_check.h"
 
 __global__ void sample1d(cudaTextureObject_t t, const float* xs, int n, float* out) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -5,14 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#define CHECK(x)                                                                               \
-    do {                                                                                       \
-        cudaError_t e_ = (x);                                                                  \
-        if (e_ != cudaSuccess) {                                                               \
-            std::printf("failed=%s line %d: %s\n", #x, __LINE__, cudaGetErrorName(e_));       \
-            std::exit(1);                                                                      \
-        }                                                                                      \
-    } while (0)
+#include "textures_check.h"
 
 texture<float, 1, cudaReadModeElementType> t_features;
 texture<float, 2, cudaReadModeElementType> t_field;

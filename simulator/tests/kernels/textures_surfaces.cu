@@ -7,14 +7,7 @@
 #include <cstring>
 #include <cuda_runtime.h>
 
-#define CHECK(x)                                                                               \
-    do {                                                                                       \
-        cudaError_t e_ = (x);                                                                  \
-        if (e_ != cudaSuccess) {                                                               \
-            std::printf("failed=%s line %d: %s\n", #x, __LINE__, cudaGetErrorName(e_));       \
-            std::exit(1);                                                                      \
-        }                                                                                      \
-    } while (0)
+#include "textures_check.h"
 
 const int W = 8, H = 6, D = 3;
 
