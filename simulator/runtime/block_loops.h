@@ -114,22 +114,39 @@ inline constexpr bool kRecomputeIndexed = true;
 // Every other build: plain accesses (a fast build's loops must stay vectorisable).
 #if defined(__SANITIZE_ADDRESS__) && defined(__x86_64__)
 #define SIM_RUNTIME_ACCESS __attribute__((always_inline, no_sanitize("undefined")))
+// A scalar's bits as another type of its size (GCC 10 has no __builtin_bit_cast).
+template <class T, class F>
+static inline SIM_RUNTIME_ACCESS T same_bits(F v) {
+    static_assert(sizeof(T) == sizeof(F) && std::is_scalar_v<T> && std::is_scalar_v<F>, "two scalars of a size");
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_bit_cast)
+#define SIM_HAS_BIT_CAST 1
+#endif
+#endif
+#if defined(SIM_HAS_BIT_CAST)
+    return __builtin_bit_cast(T, v);
+#else
+    T out;
+    std::memcpy(&out, &v, sizeof(T));
+    return out;
+#endif
+}
 template <class T>
 static inline SIM_RUNTIME_ACCESS T runtime_load(const T* src) {
-    if constexpr (std::is_trivially_copyable_v<T> && (sizeof(T) == 4 || sizeof(T) == 8)) {
+    if constexpr (std::is_scalar_v<T> && (sizeof(T) == 4 || sizeof(T) == 8)) {
         using Bits = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
         Bits bits;
         asm("mov %1, %0" : "=r"(bits) : "m"(*reinterpret_cast<const Bits*>(src)));
-        return __builtin_bit_cast(T, bits);
+        return same_bits<T>(bits);
     } else {
         return *src;
     }
 }
 template <class T>
 static inline SIM_RUNTIME_ACCESS void runtime_store(T* dst, T v) {
-    if constexpr (std::is_trivially_copyable_v<T> && (sizeof(T) == 4 || sizeof(T) == 8)) {
+    if constexpr (std::is_scalar_v<T> && (sizeof(T) == 4 || sizeof(T) == 8)) {
         using Bits = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
-        asm volatile("mov %1, %0" : "=m"(*reinterpret_cast<Bits*>(dst)) : "r"(__builtin_bit_cast(Bits, v)));
+        asm volatile("mov %1, %0" : "=m"(*reinterpret_cast<Bits*>(dst)) : "r"(same_bits<Bits>(v)));
     } else {
         *dst = v;
     }
