@@ -246,7 +246,7 @@ class _Emitter:
                 # `return` reaches its end, and its address is never taken): as a local the
                 # compiler keeps it in a register, where a reference into the slots would be
                 # read and written at every use in case the kernel's stores alias it.
-                body.append(f" {alias} {var.spelling} = __sim_slot{i}[__sim_t];")
+                body.append(f" {alias} {var.spelling} = __sim_slot{i}.get(__sim_t);")
                 if not var.type.is_const_qualified():
                     kept.append(k)
             else:
@@ -311,7 +311,7 @@ class _Emitter:
         other = f"{alias}()"
         if key in self.k.slot_of:
             alias = self.k.slot_types[self.k.slot_of[key]][0]
-            other = f"__sim_slot{self.k.slot_of[key]}[__sim_t]"
+            other = f"__sim_slot{self.k.slot_of[key]}.get(__sim_t)"
         return [
             f" {alias} {var.spelling} = ::__sim::{'kRecomputeIndexed' if indexed else 'kRecompute'}"
             f" ? static_cast<{alias}>(",

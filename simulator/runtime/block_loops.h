@@ -112,6 +112,63 @@ inline constexpr bool kRecomputeIndexed = true;
 #define SIM_THREAD_LOOP for_each_plain_thread
 #endif
 
+// memcheck on x86-64: what the runtime's own code inlined into a kernel reads and writes for it
+// (the running thread's index in its fiber record, a per-thread slot of a local, the block's
+// fault flag) is memory the runtime allocated and indexes itself, which no program can reach
+// amiss; these accesses go through an asm operand that AddressSanitizer does not see, in a
+// function UBSan leaves alone, so a thread of a block-loop region pays for its own accesses only.
+// Every other build: plain accesses (a fast build's loops must stay vectorisable).
+#if defined(__SANITIZE_ADDRESS__) && defined(__x86_64__)
+#define SIM_RUNTIME_ACCESS __attribute__((always_inline, no_sanitize("undefined")))
+// A scalar's bits as another type of its size (GCC 10 has no __builtin_bit_cast).
+template <class T, class F>
+static inline SIM_RUNTIME_ACCESS T same_bits(F v) {
+    static_assert(sizeof(T) == sizeof(F) && std::is_scalar_v<T> && std::is_scalar_v<F>, "two scalars of a size");
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_bit_cast)
+#define SIM_HAS_BIT_CAST 1
+#endif
+#endif
+#if defined(SIM_HAS_BIT_CAST)
+    return __builtin_bit_cast(T, v);
+#else
+    T out;
+    std::memcpy(&out, &v, sizeof(T));
+    return out;
+#endif
+}
+template <class T>
+static inline SIM_RUNTIME_ACCESS T runtime_load(const T* src) {
+    if constexpr (std::is_scalar_v<T> && (sizeof(T) == 4 || sizeof(T) == 8)) {
+        using Bits = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
+        Bits bits;
+        asm("mov %1, %0" : "=r"(bits) : "m"(*reinterpret_cast<const Bits*>(src)));
+        return same_bits<T>(bits);
+    } else {
+        return *src;
+    }
+}
+template <class T>
+static inline SIM_RUNTIME_ACCESS void runtime_store(T* dst, T v) {
+    if constexpr (std::is_scalar_v<T> && (sizeof(T) == 4 || sizeof(T) == 8)) {
+        using Bits = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
+        asm volatile("mov %1, %0" : "=m"(*reinterpret_cast<Bits*>(dst)) : "r"(same_bits<Bits>(v)));
+    } else {
+        *dst = v;
+    }
+}
+#else
+#define SIM_RUNTIME_ACCESS SIM_UNJUDGED_INLINE
+template <class T>
+static inline SIM_RUNTIME_ACCESS T runtime_load(const T* src) {
+    return *src;
+}
+template <class T>
+static inline SIM_RUNTIME_ACCESS void runtime_store(T* dst, T v) {
+    *dst = v;
+}
+#endif
+
 // Stores a region's local into its per-thread slot at the end of the region (arrays by element):
 // by assignment, or, for a trivially copyable type that cannot be assigned (a const member, no
 // default constructor to have made the slot's value with), by copying its bytes.
@@ -198,9 +255,16 @@ struct per_thread {
         }
     }
     SIM_UNJUDGED_INLINE U& operator[](int t) { return data[t]; }
+    // Thread ``t``'s value of a scalar local (the runtime's own read: see runtime_load).
+    template <class V = U>  // a template: no such member for an array
+    SIM_RUNTIME_ACCESS V get(int t) const {
+        return runtime_load(runtime_load(&data) + t);
+    }
     // Thread ``t``'s local ``v`` into its slot at the end of a region.
-    SIM_UNJUDGED_INLINE void keep(int t, const U& v) {
-        if constexpr (kInPlace && !std::is_copy_assignable_v<U>) {
+    SIM_RUNTIME_ACCESS void keep(int t, const U& v) {
+        if constexpr (kRaw && std::is_copy_assignable_v<U> && std::is_scalar_v<U>) {
+            runtime_store(runtime_load(&data) + t, v);
+        } else if constexpr (kInPlace && !std::is_copy_assignable_v<U>) {
             if (made[t]) slot_end(data[t]);
             slot_copy(data[t], v);
             made[t] = 1;
@@ -251,6 +315,34 @@ static inline void unchecked_store(T& dst, T v) {
     dst = v;
 }
 #endif
+
+// The running thread's index where reports and the thread's code read it (its fiber record,
+// threadIdx, its linear index): the runtime's own stores (runtime_store), made once per thread.
+static inline SIM_RUNTIME_ACCESS void set_running_thread(uint3* idx, uint3* running, int* linear, uint3 at, int t) {
+#if defined(SIM_SHARED_RACES)
+    unchecked_store(idx->x, at.x);
+    unchecked_store(idx->y, at.y);
+    unchecked_store(idx->z, at.z);
+    *running = at;  // not instrumented where it is NVIDIA's const threadIdx
+    unchecked_store(*linear, t);
+#else
+    runtime_store(&idx->x, at.x);
+    runtime_store(&idx->y, at.y);
+    runtime_store(&idx->z, at.z);
+    runtime_store(&running->x, at.x);
+    runtime_store(&running->y, at.y);
+    runtime_store(&running->z, at.z);
+    runtime_store(linear, t);
+#endif
+}
+
+#if defined(SIM_LOOP_FAULTS)
+// Whether thread ``t`` must not run after a fault: one of another warp than the faulting one.
+static inline SIM_RUNTIME_ACCESS bool stop_after_fault(const int* fault_warp, int t) {
+    const int warp = runtime_load(fault_warp);
+    return warp >= 0 && t / 32 != warp;
+}
+#endif
 //
 // A body that takes ``(threadIdx, linear)`` is a block-loop region that calls nothing and reads
 // threadIdx only through that parameter (simulator/block_loops.py): a fast build then stores
@@ -278,32 +370,34 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(con
         // build's code of every kernel (and its compile time, which a large program feels).
         const int n = (int)(dim.x * dim.y * dim.z);
         const unsigned first = b.first != nullptr ? (unsigned)*b.first : 0u;
-        uint3 at{first % dim.x, (first / dim.x) % dim.y, first / (dim.x * dim.y)};
+#if defined(SIM_LOOP_FAULTS)
+        const int* const fault_warp = b.fault_warp;
+#endif
+        // The index and the shape as scalars, which stay in registers (a struct whose address the
+        // body's instrumentation takes would be read and checked in memory for every thread).
+        const unsigned nx = dim.x, ny = dim.y, nz = dim.z;
+        unsigned x = first % nx, y = (first / nx) % ny, z = first / (nx * ny);
         for (int k = 0, t = (int)first; k < n; ++k) {
 #if defined(SIM_LOOP_FAULTS)
             // After a memory fault (memcheck_reports.cpp) only the rest of the faulting warp runs, as
             // with fibers: its lanes make the access in lockstep on a GPU; the block's other threads
             // do not, so that a wild write is not repeated by each of them.
-            if (b.fault_warp != nullptr && *b.fault_warp >= 0 && t / 32 != *b.fault_warp) block_loop_stop();
+            if (fault_warp != nullptr && stop_after_fault(fault_warp, t)) block_loop_stop();
 #endif
-            unchecked_store(idx->x, at.x);
-            unchecked_store(idx->y, at.y);
-            unchecked_store(idx->z, at.z);
-            *running = at;  // not instrumented where it is NVIDIA's const threadIdx
-            unchecked_store(*linear, t);
+            set_running_thread(idx, running, linear, uint3{x, y, z}, t);
             if constexpr (indexed) {
-                body(at, t);
+                body(uint3{x, y, z}, t);
             } else {
                 body();
             }
             t = t + 1 == n ? 0 : t + 1;
-            if (++at.x < dim.x) continue;  // the index counts on without a division per thread
-            at.x = 0;
+            if (++x < nx) continue;  // the index counts on without a division per thread
+            x = 0;
             // Once a row, as below.
             if (timed_out->load(std::memory_order_relaxed)) return;
-            if (++at.y < dim.y) continue;
-            at.y = 0;
-            if (++at.z == dim.z) at.z = 0;
+            if (++y < ny) continue;
+            y = 0;
+            if (++z == nz) z = 0;
         }
 #if defined(SIM_LOOP_FAULTS)
         if (b.fault_warp != nullptr && *b.fault_warp >= 0) block_loop_stop();  // no further round
