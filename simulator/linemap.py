@@ -17,7 +17,7 @@ import re
 
 from .errors import RUNTIME_DIR
 
-__all__ = ["SourceMap"]
+__all__ = ["HD_BEGIN", "HD_END", "SourceMap"]
 
 # A declaration the parse needs that g++ does not: clang turns `<<<...>>>` into a call of it (the
 # launch API before CUDA 9.2, which clang uses as it finds no CUDA installation of its own; host
@@ -59,8 +59,8 @@ def _for_clang(text: str) -> str:
     return text
 
 
-_HD_BEGIN = "#pragma clang force_cuda_host_device begin\n"
-_HD_END = "#pragma clang force_cuda_host_device end\n"
+HD_BEGIN = "#pragma clang force_cuda_host_device begin\n"
+HD_END = "#pragma clang force_cuda_host_device end\n"
 _MARKER = re.compile(r'# (\d+) "((?:[^"\\]|\\.)*)"((?: \d)*)$')
 
 
@@ -81,8 +81,8 @@ class SourceMap:
         self.marks: list[int] = [0]
         self.files: list[tuple[str, int, bool, bool]] = [("", 0, False, False)]
         chunks, pos, prev_user = [], 0, False  # the prelude opens a host-device stretch
-        self.inserted: list[tuple[int, int]] = [(0, len(_PRELUDE) + len(_HD_BEGIN))]
-        chunks.append(_PRELUDE + _HD_BEGIN)
+        self.inserted: list[tuple[int, int]] = [(0, len(_PRELUDE) + len(HD_BEGIN))]
+        chunks.append(_PRELUDE + HD_BEGIN)
         markers = list(re.finditer(r'(?m)^# (\d+) "((?:[^"\\]|\\.)*)"((?: \d)*)$', text))
         # A file the program enters without the system flag is the program's own, also where g++
         # marks a stretch of it with the flag (the expansion there of a macro a system header
@@ -100,7 +100,7 @@ class SourceMap:
                 # Outside the user's code every function is callable from device code (math, the
                 # runtime): clang's CUDA checks then apply to the user's own functions only.
                 chunks.append(text[pos : m.start()])
-                chunks.append(_HD_END if is_user else _HD_BEGIN)
+                chunks.append(HD_END if is_user else HD_BEGIN)
                 self.inserted.append((m.start(), len(chunks[-1])))
                 pos = m.start()
             prev_user = is_user
@@ -109,7 +109,7 @@ class SourceMap:
         if not text.endswith("\n"):
             chunks.append("\n")
         if prev_user is not True:
-            chunks.append(_HD_END)
+            chunks.append(HD_END)
         self.parse_text = "".join(chunks)
         # What libclang parses (its offsets count these bytes), and the way back to characters.
         self.parse_bytes = self.parse_text.encode("utf-8", "surrogateescape")
@@ -121,6 +121,22 @@ class SourceMap:
             self._ins_pos.append(at + acc)  # first parse offset after this insertion
             self._ins_acc.append(acc)
         self._ins_at = [at for at, _ in self.inserted]
+        # Set when libclang parsed with the precompiled prelude (syntax_pch.py): its offsets up to
+        # here are the header's, mapped back to the whole text's.
+        self.header_end = -1
+        self._header_offset = None
+
+    def loaded(self, cut) -> None:
+        """Take libclang's offsets as those of ``cut`` (a ``syntax_pch.Layout``): the header's and
+        the main file's."""
+        self.header_end = len(cut.header)
+        self._header_offset = cut.offset
+
+    def whole(self, parse_offset: int) -> int:
+        """The whole parse text's (byte) offset of a libclang offset."""
+        if parse_offset <= self.header_end:
+            return self._header_offset(parse_offset)
+        return parse_offset
 
     def through_semicolon(self, end: int) -> int:
         """``end`` moved past the ``;`` that follows it across white space, if one does."""
@@ -131,10 +147,12 @@ class SourceMap:
 
     def pre(self, parse_offset: int) -> int:
         """The preprocessed-text (character) offset of a parse-buffer (libclang's, byte) offset."""
+        if parse_offset <= self.header_end:
+            parse_offset = self._header_offset(parse_offset)
         if self._wide is not None:
             parse_offset = self._wide.character(parse_offset)
         i = bisect.bisect_right(self._ins_pos, parse_offset) - 1
-        return parse_offset - (self._ins_acc[i] if i >= 0 else len(_PRELUDE) + len(_HD_BEGIN))
+        return parse_offset - (self._ins_acc[i] if i >= 0 else len(_PRELUDE) + len(HD_BEGIN))
 
     def parse(self, pre_offset: int) -> int:
         """The parse-buffer offset of a preprocessed-text offset (the inverse of :meth:`pre`)."""

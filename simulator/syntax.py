@@ -19,6 +19,7 @@ import re
 import sys
 import time
 
+from . import syntax_pch
 from .edits import Edit, Func, on_device, source_error
 from .errors import RUNTIME_DIR, clang_module
 from .linemap import SourceMap
@@ -110,7 +111,11 @@ class TranslationUnit:
         args += [f"--cuda-path={RUNTIME_DIR}"]
         self.name = name = "sim_frontend.cu"
         began = time.perf_counter()
-        self.tu = index.parse(name, args=args, unsaved_files=[(name, self.src.parse_bytes)])
+        src = self.src
+        cut = syntax_pch.layout(src.parse_text, text, src.inserted) if syntax_pch.ENABLED else None
+        self.tu, cut = syntax_pch.parse(ci, index, name, args, src.parse_bytes, cut)
+        if cut is not None:
+            src.loaded(cut)
         self.parse_seconds = time.perf_counter() - began  # libclang's share (benchmarks/bench_frontend.py)
         # What the passes write, in the order of the walk (the order decides between two edits
         # of one construct, and numbers the registrations' variables).
@@ -204,7 +209,7 @@ class TranslationUnit:
                 continue
             f = self._function_at(src.parse(at))
             if f is not None:
-                found.setdefault(f.extent.start.offset, f)
+                found.setdefault(src.whole(f.extent.start.offset), f)
         self._library = True
         try:
             for _, f in sorted(found.items()):
@@ -240,8 +245,12 @@ class TranslationUnit:
         key = cursor.hash
         found = self._children.get(key)
         if found is None:
+            whole = self.src.whole
             pairs = sorted(
-                ((c.extent.start.offset, c.extent.end.offset, c) for c in cursor.get_children()),
+                (
+                    (whole(c.extent.start.offset), whole(c.extent.end.offset), c)
+                    for c in cursor.get_children()
+                ),
                 key=lambda t: t[0],
             )
             found = ([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs])
