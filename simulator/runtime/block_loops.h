@@ -211,6 +211,43 @@ struct per_thread {
     }
 };
 
+// The rows of ``b`` for a body taking ``(threadIdx, linear)`` (``kNarrow`` 0), or ``(threadIdx,
+// narrow, linear)`` with ``narrow`` std::false_type (1) or std::true_type (2), in a fast build's
+// order: threads adjacent in x are adjacent iterations of the inner loop, and the index is stored
+// once a row (as in for_each_plain_thread, below).
+template <int kNarrow, class Body>
+SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void indexed_rows(const PlainBlock& b, Body& body) {
+    uint3* const idx = b.thread_idx;
+#if defined(CUDA_CPU_SIMULATOR)
+    uint3* const running = const_cast<uint3*>(&::threadIdx);
+#else
+    uint3* const running = &tls_thread_idx;
+#endif
+    int* const linear = b.linear;
+    const dim3 dim = b.dim;
+    const std::atomic<bool>* const timed_out = b.timed_out;
+    int i = 0;
+    for (unsigned int z = 0; z < dim.z; ++z) {
+        for (unsigned int y = 0; y < dim.y; ++y) {
+            *idx = uint3{0, y, z};
+            *running = uint3{0, y, z};
+            *linear = i;
+            // A signed counter: the compiler may take it not to wrap, so indices the kernel
+            // computes from it (``threadIdx.x`` converted to int, plus an offset) step by one.
+            const int nx = (int)dim.x;
+            for (int x = 0; x < nx; ++x) {
+                if constexpr (kNarrow == 0) {
+                    body(uint3{(unsigned int)x, y, z}, i + x);
+                } else {
+                    body(uint3{(unsigned int)x, y, z}, std::bool_constant<kNarrow == 2>{}, i + x);
+                }
+            }
+            i += nx;
+            if (timed_out->load(std::memory_order_relaxed)) return;
+        }
+    }
+}
+
 // Calls ``body`` once per thread of ``b`` in order, with threadIdx and the linear index set;
 // stops early when the launch runs past its time limit. Only what changes from thread to
 // thread is stored (warp, lane and __activemask() follow from the linear index). The block's
@@ -247,7 +284,8 @@ static inline void unchecked_store(T& dst, T v) {
 // order even where the build follows the fibers' (for_each_unjudged_thread).
 template <bool kThreadOrder = false, class Body>
 SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(const PlainBlock& b, Body&& body) {
-    constexpr bool indexed = std::is_invocable<Body&, uint3, int>::value;
+    constexpr bool narrowable = std::is_invocable<Body&, uint3, std::false_type, int>::value;
+    constexpr bool indexed = narrowable || std::is_invocable<Body&, uint3, int>::value;
     uint3* const idx = b.thread_idx;
     // What the thread's threadIdx reads, written through the declaration kernel code reads
     // (NVIDIA's, const): g++ takes a const object for unchanging and would otherwise keep one
@@ -281,7 +319,9 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(con
             unchecked_store(idx->z, at.z);
             *running = at;  // not instrumented where it is NVIDIA's const threadIdx
             unchecked_store(*linear, t);
-            if constexpr (indexed) {
+            if constexpr (narrowable) {
+                body(at, std::false_type{}, t);
+            } else if constexpr (indexed) {
                 body(at, t);
             } else {
                 body();
@@ -303,19 +343,7 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(con
     {
         int i = 0;
         if constexpr (indexed) {
-            for (unsigned int z = 0; z < dim.z; ++z) {
-                for (unsigned int y = 0; y < dim.y; ++y) {
-                    *idx = uint3{0, y, z};
-                    *running = uint3{0, y, z};
-                    *linear = i;
-                    // A signed counter: the compiler may take it not to wrap, so indices the kernel
-                    // computes from it (``threadIdx.x`` converted to int, plus an offset) step by one.
-                    const int nx = (int)dim.x;
-                    for (int x = 0; x < nx; ++x) body(uint3{(unsigned int)x, y, z}, i + x);
-                    i += nx;
-                    if (timed_out->load(std::memory_order_relaxed)) return;
-                }
-            }
+            indexed_rows<narrowable ? 1 : 0>(b, body);
         } else {
             for (unsigned int z = 0; z < dim.z; ++z) {
                 for (unsigned int y = 0; y < dim.y; ++y) {
@@ -358,6 +386,27 @@ SIM_DEVICE_FMA_TARGET static inline __attribute__((no_sanitize_thread)) void for
     plain_thread_loop<true>(b, static_cast<Body&&>(body));
 }
 #endif
+
+// A region whose body takes ``(threadIdx, narrow, linear)`` (simulator/block_loops_simd.py): it
+// computes a column index ``(int)(U + threadIdx.x)`` as ``(int)U + (int)threadIdx.x`` when
+// ``narrow`` is std::true_type, which ``narrow`` (the front end's check of U for this block) says
+// gives the same value for each of the block's threads. A fast build then runs that form, whose
+// index g++ sees step by one, and the other where ``narrow`` is false; the checkers' builds always
+// run the other (their thread loop passes std::false_type): it is the kernel's own expression,
+// judged as fibers judge it.
+template <class Body>
+SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, bool narrow, Body&& body) {
+#if defined(SIM_LOOPS_AS_FIBERS)
+    (void)narrow;
+    for_each_plain_thread(b, body);
+#else
+    if (narrow) {
+        indexed_rows<2>(b, body);
+    } else {
+        indexed_rows<1>(b, body);
+    }
+#endif
+}
 
 // The most threads a block has (launch.cpp refuses a larger one): a grid-stride loop run in
 // lockstep rounds keeps a flag per thread on the stack (simulator/block_loops_interchange.py).
