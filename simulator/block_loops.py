@@ -32,7 +32,7 @@ from __future__ import annotations
 from .block_loops_analysis import SCALARS, Fallback, KernelAnalysis, Region
 from .block_loops_epochs import unjudged_regions
 from .block_loops_order import checkers_may_loop
-from .block_loops_simd import NARROW_LIMIT, narrow, unroll_hints
+from .block_loops_simd import NARROW_LIMIT, below, narrow, unroll_hints
 from .block_loops_wmma import mma_parts
 from .edits import Edit
 
@@ -233,8 +233,10 @@ class _Emitter:
             body.append(" const int __sim_t = *__sim_blk->linear;")
         # Column indices the loop may compute as signed sums in a block whose values allow it
         # (block_loops_simd.py): key -> (U, X) of the initializer U + X.
-        narrowed = {}
-        if region.simd and self._thread_loop(region) == "for_each_plain_thread(*__sim_blk, ":
+        narrowed: dict = {}
+        prefix = None  # (condition, S) of a region that is one `if (X < S)` (block_loops_simd.below)
+        plain = region.simd and self._thread_loop(region) == "for_each_plain_thread(*__sim_blk, "
+        if plain:
             narrowed = {k: uv for k in again if (uv := narrow(self.k, k)) is not None}
         for k in again:
             var, init = recomputed[k]
@@ -258,16 +260,24 @@ class _Emitter:
                     kept.append(k)
             else:
                 body.append(f" {alias}& {var.spelling} = __sim_slot{i}[__sim_t];")
+        if plain and not region.guards and not kept and not self._prelude(region):
+            prefix = below(self.k, region, outside, again)
         body += self._prelude(region)
         for g in region.guards:
             # A thread outside the condition does nothing in this region.
             body += [" if (!(", self._marker(tu.rng(g)[0]), tu.rng(g), ")) return;"]
         hints = unroll_hints(self.k, region, outside) if region.simd else {}
+        inserts = {at: [f"\n#pragma GCC unroll {n}", self._marker(at)] for at, n in hints.items()}
+        if prefix is not None:
+            # The threads the loop runs pass the condition: where it runs only those, it is true.
+            cs, ce = tu.rng(prefix[0])
+            inserts[cs] = ["__sim_fast || ("]
+            inserts[ce] = [")"]
         for a, b in pieces:
             body += [self._marker(a)]
-            for at in sorted(p for p in hints if a <= p < b):
+            for at in sorted(p for p in inserts if a <= p < b):
                 # A pragma is a line of its own, right before its loop.
-                body += [(a, at), f"\n#pragma GCC unroll {hints[at]}", self._marker(at)]
+                body += [(a, at), *inserts[at]]
                 a = at
             body.append((a, b))
         for k in kept:
@@ -280,13 +290,19 @@ class _Emitter:
         # threadIdx is the loop's own index in a SIMD region: nothing is stored per thread.
         params = "const ::uint3 threadIdx, const int __sim_t" if region.simd else ""
         call: list = [f" ::__sim::{self._thread_loop(region)}"]
-        if narrowed:
-            # The loop runs the signed sums where the block's values allow them for every thread.
-            params = "const ::uint3 threadIdx, [[maybe_unused]] const auto __sim_narrow, const int __sim_t"
+        if narrowed or prefix is not None:
+            # The loop's fast form, where the block's check passes: the signed sums, and only the
+            # threads of a row below the prefix's bound (runtime/block_loops.h).
+            params = "const ::uint3 threadIdx, [[maybe_unused]] const auto __sim_fast, const int __sim_t"
             for i, (u, _x) in enumerate(narrowed.values()):
                 call += [" && " if i else "", "(int)(", self._marker(tu.rng(u)[0]), tu.rng(u)]
                 call.append(f") <= {NARROW_LIMIT}")
-            call.append(", ")
+            call.append(", " if narrowed else "true, ")
+            if prefix is not None:
+                s = tu.rng(prefix[1])
+                call += ["(int)(", self._marker(s[0]), s, "), "]
+            else:
+                call.append("2147483647, ")
 
         def loop(judged: bool) -> list:
             if judged:
@@ -324,7 +340,7 @@ class _Emitter:
         """The declaration of recomputed local ``key`` (``var = init``) at a region's start: its
         initializer again, or, in the checkers' builds (kRecompute false), the slot that keeps it
         (``indexed``: in a region whose threadIdx is its loop's index, kRecomputeIndexed).
-        ``narrowed``: the ``(U, X)`` of an initializer ``U + X`` that the loop's ``__sim_narrow``
+        ``narrowed``: the ``(U, X)`` of an initializer ``U + X`` that the loop's ``__sim_fast``
         has it compute as the signed sum ``(int)U + (int)X`` (block_loops_simd.py)."""
         alias = self._recomputed_alias(key)
         other = f"{alias}()"
@@ -343,7 +359,7 @@ class _Emitter:
                 x,
                 "))",
             ]
-            again = ["(__sim_narrow ? ", *signed, " : ", *again, ")"]
+            again = ["(__sim_fast ? ", *signed, " : ", *again, ")"]
         which = "kRecomputeIndexed" if indexed else "kRecompute"
         return [f" {alias} {var.spelling} = ::__sim::{which} ? ", *again, f" : {other};"]
 

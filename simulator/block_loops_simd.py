@@ -27,7 +27,7 @@ import re
 
 from .block_loops_threads import TRANSPARENT
 
-__all__ = ["MAX_UNROLL", "NARROW_LIMIT", "narrow", "unroll_hints"]
+__all__ = ["MAX_UNROLL", "NARROW_LIMIT", "below", "narrow", "unroll_hints"]
 
 # ``(int)U`` at most this, ``(int)U + threadIdx.x`` cannot pass INT_MAX (threadIdx.x <= 1,023).
 NARROW_LIMIT = "2147483647 - 1023"
@@ -84,6 +84,47 @@ def narrow(k, key: int):
         if _row_index(k, x) and k._uniform(u):
             return u, x
     return None
+
+
+def _reads_memory(node) -> bool:
+    """Whether expression ``node`` may read memory or call a function (a subscript, a ``*``, a
+    ``->``, a call): a thread that does not run it then would not fault where it would have."""
+    for n in node.walk_preorder():
+        kind = n.kind.name
+        if kind in ("ARRAY_SUBSCRIPT_EXPR", "CALL_EXPR", "CXX_NEW_EXPR"):
+            return True
+        if kind in ("UNARY_OPERATOR", "MEMBER_REF_EXPR"):
+            tokens = [tok.spelling for tok in n.get_tokens()]
+            if (kind == "UNARY_OPERATOR" and tokens[:1] == ["*"]) or "->" in tokens:
+                return True
+    return False
+
+
+def below(k, region, outside: set[int], again: list[int]):
+    """``(condition, S)`` when ``region``'s statements are one ``if (X < S) ...`` without ``else``,
+    ``X`` the thread's ``threadIdx.x`` as an int and ``S`` a block-uniform int, and the locals it
+    computes again first (``again``) read no memory: only the threads of a row with ``x < S`` then
+    do anything, so that its loop may run them alone and take the condition as true. Else None."""
+    stmts = [s for s in region.stmts if id(s) not in outside]
+    if len(stmts) != 1 or stmts[0].kind.name != "IF_STMT" or len(list(stmts[0].get_children())) != 2:
+        return None
+    cond = next(stmts[0].get_children())
+    node = _bare(cond)
+    children = list(node.get_children())
+    if (
+        node.kind.name != "BINARY_OPERATOR"
+        or len(children) != 2
+        or k.between(children[0], children[1]) != "<"
+    ):
+        return None
+    x, s = (_bare(c) for c in children)
+    if not (_row_index(k, x) and k._uniform(s)) or any(
+        c.type.get_canonical().kind.name != "INT" for c in (x, s)
+    ):
+        return None
+    if any(_reads_memory(k.recomputed[key][1]) for key in again):
+        return None
+    return cond, s
 
 
 def _template_constant(loop, name: str) -> bool:

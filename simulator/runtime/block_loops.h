@@ -211,12 +211,13 @@ struct per_thread {
     }
 };
 
-// The rows of ``b`` for a body taking ``(threadIdx, linear)`` (``kNarrow`` 0), or ``(threadIdx,
-// narrow, linear)`` with ``narrow`` std::false_type (1) or std::true_type (2), in a fast build's
-// order: threads adjacent in x are adjacent iterations of the inner loop, and the index is stored
-// once a row (as in for_each_plain_thread, below).
-template <int kNarrow, class Body>
-SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void indexed_rows(const PlainBlock& b, Body& body) {
+// The rows of ``b`` for a body taking ``(threadIdx, linear)`` (``kFast`` 0), or ``(threadIdx,
+// fast, linear)`` with ``fast`` std::false_type (1) or std::true_type (2), in a fast build's order:
+// threads adjacent in x are adjacent iterations of the inner loop, and the index is stored once a
+// row (as in for_each_plain_thread, below). Only the threads of a row with x below ``below`` run.
+template <int kFast, class Body>
+SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void indexed_rows(
+    const PlainBlock& b, Body& body, const int below = 2147483647) {
     uint3* const idx = b.thread_idx;
 #if defined(CUDA_CPU_SIMULATOR)
     uint3* const running = const_cast<uint3*>(&::threadIdx);
@@ -235,11 +236,12 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void indexed_rows(const 
             // A signed counter: the compiler may take it not to wrap, so indices the kernel
             // computes from it (``threadIdx.x`` converted to int, plus an offset) step by one.
             const int nx = (int)dim.x;
-            for (int x = 0; x < nx; ++x) {
-                if constexpr (kNarrow == 0) {
+            const int end = below < nx ? (below < 0 ? 0 : below) : nx;
+            for (int x = 0; x < end; ++x) {
+                if constexpr (kFast == 0) {
                     body(uint3{(unsigned int)x, y, z}, i + x);
                 } else {
-                    body(uint3{(unsigned int)x, y, z}, std::bool_constant<kNarrow == 2>{}, i + x);
+                    body(uint3{(unsigned int)x, y, z}, std::bool_constant<kFast == 2>{}, i + x);
                 }
             }
             i += nx;
@@ -284,8 +286,8 @@ static inline void unchecked_store(T& dst, T v) {
 // order even where the build follows the fibers' (for_each_unjudged_thread).
 template <bool kThreadOrder = false, class Body>
 SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(const PlainBlock& b, Body&& body) {
-    constexpr bool narrowable = std::is_invocable<Body&, uint3, std::false_type, int>::value;
-    constexpr bool indexed = narrowable || std::is_invocable<Body&, uint3, int>::value;
+    constexpr bool fast_form = std::is_invocable<Body&, uint3, std::false_type, int>::value;
+    constexpr bool indexed = fast_form || std::is_invocable<Body&, uint3, int>::value;
     uint3* const idx = b.thread_idx;
     // What the thread's threadIdx reads, written through the declaration kernel code reads
     // (NVIDIA's, const): g++ takes a const object for unchanging and would otherwise keep one
@@ -319,7 +321,7 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(con
             unchecked_store(idx->z, at.z);
             *running = at;  // not instrumented where it is NVIDIA's const threadIdx
             unchecked_store(*linear, t);
-            if constexpr (narrowable) {
+            if constexpr (fast_form) {
                 body(at, std::false_type{}, t);
             } else if constexpr (indexed) {
                 body(at, t);
@@ -343,7 +345,7 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(con
     {
         int i = 0;
         if constexpr (indexed) {
-            indexed_rows<narrowable ? 1 : 0>(b, body);
+            indexed_rows<fast_form ? 1 : 0>(b, body);
         } else {
             for (unsigned int z = 0; z < dim.z; ++z) {
                 for (unsigned int y = 0; y < dim.y; ++y) {
@@ -387,21 +389,24 @@ SIM_DEVICE_FMA_TARGET static inline __attribute__((no_sanitize_thread)) void for
 }
 #endif
 
-// A region whose body takes ``(threadIdx, narrow, linear)`` (simulator/block_loops_simd.py): it
-// computes a column index ``(int)(U + threadIdx.x)`` as ``(int)U + (int)threadIdx.x`` when
-// ``narrow`` is std::true_type, which ``narrow`` (the front end's check of U for this block) says
-// gives the same value for each of the block's threads. A fast build then runs that form, whose
-// index g++ sees step by one, and the other where ``narrow`` is false; the checkers' builds always
-// run the other (their thread loop passes std::false_type): it is the kernel's own expression,
-// judged as fibers judge it.
+// A region whose body takes ``(threadIdx, fast, linear)`` (simulator/block_loops_simd.py), in its
+// fast form where ``fast`` is std::true_type: a column index ``(int)(U + threadIdx.x)`` computed
+// as ``(int)U + (int)threadIdx.x``, which ``fast`` (the front end's check of U for this block)
+// says gives the same value for each of the block's threads, and, for a region that is one
+// ``if (X < S)``, the condition taken as true, which it is for the threads of a row with x below
+// ``below`` (S), the only ones the loop then runs (the others would do nothing). A fast build runs
+// that form, whose loop g++ can vectorise, and the other where ``fast`` is false; the checkers'
+// builds always run the other (their thread loop passes std::false_type, for every thread): the
+// kernel's own code, judged as fibers judge it.
 template <class Body>
-SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, bool narrow, Body&& body) {
+SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, bool fast, int below, Body&& body) {
 #if defined(SIM_LOOPS_AS_FIBERS)
-    (void)narrow;
+    (void)fast;
+    (void)below;
     for_each_plain_thread(b, body);
 #else
-    if (narrow) {
-        indexed_rows<2>(b, body);
+    if (fast) {
+        indexed_rows<2>(b, body, below);
     } else {
         indexed_rows<1>(b, body);
     }
