@@ -293,16 +293,16 @@ class _Emitter:
         if narrowed or prefix is not None:
             # The loop's fast form, where the block's check passes: the signed sums, and only the
             # threads of a row below the prefix's bound (runtime/block_loops.h).
+            # (The checkers' builds, whose loop ignores both, do not evaluate them: kRecompute.)
             params = "const ::uint3 threadIdx, [[maybe_unused]] const auto __sim_fast, const int __sim_t"
-            for i, (u, _x) in enumerate(narrowed.values()):
-                call += [" && " if i else "", "(int)(", self._marker(tu.rng(u)[0]), tu.rng(u)]
-                call.append(f") <= {NARROW_LIMIT}")
-            call.append(", " if narrowed else "true, ")
+            call.append("::__sim::kRecompute")
+            for u, _x in narrowed.values():
+                call += [" && (int)(", self._marker(tu.rng(u)[0]), tu.rng(u), f") <= {NARROW_LIMIT}"]
             if prefix is not None:
                 s = tu.rng(prefix[1])
-                call += ["(int)(", self._marker(s[0]), s, "), "]
+                call += [", ::__sim::kRecompute ? (int)(", self._marker(s[0]), s, ") : 0, "]
             else:
-                call.append("2147483647, ")
+                call.append(", 2147483647, ")
 
         def loop(judged: bool) -> list:
             if judged:

@@ -67,12 +67,18 @@ def test_translation_checks_the_block_and_computes_the_signed_sums():
     # The region after the barrier names col and j: one check of both for the block, then each
     # computed as a signed sum when it passed, as the kernel's own expression when not.
     call = re.search(
-        r"for_each_plain_thread\(\*__sim_blk, (\(int\)\(.*?), 2147483647, \[&\]\(([^)]*)\)", body, re.S
+        r"for_each_plain_thread\(\*__sim_blk, (::__sim::kRecompute && .*?), 2147483647, \[&\]\(([^)]*)\)",
+        body,
+        re.S,
     )
     assert call is not None, body
     check = re.sub(r"\n# \d+ \"[^\"]*\"\n", "", call.group(1))
     limit = "<= 2147483647 - 1023"
-    assert check == f"(int)(blockIdx.x * 40 + base) {limit} && (int)(base + blockIdx.x * blockDim.x) {limit}"
+    # (Only a fast build evaluates it: kRecompute.)
+    assert check == (
+        f"::__sim::kRecompute && (int)(blockIdx.x * 40 + base) {limit}"
+        f" && (int)(base + blockIdx.x * blockDim.x) {limit}"
+    )
     assert "const auto __sim_fast" in call.group(2)
     assert body.count("(__sim_fast ? ") == 2
 
@@ -83,9 +89,11 @@ def test_translation_runs_a_prefix_region_below_its_bound():
     text = translate_source(PROGRAM)
     start = text.index("void prefix_fold(")
     body = re.sub(r"\n# \d+ \"[^\"]*\"\n", "", text[start : text.index("::__sim::on_device()", start)])
-    # Both regions in the loop: every block passes (true), the threads below the bound run.
-    assert "for_each_plain_thread(*__sim_blk, true, (int)(k), [&]" in body
-    assert "for_each_plain_thread(*__sim_blk, true, (int)(k - 3), [&]" in body
+    # Both regions in the loop: every block passes, the threads below the bound run (in a fast
+    # build: kRecompute).
+    fast = "for_each_plain_thread(*__sim_blk, ::__sim::kRecompute, ::__sim::kRecompute ?"
+    assert f"{fast} (int)(k) : 0, [&]" in body
+    assert f"{fast} (int)(k - 3) : 0, [&]" in body
     assert "if (__sim_fast || (t < k))" in body
     assert "if (__sim_fast || (t < k - 3))" in body
 
