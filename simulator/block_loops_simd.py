@@ -1,7 +1,7 @@
 """What a block-loop region that stores no thread index (``Region.simd``) needs to vectorise.
 
 Such a region's loop (``for_each_plain_thread`` with a body taking ``threadIdx`` as a parameter,
-``runtime/block_loops.h``) runs the threads of a row as adjacent iterations. Two things kept g++
+``runtime/block_loops.h``) runs the threads of a row as adjacent iterations. Three things kept g++
 from turning it into SIMD code, and the emitter (``block_loops.py``) answers each from here:
 
 * A column index such as ``const int col = blockIdx.x * TILE + tx;`` is an unsigned sum converted
@@ -19,6 +19,11 @@ from turning it into SIMD code, and the emitter (``block_loops.py``) answers eac
   so the thread loop around it is not the innermost one and needs run-time alias checks g++ does
   not make for an outer loop. ``unroll_hints`` names those loops, and the emitter puts
   ``#pragma GCC unroll N`` before each: unrolling changes no result.
+* A region that is one ``if (X < S)`` (a tree reduction's ``if (t < s) sm[t] += sm[t + s];``)
+  is a loop with a branch g++ does not if-convert. Only the threads of a row with ``x < S`` do
+  anything in it (``below``): the loop runs those alone and takes the condition as true.
+
+The fast forms are a fast build's only: the checkers' builds run the kernel's own code.
 """
 
 from __future__ import annotations
