@@ -32,6 +32,7 @@ from __future__ import annotations
 from .block_loops_analysis import SCALARS, Fallback, KernelAnalysis, Region
 from .block_loops_epochs import unjudged_regions
 from .block_loops_order import checkers_may_loop
+from .block_loops_simd import NARROW_LIMIT, below, narrow, unroll_hints
 from .block_loops_wmma import mma_parts
 from .edits import Edit
 
@@ -207,6 +208,7 @@ class _Emitter:
             pos = he
         if stop > pos:
             pieces.append((pos, stop))
+        outside = {id(s) for s in (*region.hoisted, *region.lead, *region.trail)}
         after: list = []
         for s in region.trail:
             after += [self._marker(whole(s)[0]), whole(s)]
@@ -229,11 +231,18 @@ class _Emitter:
         body: list = []
         if (bound or kept) and not region.simd:
             body.append(" const int __sim_t = *__sim_blk->linear;")
+        # Column indices the loop may compute as signed sums in a block whose values allow it
+        # (block_loops_simd.py): key -> (U, X) of the initializer U + X.
+        narrowed: dict = {}
+        prefix = None  # (condition, S) of a region that is one `if (X < S)` (block_loops_simd.below)
+        plain = region.simd and self._thread_loop(region) == "for_each_plain_thread(*__sim_blk, "
+        if plain:
+            narrowed = {k: uv for k in again if (uv := narrow(self.k, k)) is not None}
         for k in again:
             var, init = recomputed[k]
             if var.spelling in names:
                 raise Fallback(f"a region declares '{var.spelling}' again after an earlier one's", var)
-            body += self._recomputed_declaration(k, var, init, region.simd)
+            body += self._recomputed_declaration(k, var, init, region.simd, narrowed.get(k))
         for k in bound:
             if k in recomputed:
                 continue
@@ -251,12 +260,26 @@ class _Emitter:
                     kept.append(k)
             else:
                 body.append(f" {alias}& {var.spelling} = __sim_slot{i}[__sim_t];")
+        if plain and not region.guards and not kept and not self._prelude(region):
+            prefix = below(self.k, region, outside, again)
         body += self._prelude(region)
         for g in region.guards:
             # A thread outside the condition does nothing in this region.
             body += [" if (!(", self._marker(tu.rng(g)[0]), tu.rng(g), ")) return;"]
+        hints = unroll_hints(self.k, region, outside) if region.simd else {}
+        inserts = {at: [f"\n#pragma GCC unroll {n}", self._marker(at)] for at, n in hints.items()}
+        if prefix is not None:
+            # The threads the loop runs pass the condition: where it runs only those, it is true.
+            cs, ce = tu.rng(prefix[0])
+            inserts[cs] = ["__sim_fast || ("]
+            inserts[ce] = [")"]
         for a, b in pieces:
-            body += [self._marker(a), (a, b)]
+            body += [self._marker(a)]
+            for at in sorted(p for p in inserts if a <= p < b):
+                # A pragma is a line of its own, right before its loop.
+                body += [(a, at), *inserts[at]]
+                a = at
+            body.append((a, b))
         for k in kept:
             i = self.k.slot_of[k]
             keep = f"__sim_slot{i}.keep(__sim_t, {self.k.slot_types[i][1].spelling});"
@@ -266,14 +289,24 @@ class _Emitter:
         # such regions, and only a fast build has grid-stride rounds (_thread_loop's flags).
         # threadIdx is the loop's own index in a SIMD region: nothing is stored per thread.
         params = "const ::uint3 threadIdx, const int __sim_t" if region.simd else ""
+        call: list = [f" ::__sim::{self._thread_loop(region)}"]
+        if narrowed or prefix is not None:
+            # The loop's fast form, where the block's check passes: the signed sums, and only the
+            # threads of a row below the prefix's bound (runtime/block_loops.h).
+            # (The checkers' builds, whose loop ignores both, do not evaluate them: kRecompute.)
+            params = "const ::uint3 threadIdx, [[maybe_unused]] const auto __sim_fast, const int __sim_t"
+            call.append("::__sim::kRecompute")
+            for u, _x in narrowed.values():
+                call += [" && (int)(", self._marker(tu.rng(u)[0]), tu.rng(u), f") <= {NARROW_LIMIT}"]
+            if prefix is not None:
+                s = tu.rng(prefix[1])
+                call += [", ::__sim::kRecompute ? (int)(", self._marker(s[0]), s, ") : 0, "]
+            else:
+                call.append(", 2147483647, ")
 
         def loop(judged: bool) -> list:
             if judged:
-                return [
-                    f" ::__sim::{self._thread_loop(region)}[&]({params}){self.target} {{",
-                    *body,
-                    "\n });",
-                ]
+                return [*call, f"[&]({params}){self.target} {{", *body, "\n });"]
             attribute = " __attribute__((no_sanitize_thread))"
             head = f" ::__sim::for_each_unjudged_thread(*__sim_blk, [&]({params}){self.target}{attribute} {{"
             return [head, *body, "\n });"]
@@ -303,22 +336,32 @@ class _Emitter:
         del region
         return []
 
-    def _recomputed_declaration(self, key, var, init, indexed: bool = False) -> list:
+    def _recomputed_declaration(self, key, var, init, indexed: bool = False, narrowed=None) -> list:
         """The declaration of recomputed local ``key`` (``var = init``) at a region's start: its
         initializer again, or, in the checkers' builds (kRecompute false), the slot that keeps it
-        (``indexed``: in a region whose threadIdx is its loop's index, kRecomputeIndexed)."""
+        (``indexed``: in a region whose threadIdx is its loop's index, kRecomputeIndexed).
+        ``narrowed``: the ``(U, X)`` of an initializer ``U + X`` that the loop's ``__sim_fast``
+        has it compute as the signed sum ``(int)U + (int)X`` (block_loops_simd.py)."""
         alias = self._recomputed_alias(key)
         other = f"{alias}()"
         if key in self.k.slot_of:
             alias = self.k.slot_types[self.k.slot_of[key]][0]
             other = f"__sim_slot{self.k.slot_of[key]}.get(__sim_t)"
-        return [
-            f" {alias} {var.spelling} = ::__sim::{'kRecomputeIndexed' if indexed else 'kRecompute'}"
-            f" ? static_cast<{alias}>(",
-            self._marker(self.tu.rng(init)[0]),
-            self.tu.rng(init),
-            f") : {other};",
-        ]
+        again = [f"static_cast<{alias}>(", self._marker(self.tu.rng(init)[0]), self.tu.rng(init), ")"]
+        if narrowed is not None:
+            u, x = (self.tu.rng(c) for c in narrowed)
+            signed = [
+                f"static_cast<{alias}>((int)(",
+                self._marker(u[0]),
+                u,
+                ") + (int)(",
+                self._marker(x[0]),
+                x,
+                "))",
+            ]
+            again = ["(__sim_fast ? ", *signed, " : ", *again, ")"]
+        which = "kRecomputeIndexed" if indexed else "kRecompute"
+        return [f" {alias} {var.spelling} = ::__sim::{which} ? ", *again, f" : {other};"]
 
     def _recomputed_alias(self, key: int) -> str:
         """The type alias of a recomputed local that has no slot (it lives in one region only)."""

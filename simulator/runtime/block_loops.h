@@ -293,6 +293,41 @@ static inline SIM_UNJUDGED_INLINE uint3* running_thread_idx() {
 #endif
 }
 
+// The rows of ``b`` for a body taking ``(threadIdx, linear)`` (``kFast`` 0), or ``(threadIdx,
+// fast, linear)`` with ``fast`` std::false_type (1) or std::true_type (2), in a fast build's order:
+// threads adjacent in x are adjacent iterations of the inner loop, and the index is stored once a
+// row (as in for_each_plain_thread, below). Only the threads of a row with x below ``below`` run.
+template <int kFast, class Body>
+SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void indexed_rows(
+    const PlainBlock& b, Body& body, const int below = 2147483647) {
+    uint3* const idx = b.thread_idx;
+    uint3* const running = running_thread_idx();
+    int* const linear = b.linear;
+    const dim3 dim = b.dim;
+    const std::atomic<bool>* const timed_out = b.timed_out;
+    int i = 0;
+    for (unsigned int z = 0; z < dim.z; ++z) {
+        for (unsigned int y = 0; y < dim.y; ++y) {
+            *idx = uint3{0, y, z};
+            *running = uint3{0, y, z};
+            *linear = i;
+            // A signed counter: the compiler may take it not to wrap, so indices the kernel
+            // computes from it (``threadIdx.x`` converted to int, plus an offset) step by one.
+            const int nx = (int)dim.x;
+            const int end = below < nx ? (below < 0 ? 0 : below) : nx;
+            for (int x = 0; x < end; ++x) {
+                if constexpr (kFast == 0) {
+                    body(uint3{(unsigned int)x, y, z}, i + x);
+                } else {
+                    body(uint3{(unsigned int)x, y, z}, std::bool_constant<kFast == 2>{}, i + x);
+                }
+            }
+            i += nx;
+            if (timed_out->load(std::memory_order_relaxed)) return;
+        }
+    }
+}
+
 // Calls ``body`` once per thread of ``b`` in order, with threadIdx and the linear index set;
 // stops early when the launch runs past its time limit. Only what changes from thread to
 // thread is stored (warp, lane and __activemask() follow from the linear index). The block's
@@ -357,7 +392,8 @@ static inline SIM_RUNTIME_ACCESS bool stop_after_fault(const int* fault_warp, in
 // order even where the build follows the fibers' (for_each_unjudged_thread).
 template <bool kThreadOrder = false, class Body>
 SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(const PlainBlock& b, Body&& body) {
-    constexpr bool indexed = std::is_invocable<Body&, uint3, int>::value;
+    constexpr bool fast_form = std::is_invocable<Body&, uint3, std::false_type, int>::value;
+    constexpr bool indexed = fast_form || std::is_invocable<Body&, uint3, int>::value;
     uint3* const idx = b.thread_idx;
     uint3* const running = running_thread_idx();
     int* const linear = b.linear;
@@ -385,7 +421,9 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(con
             if (fault_warp != nullptr && stop_after_fault(fault_warp, t)) block_loop_stop();
 #endif
             set_running_thread(idx, running, linear, uint3{x, y, z}, t);
-            if constexpr (indexed) {
+            if constexpr (fast_form) {
+                body(uint3{x, y, z}, std::false_type{}, t);
+            } else if constexpr (indexed) {
                 body(uint3{x, y, z}, t);
             } else {
                 body();
@@ -407,19 +445,7 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(con
     {
         int i = 0;
         if constexpr (indexed) {
-            for (unsigned int z = 0; z < dim.z; ++z) {
-                for (unsigned int y = 0; y < dim.y; ++y) {
-                    *idx = uint3{0, y, z};
-                    *running = uint3{0, y, z};
-                    *linear = i;
-                    // A signed counter: the compiler may take it not to wrap, so indices the kernel
-                    // computes from it (``threadIdx.x`` converted to int, plus an offset) step by one.
-                    const int nx = (int)dim.x;
-                    for (int x = 0; x < nx; ++x) body(uint3{(unsigned int)x, y, z}, i + x);
-                    i += nx;
-                    if (timed_out->load(std::memory_order_relaxed)) return;
-                }
-            }
+            indexed_rows<fast_form ? 1 : 0>(b, body);
         } else {
             for (unsigned int z = 0; z < dim.z; ++z) {
                 for (unsigned int y = 0; y < dim.y; ++y) {
@@ -462,6 +488,30 @@ SIM_DEVICE_FMA_TARGET static inline __attribute__((no_sanitize_thread)) void for
     plain_thread_loop<true>(b, static_cast<Body&&>(body));
 }
 #endif
+
+// A region whose body takes ``(threadIdx, fast, linear)`` (simulator/block_loops_simd.py), in its
+// fast form where ``fast`` is std::true_type: a column index ``(int)(U + threadIdx.x)`` computed
+// as ``(int)U + (int)threadIdx.x``, which ``fast`` (the front end's check of U for this block)
+// says gives the same value for each of the block's threads, and, for a region that is one
+// ``if (X < S)``, the condition taken as true, which it is for the threads of a row with x below
+// ``below`` (S), the only ones the loop then runs (the others would do nothing). A fast build runs
+// that form, whose loop g++ can vectorise, and the other where ``fast`` is false; the checkers'
+// builds always run the other (their thread loop passes std::false_type, for every thread): the
+// kernel's own code, judged as fibers judge it.
+template <class Body>
+SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, bool fast, int below, Body&& body) {
+#if defined(SIM_LOOPS_AS_FIBERS)
+    (void)fast;
+    (void)below;
+    for_each_plain_thread(b, body);
+#else
+    if (fast) {
+        indexed_rows<2>(b, body, below);
+    } else {
+        indexed_rows<1>(b, body);
+    }
+#endif
+}
 
 // The most threads a block has (launch.cpp refuses a larger one): a grid-stride loop run in
 // lockstep rounds keeps a flag per thread on the stack (simulator/block_loops_interchange.py).
