@@ -83,6 +83,23 @@ cudaError_t cudaMemset3D(cudaPitchedPtr pitched, int value, cudaExtent extent) {
     return cudaSuccess;
 }
 
+// One side of a 3-D copy of ``wb`` bytes by ``h`` rows by ``d`` slices: ``array`` at ``pos`` (x in
+// elements of ``elem`` bytes) when there is one, else ``ptr`` at ``pos`` (x in bytes); ``what`` names
+// the side in the error of a region outside the array.
+static cudaError_t copy_side(cudaArray_const_t array, const cudaPitchedPtr& ptr, const cudaPos& pos, size_t elem,
+                             size_t wb, size_t h, size_t d, const char* what, Side& side) {
+    if (array != nullptr) {
+        if (!array_fits(array, pos.x * elem, pos.y, pos.z, wb, h, d)) return out_of_array(what);
+        side = array_side(array);
+        side.base += pos.z * side.slice + pos.y * side.pitch + pos.x * elem;
+    } else {
+        if (ptr.pitch < pos.x + wb) return __sim::set_error(cudaErrorInvalidPitchValue);
+        side = Side{static_cast<unsigned char*>(ptr.ptr), ptr.pitch, ptr.pitch * ptr.ysize, nullptr};
+        side.base += pos.z * side.slice + pos.y * side.pitch + pos.x;
+    }
+    return cudaSuccess;
+}
+
 cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* p) {
     if (p == nullptr) return __sim::set_error(cudaErrorInvalidValue);
     if ((p->srcArray != nullptr) == (p->srcPtr.ptr != nullptr) || (p->dstArray != nullptr) == (p->dstPtr.ptr != nullptr))
@@ -95,28 +112,10 @@ cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* p) {
     if (p->srcArray && p->dstArray && p->srcArray->elem != p->dstArray->elem) return __sim::set_error(cudaErrorInvalidValue);
     const size_t wb = p->extent.width * elem, h = p->extent.height, d = p->extent.depth;
     Side src, dst;
-    if (p->srcArray) {
-        if (!array_fits(p->srcArray, p->srcPos.x * elem, p->srcPos.y, p->srcPos.z, wb, h, d))
-            return out_of_array("cudaMemcpy3D (source)");
-        src = array_side(p->srcArray);
-        src.base += p->srcPos.z * src.slice + p->srcPos.y * src.pitch + p->srcPos.x * elem;
-    } else {
-        const cudaPitchedPtr& s = p->srcPtr;
-        if (s.pitch < p->srcPos.x + wb) return __sim::set_error(cudaErrorInvalidPitchValue);
-        src = Side{static_cast<unsigned char*>(s.ptr), s.pitch, s.pitch * s.ysize, nullptr};
-        src.base += p->srcPos.z * src.slice + p->srcPos.y * src.pitch + p->srcPos.x;
-    }
-    if (p->dstArray) {
-        if (!array_fits(p->dstArray, p->dstPos.x * elem, p->dstPos.y, p->dstPos.z, wb, h, d))
-            return out_of_array("cudaMemcpy3D (destination)");
-        dst = array_side(p->dstArray);
-        dst.base += p->dstPos.z * dst.slice + p->dstPos.y * dst.pitch + p->dstPos.x * elem;
-    } else {
-        const cudaPitchedPtr& s = p->dstPtr;
-        if (s.pitch < p->dstPos.x + wb) return __sim::set_error(cudaErrorInvalidPitchValue);
-        dst = Side{static_cast<unsigned char*>(s.ptr), s.pitch, s.pitch * s.ysize, nullptr};
-        dst.base += p->dstPos.z * dst.slice + p->dstPos.y * dst.pitch + p->dstPos.x;
-    }
+    const cudaError_t from = copy_side(p->srcArray, p->srcPtr, p->srcPos, elem, wb, h, d, "cudaMemcpy3D (source)", src);
+    if (from != cudaSuccess) return from;
+    const cudaError_t to = copy_side(p->dstArray, p->dstPtr, p->dstPos, elem, wb, h, d, "cudaMemcpy3D (destination)", dst);
+    if (to != cudaSuccess) return to;
     return copy_region(dst, src, wb, h, d, p->kind);
 }
 
@@ -125,25 +124,30 @@ cudaError_t cudaMemcpy3DAsync(const cudaMemcpy3DParms* p, cudaStream_t stream) {
     return cudaMemcpy3D(p);
 }
 
+// A 2-D copy of ``height`` rows of ``width`` bytes between ``array`` at (``wOffset`` bytes,
+// ``hOffset`` rows) and pitched memory ``ptr``, into the array when ``to_array``; ``api`` names the
+// call in the error of a region outside the array.
+static cudaError_t copy_2d_array(cudaArray_const_t array, size_t wOffset, size_t hOffset, void* ptr, size_t pitch,
+                                 size_t width, size_t height, cudaMemcpyKind kind, bool to_array, const char* api) {
+    if (!live(g_arrays, array)) return __sim::set_error(cudaErrorInvalidValue);
+    if (width > pitch) return __sim::set_error(cudaErrorInvalidPitchValue);
+    if (!array_fits(array, wOffset, hOffset, 0, width, height, 1)) return out_of_array(api);
+    Side in_array = array_side(array);
+    in_array.base += hOffset * in_array.pitch + wOffset;
+    const Side pitched{static_cast<unsigned char*>(ptr), pitch, 0, nullptr};
+    return to_array ? copy_region(in_array, pitched, width, height, 1, kind)
+                    : copy_region(pitched, in_array, width, height, 1, kind);
+}
+
 cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
                                 size_t width, size_t height, enum cudaMemcpyKind kind) {
-    if (!live(g_arrays, dst)) return __sim::set_error(cudaErrorInvalidValue);
-    if (width > spitch) return __sim::set_error(cudaErrorInvalidPitchValue);
-    if (!array_fits(dst, wOffset, hOffset, 0, width, height, 1)) return out_of_array("cudaMemcpy2DToArray");
-    Side d = array_side(dst);
-    d.base += hOffset * d.pitch + wOffset;
-    return copy_region(d, Side{static_cast<unsigned char*>(const_cast<void*>(src)), spitch, 0, nullptr}, width,
-                       height, 1, kind);
+    return copy_2d_array(dst, wOffset, hOffset, const_cast<void*>(src), spitch, width, height, kind, true,
+                         "cudaMemcpy2DToArray");
 }
 
 cudaError_t cudaMemcpy2DFromArray(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,
                                   size_t width, size_t height, enum cudaMemcpyKind kind) {
-    if (!live(g_arrays, src)) return __sim::set_error(cudaErrorInvalidValue);
-    if (width > dpitch) return __sim::set_error(cudaErrorInvalidPitchValue);
-    if (!array_fits(src, wOffset, hOffset, 0, width, height, 1)) return out_of_array("cudaMemcpy2DFromArray");
-    Side s = array_side(src);
-    s.base += hOffset * s.pitch + wOffset;
-    return copy_region(Side{static_cast<unsigned char*>(dst), dpitch, 0, nullptr}, s, width, height, 1, kind);
+    return copy_2d_array(src, wOffset, hOffset, dst, dpitch, width, height, kind, false, "cudaMemcpy2DFromArray");
 }
 
 cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
