@@ -151,9 +151,11 @@ def translate_source(
         includes += ["-I", str(Path(d).resolve())]
     includes += toolkit_flags()
     cxx = compiler()
+    fma = fmad and host_has_fma(cxx)
+    # As kernel_object preprocesses: the macro selects the runtime's fused multiply-add code.
+    includes += ["-DSIM_DEVICE_FMA"] if fma else []
     flags = common_flags(cxx) + BUILD_NAMED[mode].kernel_flags + includes
     host_pre, device_pre = preprocess(cxx, str(src), flags, arch, str(src))
-    fma = fmad and host_has_fma(cxx)
     unjudged = BUILD_NAMED[mode].unjudged_regions
     return translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host, fma, unjudged)
 
