@@ -109,6 +109,13 @@ SPECIAL = {
 _STATEMENTS = itertools.count()
 
 
+def restart_statement_numbers() -> None:
+    """Number the next translation's statements from 0 again, so that a source translates to the
+    same text whatever the process translated before it (``transform.translate_preprocessed``)."""
+    global _STATEMENTS
+    _STATEMENTS = itertools.count()
+
+
 def _mangle(name: str) -> str:
     """A PTX name (``%r1``, ``$x``, ``_t``) as a C++ identifier part, one to one."""
     return "".join(ch if ch.isalnum() else f"_{ord(ch):02x}" for ch in name)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import os
 import re
 
+from . import ptx_operands
 from .block_loops import BlockLoops
 from .block_loops_interchange import Interchange
 from .errors import INSTALL_HINT, SimBuildError, clang_module
@@ -83,6 +84,7 @@ def translate_preprocessed(
     ``unjudged``: block-loop regions that no shared-memory hazard can involve are compiled without
     ThreadSanitizer's calls (``modes.Build.unjudged_regions``, ``block_loops_epochs.py``).
     """
+    ptx_operands.restart_statement_numbers()
     host = _parse_legacy(text, user_file)
     device = None
     if device_text is not None and device_text != text:

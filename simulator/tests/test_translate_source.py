@@ -32,3 +32,13 @@ def test_the_text_is_what_the_build_compiles(mode, fmad, tmp_path, monkeypatch):
     with pytest.raises(_Captured) as built:
         source_compile.kernel_object(PROGRAM, mode, fmad=fmad)
     assert translate_source(PROGRAM, mode, fmad=fmad) == built.value.args[0]
+
+
+def test_a_source_translates_to_the_same_text_whatever_was_translated_before():
+    # Inline PTX's labels are numbered per statement: the numbers start again with each translation.
+    from simulator.build import translate_source
+
+    program = KERNELS / "program_ptx.cu"
+    first = translate_source(program)
+    translate_source(KERNELS / "program_ptx_threads.cu")
+    assert translate_source(program) == first
