@@ -334,7 +334,7 @@ class _Emitter:
                 guard = unchecked_guard(self.k, region, outside, bound)
         if guard is not None:
             # memcheck's build alone: the copy without checks where the block's values keep every
-            # check of the region from firing, the instrumented loop otherwise (runtime/block_loops.h).
+            # check of the region from firing, the instrumented loop otherwise (runtime/block_loops_hoist.h).
             parts += [" if (::__sim::kHoistChecks && (", *guard, "))", *loop(True, False)]
             parts += [" else", *loop(True)]
         elif id(region) not in self.unjudged:

@@ -8,7 +8,7 @@ region whose every access is an element of a ``__shared__`` array of constant ex
 ``blockIdx``/``blockDim``/``gridDim``), members of ``threadIdx`` (or locals initialised to one),
 locals each thread computes from those (``const int row = blockIdx.y * TILE + ty;``) and counters
 of the region's own loops from a literal to a literal, the front end writes a test of the block's
-values (``runtime/block_loops.h``): each integer expression gets its range over the threads the
+values (``runtime/block_loops_hoist.h``): each integer expression gets its range over the threads the
 loop runs (``index_span``: a member of ``threadIdx`` from 0 to the block's extent less one, or to
 the prefix bound less one where the loop runs only the threads of a row below it), every
 operation and conversion on the way must keep its value in its type (no signed overflow, no
@@ -240,7 +240,7 @@ class _Region:
             span = self.span(subscripts[0])
             if span is None:
                 return False
-            # Every byte the threads may touch addressable, the pointer aligned (runtime/block_loops.h).
+            # Every byte the threads may touch addressable, the pointer aligned (runtime/block_loops_hoist.h).
             self._record(["::__sim::global_within(", self.k.tu.rng(node), ", ", *span, ")"])
             return True
         if decl.kind.name != "VAR_DECL" or key not in self.k.shared:
@@ -263,7 +263,7 @@ class _Region:
 
     def span(self, node) -> list | None:
         """The parts of C++ giving the ``index_span`` of integer expression ``node`` over the
-        threads the loop runs (``runtime/block_loops.h``), each value checked to fit its type (a
+        threads the loop runs (``runtime/block_loops_hoist.h``), each value checked to fit its type (a
         signed sum that would overflow, an unsigned one that would wrap, a conversion that would
         change it), or None where it is not made of what the walk can bound."""
         k = self.k
