@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from .block_loops_analysis import SCALARS, Fallback, KernelAnalysis, Region
 from .block_loops_epochs import unjudged_regions
+from .block_loops_hoist import unchecked_guard
 from .block_loops_order import checkers_may_loop
 from .block_loops_simd import NARROW_LIMIT, below, narrow, unroll_hints
 from .block_loops_wmma import mma_parts
@@ -51,7 +52,7 @@ def block_loop_edit(tu, cursor, fma: bool = False, unjudged: bool = False) -> Ed
 
 
 def _rewrite(
-    tu, cursor, fma: bool, unjudged: bool = False, why: list | None = None
+    tu, cursor, fma: bool, unjudged: bool = False, why: list | None = None, hoisted: bool = False
 ) -> tuple[Edit | None, bool]:
     """The edit (or None) and whether the checkers may run it too (block_loops_order.py); a
     ``Fallback`` is appended to ``why`` when given."""
@@ -61,7 +62,7 @@ def _rewrite(
         # Warp waits, uniform jumps and written parameters (block_loops_wmma.py): fibers for the
         # checkers, whose findings were compared for none of them.
         checkers = not (k.boundaries or k.jumps or k.written_params) and checkers_may_loop(k, plan)
-        return _Emitter(k, fma, unjudged).edit(plan), checkers
+        return _Emitter(k, fma, unjudged, hoisted).edit(plan), checkers
     except Fallback as fallback:
         if why is not None:
             why.append(fallback)
@@ -71,10 +72,11 @@ def _rewrite(
 class BlockLoops:
     """Which kernels of a parsed pass got a block-loop body (each rewritten once, on first ask)."""
 
-    def __init__(self, tu, fma: bool = False, unjudged: bool = False) -> None:
+    def __init__(self, tu, fma: bool = False, unjudged: bool = False, hoisted: bool = False) -> None:
         self.tu = tu
         self.fma = fma
         self.unjudged = unjudged
+        self.hoisted = hoisted
         self.done: dict[int, bool] = {}
         self.checked: dict[int, bool] = {}  # rewritten kernels that memcheck and racecheck may loop too
         self.fallbacks: dict[int, Fallback] = {}  # kernels kept on fibers: the analysis's reason
@@ -98,7 +100,7 @@ class BlockLoops:
     def _rewrite(self, cursor) -> tuple[Edit | None, bool]:
         """The edit (or None) for kernel ``cursor`` and whether the checkers may run it too."""
         why: list[Fallback] = []
-        result = _rewrite(self.tu, cursor, self.fma, self.unjudged, why)
+        result = _rewrite(self.tu, cursor, self.fma, self.unjudged, why, self.hoisted)
         if why:
             self.fallbacks[self.tu.off(cursor.location)] = why[0]
         return result
@@ -122,13 +124,14 @@ class BlockLoops:
 class _Emitter:
     """The block-loop body of an analysed kernel (``KernelAnalysis.plan``), as one edit."""
 
-    def __init__(self, k: KernelAnalysis, fma: bool, unjudged: bool = False) -> None:
+    def __init__(self, k: KernelAnalysis, fma: bool, unjudged: bool = False, hoisted: bool = False) -> None:
         self.k = k
         self.tu = k.tu
         self.text = k.text
         self.target = ' __attribute__((target("fma")))' if fma else ""
         self.leave_unjudged = unjudged  # whether to leave the regions of unjudged_regions uninstrumented
         self.unjudged: dict[int, str | None] = {}  # those regions (their ids) -> when (None: always)
+        self.hoisted = hoisted  # memcheck: regions whose checks a block can pass get a copy without them
 
     def edit(self, plan: list) -> Edit:
         """The edit replacing the kernel's body by the block loops, the original body kept for fibers."""
@@ -290,6 +293,14 @@ class _Emitter:
         # threadIdx is the loop's own index in a SIMD region: nothing is stored per thread.
         params = "const ::uint3 threadIdx, const int __sim_t" if region.simd else ""
         call: list = [f" ::__sim::{self._thread_loop(region)}"]
+        # The loop's prefix bound (runtime/block_loops.h, kPrefixBelow), where memcheck's build may
+        # evaluate it once for the block too: a name or a literal, whose evaluation nothing checks.
+        bound: list = ["2147483647"]
+        if prefix is not None:
+            at = tu.rng(prefix[1])  # below() gives it bare
+            simple = prefix[1].kind.name in ("DECL_REF_EXPR", "INTEGER_LITERAL")
+            flag = "kPrefixBelow" if simple else "kRecompute"
+            bound = [f"::__sim::{flag} ? (int)(", self._marker(at[0]), at, ") : 2147483647"]
         if narrowed or prefix is not None:
             # The loop's fast form, where the block's check passes: the signed sums, and only the
             # threads of a row below the prefix's bound (runtime/block_loops.h).
@@ -298,20 +309,35 @@ class _Emitter:
             call.append("::__sim::kRecompute")
             for u, _x in narrowed.values():
                 call += [" && (int)(", self._marker(tu.rng(u)[0]), tu.rng(u), f") <= {NARROW_LIMIT}"]
-            if prefix is not None:
-                s = tu.rng(prefix[1])
-                call += [", ::__sim::kRecompute ? (int)(", self._marker(s[0]), s, ") : 0, "]
-            else:
-                call.append(", 2147483647, ")
+            call += [", ", *bound, ", "]
 
-        def loop(judged: bool) -> list:
+        def loop(judged: bool, checked: bool = True) -> list:
+            if not checked:
+                # memcheck's copy without ASan's and UBSan's checks (block_loops_hoist.py).
+                head = call[0].replace("for_each_plain_thread", "for_each_unchecked_thread")
+                attribute = ' __attribute__((no_sanitize("address", "undefined")))'
+                return [head, *call[1:], f"[&]({params}){self.target}{attribute} {{", *body, "\n });"]
             if judged:
                 return [*call, f"[&]({params}){self.target} {{", *body, "\n });"]
             attribute = " __attribute__((no_sanitize_thread))"
             head = f" ::__sim::for_each_unjudged_thread(*__sim_blk, [&]({params}){self.target}{attribute} {{"
             return [head, *body, "\n });"]
 
-        if id(region) not in self.unjudged:
+        guard = None
+        if (
+            self.hoisted
+            and id(region) not in self.unjudged
+            and not region.guards
+            and not self._prelude(region)
+        ):
+            if self._thread_loop(region) == "for_each_plain_thread(*__sim_blk, ":
+                guard = unchecked_guard(self.k, region, outside, bound)
+        if guard is not None:
+            # memcheck's build alone: the copy without checks where the block's values keep every
+            # check of the region from firing, the instrumented loop otherwise (runtime/block_loops_hoist.h).
+            parts += [" if (::__sim::kHoistChecks && (", *guard, "))", *loop(True, False)]
+            parts += [" else", *loop(True)]
+        elif id(region) not in self.unjudged:
             parts += loop(True)
         elif (guard := self.unjudged[id(region)]) is None:
             parts += loop(False)

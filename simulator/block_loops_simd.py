@@ -23,7 +23,8 @@ from turning it into SIMD code, and the emitter (``block_loops.py``) answers eac
   is a loop with a branch g++ does not if-convert. Only the threads of a row with ``x < S`` do
   anything in it (``below``): the loop runs those alone and takes the condition as true.
 
-The fast forms are a fast build's only: the checkers' builds run the kernel's own code.
+The fast forms are a fast build's only: the checkers' builds run the kernel's own code (memcheck's
+runs a prefix region's threads below its bound alone too, ``kPrefixBelow`` in the runtime).
 """
 
 from __future__ import annotations

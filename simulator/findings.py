@@ -46,10 +46,12 @@ def _first_user_frame(lines: list[str], start: int) -> str:
         if not _runtime_frame(path):
             # A region of a kernel run as block loops (simulator/block_loops.py) is a lambda the
             # runtime's thread loop calls: named by the kernel, as with fibers.
+            # (Its lambda is generic where the loop has a fast form; memcheck's build inlines the
+            # loop's body, plain_thread_loop, into for_each_plain_thread.)
             if (
-                func == "operator()"
+                (func == "operator()" or func.startswith("operator()<"))
                 and i + 2 < len(frames)
-                and frames[i + 1][0].startswith("for_each_plain_thread<")
+                and frames[i + 1][0].startswith(("for_each_plain_thread<", "plain_thread_loop<"))
             ):
                 func = frames[i + 2][0]
             return f"{func} at {path}:{line}"

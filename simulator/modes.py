@@ -55,6 +55,9 @@ class Build:
     # Whether block-loop regions that no shared-memory hazard can involve run uninstrumented
     # (block_loops_epochs.py): the shared-memory race check only, whose judgement they cannot change.
     unjudged_regions: bool = False
+    # Whether a block-loop region whose accesses the front end can bound gets a copy without the
+    # sanitizers' checks, run for a block whose values keep them from firing (block_loops_hoist.py).
+    hoisted_checks: bool = False
 
     @property
     def kernel_flags(self) -> list[str]:
@@ -85,6 +88,7 @@ BUILDS: tuple[Build, ...] = (
         ("-fsanitize=address,undefined",),
         "SIM_MEMCHECK",
         unchecked_host_build="fast",
+        hoisted_checks=True,
     ),
     # Its host sources stay instrumented even where host code is not judged: racecheck must
     # still see host threads that order launches by atomics.

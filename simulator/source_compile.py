@@ -156,8 +156,10 @@ def translate_source(
     includes += ["-DSIM_DEVICE_FMA"] if fma else []
     flags = common_flags(cxx) + BUILD_NAMED[mode].kernel_flags + includes
     host_pre, device_pre = preprocess(cxx, str(src), flags, arch, str(src))
-    unjudged = BUILD_NAMED[mode].unjudged_regions
-    return translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host, fma, unjudged)
+    unjudged, hoisted = BUILD_NAMED[mode].unjudged_regions, BUILD_NAMED[mode].hoisted_checks
+    return translate_preprocessed(
+        host_pre, lambda _path: True, device_pre, unchecked_host, fma, unjudged, hoisted=hoisted
+    )
 
 
 _DEFINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(=.*)?", re.DOTALL)
@@ -263,6 +265,7 @@ def kernel_object(
         "unchecked host" if unchecked_host else "",
         "fma" if fmad and host_has_fma(cxx) else "",
         "unjudged regions" if BUILD_NAMED[mode].unjudged_regions else "",
+        "hoisted checks" if BUILD_NAMED[mode].hoisted_checks else "",
         target_key(cxx),
     )
     pp = [cxx, *flags, *includes, "-x", "c++"]
@@ -279,8 +282,10 @@ def kernel_object(
 
     def produce(tmp: Path) -> None:
         fma = fmad and host_has_fma(cxx)
-        unjudged = BUILD_NAMED[mode].unjudged_regions
-        text = translate_preprocessed(host_pre, lambda _path: True, device_pre, unchecked_host, fma, unjudged)
+        unjudged, hoisted = BUILD_NAMED[mode].unjudged_regions, BUILD_NAMED[mode].hoisted_checks
+        text = translate_preprocessed(
+            host_pre, lambda _path: True, device_pre, unchecked_host, fma, unjudged, hoisted=hoisted
+        )
         compile_translated(cxx, [*flags, "-fpermissive"], text, tmp, str(src))
 
     cached_output(out, produce)

@@ -71,6 +71,7 @@ def translate_preprocessed(
     unchecked_host: bool = False,
     fma: bool = False,
     unjudged: bool = False,
+    hoisted: bool = False,
 ) -> str:
     """Parse ``text`` (``g++ -E`` output) and return the C++ that g++ compiles.
 
@@ -83,6 +84,8 @@ def translate_preprocessed(
     device functions contract multiplies and adds into fused multiply-adds (:data:`DEVICE_FMA`).
     ``unjudged``: block-loop regions that no shared-memory hazard can involve are compiled without
     ThreadSanitizer's calls (``modes.Build.unjudged_regions``, ``block_loops_epochs.py``).
+    ``hoisted``: a block-loop region whose accesses the front end can bound gets a copy without
+    the sanitizers' checks (``modes.Build.hoisted_checks``, ``block_loops_hoist.py``).
     """
     ptx_operands.restart_statement_numbers()
     host = _parse_legacy(text, user_file)
@@ -99,7 +102,7 @@ def translate_preprocessed(
         tu, (pos, msg) = min(problems, key=lambda tp: tp[0].src.where(tp[1][0]))
         raise source_error(tu.src, pos, msg)
     runs = device if device is not None else host
-    loops = BlockLoops(runs, fma, unjudged)
+    loops = BlockLoops(runs, fma, unjudged, hoisted)
     lockstep = Interchange(runs, fma)
     for edit, keys in host.launches:
         matched = [_match(host, runs, key) for key in keys]

@@ -12,6 +12,7 @@
 #include <new>
 #include <type_traits>
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/lsan_interface.h>
 #endif
 
@@ -101,10 +102,29 @@ inline constexpr bool kRecomputeIndexed = false;
 inline constexpr bool kRecomputeIndexed = true;
 #endif
 
-// The shared-memory race check's build: what a region's body compiled without ThreadSanitizer's
-// calls (for_each_unjudged_thread, below) uses is always inlined into it, as g++ inlines nothing
-// else into a function whose sanitizer flags differ. Every other build: as any inline function.
-#if defined(SIM_SHARED_RACES)
+// memcheck's build (the program's kernels, instrumented): a block-loop region whose accesses the
+// front end can bound over the block's threads runs, when the block's values keep them all in
+// bounds, as a copy compiled without ASan's and UBSan's checks (simulator/block_loops_hoist.py,
+// for_each_unchecked_thread below). Every other build compiles the instrumented loop alone.
+#if defined(__SANITIZE_ADDRESS__) && defined(SIM_LOOPS_AS_FIBERS) && !defined(SIM_SHARED_RACES)
+#define SIM_HOIST_CHECKS 1
+#endif
+
+// Whether a region that is one ``if (X < S)`` (simulator/block_loops_simd.py) runs only the threads
+// of a row with x below S: in a fast build, and in memcheck's, where a thread past the bound would
+// evaluate the condition alone (a compare of two ints, which nothing checks) and do nothing, so that
+// leaving it out changes no finding; the loop still follows the fibers' order among the others.
+#if defined(SIM_LOOPS_AS_FIBERS) && !defined(SIM_HOIST_CHECKS)
+inline constexpr bool kPrefixBelow = false;
+#else
+inline constexpr bool kPrefixBelow = true;
+#endif
+
+// The shared-memory race check's and memcheck's builds: what a region's body compiled without the
+// sanitizer's calls (for_each_unjudged_thread, for_each_unchecked_thread, below) uses is always
+// inlined into it, as g++ inlines nothing else into a function whose sanitizer flags differ. Every
+// other build: as any inline function.
+#if defined(SIM_SHARED_RACES) || defined(SIM_HOIST_CHECKS)
 #define SIM_UNJUDGED_INLINE __attribute__((always_inline))
 #define SIM_THREAD_LOOP plain_thread_loop
 #else
@@ -390,8 +410,11 @@ static inline SIM_RUNTIME_ACCESS bool stop_after_fault(const int* fault_warp, in
 // for_each_plain_thread and for_each_unjudged_thread (below): each compiles it with its own
 // sanitizer flags. Every other build: this is for_each_plain_thread itself. ``kThreadOrder``: thread
 // order even where the build follows the fibers' (for_each_unjudged_thread).
+// ``below``: only the threads with x below it run the body (a prefix region, kPrefixBelow); the
+// others still count in the order, and still stop the block after another warp's fault.
 template <bool kThreadOrder = false, class Body>
-SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(const PlainBlock& b, Body&& body) {
+SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(
+    const PlainBlock& b, Body&& body, const int below = 2147483647) {
     constexpr bool fast_form = std::is_invocable<Body&, uint3, std::false_type, int>::value;
     constexpr bool indexed = fast_form || std::is_invocable<Body&, uint3, int>::value;
     uint3* const idx = b.thread_idx;
@@ -420,13 +443,15 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(con
             // do not, so that a wild write is not repeated by each of them.
             if (fault_warp != nullptr && stop_after_fault(fault_warp, t)) block_loop_stop();
 #endif
-            set_running_thread(idx, running, linear, uint3{x, y, z}, t);
-            if constexpr (fast_form) {
-                body(uint3{x, y, z}, std::false_type{}, t);
-            } else if constexpr (indexed) {
-                body(uint3{x, y, z}, t);
-            } else {
-                body();
+            if ((int)x < below) {
+                set_running_thread(idx, running, linear, uint3{x, y, z}, t);
+                if constexpr (fast_form) {
+                    body(uint3{x, y, z}, std::false_type{}, t);
+                } else if constexpr (indexed) {
+                    body(uint3{x, y, z}, t);
+                } else {
+                    body();
+                }
             }
             t = t + 1 == n ? 0 : t + 1;
             if (++x < nx) continue;  // the index counts on without a division per thread
@@ -445,7 +470,7 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(con
     {
         int i = 0;
         if constexpr (indexed) {
-            indexed_rows<fast_form ? 1 : 0>(b, body);
+            indexed_rows<fast_form ? 1 : 0>(b, body, below);
         } else {
             for (unsigned int z = 0; z < dim.z; ++z) {
                 for (unsigned int y = 0; y < dim.y; ++y) {
@@ -466,11 +491,15 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(con
     }
 }
 
-#if defined(SIM_SHARED_RACES)
+#if defined(SIM_SHARED_RACES) || defined(SIM_HOIST_CHECKS)
 template <class Body>
-SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
-    plain_thread_loop(b, static_cast<Body&&>(body));
+SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(
+    const PlainBlock& b, Body&& body, const int below = 2147483647) {
+    plain_thread_loop(b, static_cast<Body&&>(body), below);
 }
+#endif
+
+#if defined(SIM_SHARED_RACES)
 
 // A block-loop region that has a barrier epoch to itself and writes no shared memory
 // (simulator/block_loops_epochs.py): no access of it can be half of a shared-memory hazard, since
@@ -502,8 +531,7 @@ template <class Body>
 SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, bool fast, int below, Body&& body) {
 #if defined(SIM_LOOPS_AS_FIBERS)
     (void)fast;
-    (void)below;
-    for_each_plain_thread(b, body);
+    for_each_plain_thread(b, body, below);
 #else
     if (fast) {
         indexed_rows<2>(b, body, below);
@@ -584,5 +612,8 @@ SIM_DEVICE_FMA_TARGET static inline void for_each_flagged_thread(
 #endif  // !SIM_MODE_FREE
 
 }  // namespace __sim
+
+// memcheck's regions whose checks are made once per block: their loop and the test before it.
+#include "block_loops_hoist.h"
 
 #endif  // CUDA_CPU_SIMULATOR_BLOCK_LOOPS_H

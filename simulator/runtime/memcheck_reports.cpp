@@ -116,7 +116,9 @@ std::vector<std::string> program_frames(const char* text) {
         std::string func = line.substr(in + 4, space - in - 4);
         std::string file = line.substr(space + 1);
         if (region >= 0 && !in_loop) {
-            in_loop = func.compare(0, 22, "for_each_plain_thread<") == 0;
+            // The loop, or the body of it that memcheck's build inlines into it (block_loops.h).
+            in_loop = func.compare(0, 22, "for_each_plain_thread<") == 0 ||
+                      func.compare(0, 18, "plain_thread_loop<") == 0;
             if (!in_loop) region = -1;
         }
         const size_t col = file.find(':');
@@ -124,13 +126,14 @@ std::vector<std::string> program_frames(const char* text) {
         if (col == std::string::npos || file[0] != '/' || runtime_file(file.c_str())) continue;
         const size_t col2 = file.find(':', col + 1);
         if (region >= 0 && in_loop) {  // the kernel: it names the region's frame
-            frames[region] = func + frames[region].substr(std::strlen("operator()"));
+            frames[region] = func + frames[region].substr(frames[region].find(" in "));
             region = -1;
             in_loop = false;
             continue;
         }
         frames.push_back(func + " in " + file.substr(0, col2));
-        if (func == "operator()") region = (int)frames.size() - 1;
+        // A region's lambda, generic where its loop has a fast form (``operator()<...>``).
+        if (func == "operator()" || func.compare(0, 11, "operator()<") == 0) region = (int)frames.size() - 1;
     }
     return frames;
 }
