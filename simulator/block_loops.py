@@ -293,14 +293,15 @@ class _Emitter:
         if narrowed or prefix is not None:
             # The loop's fast form, where the block's check passes: the signed sums, and only the
             # threads of a row below the prefix's bound (runtime/block_loops.h).
-            # (The checkers' builds, whose loop ignores both, do not evaluate them: kRecompute.)
+            # (The checkers' builds, whose loop ignores the first, do not evaluate it: kRecompute;
+            # memcheck's ignores the bound and does not evaluate it either: kPrefixBound.)
             params = "const ::uint3 threadIdx, [[maybe_unused]] const auto __sim_fast, const int __sim_t"
             call.append("::__sim::kRecompute")
             for u, _x in narrowed.values():
                 call += [" && (int)(", self._marker(tu.rng(u)[0]), tu.rng(u), f") <= {NARROW_LIMIT}"]
             if prefix is not None:
                 s = tu.rng(prefix[1])
-                call += [", ::__sim::kRecompute ? (int)(", self._marker(s[0]), s, ") : 0, "]
+                call += [", ::__sim::kPrefixBound ? (int)(", self._marker(s[0]), s, ") : 2147483647, "]
             else:
                 call.append(", 2147483647, ")
 

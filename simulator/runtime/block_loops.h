@@ -101,6 +101,17 @@ inline constexpr bool kRecomputeIndexed = false;
 inline constexpr bool kRecomputeIndexed = true;
 #endif
 
+// Whether a region that is one ``if (X < S)`` (simulator/block_loops_simd.py) gives its loop the
+// bound S, which the loop evaluates once for the block, and runs only the threads of a row with x
+// below it: a fast build, and the shared-memory race check's, where a thread whose condition is
+// false makes no access to judge (the condition reads only ints). memcheck runs the kernel's own
+// code for every thread and does not evaluate S (an overflow in it would be another thread's).
+#if defined(SIM_LOOPS_AS_FIBERS) && !defined(SIM_SHARED_RACES)
+inline constexpr bool kPrefixBound = false;
+#else
+inline constexpr bool kPrefixBound = true;
+#endif
+
 // The shared-memory race check's build: what a region's body compiled without ThreadSanitizer's
 // calls (for_each_unjudged_thread, below) uses is always inlined into it, as g++ inlines nothing
 // else into a function whose sanitizer flags differ. Every other build: as any inline function.
@@ -391,7 +402,8 @@ static inline SIM_RUNTIME_ACCESS bool stop_after_fault(const int* fault_warp, in
 // sanitizer flags. Every other build: this is for_each_plain_thread itself. ``kThreadOrder``: thread
 // order even where the build follows the fibers' (for_each_unjudged_thread).
 template <bool kThreadOrder = false, class Body>
-SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(const PlainBlock& b, Body&& body) {
+SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(
+    const PlainBlock& b, Body&& body, [[maybe_unused]] const int below = 2147483647) {
     constexpr bool fast_form = std::is_invocable<Body&, uint3, std::false_type, int>::value;
     constexpr bool indexed = fast_form || std::is_invocable<Body&, uint3, int>::value;
     uint3* const idx = b.thread_idx;
@@ -404,6 +416,9 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(con
         // Threads first .. n-1, then 0 .. first-1 (see SIM_LOOPS_AS_FIBERS; first is 0 outside block
         // loops). One loop, so one copy of the inlined body: a second would double the checker
         // build's code of every kernel (and its compile time, which a large program feels).
+        // ``below`` (a prefix region's bound, for_each_plain_thread below): only the threads of a row
+        // with x below it run, in that order; none past it would touch memory, and the loop steps
+        // over the rest of such a row at once.
         const int n = (int)(dim.x * dim.y * dim.z);
         const unsigned first = b.first != nullptr ? (unsigned)*b.first : 0u;
 #if defined(SIM_LOOP_FAULTS)
@@ -412,21 +427,32 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(con
         // The index and the shape as scalars, which stay in registers (a struct whose address the
         // body's instrumentation takes would be read and checked in memory for every thread).
         const unsigned nx = dim.x, ny = dim.y, nz = dim.z;
+        const unsigned width = below <= 0 ? 0u : (unsigned)below < nx ? (unsigned)below : nx;
         unsigned x = first % nx, y = (first / nx) % ny, z = first / (nx * ny);
         for (int k = 0, t = (int)first; k < n; ++k) {
+            if (x < width) {
 #if defined(SIM_LOOP_FAULTS)
-            // After a memory fault (memcheck_reports.cpp) only the rest of the faulting warp runs, as
-            // with fibers: its lanes make the access in lockstep on a GPU; the block's other threads
-            // do not, so that a wild write is not repeated by each of them.
-            if (fault_warp != nullptr && stop_after_fault(fault_warp, t)) block_loop_stop();
+                // After a memory fault (memcheck_reports.cpp) only the rest of the faulting warp runs,
+                // as with fibers: its lanes make the access in lockstep on a GPU; the block's other
+                // threads do not, so that a wild write is not repeated by each of them.
+                if (fault_warp != nullptr && stop_after_fault(fault_warp, t)) block_loop_stop();
 #endif
-            set_running_thread(idx, running, linear, uint3{x, y, z}, t);
-            if constexpr (fast_form) {
-                body(uint3{x, y, z}, std::false_type{}, t);
-            } else if constexpr (indexed) {
-                body(uint3{x, y, z}, t);
+                set_running_thread(idx, running, linear, uint3{x, y, z}, t);
+                if constexpr (fast_form) {
+                    body(uint3{x, y, z}, std::false_type{}, t);
+                } else if constexpr (indexed) {
+                    body(uint3{x, y, z}, t);
+                } else {
+                    body();
+                }
             } else {
-                body();
+                // On to the row's last thread (or the loop's, in first's row after the wrap): the
+                // threads between do nothing. The row ends within the block, so t does not wrap.
+                const unsigned rest = nx - 1 - x, left = (unsigned)(n - 1 - k);
+                const unsigned skip = rest < left ? rest : left;
+                k += (int)skip;
+                t += (int)skip;
+                x += skip;
             }
             t = t + 1 == n ? 0 : t + 1;
             if (++x < nx) continue;  // the index counts on without a division per thread
@@ -468,8 +494,9 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(con
 
 #if defined(SIM_SHARED_RACES)
 template <class Body>
-SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, Body&& body) {
-    plain_thread_loop(b, static_cast<Body&&>(body));
+SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(
+    const PlainBlock& b, Body&& body, const int below = 2147483647) {
+    plain_thread_loop(b, static_cast<Body&&>(body), below);
 }
 
 // A block-loop region that has a barrier epoch to itself and writes no shared memory
@@ -496,14 +523,15 @@ SIM_DEVICE_FMA_TARGET static inline __attribute__((no_sanitize_thread)) void for
 // ``if (X < S)``, the condition taken as true, which it is for the threads of a row with x below
 // ``below`` (S), the only ones the loop then runs (the others would do nothing). A fast build runs
 // that form, whose loop g++ can vectorise, and the other where ``fast`` is false; the checkers'
-// builds always run the other (their thread loop passes std::false_type, for every thread): the
-// kernel's own code, judged as fibers judge it.
+// builds always run the other (their thread loop passes std::false_type): the kernel's own code,
+// judged as fibers judge it. The shared-memory race check's loop runs only the threads below
+// ``below`` too (kPrefixBound), in the fibers' order: a thread past it makes no access there, so
+// nothing it would have judged is left out. memcheck's runs every thread.
 template <class Body>
 SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, bool fast, int below, Body&& body) {
 #if defined(SIM_LOOPS_AS_FIBERS)
     (void)fast;
-    (void)below;
-    for_each_plain_thread(b, body);
+    for_each_plain_thread(b, body, kPrefixBound ? below : 2147483647);
 #else
     if (fast) {
         indexed_rows<2>(b, body, below);
