@@ -293,18 +293,20 @@ class _Emitter:
         # threadIdx is the loop's own index in a SIMD region: nothing is stored per thread.
         params = "const ::uint3 threadIdx, const int __sim_t" if region.simd else ""
         call: list = [f" ::__sim::{self._thread_loop(region)}"]
-        # The loop's prefix bound (runtime/block_loops.h, kPrefixBelow), where memcheck's build may
-        # evaluate it once for the block too: a name or a literal, whose evaluation nothing checks.
+        # The loop's prefix bound (runtime/block_loops.h): the builds that take any bound evaluate it
+        # once for the block (kPrefixBound); memcheck's takes a name or a literal too, whose
+        # evaluation nothing checks (kPrefixBelow).
         bound: list = ["2147483647"]
         if prefix is not None:
             at = tu.rng(prefix[1])  # below() gives it bare
             simple = prefix[1].kind.name in ("DECL_REF_EXPR", "INTEGER_LITERAL")
-            flag = "kPrefixBelow" if simple else "kRecompute"
+            flag = "kPrefixBelow" if simple else "kPrefixBound"
             bound = [f"::__sim::{flag} ? (int)(", self._marker(at[0]), at, ") : 2147483647"]
         if narrowed or prefix is not None:
             # The loop's fast form, where the block's check passes: the signed sums, and only the
             # threads of a row below the prefix's bound (runtime/block_loops.h).
-            # (The checkers' builds, whose loop ignores both, do not evaluate them: kRecompute.)
+            # (The checkers' builds, whose loop ignores the first, do not evaluate it: kRecompute;
+            # the bound's flags above say which take the second.)
             params = "const ::uint3 threadIdx, [[maybe_unused]] const auto __sim_fast, const int __sim_t"
             call.append("::__sim::kRecompute")
             for u, _x in narrowed.values():

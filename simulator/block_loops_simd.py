@@ -23,8 +23,12 @@ from turning it into SIMD code, and the emitter (``block_loops.py``) answers eac
   is a loop with a branch g++ does not if-convert. Only the threads of a row with ``x < S`` do
   anything in it (``below``): the loop runs those alone and takes the condition as true.
 
-The fast forms are a fast build's only: the checkers' builds run the kernel's own code (memcheck's
-runs a prefix region's threads below its bound alone too, ``kPrefixBelow`` in the runtime).
+The fast forms are a fast build's only: the checkers' builds run the kernel's own code. The
+shared-memory race check's loop takes a prefix region's bound as well (``kPrefixBound``,
+``runtime/block_loops.h``): it runs the threads below it, each evaluating the condition, and
+skips the others, which make no access there; memcheck's takes a bound that is a name or a literal
+(``kPrefixBelow``), whose evaluation nothing checks, and still counts the threads past it in the
+fibers' order.
 """
 
 from __future__ import annotations

@@ -49,6 +49,9 @@ static inline const PlainBlock* block_loop() { return tl_block_loop; }
 // memcheck: the program's kernels (instrumented) and the runtime's own thread loop (SIM_MEMCHECK).
 #if defined(__SANITIZE_ADDRESS__) || defined(SIM_MEMCHECK)
 #define SIM_LOOP_FAULTS 1
+inline constexpr bool kLoopFaults = true;
+#else
+inline constexpr bool kLoopFaults = false;
 #endif
 
 #if defined(SIM_LOOP_FAULTS)
@@ -110,11 +113,20 @@ inline constexpr bool kRecomputeIndexed = true;
 #define SIM_HOIST_CHECKS 1
 #endif
 
-// Whether a region that is one ``if (X < S)`` (simulator/block_loops_simd.py) runs only the threads
-// of a row with x below S: in a fast build, and in memcheck's, where a thread past the bound would
-// evaluate the condition alone (a compare of two ints, which nothing checks) and do nothing, so that
-// leaving it out changes no finding; the loop still follows the fibers' order among the others.
-#if defined(SIM_LOOPS_AS_FIBERS) && !defined(SIM_HOIST_CHECKS)
+// Whether a region that is one ``if (X < S)`` (simulator/block_loops_simd.py) gives its loop the
+// bound S, which the loop evaluates once for the block, and runs only the threads of a row with x
+// below it. kPrefixBound, any S: a fast build, and the shared-memory race check's, where a thread
+// whose condition is false makes no access to judge (the condition reads only ints). kPrefixBelow,
+// an S that is a name or a literal: those builds and memcheck's too, where a thread past the bound
+// would evaluate the condition alone (a compare of two ints, which nothing checks) and do nothing,
+// so that leaving it out changes no finding; memcheck's loop still counts it in the fibers' order.
+// memcheck does not evaluate any other S (an overflow in it would be another thread's).
+#if defined(SIM_LOOPS_AS_FIBERS) && !defined(SIM_SHARED_RACES)
+inline constexpr bool kPrefixBound = false;
+#else
+inline constexpr bool kPrefixBound = true;
+#endif
+#if defined(SIM_LOOPS_AS_FIBERS) && !defined(SIM_SHARED_RACES) && !defined(SIM_HOIST_CHECKS)
 inline constexpr bool kPrefixBelow = false;
 #else
 inline constexpr bool kPrefixBelow = true;
@@ -414,7 +426,7 @@ static inline SIM_RUNTIME_ACCESS bool stop_after_fault(const int* fault_warp, in
 // others still count in the order, and still stop the block after another warp's fault.
 template <bool kThreadOrder = false, class Body>
 SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(
-    const PlainBlock& b, Body&& body, const int below = 2147483647) {
+    const PlainBlock& b, Body&& body, [[maybe_unused]] const int below = 2147483647) {
     constexpr bool fast_form = std::is_invocable<Body&, uint3, std::false_type, int>::value;
     constexpr bool indexed = fast_form || std::is_invocable<Body&, uint3, int>::value;
     uint3* const idx = b.thread_idx;
@@ -427,6 +439,9 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(
         // Threads first .. n-1, then 0 .. first-1 (see SIM_LOOPS_AS_FIBERS; first is 0 outside block
         // loops). One loop, so one copy of the inlined body: a second would double the checker
         // build's code of every kernel (and its compile time, which a large program feels).
+        // ``below`` (a prefix region's bound, for_each_plain_thread below): only the threads of a row
+        // with x below it run, in that order; none past it would touch memory, and the loop steps
+        // over the rest of such a row at once.
         const int n = (int)(dim.x * dim.y * dim.z);
         const unsigned first = b.first != nullptr ? (unsigned)*b.first : 0u;
 #if defined(SIM_LOOP_FAULTS)
@@ -435,15 +450,17 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(
         // The index and the shape as scalars, which stay in registers (a struct whose address the
         // body's instrumentation takes would be read and checked in memory for every thread).
         const unsigned nx = dim.x, ny = dim.y, nz = dim.z;
+        const unsigned width = below <= 0 ? 0u : (unsigned)below < nx ? (unsigned)below : nx;
         unsigned x = first % nx, y = (first / nx) % ny, z = first / (nx * ny);
         for (int k = 0, t = (int)first; k < n; ++k) {
 #if defined(SIM_LOOP_FAULTS)
             // After a memory fault (memcheck_reports.cpp) only the rest of the faulting warp runs, as
             // with fibers: its lanes make the access in lockstep on a GPU; the block's other threads
-            // do not, so that a wild write is not repeated by each of them.
+            // do not, so that a wild write is not repeated by each of them. A thread past a prefix
+            // bound still counts here, so that the block stops at the same thread as with fibers.
             if (fault_warp != nullptr && stop_after_fault(fault_warp, t)) block_loop_stop();
 #endif
-            if ((int)x < below) {
+            if (x < width) {
                 set_running_thread(idx, running, linear, uint3{x, y, z}, t);
                 if constexpr (fast_form) {
                     body(uint3{x, y, z}, std::false_type{}, t);
@@ -452,6 +469,14 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(
                 } else {
                     body();
                 }
+            } else if constexpr (!kLoopFaults) {
+                // On to the row's last thread (or the loop's, in first's row after the wrap): the
+                // threads between do nothing. The row ends within the block, so t does not wrap.
+                const unsigned rest = nx - 1 - x, left = (unsigned)(n - 1 - k);
+                const unsigned skip = rest < left ? rest : left;
+                k += (int)skip;
+                t += (int)skip;
+                x += skip;
             }
             t = t + 1 == n ? 0 : t + 1;
             if (++x < nx) continue;  // the index counts on without a division per thread
@@ -525,8 +550,10 @@ SIM_DEVICE_FMA_TARGET static inline __attribute__((no_sanitize_thread)) void for
 // ``if (X < S)``, the condition taken as true, which it is for the threads of a row with x below
 // ``below`` (S), the only ones the loop then runs (the others would do nothing). A fast build runs
 // that form, whose loop g++ can vectorise, and the other where ``fast`` is false; the checkers'
-// builds always run the other (their thread loop passes std::false_type, for every thread): the
-// kernel's own code, judged as fibers judge it.
+// builds always run the other (their thread loop passes std::false_type): the kernel's own code,
+// judged as fibers judge it. The shared-memory race check's loop runs only the threads below
+// ``below`` too (kPrefixBound), in the fibers' order: a thread past it makes no access there, so
+// nothing it would have judged is left out. memcheck's runs every thread.
 template <class Body>
 SIM_DEVICE_FMA_TARGET static inline void for_each_plain_thread(const PlainBlock& b, bool fast, int below, Body&& body) {
 #if defined(SIM_LOOPS_AS_FIBERS)

@@ -32,6 +32,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <set>
 #include <string>
 #include <utility>
@@ -84,20 +85,23 @@ struct ReadHint {
 static_assert(sizeof(ReadHint) == 8, "two a word of shared memory");
 
 struct RaceState {
+    uint32_t epoch = 1;
+    uint16_t warp_syncs[32] = {};
+    SameStatementStore waiting;
     // A word whose four bytes saw the same (the cells they would have are equal) is whole: one cell
     // and its pcs in ``words``/``word_pcs`` stand for the four, so an access of the aligned word
     // judges one cell. An access of part of a whole word splits it: the cell is copied to the four
     // bytes' own cells in ``cells``/``pcs``, which judge it byte by byte from then on; an access of
     // the whole word that leaves them equal again joins them. Bytes race, not words.
-    Cell* words = nullptr;        // one per aligned 4-byte word of the worker's arena
-    CellPcs* word_pcs = nullptr;  // likewise
-    uint8_t* split = nullptr;     // per word: 1 while its bytes have cells of their own
-    Cell* cells = nullptr;        // one per byte of the arena (read while its word is split)
-    CellPcs* pcs = nullptr;       // likewise
-    ReadHint* hints = nullptr;    // one per aligned 4-byte word of the arena
-    uint32_t epoch = 1;
-    uint16_t warp_syncs[32] = {};
-    SameStatementStore waiting;
+    // The shadow is part of the object, at fixed offsets from it: an access finds each array by
+    // adding to the one pointer it loads (the worker's race_state), not by loading the array's.
+    // new_state() makes it in zeroed pages, which only the bytes a program's blocks touch cost.
+    ReadHint hints[kArenaBytes / 4];    // one per aligned 4-byte word of the worker's arena
+    Cell words[kArenaBytes / 4];        // likewise
+    CellPcs word_pcs[kArenaBytes / 4];  // likewise
+    uint8_t split[kArenaBytes / 4];     // per word: 1 while its bytes have cells of their own
+    Cell cells[kArenaBytes];            // one per byte of the arena (read while its word is split)
+    CellPcs pcs[kArenaBytes];           // likewise
 };
 
 std::mutex g_race_report_mu;
@@ -110,20 +114,15 @@ Reported* g_reported = nullptr;
 std::atomic<bool> g_any_report{false};
 std::set<uintptr_t>* g_warned = nullptr;  // statements warned of (same value from lanes of one warp)
 
-// calloc of these sizes maps zero pages: only the bytes a program's blocks touch cost memory.
+// calloc of this size maps zero pages: only the bytes a program's blocks touch cost memory. The
+// constructor sets the scalars at the object's head and leaves the arrays (no initializer) zero.
 __attribute__((noinline)) RaceState& new_state(Worker* wk) {
-    auto* s = new RaceState;
-    s->words = static_cast<Cell*>(std::calloc(kArenaBytes / 4, sizeof(Cell)));
-    s->word_pcs = static_cast<CellPcs*>(std::calloc(kArenaBytes / 4, sizeof(CellPcs)));
-    s->split = static_cast<uint8_t*>(std::calloc(kArenaBytes / 4, 1));
-    s->cells = static_cast<Cell*>(std::calloc(kArenaBytes, sizeof(Cell)));
-    s->pcs = static_cast<CellPcs*>(std::calloc(kArenaBytes, sizeof(CellPcs)));
-    s->hints = static_cast<ReadHint*>(std::calloc(kArenaBytes / 4, sizeof(ReadHint)));
-    if (s->words == nullptr || s->word_pcs == nullptr || s->split == nullptr || s->cells == nullptr ||
-        s->pcs == nullptr || s->hints == nullptr) {
+    void* at = std::calloc(1, sizeof(RaceState));
+    if (at == nullptr) {
         report("racecheck: out of host memory for the shadow of shared memory");
         std::abort();
     }
+    auto* s = new (at) RaceState;
     wk->race_state = s;
     return *s;
 }
@@ -386,9 +385,36 @@ inline bool quiet_word_access(RaceState& s, uintptr_t off, bool write, uintptr_t
     return true;
 }
 
+// A read of an aligned 4-byte whole word that judge() would find no hazard in and record at once,
+// without its call: one the word's hint covers (read_known), or the first read of the word in the
+// epoch, which no write of the epoch precedes (a tree reduction's reads, each word read by one
+// thread). A single reader sets no hint (note_read_hint), so there is none to note. False,
+// recording nothing, where judge() is needed.
+inline __attribute__((always_inline)) bool quiet_read(RaceState& s, const RunState& run, const Block* b,
+                                                      uintptr_t off, size_t size, uintptr_t pc) {
+    if (size != 4 || (off & 3u) != 0) return read_known(s, run, off, size);
+    if (s.waiting.block != nullptr) return false;
+    const uintptr_t w = off >> 2;
+    const uint32_t epoch = s.epoch;
+    const ReadHint& h = s.hints[w];
+    if (h.epoch == epoch) {
+        uint32_t warp = ~0u;
+        uint16_t sync = 0;
+        return hint_allows(s, run, h, warp, sync);
+    }
+    Cell& c = s.words[w];
+    if (c.read_epoch == epoch || c.write_epoch == epoch || s.split[w] != 0 || !b->launch->checked) return false;
+    const uint32_t thread = (uint32_t)run.fiber->linear;
+    c.read_epoch = epoch;
+    c.reader = (uint16_t)thread;
+    c.read_sync = s.warp_syncs[(thread >> 5) & 31u];
+    s.word_pcs[w].read_pc = pc;
+    return true;
+}
+
 // A write of an aligned 4-byte whole word that quiet_word_access() records at once (most writes):
 // judge()'s first steps without its call. False, recording nothing, where judge() is needed.
-inline bool quiet_write(RaceState& s, const RunState& run, const Block* b, uintptr_t off, uintptr_t pc) {
+inline __attribute__((always_inline)) bool quiet_write(RaceState& s, const RunState& run, const Block* b, uintptr_t off, uintptr_t pc) {
     if (!b->launch->checked || s.waiting.block != nullptr || (off & 3u) != 0 || s.split[off >> 2] != 0)
         return false;
     const uint32_t thread = (uint32_t)run.fiber->linear;
@@ -438,7 +464,7 @@ inline __attribute__((always_inline)) void access(uintptr_t addr, size_t size, b
     if (off >= kArenaBytes || !run.in_kernel) return;
     if (b->worker != nullptr && b->worker->race_state != nullptr) {
         auto& s = *static_cast<RaceState*>(b->worker->race_state);
-        if (write ? size == 4 && quiet_write(s, run, b, off, pc) : read_known(s, run, off, size)) return;
+        if (write ? size == 4 && quiet_write(s, run, b, off, pc) : quiet_read(s, run, b, off, size, pc)) return;
     }
     judge(run, b, off, size, write, pc);
 }
@@ -456,10 +482,10 @@ void new_epoch(Worker* wk) {
     RaceState& s = state_of(wk);
     settle(s);
     if (++s.epoch == 0) {  // after 2^32 epochs: forget them all rather than mistake an old one for now
-        std::memset(s.words, 0, kArenaBytes / 4 * sizeof(Cell));
-        std::memset(s.split, 0, kArenaBytes / 4);
-        std::memset(s.cells, 0, kArenaBytes * sizeof(Cell));
-        std::memset(s.hints, 0, kArenaBytes / 4 * sizeof(ReadHint));
+        std::memset(s.words, 0, sizeof s.words);
+        std::memset(s.split, 0, sizeof s.split);
+        std::memset(s.cells, 0, sizeof s.cells);
+        std::memset(s.hints, 0, sizeof s.hints);
         s.epoch = 1;
     }
 }
