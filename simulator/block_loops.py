@@ -62,7 +62,7 @@ def _rewrite(
         # Warp waits, uniform jumps and written parameters (block_loops_wmma.py): fibers for the
         # checkers, whose findings were compared for none of them.
         checkers = not (k.boundaries or k.jumps or k.written_params) and checkers_may_loop(k, plan)
-        return _Emitter(k, fma, unjudged, hoisted).edit(plan), checkers
+        return _Emitter(k, fma, unjudged, hoisted, checkers).edit(plan), checkers
     except Fallback as fallback:
         if why is not None:
             why.append(fallback)
@@ -124,7 +124,14 @@ class BlockLoops:
 class _Emitter:
     """The block-loop body of an analysed kernel (``KernelAnalysis.plan``), as one edit."""
 
-    def __init__(self, k: KernelAnalysis, fma: bool, unjudged: bool = False, hoisted: bool = False) -> None:
+    def __init__(
+        self,
+        k: KernelAnalysis,
+        fma: bool,
+        unjudged: bool = False,
+        hoisted: bool = False,
+        checkers: bool = False,
+    ) -> None:
         self.k = k
         self.tu = k.tu
         self.text = k.text
@@ -132,12 +139,16 @@ class _Emitter:
         self.leave_unjudged = unjudged  # whether to leave the regions of unjudged_regions uninstrumented
         self.unjudged: dict[int, str | None] = {}  # those regions (their ids) -> when (None: always)
         self.hoisted = hoisted  # memcheck: regions whose checks a block can pass get a copy without them
+        # A body that memcheck and the shared-memory race check never run (the launch's kind is
+        # kBlockLoopsFast or kInterchangedFast) asks block_loop_fast(), which is null at compile
+        # time in their builds, so that g++ drops the body instead of instrumenting it.
+        self.guard = "::__sim::block_loop()" if checkers else "::__sim::block_loop_fast()"
 
     def edit(self, plan: list) -> Edit:
         """The edit replacing the kernel's body by the block loops, the original body kept for fibers."""
         start, end = self.tu.rng(self.k.body)
         self.unjudged = unjudged_regions(self.k, plan) if self.leave_unjudged else {}
-        parts: list = ["{ if (const ::__sim::PlainBlock* const __sim_blk = ::__sim::block_loop()) {"]
+        parts: list = [f"{{ if (const ::__sim::PlainBlock* const __sim_blk = {self.guard}) {{"]
         for i, (alias, var) in enumerate(self.k.slot_types):
             spelled = var.type.spelling
             # A slot of a local every region computes again is used only where it is not.

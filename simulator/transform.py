@@ -142,7 +142,7 @@ def _fibers_kind(runs: TranslationUnit, loops: BlockLoops, keys: list) -> str:
         at, what = found
         path, line = runs.src.where(key if at is None else at)
         why = f"{what} ({os.path.basename(path)}:{line})"
-        return f"::__sim::LoopKind{{false, false, {c_string(why)}}}"
+        return f"::__sim::BarrierKind{{false, false, {c_string(why)}}}"
     return "false"
 
 

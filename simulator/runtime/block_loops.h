@@ -41,11 +41,28 @@ using RunPlain = void (*)(void* pack, const PlainBlock& block);
 // Set while a block of a block-loop launch runs: the kernel is called once for the whole block
 // and its rewritten body (simulator/block_loops.py) loops over the threads itself.
 extern __thread const PlainBlock* tl_block_loop SIM_API;
-static inline const PlainBlock* block_loop() { return tl_block_loop; }
 
 // The rest depends on the build's mode: none of it reaches the runtime's mode-free sources
 // (mode_free.h), which run no kernel.
 #if !defined(SIM_MODE_FREE)
+// The block a kernel's block-loop body runs for (null: fibers run its original body). The runtime
+// of synccheck and of racecheck of every access runs no kernel as block loops (mode_hooks.h's
+// kBlockLoops), so there it is null at compile time and g++ drops each kernel's loop body, which
+// no launch could reach, instead of compiling and instrumenting it. block_loop_fast() guards the
+// body of a kernel that memcheck and the shared-memory race check run with fibers too (launch.h's
+// kBlockLoopsFast and kInterchangedFast, under the same condition): null in their builds as well.
+#if defined(SIM_SYNCCHECK) || defined(SIM_RACECHECK) || (defined(__SANITIZE_THREAD__) && !defined(SIM_SHARED_RACES))
+static constexpr const PlainBlock* block_loop() { return nullptr; }
+#else
+static inline const PlainBlock* block_loop() { return tl_block_loop; }
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(SIM_SHARED_RACES) || \
+    defined(SIM_SYNCCHECK) || defined(SIM_MEMCHECK) || defined(SIM_RACECHECK)
+static constexpr const PlainBlock* block_loop_fast() { return nullptr; }
+#else
+static inline const PlainBlock* block_loop_fast() { return block_loop(); }
+#endif
+
 // memcheck: the program's kernels (instrumented) and the runtime's own thread loop (SIM_MEMCHECK).
 #if defined(__SANITIZE_ADDRESS__) || defined(SIM_MEMCHECK)
 #define SIM_LOOP_FAULTS 1

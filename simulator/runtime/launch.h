@@ -58,17 +58,26 @@ struct LoopKind {
     constexpr LoopKind(bool free, bool loops, const char* why)
         : barrier_free(free), block_loops(loops), fibers_why(why) {}
 };
-inline constexpr LoopKind kBlockLoops{false, true};
+// A kind of a kernel that reaches a barrier or another wait: no launch of it runs as a plain
+// loop, so its launches and registration take no Packed::run_plain (null in its KernelCall). That
+// loop inlines the whole kernel (flatten) into each launch site's and the registration's copy, and
+// compiling it (instrumented, under the checkers) was a third of such a source's object. Only a
+// type apart from LoopKind can tell the templates; it takes no lone bool, so `true` and `false`
+// stay LoopKinds.
+struct BarrierKind : LoopKind {
+    explicit constexpr BarrierKind(bool free, bool loops, const char* why = nullptr) : LoopKind(free, loops, why) {}
+};
+inline constexpr BarrierKind kBlockLoops{false, true};
 // A kernel whose block loops would order some accesses otherwise than its fibers do (two regions
 // that may report between the same two barriers, simulator/block_loops_order.py): loops in a
 // fast build, fibers under memcheck, racecheck and synccheck, whose findings depend on that order.
 #if !defined(SIM_MODE_FREE)  // the build's mode: never in a mode-free source (mode_free.h)
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(SIM_SHARED_RACES) || \
     defined(SIM_SYNCCHECK)
-inline constexpr LoopKind kBlockLoopsFast{
+inline constexpr BarrierKind kBlockLoopsFast{
     false, false, "its block loops run in fast builds only: they differ from fibers in what this checker sees"};
 #else
-inline constexpr LoopKind kBlockLoopsFast{false, true};
+inline constexpr BarrierKind kBlockLoopsFast{false, true};
 #endif
 #endif  // !SIM_MODE_FREE
 
@@ -142,11 +151,14 @@ SIM_API bool capturing(cudaStream_t stream);
 SIM_API void capture_kernel(const KernelCall& call);
 
 // Runs a launch, or records it when a capture is active. Every launch template goes through here.
-template <class F, class Tuple>
+// ``Plain``: whether the launch may run as a plain loop (false for a BarrierKind's: no run_plain).
+template <bool Plain = true, class F, class Tuple>
 static inline void dispatch(const LaunchSpec& spec, const char* name, const char* file, int line,
                             const void* kernel, F fn, Tuple&& args) {
     using Pk = Packed<F, std::decay_t<Tuple>>;
-    KernelCall call{spec, name, file, line, kernel, &Pk::invoke, &Pk::run_plain};
+    RunPlain run_plain = nullptr;
+    if constexpr (Plain) run_plain = &Pk::run_plain;
+    KernelCall call{spec, name, file, line, kernel, &Pk::invoke, run_plain};
     const bool from_device = tl_thread != nullptr;  // launched by a CUDA thread
     if (from_device || capturing(spec.stream)) {
         call.pack = new Pk{fn, std::forward<Tuple>(args)};
@@ -230,8 +242,8 @@ static inline bool register_kernel(void (*k)(P...), const char* name) {
 // What the front end writes after a kernel's definition: ``by_name`` calls the kernel by its
 // name (so the launch's loop may inline it) and ``barrier_free`` is the front end's finding for
 // it, which launches by address then use as <<<>>> launches do.
-template <class F, class... P>
-static inline bool register_kernel(void (*k)(P...), const char* name, LoopKind loops, F by_name) {
+template <bool Plain, class F, class... P>
+static inline bool register_by_name(void (*k)(P...), const char* name, LoopKind loops, F by_name) {
     static_assert(std::is_empty<F>::value, "a kernel's call by name captures nothing");
     using Packer = ByNamePacker<F, P...>;
     if (!Packer::call) Packer::call.emplace(by_name);
@@ -240,9 +252,19 @@ static inline bool register_kernel(void (*k)(P...), const char* name, LoopKind l
     static constexpr size_t sizes[] = {sizeof(std::decay_t<P>)..., 0};
     static constexpr size_t aligns[] = {alignof(std::decay_t<P>)..., 0};
     register_kernel_params(reinterpret_cast<const void*>(k), (int)sizeof...(P), sizes, aligns);
+    RunPlain run_plain = nullptr;
+    if constexpr (Plain) run_plain = &Packer::Pk::run_plain;
     return register_kernel_raw(reinterpret_cast<const void*>(k), name, (int)sizeof...(P), &Packer::make,
-                               &Packer::Pk::invoke, &Packer::Pk::run_plain, &Packer::Pk::destroy, true,
+                               &Packer::Pk::invoke, run_plain, &Packer::Pk::destroy, true,
                                loops.barrier_free, loops.block_loops, loops.fibers_why);
+}
+template <class F, class... P>
+static inline bool register_kernel(void (*k)(P...), const char* name, LoopKind loops, F by_name) {
+    return register_by_name<true>(k, name, loops, by_name);
+}
+template <class F, class... P>
+static inline bool register_kernel(void (*k)(P...), const char* name, BarrierKind loops, F by_name) {
+    return register_by_name<false>(k, name, loops, by_name);
 }
 
 // A kernel called through a pointer that is a constant, which the compiler can inline as it can
@@ -261,6 +283,11 @@ struct call_by_name {
 // one may not appear in an unevaluated operand before C++20).
 template <auto K>
 static inline auto registered_kernel(const char* name, LoopKind loops) -> decltype(*K) {
+    register_kernel(K, name, loops, call_by_name<K>{});
+    return *K;
+}
+template <auto K>
+static inline auto registered_kernel(const char* name, BarrierKind loops) -> decltype(*K) {
     register_kernel(K, name, loops, call_by_name<K>{});
     return *K;
 }
@@ -286,10 +313,10 @@ static inline void launch(const char* name, const char* file, int line, dim3 gri
 
 // A launch of a kernel template whose arguments are deduced from the call, as the build
 // rewrites it: ``call`` is a generic lambda that calls the kernel by name.
-template <class F, class... A>
+template <bool Plain = true, class F, class... A>
 static inline void launch_deduced(const LaunchSpec& spec, const char* name, const char* file, int line, F call,
                                   A&&... args) {
-    dispatch(spec, name, file, line, nullptr, call, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...));
+    dispatch<Plain>(spec, name, file, line, nullptr, call, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...));
 }
 
 // The form the front end emits: barrier_free is its finding that the kernel reaches no barrier
@@ -299,6 +326,13 @@ static inline void launch_deduced(const char* name, const char* file, int line, 
                                   cudaStream_t stream, LoopKind loops, F call, A&&... args) {
     launch_deduced(LaunchSpec{grid, block, smem, stream, loops.barrier_free, false, loops.block_loops, loops.fibers_why},
                    name, file, line, call, std::forward<A>(args)...);
+}
+template <class F, class... A>
+static inline void launch_deduced(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
+                                  cudaStream_t stream, BarrierKind loops, F call, A&&... args) {
+    launch_deduced<false>(
+        LaunchSpec{grid, block, smem, stream, loops.barrier_free, false, loops.block_loops, loops.fibers_why}, name,
+        file, line, call, std::forward<A>(args)...);
 }
 
 }  // namespace __sim
@@ -341,11 +375,12 @@ struct by_name_counts<no_default_args> {
     using type = std::index_sequence<M>;  // all arguments
 };
 
-template <class F, class Seq, class... P>
+// ``Plain``: whether the launch may run as a plain loop (dispatch's).
+template <bool Plain, class F, class Seq, class... P>
 struct Launcher;
-template <class F, size_t... N, class... P>
-struct Launcher<F, std::index_sequence<N...>, P...>
-    : launch_with<Launcher<F, std::index_sequence<N...>, P...>,
+template <bool Plain, class F, size_t... N, class... P>
+struct Launcher<Plain, F, std::index_sequence<N...>, P...>
+    : launch_with<Launcher<Plain, F, std::index_sequence<N...>, P...>,
                   typename tuple_prefix<N, std::tuple<std::decay_t<P>...>>::type>... {
     using launch_with<Launcher, typename tuple_prefix<N, std::tuple<std::decay_t<P>...>>::type>::operator()...;
 
@@ -381,13 +416,13 @@ struct Launcher<F, std::index_sequence<N...>, P...>
             // it, a device launch runs it later); one that captured a reference may not.
             constexpr bool outlives = std::is_empty<F>::value;
             if (spec.barrier_free && (outlives || (!capturing(spec.stream) && tl_thread == nullptr))) {
-                dispatch(spec, name, file, line, address, by_name, std::move(args));
+                dispatch<Plain>(spec, name, file, line, address, by_name, std::move(args));
             } else {
                 dispatch(spec, name, file, line, address, kernel, std::move(args));
             }
         } else {
             // Fewer arguments than parameters: call the kernel by name so its defaults apply.
-            dispatch(spec, name, file, line, address, by_name, std::move(args));
+            dispatch<Plain>(spec, name, file, line, address, by_name, std::move(args));
         }
     }
 };
@@ -397,11 +432,11 @@ struct Launcher<F, std::index_sequence<N...>, P...>
 // where barrier_free is the front end's finding that the kernel reaches no barrier or other wait;
 // or, with the whole configuration in a LaunchSpec, `::__sim::launcher(spec, name, __FILE__,
 // __LINE__, kernel, by_name)(args)`.
-template <class F, class... P>
+template <bool Plain = true, class F, class... P>
 static inline auto launcher(const LaunchSpec& spec, const char* name, const char* file, int line,
                             void (*kernel)(P...), F by_name) {
     using Counts = typename by_name_counts<F>::template type<sizeof...(P)>;
-    return Launcher<F, Counts, P...>(name, file, line, spec, kernel, by_name);
+    return Launcher<Plain, F, Counts, P...>(name, file, line, spec, kernel, by_name);
 }
 
 template <class F, class... P>
@@ -409,6 +444,13 @@ static inline auto launcher(const char* name, const char* file, int line, dim3 g
                             cudaStream_t stream, void (*kernel)(P...), F by_name, LoopKind loops = false) {
     return launcher(LaunchSpec{grid, block, smem, stream, loops.barrier_free, false, loops.block_loops, loops.fibers_why},
                     name, file, line, kernel, by_name);
+}
+template <class F, class... P>
+static inline auto launcher(const char* name, const char* file, int line, dim3 grid, dim3 block, size_t smem,
+                            cudaStream_t stream, void (*kernel)(P...), F by_name, BarrierKind loops) {
+    return launcher<false>(
+        LaunchSpec{grid, block, smem, stream, loops.barrier_free, false, loops.block_loops, loops.fibers_why}, name,
+        file, line, kernel, by_name);
 }
 
 }  // namespace __sim

@@ -129,7 +129,7 @@ def test_the_build_passes_each_reason_beside_its_launch(tmp_path):
         if (m := re.search(r"// why: (\w+)$", ln))
     }
     why = dict(
-        re.findall(r'::__sim::launcher\("(\w+)"[^\n]*::__sim::LoopKind\{false, false, "([^"]*)"\}', out)
+        re.findall(r'::__sim::launcher\("(\w+)"[^\n]*::__sim::BarrierKind\{false, false, "([^"]*)"\}', out)
     )
     expected = {
         "through_pointer": ("a call through a function pointer or a virtual method", "pointer"),
