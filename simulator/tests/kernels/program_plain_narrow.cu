@@ -24,8 +24,10 @@
 __global__ void plain_columns(const int* in, long long* out, unsigned int base) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     const int i = blockIdx.x * blockDim.x + base + threadIdx.x;
-    // The int widened: a signed sum taken not to wrap where it does would give 2^31, not -2^31.
-    out[t] = (long long)i * 2 + in[(unsigned int)i - base];
+    // A thread whose index wrapped marks its value: a signed sum taken not to wrap where it does
+    // would make the test false for every thread (it is i < i - threadIdx.x there).
+    const bool wrapped = i < (int)(blockIdx.x * blockDim.x + base);
+    out[t] = (long long)i * 2 + in[(unsigned int)i - base] + (wrapped ? 1000000 : 0);
 }
 
 __global__ void plain_below(const int* in, long long* out, unsigned int base, int n) {
@@ -61,6 +63,7 @@ static std::vector<long long> expected(const std::vector<int>& in, unsigned int 
                 if (rows == 0 || i < n) {
                     const int t = rows > 0 ? (b * rows + y) * width + x : b * width + x;
                     want[t] = (long long)i * 2 + in[(unsigned int)i - base] + (rows > 0 ? y : 0);
+                    if (rows == 0 && i < (int)((unsigned int)(b * width) + base)) want[t] += 1000000;
                 }
             }
         }
