@@ -13,7 +13,8 @@ from turning it into SIMD code, and the emitter (``block_loops.py``) answers eac
   holds for the whole block when ``(int)U <= INT_MAX - 1023`` (``X`` is below 1,024, the largest
   block's width), since the conversion is modular. The region's loop checks that once per block
   and runs the second form there, a signed sum g++ takes not to wrap, and the first elsewhere, so
-  an index that wraps wraps as in CUDA.
+  an index that wraps wraps as in CUDA. Such a local the region declares itself gets the same
+  form (``narrow_declared``: a barrier-free kernel's one region, ``block_loops_plain.py``).
 * A short loop of constant trip count inside the region (a tile's ``for (k = 0; k < 16; ++k)``)
   stays a loop at ``-O2`` (g++ unrolls such a loop completely before vectorising only at ``-O3``),
   so the thread loop around it is not the innermost one and needs run-time alias checks g++ does
@@ -21,7 +22,10 @@ from turning it into SIMD code, and the emitter (``block_loops.py``) answers eac
   ``#pragma GCC unroll N`` before each: unrolling changes no result.
 * A region that is one ``if (X < S)`` (a tree reduction's ``if (t < s) sm[t] += sm[t + s];``)
   is a loop with a branch g++ does not if-convert. Only the threads of a row with ``x < S`` do
-  anything in it (``below``): the loop runs those alone and takes the condition as true.
+  anything in it (``below``): the loop runs those alone and takes the condition as true. So with
+  a region that declares such column indices then is one ``if (V < S)``, ``V`` one of them (an
+  elementwise kernel's ``if (i < n)``), whose threads with ``x < S - (int)U`` alone do anything
+  where the check passed (``below_index``).
 
 The fast forms are a fast build's only: the checkers' builds run the kernel's own code.
 """
