@@ -26,8 +26,10 @@ ratio``: all workers together, steadier on a shared machine). The elementwise ke
 three ways: launched through the runtime's ``::__sim::launch`` with ``LaunchSpec::barrier_free``
 set (a plain loop, the kernel called through a pointer for each thread), the same launch with
 ``SIMULATOR_FIBERS=1`` (fibers forced), and as the build translates its ``<<<...>>>`` launch
-(the front end marks the kernel barrier-free and the launch's loop calls it directly, so the
-compiler may inline it): the last is what a program gets, and the one the 10x target is for.
+(the front end finds the kernel barrier-free with a column index that narrows, and writes it a
+loop of its own over the block's threads that the compiler vectorises,
+``simulator/block_loops_plain.py``): the last is what a program gets, and the one the 10x target
+is for.
 The same add written as a grid-stride loop (264 blocks, each thread many steps a grid apart) runs
 as built (in lockstep rounds, ``simulator/block_loops_interchange.py``), next to its anchor: the
 same loop as C++ loops over blocks and threads, each thread's steps in turn, compiled as the

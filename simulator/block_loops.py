@@ -33,7 +33,7 @@ from .block_loops_analysis import SCALARS, Fallback, KernelAnalysis, Region
 from .block_loops_epochs import unjudged_regions
 from .block_loops_hoist import unchecked_guard
 from .block_loops_order import checkers_may_loop
-from .block_loops_simd import NARROW_LIMIT, below, narrow, unroll_hints
+from .block_loops_simd import NARROW_LIMIT, below, below_index, narrow, narrow_declared, unroll_hints
 from .block_loops_wmma import mma_parts
 from .edits import Edit
 
@@ -248,10 +248,16 @@ class _Emitter:
         # Column indices the loop may compute as signed sums in a block whose values allow it
         # (block_loops_simd.py): key -> (U, X) of the initializer U + X.
         narrowed: dict = {}
-        prefix = None  # (condition, S) of a region that is one `if (X < S)` (block_loops_simd.below)
+        # (condition, S, U) of a region that is one `if (X < S)` (U None; block_loops_simd.below) or
+        # declares a column index V = U + X then is one `if (V < S)` (below_index).
+        prefix = None
         plain = region.simd and self._thread_loop(region) == "for_each_plain_thread(*__sim_blk, "
+        # The same for the column indices the region declares itself (a barrier-free kernel's one
+        # region, block_loops_plain.py): their initializers in the region's text are rewritten.
+        declared_narrow: dict = {}
         if plain:
             narrowed = {k: uv for k in again if (uv := narrow(self.k, k)) is not None}
+            declared_narrow = narrow_declared(self.k, region, outside)
         for k in again:
             var, init = recomputed[k]
             if var.spelling in names:
@@ -276,12 +282,20 @@ class _Emitter:
                 body.append(f" {alias}& {var.spelling} = __sim_slot{i}[__sim_t];")
         if plain and not region.guards and not kept and not self._prelude(region):
             prefix = below(self.k, region, outside, again)
+            prefix = (*prefix, None) if prefix is not None else None
+            if prefix is None and (narrowed or declared_narrow):
+                prefix = below_index(self.k, region, outside, again, {**narrowed, **declared_narrow})
         body += self._prelude(region)
         for g in region.guards:
             # A thread outside the condition does nothing in this region.
             body += [" if (!(", self._marker(tu.rng(g)[0]), tu.rng(g), ")) return;"]
         hints = unroll_hints(self.k, region, outside) if region.simd else {}
         inserts = {at: [f"\n#pragma GCC unroll {n}", self._marker(at)] for at, n in hints.items()}
+        for key, uv in declared_narrow.items():
+            init_start, init_end = tu.rng(recomputed[key][1])
+            inserts[init_start] = ["(__sim_fast ? ", *self._signed_sum("int", uv), " : static_cast<int>("]
+            inserts[init_start].append(self._marker(init_start))
+            inserts[init_end] = ["))"]
         if prefix is not None:
             # The threads the loop runs pass the condition: where it runs only those, it is true.
             cs, ce = tu.rng(prefix[0])
@@ -304,23 +318,29 @@ class _Emitter:
         # threadIdx is the loop's own index in a SIMD region: nothing is stored per thread.
         params = "const ::uint3 threadIdx, const int __sim_t" if region.simd else ""
         call: list = [f" ::__sim::{self._thread_loop(region)}"]
-        # The loop's prefix bound (runtime/block_loops.h): the builds that take any bound evaluate it
-        # once for the block (kPrefixBound); memcheck's takes a name or a literal too, whose
-        # evaluation nothing checks (kPrefixBelow).
+        # The loop's prefix bound (runtime/block_loops.h). An index's (``if (V < S)``, V = U + x):
+        # x < S - (int)U in 64 bits, exact where the block's check passed, so a fast build's alone
+        # (kRecompute); the checkers run every thread there. Else the builds that take any bound
+        # evaluate it once for the block (kPrefixBound); memcheck's takes a name or a literal too,
+        # whose evaluation nothing checks (kPrefixBelow).
         bound: list = ["2147483647"]
-        if prefix is not None:
+        if prefix is not None and prefix[2] is not None:
+            at, u = tu.rng(prefix[1]), tu.rng(prefix[2])
+            bound = ["::__sim::kRecompute ? ::__sim::index_below((long long)(", self._marker(at[0]), at]
+            bound += ["), (int)(", self._marker(u[0]), u, ")) : 2147483647"]
+        elif prefix is not None:
             at = tu.rng(prefix[1])  # below() gives it bare
             simple = prefix[1].kind.name in ("DECL_REF_EXPR", "INTEGER_LITERAL")
             flag = "kPrefixBelow" if simple else "kPrefixBound"
             bound = [f"::__sim::{flag} ? (int)(", self._marker(at[0]), at, ") : 2147483647"]
-        if narrowed or prefix is not None:
+        if narrowed or declared_narrow or prefix is not None:
             # The loop's fast form, where the block's check passes: the signed sums, and only the
             # threads of a row below the prefix's bound (runtime/block_loops.h).
             # (The checkers' builds, whose loop ignores the first, do not evaluate it: kRecompute;
             # the bound's flags above say which take the second.)
             params = "const ::uint3 threadIdx, [[maybe_unused]] const auto __sim_fast, const int __sim_t"
             call.append("::__sim::kRecompute")
-            for u, _x in narrowed.values():
+            for u, _x in (*narrowed.values(), *declared_narrow.values()):
                 call += [" && (int)(", self._marker(tu.rng(u)[0]), tu.rng(u), f") <= {NARROW_LIMIT}"]
             call += [", ", *bound, ", "]
 
@@ -388,19 +408,22 @@ class _Emitter:
             other = f"__sim_slot{self.k.slot_of[key]}.get(__sim_t)"
         again = [f"static_cast<{alias}>(", self._marker(self.tu.rng(init)[0]), self.tu.rng(init), ")"]
         if narrowed is not None:
-            u, x = (self.tu.rng(c) for c in narrowed)
-            signed = [
-                f"static_cast<{alias}>((int)(",
-                self._marker(u[0]),
-                u,
-                ") + (int)(",
-                self._marker(x[0]),
-                x,
-                "))",
-            ]
-            again = ["(__sim_fast ? ", *signed, " : ", *again, ")"]
+            again = ["(__sim_fast ? ", *self._signed_sum(alias, narrowed), " : ", *again, ")"]
         which = "kRecomputeIndexed" if indexed else "kRecompute"
         return [f" {alias} {var.spelling} = ::__sim::{which} ? ", *again, f" : {other};"]
+
+    def _signed_sum(self, alias: str, narrowed) -> list:
+        """``U + X`` of ``narrowed`` (its cursors) as the signed sum ``(int)U + (int)X``, as an ``alias``."""
+        u, x = (self.tu.rng(c) for c in narrowed)
+        return [
+            f"static_cast<{alias}>((int)(",
+            self._marker(u[0]),
+            u,
+            ") + (int)(",
+            self._marker(x[0]),
+            x,
+            "))",
+        ]
 
     def _recomputed_alias(self, key: int) -> str:
         """The type alias of a recomputed local that has no slot (it lives in one region only)."""

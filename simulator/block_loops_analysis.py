@@ -76,6 +76,9 @@ class Region:
 class KernelAnalysis(ThreadValues):
     """One kernel's body: the facts of a scan, then (``plan``) its regions, block variables and slots."""
 
+    # Whether a kernel without barriers may be planned too, as one region (block_loops_plain.py).
+    one_region = False
+
     def __init__(self, tu, cursor) -> None:
         self.tu = tu
         self.ck = tu.ci.CursorKind
@@ -456,7 +459,11 @@ class KernelAnalysis(ThreadValues):
         f = self.func
         if f is None:
             raise Fallback("a kernel the front end's walk did not reach")
-        if not self.barriers or f.unknown or self._callees_wait(f.calls - self.boundary_callees):
+        if (
+            not (self.barriers or self.one_region)
+            or f.unknown
+            or self._callees_wait(f.calls - self.boundary_callees)
+        ):
             # The call graph's first wait or unknown callee, from the call in this kernel.
             found = tu.fibers_why(f.key, self.boundary_callees)
             at, what = found or (None, "a callee that waits or is unknown")

@@ -13,7 +13,8 @@ from turning it into SIMD code, and the emitter (``block_loops.py``) answers eac
   holds for the whole block when ``(int)U <= INT_MAX - 1023`` (``X`` is below 1,024, the largest
   block's width), since the conversion is modular. The region's loop checks that once per block
   and runs the second form there, a signed sum g++ takes not to wrap, and the first elsewhere, so
-  an index that wraps wraps as in CUDA.
+  an index that wraps wraps as in CUDA. Such a local the region declares itself gets the same
+  form (``narrow_declared``: a barrier-free kernel's one region, ``block_loops_plain.py``).
 * A short loop of constant trip count inside the region (a tile's ``for (k = 0; k < 16; ++k)``)
   stays a loop at ``-O2`` (g++ unrolls such a loop completely before vectorising only at ``-O3``),
   so the thread loop around it is not the innermost one and needs run-time alias checks g++ does
@@ -21,7 +22,10 @@ from turning it into SIMD code, and the emitter (``block_loops.py``) answers eac
   ``#pragma GCC unroll N`` before each: unrolling changes no result.
 * A region that is one ``if (X < S)`` (a tree reduction's ``if (t < s) sm[t] += sm[t + s];``)
   is a loop with a branch g++ does not if-convert. Only the threads of a row with ``x < S`` do
-  anything in it (``below``): the loop runs those alone and takes the condition as true.
+  anything in it (``below``): the loop runs those alone and takes the condition as true. So with
+  a region that declares such column indices then is one ``if (V < S)``, ``V`` one of them (an
+  elementwise kernel's ``if (i < n)``), whose threads with ``x < S - (int)U`` alone do anything
+  where the check passed (``below_index``).
 
 The fast forms are a fast build's only: the checkers' builds run the kernel's own code. The
 shared-memory race check's loop takes a prefix region's bound as well (``kPrefixBound``,
@@ -37,7 +41,7 @@ import re
 
 from .block_loops_threads import TRANSPARENT
 
-__all__ = ["MAX_UNROLL", "NARROW_LIMIT", "below", "narrow", "unroll_hints"]
+__all__ = ["MAX_UNROLL", "NARROW_LIMIT", "below", "below_index", "narrow", "narrow_declared", "unroll_hints"]
 
 # ``(int)U`` at most this, ``(int)U + threadIdx.x`` cannot pass INT_MAX (threadIdx.x <= 1,023).
 NARROW_LIMIT = "2147483647 - 1023"
@@ -96,6 +100,22 @@ def narrow(k, key: int):
     return None
 
 
+def narrow_declared(k, region, outside: set[int]) -> dict:
+    """The column indices ``region`` declares itself, at its top level (not in its statements of
+    ``outside``): key -> ``(U, X)`` as ``narrow`` gives them, for a local of ``k.recomputed``
+    (computed only from what the block shares and ``threadIdx``, so its initializer may be
+    rewritten as a recomputed one's). A barrier-free kernel's one region declares its index so."""
+    found: dict = {}
+    for s in region.stmts:
+        if id(s) in outside or s.kind.name != "DECL_STMT":
+            continue
+        for var in s.get_children():
+            key = k.tu.off(var.location)
+            if var.kind.name == "VAR_DECL" and key in k.recomputed and (uv := narrow(k, key)) is not None:
+                found[key] = uv
+    return found
+
+
 def _reads_memory(node) -> bool:
     """Whether expression ``node`` may read memory or call a function (a subscript, a ``*``, a
     ``->``, a call): a thread that does not run it then would not fault where it would have."""
@@ -135,6 +155,44 @@ def below(k, region, outside: set[int], again: list[int]):
     if any(_reads_memory(k.recomputed[key][1]) for key in again):
         return None
     return cond, s
+
+
+def below_index(k, region, outside: set[int], again: list[int], narrowed: dict):
+    """``(condition, S, U)`` when ``region``'s statements are declarations of the column indices it
+    narrows (``narrowed``: key -> ``(U, X)``, as ``narrow`` gives them) then one ``if (V < S)``
+    without ``else``, ``V`` such an index, ``S`` a block-uniform int, and the locals it computes
+    again first (``again``) read no memory. Where the block's check passed, ``V`` is ``(int)U + x``
+    exactly, so only the threads of a row with ``x < S - (int)U`` do anything (the declarations
+    have no effect): its loop may run them alone and take the condition as true, as ``below``'s
+    does (an elementwise kernel's ``if (i < n)``). Else None."""
+    stmts = [s for s in region.stmts if id(s) not in outside]
+    if len(stmts) < 1 or stmts[-1].kind.name != "IF_STMT" or len(list(stmts[-1].get_children())) != 2:
+        return None
+    for s in stmts[:-1]:
+        vars_ = list(s.get_children())
+        if (
+            s.kind.name != "DECL_STMT"
+            or not vars_
+            or any(k.tu.off(v.location) not in narrowed for v in vars_)
+        ):
+            return None
+    cond = next(stmts[-1].get_children())
+    node = _bare(cond)
+    children = list(node.get_children())
+    if (
+        node.kind.name != "BINARY_OPERATOR"
+        or len(children) != 2
+        or k.between(children[0], children[1]) != "<"
+    ):
+        return None
+    v, s = (_bare(c) for c in children)
+    ref = v.referenced if v.kind.name == "DECL_REF_EXPR" else None
+    key = k.tu.off(ref.location) if ref is not None else None
+    if key not in narrowed or not k._uniform(s) or s.type.get_canonical().kind.name != "INT":
+        return None
+    if any(_reads_memory(k.recomputed[a][1]) for a in again):
+        return None
+    return cond, s, narrowed[key][0]
 
 
 def _template_constant(loop, name: str) -> bool:

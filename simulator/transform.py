@@ -25,6 +25,7 @@ the walk that collects the edits, which calls one pass object per role: ``syntax
 ``syntax_registry.py`` and ``syntax_device.py`` for launches, registrations and device code;
 ``edits.py``), ``block_loops.py`` (kernels with barriers as loops over a block's threads),
 ``block_loops_interchange.py`` (barrier-free kernels whose loop walks a column, in lockstep order),
+``block_loops_plain.py`` (other barrier-free kernels whose column index narrows, as one such loop),
 ``device_launches.py`` (device-side launches clang's parse drops), ``refusals.py`` (what is
 refused by name), ``errors.py``.
 """
@@ -36,7 +37,7 @@ import re
 
 from . import ptx_operands
 from .block_loops import BlockLoops
-from .block_loops_interchange import Interchange
+from .block_loops_plain import PlainLoops
 from .errors import INSTALL_HINT, SimBuildError, clang_module
 from .syntax import Edit, TranslationUnit, source_error
 from .syntax_launches import c_string
@@ -103,7 +104,7 @@ def translate_preprocessed(
         raise source_error(tu.src, pos, msg)
     runs = device if device is not None else host
     loops = BlockLoops(runs, fma, unjudged, hoisted)
-    lockstep = Interchange(runs, fma)
+    lockstep = PlainLoops(runs, fma)
     for edit, keys in host.launches:
         matched = [_match(host, runs, key) for key in keys]
         free = bool(keys) and all(runs.barrier_free(key) for key in matched)

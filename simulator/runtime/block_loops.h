@@ -560,6 +560,14 @@ SIM_DEVICE_FMA_TARGET static inline __attribute__((no_sanitize_thread)) void for
 }
 #endif
 
+// ``below`` for a region that is one ``if (V < s)`` after the declaration of a column index V that
+// its fast form computes as ``u + x`` (simulator/block_loops_simd.py, below_index): the threads of
+// a row with ``u + x < s``, exact in 64 bits, as a bound on x.
+static inline int index_below(long long s, int u) {
+    const long long d = s - u;
+    return d < 0 ? 0 : d > 2147483647 ? 2147483647 : (int)d;
+}
+
 // A region whose body takes ``(threadIdx, fast, linear)`` (simulator/block_loops_simd.py), in its
 // fast form where ``fast`` is std::true_type: a column index ``(int)(U + threadIdx.x)`` computed
 // as ``(int)U + (int)threadIdx.x``, which ``fast`` (the front end's check of U for this block)

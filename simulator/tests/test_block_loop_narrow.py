@@ -80,7 +80,9 @@ def test_translation_checks_the_block_and_computes_the_signed_sums():
         f" && (int)(base + blockIdx.x * blockDim.x) {limit}"
     )
     assert "const auto __sim_fast" in call.group(2)
-    assert body.count("(__sim_fast ? ") == 2
+    # Both regions: the first declares col and j (block_loops_simd.narrow_declared), the second
+    # computes them again.
+    assert body.count("(__sim_fast ? ") == 4
 
 
 def test_translation_runs_a_prefix_region_below_its_bound():

@@ -5,7 +5,10 @@ for the kernels meant to take it (the launch log says "as block loops") and the 
 for the others; memcheck keeps the plain loop for all.
 
 The program (kernels/program_interchange.cu) checks each result against the host's and prints a
-hash of its bits; ``SIMULATOR_LAUNCH_LOG=1`` makes the runtime say how each launch ran.
+hash of its bits; ``SIMULATOR_LAUNCH_LOG=1`` makes the runtime say how each launch ran. The
+kernels kept in the plain order all declare a column index that narrows, so a fast build runs each
+as one loop over the block's threads whose one region is the whole body (block_loops_plain.py):
+each thread's body in turn, as the plain loop does.
 """
 
 from __future__ import annotations
@@ -52,10 +55,19 @@ def test_every_result_is_right_and_bit_identical_to_fibers(fast_runs):
     assert "status cudaSuccess" in loops_out
 
 
-def test_column_walks_run_in_lockstep_and_the_rest_as_plain_loops(fast_runs):
+def test_column_walks_run_in_lockstep_and_the_rest_in_the_plain_order(fast_runs):
+    from simulator.build import translate_source
+
     (_, ways), _ = fast_runs
     assert {k: ways.get(k) for k in LOCKSTEP} == dict.fromkeys(LOCKSTEP, "as block loops")
-    assert {k: ways.get(k) for k in PLAIN} == dict.fromkeys(PLAIN, "as a plain loop")
+    assert {k: ways.get(k) for k in PLAIN} == dict.fromkeys(PLAIN, "as block loops")
+    text = translate_source(PROGRAM)
+    for name in PLAIN:
+        start = text.index(f"void {name}(")
+        body = text[start : text.index("::__sim::on_device()", start)]
+        # One loop over the block's threads, the whole body its region: no lockstep step.
+        assert body.count("::__sim::for_each_plain_thread(") == 1, name
+        assert "__sim_passing" not in body and "for_each_flagged_thread" not in body, name
 
 
 def test_simulator_fibers_forces_fibers(fast_runs):

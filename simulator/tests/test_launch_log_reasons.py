@@ -66,7 +66,8 @@ def test_a_cooperative_launch_names_itself(as_built):
 def test_loops_log_as_before_with_no_reason(as_built):
     ways, reasons = as_built
     assert ways["tiled"] == "as block loops" and reasons["tiled"] is None
-    assert ways["plain"] == "as a plain loop" and reasons["plain"] is None
+    # Barrier-free, its column index narrows: a loop of its own in a fast build (block_loops_plain.py).
+    assert ways["plain"] == "as block loops" and reasons["plain"] is None
 
 
 def test_forced_fibers_name_the_variable_and_the_rest_keep_their_reasons():
