@@ -72,9 +72,10 @@ def test_translation_checks_the_block_and_bounds_the_row():
     u = "blockIdx.x * blockDim.x + base"
     below = _body(text, "plain_below")
     # One check of both indices for the block, the bound x < n - (int)U, the condition taken as
-    # true where the loop runs only the threads below it, each index a signed sum there.
+    # true where the loop runs only the threads below it, each index a signed sum there (a fast
+    # build's alone: the checkers' loops, which take a prefix bound too, run every thread here).
     check = f"::__sim::kRecompute && (int)(blockIdx.x * blockDim.x) {limit} && (int)({u}) {limit}"
-    bound = f"::__sim::kRecompute ? ::__sim::index_below((long long)(n), (int)({u})) : 0"
+    bound = f"::__sim::kRecompute ? ::__sim::index_below((long long)(n), (int)({u})) : 2147483647"
     assert f"for_each_plain_thread(*__sim_blk, {check}, {bound}, [&]" in below, below
     assert "if (__sim_fast || (i < n))" in below
     assert f"const int i = (__sim_fast ? static_cast<int>((int)({u}) + (int)(threadIdx.x))" in below
