@@ -11,26 +11,18 @@ Only answers of a run that succeeded are kept.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
-from pathlib import Path
 
-from .build_cache import cache_dir, cache_key, cached_output
+from .build_cache import cache_dir, cache_key, publish, verified
 from .compiler_run import CompilerRun, compiler_command, invoke
 
 __all__ = ["probe"]
 
 # What GCC's driver reads besides its arguments when it looks for files and programs.
 _STEERING = ("COMPILER_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX")
-
-
-class _Failed(Exception):
-    """The compiler's answer was a failure, which is returned, not kept."""
-
-    def __init__(self, run: CompilerRun) -> None:
-        super().__init__(run.returncode)
-        self.run = run
 
 
 def _program_identity(word: str) -> str:
@@ -65,15 +57,14 @@ def probe(args: list[str], what: str, cpu_bound: bool = False) -> CompilerRun:
     cpu = _cpu_identity() if cpu_bound else ""
     key = cache_key("probe", *programs, *args, *steering, cpu)
     record = cache_dir() / f"probe-{key}.json"
-
-    def produce(tmp: Path) -> None:
-        run = invoke(args, what)
-        if run.returncode != 0:
-            raise _Failed(run)
-        tmp.write_text(json.dumps({"stdout": run.stdout, "stderr": run.stderr}))
-
-    try:
-        kept = json.loads(cached_output(record, produce).read_text())
-    except _Failed as failed:
-        return failed.run
-    return CompilerRun(0, kept["stdout"], kept["stderr"])
+    if verified(record):
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            kept = json.loads(record.read_text())
+            return CompilerRun(0, kept["stdout"], kept["stderr"])
+    # Asked without the cache's lock: the first run of a compiler starts the build of the
+    # supervisor, which asks the same question again (--version keys it), in this thread.
+    run = invoke(args, what)
+    if run.returncode == 0:
+        with contextlib.suppress(OSError):  # an answer not kept is asked again next time
+            publish(record, json.dumps({"stdout": run.stdout, "stderr": run.stderr}).encode())
+    return run

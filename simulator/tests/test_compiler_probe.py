@@ -14,7 +14,8 @@ from simulator.compiler_run import invoke
 
 @pytest.fixture
 def asked(monkeypatch, tmp_path) -> list[list[str]]:
-    """The compiler runs probe starts (each still runs), in a cache of the test's own."""
+    """The compiler runs probe starts (each still runs), in a cache of the test's own (whose first
+    compiler run builds the supervisor, which asks g++ its --version through probe too)."""
     monkeypatch.setenv("SIMULATOR_CACHE", str(tmp_path / "cache"))
     runs: list[list[str]] = []
 
@@ -38,7 +39,7 @@ def test_a_second_question_is_answered_from_the_cache_as_the_compiler_answered(a
     first = compiler_probe.probe(["g++", "-print-file-name=libc.so.6"], "a search")
     second = compiler_probe.probe(["g++", "-print-file-name=libc.so.6"], "a search")
     assert first == second == direct
-    assert len(asked) == 1
+    assert asked.count(["g++", "-print-file-name=libc.so.6"]) == 1
 
 
 def test_a_changed_compiler_is_asked_again(asked, tmp_path):
@@ -47,7 +48,7 @@ def test_a_changed_compiler_is_asked_again(asked, tmp_path):
     _fake_compiler(tmp_path / "cxx", "version two, longer")
     os.utime(cxx, ns=(1, 1))
     assert compiler_probe.probe([cxx, "--version"], "--version").stdout == "version two, longer\n"
-    assert len(asked) == 2
+    assert [a[0] for a in asked].count(cxx) == 2
 
 
 def test_a_failed_answer_is_returned_and_not_kept(asked, tmp_path):
@@ -55,7 +56,7 @@ def test_a_failed_answer_is_returned_and_not_kept(asked, tmp_path):
     for _ in range(2):
         run = compiler_probe.probe([cxx, "--version"], "--version")
         assert (run.returncode, run.stdout) == (3, "broken\n")
-    assert len(asked) == 2
+    assert [a[0] for a in asked].count(cxx) == 2
     assert not list((tmp_path / "cache").glob("probe-*.json"))
 
 
@@ -64,7 +65,7 @@ def test_a_cpu_bound_answer_is_kept_per_cpu(asked, tmp_path, monkeypatch):
     for cpu in ("flags: avx2", "flags: avx2", "flags: avx512f"):
         monkeypatch.setattr(compiler_probe, "_cpu_identity", lambda cpu=cpu: cpu)
         assert compiler_probe.probe([cxx, "-march=native"], "a probe", cpu_bound=True).stdout == "macros\n"
-    assert len(asked) == 2
+    assert [a[0] for a in asked].count(cxx) == 2
 
 
 def test_a_variable_that_steers_the_search_keys_the_answer(asked, tmp_path, monkeypatch):
@@ -72,4 +73,4 @@ def test_a_variable_that_steers_the_search_keys_the_answer(asked, tmp_path, monk
     compiler_probe.probe([cxx, "-print-file-name=libc.so.6"], "a search")
     monkeypatch.setenv("LIBRARY_PATH", str(tmp_path))
     compiler_probe.probe([cxx, "-print-file-name=libc.so.6"], "a search")
-    assert len(asked) == 2
+    assert [a[0] for a in asked].count(cxx) == 2
