@@ -93,7 +93,8 @@ class Tier:
     workers: str | None = "auto"  # pytest-xdist `-n`; None runs in one process
     # pytest-xdist `--dist` with the workers (None: its default, "load"); "loadscope" gives each
     # worker whole modules, so that a module-scoped fixture (a program run in each mode, a program
-    # written to the worker's own temporary folder and built) runs once, not once per worker.
+    # written to the worker's own temporary folder and built) runs once, not once per worker;
+    # simulator/tests hands its modules out longest first (simulator/tests/module_order.py).
     dist: str | None = None
     needs: tuple[str, ...] = ()  # keys of REQUIREMENTS: what this machine must have
     kernels: str | None = None  # the CUDA C build before the tests: "simulator", "nvcc" or None

@@ -15,7 +15,7 @@ from pathlib import Path
 from . import link_stubs, modules, toolkit_index
 from .build_cache import cache_dir, cache_key, cache_stem, cached_output, recorded_digest, write_new
 from .compiler_errors import compile_step
-from .compiler_run import invoke
+from .compiler_probe import probe
 from .errors import SimBuildError
 from .modes import BUILD_NAMED, check_build_mode
 from .runtime_build import LIBRARIES, library_object, runtime_object
@@ -50,7 +50,7 @@ def system_symbols(cxx: str) -> frozenset[str]:
     """What the C, math and C++ libraries the compiler links with export (cached in the cache folder)."""
     paths = []
     for name in _SYSTEM_LIBRARIES:
-        found = invoke([cxx, f"-print-file-name={name}"], f"a search for {name}").stdout.strip()
+        found = probe([cxx, f"-print-file-name={name}"], f"a search for {name}").stdout.strip()
         if found and os.path.isabs(found) and os.path.isfile(found):
             paths.append(Path(found).resolve())
     key = cache_key(*(f"{p}:{p.stat().st_mtime_ns}" for p in paths))

@@ -15,7 +15,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from . import cuda_headers
+from . import compiler_probe, cuda_headers
 from .build_cache import cache_dir, cache_key, cached_output
 from .compiler_run import compiler_command, invoke
 from .errors import SimBuildError
@@ -147,7 +147,8 @@ def vectorizing_flags(cxx: str) -> list[str]:
 @cache
 def _native_macros(cxx: str) -> str | None:
     """The macros ``cxx -march=native`` defines (the CPU's features); None when it takes no such flag."""
-    probe = invoke([cxx, "-march=native", "-dM", "-E", "-x", "c++", "/dev/null"], "a probe of -march=native")
+    command = [cxx, "-march=native", "-dM", "-E", "-x", "c++", "/dev/null"]
+    probe = compiler_probe.probe(command, "a probe of -march=native", cpu_bound=True)
     return probe.stdout if probe.returncode == 0 else None
 
 
@@ -168,7 +169,7 @@ def compiler() -> str:
 
 @cache
 def _version_text(cxx: str) -> str:
-    run = invoke([cxx, "--version"], "--version")
+    run = compiler_probe.probe([cxx, "--version"], "--version")
     if run.returncode != 0:
         raise SimBuildError(f"cannot run the C++ compiler {cxx!r}: --version exited with {run.returncode}")
     return run.stdout

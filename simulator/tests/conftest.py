@@ -20,6 +20,8 @@ import pytest
 
 from simulator.modes import TABLE
 
+from . import module_order
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -33,12 +35,19 @@ REPO = TESTS.parent.parent
 SHIPPED = REPO / "torchlight" / "cuda_kernels"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Order the modules by their measured seconds (module_order.py)."""
+    module_order.configure(config)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test of this folder that compiles with nvcc (its name says so) ``kernels``."""
+    """Mark every test of this folder that compiles with nvcc (its name says so) ``kernels``, and
+    start the longest modules first."""
     for item in items:
         mine = TESTS in Path(item.path).resolve().parents
         if mine and "nvcc" in getattr(item, "originalname", item.name):
             item.add_marker(pytest.mark.kernels)
+    module_order.longest_first(items, module_order.load_seconds())
 
 
 def run_cli(
