@@ -119,17 +119,24 @@ class Interchange(BlockLoops):
         return interchange_edit(self.tu, cursor, self.fma), False
 
 
+def require_plain(k: KernelAnalysis) -> None:
+    """:class:`Fallback` unless kernel ``k`` is barrier-free, has no ``__shared__`` variable, calls
+    only CUDA's math functions and names threadIdx only by its components: what a body of one
+    thread loop over the block (this module's and ``block_loops_plain.py``'s) needs."""
+    if k.barriers:
+        raise Fallback("a barrier (block_loops.py rewrites such kernels)")
+    if k.shared:
+        raise Fallback("a __shared__ variable")
+    if not k._threadless(k.body, []):
+        raise Fallback("a call other than CUDA's math functions, or threadIdx other than .x, .y, .z")
+
+
 class InterchangeAnalysis(KernelAnalysis):
     """A barrier-free kernel's body with its lockstep loops taken for barriers (see the module)."""
 
     def __init__(self, tu, cursor) -> None:
         super().__init__(tu, cursor)
-        if self.barriers:
-            raise Fallback("a barrier (block_loops.py rewrites such kernels)")
-        if self.shared:
-            raise Fallback("a __shared__ variable")
-        if not self._threadless(self.body, []):
-            raise Fallback("a call other than CUDA's math functions, or threadIdx other than .x, .y, .z")
+        require_plain(self)
         self.guards: dict[int, object] = {}  # IF_STMT start -> its condition, run per thread
         self.loops: list = []
         self.strides: dict[int, Stride] = {}  # FOR_STMT start -> its grid-stride header

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from .block_loops import _Emitter
 from .block_loops_analysis import Fallback, KernelAnalysis
-from .block_loops_interchange import Interchange, interchange_edit
+from .block_loops_interchange import Interchange, interchange_edit, require_plain
 from .block_loops_simd import narrow_declared
 from .edits import Edit
 
@@ -54,12 +54,7 @@ class _OneRegion(KernelAnalysis):
 
     def __init__(self, tu, cursor) -> None:
         super().__init__(tu, cursor)
-        if self.barriers:
-            raise Fallback("a barrier (block_loops.py rewrites such kernels)")
-        if self.shared:
-            raise Fallback("a __shared__ variable")
-        if not self._threadless(self.body, []):
-            raise Fallback("a call other than CUDA's math functions, or threadIdx other than .x, .y, .z")
+        require_plain(self)
 
 
 def plain_loop_edit(tu, cursor, fma: bool = False) -> Edit | None:

@@ -130,6 +130,17 @@ def _reads_memory(node) -> bool:
     return False
 
 
+def _less_than(k, cond):
+    """The two sides of condition ``cond`` (bare) when it is ``A < B``, else None."""
+    node = _bare(cond)
+    children = list(node.get_children())
+    if node.kind.name != "BINARY_OPERATOR" or len(children) != 2:
+        return None
+    if k.between(children[0], children[1]) != "<":
+        return None
+    return _bare(children[0]), _bare(children[1])
+
+
 def below(k, region, outside: set[int], again: list[int]):
     """``(condition, S)`` when ``region``'s statements are one ``if (X < S) ...`` without ``else``,
     ``X`` the thread's ``threadIdx.x`` as an int and ``S`` a block-uniform int, and the locals it
@@ -139,15 +150,9 @@ def below(k, region, outside: set[int], again: list[int]):
     if len(stmts) != 1 or stmts[0].kind.name != "IF_STMT" or len(list(stmts[0].get_children())) != 2:
         return None
     cond = next(stmts[0].get_children())
-    node = _bare(cond)
-    children = list(node.get_children())
-    if (
-        node.kind.name != "BINARY_OPERATOR"
-        or len(children) != 2
-        or k.between(children[0], children[1]) != "<"
-    ):
+    if (sides := _less_than(k, cond)) is None:
         return None
-    x, s = (_bare(c) for c in children)
+    x, s = sides
     if not (_row_index(k, x) and k._uniform(s)) or any(
         c.type.get_canonical().kind.name != "INT" for c in (x, s)
     ):
@@ -177,15 +182,9 @@ def below_index(k, region, outside: set[int], again: list[int], narrowed: dict):
         ):
             return None
     cond = next(stmts[-1].get_children())
-    node = _bare(cond)
-    children = list(node.get_children())
-    if (
-        node.kind.name != "BINARY_OPERATOR"
-        or len(children) != 2
-        or k.between(children[0], children[1]) != "<"
-    ):
+    if (sides := _less_than(k, cond)) is None:
         return None
-    v, s = (_bare(c) for c in children)
+    v, s = sides
     ref = v.referenced if v.kind.name == "DECL_REF_EXPR" else None
     key = k.tu.off(ref.location) if ref is not None else None
     if key not in narrowed or not k._uniform(s) or s.type.get_canonical().kind.name != "INT":
