@@ -156,6 +156,22 @@ def run_findings(stderr: str) -> list[str]:
     return out
 
 
+def memcheck_faults_as_fibers(
+    loops, fibers, findings, program: Path, marker: str, thread: str, what: str
+) -> None:
+    """Check that memcheck's run with block loops (``loops``) faulted as the fibers' run (``fibers``)
+    did: the same findings as ``findings(stderr)`` reads them (at least one), status 1 and output,
+    each finding at ``program``'s line that carries ``marker`` naming ``thread``, and ``what`` said."""
+    found = findings(loops.stderr)
+    assert found, loops.stderr[-3000:]
+    assert found == findings(fibers.stderr)
+    assert (loops.returncode, loops.stdout) == (fibers.returncode, fibers.stdout)
+    assert loops.returncode == 1, loops.stderr[-3000:]
+    where = f"{program}:{line_of(program, marker)}"
+    assert all(where in f and f.endswith(f"thread {thread}") for f in found), found
+    assert what in loops.stderr, loops.stderr[-3000:]
+
+
 def racecheck_run(program: Path, case: str, fibers: str, memory: str = "shared"):
     """(process, how each kernel ran) of ``program``'s ``case`` under racecheck of ``memory``."""
     env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers, "SIMULATOR_THREADS": "1"}

@@ -17,7 +17,7 @@ import pytest
 
 from simulator.source_compile import translate_source
 
-from .conftest import KERNELS, launch_ways, line_of, run_cli, run_findings
+from .conftest import KERNELS, launch_ways, memcheck_faults_as_fibers, run_cli, run_findings
 
 PROGRAM = KERNELS / "program_memcheck_hoisted.cu"
 # kind -> (marker of the planted line, thread named, what the report says)
@@ -72,14 +72,7 @@ def test_a_planted_fault_runs_the_checked_loop_and_names_what_fibers_name(kind):
     # A fault in prefix_sum fails the launch, and the sticky error keeps tile_sum from launching.
     assert ways and set(ways.values()) == {"as block loops"}, loops.stderr[-3000:]
     assert ways.keys() == fiber_ways.keys() and set(fiber_ways.values()) == {"with fibers"}
-    found = _findings(loops.stderr)
-    assert found, loops.stderr[-3000:]
-    assert found == _findings(fibers.stderr)
-    assert (loops.returncode, loops.stdout) == (fibers.returncode, fibers.stdout)
-    assert loops.returncode == 1, loops.stderr[-3000:]
-    where = f"{PROGRAM}:{line_of(PROGRAM, marker)}"
-    assert all(where in f and f.endswith(f"thread {thread}") for f in found), found
-    assert what in loops.stderr, loops.stderr[-3000:]
+    memcheck_faults_as_fibers(loops, fibers, _findings, PROGRAM, marker, thread, what)
 
 
 def test_in_range_the_unchecked_copies_give_the_fibers_output():

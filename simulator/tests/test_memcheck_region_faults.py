@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from .conftest import KERNELS, launch_ways, line_of, run_cli, run_findings
+from .conftest import KERNELS, launch_ways, memcheck_faults_as_fibers, run_cli, run_findings
 
 PROGRAM = KERNELS / "program_memcheck_region_faults.cu"
 KINDS = {
@@ -44,11 +44,4 @@ def test_a_planted_fault_names_its_thread_line_and_kind_as_fibers_do(kind, bad):
     fibers, fiber_ways = _run(kind, bad, "1")
     assert ways == {"planted": "as block loops"}, loops.stderr[-3000:]
     assert fiber_ways == {"planted": "with fibers"}, fibers.stderr[-3000:]
-    found = _findings(loops.stderr)
-    assert found, loops.stderr[-3000:]
-    assert found == _findings(fibers.stderr)
-    assert (loops.returncode, loops.stdout) == (fibers.returncode, fibers.stdout)
-    assert loops.returncode == 1, loops.stderr[-3000:]
-    where = f"{PROGRAM}:{line_of(PROGRAM, marker)}"
-    assert all(where in f and f.endswith(f"thread ({bad},0,0)") for f in found), found
-    assert what in loops.stderr, loops.stderr[-3000:]
+    memcheck_faults_as_fibers(loops, fibers, _findings, PROGRAM, marker, f"({bad},0,0)", what)
