@@ -639,3 +639,15 @@ class KernelAnalysis(ThreadValues):
                     raise Fallback("a local living across a barrier whose type the build cannot name", var)
                 self.slot_of[key] = len(self.slot_types)
                 self.slot_types.append((f"__sim_slot{len(self.slot_types)}_t", var))
+
+
+def require_plain(k: KernelAnalysis) -> None:
+    """:class:`Fallback` unless kernel ``k`` is barrier-free, has no ``__shared__`` variable, calls
+    only CUDA's math functions and names threadIdx only by its components: what a body of one
+    thread loop over the block (``block_loops_interchange.py``'s and ``block_loops_plain.py``'s) needs."""
+    if k.barriers:
+        raise Fallback("a barrier (block_loops.py rewrites such kernels)")
+    if k.shared:
+        raise Fallback("a __shared__ variable")
+    if not k._threadless(k.body, []):
+        raise Fallback("a call other than CUDA's math functions, or threadIdx other than .x, .y, .z")

@@ -64,7 +64,7 @@ from __future__ import annotations
 import re
 
 from .block_loops import BlockLoops, _Emitter
-from .block_loops_analysis import Fallback, KernelAnalysis
+from .block_loops_analysis import Fallback, KernelAnalysis, require_plain
 from .block_loops_threads import PURE_CALLS
 from .edits import Edit
 
@@ -117,18 +117,6 @@ class Interchange(BlockLoops):
     def _rewrite(self, cursor) -> tuple[Edit | None, bool]:
         """The lockstep edit (or None) for kernel ``cursor``; the checkers keep the plain loop."""
         return interchange_edit(self.tu, cursor, self.fma), False
-
-
-def require_plain(k: KernelAnalysis) -> None:
-    """:class:`Fallback` unless kernel ``k`` is barrier-free, has no ``__shared__`` variable, calls
-    only CUDA's math functions and names threadIdx only by its components: what a body of one
-    thread loop over the block (this module's and ``block_loops_plain.py``'s) needs."""
-    if k.barriers:
-        raise Fallback("a barrier (block_loops.py rewrites such kernels)")
-    if k.shared:
-        raise Fallback("a __shared__ variable")
-    if not k._threadless(k.body, []):
-        raise Fallback("a call other than CUDA's math functions, or threadIdx other than .x, .y, .z")
 
 
 class InterchangeAnalysis(KernelAnalysis):

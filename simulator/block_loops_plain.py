@@ -26,8 +26,8 @@ as they were, and fibers with ``SIMULATOR_FIBERS=1``.
 from __future__ import annotations
 
 from .block_loops import _Emitter
-from .block_loops_analysis import Fallback, KernelAnalysis
-from .block_loops_interchange import Interchange, interchange_edit, require_plain
+from .block_loops_analysis import Fallback, KernelAnalysis, require_plain
+from .block_loops_interchange import Interchange, interchange_edit
 from .block_loops_simd import narrow_declared
 from .edits import Edit
 

@@ -1,5 +1,6 @@
 """Questions to the C++ compiler whose answers its installed files decide (``--version``,
-``-print-file-name=NAME``), answered from the build cache after the first time.
+``-print-file-name=NAME``, and with the CPU ``-march=native``'s macros), answered from the build
+cache after the first time.
 
 Every ``python -m simulator`` asks them once, and each answer costs a process start (tens of
 milliseconds of CPU, more on a loaded machine): a test suite that runs hundreds of programs paid
