@@ -48,15 +48,32 @@ _GCC_ONLY = [
 ]
 
 
+def _swap_line(line: str) -> str:
+    """One line with the GCC-only patterns swapped for clang's own (same length)."""
+    for rx, repl in _GCC_ONLY:
+        line = rx.sub(
+            lambda m, r=repl: r.rjust(len(m.group(0))) if len(r) <= len(m.group(0)) else m.group(0), line
+        )
+    return line
+
+
 def _for_clang(text: str) -> str:
     """``text`` with the GCC-only library lines clang cannot parse swapped for clang's own (same length)."""
-    if _GCC_ONLY_NEEDLE not in text:  # no line to swap: the patterns' scans are skipped
+    # Each pattern matches within one line that holds the needle, so only those lines are scanned:
+    # a CCCL program's 8 MB text took 0.13 CPU s to scan whole, and has two such lines.
+    at = text.find(_GCC_ONLY_NEEDLE)
+    if at < 0:
         return text
-    for rx, repl in _GCC_ONLY:
-        text = rx.sub(
-            lambda m, r=repl: r.rjust(len(m.group(0))) if len(r) <= len(m.group(0)) else m.group(0), text
-        )
-    return text
+    pieces, pos = [], 0
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        pieces += [text[pos:start], _swap_line(text[start:end])]
+        pos = end
+        at = text.find(_GCC_ONLY_NEEDLE, end)
+    pieces.append(text[pos:])
+    return "".join(pieces)
 
 
 HD_BEGIN = "#pragma clang force_cuda_host_device begin\n"

@@ -298,6 +298,37 @@ def test_the_front_ends_quick_scans_find_what_the_full_ones_do():
     ]
 
 
+def _swapped_whole(text: str) -> str:
+    """The GCC-only swap done over the whole text, pattern after pattern (the reference)."""
+    for rx, repl in linemap._GCC_ONLY:
+        text = rx.sub(
+            lambda m, r=repl: r.rjust(len(m.group(0))) if len(r) <= len(m.group(0)) else m.group(0), text
+        )
+    return text
+
+
+@pytest.mark.parametrize("end", ["", "\n", "\r\n"], ids=["no_newline", "newline", "crlf"])
+def test_the_gcc_only_swap_of_the_needles_lines_is_the_whole_texts(end):
+    """linemap._for_clang scans only the lines that hold the needle; the text is the one both
+    patterns give over the whole text, for the lines libstdc++ writes and for near misses."""
+    lines = [
+        "      using __type = _Index_tuple<__integer_pack(_Num)...>;",
+        "    = integer_sequence<_Tp, __integer_pack(_Num)...>;",
+        "\tusing __type = _Index_tuple<__integer_pack(_Num)...>; // not alone on its line",
+        "x using __type = _Index_tuple<__integer_pack(_Num)...>;",
+        "__integer_pack __integer_pack(_Num)",
+        "= integer_sequence<_Tp, __integer_pack(_Num)...>;= integer_sequence<_Tp, __integer_pack(_Num)...>;",
+        "int unrelated;",
+    ]
+    for order in (lines, lines[::-1], lines[1:] + lines[:1]):
+        text = end.join(order) + end
+        assert linemap._for_clang(text) == _swapped_whole(text)
+        assert linemap._for_clang(order[0]) == _swapped_whole(order[0])
+    swapped = linemap._for_clang("\n".join(lines))
+    assert swapped.count("__make_integer_seq") == 2 and len(swapped) == len("\n".join(lines))
+    assert linemap._for_clang(_translated(5)) == _translated(5)
+
+
 def test_the_compiler_headers_build_number_is_the_wheels_metadata(tmp_path, monkeypatch):
     """crt_build reads the first nvidia_cuda_crt dist-info's Version line, as importlib.metadata
     would, and asks importlib.metadata only where there is none."""
