@@ -484,6 +484,16 @@ SMALLER_ARGS: dict[str, tuple[list[str], str]] = {
         "elements are checked",
     ),
     # the fourth fresh sample: as the third's (counted in the source, no run at the run target's)
+    "hecbench/src/all-pairs-distance-cuda": (
+        ["1"],
+        "1 iteration, not 10,000, of each of its three kernels over 224 x 224 instances of 4,096 "
+        "attributes (2e8 terms a kernel: 6e12 at 10,000); each kernel's distances are checked",
+    ),
+    "hecbench/src/qrg-cuda": (
+        ["1"],
+        "1 repeat, not 100,000, of each of its two kernels over 3 x 1,048,576 values (6e11 values at "
+        "100,000); the output of the last repeat is checked, the same for any count",
+    ),
     "hecbench/src/colorwheel-cuda": (
         "10 4096 1".split(),
         "1 launch, not 100, over 4096x4096 pixels (1.7e9 colour computations at 100); the image of the "
