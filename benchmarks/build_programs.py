@@ -21,7 +21,9 @@ to. The built program runs in the copy of its ``cwd`` (in the folder it was buil
 ``"run_in": "build"``, for a program that loads a file its own build makes there, such as a
 ``-fatbin`` module, as a CMake project's programs are run) with its ``args`` and is judged as
 ``real_programs.py`` judges a program (``real_programs.judge``): its check line, or its exit status,
-within ``--limit`` seconds; a single kernel launch may run as long (``SIMULATOR_TIMEOUT``, unless
+within ``--limit`` seconds, its stdout line-buffered (``SIMULATOR_LINE_BUFFERED``, unless the caller
+sets it) as ``real_programs.py``'s runs are, so that a check line before a long benchmark counts
+when it is printed; a single kernel launch may run as long (``SIMULATOR_TIMEOUT``, unless
 the caller sets it: the simulator's default of 60 s would stop a long launch that the program's own
 limit allows, and the program would then check a result its kernel never finished). A build that
 fails is listed as ``build failed`` with its first error
@@ -165,6 +167,9 @@ def build_and_run(
         env["PATH"] = f"{toolkit / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         env["CUDA_HOME"] = env["CUDA_PATH"] = str(toolkit)
     env["SIMULATOR_TIMEOUT"] = env.get("SIMULATOR_TIMEOUT") or f"{limit:g}"
+    # The program writes to a pipe, where its stdout is fully buffered: a check line printed before
+    # a long benchmark would arrive only at the end. Line by line, as real_programs.py's runs.
+    env["SIMULATOR_LINE_BUFFERED"] = env.get("SIMULATOR_LINE_BUFFERED") or "1"
     commands, program = build_commands(prog, copy, nvcc, toolkit)
     for command in commands:
         status, output = run_step(command, copy, env, build_limit - (time.monotonic() - began))

@@ -2,7 +2,7 @@
 allowed, and write them as manifests.
 
 Usage: ``python benchmarks/draw_fresh.py --root DIR [--seed 3917] [--sample programs|builds]
-[--exclude MANIFEST ...] [--counts LABEL=N ...] [--out MANIFEST]``
+[--exclude MANIFEST ...] [--counts LABEL=N ...] [--library-weight W] [--with-build] [--out MANIFEST]``
 
 ``programs`` (default ``benchmarks/manifests/fresh_sample.json``) is a sample for
 ``benchmarks/real_programs.py``: HeCBench folders, NVIDIA's cuda-samples (``4_CUDA_Libraries``
@@ -25,6 +25,11 @@ A later draw takes a new seed and excludes the earlier manifests; ``fresh_sample
 with ``--seed 41207 --exclude`` the fresh, broad, build, limit and llmc_dev_cuda manifests
 (``benchmarks/results/fresh_sample2.md`` gives the command). ``--counts`` sets how many programs
 a source of the ``programs`` sample gives (its label in ``PROGRAM_SOURCES``), for a smaller draw.
+``--library-weight W`` draws a program that uses CUB, Thrust, cuBLAS, cuRAND or cooperative groups
+(``library_use.py``) W times as often as one that does not (a weighted order in place of the
+shuffle; 1, the default, is the shuffle); ``--with-build`` gives the ``programs`` sample's entries
+their own build too, for ``build_programs.py``. ``fresh_sample4.json`` was drawn with both
+(``benchmarks/results/fresh_sample4.md``).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from pathlib import Path
 
 from draw_sample import EXIT, pick_reviewed
 from fresh_checks import CHECKS, SMALLER_ARGS
+from library_use import libraries_used, weighted_order
 from program_finder import (
     Candidate,
     cmake_programs,
@@ -275,10 +281,16 @@ def entry(c: Candidate, check: dict, with_build: bool) -> dict:
 
 
 def draw_sources(
-    root: Path, seed: int, sources: dict, avoid: set[str], with_build: bool
+    root: Path,
+    seed: int,
+    sources: dict,
+    avoid: set[str],
+    with_build: bool,
+    library_weight: float = 1.0,
 ) -> tuple[list[dict], list[str], list[str]]:
     """The entries drawn from each of ``sources`` (none named in ``avoid``), one line of ``about``
-    per source, and the drawn programs not yet in ``CHECKS``."""
+    per source, and the drawn programs not yet in ``CHECKS``. A ``library_weight`` other than 1
+    draws a program that uses one of ``LIBRARY_USE``'s libraries that many times as often."""
     rng = random.Random(seed)
     programs, about, unreviewed = [], [], []
     short = 0  # what the sources before this one could not fill, for lack of candidates
@@ -286,7 +298,11 @@ def draw_sources(
         count += short
         pool, left_out = find(root, source)
         pool = [c for c in pool if c.name not in avoid]
-        rng.shuffle(pool)
+        uses = {c.name: libraries_used(program_text(root, c)) for c in pool}
+        if library_weight == 1:
+            rng.shuffle(pool)  # as every draw before the weight was added
+        else:
+            pool = weighted_order(pool, rng, lambda c, uses=uses: library_weight if uses[c.name] else 1.0)
         # Data kept with DVC (HeCBench's data folders) is not in a plain checkout: such a program is
         # passed over in the shuffled order, which leaves the order of the others as it was.
         unfetched = [c for c in pool if unfetched_data(root, c)]
@@ -301,13 +317,25 @@ def draw_sources(
         for why in left_out.values():
             kind = LEFT_OUT.get(why.split(" ", 1)[0], why)
             reasons[kind] = reasons.get(kind, 0) + 1
+        drawn_uses = _library_counts(uses[c.name] for c, _ in picked)
+        pool_uses = sum(1 for c in pool + unfetched if uses[c.name])
         about.append(
             f"{label}: github.com/{source.repo} at {source.commit[:12]} ({len(picked)} drawn from "
-            f"{len(pool) + len(unfetched)} candidates; {skipped} passed over as not self-checking, "
+            f"{len(pool) + len(unfetched)} candidates, {pool_uses} of them using a library; "
+            f"the drawn use {drawn_uses}; {skipped} passed over as not self-checking, "
             f"{len(unfetched)} as needing data kept with DVC; left out before the "
             f"draw: {'; '.join(f'{n} {k}' for k, n in sorted(reasons.items())) or 'none'})"
         )
     return programs, about, unreviewed
+
+
+def _library_counts(uses) -> str:
+    """How many programs use each library, in words (``uses``: each program's list)."""
+    counts: dict[str, int] = {}
+    for names in uses:
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+    return ", ".join(f"{name} {n}" for name, n in sorted(counts.items())) or "no library"
 
 
 def program_counts(items: list[str]) -> dict[str, int]:
@@ -330,17 +358,26 @@ def draw_programs(
     avoid: frozenset[str] = frozenset(),
     excluded: str = "",
     counts: dict[str, int] | None = None,
+    library_weight: float = 1.0,
+    with_build: bool = False,
 ) -> tuple[dict, list[str]]:
     """The ``programs`` sample's manifest (none of ``avoid``, the programs of the manifests named in
-    ``excluded``; ``counts`` by label in place of ``PROGRAM_SOURCES``'s) and the drawn programs not
-    yet in ``CHECKS``."""
+    ``excluded``; ``counts`` by label in place of ``PROGRAM_SOURCES``'s; ``library_weight`` as
+    ``draw_sources`` takes it; ``with_build``: each entry also says how its own build files build
+    it) and the drawn programs not yet in ``CHECKS``."""
     sources = {label: (src, (counts or {}).get(label, n)) for label, (src, n) in PROGRAM_SOURCES.items()}
-    programs, about, unreviewed = draw_sources(root, seed, sources, set(avoid), with_build=False)
+    programs, about, unreviewed = draw_sources(root, seed, sources, set(avoid), with_build, library_weight)
     leaves_out = f"; none of the {len(avoid)} programs of {excluded}" if excluded else ""
+    weighted = (
+        f", a program using a library (see LIBRARY_USE in library_use.py) weighted {library_weight:g}"
+        if library_weight != 1
+        else ""
+    )
     manifest = {
         "about": f"A random draw (seed {seed}) by benchmarks/draw_fresh.py --sample programs, libraries "
-        f"allowed (see OUT_OF_SCOPE and LIBRARIES there){leaves_out}; each program with the sources, "
-        "flags and arguments its own build files give; --root holds the checkouts: " + "; ".join(about),
+        f"allowed (see OUT_OF_SCOPE and LIBRARIES there){weighted}{leaves_out}; each program with the "
+        "sources, flags and arguments its own build files give; --root holds the checkouts: "
+        + "; ".join(about),
         "programs": programs,
     }
     return manifest, unreviewed
@@ -402,12 +439,29 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(PROGRAM_SOURCES)
         + ")",
     )
+    p.add_argument(
+        "--library-weight",
+        type=float,
+        default=1.0,
+        metavar="W",
+        help="draw a program that uses CUB, Thrust, cuBLAS, cuRAND or cooperative groups W times as "
+        "often (default 1: the plain shuffle of the earlier draws)",
+    )
+    p.add_argument(
+        "--with-build",
+        action="store_true",
+        help="programs sample: each entry also says how its own build files build it (for build_programs.py)",
+    )
     p.add_argument("--out", type=Path, help="default: manifests/fresh_sample.json or build_sample.json")
     a = p.parse_args(argv)
     root = a.root.resolve()
     try:
         avoid, excluded = excluded_programs(a.exclude)
         counts = program_counts(a.counts)
+        if not a.library_weight > 0:
+            raise ValueError(
+                f"--library-weight {a.library_weight:g}: give a weight above 0 (1: no weighting)"
+            )
     except ValueError as e:
         p.error(str(e))
     needed = [*PROGRAM_SOURCES.values()] + ([(RODINIA, 0)] if a.sample == "builds" else [])
@@ -419,11 +473,13 @@ def main(argv: list[str] | None = None) -> int:
             )
     programs_out = MANIFESTS / "fresh_sample.json"
     if a.sample == "programs":
-        manifest, unreviewed = draw_programs(root, a.seed, avoid, excluded, counts)
+        manifest, unreviewed = draw_programs(
+            root, a.seed, avoid, excluded, counts, a.library_weight, a.with_build
+        )
         out = a.out or programs_out
     else:
         # The programs sample is drawn again (not read back), so that the two never share a program.
-        drawn, unreviewed = draw_programs(root, a.seed, avoid, excluded, counts)
+        drawn, unreviewed = draw_programs(root, a.seed, avoid, excluded, counts, a.library_weight)
         manifest, more = draw_builds(root, a.seed, {e["name"] for e in drawn["programs"]} | avoid)
         unreviewed += more
         out = a.out or MANIFESTS / "build_sample.json"

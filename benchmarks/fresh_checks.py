@@ -315,6 +315,50 @@ CHECKS: dict[str, dict | None] = {
     # the book's demonstration of an error reported late; prints what each call returned
     "cudahandbook/concurrency/cudaGetLastErrorIsAsynchronous": None,
     "cudahandbook/texturing/surf1Dmemset": None,  # prints the surface
+    # --- the fourth fresh sample (seed 60719, libraries weighted 8, fresh_sample4.json) ---
+    "hecbench/src/colorwheel-cuda": PASS_LINE,  # "Verification failed ..." in its place
+    "hecbench/src/concat-cuda": PASS_LINE,
+    "hecbench/src/pcc-cuda": None,  # prints a checksum
+    "hecbench/src/softmax-cuda": PASS_LINE,
+    "hecbench/src/mrg32k3a-cuda": PASS_LINE,  # cuRAND's host generator against its device one
+    "hecbench/src/attention-cuda": PASS_LINE,
+    # checks the double-precision results only; "Mismatch at batch index" and goes on, exiting 0
+    "hecbench/src/blas-gemmStridedBatched-cuda": {**EXIT, "fails": "Mismatch"},
+    "hecbench/src/qrg-cuda": PASS_LINE,
+    # "... does not agree with the reference!" for a wrong segment size, exiting 0
+    "hecbench/src/segment-reduce-cuda": {**EXIT, "fails": "does not agree"},
+    "hecbench/src/all-pairs-distance-cuda": {**EXIT, "fails": "^FAIL"},  # a line per kernel; exits 1 too
+    "hecbench/src/ccsd-trpdrv-cuda": PASS_LINE,
+    # "Output items: PASS/FAIL" and "Aggregate: PASS/FAIL" for each of its 18 configurations
+    "hecbench/src/blockScan-cuda": {**EXIT, "fails": "FAIL"},
+    # exits 0 either way; says so when the estimate is off by more than its tolerance
+    "cuda-samples/Samples/2_Concepts_and_Techniques/MC_EstimatePiP/MC_EstimatePiP": {
+        **EXIT,
+        "fails": "does not match expected result",
+    },
+    # each child process checks the buffers the others wrote and exits 1 on a mismatch; the parent
+    # exits 1 when a child does (2 when it waives)
+    "cuda-samples/Samples/2_Concepts_and_Techniques/streamOrderedAllocationIPC/streamOrderedAllocationIPC": {
+        **EXIT,
+    },
+    "cuda-samples/Samples/6_Performance/LargeKernelParameter/LargeKernelParameter": {
+        "passes": "^Test passed!"
+    },
+    "cuda-samples/Samples/0_Introduction/simpleTextureDrv/simpleTextureDrv": EXIT,  # compareData's verdict
+    "cudahandbook/gemm/sgemm2Cache": None,  # prints the largest error against cuBLAS, decides nothing
+    "cudahandbook/gemm/sgemm6WmmaAsync": None,  # prints the largest error against cuBLAS, decides nothing
+    # "exact" or "MISMATCH" at the end of each size's line (box sums against the host's), exits 0
+    "cudahandbook/corr/integralImage": {**EXIT, "fails": "MISMATCH"},
+    "cudahandbook/concurrency/nullDtoHMemcpySync": None,  # prints times
+    "hecbench/src/blas-fp8gemm-cuda": None,  # prints times
+    "cudahandbook/texturing/tex1d_unnormalized": None,  # prints the fetched values
+    # prints "Mismatch: ..." when the spinlocked sum is off by more than 1e-6, exiting 0
+    "cudahandbook/memory/spinlockReduction": {**EXIT, "fails": "^Mismatch"},
+    "cudahandbook/reduction/reduction": EXIT,  # "Sum is wrong" and exit 1 for any wrong sum
+    "hecbench/src/attentionMultiHead-cuda": PASS_LINE,
+    "cudahandbook/SMs/testShuffle": None,  # prints the shuffled values
+    "cudahandbook/concurrency/concurrencyMemcpyKernel": None,  # prints times; fails on API errors only
+    "cudahandbook/memory/AOStoSOA": EXIT,  # "Mismatch at ..." then exit 1 for a wrong element
 }
 
 # Arguments smaller than the run target's, where a run with the run target's went past 90 s under
@@ -438,5 +482,57 @@ SMALLER_ARGS: dict[str, tuple[list[str], str]] = {
         "100000000 256 1".split(),
         "1 repeat, not 100, of each kernel on its 10^8 elements (2e10 element visits at 100); the same "
         "elements are checked",
+    ),
+    # the fourth fresh sample: as the third's (counted in the source, no run at the run target's)
+    "hecbench/src/all-pairs-distance-cuda": (
+        ["1"],
+        "1 iteration, not 10,000, of each of its three kernels over 224 x 224 instances of 4,096 "
+        "attributes (2e8 terms a kernel: 6e12 at 10,000); each kernel's distances are checked",
+    ),
+    "hecbench/src/qrg-cuda": (
+        ["1"],
+        "1 repeat, not 100,000, of each of its two kernels over 3 x 1,048,576 values (6e11 values at "
+        "100,000); the output of the last repeat is checked, the same for any count",
+    ),
+    "hecbench/src/colorwheel-cuda": (
+        "10 4096 1".split(),
+        "1 launch, not 100, over 4096x4096 pixels (1.7e9 colour computations at 100); the image of the "
+        "last launch is checked, the same for any count",
+    ),
+    "hecbench/src/softmax-cuda": (
+        "100000 784 0 1".split(),
+        "1 repeat, not 100, of each implementation over 100,000 x 784 values (1.6e10 element visits, "
+        "each read three times, at 100); the output of the last repeat is checked",
+    ),
+    "hecbench/src/attention-cuda": (
+        "65536 2048 0 1".split(),
+        "1 repeat, not 1000, of its kernels over 65,536 x 2,048 keys and values (2.7e11 element reads at "
+        "1000); the output of the last repeat is checked",
+    ),
+    "hecbench/src/blas-gemmStridedBatched-cuda": (
+        "-n 100 -r 1".split(),
+        "a batch of 100, not 25,000, and 1 timed repeat, not 10 (sizes 2 to 100 in three precisions: "
+        "2.8e11 FLOP at the defaults); every size's double-precision batch is checked as before",
+    ),
+    "hecbench/src/segment-reduce-cuda": (
+        "1024 1".split(),
+        "16,777,216 elements (multiplier 1024), not 268M (16384), and 1 repeat, not 100, of reduce_by_key "
+        "for each of 11 segment sizes (3e11 element visits at the run target's); each size is checked",
+    ),
+    "hecbench/src/ccsd-trpdrv-cuda": (
+        "160 400 5".split(),
+        "5 iterations, not 100 (7.2e8 FLOP of dgemm each on the device and again on the host: 1.4e11 at "
+        "100); the energies after the last iteration are compared, the same for any count",
+    ),
+    "hecbench/src/attentionMultiHead-cuda": (
+        ["100"],
+        "100 launches, not 100,000, of its 64-block kernel (about 3e5 FLOP a launch: 3e10 at 100,000); "
+        "the output of the last launch is checked, the same for any count",
+    ),
+    "hecbench/src/blockScan-cuda": (
+        "16 1".split(),
+        "16 blocks, not 2,227,104, and 1 timed repeat, not 100 (each of 18 configurations launches 100 + "
+        "repeat times a grid of 1,024-item tiles: 8e12 items at the run target's); each block scans the "
+        "same tile, and the first launch of each configuration is checked as before",
     ),
 }

@@ -253,8 +253,11 @@ class DeviceCodeWalk:
         if start < 0 or end <= start:
             return False
         path, line = self.src.where(start)
-        self.unit.edits.append(Edit(start, start, [f"((void)::__sim::call_site({c_string(path)}, {line}), "]))
-        self.unit.edits.append(Edit(end, end, [")"]))
+        # One edit around the call, not an insertion at each end: a construct that starts or ends
+        # where the call does (``__syncthreads_count(p) << bit``, whose shift is rewritten) must
+        # hold both halves, or the closing one is lost between the shift's operands.
+        opening = f"((void)::__sim::call_site({c_string(path)}, {line}), "
+        self.unit.edits.append(Edit(start, end, [opening, (start, end), ")"], exact=True))
         return True
 
     def _device_clock(self, call, ref, where: int) -> bool:
