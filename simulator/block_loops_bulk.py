@@ -17,14 +17,16 @@ thread, line and access as with fibers.
 
 The front end decides the shape, conservatively (:func:`bulk_guard`): every statement and
 expression of a kind ``block_loops_cells.QUIET_KINDS`` lists (no call, atomic, copy or barrier but
-the pure math functions below, whose arguments are values), every assignment, ``++`` and ``--``
-to a local of the kernel or to such an element, no address taken, no reference, every other
-subscript through a kernel parameter's pointer or a thread's own local array. The block's values
+the pure math functions below, whose parameters are values), every assignment, ``++`` and ``--``
+to a local of the kernel, to such an element, or to an element through a kernel parameter's
+pointer or of a thread's own local array (never shared memory), no address taken, no reference,
+every other subscript through such a pointer or array. A region that stores to no shared memory
+(its reads of that shape) qualifies too: its threads meet at no written byte. The block's values
 decide the rest when the region runs (``bulk_clean``): the ranges over the threads the loop runs,
 conditions left out (wider than what the threads touch, never narrower), every integer operation
-of a subscript exact in its type over those threads, and a block of one row (``dim.y`` and
-``dim.z`` 1: threads apart only in ``y`` or ``z`` would share every element a region subscripts by
-``x`` alone).
+of a subscript exact in its type over those threads, and, where the region stores to shared memory,
+a block of one row (``dim.y`` and ``dim.z`` 1: threads apart only in ``y`` or ``z`` would share
+every element a region subscripts by ``x`` alone).
 """
 
 from __future__ import annotations
