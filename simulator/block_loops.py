@@ -30,6 +30,7 @@ the running thread), ``block_loops_order.py`` whether the checkers may run them 
 from __future__ import annotations
 
 from .block_loops_analysis import SCALARS, Fallback, KernelAnalysis, Region
+from .block_loops_bulk import bulk_guard, bulk_regions
 from .block_loops_epochs import unjudged_regions
 from .block_loops_hoist import unchecked_guard
 from .block_loops_order import checkers_may_loop
@@ -138,6 +139,7 @@ class _Emitter:
         self.target = ' __attribute__((target("fma")))' if fma else ""
         self.leave_unjudged = unjudged  # whether to leave the regions of unjudged_regions uninstrumented
         self.unjudged: dict[int, str | None] = {}  # those regions (their ids) -> when (None: always)
+        self.bulk: set[int] = set()  # regions the race check may judge once per block (block_loops_bulk.py)
         self.hoisted = hoisted  # memcheck: regions whose checks a block can pass get a copy without them
         # A body that memcheck and the shared-memory race check never run (the launch's kind is
         # kBlockLoopsFast or kInterchangedFast) asks block_loop_fast(), which is null at compile
@@ -148,6 +150,7 @@ class _Emitter:
         """The edit replacing the kernel's body by the block loops, the original body kept for fibers."""
         start, end = self.tu.rng(self.k.body)
         self.unjudged = unjudged_regions(self.k, plan) if self.leave_unjudged else {}
+        self.bulk = bulk_regions(self.k, plan, self.unjudged) if self.leave_unjudged else set()
         parts: list = [f"{{ if (const ::__sim::PlainBlock* const __sim_blk = {self.guard}) {{"]
         for i, (alias, var) in enumerate(self.k.slot_types):
             spelled = var.type.spelling
@@ -371,7 +374,23 @@ class _Emitter:
             parts += [" if (::__sim::kHoistChecks && (", *guard, "))", *loop(True, False)]
             parts += [" else", *loop(True)]
         elif id(region) not in self.unjudged:
-            parts += loop(True)
+            accesses = None
+            if id(region) in self.bulk and not self._prelude(region):
+                if self._thread_loop(region) == "for_each_plain_thread(*__sim_blk, ":
+                    accesses = bulk_guard(self.k, region, outside)
+            if accesses is not None:
+                # Unjudged where the block's values show that no two threads meet at a byte one of
+                # them writes, judged otherwise (block_loops_bulk.py, runtime/block_loops_bulk.h).
+                # A prefix region's fast form takes its condition as true, exact below its bound.
+                taken = prefix is not None and prefix[2] is None and not narrowed and not declared_narrow
+                judge = "[&](::__sim::bulk_judge& __sim_j) __attribute__((no_sanitize_thread)) {"
+                parts += [" if (::__sim::bulk_clean(*__sim_blk, ", *bound, f", {judge}", *accesses, " }))"]
+                head = f" ::__sim::for_each_bulk_thread<{'true' if taken else 'false'}>(*__sim_blk, "
+                attribute = " __attribute__((no_sanitize_thread))"
+                parts += [head, *bound, f", [&]({params}){self.target}{attribute} {{", *body, "\n });"]
+                parts += [" else", *loop(True)]
+            else:
+                parts += loop(True)
         elif (guard := self.unjudged[id(region)]) is None:
             parts += loop(False)
         else:

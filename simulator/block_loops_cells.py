@@ -294,9 +294,26 @@ def epoch_neighbours(plan: list, before: frozenset | None, after: frozenset | No
     def union(a, b):
         return None if a is None or b is None else a | b
 
+    def last(i: int) -> frozenset | None:
+        """What may run last of ``plan[:i + 1]``: a loop's body's last item, or, where a ``for``
+        or ``while`` runs no step, what came before the loop (None where a jump leaves the body)."""
+        item = plan[i]
+        if item[0] in ("loop", "do") and item[3] and not _jumps(item[3]):
+            body = edge(item[3][-1])
+            return body if item[0] == "do" else union(body, last(i - 1) if i > 0 else before)
+        return edge(item)
+
+    def first(i: int) -> frozenset | None:
+        """What may run first of ``plan[i:]``, as ``last`` does from the other end."""
+        item = plan[i]
+        if item[0] in ("loop", "do") and item[3] and not _jumps(item[3]):
+            body = edge(item[3][0])
+            return body if item[0] == "do" else union(body, first(i + 1) if i + 1 < len(plan) else after)
+        return edge(item)
+
     for i, item in enumerate(plan):
-        prev = edge(plan[i - 1]) if i > 0 else before
-        nxt = edge(plan[i + 1]) if i + 1 < len(plan) else after
+        prev = last(i - 1) if i > 0 else before
+        nxt = first(i + 1) if i + 1 < len(plan) else after
         kind = item[0]
         if kind == "region":
             out[id(item[1])] = (prev, nxt)
@@ -310,3 +327,15 @@ def epoch_neighbours(plan: list, before: frozenset | None, after: frozenset | No
             epoch_neighbours(item[3], prev, nxt, out)
             if item[4] is not None:
                 epoch_neighbours(item[4], prev, nxt, out)
+
+
+def _jumps(plan: list) -> bool:
+    """Whether ``plan`` (a loop's body) holds a ``break`` or ``continue`` between its regions."""
+    for item in plan:
+        if item[0] == "jump":
+            return True
+        if item[0] == "compound" and _jumps(item[2]):
+            return True
+        if item[0] == "if" and (_jumps(item[3]) or (item[4] is not None and _jumps(item[4]))):
+            return True
+    return False

@@ -667,5 +667,7 @@ SIM_DEVICE_FMA_TARGET static inline void for_each_flagged_thread(
 
 // memcheck's regions whose checks are made once per block: their loop and the test before it.
 #include "block_loops_hoist.h"
+// The shared-memory race check's regions judged once per block: the judgement and their loop.
+#include "block_loops_bulk.h"
 
 #endif  // CUDA_CPU_SIMULATOR_BLOCK_LOOPS_H
