@@ -268,6 +268,34 @@ __attribute__((noinline)) static inline void tex_sample(const TexData& t, const 
         a[k] = (fr == fr) ? std::nearbyint(fr * 256.0f) / 256.0f : 0.0f;
     }
     float acc[4] = {0, 0, 0, 0};
+    if (t.nch == 1 && t.bits == 32 && t.kind == cudaChannelFormatKindFloat) {
+        // A float texture's texel is one load: read here, not through tex_texel's channel loop,
+        // whose doubles the caller read back as one vector (a store-forwarding stall at each of
+        // the corners). The same products in the same order, so the same sums; a texel's missing
+        // channels add wgt * 0, which leaves a sum that starts at +0 as it was.
+        for (int corner = 0; corner < (1 << dims); corner++) {
+            int i[3] = {0, 0, 0};
+            float wgt = 1.0f;
+            for (int k = 0; k < dims; k++) {
+                const int hi = (corner >> k) & 1;
+                i[k] = i0[k] + hi;
+                wgt *= hi ? a[k] : 1.0f - a[k];
+            }
+            int r[3] = {0, 0, 0};
+            bool border = false;
+            for (int k = 0; k < dims && !border; k++) border = !tex_index(i[k], n[k], mode[k], &r[k]);
+            if (border) {
+                for (int c = 0; c < 4; c++) acc[c] += wgt * (float)(double)s.border[c];
+                continue;
+            }
+            if (layer >= 0) r[dims] = tex_layer(t, layer);
+            float f;
+            std::memcpy(&f, t.base + (size_t)r[2] * t.slice + (size_t)r[1] * t.pitch + (size_t)r[0] * t.elem, 4);
+            acc[0] += wgt * f;
+        }
+        for (int c = 0; c < 4; c++) out[c] = acc[c];
+        return;
+    }
     for (int corner = 0; corner < (1 << dims); corner++) {
         int i[3] = {0, 0, 0};
         float wgt = 1.0f;

@@ -20,6 +20,7 @@ OBJECTS = KERNELS / "textures_objects.cu"
 SURFACES = KERNELS / "textures_surfaces.cu"
 TEXREF = KERNELS / "textures_references.cu"
 MIPMAP = KERNELS / "textures_mipmap.cu"
+FLOAT_PATH = KERNELS / "textures_float_path.cu"
 
 WRAP, CLAMP, MIRROR, BORDER = range(4)
 MODES = ["wrap", "clamp", "mirror", "border"]
@@ -271,6 +272,18 @@ def test_out_of_range_coordinates_never_read_outside_the_arrays(objects):
     _, _, stderr = objects
     assert "AddressSanitizer" not in stderr
     assert "finding" not in stderr
+
+
+@pytest.mark.parametrize("mode", ["fast", "memcheck"])
+def test_one_channel_float_linear_fetches_match_the_general_path_bit_for_bit(mode):
+    """A one-channel float texture's linear fetches (their own path in the runtime) equal those
+    of a four-channel float texture holding the same first channel and zeros, in all four
+    components, border corners included; under memcheck no read leaves the arrays."""
+    values, _, stderr = _run(FLOAT_PATH, mode)
+    assert int(values["samples"]) == 4 * 4 * 2 * 23**3
+    assert int(values["border_samples"]) > 0  # the border colour's other channels were summed
+    assert values["mismatches"] == "0"
+    assert "AddressSanitizer" not in stderr
 
 
 @pytest.mark.parametrize("program", [OBJECTS, SURFACES, MIPMAP], ids=["objects", "surfaces", "mipmap"])
