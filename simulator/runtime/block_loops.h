@@ -328,6 +328,21 @@ struct per_thread {
             ::__sim::keep(data[t], v);
         }
     }
+    // get and keep in memcheck's region copies without checks (block_loops_hoist.h): a scalar by a
+    // plain access, which g++ may vectorise with the loop (SIM_RUNTIME_ACCESS: UBSan instruments an
+    // inlined function's body by its own attributes, AddressSanitizer by the caller's), any other
+    // type as keep stores it.
+    template <class V = U>
+    SIM_RUNTIME_ACCESS V load(int t) const {
+        return data[t];
+    }
+    SIM_RUNTIME_ACCESS void store(int t, const U& v) {
+        if constexpr (kRaw && std::is_copy_assignable_v<U> && std::is_scalar_v<U>) {
+            data[t] = v;
+        } else {
+            keep(t, v);
+        }
+    }
 };
 
 // Where a thread loop writes the running thread's threadIdx: through the declaration kernel code
