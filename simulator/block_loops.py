@@ -32,7 +32,7 @@ from __future__ import annotations
 from .block_loops_analysis import SCALARS, Fallback, KernelAnalysis, Region
 from .block_loops_bulk import bulk_guard, bulk_regions
 from .block_loops_epochs import unjudged_regions
-from .block_loops_hoist import unchecked_guard
+from .block_loops_hoist import unchecked_guard, unchecked_parts
 from .block_loops_order import checkers_may_loop
 from .block_loops_simd import NARROW_LIMIT, below, below_index, narrow, narrow_declared, unroll_hints
 from .block_loops_wmma import mma_parts
@@ -352,14 +352,15 @@ class _Emitter:
                 # memcheck's copy without ASan's and UBSan's checks (block_loops_hoist.py).
                 head = call[0].replace("for_each_plain_thread", "for_each_unchecked_thread")
                 attribute = ' __attribute__((no_sanitize("address", "undefined")))'
-                return [head, *call[1:], f"[&]({params}){self.target}{attribute} {{", *body, "\n });"]
+                text = [head, *call[1:], f"[&]({params}){self.target}{attribute} {{", *body, "\n });"]
+                return unchecked_parts(text, again_names)
             if judged:
                 return [*call, f"[&]({params}){self.target} {{", *body, "\n });"]
             attribute = " __attribute__((no_sanitize_thread))"
             head = f" ::__sim::for_each_unjudged_thread(*__sim_blk, [&]({params}){self.target}{attribute} {{"
             return [head, *body, "\n });"]
 
-        guard = None
+        guard, again_names = None, set()
         if (
             self.hoisted
             and id(region) not in self.unjudged
@@ -367,7 +368,7 @@ class _Emitter:
             and not self._prelude(region)
         ):
             if self._thread_loop(region) == "for_each_plain_thread(*__sim_blk, ":
-                guard = unchecked_guard(self.k, region, outside, bound)
+                guard, again_names = unchecked_guard(self.k, region, outside, bound, again) or (None, set())
         if guard is not None:
             # memcheck's build alone: the copy without checks where the block's values keep every
             # check of the region from firing, the instrumented loop otherwise (runtime/block_loops_hoist.h).

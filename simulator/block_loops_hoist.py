@@ -34,12 +34,14 @@ built-in indices' are refused.
 
 from __future__ import annotations
 
+import re
+
 from .block_loops_analysis import KernelAnalysis, Region
 from .block_loops_cells import _extents, _local, _thread_member
 from .block_loops_simd import _COUNTED
 from .block_loops_threads import TRANSPARENT
 
-__all__ = ["unchecked_guard"]
+__all__ = ["unchecked_guard", "unchecked_parts"]
 
 # Values a region may read, assign or compare: no load of them is checked but ASan's.
 _VALUES = frozenset({"INT", "UINT", "FLOAT", "DOUBLE"})
@@ -316,18 +318,69 @@ class _Region:
         return None
 
 
-def unchecked_guard(k: KernelAnalysis, region: Region, outside: set[int], below: list) -> list | None:
+def unchecked_guard(
+    k: KernelAnalysis, region: Region, outside: set[int], below: list, again: list[int] = ()
+) -> tuple[list, set[str]] | None:
     """Parts of a C++ condition, evaluated once per block before ``region``'s loop, under which no
-    check of the region can fire for any of the block's threads, or None when the region is not of
-    the short list (see the module's docstring). ``outside``: its statements run for the block, not
-    in the loop; ``below``: the loop's prefix bound (parts of C++; ``2147483647``: none)."""
+    check of the region can fire for any of the block's threads, and the names of the recomputed
+    locals (``again``: their keys) that the region's copy without checks may compute again, or None
+    when the region is not of the short list (see the module's docstring). ``outside``: its
+    statements run for the block, not in the loop; ``below``: the loop's prefix bound (parts of C++;
+    ``2147483647``: none). A recomputed local qualifies where its initializer is an integer
+    expression the walk can bound, which then must fit its types for the block's threads too: the
+    copy computes the slot's value again, with no operation that could overflow."""
     walk = _Region(k, below)
     stmts = [s for s in region.stmts if id(s) not in outside]
     if not stmts or not all(walk.stmt(s) for s in stmts):
         return None
+    names: set[str] = set()
+    for key in again:
+        var, init = k.recomputed[key]
+        limits = _LIMITS.get(_type(var))
+        span = walk.span(init) if limits is not None else None
+        if span is not None:
+            walk._record(["::__sim::span_fits(::__sim::span_in(", *span, f", {limits}))"])
+            names.add(var.spelling)
     if not walk.checks:
-        return ["true"]
+        return ["true"], names
     parts: list = []
     for i, check in enumerate(walk.checks):
         parts += ([" && "] if i else []) + check
-    return parts
+    return parts, names
+
+
+# The front end's own text in a region's loop and body (block_loops.py), as the copy without checks
+# has it: the loop's fast form and prefix bound where the block's checks allow them (a fast build's,
+# kRecompute there; the parts that begin so), and the per-thread slots by plain accesses
+# (per_thread::load and store; anywhere in a part).
+_UNCHECKED_FLAGS = (
+    ("::__sim::kRecompute ? ", "::__sim::kRecomputeUnchecked ? "),
+    ("::__sim::kPrefixBound ? ", "::__sim::kRecomputeUnchecked ? "),
+    ("::__sim::kPrefixBelow ? ", "::__sim::kRecomputeUnchecked ? "),
+)
+_UNCHECKED_SLOTS = ((".get(__sim_t)", ".load(__sim_t)"), (".keep(__sim_t, ", ".store(__sim_t, "))
+_RECOMPUTED = re.compile(r"^ \S+ (\w+) = ::__sim::kRecomputeIndexed \? ")
+
+
+def unchecked_parts(parts: list, names: set[str]) -> list:
+    """``parts`` (the front end's text: strings, and ranges of the kernel's) as the region's copy
+    without checks has them: see ``_UNCHECKED_FLAGS`` and ``_UNCHECKED_SLOTS``; the declarations
+    of the recomputed locals ``names`` of a region whose threadIdx is its loop's index compute
+    them again (kRecomputeUnchecked), where the other copy reads their slots. A bound a prefix
+    region's condition gives is evaluated once for the block: it is a name, a literal, or an
+    integer expression whose every operation the block's test showed to fit its type."""
+    out: list = []
+    for p in parts:
+        if isinstance(p, str):
+            if p == "::__sim::kRecompute":  # the fast form's check (block_loops_simd.py)
+                p = "::__sim::kRecomputeUnchecked"
+            for old, new in _UNCHECKED_FLAGS:
+                if p.startswith(old):
+                    p = new + p[len(old) :]
+            for old, new in _UNCHECKED_SLOTS:
+                p = p.replace(old, new)
+            m = _RECOMPUTED.match(p)
+            if m is not None and m[1] in names:
+                p = p.replace("::__sim::kRecomputeIndexed ? ", "::__sim::kRecomputeUnchecked ? ", 1)
+        out.append(p)
+    return out

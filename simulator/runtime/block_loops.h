@@ -21,6 +21,9 @@ namespace __sim {
 #if defined(SIM_SHARED_RACES)
 SIM_API void block_loop_epoch();  // shared_races.cpp: a barrier released, a new epoch
 #endif
+// memcheck: storage for the per-thread slots of a block-loop local, kept by the worker between
+// the blocks of a launch (device_api.cpp); null where the block allocates its own.
+SIM_API void* kept_slots(size_t bytes, size_t align);
 #endif  // !SIM_MODE_FREE
 
 // The threads of one block of a barrier-free launch, run one after another by the launch's
@@ -254,8 +257,9 @@ static inline void slot_end(T (&v)[N]) {
 }
 
 // One value per thread of a block-loop block: a local of the kernel that lives across a
-// barrier. Allocated once per block; not at all where ``used`` is false (a local every region
-// computes again, kRecompute). A trivially copyable and trivially destructible type (scalars,
+// barrier. Allocated once per block (memcheck: raw storage the worker keeps for the launch's next
+// block, kept_slots); not at all where ``used`` is false (a local every region computes again,
+// kRecompute). A trivially copyable and trivially destructible type (scalars,
 // arrays, plain structs, wmma fragments, a thread-scope cuda::pipeline, cuda::aligned_size_t)
 // gets raw storage into which ``keep`` copies the region's local: it needs no default
 // constructor, and neither the copy nor the end of the local it copies can be observed. Any other
@@ -272,9 +276,24 @@ struct per_thread {
     U* data = nullptr;
     unsigned char* made = nullptr;  // kInPlace: whether each thread's slot holds a value
     size_t count = 0;
+#if defined(SIM_HOIST_CHECKS)
+    bool kept = false;  // the worker's storage (memcheck's kept_slots), not freed here
+#else
+    static constexpr bool kept = false;  // every other build's layout and code as they were
+#endif
     explicit per_thread(const dim3& d, bool used = true) {
         if (!used) return;
         count = (size_t)d.x * d.y * d.z;
+#if defined(SIM_HOIST_CHECKS)
+        if constexpr (kRaw) {
+            // memcheck: the worker's storage, kept between the blocks of the launch (device_api.cpp).
+            data = static_cast<U*>(kept_slots(count * sizeof(U), alignof(U)));
+            if (data != nullptr) {
+                kept = true;
+                return;
+            }
+        }
+#endif
         if constexpr (kRaw || kInPlace) {
             data = static_cast<U*>(::operator new(count * sizeof(U), std::align_val_t(alignof(U))));
         } else {
@@ -291,6 +310,7 @@ struct per_thread {
     per_thread(const per_thread&) = delete;
     per_thread& operator=(const per_thread&) = delete;
     ~per_thread() {
+        if (kept) return;
         if constexpr (kInPlace) {
             for (size_t t = 0; made != nullptr && t < count; ++t) {
                 if (made[t]) slot_end(data[t]);
@@ -326,6 +346,21 @@ struct per_thread {
                 }
             }
             ::__sim::keep(data[t], v);
+        }
+    }
+    // get and keep in memcheck's region copies without checks (block_loops_hoist.h): a scalar by a
+    // plain access, which g++ may vectorise with the loop (SIM_RUNTIME_ACCESS: UBSan instruments an
+    // inlined function's body by its own attributes, AddressSanitizer by the caller's), any other
+    // type as keep stores it.
+    template <class V = U>
+    SIM_RUNTIME_ACCESS V load(int t) const {
+        return data[t];
+    }
+    SIM_RUNTIME_ACCESS void store(int t, const U& v) {
+        if constexpr (kRaw && std::is_copy_assignable_v<U> && std::is_scalar_v<U>) {
+            data[t] = v;
+        } else {
+            keep(t, v);
         }
     }
 };

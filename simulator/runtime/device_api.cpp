@@ -452,6 +452,69 @@ bool release_coalesced(Block* b) {
     return any;
 }
 
+#if defined(SIM_MEMCHECK)
+// memcheck: a heap block of its own for the __shared__ variable at ``site`` (``size`` bytes), exactly
+// as large, so that AddressSanitizer's redzones around it find an access past either end. A block
+// of a launch that is not cooperative gets the one an earlier block of the launch had on this
+// worker (the shared memory of blocks one after another, as on a GPU's multiprocessor), where
+// allocating and freeing it for every block cost most of a short block's time (the allocator
+// records a stack trace each time, and its quarantine hands out fresh pages); shared_static fills
+// it with 0xff as a new one. Freed by release_kept_shared at the end of the worker's part of the
+// launch, or with the block (mode_hooks.h, free_shared) where not kept.
+void* keep_shared(Block* b, const void* site, size_t size, size_t align) {
+    Worker* wk = b->worker;
+    const bool keep = !b->launch->spec.cooperative && wk != nullptr;
+    if (keep) {
+        for (const Worker::KeptShared& k : wk->kept_shared) {
+            if (k.site == site && k.size == size && k.align == align) return k.p;
+        }
+    }
+    void* p = nullptr;
+    if (align > 16) {
+        if (posix_memalign(&p, align, size) != 0) p = nullptr;
+    } else {
+        p = std::malloc(size);
+    }
+    if (keep && p != nullptr) wk->kept_shared.push_back({site, size, align, p});
+    return p;
+}
+
+// memcheck: raw storage of ``bytes`` for the per-thread slots of one local of a block-loop kernel
+// (per_thread in block_loops.h): the n-th that a block asks for is the one the worker's earlier
+// block had (as large and as aligned), or a new one. A slot's value is always stored (at the end
+// of the region that declares the local) before a later region reads it, so what an earlier block
+// left there is never seen. Not a heap block of the program's: the runtime reads and writes it
+// unchecked, and release_kept_shared frees it.
+void* kept_slots(size_t bytes, size_t align) {
+    Block* b = tl_run.block;
+    Worker* wk = b != nullptr ? b->worker : nullptr;
+    if (wk == nullptr || b->launch->spec.cooperative) return nullptr;  // per_thread allocates its own
+    const size_t n = wk->slots_asked++;
+    if (n < wk->kept_slots.size()) {
+        Worker::KeptShared& k = wk->kept_slots[n];
+        if (k.size >= bytes && k.align >= align) return k.p;
+        std::free(k.p);
+        wk->kept_slots.erase(wk->kept_slots.begin() + (long)n);
+    }
+    void* p = nullptr;
+    if (posix_memalign(&p, align < sizeof(void*) ? sizeof(void*) : align, bytes == 0 ? 1 : bytes) != 0) {
+        report("out of host memory for the per-thread slots of %s", where(b).c_str());
+        std::abort();
+    }
+    wk->kept_slots.insert(wk->kept_slots.begin() + (long)n, {nullptr, bytes, align, p});
+    return p;
+}
+
+void release_kept_shared(Worker* wk) {
+    for (const Worker::KeptShared& k : wk->kept_shared) std::free(k.p);
+    wk->kept_shared.clear();
+    for (const Worker::KeptShared& k : wk->kept_slots) std::free(k.p);
+    wk->kept_slots.clear();
+    std::free(wk->kept_dyn);
+    wk->kept_dyn = nullptr;
+}
+#endif
+
 void* shared_static(const void* site, size_t size, size_t align) {
     RuntimeCall in_runtime;
     require_device(in_runtime.run, "a __shared__ variable", "?", 0);
@@ -485,11 +548,7 @@ void* shared_static(const void* site, size_t size, size_t align) {
     __tsan_release(const_cast<void*>(site));
     if (own_fiber) __tsan_switch_to_fiber(tl_run.fiber->tsan_fiber, 1);
 #elif defined(SIM_MEMCHECK)
-    if (align > 16) {
-        if (posix_memalign(&p, align, size) != 0) p = nullptr;
-    } else {
-        p = std::malloc(size);
-    }
+    p = keep_shared(b, site, size, align);
     if (p == nullptr) {
         report("out of host memory for shared memory of %s", where(b).c_str());
         std::abort();

@@ -59,9 +59,16 @@ constexpr bool kBlockLoops = true;
 // must see every switch go through the scheduler.
 constexpr bool kDirectHandoff = !kSanitized;
 
-// The dynamic shared memory of a block of ``wk`` (``smem`` bytes): a heap block of its own for a
-// sanitizer, else the worker's arena.
-SIM_HOOK char* dynamic_shared(Worker* wk, size_t smem) {
+// The dynamic shared memory of a block of ``wk`` (``smem`` bytes) of launch ``L``: a heap block of
+// its own for a sanitizer, else the worker's arena. memcheck keeps one for the blocks of a launch
+// that is not cooperative on a worker (keep_shared in device_api.cpp says why); prepare_block
+// fills it as a new one.
+SIM_HOOK char* dynamic_shared(Worker* wk, const Launch* L, size_t smem) {
+#if defined(SIM_MEMCHECK)
+    if (!L->spec.cooperative && wk->kept_dyn != nullptr) return wk->kept_dyn;
+#else
+    (void)L;
+#endif
     if constexpr (kSanitized) {
         char* dyn = static_cast<char*>(std::malloc(smem == 0 ? 1 : smem));
         if (smem == 0) {
@@ -69,6 +76,9 @@ SIM_HOOK char* dynamic_shared(Worker* wk, size_t smem) {
             std::free(dyn);
             dyn = static_cast<char*>(std::malloc(0));
         }
+#if defined(SIM_MEMCHECK)
+        if (!L->spec.cooperative) wk->kept_dyn = dyn;
+#endif
         return dyn;
     }
     if (wk->arena == nullptr) wk->arena = static_cast<char*>(std::aligned_alloc(256, kArenaBytes));
@@ -76,11 +86,24 @@ SIM_HOOK char* dynamic_shared(Worker* wk, size_t smem) {
     return wk->arena;
 }
 
-// Frees what dynamic_shared and the __shared__ variables of block ``b`` took from the heap.
+// Frees what dynamic_shared and the __shared__ variables of block ``b`` took from the heap (but
+// what memcheck's worker keeps for the launch's next block: release_launch frees it).
 SIM_HOOK void free_shared(Block* b) {
     if constexpr (!kSanitized) return;
+#if defined(SIM_MEMCHECK)
+    if (!b->launch->spec.cooperative) return;
+#endif
     for (auto& s : *b->statics) std::free(s.second);
     std::free(b->dyn);
+}
+
+// The end of worker ``wk``'s part of a launch that is not cooperative (run_blocks).
+SIM_HOOK void release_launch(Worker* wk) {
+#if defined(SIM_MEMCHECK)
+    release_kept_shared(wk);
+#else
+    (void)wk;
+#endif
 }
 
 #if defined(SIM_MEMCHECK)

@@ -408,8 +408,11 @@ void prepare_block(Launch* L, unsigned long long id, Block& b, Worker* wk) {
     }
     wk->statics.clear();
     b.statics = &wk->statics;
+#if defined(SIM_MEMCHECK)
+    wk->slots_asked = 0;  // kept_slots (device_api.cpp)
+#endif
     wk->arena_used = 0;
-    b.dyn = mode::dynamic_shared(wk, s.smem);
+    b.dyn = mode::dynamic_shared(wk, L, s.smem);
     b.smem = wk->arena;
     if (s.smem > 0) std::memset(b.dyn, 0xff, s.smem);  // shared memory starts as garbage, as on a GPU
     if ((int)wk->fibers.size() < b.nthreads) wk->fibers.resize(b.nthreads);
@@ -580,6 +583,7 @@ void run_blocks(Launch* L) {
         if (id >= L->nblocks || L->failed.load()) break;
         run_block(L, id);
     }
+    mode::release_launch(worker());
     std::lock_guard<std::mutex> lock(L->threads_mu);
     L->threads.erase(std::find(L->threads.begin(), L->threads.end(), pthread_self()));
 }

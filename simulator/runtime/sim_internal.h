@@ -271,6 +271,20 @@ struct Worker {
     std::vector<void*> tsan_fibers;  // reused between blocks: creating one per thread per block is slow
     char tsan_start[64];             // released by the scheduler before a block's fibers start
     void* race_state = nullptr;      // racecheck of shared memory: the arena's shadow (shared_races.cpp)
+    // memcheck: the heap blocks of a launch's __shared__ variables (by site) and of its dynamic
+    // shared memory, kept from one block of the launch to the next on this worker and freed when
+    // the worker's part of the launch ends (device_api.cpp: keep_shared, release_kept_shared).
+    struct KeptShared {
+        const void* site;
+        size_t size, align;
+        void* p;
+    };
+    std::vector<KeptShared> kept_shared;
+    char* kept_dyn = nullptr;
+    // memcheck: the storage of the per-thread slots of a block-loop kernel's locals (block_loops.h),
+    // in the order a block asks for them (kept_slots), kept between its blocks as its shared memory is.
+    std::vector<KeptShared> kept_slots;
+    size_t slots_asked = 0;
     ~Worker();
 };
 
@@ -450,6 +464,11 @@ void run_on_pool(Launch* L);
 // Device-only runtime calls made outside a kernel: say so and abort instead of dereferencing nothing.
 void require_device(const RunState& run, const char* what, const char* file, int line);
 void release_barrier(Block* b);
+// memcheck (defined in its build alone): the heap block of a __shared__ variable of ``b`` (kept on
+// its worker between the blocks of a launch), and the end of the worker's part of a launch, which
+// frees what it kept.
+void* keep_shared(Block* b, const void* site, size_t size, size_t align);
+void release_kept_shared(Worker* wk);
 // The operand buffers of wmma_gather (wmma_exchange.cpp) for a block's warps.
 void init_wmma_buffers(Worker* wk, Block* b);
 // A thread of ``b`` finished its kernel (synccheck: after how many barriers, see Block).
