@@ -56,6 +56,7 @@ SCRIPT_HELPERS = {
     "program_finder.py",
     "ratio_chart.py",
     "fresh_checks.py",
+    "library_use.py",
 }
 
 
