@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from .block_loops_analysis import KernelAnalysis, Region
 from .block_loops_cells import (
+    BLOCK_VALUES,
+    INDEX_LIMITS,
     QUIET_KINDS,
     _array_root,
     _extents,
@@ -43,8 +45,9 @@ from .block_loops_cells import (
     epoch_neighbours,
     local_target,
     silent,
+    type_kind,
 )
-from .block_loops_threads import PURE_CALLS, TRANSPARENT
+from .block_loops_threads import PURE_CALLS, bare
 
 __all__ = ["MAX_ACCESSES", "bulk_guard", "bulk_regions"]
 
@@ -54,16 +57,6 @@ MAX_ACCESSES = 16
 _PURE = PURE_CALLS | frozenset(
     {"fmaxf", "fminf", "fmax", "fmin", "fabsf", "fabs", "sqrtf", "sqrt", "expf", "exp", "fmaf", "fma"}
 )
-# The integer types a subscript's parts may have, as the least and greatest value (an unsigned
-# long's kept below 2^63, where a long long holds it).
-_LIMITS = {
-    "INT": "-2147483647LL - 1, 2147483647LL",
-    "UINT": "0LL, 4294967295LL",
-    "LONG": "-9223372036854775807LL - 1, 9223372036854775807LL",
-    "LONGLONG": "-9223372036854775807LL - 1, 9223372036854775807LL",
-    "ULONG": "0LL, 9223372036854775807LL",
-    "ULONGLONG": "0LL, 9223372036854775807LL",
-}
 # Element types of one access each (the detector's bytes are the element's).
 _SCALARS = frozenset(
     {
@@ -85,11 +78,6 @@ _SCALARS = frozenset(
     }
 )
 _OPS = {"+": "add", "-": "sub", "*": "mul"}
-_BLOCK_VALUES = frozenset(f"{v}.{d}" for v in ("blockIdx", "blockDim", "gridDim") for d in "xyz")
-
-
-def _type(node) -> str:
-    return node.type.get_canonical().kind.name
 
 
 def bulk_regions(k: KernelAnalysis, plan: list, unjudged: dict) -> set[int]:
@@ -133,7 +121,7 @@ class _Walk:
             if k.tu.off(node.location) in k.shared:
                 start, end = k.tu.rng(node)
                 return "=" not in k.text[start:end]
-            if _type(node) in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
+            if type_kind(node) in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
                 return False
             return all(self.node(ch) for ch in children)
         if kind == "ARRAY_SUBSCRIPT_EXPR" and self._shared_root(node) is not None:
@@ -142,7 +130,7 @@ class _Walk:
             decl = node.referenced
             if decl is None or k.tu.off(decl.location) in k.shared:
                 return False
-            return _type(decl) not in ("LVALUEREFERENCE", "RVALUEREFERENCE")
+            return type_kind(decl) not in ("LVALUEREFERENCE", "RVALUEREFERENCE")
         if kind == "ARRAY_SUBSCRIPT_EXPR" and not _array_root(k, node):
             return False
         if kind == "MEMBER_REF_EXPR" and children:
@@ -169,12 +157,12 @@ class _Walk:
         point into a block's shared memory)."""
         if local_target(self.k, lhs):
             return True
-        bare = _bare(lhs)
-        if bare.kind.name != "ARRAY_SUBSCRIPT_EXPR":
+        element = bare(lhs)
+        if element.kind.name != "ARRAY_SUBSCRIPT_EXPR":
             return False
-        if self._shared_root(bare) is not None:
-            return self.access(bare, True)
-        return self.node(bare)
+        if self._shared_root(element) is not None:
+            return self.access(element, True)
+        return self.node(element)
 
     def _pure_call(self, node) -> bool:
         ref = node.referenced
@@ -191,11 +179,11 @@ class _Walk:
         """The ``__shared__`` array of constant extents that subscript ``node`` is an element of,
         with its subscripts (outermost first), or None."""
         subscripts = []
-        node = _bare(node)
+        node = bare(node)
         while node.kind.name == "ARRAY_SUBSCRIPT_EXPR":
             base, index = list(node.get_children())
             subscripts.insert(0, index)
-            node = _bare(base)
+            node = bare(base)
         decl = _var(node)
         if decl is None or decl.kind.name != "VAR_DECL" or self.k.tu.off(decl.location) not in self.k.shared:
             return None
@@ -208,7 +196,7 @@ class _Walk:
             return False
         decl, subscripts = root
         extents = _extents(decl)
-        if not extents or len(extents) != len(subscripts) or _type(node) not in _SCALARS:
+        if not extents or len(extents) != len(subscripts) or type_kind(node) not in _SCALARS:
             return False
         # The element's index in the array's elements, row-major: ((i1 * E2 + i2) * E3 + i3) ...
         flat: list = []
@@ -237,7 +225,7 @@ class _Walk:
             return ["__sim_j.x()"]
         if dim is not None:
             return None
-        limits = _LIMITS.get(_type(node))
+        limits = INDEX_LIMITS.get(type_kind(node))
         if limits is None:
             return None
         inner = self._index(node)
@@ -269,7 +257,7 @@ class _Walk:
             return self._name(node)
         if kind == "MEMBER_REF_EXPR" and len(children) == 1:
             text = k.text[slice(*k.tu.rng(node))].replace(" ", "")
-            if text in _BLOCK_VALUES:
+            if text in BLOCK_VALUES:
                 return ["__sim_j.of((long long)(", k.tu.rng(node), "))"]
         return None
 
@@ -291,12 +279,6 @@ class _Walk:
         if k._uniform(node):
             return ["__sim_j.of((long long)(", k.tu.rng(node), "))"]
         return None
-
-
-def _bare(node):
-    while node.kind.name in TRANSPARENT and len(list(node.get_children())) == 1:
-        node = next(node.get_children())
-    return node
 
 
 def bulk_guard(k: KernelAnalysis, region: Region, outside: set[int]) -> list | None:

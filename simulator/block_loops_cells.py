@@ -25,9 +25,19 @@ it, so their threads may run in any order with the same results.
 from __future__ import annotations
 
 from .block_loops_analysis import _ASSIGNMENTS, KernelAnalysis, Region
-from .block_loops_threads import TRANSPARENT
+from .block_loops_threads import TRANSPARENT, bare
 
-__all__ = ["QUIET_KINDS", "assignment", "epoch_neighbours", "local_target", "own_cell_guard", "silent"]
+__all__ = [
+    "BLOCK_VALUES",
+    "INDEX_LIMITS",
+    "QUIET_KINDS",
+    "assignment",
+    "epoch_neighbours",
+    "local_target",
+    "own_cell_guard",
+    "silent",
+    "type_kind",
+]
 
 # Statements and expressions that write nothing but what an assignment among them names.
 QUIET_KINDS = frozenset(
@@ -74,17 +84,28 @@ _REFERENCES = frozenset({"LVALUEREFERENCE", "RVALUEREFERENCE"})
 _DIMS = ("x", "y", "z")
 # Integer types that hold every thread index (at most 1,024) unchanged.
 _INDEX_KINDS = frozenset({"SHORT", "USHORT", "INT", "UINT", "LONG", "ULONG", "LONGLONG", "ULONGLONG"})
+# The integer types a subscript's parts may have: the least and greatest value a walk of a
+# subscript lets one take (an unsigned long's kept below 2^63, where a long long holds it).
+INDEX_LIMITS = {
+    "INT": "-2147483647LL - 1, 2147483647LL",
+    "UINT": "0LL, 4294967295LL",
+    "LONG": "-9223372036854775807LL - 1, 9223372036854775807LL",
+    "LONGLONG": "-9223372036854775807LL - 1, 9223372036854775807LL",
+    "ULONG": "0LL, 9223372036854775807LL",
+    "ULONGLONG": "0LL, 9223372036854775807LL",
+}
+# Block-uniform values a subscript may read, which no thread writes.
+BLOCK_VALUES = frozenset(f"{v}.{d}" for v in ("blockIdx", "blockDim", "gridDim") for d in "xyz")
 
 
-def _bare(node):
-    while node.kind.name in TRANSPARENT and len(list(node.get_children())) == 1:
-        node = next(node.get_children())
-    return node
+def type_kind(node) -> str:
+    """The name of the kind of ``node``'s canonical type (``INT``, ``POINTER``, ...)."""
+    return node.type.get_canonical().kind.name
 
 
 def _var(node):
     """The declaration a (bare) ``DECL_REF_EXPR`` names, or None."""
-    node = _bare(node)
+    node = bare(node)
     if node.kind.name != "DECL_REF_EXPR" or node.referenced is None:
         return None
     return node.referenced
@@ -106,9 +127,9 @@ def _array_root(k: KernelAnalysis, node) -> bool:
     """Whether subscript ``node`` reads or writes memory no block's shared memory can be: an element
     of a local array of the thread, or through a kernel parameter's pointer that the kernel never
     assigns (``p[i]``, ``p[i][j]`` for a pointer to arrays); not through any other pointer."""
-    node = _bare(node)
+    node = bare(node)
     while node.kind.name == "ARRAY_SUBSCRIPT_EXPR":
-        base = _bare(next(node.get_children()))
+        base = bare(next(node.get_children()))
         if base.type.get_canonical().kind.name != "CONSTANTARRAY":
             decl = _var(base)
             return (
@@ -193,14 +214,14 @@ def _own_cell(k: KernelAnalysis, lhs, cells: dict) -> bool:
     subscripted by distinct members of ``threadIdx``, with the same members as every other store to
     ``S`` in ``cells``; records them there."""
     dims: list[str] = []
-    node = _bare(lhs)
+    node = bare(lhs)
     while node.kind.name == "ARRAY_SUBSCRIPT_EXPR":
         base, index = list(node.get_children())
         dim = _thread_member(k, index)
         if dim is None:
             return False
         dims.insert(0, dim)
-        node = _bare(base)
+        node = bare(base)
     decl = _var(node)
     if decl is None or decl.kind.name != "VAR_DECL" or k.tu.off(decl.location) not in k.shared:
         return False

@@ -37,9 +37,9 @@ from __future__ import annotations
 import re
 
 from .block_loops_analysis import KernelAnalysis, Region
-from .block_loops_cells import _extents, _local, _thread_member
+from .block_loops_cells import BLOCK_VALUES, INDEX_LIMITS, _extents, _local, _thread_member, type_kind
 from .block_loops_simd import _COUNTED
-from .block_loops_threads import TRANSPARENT
+from .block_loops_threads import bare
 
 __all__ = ["unchecked_guard", "unchecked_parts"]
 
@@ -50,29 +50,7 @@ _COMPARES = frozenset({"<", "<=", ">", ">=", "==", "!="})
 _LOGICAL = frozenset({"&&", "||"})
 _FLOAT_OPS = frozenset({"+", "-", "*", "/"})
 _ASSIGN = frozenset({"=", "+=", "-=", "*=", "/="})
-# The integer types a subscript's parts may have: the least and greatest value the walk lets one
-# take (an unsigned long's kept below 2^63, where a long long holds it).
-_LIMITS = {
-    "INT": "-2147483647LL - 1, 2147483647LL",
-    "UINT": "0LL, 4294967295LL",
-    "LONG": "-9223372036854775807LL - 1, 9223372036854775807LL",
-    "LONGLONG": "-9223372036854775807LL - 1, 9223372036854775807LL",
-    "ULONG": "0LL, 9223372036854775807LL",
-    "ULONGLONG": "0LL, 9223372036854775807LL",
-}
 _SPAN_OPS = {"+": "span_add", "-": "span_sub", "*": "span_mul"}
-# Block-uniform values a subscript may read, which no thread writes.
-_BLOCK_VALUES = frozenset(f"{v}.{d}" for v in ("blockIdx", "blockDim", "gridDim") for d in "xyz")
-
-
-def _bare(node):
-    while node.kind.name in TRANSPARENT and len(list(node.get_children())) == 1:
-        node = next(node.get_children())
-    return node
-
-
-def _type(node) -> str:
-    return node.type.get_canonical().kind.name
 
 
 class _Region:
@@ -107,7 +85,7 @@ class _Region:
 
     def declaration(self, var) -> bool:
         """A scalar local (not a reference), its initializer a value."""
-        if var.kind.name != "VAR_DECL" or not _local(self.k, var) or _type(var) not in _VALUES:
+        if var.kind.name != "VAR_DECL" or not _local(self.k, var) or type_kind(var) not in _VALUES:
             return False
         inits = [ch for ch in var.get_children() if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
         return len(inits) <= 1 and all(self.value(ch) for ch in inits)
@@ -120,7 +98,7 @@ class _Region:
         if m is None or m["hi"] is None or len(children) != 4 or children[0].kind.name != "DECL_STMT":
             return False
         decls = list(children[0].get_children())
-        if len(decls) != 1 or decls[0].spelling != m["v"] or _type(decls[0]) != "INT":
+        if len(decls) != 1 or decls[0].spelling != m["v"] or type_kind(decls[0]) != "INT":
             return False
         key = tu.off(decls[0].location)
         body_start = tu.rng(children[3])[0]
@@ -134,7 +112,7 @@ class _Region:
 
     def effect(self, node) -> bool:
         """An expression statement: an assignment to a floating local or to an element."""
-        node = _bare(node)
+        node = bare(node)
         kind = node.kind.name
         children = list(node.get_children())
         if kind not in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") or len(children) != 2:
@@ -142,19 +120,19 @@ class _Region:
         op = self.k.between(children[0], children[1])
         if op not in _ASSIGN:
             return False
-        lhs, rhs = _bare(children[0]), children[1]
-        if op != "=" and _type(lhs) not in _FLOATS:
+        lhs, rhs = bare(children[0]), children[1]
+        if op != "=" and type_kind(lhs) not in _FLOATS:
             return False
         if lhs.kind.name == "ARRAY_SUBSCRIPT_EXPR":
-            target = _type(lhs) in _VALUES and self.element(lhs)
+            target = type_kind(lhs) in _VALUES and self.element(lhs)
         else:
-            target = self.local(lhs) and _type(lhs) in _FLOATS
+            target = self.local(lhs) and type_kind(lhs) in _FLOATS
         return target and self.value(rhs)
 
     # ---- expressions --------------------------------------------------------------------------
     def cond(self, node) -> bool:
         """A condition: comparisons of values, joined by ``&&``, ``||`` and ``!``."""
-        node = _bare(node)
+        node = bare(node)
         children = list(node.get_children())
         if node.kind.name == "BINARY_OPERATOR" and len(children) == 2:
             op = self.k.between(children[0], children[1])
@@ -168,17 +146,20 @@ class _Region:
     def value(self, node) -> bool:
         """A value: literals, locals, parameters, ``threadIdx``'s members, elements, floating
         arithmetic, and integer arithmetic the walk can bound (checked to fit its types)."""
-        if _type(node) in _LIMITS and _bare(node).kind.name in ("BINARY_OPERATOR", "CSTYLE_CAST_EXPR"):
+        if type_kind(node) in INDEX_LIMITS and bare(node).kind.name in (
+            "BINARY_OPERATOR",
+            "CSTYLE_CAST_EXPR",
+        ):
             span = self.span(node)
             if span is not None:
                 self._record(["::__sim::span_fits(", *span, ")"])
                 return True
-        node = _bare(node)
+        node = bare(node)
         kind = node.kind.name
         children = list(node.get_children())
         if kind in ("INTEGER_LITERAL", "FLOATING_LITERAL"):
             return True
-        if _type(node) not in _VALUES:
+        if type_kind(node) not in _VALUES:
             return False
         if kind == "DECL_REF_EXPR":
             return self.local(node) or self.param(node)
@@ -189,16 +170,16 @@ class _Region:
         if kind in ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR"):
             kids = [ch for ch in children if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
             # Only to a floating type: a floating value converted to an integer may be out of range.
-            return len(kids) == 1 and _type(node) in _FLOATS and self.value(kids[0])
+            return len(kids) == 1 and type_kind(node) in _FLOATS and self.value(kids[0])
         if kind == "UNEXPOSED_EXPR" and len(children) == 1:  # an implicit conversion
-            inner = _bare(children[0])
-            return (_type(node) in _FLOATS or _type(inner) not in _FLOATS) and self.value(inner)
+            inner = bare(children[0])
+            return (type_kind(node) in _FLOATS or type_kind(inner) not in _FLOATS) and self.value(inner)
         if kind == "BINARY_OPERATOR" and len(children) == 2:
             op = self.k.between(children[0], children[1])
-            return op in _FLOAT_OPS and _type(node) in _FLOATS and all(self.value(ch) for ch in children)
+            return op in _FLOAT_OPS and type_kind(node) in _FLOATS and all(self.value(ch) for ch in children)
         if kind == "UNARY_OPERATOR" and len(children) == 1:
             negated = self._prefix(node, children[0]) == "-"
-            return negated and _type(node) in _FLOATS and self.value(children[0])
+            return negated and type_kind(node) in _FLOATS and self.value(children[0])
         return False
 
     def _prefix(self, node, child) -> str:
@@ -207,8 +188,8 @@ class _Region:
 
     def local(self, node) -> bool:
         """A scalar local of the kernel (neither ``__shared__`` nor a reference)."""
-        decl = _bare(node).referenced if _bare(node).kind.name == "DECL_REF_EXPR" else None
-        return decl is not None and _local(self.k, decl) and _type(decl) in _VALUES
+        decl = bare(node).referenced if bare(node).kind.name == "DECL_REF_EXPR" else None
+        return decl is not None and _local(self.k, decl) and type_kind(decl) in _VALUES
 
     def param(self, node) -> bool:
         decl = node.referenced
@@ -216,7 +197,7 @@ class _Region:
             decl is not None
             and decl.kind.name == "PARM_DECL"
             and self.k.tu.off(decl.location) in self.k.params
-            and _type(decl) in _VALUES
+            and type_kind(decl) in _VALUES
         )
 
     def element(self, node) -> bool:
@@ -224,18 +205,18 @@ class _Region:
         or ``p[i]`` through a pointer parameter the kernel never assigns (global memory), each
         subscript a sum the walk can bound; each check recorded."""
         subscripts = []
-        node = _bare(node)
+        node = bare(node)
         while node.kind.name == "ARRAY_SUBSCRIPT_EXPR":
             base, index = list(node.get_children())
             subscripts.insert(0, index)
-            node = _bare(base)
+            node = bare(base)
         decl = node.referenced if node.kind.name == "DECL_REF_EXPR" else None
         if decl is None:
             return False
         key = self.k.tu.off(decl.location)
         if decl.kind.name == "PARM_DECL":
             pointee = decl.type.get_canonical().get_pointee().get_canonical().kind.name
-            if _type(decl) != "POINTER" or pointee not in _VALUES or key in self.k.written:
+            if type_kind(decl) != "POINTER" or pointee not in _VALUES or key in self.k.written:
                 return False
             if key in self.k.addressed or key in self.k.escaped or len(subscripts) != 1:
                 return False
@@ -273,7 +254,7 @@ class _Region:
         if dim is not None:  # an index type holding any thread index, unchanged
             below = self.below if dim == "x" else ["2147483647"]
             return [f"::__sim::thread_span(__sim_blk->dim.{dim}, ", *below, ")"]
-        limits = _LIMITS.get(_type(node))
+        limits = INDEX_LIMITS.get(type_kind(node))
         if limits is None:
             return None
         inner = self._span(node)
@@ -293,7 +274,7 @@ class _Region:
             if op not in _SPAN_OPS:
                 return None
             a, b = self.span(children[0]), self.span(children[1])
-            limits = _LIMITS[_type(node)]
+            limits = INDEX_LIMITS[type_kind(node)]
             if a is None or b is None:
                 return None
             # Each operand converted to the operation's type, which must keep its value.
@@ -313,7 +294,7 @@ class _Region:
             return None
         if kind == "MEMBER_REF_EXPR" and len(children) == 1:
             text = k.text[slice(*k.tu.rng(node))].replace(" ", "")
-            if text in _BLOCK_VALUES:
+            if text in BLOCK_VALUES:
                 return ["::__sim::span_of((long long)(", k.tu.rng(node), "))"]
         return None
 
@@ -336,7 +317,7 @@ def unchecked_guard(
     names: set[str] = set()
     for key in again:
         var, init = k.recomputed[key]
-        limits = _LIMITS.get(_type(var))
+        limits = INDEX_LIMITS.get(type_kind(var))
         span = walk.span(init) if limits is not None else None
         if span is not None:
             walk._record(["::__sim::span_fits(::__sim::span_in(", *span, f", {limits}))"])

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 
-from .block_loops_threads import TRANSPARENT
+from .block_loops_threads import bare
 
 __all__ = ["MAX_UNROLL", "NARROW_LIMIT", "below", "below_index", "narrow", "narrow_declared", "unroll_hints"]
 
@@ -55,17 +55,10 @@ _COUNTED = re.compile(
 )
 
 
-def _bare(node):
-    """``node`` without the implicit casts and parentheses around it."""
-    while node.kind.name in TRANSPARENT and len(list(node.get_children())) == 1:
-        node = next(node.get_children())
-    return node
-
-
 def _row_index(k, node) -> bool:
     """Whether ``node`` is the thread's ``threadIdx.x``: as such, or a local computed again in
     each region from ``threadIdx.x`` alone (``const int tx = threadIdx.x;``)."""
-    node = _bare(node)
+    node = bare(node)
     if node.kind.name == "MEMBER_REF_EXPR" and node.spelling == "x":
         children = list(node.get_children())
         return len(children) == 1 and k._thread_index(children[0])
@@ -85,7 +78,7 @@ def narrow(k, key: int):
     var, init = k.recomputed[key]
     if var.type.get_canonical().kind.name != "INT":
         return None
-    node = _bare(init)
+    node = bare(init)
     children = list(node.get_children())
     if (
         node.kind.name != "BINARY_OPERATOR"
@@ -132,13 +125,13 @@ def _reads_memory(node) -> bool:
 
 def _less_than(k, cond):
     """The two sides of condition ``cond`` (bare) when it is ``A < B``, else None."""
-    node = _bare(cond)
+    node = bare(cond)
     children = list(node.get_children())
     if node.kind.name != "BINARY_OPERATOR" or len(children) != 2:
         return None
     if k.between(children[0], children[1]) != "<":
         return None
-    return _bare(children[0]), _bare(children[1])
+    return bare(children[0]), bare(children[1])
 
 
 def below(k, region, outside: set[int], again: list[int]):

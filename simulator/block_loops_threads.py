@@ -12,7 +12,7 @@ import re
 
 from .block_loops_order import INTEGER_KINDS
 
-__all__ = ["PURE_CALLS", "TRANSPARENT", "UNNAMEABLE", "ThreadValues"]
+__all__ = ["PURE_CALLS", "TRANSPARENT", "UNNAMEABLE", "ThreadValues", "bare"]
 
 # Callees whose result depends only on their arguments (CUDA's integer helpers and the like).
 PURE_CALLS = frozenset(
@@ -51,6 +51,15 @@ _THREADLESS_CALLS = PURE_CALLS | frozenset(
 _EXACT_KINDS = INTEGER_KINDS | {"POINTER"}
 
 TRANSPARENT = frozenset({"UNEXPOSED_EXPR", "PAREN_EXPR"})
+
+
+def bare(node):
+    """``node`` without the implicit casts and parentheses (``TRANSPARENT``) around it."""
+    while node.kind.name in TRANSPARENT and len(list(node.get_children())) == 1:
+        node = next(node.get_children())
+    return node
+
+
 UNNAMEABLE = re.compile(r"\bauto\b|lambda|anonymous|unnamed|type-parameter|decltype|volatile|&")
 
 

@@ -267,6 +267,16 @@ __attribute__((noinline)) static inline void tex_sample(const TexData& t, const 
         const float fr = xb - std::floor(xb);
         a[k] = (fr == fr) ? std::nearbyint(fr * 256.0f) / 256.0f : 0.0f;
     }
+    // Corner `corner` of the 2^dims texels around x: its indices in `i`, its weight returned.
+    auto corner_of = [&](int corner, int* i) {
+        float wgt = 1.0f;
+        for (int k = 0; k < dims; k++) {
+            const int hi = (corner >> k) & 1;
+            i[k] = i0[k] + hi;
+            wgt *= hi ? a[k] : 1.0f - a[k];
+        }
+        return wgt;
+    };
     float acc[4] = {0, 0, 0, 0};
     if (t.nch == 1 && t.bits == 32 && t.kind == cudaChannelFormatKindFloat) {
         // A float texture's texel is one load: read here, not through tex_texel's channel loop,
@@ -275,12 +285,7 @@ __attribute__((noinline)) static inline void tex_sample(const TexData& t, const 
         // channels add wgt * 0, which leaves a sum that starts at +0 as it was.
         for (int corner = 0; corner < (1 << dims); corner++) {
             int i[3] = {0, 0, 0};
-            float wgt = 1.0f;
-            for (int k = 0; k < dims; k++) {
-                const int hi = (corner >> k) & 1;
-                i[k] = i0[k] + hi;
-                wgt *= hi ? a[k] : 1.0f - a[k];
-            }
+            const float wgt = corner_of(corner, i);
             int r[3] = {0, 0, 0};
             bool border = false;
             for (int k = 0; k < dims && !border; k++) border = !tex_index(i[k], n[k], mode[k], &r[k]);
@@ -298,12 +303,7 @@ __attribute__((noinline)) static inline void tex_sample(const TexData& t, const 
     }
     for (int corner = 0; corner < (1 << dims); corner++) {
         int i[3] = {0, 0, 0};
-        float wgt = 1.0f;
-        for (int k = 0; k < dims; k++) {
-            const int hi = (corner >> k) & 1;
-            i[k] = i0[k] + hi;
-            wgt *= hi ? a[k] : 1.0f - a[k];
-        }
+        const float wgt = corner_of(corner, i);
         double v[4];
         fetch(i, v);
         for (int c = 0; c < 4; c++) acc[c] += wgt * (float)v[c];

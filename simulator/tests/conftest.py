@@ -186,18 +186,24 @@ def finding_lines(program: Path, findings: list[str]) -> set[tuple[int, ...]]:
     return {tuple(int(n) for n in re.findall(rf"{program.name}:(\d+)", f)) for f in findings}
 
 
-def racecheck_both_ways(program: Path, case: str, kernel: str, way: str = "as block loops"):
-    """The run of ``case`` (``kernel`` runs ``way``) under racecheck of shared memory, after
-    checking its output, status and findings against the fibers' run (every access judged)."""
+def racecheck_both_ways(
+    program: Path, case: str, kernel: str, way: str = "as block loops", *, whole_text: bool = False
+):
+    """(the run, the fibers' run) of ``case`` (``kernel`` runs ``way``) under racecheck of shared
+    memory, after checking the run's output, status and findings against the fibers' (every access
+    judged): the findings' lines, or with ``whole_text`` their whole text."""
     loops, ways = racecheck_run(program, case, "0")
     fibers, fiber_ways = racecheck_run(program, case, "1")
     assert ways == {kernel: way}, loops.stderr[-3000:]
     assert fiber_ways == {kernel: "with fibers"}, fibers.stderr[-3000:]
     assert loops.returncode == fibers.returncode, loops.stderr[-3000:]
     assert loops.stdout == fibers.stdout
-    lines = finding_lines(program, run_findings(loops.stderr))
-    assert lines == finding_lines(program, run_findings(fibers.stderr))
-    return loops
+    if whole_text:
+        assert run_findings(loops.stderr) == run_findings(fibers.stderr)
+    else:
+        lines = finding_lines(program, run_findings(loops.stderr))
+        assert lines == finding_lines(program, run_findings(fibers.stderr))
+    return loops, fibers
 
 
 def sigint_as_from_a_terminal() -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from simulator.source_compile import translate_source
 
-from .conftest import KERNELS, line_of, racecheck_run, run_findings
+from .conftest import KERNELS, line_of, racecheck_both_ways, run_findings
 
 PROGRAM = KERNELS / "program_bulk_races.cu"
 _COUNT = re.compile(r"regions judged in bulk ran (\d+) time\(s\) unjudged, (\d+) judged")
@@ -27,13 +27,7 @@ def _line(marker: str) -> int:
 def _both_ways(case: str, kernel: str) -> tuple:
     """The block loops' run of ``case`` and its (unjudged, judged) counts of regions judged in bulk,
     after checking its output, status and findings against the fibers' run."""
-    loops, ways = racecheck_run(PROGRAM, case, "0")
-    fibers, fiber_ways = racecheck_run(PROGRAM, case, "1")
-    assert ways == {kernel: "as block loops"}, loops.stderr[-3000:]
-    assert fiber_ways == {kernel: "with fibers"}, fibers.stderr[-3000:]
-    assert loops.returncode == fibers.returncode, loops.stderr[-3000:]
-    assert loops.stdout == fibers.stdout
-    assert run_findings(loops.stderr) == run_findings(fibers.stderr)
+    loops, fibers = racecheck_both_ways(PROGRAM, case, kernel, whole_text=True)
     (counts,) = _COUNT.findall(loops.stderr)
     assert _COUNT.findall(fibers.stderr) == []  # fibers run no block-loop region: no count
     return loops, (int(counts[0]), int(counts[1]))

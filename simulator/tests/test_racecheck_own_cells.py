@@ -50,7 +50,7 @@ def test_own_element_stores_are_unjudged_only_under_their_shape(translated, kern
 
 
 def test_tiles_of_their_own_shape_are_right_and_clean():
-    proc = racecheck_both_ways(PROGRAM, "tiles", "tiles")
+    proc, _ = racecheck_both_ways(PROGRAM, "tiles", "tiles")
     a = [i % 7 - 3 for i in range(64)]
     want = [
         sum((a[r * 8 + k] + r * 8 + k) * 2 * a[k * 8 + c] for k in range(8))
@@ -78,6 +78,6 @@ def test_tiles_of_their_own_shape_are_right_and_clean():
     ],
 )
 def test_stores_that_other_threads_meet_are_judged(case, kernel, pair):
-    proc = racecheck_both_ways(PROGRAM, case, kernel)
+    proc, _ = racecheck_both_ways(PROGRAM, case, kernel)
     assert proc.returncode == 66, proc.stderr[-3000:]
     assert pair in finding_lines(PROGRAM, run_findings(proc.stderr)), proc.stderr[-3000:]

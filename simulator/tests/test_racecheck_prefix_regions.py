@@ -13,7 +13,7 @@ import pytest
 
 from simulator.source_compile import translate_source
 
-from .conftest import KERNELS, line_of, racecheck_run, run_findings
+from .conftest import KERNELS, line_of, racecheck_both_ways, run_findings
 
 PROGRAM = KERNELS / "program_prefix_races.cu"
 
@@ -25,14 +25,7 @@ def _line(marker: str) -> int:
 def _both_ways(case: str, kernel: str):
     """The block loops' run of ``case``, after checking its output, status and findings (their
     whole text) against the fibers' run."""
-    loops, ways = racecheck_run(PROGRAM, case, "0")
-    fibers, fiber_ways = racecheck_run(PROGRAM, case, "1")
-    assert ways == {kernel: "as block loops"}, loops.stderr[-3000:]
-    assert fiber_ways == {kernel: "with fibers"}, fibers.stderr[-3000:]
-    assert loops.returncode == fibers.returncode, loops.stderr[-3000:]
-    assert loops.stdout == fibers.stdout
-    assert run_findings(loops.stderr) == run_findings(fibers.stderr)
-    return loops
+    return racecheck_both_ways(PROGRAM, case, kernel, whole_text=True)[0]
 
 
 @pytest.mark.parametrize("kernel", ["fold_rows", "neighbours", "copy_from"])

@@ -68,7 +68,7 @@ def _product() -> list[int]:
 
 
 def test_the_tiled_product_is_right_and_clean():
-    proc = racecheck_both_ways(PROGRAM, "tiled", "tiled")
+    proc, _ = racecheck_both_ways(PROGRAM, "tiled", "tiled")
     c = _product()
     total = sum(v * (i % 11 + 1) for i, v in enumerate(c))
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -92,13 +92,13 @@ def test_the_tiled_product_is_right_and_clean():
     ],
 )
 def test_a_region_that_writes_shared_memory_somehow_is_judged(case, pair, way):
-    proc = racecheck_both_ways(PROGRAM, case, case, way)
+    proc, _ = racecheck_both_ways(PROGRAM, case, case, way)
     assert proc.returncode == 66, proc.stderr[-3000:]
     assert pair in finding_lines(PROGRAM, run_findings(proc.stderr)), proc.stderr[-3000:]
 
 
 def test_an_atomic_on_shared_memory_and_reads_after_it_are_clean():
-    proc = racecheck_both_ways(PROGRAM, "shared_atomic", "shared_atomic")
+    proc, _ = racecheck_both_ways(PROGRAM, "shared_atomic", "shared_atomic")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split()[:5] == [
         "shared_atomic",
@@ -111,7 +111,7 @@ def test_an_atomic_on_shared_memory_and_reads_after_it_are_clean():
 
 
 def test_blocks_own_their_shared_memory_and_global_memory_is_judged_only_by_the_full_check():
-    proc = racecheck_both_ways(PROGRAM, "blocks_and_global", "blocks_and_global")
+    proc, _ = racecheck_both_ways(PROGRAM, "blocks_and_global", "blocks_and_global")
     assert proc.returncode == 0, proc.stderr[-3000:]
     # each block sums t * (block + 1) over its 64 threads
     assert proc.stdout.split()[2:5] == [str(sum(range(64)))] * 2 + [str(2 * sum(range(64)))]
