@@ -90,7 +90,9 @@ def _entered_as_own(marker: re.Match, markers: list) -> bool:
 class SourceMap:
     """The preprocessed text, its line markers and the map from parse offsets back to it."""
 
-    def __init__(self, text: str, user_file) -> None:
+    def __init__(self, text: str, user_file, spaces: tuple[tuple[int, str], ...] = ()) -> None:
+        """``spaces``: (offset in ``text``, words) to give clang there and nothing else (see
+        ``syntax_spaces.py``), in the user's code."""
         self.text = text
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         # One entry per line marker: the preprocessed line it starts, the file and line there,
@@ -106,6 +108,7 @@ class SourceMap:
         # defines, such as NVIDIA's __global__), and a system header stays one where g++ leaves
         # the flag off (the expansion there of a macro defined elsewhere, such as -D flags').
         own = {m.group(2) for m in markers if _entered_as_own(m, markers)}
+        insertions = []
         for m in markers:
             path = m.group(2).replace('\\"', '"').replace("\\\\", "\\")
             is_rt = path.startswith(RUNTIME_DIR)
@@ -116,11 +119,12 @@ class SourceMap:
             if is_user != prev_user:
                 # Outside the user's code every function is callable from device code (math, the
                 # runtime): clang's CUDA checks then apply to the user's own functions only.
-                chunks.append(text[pos : m.start()])
-                chunks.append(HD_END if is_user else HD_BEGIN)
-                self.inserted.append((m.start(), len(chunks[-1])))
-                pos = m.start()
+                insertions.append((m.start(), HD_END if is_user else HD_BEGIN))
             prev_user = is_user
+        for at, words in sorted([*insertions, *spaces], key=lambda e: e[0]):  # stable: a switch first
+            chunks += [text[pos:at], words]
+            self.inserted.append((at, len(words)))
+            pos = at
         chunks.append(text[pos:])
         chunks = [_for_clang(c) for c in chunks]
         if not text.endswith("\n"):

@@ -27,6 +27,7 @@ from .refusals import UNDECLARED, unsupported
 from .syntax_device import BUILTIN_NAMES, DeviceCodeWalk
 from .syntax_launches import LaunchRewrites, is_config
 from .syntax_registry import KernelRegistrations
+from .syntax_spaces import declaration_spaces
 
 __all__ = ["BUILTIN_NAMES", "Edit", "TranslationUnit", "source_error"]
 
@@ -109,13 +110,13 @@ class TranslationUnit:
         # Never a CUDA installation of the machine's: the parse is the same with or without one
         # (clang then reads `<<<...>>>` with the pre-9.2 launch API, cudaConfigureCall).
         args += [f"--cuda-path={RUNTIME_DIR}"]
-        self.name = name = "sim_frontend.cu"
+        self.name = "sim_frontend.cu"
         began = time.perf_counter()
-        src = self.src
-        cut = syntax_pch.layout(src.parse_text, text, src.inserted) if syntax_pch.ENABLED else None
-        self.tu, cut = syntax_pch.parse(ci, index, name, args, src.parse_bytes, cut)
-        if cut is not None:
-            src.loaded(cut)
+        self.tu = self._parse(index, args, text)
+        spaces = declaration_spaces(ci, self.tu, self.src)
+        if spaces:  # a member's space named only where it is defined, as nvcc takes it: parse again
+            self.src = SourceMap(text, user_file, spaces)
+            self.tu = self._parse(index, args, text)
         self.parse_seconds = time.perf_counter() - began  # libclang's share (benchmarks/bench_frontend.py)
         # What the passes write, in the order of the walk (the order decides between two edits
         # of one construct, and numbers the registrations' variables).
@@ -146,6 +147,15 @@ class TranslationUnit:
             sys.setrecursionlimit(limit)
         self.device_code.finish()
         self._diagnostics()
+
+    def _parse(self, index, args: list[str], text: str):
+        """libclang's parse of ``self.src``'s text, with the precompiled prelude where it splits off."""
+        src = self.src
+        cut = syntax_pch.layout(src.parse_text, text, src.inserted) if syntax_pch.ENABLED else None
+        tu, cut = syntax_pch.parse(self.ci, index, self.name, args, src.parse_bytes, cut)
+        if cut is not None:
+            src.loaded(cut)
+        return tu
 
     # ---- the walk over the tree ------------------------------------------------------------------
     def off(self, loc) -> int:

@@ -1,20 +1,21 @@
-// Members declared in the class without an execution space and defined outside it with
-// __device__, as the CUDA Handbook's spinlockReduction.cu defines its cudaSpinlock: nvcc takes the
-// definition's space; the simulator's front end (clang's CUDA mode) keeps the declaration's, host,
-// and refuses the kernel's calls.
+// Members declared in the class without an execution space and defined outside it with one, as
+// the CUDA Handbook's spinlockReduction.cu defines its cudaSpinlock: nvcc takes the definition's
+// space (clang's CUDA mode would match the definitions to no declaration of the class).
 #include <cstdio>
 
 class Counter {
 public:
     Counter(int *p);
     void add(int v);
+    static int twice(int v);
 
 private:
     int *m_p;
 };
 
 inline __device__ Counter::Counter(int *p) { m_p = p; }
-inline __device__ void Counter::add(int v) { atomicAdd(m_p, v); }
+inline __device__ void Counter::add(int v) { atomicAdd(m_p, twice(v)); }
+__host__ __device__ int Counter::twice(int v) { return 2 * v; }
 
 __global__ void count(int *p)
 {
@@ -30,5 +31,6 @@ int main()
     count<<<1, 32>>>(p);
     cudaDeviceSynchronize();
     printf("sum=%d\n", *p);
+    printf("host_twice=%d\n", Counter::twice(21));
     return 0;
 }
