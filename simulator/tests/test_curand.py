@@ -90,7 +90,7 @@ def _jump_2_67(v: list[int], times: int) -> list[int]:
 def out(request) -> dict[str, str]:
     proc = run_cli("run", str(PROGRAM), *mode_args(request.param))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "generator type 121 is not provided" in proc.stderr
+    assert "generator type 141 is not provided" in proc.stderr
     return _values(proc.stdout)
 
 

@@ -22,21 +22,38 @@ struct curandGenerator_st {
     bool started = false;  // the state is (re)made from seed and offset before the next generate
     curandStateXORWOW_t xorwow;
     curandStatePhilox4_32_10_t philox;
+    curandStateMRG32k3a_t mrg32k3a;
 
-    bool philox_type() const { return type == CURAND_RNG_PSEUDO_PHILOX4_32_10; }
-    unsigned int next() { return philox_type() ? curand(&philox) : curand(&xorwow); }
-    float uniform() { return philox_type() ? curand_uniform(&philox) : curand_uniform(&xorwow); }
-    double uniform_double() { return philox_type() ? curand_uniform_double(&philox) : curand_uniform_double(&xorwow); }
-    float2 normal2() { return philox_type() ? curand_normal2(&philox) : curand_normal2(&xorwow); }
+    // Calls f with this generator's device-API state: one body for every generator type.
+    template <class F>
+    auto with_state(F f) {
+        switch (type) {
+            case CURAND_RNG_PSEUDO_PHILOX4_32_10:
+                return f(&philox);
+            case CURAND_RNG_PSEUDO_MRG32K3A:
+                return f(&mrg32k3a);
+            default:
+                return f(&xorwow);
+        }
+    }
+    unsigned int next() {
+        return with_state([](auto* s) { return curand(s); });
+    }
+    float uniform() {
+        return with_state([](auto* s) { return curand_uniform(s); });
+    }
+    double uniform_double() {
+        return with_state([](auto* s) { return curand_uniform_double(s); });
+    }
+    float2 normal2() {
+        return with_state([](auto* s) { return curand_normal2(s); });
+    }
     double2 normal2_double() {
-        return philox_type() ? curand_normal2_double(&philox) : curand_normal2_double(&xorwow);
+        return with_state([](auto* s) { return curand_normal2_double(s); });
     }
     void start() {
         if (started) return;
-        if (type == CURAND_RNG_PSEUDO_PHILOX4_32_10)
-            curand_init(seed, 0, offset, &philox);
-        else
-            curand_init(seed, 0, offset, &xorwow);
+        with_state([this](auto* s) { curand_init(seed, 0, offset, s); });
         started = true;
     }
 };
@@ -46,10 +63,12 @@ namespace {
 curandStatus_t create(curandGenerator_t* g, curandRngType_t type) {
     if (g == nullptr) return CURAND_STATUS_NOT_INITIALIZED;
     if (type == CURAND_RNG_PSEUDO_DEFAULT) type = CURAND_RNG_PSEUDO_XORWOW;
-    if (type != CURAND_RNG_PSEUDO_XORWOW && type != CURAND_RNG_PSEUDO_PHILOX4_32_10) {
+    if (type != CURAND_RNG_PSEUDO_XORWOW && type != CURAND_RNG_PSEUDO_PHILOX4_32_10 &&
+        type != CURAND_RNG_PSEUDO_MRG32K3A) {
         char line[160];
         std::snprintf(line, sizeof(line),
-                      "generator type %d is not provided (XORWOW and PHILOX4_32_10 are): CURAND_STATUS_TYPE_ERROR",
+                      "generator type %d is not provided (XORWOW, PHILOX4_32_10 and MRG32K3A are): "
+                      "CURAND_STATUS_TYPE_ERROR",
                       (int)type);
         say(line);
         return CURAND_STATUS_TYPE_ERROR;

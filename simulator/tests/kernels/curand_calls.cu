@@ -101,8 +101,8 @@ int main() {
     moments("host_normal", fetch(g, n));
     const curandStatus_t odd = curandGenerateNormal(gen, g, 3, 0.0f, 1.0f);
     curandDestroyGenerator(gen);
-    curandGenerator_t mrg;
-    const curandStatus_t unsupported = curandCreateGenerator(&mrg, CURAND_RNG_PSEUDO_MRG32K3A);
+    curandGenerator_t mtgp;
+    const curandStatus_t unsupported = curandCreateGenerator(&mtgp, CURAND_RNG_PSEUDO_MTGP32);
     std::printf("create=%d\nodd_length=%d\nunsupported=%d\n", (int)s, (int)odd, (int)unsupported);
     cudaFree(u);
     cudaFree(g);
