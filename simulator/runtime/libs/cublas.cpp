@@ -129,6 +129,22 @@ cublasStatus_t gemm_ex(const char* call, cublasHandle_t h, cublasOperation_t ta,
     return CUBLAS_STATUS_SUCCESS;
 }
 
+// The pointer-array batched GEMMs: each matrix of the batch is one gemm_ex call; an empty batch
+// still has its arguments checked.
+template <class T>
+cublasStatus_t gemm_pointers(const char* call, cudaDataType type, cublasComputeType_t compute, cublasHandle_t h,
+                             cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const T* alpha,
+                             const T* const A[], int lda, const T* const B[], int ldb, const T* beta, T* const C[],
+                             int ldc, int batch) {
+    if (batch < 0 || (batch > 0 && (A == nullptr || B == nullptr || C == nullptr))) return CUBLAS_STATUS_INVALID_VALUE;
+    for (int i = 0; i < batch; ++i) {
+        cublasStatus_t s = gemm_ex(call, h, ta, tb, m, n, k, alpha, A[i], type, lda, 0, B[i], type, ldb, 0, beta, C[i],
+                                   type, ldc, 0, 1, compute);
+        if (s != CUBLAS_STATUS_SUCCESS) return s;
+    }
+    return batch == 0 ? check_gemm(call, h, ta, tb, m, n, k, lda, ldb, ldc, 0) : CUBLAS_STATUS_SUCCESS;
+}
+
 // One LU factorization with partial pivoting, A = P * L * U in place (LAPACK's getf2, which
 // cuBLAS's getrfBatched computes): column by column, the largest magnitude below the diagonal
 // (the first of equals) becomes the pivot, its row swaps with the diagonal one across the whole
@@ -344,25 +360,39 @@ cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
 cublasStatus_t cublasSgemmBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                                   const float* alpha, const float* const A[], int lda, const float* const B[],
                                   int ldb, const float* beta, float* const C[], int ldc, int batch) {
-    if (batch < 0 || (batch > 0 && (A == nullptr || B == nullptr || C == nullptr))) return CUBLAS_STATUS_INVALID_VALUE;
-    for (int i = 0; i < batch; ++i) {
-        cublasStatus_t s = gemm_ex("cublasSgemmBatched", h, ta, tb, m, n, k, alpha, A[i], CUDA_R_32F, lda, 0, B[i],
-                                   CUDA_R_32F, ldb, 0, beta, C[i], CUDA_R_32F, ldc, 0, 1, CUBLAS_COMPUTE_32F);
-        if (s != CUBLAS_STATUS_SUCCESS) return s;
-    }
-    return batch == 0 ? check_gemm("cublasSgemmBatched", h, ta, tb, m, n, k, lda, ldb, ldc, 0) : CUBLAS_STATUS_SUCCESS;
+    return gemm_pointers("cublasSgemmBatched", CUDA_R_32F, CUBLAS_COMPUTE_32F, h, ta, tb, m, n, k, alpha, A, lda, B,
+                         ldb, beta, C, ldc, batch);
 }
 
 cublasStatus_t cublasDgemmBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                                   const double* alpha, const double* const A[], int lda, const double* const B[],
                                   int ldb, const double* beta, double* const C[], int ldc, int batch) {
-    if (batch < 0 || (batch > 0 && (A == nullptr || B == nullptr || C == nullptr))) return CUBLAS_STATUS_INVALID_VALUE;
-    for (int i = 0; i < batch; ++i) {
-        cublasStatus_t s = gemm_ex("cublasDgemmBatched", h, ta, tb, m, n, k, alpha, A[i], CUDA_R_64F, lda, 0, B[i],
-                                   CUDA_R_64F, ldb, 0, beta, C[i], CUDA_R_64F, ldc, 0, 1, CUBLAS_COMPUTE_64F);
-        if (s != CUBLAS_STATUS_SUCCESS) return s;
-    }
-    return batch == 0 ? check_gemm("cublasDgemmBatched", h, ta, tb, m, n, k, lda, ldb, ldc, 0) : CUBLAS_STATUS_SUCCESS;
+    return gemm_pointers("cublasDgemmBatched", CUDA_R_64F, CUBLAS_COMPUTE_64F, h, ta, tb, m, n, k, alpha, A, lda, B,
+                         ldb, beta, C, ldc, batch);
+}
+
+// The half-precision GEMMs are cublasGemmEx's CUDA_R_16F matrices and scalars with
+// CUBLAS_COMPUTE_16F, as cuBLAS defines them.
+cublasStatus_t cublasHgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                           const __half* alpha, const __half* A, int lda, const __half* B, int ldb,
+                           const __half* beta, __half* C, int ldc) {
+    return gemm_ex("cublasHgemm", h, ta, tb, m, n, k, alpha, A, CUDA_R_16F, lda, 0, B, CUDA_R_16F, ldb, 0, beta, C,
+                   CUDA_R_16F, ldc, 0, 1, CUBLAS_COMPUTE_16F);
+}
+
+cublasStatus_t cublasHgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                         int k, const __half* alpha, const __half* A, int lda, long long sa,
+                                         const __half* B, int ldb, long long sb, const __half* beta, __half* C,
+                                         int ldc, long long sc, int batch) {
+    return gemm_ex("cublasHgemmStridedBatched", h, ta, tb, m, n, k, alpha, A, CUDA_R_16F, lda, sa, B, CUDA_R_16F,
+                   ldb, sb, beta, C, CUDA_R_16F, ldc, sc, batch, CUBLAS_COMPUTE_16F);
+}
+
+cublasStatus_t cublasHgemmBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                                  const __half* alpha, const __half* const A[], int lda, const __half* const B[],
+                                  int ldb, const __half* beta, __half* const C[], int ldc, int batch) {
+    return gemm_pointers("cublasHgemmBatched", CUDA_R_16F, CUBLAS_COMPUTE_16F, h, ta, tb, m, n, k, alpha, A, lda, B,
+                         ldb, beta, C, ldc, batch);
 }
 
 cublasStatus_t cublasSgetrfBatched(cublasHandle_t h, int n, float* const A[], int lda, int* P, int* info, int batch) {
