@@ -97,6 +97,9 @@
 //  driver_api.cpp: the driver API's device queries
 //      cuInit cuDriverGetVersion cuDeviceGetCount cuDeviceGet cuDeviceGetName
 //      cuDeviceTotalMem cuDeviceComputeCapability cuDeviceGetAttribute cuMemGetInfo
+//  driver_arrays.cpp: the driver API's CUDA arrays, 2-D copies and texture objects
+//      cuArrayCreate cuArray3DCreate cuArrayDestroy cuArrayGetDescriptor cuArray3DGetDescriptor
+//      cuMemcpy2D cuMemcpy2DUnaligned cuMemcpy2DAsync cuTexObjectCreate cuTexObjectDestroy
 //  driver_contexts.cpp: the driver API's contexts, memory, streams and events
 //      cuCtxCreate cuCtxDestroy cuCtxPushCurrent cuCtxPopCurrent cuCtxSetCurrent
 //      cuCtxGetCurrent cuCtxGetDevice cuCtxSynchronize cuDevicePrimaryCtxRetain
