@@ -3,9 +3,9 @@
 
 A module file is a 40-byte header (``TLSIMMOD``, format version, build mode, the library's size;
 little-endian) followed by a shared library of the unit's kernels, device functions and
-``__device__``/``__constant__`` variables. The library holds no runtime of its own: its kernels
-are compiled with ``SIM_MODULE_BUILD``, so that their calls into the runtime are dynamic
-references, which bind when it is loaded to the runtime of the program that loads it. A program
+``__device__``/``__constant__`` variables. The library holds no runtime of its own: its kernels'
+calls into the runtime are dynamic references (``runtime/sim_device.h``'s ``SIM_API``), which bind
+when it is loaded to the runtime of the program that loads it. A program
 whose objects call ``cuModuleLoad*`` is linked with :func:`exported_runtime` and ``-rdynamic``
 so that it exports that runtime; any other program links as before.
 """
@@ -54,7 +54,7 @@ def build_module(
         arch=arch,
         fmad=fmad,
         language=language,
-        extra_flags=[*extra_flags, "-DSIM_MODULE_BUILD"],
+        extra_flags=list(extra_flags),
     )
     cxx = compiler()
     key = cache_key(obj.name, "module", mode)

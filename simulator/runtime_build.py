@@ -112,11 +112,12 @@ def unit_text(group: list[Path], mode_free: bool = False) -> str:
 
 def _flags(cxx: str, own: list[str]) -> list[str]:
     # Hidden: a simulated library exports its own launchers only, never the runtime's cuda* calls
-    # (which NVIDIA's headers declare with default visibility).
+    # (which NVIDIA's headers declare with default visibility) nor its internals (SIM_RUNTIME_BUILD:
+    # sim_device.h's SIM_API).
     return (
         common_flags(cxx)
         + own
-        + ["-fvisibility=hidden", "-I", str(RUNTIME_DIR), "-I", str(_generated_dir())]
+        + ["-fvisibility=hidden", "-DSIM_RUNTIME_BUILD", "-I", str(RUNTIME_DIR), "-I", str(_generated_dir())]
         + toolkit_flags()
     )
 

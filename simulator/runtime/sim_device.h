@@ -14,13 +14,18 @@
 
 #include <builtin_types.h>  // only types: NVIDIA's inline functions come after this header (cuda_sim.h)
 
-// Hidden: the runtime's internals stay inside the program or library that links it. A module
-// (nvcc -fatbin/-cubin, loaded by cuModuleLoad*) is built with SIM_MODULE_BUILD: its kernels
-// call the loading program's runtime, which that program exports (program_link.py).
-#ifdef SIM_MODULE_BUILD
-#define SIM_API __attribute__((visibility("default")))
-#else
+// The runtime's own sources (compiled with SIM_RUNTIME_BUILD) define its internals hidden: they
+// stay inside the program or library that links it. Code the build compiles (a program's, a
+// module's) refers to them with default visibility, which binds as a hidden reference does (the
+// same code: calls and thread-locals are resolved when the program is linked) but leaves the
+// symbols of the runtime's exported copy exported: a driver-API module (nvcc -fatbin/-cubin,
+// loaded by cuModuleLoad*) binds to the loading program's runtime (program_link.py,
+// toolkit_exports.py), and a hidden reference would hide them, so that the linker would refuse the
+// toolkit's libcuda.so's references to them.
+#ifdef SIM_RUNTIME_BUILD
 #define SIM_API __attribute__((visibility("hidden")))
+#else
+#define SIM_API __attribute__((visibility("default")))
 #endif
 
 // ---- device-side state -------------------------------------------------------------------

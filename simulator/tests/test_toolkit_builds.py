@@ -277,3 +277,68 @@ def test_driver_library_links_by_nvcc_and_gcc(tmp_path):
     for app in ("app_nvcc", "app_gcc", "app_stubs"):
         ran = subprocess.run([str(tmp_path / app)], capture_output=True, text=True, timeout=300)
         assert (ran.returncode, ran.stdout.strip()) == (0, "1 7"), f"{app}: {ran.stdout}{ran.stderr}"
+
+
+# A program with a kernel of its own that also loads a driver-API module, linked by g++ with the
+# toolkit's libcuda.so as CMake links CUDA::cuda_driver (cuda-samples' streamOrderedAllocationIPC):
+# the program's objects refer to the runtime's internals, which the driver library's exports must
+# still find exported, and the module's kernel binds to them when it is loaded.
+OWN_KERNEL_CU = r"""
+#include <cstdio>
+#include <cuda.h>
+__global__ void twice(int* p) { p[threadIdx.x] *= 2; }
+int main(int argc, char** argv) {
+    CUdevice dev;
+    CUcontext ctx;
+    if (argc != 2 || cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS) return 2;
+    cuDevicePrimaryCtxRetain(&ctx, dev);
+    cuCtxSetCurrent(ctx);
+    int h[4] = {1, 2, 3, 4};
+    int* d;
+    cudaMalloc(&d, sizeof(h));
+    cudaMemcpy(d, h, sizeof(h), cudaMemcpyHostToDevice);
+    twice<<<1, 4>>>(d);
+    CUmodule module;
+    CUfunction add_index;
+    if (cuModuleLoad(&module, argv[1]) != CUDA_SUCCESS) return 3;
+    if (cuModuleGetFunction(&add_index, module, "add_index") != CUDA_SUCCESS) return 4;
+    void* args[] = {&d};
+    if (cuLaunchKernel(add_index, 1, 1, 1, 4, 1, 1, 0, nullptr, args, nullptr) != CUDA_SUCCESS) return 5;
+    cuCtxSynchronize();
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    std::printf("%d %d %d %d\n", h[0], h[1], h[2], h[3]);
+    return 0;
+}
+"""
+
+MODULE_CU = r"""
+extern "C" __global__ void add_index(int* p) { p[threadIdx.x] += threadIdx.x; }
+"""
+
+OWN_KERNEL_MAKEFILE = """
+all: app module.fatbin
+main.o: main.cu
+\tnvcc -arch=sm_80 -c main.cu -o main.o
+app: main.o
+\tg++ main.o $(CUDA_DIR)/lib64/libcudart_static.a -ldl -lrt -pthread $(CUDA_DIR)/lib64/libcuda.so -o app
+module.fatbin: module.cu
+\tnvcc -arch=sm_80 -fatbin module.cu -o module.fatbin
+"""
+
+
+def test_program_with_own_kernels_links_the_driver_library_and_loads_a_module(tmp_path):
+    """The program's own kernel doubles 1 2 3 4; the module's adds each thread's index."""
+    (tmp_path / "main.cu").write_text(OWN_KERNEL_CU)
+    (tmp_path / "module.cu").write_text(MODULE_CU)
+    (tmp_path / "Makefile").write_text(OWN_KERNEL_MAKEFILE)
+    home = toolkit.root()
+    env = {**os.environ, "PATH": f"{home / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    made = subprocess.run(
+        ["make", "-s", f"CUDA_DIR={home}"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert made.returncode == 0, f"make failed:\n{made.stdout}\n{made.stderr}"
+    ran = subprocess.run(
+        [str(tmp_path / "app"), str(tmp_path / "module.fatbin")], capture_output=True, text=True, timeout=300
+    )
+    want = " ".join(str(2 * v + i) for i, v in enumerate([1, 2, 3, 4]))
+    assert (ran.returncode, ran.stdout.strip()) == (0, want), ran.stdout + ran.stderr
