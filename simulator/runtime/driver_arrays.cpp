@@ -81,9 +81,12 @@ CUresult driver_copy_2d(const CUDA_MEMCPY2D* p, bool async, CUstream stream) {
     SIM_DRIVER_READY();
     if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
     CopySide src, dst;
-    if (!pointer_side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcXInBytes, p->srcY, p->srcPitch, &src) ||
-        !pointer_side(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes, p->dstY, p->dstPitch, &dst))
-        return CUDA_ERROR_INVALID_VALUE;
+    const bool sides =
+        pointer_side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcXInBytes, p->srcY, p->srcPitch,
+                     &src) &&
+        pointer_side(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes, p->dstY, p->dstPitch,
+                     &dst);
+    if (!sides) return CUDA_ERROR_INVALID_VALUE;
     const bool unified = p->srcMemoryType == CU_MEMORYTYPE_UNIFIED || p->dstMemoryType == CU_MEMORYTYPE_UNIFIED;
     const cudaMemcpyKind kinds[2][2] = {{cudaMemcpyHostToHost, cudaMemcpyHostToDevice},
                                         {cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice}};
@@ -143,7 +146,8 @@ cudaChannelFormatDesc texel_format(const cudaResourceDesc& r) {
         case cudaResourceTypeArray: cudaGetChannelDesc(&d, r.res.array.array); return d;
         default: {
             cudaArray_t level = nullptr;
-            if (cudaGetMipmappedArrayLevel(&level, r.res.mipmap.mipmap, 0) == cudaSuccess) cudaGetChannelDesc(&d, level);
+            if (cudaGetMipmappedArrayLevel(&level, r.res.mipmap.mipmap, 0) == cudaSuccess)
+                cudaGetChannelDesc(&d, level);
             return d;
         }
     }

@@ -84,10 +84,10 @@ int main() {
     mrg_skips<<<1, 1>>>(seed, raw);
     print("dev_skips", fetch(raw, 2), "%u");
 
-    const int threads = 128, per = 200, n = threads * per;
+    const int threads = 32, per = 800, n = threads * per;
     float* g;
     cudaMalloc(&g, n * sizeof(float));
-    mrg_normals<<<2, threads / 2>>>(seed, g, per);
+    mrg_normals<<<1, threads>>>(seed, g, per);
     moments("dev_normal", fetch(g, n));
 
     // The host API: created on the device and on the host, seeded, offset, drawn in order.
