@@ -464,16 +464,17 @@ class KernelAnalysis(ThreadValues):
             or f.unknown
             or self._callees_wait(f.calls - self.boundary_callees)
         ):
-            # The call graph's first wait or unknown callee, from the call in this kernel.
-            found = tu.fibers_why(f.key, self.boundary_callees)
-            at, what = found or (None, "a callee that waits or is unknown")
-            raise Fallback(what, at)
+            raise Fallback(*self._why_fibers(f))
         start, end = tu.rng(self.body)
-        if any(
-            start <= e.start < end and any("lockstep_assign" in p for p in e.parts if isinstance(p, str))
+        lockstep = [
+            e.start
             for e in tu.edits
-        ):
-            raise Fallback("warp-synchronous code (no __syncwarp) that needs a warp's lanes in lockstep")
+            if start <= e.start < end and any("lockstep_assign" in p for p in e.parts if isinstance(p, str))
+        ]
+        if lockstep:
+            raise Fallback(
+                "warp-synchronous code (no __syncwarp) that needs a warp's lanes in lockstep", min(lockstep)
+            )
         if any(k in self.locals and k not in self.shared for k in self.escaped):
             key = next(k for k in self.escaped if k in self.locals and k not in self.shared)
             raise Fallback("the address of a local kept in a pointer or memory", self.locals[key])
@@ -496,6 +497,19 @@ class KernelAnalysis(ThreadValues):
                 raise Fallback("a barrier under a condition not shown to be block-uniform", h)
         self._choose_slots()
         return plan
+
+    def _why_fibers(self, f) -> tuple[str, int | None]:
+        """The call graph's first wait or unknown callee, from the call in this kernel: the
+        kernel's own first one, unless that is one of its barriers (``__syncthreads``, a boundary),
+        which the loops would take; then the first callee's that reaches one."""
+        tu = self.tu
+        own = f.why is not None and (f.why[0] in self.barriers or f.why[0] in self.boundaries)
+        found = tu.fibers_why(f.key, self.boundary_callees, own=not own)
+        if found is not None:
+            return found[1], found[0]
+        if f.unknown:
+            return "a call through a function pointer or of a function this file does not define", None
+        return "a callee that waits or is unknown", None
 
     def _choose_block_vars(self) -> None:
         """Locals one copy of which serves the block, and the statements that run once for it.
