@@ -172,7 +172,7 @@ class DeviceCodeWalk:
                 if candidates is None:
                     func.unknown = True  # a call through a pointer or an unresolved member
                     at = self.unit.off(c.extent.start)
-                    _note(func, at, "a call through a function pointer or a virtual method")
+                    _note(func, at, self._unfollowed(first))
                     return
                 for cand in candidates:
                     self._add_call(func, cand, site=c)
@@ -184,6 +184,21 @@ class DeviceCodeWalk:
             if self.spins(c):
                 func.waits = True
                 _note(func, self.unit.off(c.extent.start), "a loop that spins on volatile or atomic memory")
+
+    def _unfollowed(self, callee) -> str:
+        """What a call the walk cannot follow calls: a name a template's parameters decide
+        (``Policy::template scan<T>(v)``, ``g.sync()`` of a dependent type), or a pointer."""
+        ck = self.ci.CursorKind
+        while callee is not None and callee.kind == ck.UNEXPOSED_EXPR:
+            callee = next(callee.get_children(), None)
+        if (
+            callee is not None
+            and callee.kind in (ck.DECL_REF_EXPR, ck.MEMBER_REF_EXPR)
+            and callee.referenced is None
+        ):
+            name = " ".join(self.unit.text_at(*self.unit.rng(callee)).split())
+            return f"a call of '{name}', which depends on a template's parameters (not followed)"
+        return "a call through a function pointer or a virtual method"
 
     def _candidates(self, callee) -> list | None:
         """The functions an unresolved (dependent) call by name may call, or None when not by name."""

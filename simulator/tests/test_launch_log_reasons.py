@@ -123,7 +123,16 @@ __global__ void warp_synchronous(float* x) {
     if (threadIdx.x < 32) s[threadIdx.x] += s[threadIdx.x + 16];  // why: lanes
     x[threadIdx.x] = s[threadIdx.x];
 }
+struct Twice {
+    template <class T>
+    static __device__ T apply(T v) { return 2 * v; }
+};
+template <class P>
+__device__ float by_policy(float v) { return P::template apply<float>(v); }
+template <class P>
+__global__ void policy(float* x) { x[threadIdx.x] = by_policy<P>(x[threadIdx.x]); }  // why: policy
 void host(float* x) {
+    policy<Twice><<<1, 64>>>(x);
     barrier_then_vote<<<1, 64>>>(x);
     warp_synchronous<<<1, 64>>>(x);
     through_pointer<<<1, 64>>>(x);
@@ -146,7 +155,9 @@ def test_the_build_passes_each_reason_beside_its_launch(tmp_path):
         if (m := re.search(r"// why: (\w+)$", ln))
     }
     why = dict(
-        re.findall(r'::__sim::launcher\("(\w+)"[^\n]*::__sim::BarrierKind\{false, false, "([^"]*)"\}', out)
+        re.findall(
+            r'::__sim::launcher\("(\w+)(?:<\w+>)?"[^\n]*::__sim::BarrierKind\{false, false, "([^"]*)"\}', out
+        )
     )
     expected = {
         "through_pointer": ("a call through a function pointer or a virtual method", "pointer"),
@@ -156,6 +167,12 @@ def test_the_build_passes_each_reason_beside_its_launch(tmp_path):
         # The kernel's own __syncthreads (which the loops take) is not the reason: what its callee
         # waits for is (a decoupled look-back's warp votes after a top-level barrier).
         "barrier_then_vote": ("a call of 'warp_votes' that reaches a warp vote (__ballot_sync)", "vote"),
+        # A policy's call inside a template: the walk follows no name its parameters decide.
+        "policy": (
+            "a call of 'by_policy' that reaches a call of 'P::template apply<float>', which depends "
+            "on a template's parameters (not followed)",
+            "policy",
+        ),
         "warp_synchronous": (
             "warp-synchronous code (no __syncwarp) that needs a warp's lanes in lockstep",
             "lanes",
