@@ -95,6 +95,10 @@ class KernelAnalysis(ThreadValues):
         # Warp-collective calls that are region boundaries too (block_loops_wmma.py): start -> kind.
         self.boundaries: dict[int, str] = {}
         self.boundary_callees: set[int] = set()  # their definitions, whose waits the boundaries stand for
+        # Cooperative groups' block barriers (``cta.sync()``, ``cg::sync(cta)``): their callees'
+        # definitions, and those of the kernel's other calls (``cg::sync`` of a tile shares one).
+        self.block_syncs: set[int] = set()
+        self.other_callees: dict[int | None, int] = {}  # definition -> the first other call's start
         self.local_types: list[int] = []  # typedefs and aliases declared in the body
         self.jumps = 0  # uniform `if (c) break;` statements between regions
         self.refs: list[tuple[int, int, str]] = []  # (position, declaration, name) of each use
@@ -163,6 +167,13 @@ class KernelAnalysis(ThreadValues):
                     raise Fallback("a __syncthreads call written with arguments", node)
                 self.barriers.add(self.tu.off(node.extent.start))
                 return
+            definition = ref.get_definition()
+            callee = self.tu.off(definition.location) if definition is not None else None
+            if block_sync(ref, node):
+                self.barriers.add(self.tu.off(node.extent.start))
+                self.block_syncs.add(callee)
+                return
+            self.other_callees.setdefault(callee, self.tu.off(node.extent.start))
             op = wmma.note_boundary(self, node, name)
             if op == wmma.REFUSED:
                 raise Fallback("an mma_sync whose arguments change something when evaluated", node)
@@ -400,7 +411,10 @@ class KernelAnalysis(ThreadValues):
         if hinted is not None:
             return self._structure(hinted)
         children = list(s.get_children())
-        if s.kind == ck.CALL_EXPR and tu.off(s.extent.start) in self.barriers:
+        call = s
+        while call.kind == ck.UNEXPOSED_EXPR and len(list(call.get_children())) == 1:
+            call = next(call.get_children())  # `cg::this_thread_block().sync();`: its temporary's cleanup
+        if call.kind == ck.CALL_EXPR and tu.off(call.extent.start) in self.barriers:
             return ("barrier", s)
         if s.kind == ck.COMPOUND_STMT:
             return ("compound", s, self._plan(children, False))
@@ -459,21 +473,26 @@ class KernelAnalysis(ThreadValues):
         f = self.func
         if f is None:
             raise Fallback("a kernel the front end's walk did not reach")
+        shared = sorted(self.other_callees[k] for k in self.block_syncs if k in self.other_callees)
+        if shared:
+            raise Fallback("a cooperative groups' sync of a group other than the block", shared[0])
+        self.boundary_callees |= self.block_syncs
         if (
             not (self.barriers or self.one_region)
             or f.unknown
             or self._callees_wait(f.calls - self.boundary_callees)
         ):
-            # The call graph's first wait or unknown callee, from the call in this kernel.
-            found = tu.fibers_why(f.key, self.boundary_callees)
-            at, what = found or (None, "a callee that waits or is unknown")
-            raise Fallback(what, at)
+            raise Fallback(*self._why_fibers(f))
         start, end = tu.rng(self.body)
-        if any(
-            start <= e.start < end and any("lockstep_assign" in p for p in e.parts if isinstance(p, str))
+        lockstep = [
+            e.start
             for e in tu.edits
-        ):
-            raise Fallback("warp-synchronous code (no __syncwarp) that needs a warp's lanes in lockstep")
+            if start <= e.start < end and any("lockstep_assign" in p for p in e.parts if isinstance(p, str))
+        ]
+        if lockstep:
+            raise Fallback(
+                "warp-synchronous code (no __syncwarp) that needs a warp's lanes in lockstep", min(lockstep)
+            )
         if any(k in self.locals and k not in self.shared for k in self.escaped):
             key = next(k for k in self.escaped if k in self.locals and k not in self.shared)
             raise Fallback("the address of a local kept in a pointer or memory", self.locals[key])
@@ -496,6 +515,19 @@ class KernelAnalysis(ThreadValues):
                 raise Fallback("a barrier under a condition not shown to be block-uniform", h)
         self._choose_slots()
         return plan
+
+    def _why_fibers(self, f) -> tuple[str, int | None]:
+        """The call graph's first wait or unknown callee, from the call in this kernel: the
+        kernel's own first one, unless that is one of its barriers (``__syncthreads``, a boundary),
+        which the loops would take; then the first callee's that reaches one."""
+        tu = self.tu
+        own = f.why is not None and (f.why[0] in self.barriers or f.why[0] in self.boundaries)
+        found = tu.fibers_why(f.key, self.boundary_callees, own=not own)
+        if found is not None:
+            return found[1], found[0]
+        if f.unknown:
+            return "a call through a function pointer or of a function this file does not define", None
+        return "a callee that waits or is unknown", None
 
     def _choose_block_vars(self) -> None:
         """Locals one copy of which serves the block, and the statements that run once for it.
@@ -639,6 +671,25 @@ class KernelAnalysis(ThreadValues):
                     raise Fallback("a local living across a barrier whose type the build cannot name", var)
                 self.slot_of[key] = len(self.slot_types)
                 self.slot_types.append((f"__sim_slot{len(self.slot_types)}_t", var))
+
+
+def block_sync(ref, call) -> bool:
+    """Whether ``call`` (of ``ref``, a declaration of the toolkit's headers) is cooperative groups'
+    barrier of the whole block, which is ``__syncthreads()``: ``thread_block::sync()``, or
+    ``cg::sync(g)`` where ``g`` is a ``thread_block``."""
+    if ref.spelling != "sync" or ref.semantic_parent is None:
+        return False
+    parent = ref.semantic_parent
+    if parent.spelling == "thread_block":
+        return parent.semantic_parent is not None and parent.semantic_parent.spelling == "cooperative_groups"
+    args = list(call.get_arguments())
+    if parent.spelling != "cooperative_groups" or not args:
+        return False
+    group = (
+        args[0].type.get_canonical().get_pointee() if args[0].type.kind.name.endswith("REFERENCE") else None
+    )
+    group = (group or args[0].type.get_canonical()).get_declaration()
+    return group.spelling == "thread_block" and group.semantic_parent.spelling == "cooperative_groups"
 
 
 def require_plain(k: KernelAnalysis) -> None:

@@ -580,13 +580,16 @@ class TranslationUnit:
             stack.extend(f.calls)
         return True
 
-    def fibers_why(self, key: int | None, skip: frozenset | set = frozenset()) -> tuple[int, str] | None:
-        """Where and why kernel ``key`` is not barrier-free: its own first wait or unknown callee,
-        or the call of the first callee (not in ``skip``) that reaches one; None when it is."""
+    def fibers_why(
+        self, key: int | None, skip: frozenset | set = frozenset(), own: bool = True
+    ) -> tuple[int, str] | None:
+        """Where and why kernel ``key`` is not barrier-free: its own first wait or unknown callee
+        (unless not ``own``), or the call of the first callee (not in ``skip``) that reaches one;
+        None when it is."""
         f = self.funcs.get(key) if key is not None else None
         if f is None:
             return None
-        if f.why is not None:
+        if own and f.why is not None:
             return f.why
         for callee, at in f.sites.items():
             if callee in skip:

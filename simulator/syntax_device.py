@@ -172,7 +172,7 @@ class DeviceCodeWalk:
                 if candidates is None:
                     func.unknown = True  # a call through a pointer or an unresolved member
                     at = self.unit.off(c.extent.start)
-                    _note(func, at, "a call through a function pointer or a virtual method")
+                    _note(func, at, self._unfollowed(first))
                     return
                 for cand in candidates:
                     self._add_call(func, cand, site=c)
@@ -184,6 +184,21 @@ class DeviceCodeWalk:
             if self.spins(c):
                 func.waits = True
                 _note(func, self.unit.off(c.extent.start), "a loop that spins on volatile or atomic memory")
+
+    def _unfollowed(self, callee) -> str:
+        """What a call the walk cannot follow calls: a name a template's parameters decide
+        (``Policy::template scan<T>(v)``, ``g.sync()`` of a dependent type), or a pointer."""
+        ck = self.ci.CursorKind
+        while callee is not None and callee.kind == ck.UNEXPOSED_EXPR:
+            callee = next(callee.get_children(), None)
+        if (
+            callee is not None
+            and callee.kind in (ck.DECL_REF_EXPR, ck.MEMBER_REF_EXPR)
+            and callee.referenced is None
+        ):
+            name = " ".join(self.unit.text_at(*self.unit.rng(callee)).split())
+            return f"a call of '{name}', which depends on a template's parameters (not followed)"
+        return "a call through a function pointer or a virtual method"
 
     def _candidates(self, callee) -> list | None:
         """The functions an unresolved (dependent) call by name may call, or None when not by name."""
@@ -447,6 +462,8 @@ class DeviceCodeWalk:
         if target is None or self._has_effects(lhs):
             return
         base, index = target
+        if self._own_array(lhs):
+            return  # a thread's own array: no other lane reads or writes it
         others = [o[1] for o in self._elements(rhs) if o[0] == base and o[1] != index]
         if not others or self._disjoint_halves(start, index, others):
             return
@@ -514,6 +531,24 @@ class DeviceCodeWalk:
         if array.kind != ck.DECL_REF_EXPR or array.referenced is None:
             return None
         return self.unit.off(array.referenced.location), self.unit.text_at(*self.unit.rng(index)).strip()
+
+    def _own_array(self, node) -> bool:
+        """Whether ``node`` is an element of an array local to the thread (``float call[9];`` in a
+        function's body, neither ``__shared__`` nor ``static``): each lane has its own copy."""
+        ck = self.ci.CursorKind
+        while node is not None and node.kind in (ck.UNEXPOSED_EXPR, ck.PAREN_EXPR, ck.ARRAY_SUBSCRIPT_EXPR):
+            node = next(node.get_children(), None)
+        ref = node.referenced if node is not None and node.kind == ck.DECL_REF_EXPR else None
+        if ref is None or ref.kind != ck.VAR_DECL:
+            return False
+        parent = ref.semantic_parent
+        return (
+            ref.type.get_canonical().kind == self.ci.TypeKind.CONSTANTARRAY
+            and ref.storage_class == self.ci.StorageClass.NONE
+            and parent is not None
+            and parent.kind in (ck.FUNCTION_DECL, ck.CXX_METHOD, ck.FUNCTION_TEMPLATE)
+            and not any(ch.kind == ck.CUDASHARED_ATTR for ch in ref.get_children())
+        )
 
     def _elements(self, node) -> list[tuple]:
         """Every ``name[index]`` inside ``node``."""

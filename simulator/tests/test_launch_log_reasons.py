@@ -109,7 +109,32 @@ __global__ void lambda(float* x) {
     __syncthreads();
     x[threadIdx.x] = s[63 - threadIdx.x];
 }
+__device__ unsigned warp_votes(float v) { return __ballot_sync(0xffffffffu, v > 0.0f); }
+__global__ void barrier_then_vote(float* x) {
+    __shared__ float s[64];
+    s[threadIdx.x] = x[threadIdx.x];
+    __syncthreads();
+    x[threadIdx.x] = (float)warp_votes(s[63 - threadIdx.x]);  // why: vote
+}
+__global__ void warp_synchronous(float* x) {
+    __shared__ float s[64];
+    s[threadIdx.x] = x[threadIdx.x];
+    __syncthreads();
+    if (threadIdx.x < 32) s[threadIdx.x] += s[threadIdx.x + 16];  // why: lanes
+    x[threadIdx.x] = s[threadIdx.x];
+}
+struct Twice {
+    template <class T>
+    static __device__ T apply(T v) { return 2 * v; }
+};
+template <class P>
+__device__ float by_policy(float v) { return P::template apply<float>(v); }
+template <class P>
+__global__ void policy(float* x) { x[threadIdx.x] = by_policy<P>(x[threadIdx.x]); }  // why: policy
 void host(float* x) {
+    policy<Twice><<<1, 64>>>(x);
+    barrier_then_vote<<<1, 64>>>(x);
+    warp_synchronous<<<1, 64>>>(x);
     through_pointer<<<1, 64>>>(x);
     undefined_callee<<<1, 64>>>(x);
     tile<<<1, 64>>>(x);
@@ -130,13 +155,28 @@ def test_the_build_passes_each_reason_beside_its_launch(tmp_path):
         if (m := re.search(r"// why: (\w+)$", ln))
     }
     why = dict(
-        re.findall(r'::__sim::launcher\("(\w+)"[^\n]*::__sim::BarrierKind\{false, false, "([^"]*)"\}', out)
+        re.findall(
+            r'::__sim::launcher\("(\w+)(?:<\w+>)?"[^\n]*::__sim::BarrierKind\{false, false, "([^"]*)"\}', out
+        )
     )
     expected = {
         "through_pointer": ("a call through a function pointer or a virtual method", "pointer"),
         "undefined_callee": ("a call of 'elsewhere', which this file does not define", "undefined"),
         "tile": ("a call of 'sync' that reaches a warp operation", "tile"),
         "lambda": ("a lambda", "lambda"),
+        # The kernel's own __syncthreads (which the loops take) is not the reason: what its callee
+        # waits for is (a decoupled look-back's warp votes after a top-level barrier).
+        "barrier_then_vote": ("a call of 'warp_votes' that reaches a warp vote (__ballot_sync)", "vote"),
+        # A policy's call inside a template: the walk follows no name its parameters decide.
+        "policy": (
+            "a call of 'by_policy' that reaches a call of 'P::template apply<float>', which depends "
+            "on a template's parameters (not followed)",
+            "policy",
+        ),
+        "warp_synchronous": (
+            "warp-synchronous code (no __syncwarp) that needs a warp's lanes in lockstep",
+            "lanes",
+        ),
     }
     assert why == {
         kernel: f"{what} (reasons.cu:{lines[marker]})" for kernel, (what, marker) in expected.items()
