@@ -40,7 +40,7 @@ from .edits import Edit
 
 __all__ = ["BlockLoops", "block_loop_edit"]
 
-# The runtime's loop over every thread of the block, up to its body (runtime/block_loops.h).
+# The runtime's loop over every thread of the block, up to its body (runtime/block_loops_thread_loops.h).
 _PLAIN_LOOP = "for_each_plain_thread(*__sim_blk, "
 
 
@@ -323,13 +323,14 @@ class _Emitter:
             keep = f"__sim_slot{i}.keep(__sim_t, {self.k.slot_types[i][1].spelling});"
             body.append(f"\n if (!::__sim::kRecompute) {keep}" if k in recomputed else f"\n {keep}")
         # A region that no shared-memory hazard can involve (block_loops_epochs.py): its loop and
-        # body without ThreadSanitizer's calls (runtime/block_loops.h). Only the race check's build has
-        # such regions, and only a fast build has grid-stride rounds (_thread_loop's flags).
+        # body without ThreadSanitizer's calls (runtime/block_loops_thread_loops.h). Only the race
+        # check's build has such regions, and only a fast build has grid-stride rounds (_thread_loop's
+        # flags).
         # threadIdx is the loop's own index in a SIMD region: nothing is stored per thread.
         params = "const ::uint3 threadIdx, const int __sim_t" if region.simd else ""
         call: list = [f" ::__sim::{loop_head}"]
-        # The loop's prefix bound (runtime/block_loops.h). An index's (``if (V < S)``, V = U + x):
-        # x < S - (int)U in 64 bits, exact where the block's check passed, so a fast build's alone
+        # The loop's prefix bound (runtime/block_loops_thread_loops.h). An index's (``if (V < S)``,
+        # V = U + x): x < S - (int)U in 64 bits, exact where the block's check passed, so a fast build's alone
         # (kRecompute); the checkers run every thread there. Else the builds that take any bound
         # evaluate it once for the block (kPrefixBound); memcheck's takes a name or a literal too,
         # whose evaluation nothing checks (kPrefixBelow).
@@ -345,7 +346,7 @@ class _Emitter:
             bound = [f"::__sim::{flag} ? (int)(", self._marker(at[0]), at, ") : 2147483647"]
         if narrowed or declared_narrow or prefix is not None:
             # The loop's fast form, where the block's check passes: the signed sums, and only the
-            # threads of a row below the prefix's bound (runtime/block_loops.h).
+            # threads of a row below the prefix's bound (runtime/block_loops_thread_loops.h).
             # (The checkers' builds, whose loop ignores the first, do not evaluate it: kRecompute;
             # the bound's flags above say which take the second.)
             params = "const ::uint3 threadIdx, [[maybe_unused]] const auto __sim_fast, const int __sim_t"

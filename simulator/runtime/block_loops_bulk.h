@@ -160,7 +160,7 @@ static inline __attribute__((no_sanitize_thread)) bool bulk_clean(const PlainBlo
 
 // A region bulk_clean found clean: no thread reads or writes a byte another writes, so no access of
 // its epoch can be half of a hazard, and it runs as an unjudged region does (for_each_unjudged_thread
-// in block_loops.h: this loop and the body, which the front end marks no_sanitize_thread, without
+// in block_loops_thread_loops.h: this loop and the body, which the front end marks no_sanitize_thread, without
 // ThreadSanitizer's calls), in thread order (no order gives another result), over the threads of a
 // row below ``below``. ``kTaken``: the region is one ``if (X < S)`` whose bound ``below`` is S
 // (block_loops_simd.below), so the body's fast form, which takes the condition as true, is exact for
