@@ -168,7 +168,7 @@ static inline __attribute__((no_sanitize_thread)) bool bulk_clean(const PlainBlo
 template <bool kTaken, class Body>
 SIM_DEVICE_FMA_TARGET static inline __attribute__((no_sanitize_thread)) void for_each_bulk_thread(
     const PlainBlock& b, int below, Body&& body) {
-    if constexpr (std::is_invocable<Body&, uint3, std::false_type, int>::value) {
+    if constexpr (kFastForm<Body>) {
         indexed_rows<kTaken ? 2 : 1>(b, body, below);
     } else {
         plain_thread_loop<true>(b, static_cast<Body&&>(body), below);

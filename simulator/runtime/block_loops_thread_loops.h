@@ -23,6 +23,16 @@ static inline SIM_UNJUDGED_INLINE uint3* running_thread_idx() {
 #endif
 }
 
+// The forms of a region's body (simulator/block_loops.py writes them): ``(threadIdx, fast, linear)``
+// (kFastForm), ``(threadIdx, linear)`` (kTakesIndex: threadIdx is the loop's own index) or ``()``
+// (the body reads the running thread's index the loop stores). Every loop tells them apart by these.
+template <class Body>
+inline constexpr bool kFastForm = std::is_invocable<Body&, uint3, std::false_type, int>::value;
+template <class Body>
+inline constexpr bool kTakesIndex = std::is_invocable<Body&, uint3, int>::value;
+template <class Body>
+inline constexpr bool kIndexed = kFastForm<Body> || kTakesIndex<Body>;
+
 // The rows of ``b`` for a body taking ``(threadIdx, linear)`` (``kFast`` 0), or ``(threadIdx,
 // fast, linear)`` with ``fast`` std::false_type (1) or std::true_type (2), in a fast build's order:
 // threads adjacent in x are adjacent iterations of the inner loop, and the index is stored once a
@@ -125,8 +135,8 @@ static inline SIM_RUNTIME_ACCESS bool stop_after_fault(const int* fault_warp, in
 template <bool kThreadOrder = false, class Body>
 SIM_DEVICE_FMA_TARGET static inline SIM_UNJUDGED_INLINE void SIM_THREAD_LOOP(
     const PlainBlock& b, Body&& body, [[maybe_unused]] const int below = 2147483647) {
-    constexpr bool fast_form = std::is_invocable<Body&, uint3, std::false_type, int>::value;
-    constexpr bool indexed = fast_form || std::is_invocable<Body&, uint3, int>::value;
+    constexpr bool fast_form = kFastForm<Body>;
+    constexpr bool indexed = kIndexed<Body>;
     uint3* const idx = b.thread_idx;
     uint3* const running = running_thread_idx();
     int* const linear = b.linear;
@@ -289,7 +299,7 @@ inline constexpr int kMaxBlockThreads = 1024;
 template <class Body>
 SIM_DEVICE_FMA_TARGET static inline void for_each_flagged_thread(
     const PlainBlock& b, const unsigned char* flags, Body&& body) {
-    if constexpr (std::is_invocable<Body&, uint3, int>::value) {
+    if constexpr (kTakesIndex<Body>) {
         for_each_plain_thread(b, [&](uint3 at, int t) {
             if (flags == nullptr || flags[t]) body(at, t);
         });
@@ -303,7 +313,7 @@ SIM_DEVICE_FMA_TARGET static inline void for_each_flagged_thread(
 template <class Body>
 SIM_DEVICE_FMA_TARGET static inline void for_each_flagged_thread(
     const PlainBlock& b, const unsigned char* flags, Body&& body) {
-    constexpr bool indexed = std::is_invocable<Body&, uint3, int>::value;
+    constexpr bool indexed = kTakesIndex<Body>;
     uint3* const idx = b.thread_idx;
     uint3* const running = running_thread_idx();
     int* const linear = b.linear;
