@@ -38,6 +38,7 @@ from .block_loops_cells import (
     _local,
     _var,
     epoch_neighbours,
+    operands,
     silent,
     silent_regions,
     subscripted,
@@ -201,7 +202,7 @@ class _Indices(IndexWalk):
         k = self.k
         if key in k.written or key in k.addressed or key in k.escaped:
             return None
-        inits = [ch for ch in decl.get_children() if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
+        inits = operands(decl)
         return self.index(inits[0]) if len(inits) == 1 else None
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "assignment",
     "epoch_neighbours",
     "local_target",
+    "operands",
     "own_cell_guard",
     "silent",
     "silent_regions",
@@ -280,6 +281,11 @@ def _own_cell(k: KernelAnalysis, lhs, cells: dict) -> bool:
     return True
 
 
+def operands(node) -> list:
+    """``node``'s children but the names of types and namespaces written in it (``(int)x``: ``x``)."""
+    return [ch for ch in node.get_children() if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
+
+
 def subscripted(node) -> tuple:
     """The array (bare) that subscript ``node`` is an element of, with its subscripts, outermost
     first (``S[i][j]``: ``S``, ``[i, j]``; any other ``node``: itself bare, and none)."""
@@ -313,7 +319,7 @@ def _thread_member(k: KernelAnalysis, index) -> str | None:
     node = index
     # Conversions (implicit or written) to an integer type that holds any thread index.
     while node.kind.name in ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", *TRANSPARENT):
-        kids = [ch for ch in node.get_children() if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
+        kids = operands(node)
         if len(kids) != 1 or node.type.get_canonical().kind.name not in _INDEX_KINDS:
             return None
         node = kids[0]
@@ -332,7 +338,7 @@ def _thread_member(k: KernelAnalysis, index) -> str | None:
         return None
     if decl.type.get_canonical().kind.name not in _INDEX_KINDS:
         return None
-    inits = [ch for ch in decl.get_children() if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
+    inits = operands(decl)
     if len(inits) != 1:
         return None
     return _thread_member(k, inits[0])

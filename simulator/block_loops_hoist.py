@@ -37,7 +37,15 @@ from __future__ import annotations
 import re
 
 from .block_loops_analysis import KernelAnalysis, Region
-from .block_loops_cells import INDEX_LIMITS, _extents, _local, _thread_member, subscripted, type_kind
+from .block_loops_cells import (
+    INDEX_LIMITS,
+    _extents,
+    _local,
+    _thread_member,
+    operands,
+    subscripted,
+    type_kind,
+)
 from .block_loops_index import OPERATIONS, IndexWalk
 from .block_loops_simd import _COUNTED
 from .block_loops_threads import bare
@@ -89,7 +97,7 @@ class _Region:
         """A scalar local (not a reference), its initializer a value."""
         if var.kind.name != "VAR_DECL" or not _local(self.k, var) or type_kind(var) not in _VALUES:
             return False
-        inits = [ch for ch in var.get_children() if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
+        inits = operands(var)
         return len(inits) <= 1 and all(self.value(ch) for ch in inits)
 
     def loop(self, node, children) -> bool:
@@ -170,7 +178,7 @@ class _Region:
         if kind == "MEMBER_REF_EXPR":
             return _thread_member(self.k, node) is not None
         if kind in ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR"):
-            kids = [ch for ch in children if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
+            kids = operands(node)
             # Only to a floating type: a floating value converted to an integer may be out of range.
             return len(kids) == 1 and type_kind(node) in _FLOATS and self.value(kids[0])
         if kind == "UNEXPOSED_EXPR" and len(children) == 1:  # an implicit conversion

@@ -14,7 +14,7 @@ becomes in C++ (``OF``, ``IN``, :meth:`IndexWalk.thread`, :meth:`IndexWalk.opera
 from __future__ import annotations
 
 from .block_loops_analysis import KernelAnalysis
-from .block_loops_cells import BLOCK_VALUES, INDEX_LIMITS, _thread_member, type_kind
+from .block_loops_cells import BLOCK_VALUES, INDEX_LIMITS, _thread_member, operands, type_kind
 
 __all__ = ["OPERATIONS", "IndexWalk"]
 
@@ -51,7 +51,7 @@ class IndexWalk:
         """``index`` of ``node`` before its own type's check."""
         k = self.k
         kind = node.kind.name
-        children = [ch for ch in node.get_children() if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
+        children = operands(node)
         if kind in _THROUGH:
             return self.index(children[0]) if len(children) == 1 else None
         if kind == "INTEGER_LITERAL":
