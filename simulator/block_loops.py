@@ -40,6 +40,9 @@ from .edits import Edit
 
 __all__ = ["BlockLoops", "block_loop_edit"]
 
+# The runtime's loop over every thread of the block, up to its body (runtime/block_loops_thread_loops.h).
+_PLAIN_LOOP = "for_each_plain_thread(*__sim_blk, "
+
 
 def block_loop_edit(tu, cursor, fma: bool = False, unjudged: bool = False) -> Edit | None:
     """The edit giving kernel ``cursor`` of ``tu`` its block-loop body, or None (fibers).
@@ -254,7 +257,10 @@ class _Emitter:
         # (condition, S, U) of a region that is one `if (X < S)` (U None; block_loops_simd.below) or
         # declares a column index V = U + X then is one `if (V < S)` (below_index).
         prefix = None
-        plain = region.simd and self._thread_loop(region) == "for_each_plain_thread(*__sim_blk, "
+        loop_head = self._thread_loop(region)
+        # The block's plain loop (a grid-stride round's loop runs the threads its flags leave in).
+        every = loop_head == _PLAIN_LOOP
+        plain = region.simd and every
         # The same for the column indices the region declares itself (a barrier-free kernel's one
         # region, block_loops_plain.py): their initializers in the region's text are rewritten.
         declared_narrow: dict = {}
@@ -283,12 +289,13 @@ class _Emitter:
                     kept.append(k)
             else:
                 body.append(f" {alias}& {var.spelling} = __sim_slot{i}[__sim_t];")
-        if plain and not region.guards and not kept and not self._prelude(region):
+        prelude = self._prelude(region)
+        if plain and not region.guards and not kept and not prelude:
             prefix = below(self.k, region, outside, again)
             prefix = (*prefix, None) if prefix is not None else None
             if prefix is None and (narrowed or declared_narrow):
                 prefix = below_index(self.k, region, outside, again, {**narrowed, **declared_narrow})
-        body += self._prelude(region)
+        body += prelude
         for g in region.guards:
             # A thread outside the condition does nothing in this region.
             body += [" if (!(", self._marker(tu.rng(g)[0]), tu.rng(g), ")) return;"]
@@ -316,13 +323,14 @@ class _Emitter:
             keep = f"__sim_slot{i}.keep(__sim_t, {self.k.slot_types[i][1].spelling});"
             body.append(f"\n if (!::__sim::kRecompute) {keep}" if k in recomputed else f"\n {keep}")
         # A region that no shared-memory hazard can involve (block_loops_epochs.py): its loop and
-        # body without ThreadSanitizer's calls (runtime/block_loops.h). Only the race check's build has
-        # such regions, and only a fast build has grid-stride rounds (_thread_loop's flags).
+        # body without ThreadSanitizer's calls (runtime/block_loops_thread_loops.h). Only the race
+        # check's build has such regions, and only a fast build has grid-stride rounds (_thread_loop's
+        # flags).
         # threadIdx is the loop's own index in a SIMD region: nothing is stored per thread.
         params = "const ::uint3 threadIdx, const int __sim_t" if region.simd else ""
-        call: list = [f" ::__sim::{self._thread_loop(region)}"]
-        # The loop's prefix bound (runtime/block_loops.h). An index's (``if (V < S)``, V = U + x):
-        # x < S - (int)U in 64 bits, exact where the block's check passed, so a fast build's alone
+        call: list = [f" ::__sim::{loop_head}"]
+        # The loop's prefix bound (runtime/block_loops_thread_loops.h). An index's (``if (V < S)``,
+        # V = U + x): x < S - (int)U in 64 bits, exact where the block's check passed, so a fast build's alone
         # (kRecompute); the checkers run every thread there. Else the builds that take any bound
         # evaluate it once for the block (kPrefixBound); memcheck's takes a name or a literal too,
         # whose evaluation nothing checks (kPrefixBelow).
@@ -338,7 +346,7 @@ class _Emitter:
             bound = [f"::__sim::{flag} ? (int)(", self._marker(at[0]), at, ") : 2147483647"]
         if narrowed or declared_narrow or prefix is not None:
             # The loop's fast form, where the block's check passes: the signed sums, and only the
-            # threads of a row below the prefix's bound (runtime/block_loops.h).
+            # threads of a row below the prefix's bound (runtime/block_loops_thread_loops.h).
             # (The checkers' builds, whose loop ignores the first, do not evaluate it: kRecompute;
             # the bound's flags above say which take the second.)
             params = "const ::uint3 threadIdx, [[maybe_unused]] const auto __sim_fast, const int __sim_t"
@@ -361,14 +369,8 @@ class _Emitter:
             return [head, *body, "\n });"]
 
         guard, again_names = None, set()
-        if (
-            self.hoisted
-            and id(region) not in self.unjudged
-            and not region.guards
-            and not self._prelude(region)
-        ):
-            if self._thread_loop(region) == "for_each_plain_thread(*__sim_blk, ":
-                guard, again_names = unchecked_guard(self.k, region, outside, bound, again) or (None, set())
+        if self.hoisted and id(region) not in self.unjudged and not region.guards and not prelude and every:
+            guard, again_names = unchecked_guard(self.k, region, outside, bound, again) or (None, set())
         if guard is not None:
             # memcheck's build alone: the copy without checks where the block's values keep every
             # check of the region from firing, the instrumented loop otherwise (runtime/block_loops_hoist.h).
@@ -376,9 +378,8 @@ class _Emitter:
             parts += [" else", *loop(True)]
         elif id(region) not in self.unjudged:
             accesses = None
-            if id(region) in self.bulk and not self._prelude(region):
-                if self._thread_loop(region) == "for_each_plain_thread(*__sim_blk, ":
-                    accesses = bulk_guard(self.k, region, outside)
+            if id(region) in self.bulk and not prelude and every:
+                accesses = bulk_guard(self.k, region, outside)
             if accesses is not None:
                 # Unjudged where the block's values show that no two threads meet at a byte one of
                 # them writes, judged otherwise (block_loops_bulk.py, runtime/block_loops_bulk.h).
@@ -403,7 +404,7 @@ class _Emitter:
     def _thread_loop(self, region: Region) -> str:
         """The call of the runtime's loop that runs ``region`` for the block's threads, up to its body."""
         del region
-        return "for_each_plain_thread(*__sim_blk, "
+        return _PLAIN_LOOP
 
     def _read_too(self, region: Region) -> list[tuple[int, int]]:
         """Source ranges outside ``region`` whose locals its loop reads too (none here)."""

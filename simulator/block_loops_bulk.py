@@ -33,20 +33,18 @@ from __future__ import annotations
 
 from .block_loops_analysis import KernelAnalysis, Region
 from .block_loops_cells import (
-    BLOCK_VALUES,
-    INDEX_LIMITS,
-    QUIET_KINDS,
-    _array_root,
+    SilentWalk,
     _extents,
     _local,
-    _thread_member,
     _var,
-    assignment,
     epoch_neighbours,
-    local_target,
+    operands,
     silent,
+    silent_regions,
+    subscripted,
     type_kind,
 )
+from .block_loops_index import OPERATIONS, IndexWalk
 from .block_loops_threads import PURE_CALLS, bare
 
 __all__ = ["MAX_ACCESSES", "bulk_guard", "bulk_regions"]
@@ -77,13 +75,12 @@ _SCALARS = frozenset(
         "DOUBLE",
     }
 )
-_OPS = {"+": "add", "-": "sub", "*": "mul"}
 
 
 def bulk_regions(k: KernelAnalysis, plan: list, unjudged: dict) -> set[int]:
     """The ``id`` of each region of ``plan`` not in ``unjudged`` whose epoch holds no other region
     that touches shared memory (nor the region itself again): the candidates of :func:`bulk_guard`."""
-    quiet = {id(r) for r in k.regions if all(silent(k, node) for node in [*r.stmts, *r.guards])}
+    quiet = silent_regions(k)
     neighbours: dict = {}
     epoch_neighbours(plan, frozenset(), frozenset(), neighbours)
     found: set[int] = set()
@@ -98,64 +95,29 @@ def bulk_regions(k: KernelAnalysis, plan: list, unjudged: dict) -> set[int]:
     return found
 
 
-class _Walk:
-    """One region's shared-memory accesses, each as the C++ that adds it to a ``bulk_judge``."""
+class _Walk(SilentWalk):
+    """One region's shared-memory accesses, each as the C++ that adds it to a ``bulk_judge``: the
+    nodes ``silent`` allows, the pure calls, and elements of ``__shared__`` arrays read and written."""
 
     def __init__(self, k: KernelAnalysis, region: Region) -> None:
-        self.k = k
-        self.region = region
+        super().__init__(k)
+        self.indices = _Indices(k, region)
         self.accesses: list[list] = []  # parts of C++ each
         self.seen: set[str] = set()
 
     # ---- statements and expressions ------------------------------------------------------------
-    def node(self, node) -> bool:
-        """Whether ``node`` is of the shapes the module's docstring lists (its accesses recorded)."""
-        k = self.k
-        kind = node.kind.name
-        children = list(node.get_children())
-        if kind == "CALL_EXPR":
-            return self._pure_call(node)
-        if kind not in QUIET_KINDS:
-            return False
-        if kind == "VAR_DECL":
-            if k.tu.off(node.location) in k.shared:
-                start, end = k.tu.rng(node)
-                return "=" not in k.text[start:end]
-            if type_kind(node) in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
-                return False
-            return all(self.node(ch) for ch in children)
-        if kind == "ARRAY_SUBSCRIPT_EXPR" and self._shared_root(node) is not None:
-            return self.access(node, False)
-        if kind == "DECL_REF_EXPR":
-            decl = node.referenced
-            if decl is None or k.tu.off(decl.location) in k.shared:
-                return False
-            return type_kind(decl) not in ("LVALUEREFERENCE", "RVALUEREFERENCE")
-        if kind == "ARRAY_SUBSCRIPT_EXPR" and not _array_root(k, node):
-            return False
-        if kind == "MEMBER_REF_EXPR" and children:
-            if "->" in k.text[k.tu.rng(children[0])[1] : k.tu.rng(node)[1]]:
-                return False
-        if kind == "UNARY_OPERATOR" and len(children) == 1:
-            start, end = k.tu.rng(node)
-            cs, ce = k.tu.rng(children[0])
-            before, after = k.text[start:cs].strip(), k.text[ce:end].strip()
-            if before in ("*", "&"):
-                return False
-            if "++" in before + after or "--" in before + after:
-                return self.target(children[0])
-        assigned = assignment(k, node)
-        if assigned is not None:
-            lhs, rhs, _op = assigned
-            return self.target(lhs) and self.node(rhs)
-        return all(self.node(ch) for ch in children)
+    def call(self, node) -> bool:
+        return self._pure_call(node)
 
-    def target(self, lhs) -> bool:
+    def shared_read(self, node) -> bool | None:
+        return self.access(node, False) if self._shared_root(node) is not None else None
+
+    def target(self, lhs, op: str) -> bool:
         """An assignment's target: a local of the kernel, an element of a ``__shared__`` array (a
         write, which covers the read of a compound assignment), or one through a kernel parameter's
         pointer or of a thread's local array (no shared memory: a pointer the host passed cannot
         point into a block's shared memory)."""
-        if local_target(self.k, lhs):
+        if super().target(lhs, op):
             return True
         element = bare(lhs)
         if element.kind.name != "ARRAY_SUBSCRIPT_EXPR":
@@ -178,12 +140,7 @@ class _Walk:
     def _shared_root(self, node):
         """The ``__shared__`` array of constant extents that subscript ``node`` is an element of,
         with its subscripts (outermost first), or None."""
-        subscripts = []
-        node = bare(node)
-        while node.kind.name == "ARRAY_SUBSCRIPT_EXPR":
-            base, index = list(node.get_children())
-            subscripts.insert(0, index)
-            node = bare(base)
+        node, subscripts = subscripted(node)
         decl = _var(node)
         if decl is None or decl.kind.name != "VAR_DECL" or self.k.tu.off(decl.location) not in self.k.shared:
             return None
@@ -201,7 +158,7 @@ class _Walk:
         # The element's index in the array's elements, row-major: ((i1 * E2 + i2) * E3 + i3) ...
         flat: list = []
         for index, extent in zip(subscripts, extents, strict=True):
-            part = self.index(index)
+            part = self.indices.index(index)
             if part is None:
                 return False
             scaled = ["__sim_j.mul(", *flat, f", __sim_j.of({extent}))"]
@@ -215,70 +172,38 @@ class _Walk:
             self.accesses.append(parts)
         return len(self.accesses) <= MAX_ACCESSES
 
-    def index(self, node) -> list | None:
-        """The C++ ``bulk_index`` of integer expression ``node`` (its value as ``base + step * x``
-        over the threads the loop runs, checked to fit its type), or None where it is not affine
-        in ``threadIdx.x`` of the values the module's docstring lists."""
-        k = self.k
-        dim = _thread_member(k, node)
-        if dim == "x":
-            return ["__sim_j.x()"]
-        if dim is not None:
-            return None
-        limits = INDEX_LIMITS.get(type_kind(node))
-        if limits is None:
-            return None
-        inner = self._index(node)
-        return None if inner is None else ["__sim_j.in(", *inner, f", {limits})"]
 
-    def _index(self, node) -> list | None:
-        k = self.k
-        kind = node.kind.name
-        children = [ch for ch in node.get_children() if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
-        if kind in ("UNEXPOSED_EXPR", "PAREN_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR"):
-            return self.index(children[0]) if len(children) == 1 else None
-        if kind == "INTEGER_LITERAL":
-            return ["__sim_j.of(", k.tu.rng(node), ")"]
-        if kind == "BINARY_OPERATOR" and len(children) == 2:
-            op = k.between(children[0], children[1])
-            if op not in _OPS:
-                return None
-            a, b = self.index(children[0]), self.index(children[1])
-            if a is None or b is None:
-                return None
-            return [f"__sim_j.{_OPS[op]}(", *a, ", ", *b, ")"]
-        if kind == "UNARY_OPERATOR" and len(children) == 1:
-            start, _ = k.tu.rng(node)
-            if k.text[start : k.tu.rng(children[0])[0]].strip() != "-":
-                return None
-            inner = self.index(children[0])
-            return None if inner is None else ["__sim_j.sub(__sim_j.of(0), ", *inner, ")"]
-        if kind == "DECL_REF_EXPR" and node.referenced is not None:
-            return self._name(node)
-        if kind == "MEMBER_REF_EXPR" and len(children) == 1:
-            text = k.text[slice(*k.tu.rng(node))].replace(" ", "")
-            if text in BLOCK_VALUES:
-                return ["__sim_j.of((long long)(", k.tu.rng(node), "))"]
-        return None
+class _Indices(IndexWalk):
+    """A subscript's ``bulk_index``: its value as ``base + step * x`` over the threads the loop runs,
+    checked to fit its type (runtime/block_loops_bulk.h); affine in ``threadIdx.x`` alone."""
 
-    def _name(self, node) -> list | None:
-        """A name in a subscript: a local each thread computes from the values an index may have
-        (computed again, or declared in the region and never written), or a block-uniform one."""
+    OF = "__sim_j.of("
+    IN = "__sim_j.in("
+    NEGATES = True
+
+    def __init__(self, k: KernelAnalysis, region: Region) -> None:
+        super().__init__(k)
+        self.region = region
+
+    def thread(self, dim: str) -> list | None:
+        return ["__sim_j.x()"] if dim == "x" else None
+
+    def operation(self, op: str, a: list, b: list, node) -> list:
+        return [f"__sim_j.{OPERATIONS[op]}(", *a, ", ", *b, ")"]
+
+    def negate(self, inner: list) -> list:
+        return ["__sim_j.sub(__sim_j.of(0), ", *inner, ")"]
+
+    def owns(self, decl, key: int) -> bool:
+        """A local the region declares (computed by each thread where it is never written)."""
+        return self.region.start <= key < self.region.end and _local(self.k, decl)
+
+    def local(self, decl, key: int) -> list | None:
         k = self.k
-        decl = node.referenced
-        key = k.tu.off(decl.location)
-        if key in k.shared or decl.kind.name not in ("PARM_DECL", "VAR_DECL"):
+        if key in k.written or key in k.addressed or key in k.escaped:
             return None
-        if key in k.recomputed:
-            return self.index(k.recomputed[key][1])
-        if self.region.start <= key < self.region.end and _local(k, decl):
-            if key in k.written or key in k.addressed or key in k.escaped:
-                return None
-            inits = [ch for ch in decl.get_children() if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
-            return self.index(inits[0]) if len(inits) == 1 else None
-        if k._uniform(node):
-            return ["__sim_j.of((long long)(", k.tu.rng(node), "))"]
-        return None
+        inits = operands(decl)
+        return self.index(inits[0]) if len(inits) == 1 else None
 
 
 def bulk_guard(k: KernelAnalysis, region: Region, outside: set[int]) -> list | None:

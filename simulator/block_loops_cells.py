@@ -31,11 +31,15 @@ __all__ = [
     "BLOCK_VALUES",
     "INDEX_LIMITS",
     "QUIET_KINDS",
+    "SilentWalk",
     "assignment",
     "epoch_neighbours",
     "local_target",
+    "operands",
     "own_cell_guard",
     "silent",
+    "silent_regions",
+    "subscripted",
     "type_kind",
 ]
 
@@ -165,63 +169,107 @@ def assignment(k: KernelAnalysis, node) -> tuple | None:
     return None
 
 
+class SilentWalk:
+    """The judgement of :func:`silent`, node by node; a subclass allows more through its hooks
+    (:meth:`call`, :meth:`shared_read`, :meth:`target`), which here allow nothing but locals."""
+
+    def __init__(self, k: KernelAnalysis) -> None:
+        self.k = k
+
+    def node(self, node) -> bool:
+        """Whether ``node`` touches no shared memory and writes nothing but what ``target`` allows."""
+        k = self.k
+        kind = node.kind.name
+        if kind == "CALL_EXPR":
+            return self.call(node)
+        if kind not in QUIET_KINDS:
+            return False
+        children = list(node.get_children())
+        if kind == "VAR_DECL" and k.tu.off(node.location) in k.shared:
+            # A declaration of shared memory accesses nothing: its children are the constant extents of
+            # its type (CUDA allows it no initialiser; one the build would take is refused here).
+            start, end = k.tu.rng(node)
+            return "=" not in k.text[start:end]
+        if kind == "VAR_DECL" and _is_reference(node):
+            return False
+        if kind == "ARRAY_SUBSCRIPT_EXPR":
+            read = self.shared_read(node)
+            if read is not None:
+                return read
+        if kind == "DECL_REF_EXPR":
+            decl = node.referenced
+            if decl is None or k.tu.off(decl.location) in k.shared:
+                return False
+            return not _is_reference(decl)
+        if kind == "ARRAY_SUBSCRIPT_EXPR" and not _array_root(k, node):
+            return False
+        if kind == "MEMBER_REF_EXPR" and children:
+            if "->" in k.text[k.tu.rng(children[0])[1] : k.tu.rng(node)[1]]:
+                return False
+        if kind == "UNARY_OPERATOR" and len(children) == 1:
+            start, end = k.tu.rng(node)
+            cs, ce = k.tu.rng(children[0])
+            before, after = k.text[start:cs].strip(), k.text[ce:end].strip()
+            if before in ("*", "&"):
+                return False
+            if "++" in before + after or "--" in before + after:
+                return self.target(children[0], "++")
+        assigned = assignment(k, node)
+        if assigned is not None:
+            lhs, rhs, op = assigned
+            return self.target(lhs, op) and self.node(rhs)
+        return all(self.node(ch) for ch in children)
+
+    def call(self, node) -> bool:
+        """Whether call ``node`` is allowed (none here)."""
+        del node
+        return False
+
+    def shared_read(self, node) -> bool | None:
+        """Whether subscript ``node``, read, is allowed as an element of shared memory; None where
+        it is not one the walk takes (then it must be memory no block's shared memory can be)."""
+        del node
+        return None
+
+    def target(self, lhs, op: str) -> bool:
+        """Whether ``lhs`` may be written by ``op`` (an assignment's, or ``++`` for ``++``/``--``):
+        a local of the kernel."""
+        del op
+        return local_target(self.k, lhs)
+
+
+class _OwnCells(SilentWalk):
+    """:func:`silent` that allows stores to an own cell of a ``__shared__`` array too (``cells``)."""
+
+    def __init__(self, k: KernelAnalysis, cells: dict) -> None:
+        super().__init__(k)
+        self.cells = cells
+
+    def target(self, lhs, op: str) -> bool:
+        return super().target(lhs, op) or (op == "=" and _own_cell(self.k, lhs, self.cells))
+
+
+def silent_regions(k: KernelAnalysis) -> set[int]:
+    """The ``id`` of each region of ``k`` that is silent: its statements and conditions."""
+    return {id(r) for r in k.regions if all(silent(k, node) for node in [*r.stmts, *r.guards])}
+
+
 def silent(k: KernelAnalysis, node, cells: dict | None = None) -> bool:
     """Whether ``node`` touches no shared memory and writes nothing but the kernel's locals (see the
     module's docstring). With ``cells`` (a dict), a store to an own cell of a ``__shared__`` array is
     allowed too and recorded there: array declaration -> the ``threadIdx`` members of its subscripts."""
-    kind = node.kind.name
-    if kind not in QUIET_KINDS:
-        return False
-    children = list(node.get_children())
-    if kind == "VAR_DECL" and k.tu.off(node.location) in k.shared:
-        # A declaration of shared memory accesses nothing: its children are the constant extents of
-        # its type (CUDA allows it no initialiser; one the build would take is refused here).
-        start, end = k.tu.rng(node)
-        return "=" not in k.text[start:end]
-    if kind == "VAR_DECL" and _is_reference(node):
-        return False
-    if kind == "DECL_REF_EXPR":
-        decl = node.referenced
-        if decl is None or k.tu.off(decl.location) in k.shared:
-            return False
-        return not (decl.kind.name in ("VAR_DECL", "PARM_DECL") and _is_reference(decl))
-    if kind == "ARRAY_SUBSCRIPT_EXPR" and not _array_root(k, node):
-        return False
-    if kind == "MEMBER_REF_EXPR" and children:
-        if "->" in k.text[k.tu.rng(children[0])[1] : k.tu.rng(node)[1]]:
-            return False
-    if kind == "UNARY_OPERATOR" and len(children) == 1:
-        start, end = k.tu.rng(node)
-        cs, ce = k.tu.rng(children[0])
-        before, after = k.text[start:cs].strip(), k.text[ce:end].strip()
-        if before in ("*", "&"):
-            return False
-        if "++" in before + after or "--" in before + after:
-            return local_target(k, children[0]) and silent(k, children[0], cells)
-    assigned = assignment(k, node)
-    if assigned is not None:
-        lhs, rhs, op = assigned
-        if local_target(k, lhs):
-            return silent(k, rhs, cells)
-        if cells is not None and op == "=" and _own_cell(k, lhs, cells):
-            return silent(k, rhs, cells)
-        return False
-    return all(silent(k, ch, cells) for ch in children)
+    walk = SilentWalk(k) if cells is None else _OwnCells(k, cells)
+    return walk.node(node)
 
 
 def _own_cell(k: KernelAnalysis, lhs, cells: dict) -> bool:
     """Whether ``lhs`` is ``S[i1]...[ik]``, an element of a ``__shared__`` array of constant extents
     subscripted by distinct members of ``threadIdx``, with the same members as every other store to
     ``S`` in ``cells``; records them there."""
-    dims: list[str] = []
-    node = bare(lhs)
-    while node.kind.name == "ARRAY_SUBSCRIPT_EXPR":
-        base, index = list(node.get_children())
-        dim = _thread_member(k, index)
-        if dim is None:
-            return False
-        dims.insert(0, dim)
-        node = bare(base)
+    node, subscripts = subscripted(lhs)
+    dims = [_thread_member(k, index) for index in subscripts]
+    if None in dims:
+        return False
     decl = _var(node)
     if decl is None or decl.kind.name != "VAR_DECL" or k.tu.off(decl.location) not in k.shared:
         return False
@@ -231,6 +279,23 @@ def _own_cell(k: KernelAnalysis, lhs, cells: dict) -> bool:
     if cells.setdefault(key, (decl, tuple(dims)))[1] != tuple(dims):
         return False
     return True
+
+
+def operands(node) -> list:
+    """``node``'s children but the names of types and namespaces written in it (``(int)x``: ``x``)."""
+    return [ch for ch in node.get_children() if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
+
+
+def subscripted(node) -> tuple:
+    """The array (bare) that subscript ``node`` is an element of, with its subscripts, outermost
+    first (``S[i][j]``: ``S``, ``[i, j]``; any other ``node``: itself bare, and none)."""
+    subscripts: list = []
+    node = bare(node)
+    while node.kind.name == "ARRAY_SUBSCRIPT_EXPR":
+        base, index = list(node.get_children())
+        subscripts.insert(0, index)
+        node = bare(base)
+    return node, subscripts
 
 
 def _extents(decl) -> list[int]:
@@ -254,7 +319,7 @@ def _thread_member(k: KernelAnalysis, index) -> str | None:
     node = index
     # Conversions (implicit or written) to an integer type that holds any thread index.
     while node.kind.name in ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", *TRANSPARENT):
-        kids = [ch for ch in node.get_children() if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
+        kids = operands(node)
         if len(kids) != 1 or node.type.get_canonical().kind.name not in _INDEX_KINDS:
             return None
         node = kids[0]
@@ -273,7 +338,7 @@ def _thread_member(k: KernelAnalysis, index) -> str | None:
         return None
     if decl.type.get_canonical().kind.name not in _INDEX_KINDS:
         return None
-    inits = [ch for ch in decl.get_children() if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
+    inits = operands(decl)
     if len(inits) != 1:
         return None
     return _thread_member(k, inits[0])

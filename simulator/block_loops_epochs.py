@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from .block_loops_analysis import KernelAnalysis, Region
 from .block_loops_cells import QUIET_KINDS as _QUIET
-from .block_loops_cells import assignment, epoch_neighbours, local_target, own_cell_guard, silent
+from .block_loops_cells import assignment, epoch_neighbours, local_target, own_cell_guard, silent_regions
 
 __all__ = ["unjudged_regions"]
 
@@ -41,7 +41,7 @@ def unjudged_regions(k: KernelAnalysis, plan: list) -> dict[int, str | None]:
     alone: set[int] = set()
     _walk(k, plan, True, alone)
     found: dict[int, str | None] = dict.fromkeys(alone)
-    quiet = {id(r) for r in k.regions if all(silent(k, node) for node in [*r.stmts, *r.guards])}
+    quiet = silent_regions(k)
     found.update(dict.fromkeys(quiet))
     neighbours: dict = {}
     epoch_neighbours(plan, frozenset(), frozenset(), neighbours)

@@ -37,7 +37,16 @@ from __future__ import annotations
 import re
 
 from .block_loops_analysis import KernelAnalysis, Region
-from .block_loops_cells import BLOCK_VALUES, INDEX_LIMITS, _extents, _local, _thread_member, type_kind
+from .block_loops_cells import (
+    INDEX_LIMITS,
+    _extents,
+    _local,
+    _thread_member,
+    operands,
+    subscripted,
+    type_kind,
+)
+from .block_loops_index import OPERATIONS, IndexWalk
 from .block_loops_simd import _COUNTED
 from .block_loops_threads import bare
 
@@ -50,7 +59,6 @@ _COMPARES = frozenset({"<", "<=", ">", ">=", "==", "!="})
 _LOGICAL = frozenset({"&&", "||"})
 _FLOAT_OPS = frozenset({"+", "-", "*", "/"})
 _ASSIGN = frozenset({"=", "+=", "-=", "*=", "/="})
-_SPAN_OPS = {"+": "span_add", "-": "span_sub", "*": "span_mul"}
 
 
 class _Region:
@@ -58,10 +66,12 @@ class _Region:
 
     def __init__(self, k: KernelAnalysis, below: list) -> None:
         self.k = k
-        self.below = below  # the C++ text of the loop's prefix bound (2147483647: none)
         self.counters: dict[int, tuple[int, int]] = {}  # a region loop's counter -> its first and last value
         self.checks: list[list] = []  # one per subscript: parts of a C++ bool
         self.seen: set[str] = set()  # the checks' text, each made once
+        # The ranges of the region's integer expressions (``below``: the C++ text of the loop's
+        # prefix bound, 2147483647: none).
+        self.spans = _Spans(k, below, self.counters)
 
     # ---- statements ---------------------------------------------------------------------------
     def stmt(self, node) -> bool:
@@ -87,7 +97,7 @@ class _Region:
         """A scalar local (not a reference), its initializer a value."""
         if var.kind.name != "VAR_DECL" or not _local(self.k, var) or type_kind(var) not in _VALUES:
             return False
-        inits = [ch for ch in var.get_children() if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
+        inits = operands(var)
         return len(inits) <= 1 and all(self.value(ch) for ch in inits)
 
     def loop(self, node, children) -> bool:
@@ -150,7 +160,7 @@ class _Region:
             "BINARY_OPERATOR",
             "CSTYLE_CAST_EXPR",
         ):
-            span = self.span(node)
+            span = self.spans.index(node)
             if span is not None:
                 self._record(["::__sim::span_fits(", *span, ")"])
                 return True
@@ -168,7 +178,7 @@ class _Region:
         if kind == "MEMBER_REF_EXPR":
             return _thread_member(self.k, node) is not None
         if kind in ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR"):
-            kids = [ch for ch in children if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
+            kids = operands(node)
             # Only to a floating type: a floating value converted to an integer may be out of range.
             return len(kids) == 1 and type_kind(node) in _FLOATS and self.value(kids[0])
         if kind == "UNEXPOSED_EXPR" and len(children) == 1:  # an implicit conversion
@@ -204,12 +214,7 @@ class _Region:
         """``S[i1]...[ik]``, every extent of a ``__shared__`` array of constant extents subscripted,
         or ``p[i]`` through a pointer parameter the kernel never assigns (global memory), each
         subscript a sum the walk can bound; each check recorded."""
-        subscripts = []
-        node = bare(node)
-        while node.kind.name == "ARRAY_SUBSCRIPT_EXPR":
-            base, index = list(node.get_children())
-            subscripts.insert(0, index)
-            node = bare(base)
+        node, subscripts = subscripted(node)
         decl = node.referenced if node.kind.name == "DECL_REF_EXPR" else None
         if decl is None:
             return False
@@ -220,7 +225,7 @@ class _Region:
                 return False
             if key in self.k.addressed or key in self.k.escaped or len(subscripts) != 1:
                 return False
-            span = self.span(subscripts[0])
+            span = self.spans.index(subscripts[0])
             if span is None:
                 return False
             # Every byte the threads may touch addressable, the pointer aligned (runtime/block_loops_hoist.h).
@@ -232,7 +237,7 @@ class _Region:
         if len(extents) != len(subscripts):
             return False
         for index, extent in zip(subscripts, extents):
-            span = self.span(index)
+            span = self.spans.index(index)
             if span is None:
                 return False
             self._record(["::__sim::span_within(", *span, f", {extent})"])
@@ -244,59 +249,38 @@ class _Region:
             self.seen.add(text)
             self.checks.append(check)
 
-    def span(self, node) -> list | None:
-        """The parts of C++ giving the ``index_span`` of integer expression ``node`` over the
-        threads the loop runs (``runtime/block_loops_hoist.h``), each value checked to fit its type (a
-        signed sum that would overflow, an unsigned one that would wrap, a conversion that would
-        change it), or None where it is not made of what the walk can bound."""
-        k = self.k
-        dim = _thread_member(k, node)
-        if dim is not None:  # an index type holding any thread index, unchanged
-            below = self.below if dim == "x" else ["2147483647"]
-            return [f"::__sim::thread_span(__sim_blk->dim.{dim}, ", *below, ")"]
-        limits = INDEX_LIMITS.get(type_kind(node))
-        if limits is None:
-            return None
-        inner = self._span(node)
-        return None if inner is None else ["::__sim::span_in(", *inner, f", {limits})"]
 
-    def _span(self, node) -> list | None:
-        """``span`` of ``node`` before its own type's check."""
-        k = self.k
-        kind = node.kind.name
-        children = [ch for ch in node.get_children() if ch.kind.name not in ("TYPE_REF", "NAMESPACE_REF")]
-        if kind in ("UNEXPOSED_EXPR", "PAREN_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR"):
-            return self.span(children[0]) if len(children) == 1 else None
-        if kind == "INTEGER_LITERAL":
-            return ["::__sim::span_of(", k.tu.rng(node), ")"]
-        if kind == "BINARY_OPERATOR" and len(children) == 2:
-            op = k.between(children[0], children[1])
-            if op not in _SPAN_OPS:
-                return None
-            a, b = self.span(children[0]), self.span(children[1])
-            limits = INDEX_LIMITS[type_kind(node)]
-            if a is None or b is None:
-                return None
-            # Each operand converted to the operation's type, which must keep its value.
-            head = f"::__sim::{_SPAN_OPS[op]}(::__sim::span_in("
-            return [head, *a, f", {limits}), ::__sim::span_in(", *b, f", {limits}))"]
-        if kind == "DECL_REF_EXPR" and node.referenced is not None:
-            key = k.tu.off(node.referenced.location)
-            if key in self.counters:
-                lo, hi = self.counters[key]
-                return [f"::__sim::index_span{{{lo}, {hi}, true}}"]
-            if key in k.recomputed:
-                # Computed once per thread from its index and what no thread writes: its initializer's
-                # values (a memcheck build reads it from its slot, which holds the same).
-                return self.span(k.recomputed[key][1])
-            if node.referenced.kind.name in ("PARM_DECL", "VAR_DECL") and k._uniform(node):
-                return ["::__sim::span_of((long long)(", k.tu.rng(node), "))"]
-            return None
-        if kind == "MEMBER_REF_EXPR" and len(children) == 1:
-            text = k.text[slice(*k.tu.rng(node))].replace(" ", "")
-            if text in BLOCK_VALUES:
-                return ["::__sim::span_of((long long)(", k.tu.rng(node), "))"]
-        return None
+class _Spans(IndexWalk):
+    """A subscript's ``index_span`` over the threads the loop runs (runtime/block_loops_hoist.h),
+    each value checked to fit its type (a signed sum that would overflow, an unsigned one that
+    would wrap, a conversion that would change it); a region loop's counter from its first value to
+    its last."""
+
+    OF = "::__sim::span_of("
+    IN = "::__sim::span_in("
+
+    def __init__(self, k: KernelAnalysis, below: list, counters: dict[int, tuple[int, int]]) -> None:
+        super().__init__(k)
+        self.below = below
+        self.counters = counters
+
+    def thread(self, dim: str) -> list:
+        # An index type holding any thread index, unchanged.
+        below = self.below if dim == "x" else ["2147483647"]
+        return [f"::__sim::thread_span(__sim_blk->dim.{dim}, ", *below, ")"]
+
+    def operation(self, op: str, a: list, b: list, node) -> list:
+        # Each operand converted to the operation's type, which must keep its value.
+        limits = INDEX_LIMITS[type_kind(node)]
+        head = f"::__sim::span_{OPERATIONS[op]}(::__sim::span_in("
+        return [head, *a, f", {limits}), ::__sim::span_in(", *b, f", {limits}))"]
+
+    def owns(self, decl, key: int) -> bool:
+        return key in self.counters
+
+    def local(self, decl, key: int) -> list:
+        lo, hi = self.counters[key]
+        return [f"::__sim::index_span{{{lo}, {hi}, true}}"]
 
 
 def unchecked_guard(
@@ -318,7 +302,7 @@ def unchecked_guard(
     for key in again:
         var, init = k.recomputed[key]
         limits = INDEX_LIMITS.get(type_kind(var))
-        span = walk.span(init) if limits is not None else None
+        span = walk.spans.index(init) if limits is not None else None
         if span is not None:
             walk._record(["::__sim::span_fits(::__sim::span_in(", *span, f", {limits}))"])
             names.add(var.spelling)

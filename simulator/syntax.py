@@ -9,7 +9,8 @@ to three passes, each an object with its own state, made for the unit and called
 ``LaunchRewrites`` (syntax_launches.py, kernel launches), ``KernelRegistrations``
 (syntax_registry.py, kernels and symbols the runtime finds by address or name) and
 ``DeviceCodeWalk`` (syntax_device.py, device code: calls, waits, built-ins, ``__shared__``
-variables, shifts). ``edits.py`` holds the records they share.
+variables, shifts). ``edits.py`` holds the records they share; ``syntax_diagnostics.py`` turns
+clang's own diagnostics of the parse into refusals after the walk.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from . import syntax_pch
 from .edits import Edit, Func, on_device, source_error
 from .errors import RUNTIME_DIR, clang_module
 from .linemap import SourceMap
-from .refusals import UNDECLARED, unsupported
+from .refusals import unsupported
 from .syntax_device import BUILTIN_NAMES, DeviceCodeWalk
+from .syntax_diagnostics import clang_diagnostics
 from .syntax_launches import LaunchRewrites, is_config
 from .syntax_registry import KernelRegistrations
 from .syntax_spaces import declaration_spaces
@@ -146,7 +148,7 @@ class TranslationUnit:
         finally:
             sys.setrecursionlimit(limit)
         self.device_code.finish()
-        self._diagnostics()
+        clang_diagnostics(self, BRACKET_DEPTH)
 
     def _parse(self, index, args: list[str], text: str):
         """libclang's parse of ``self.src``'s text, with the precompiled prelude where it splits off."""
@@ -486,81 +488,6 @@ class TranslationUnit:
         """Record the refusal of construct ``name`` at ``pos`` (``found``: what it is, the fix)."""
         what, fix = found
         self.problems.append((pos, f"unsupported CUDA construct '{name}' ({what}); {fix}"))
-
-    # ---- after the walk ------------------------------------------------------------------------
-    def _diagnostics(self) -> None:
-        """Refusals from clang's own checks: unsupported names it could not find, host-only calls."""
-        for d in self.tu.diagnostics:
-            if d.severity < 3 or d.location.file is None:
-                continue
-            pos = self.src.pre(d.location.offset)
-            if not self.src.is_user(pos):
-                continue
-            if d.spelling.startswith("bracket nesting level exceeded"):
-                self.problems.append(
-                    (
-                        pos,
-                        f"brackets nest more than {BRACKET_DEPTH} deep here, deeper than the simulator's C++ "
-                        "front end parses; split the expression",
-                    )
-                )
-                continue
-            m = UNDECLARED.search(d.spelling)
-            if m and unsupported(m.group(1)):
-                self.refuse(pos, m.group(1), unsupported(m.group(1)))
-                continue
-            # A statement clang dropped for an error elsewhere in it: its tokens still name it.
-            tokens = self._line_tokens(d.location.offset)
-            for tok in tokens:
-                if tok.kind == self.ci.TokenKind.IDENTIFIER and unsupported(tok.spelling):
-                    self.refuse(pos, tok.spelling, unsupported(tok.spelling))
-                    break
-            else:
-                launches = [e for e, _ in self.launches]
-                for tok in tokens:
-                    at = self.src.pre(tok.extent.start.offset)
-                    if tok.spelling == "<<<" and not any(e.start <= at < e.end for e in launches):
-                        self.problems.append(
-                            (at, f"cannot read this kernel launch: the C++ front end reports: {d.spelling}")
-                        )
-                        break
-            unconfigured = re.match(r"call to global function '([^']+)' not configured", d.spelling)
-            if unconfigured and not any(a <= pos < b for a, b in self.launch_rewrites.runtime_launches):
-                name = unconfigured.group(1)
-                self.problems.append(
-                    (
-                        pos,
-                        f"a __global__ function called without <<<...>>>: '{name}' (as with nvcc, which "
-                        f"refuses it too: launch it as {name}<<<grid, block>>>(...))",
-                    )
-                )
-                continue
-            notes = " ".join(ch.spelling for ch in d.children)
-            t = re.search(
-                r"call to __host__ function from __(global|device)__ function", notes + " " + d.spelling
-            )
-            if t:
-                callee = re.search(r"'([^']+)'", d.spelling)
-                what = callee.group(1) if callee else "?"
-                self.problems.append(
-                    (
-                        pos,
-                        f"a __{t.group(1)}__ function calls the host function '{what}', which device code "
-                        "cannot call (as with nvcc: mark it __device__ or __host__ __device__)",
-                    )
-                )
-
-    def _line_tokens(self, offset: int) -> list:
-        text = self.src.parse_bytes  # libclang's offsets count bytes
-        a = text.rfind(b"\n", 0, offset) + 1
-        b = text.find(b"\n", offset)
-        b = len(text) if b < 0 else b
-        f = self.tu.get_file(self.name)
-        extent = self.ci.SourceRange.from_locations(
-            self.ci.SourceLocation.from_offset(self.tu, f, a),
-            self.ci.SourceLocation.from_offset(self.tu, f, b),
-        )
-        return list(self.tu.get_tokens(extent=extent))
 
     def barrier_free(self, key: int | None) -> bool:
         """Whether kernel ``key`` reaches no wait (barrier, warp operation, spin) and no unknown callee."""

@@ -160,7 +160,7 @@ static inline __attribute__((no_sanitize_thread)) bool bulk_clean(const PlainBlo
 
 // A region bulk_clean found clean: no thread reads or writes a byte another writes, so no access of
 // its epoch can be half of a hazard, and it runs as an unjudged region does (for_each_unjudged_thread
-// in block_loops.h: this loop and the body, which the front end marks no_sanitize_thread, without
+// in block_loops_thread_loops.h: this loop and the body, which the front end marks no_sanitize_thread, without
 // ThreadSanitizer's calls), in thread order (no order gives another result), over the threads of a
 // row below ``below``. ``kTaken``: the region is one ``if (X < S)`` whose bound ``below`` is S
 // (block_loops_simd.below), so the body's fast form, which takes the condition as true, is exact for
@@ -168,7 +168,7 @@ static inline __attribute__((no_sanitize_thread)) bool bulk_clean(const PlainBlo
 template <bool kTaken, class Body>
 SIM_DEVICE_FMA_TARGET static inline __attribute__((no_sanitize_thread)) void for_each_bulk_thread(
     const PlainBlock& b, int below, Body&& body) {
-    if constexpr (std::is_invocable<Body&, uint3, std::false_type, int>::value) {
+    if constexpr (kFastForm<Body>) {
         indexed_rows<kTaken ? 2 : 1>(b, body, below);
     } else {
         plain_thread_loop<true>(b, static_cast<Body&&>(body), below);

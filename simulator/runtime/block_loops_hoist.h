@@ -39,8 +39,8 @@ static inline SIM_UNCHECKED bool timed_out(const PlainBlock& b) {
 template <class Fast, class Body>
 SIM_DEVICE_FMA_TARGET static inline SIM_UNCHECKED bool unchecked_rows(
     const PlainBlock& b, Body& body, unsigned from, unsigned to, unsigned end_x) {
-    constexpr bool fast_form = std::is_invocable<Body&, uint3, std::false_type, int>::value;
-    constexpr bool indexed = fast_form || std::is_invocable<Body&, uint3, int>::value;
+    constexpr bool fast_form = kFastForm<Body>;
+    constexpr bool indexed = kIndexed<Body>;
     uint3* const idx = b.thread_idx;
     uint3* const running = running_thread_idx();
     int* const linear = b.linear;
@@ -80,13 +80,13 @@ SIM_DEVICE_FMA_TARGET static inline SIM_UNCHECKED void unchecked_order(const Pla
     if (unchecked_rows<Fast>(b, body, first, n, end_x)) unchecked_rows<Fast>(b, body, 0u, first, end_x);
 }
 // ``fast``: the block's check for a body's fast form (false for any other body); only then does
-// the loop take ``below``, as a fast build's does (for_each_plain_thread in block_loops.h): a bound
-// computed from a column index is exact only where the check passed. Without it every thread runs
-// and evaluates the region's condition itself.
+// the loop take ``below``, as a fast build's does (for_each_plain_thread in
+// block_loops_thread_loops.h): a bound computed from a column index is exact only where the check
+// passed. Without it every thread runs and evaluates the region's condition itself.
 template <class Body>
 SIM_DEVICE_FMA_TARGET static inline __attribute__((no_sanitize("address", "undefined"))) void
 for_each_unchecked_thread(const PlainBlock& b, bool fast, int below, Body&& body) {
-    if constexpr (std::is_invocable<Body&, uint3, std::false_type, int>::value) {
+    if constexpr (kFastForm<Body>) {
         if (fast) {
             unchecked_order<std::true_type>(b, body, below);
             return;
