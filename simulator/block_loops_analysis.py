@@ -14,7 +14,7 @@ from __future__ import annotations
 from . import block_loops_wmma as wmma
 from .block_loops_order import SCALAR_KINDS
 from .block_loops_threads import PURE_CALLS, TRANSPARENT, UNNAMEABLE, ThreadValues
-from .syntax_device import CUDA_WAITS, RUNTIME_WAITS, wait_what
+from .syntax_device import CUDA_WAITS, RUNTIME_WAITS, block_sync, wait_what
 
 __all__ = ["SCALARS", "Fallback", "KernelAnalysis", "Region"]
 
@@ -671,25 +671,6 @@ class KernelAnalysis(ThreadValues):
                     raise Fallback("a local living across a barrier whose type the build cannot name", var)
                 self.slot_of[key] = len(self.slot_types)
                 self.slot_types.append((f"__sim_slot{len(self.slot_types)}_t", var))
-
-
-def block_sync(ref, call) -> bool:
-    """Whether ``call`` (of ``ref``, a declaration of the toolkit's headers) is cooperative groups'
-    barrier of the whole block, which is ``__syncthreads()``: ``thread_block::sync()``, or
-    ``cg::sync(g)`` where ``g`` is a ``thread_block``."""
-    if ref.spelling != "sync" or ref.semantic_parent is None:
-        return False
-    parent = ref.semantic_parent
-    if parent.spelling == "thread_block":
-        return parent.semantic_parent is not None and parent.semantic_parent.spelling == "cooperative_groups"
-    args = list(call.get_arguments())
-    if parent.spelling != "cooperative_groups" or not args:
-        return False
-    group = (
-        args[0].type.get_canonical().get_pointee() if args[0].type.kind.name.endswith("REFERENCE") else None
-    )
-    group = (group or args[0].type.get_canonical()).get_declaration()
-    return group.spelling == "thread_block" and group.semantic_parent.spelling == "cooperative_groups"
 
 
 def require_plain(k: KernelAnalysis) -> None:

@@ -17,7 +17,7 @@ from .edits import Edit, Func, on_device
 from .refusals import DEVICE_LIBC, MATH_HEADER
 from .syntax_launches import CONFIG_CALLS, c_string, is_config
 
-__all__ = ["BUILTIN_NAMES", "DeviceCodeWalk", "wait_what"]
+__all__ = ["BUILTIN_NAMES", "DeviceCodeWalk", "block_sync", "wait_what"]
 
 # Runtime functions (namespace __sim) that wait for, or let run, other threads of the block or warp
 # (nanosleep_thread yields to the block's other threads, so a spin-wait on them makes progress).
@@ -634,3 +634,22 @@ class DeviceCodeWalk:
             return parent
         start, end = self.unit.rng(var)
         return start, self.src.through_semicolon(end)
+
+
+def block_sync(ref, call) -> bool:
+    """Whether ``call`` (of ``ref``, a declaration of the toolkit's headers) is cooperative groups'
+    barrier of the whole block, which is ``__syncthreads()``: ``thread_block::sync()``, or
+    ``cg::sync(g)`` where ``g`` is a ``thread_block``."""
+    if ref.spelling != "sync" or ref.semantic_parent is None:
+        return False
+    parent = ref.semantic_parent
+    if parent.spelling == "thread_block":
+        return parent.semantic_parent is not None and parent.semantic_parent.spelling == "cooperative_groups"
+    args = list(call.get_arguments())
+    if parent.spelling != "cooperative_groups" or not args:
+        return False
+    group = (
+        args[0].type.get_canonical().get_pointee() if args[0].type.kind.name.endswith("REFERENCE") else None
+    )
+    group = (group or args[0].type.get_canonical()).get_declaration()
+    return group.spelling == "thread_block" and group.semantic_parent.spelling == "cooperative_groups"
