@@ -77,7 +77,7 @@ class Build:
 
 
 # What the front end writes for a block-loop region's copy without memcheck's checks
-# (block_loops.py, block_loops_hoist.py): the one code of a memcheck object that can vectorise.
+# (block_loops.py, block_loops_hoist.py): the only code of a memcheck object the vectorising flags act on.
 UNCHECKED_COPY = "::__sim::for_each_unchecked_thread("
 
 # Every translated source is compiled -fpermissive (source_compile.py); the runtime is never instrumented:
@@ -101,7 +101,7 @@ BUILDS: tuple[Build, ...] = (
         hoisted_checks=True,
         # The copies of a region without checks (block_loops_hoist.py) vectorise as fast mode's
         # loops do; an instrumented statement stays scalar whatever the flags, so a translation
-        # without such a copy is compiled without them (they cost a fifth more compile CPU).
+        # without such a copy is compiled without them (where they would only lengthen the compile).
         vectorize=UNCHECKED_COPY,
     ),
     # Its host sources stay instrumented even where host code is not judged: racecheck must
