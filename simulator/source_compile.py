@@ -74,12 +74,15 @@ def _import_front_end() -> None:
         pass
 
 
-def import_front_end_meanwhile() -> None:
-    """Import the front end in a thread, so that it overlaps the ``g++ -E`` a translation waits for."""
-    # A build that translates imports it anyway; this one's imports run while the compiler does
-    # (a new small program's build waits 0.1 s less), and a translation that starts before it is
-    # done waits on the import's lock.
-    threading.Thread(target=_import_front_end, name="simulator front end import", daemon=True).start()
+def import_front_end_meanwhile() -> threading.Thread:
+    """A started thread that imports the front end, so that it overlaps the ``g++ -E`` a translation
+    waits for (join it when the compiler is done)."""
+    # A build that translates imports it anyway; here the import runs while the compiler does. The
+    # caller joins it after the preprocessor, so no import is left running when the build returns
+    # (a fork then would copy a held import lock).
+    thread = threading.Thread(target=_import_front_end, name="simulator front end import", daemon=True)
+    thread.start()
+    return thread
 
 
 def check_arch(arch: int) -> int:
@@ -294,8 +297,11 @@ def kernel_object(
     if manifest is not None and (hit := source_manifest.lookup(manifest)) is not None:
         return hit
     started = time.time()
-    import_front_end_meanwhile()
-    host_pre, device_pre = preprocess(cxx, path, flags + includes, arch, str(src))
+    importing = import_front_end_meanwhile()
+    try:
+        host_pre, device_pre = preprocess(cxx, path, flags + includes, arch, str(src))
+    finally:
+        importing.join()
     after = target_flags(cxx) + cccl.compile_flags(mode, host_pre) + list(extra_flags)
     key = cache_key(host_pre, device_pre or "", runtime_sources(), " ".join(flags + vector + after), *fixed)
     out = cache_dir() / f"{stem}-{mode}-{key}.o"
