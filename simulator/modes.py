@@ -30,6 +30,7 @@ __all__ = [
     "MODES",
     "Mode",
     "TABLE",
+    "UNCHECKED_COPY",
     "build_for_run",
     "check_build_mode",
     "mode_named",
@@ -50,14 +51,19 @@ class Build:
     # The build whose flags compile a host source (.cpp, .c) whose code is left unchecked
     # (source_compile.kernel_object's unchecked_host); None: this build's own.
     unchecked_host_build: str | None = None
-    # Whether its translated sources take toolchain.vectorizing_flags (thread loops as SIMD).
-    vectorize: bool = False
+    # Which of its translated sources take toolchain.vectorizing_flags (thread loops as SIMD):
+    # None, none; "", every one; other text, those whose translation holds it (vectorizes()).
+    vectorize: str | None = None
     # Whether block-loop regions that no shared-memory hazard can involve run uninstrumented
     # (block_loops_epochs.py): the shared-memory race check only, whose judgement they cannot change.
     unjudged_regions: bool = False
     # Whether a block-loop region whose accesses the front end can bound gets a copy without the
     # sanitizers' checks, run for a block whose values keep them from firing (block_loops_hoist.py).
     hoisted_checks: bool = False
+
+    def vectorizes(self, translation: str) -> bool:
+        """Whether the translated source ``translation`` takes the vectorising flags in this build."""
+        return self.vectorize is not None and self.vectorize in translation
 
     @property
     def kernel_flags(self) -> list[str]:
@@ -70,10 +76,14 @@ class Build:
         return [*self.runtime_options, *([f"-D{self.macro}"] if self.macro else [])]
 
 
+# What the front end writes for a block-loop region's copy without memcheck's checks
+# (block_loops.py, block_loops_hoist.py): the only code of a memcheck object the vectorising flags act on.
+UNCHECKED_COPY = "::__sim::for_each_unchecked_thread("
+
 # Every translated source is compiled -fpermissive (source_compile.py); the runtime is never instrumented:
 # its scheduler state is shared between fibers by design.
 BUILDS: tuple[Build, ...] = (
-    Build("fast", ("-O2",), ("-O2",), (), vectorize=True),
+    Build("fast", ("-O2",), ("-O2",), (), vectorize=""),
     Build(
         "memcheck",
         (
@@ -90,8 +100,9 @@ BUILDS: tuple[Build, ...] = (
         unchecked_host_build="fast",
         hoisted_checks=True,
         # The copies of a region without checks (block_loops_hoist.py) vectorise as fast mode's
-        # loops do; an instrumented statement stays scalar whatever the flags.
-        vectorize=True,
+        # loops do; an instrumented statement stays scalar whatever the flags, so a translation
+        # without such a copy is compiled without them (where they would only lengthen the compile).
+        vectorize=UNCHECKED_COPY,
     ),
     # Its host sources stay instrumented even where host code is not judged: racecheck must
     # still see host threads that order launches by atomics.

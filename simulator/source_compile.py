@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from pathlib import Path
 
@@ -64,6 +65,24 @@ def translate_preprocessed(*args, **kwargs) -> str:
     from .transform import translate_preprocessed as translate
 
     return translate(*args, **kwargs)
+
+
+def _import_front_end() -> None:
+    try:
+        from . import transform  # noqa: F401
+    except Exception:  # the translation's own import raises it again, where it is reported
+        pass
+
+
+def import_front_end_meanwhile() -> threading.Thread:
+    """A started thread that imports the front end, so that it overlaps the ``g++ -E`` a translation
+    waits for (join it when the compiler is done)."""
+    # A build that translates imports it anyway; here the import runs while the compiler does. The
+    # caller joins it after the preprocessor, so no import is left running when the build returns
+    # (a fork then would copy a held import lock).
+    thread = threading.Thread(target=_import_front_end, name="simulator front end import", daemon=True)
+    thread.start()
+    return thread
 
 
 def check_arch(arch: int) -> int:
@@ -252,9 +271,11 @@ def kernel_object(
         if manifest is not None:
             source_manifest.record(manifest, out, [pre], pp, started, _user_files(pre))
         return out
-    flags = common_flags(cxx) + BUILD_NAMED[mode].kernel_flags
-    if BUILD_NAMED[mode].vectorize:
-        flags += vectorizing_flags(cxx)
+    build = BUILD_NAMED[mode]
+    flags = common_flags(cxx) + build.kernel_flags
+    # Whether the translation takes them is known once it is made (produce, below); the key holds
+    # them and the build's rule, which with the text decide it.
+    vector = vectorizing_flags(cxx) if build.vectorize is not None else []
     if fmad and host_has_fma(cxx):
         includes = [*includes, "-DSIM_DEVICE_FMA"]
     # The object's key besides the preprocessed text and the flags.
@@ -264,8 +285,9 @@ def kernel_object(
         _front_end_version(),
         "unchecked host" if unchecked_host else "",
         "fma" if fmad and host_has_fma(cxx) else "",
-        "unjudged regions" if BUILD_NAMED[mode].unjudged_regions else "",
-        "hoisted checks" if BUILD_NAMED[mode].hoisted_checks else "",
+        "unjudged regions" if build.unjudged_regions else "",
+        "hoisted checks" if build.hoisted_checks else "",
+        f"vectorize {build.vectorize!r}",
         target_key(cxx),
     )
     pp = [cxx, *flags, *includes, "-x", "c++"]
@@ -275,18 +297,28 @@ def kernel_object(
     if manifest is not None and (hit := source_manifest.lookup(manifest)) is not None:
         return hit
     started = time.time()
-    host_pre, device_pre = preprocess(cxx, path, flags + includes, arch, str(src))
-    flags = flags + target_flags(cxx) + cccl.compile_flags(mode, host_pre) + list(extra_flags)
-    key = cache_key(host_pre, device_pre or "", runtime_sources(), " ".join(flags), *fixed)
+    importing = import_front_end_meanwhile()
+    try:
+        host_pre, device_pre = preprocess(cxx, path, flags + includes, arch, str(src))
+    finally:
+        importing.join()
+    after = target_flags(cxx) + cccl.compile_flags(mode, host_pre) + list(extra_flags)
+    key = cache_key(host_pre, device_pre or "", runtime_sources(), " ".join(flags + vector + after), *fixed)
     out = cache_dir() / f"{stem}-{mode}-{key}.o"
 
     def produce(tmp: Path) -> None:
         fma = fmad and host_has_fma(cxx)
-        unjudged, hoisted = BUILD_NAMED[mode].unjudged_regions, BUILD_NAMED[mode].hoisted_checks
         text = translate_preprocessed(
-            host_pre, lambda _path: True, device_pre, unchecked_host, fma, unjudged, hoisted=hoisted
+            host_pre,
+            lambda _path: True,
+            device_pre,
+            unchecked_host,
+            fma,
+            build.unjudged_regions,
+            hoisted=build.hoisted_checks,
         )
-        compile_translated(cxx, [*flags, "-fpermissive"], text, tmp, str(src))
+        chosen = vector if build.vectorizes(text) else []
+        compile_translated(cxx, [*flags, *chosen, *after, "-fpermissive"], text, tmp, str(src))
 
     cached_output(out, produce)
     if manifest is not None:

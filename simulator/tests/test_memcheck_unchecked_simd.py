@@ -7,13 +7,19 @@ runs a chain whose result depends on that order (thread t adds what thread t - 1
 region), a 12 x 6 tile and a tree reduction; the output must be the fibers' bit for bit (a loop in
 plain thread order gives the chain another value), and a recomputed local whose initializer
 overflows in one block must be reported once, by the region that declares it, as with fibers.
+Only a translation that holds such a copy is compiled with the vectorising flags in memcheck.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-from simulator.source_compile import translate_source
+import pytest
+
+from simulator import source_compile
+from simulator.source_compile import kernel_object, translate_source
+from simulator.toolchain import compiler, vectorizing_flags
 
 from .conftest import KERNELS, launch_ways, line_of, run_cli, run_findings
 
@@ -66,3 +72,30 @@ def test_an_overflowing_recomputed_local_is_found_once_as_with_fibers():
     assert len(found) == 1 and "signed integer overflow" in found[0], found
     assert f"{PROGRAM}:{line_of(PROGRAM, 'PLANT-RECOMPUTED')}" in found[0], found
     assert (loops.returncode, loops.stdout) == (fibers.returncode, fibers.stdout)
+
+
+def test_memcheck_vectorises_only_the_translations_with_a_copy_without_checks(tmp_path, monkeypatch):
+    vector = vectorizing_flags(compiler())
+    if not vector:
+        pytest.skip("the compiler takes none of the vectorising flags, so no build gets them")
+    monkeypatch.setenv("SIMULATOR_CACHE", str(tmp_path / "cache"))
+    compiled: list[list[str]] = []
+
+    def record(cxx: str, flags: list[str], text: str, out: Path, what: str) -> None:
+        compiled.append(flags)
+        out.write_bytes(b"")
+
+    monkeypatch.setattr(source_compile, "compile_translated", record)
+    plain = KERNELS / "program_memcheck_threads.cu"  # no region whose checks the front end can bound
+    took = {}
+    for mode in ("memcheck", "fast"):
+        for program in (PROGRAM, plain):
+            kernel_object(program, mode)
+            took[(program.name, mode)] = all(f in compiled[-1] for f in vector)
+    assert len(compiled) == 4, compiled
+    assert took == {
+        (PROGRAM.name, "memcheck"): True,
+        (plain.name, "memcheck"): False,
+        (PROGRAM.name, "fast"): True,
+        (plain.name, "fast"): True,
+    }, compiled
