@@ -119,6 +119,11 @@ def run_tier(session: nox.Session, tier: tiers.Tier) -> None:
     elif tier.kernels == "nvcc":
         _build_kernels(session, tier.name, env[KERNEL_DIR_ENV])
         _put_nvcc_on_path(session, tier.name, env)
+    # Tests start `python -m simulator` thousands of times; with PYTHONDONTWRITEBYTECODE set (as on
+    # CI's machines and in the images) each would compile the package's sources again (~0.08 s).
+    # A folder it cannot write (exit 1) only costs that time.
+    compile_all = ("python", "-m", "compileall", "-q", "simulator", "torchlight")
+    session.run(*compile_all, silent=True, success_codes=[0, 1])
     if tier.then:
         # external: the command may be a system tool (nvidia-smi); one in the virtualenv runs from there.
         session.run(*tier.then, external=True)

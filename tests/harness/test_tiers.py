@@ -224,6 +224,9 @@ def test_a_tier_session_installs_and_runs_what_its_row_says(name, monkeypatch, t
         assert not builds
     if tier.then:
         assert session.calls.index(("run", tier.then, {"external": True})) == len(session.calls) - 2
+    # The package's bytecode is written once before the tests start their many `python -m simulator`.
+    compiled = [i for i, call in enumerate(session.calls) if call[1][:3] == ("python", "-m", "compileall")]
+    assert len(compiled) == 1 and compiled[0] < len(session.calls) - 1
     pytest_call = session.calls[-1]
     assert pytest_call[1][0] == "pytest"
     args = list(pytest_call[1][1:])
