@@ -44,12 +44,13 @@ def test_results_are_the_hosts_and_bit_identical_to_fibers(fast_runs):
 
 
 @pytest.mark.parametrize(
-    ("program", "kernels"),
-    [("wmma_shares.cu", {"chain", "partial"}), ("wmma_double.cu", {"dmma"})],
+    ("program", "args", "kernels"),
+    [("wmma_shares.cu", (), {"chain", "partial"}), ("wmma_shares.cu", ("double",), {"dmma"})],
+    ids=["shares", "double"],
 )
-def test_the_wmma_test_programs_run_as_block_loops_with_the_fibers_output_and_reports(program, kernels):
-    loops_out, loops_err, ways = run_apart(KERNELS / program, "fast", "0")
-    fibers_out, fibers_err, forced = run_apart(KERNELS / program, "fast", "1")
+def test_the_wmma_test_programs_run_as_block_loops_with_the_fibers_output_and_reports(program, args, kernels):
+    loops_out, loops_err, ways = run_apart(KERNELS / program, "fast", "0", *args)
+    fibers_out, fibers_err, forced = run_apart(KERNELS / program, "fast", "1", *args)
     assert ways == dict.fromkeys(kernels, "as block loops")
     assert forced == dict.fromkeys(kernels, "with fibers")
     assert loops_out == fibers_out
