@@ -96,16 +96,16 @@ def run_logged(program: Path, mode: str, fibers: str, *args: str) -> tuple[str, 
     """(stdout, {kernel: how it ran}) of ``program`` run in ``mode`` with ``args``; ``fibers`` "1"
     forces fibers (SIMULATOR_FIBERS)."""
     env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers}
-    proc = run_cli("run", str(program), "--mode", mode, "--", *args, env=env)
+    proc = run_cli("run", str(program), "--mode", mode, *(("--", *args) if args else ()), env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout, launch_ways(proc.stderr, mode)
 
 
-def run_apart(program: Path, mode: str, fibers: str) -> tuple[str, str, dict[str, str]]:
+def run_apart(program: Path, mode: str, fibers: str, *args: str) -> tuple[str, str, dict[str, str]]:
     """(stdout, stderr without the launch log and build progress, {kernel: how it ran}) of
-    ``program`` run in ``mode``; ``fibers`` "1" forces fibers (SIMULATOR_FIBERS)."""
+    ``program`` run in ``mode`` with ``args``; ``fibers`` "1" forces fibers (SIMULATOR_FIBERS)."""
     env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers}
-    proc = run_cli("run", str(program), "--mode", mode, env=env)
+    proc = run_cli("run", str(program), "--mode", mode, *(("--", *args) if args else ()), env=env)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     rest = [
         ln

@@ -10,51 +10,64 @@ import pytest
 
 from .conftest import KERNELS, run_cli, shipped_sources
 
-# (source, entry suffix, mode, the kind the report must name, the planted line's marker)
+# (source, entry suffix, mode, the kind the report must name, the planted line's marker). A mode's
+# plants share one source (planted_memcheck.cu, planted_synccheck.cu), which it compiles once.
 PLANTS = [
-    ("planted_offbyone.cu", "offbyone", "memcheck", "heap-buffer-overflow", "PLANT"),
+    ("planted_memcheck.cu", "offbyone", "memcheck", "heap-buffer-overflow", "PLANT: off by one"),
     (
-        "planted_shared_oob.cu",
+        "planted_memcheck.cu",
         "shared_oob",
         "memcheck",
         "index 64 out of bounds",
         "PLANT: static shared read",
     ),
     (
-        "planted_shared_oob.cu",
+        "planted_memcheck.cu",
         "dynamic_shared_oob",
         "memcheck",
         "heap-buffer-overflow",
         "PLANT: dynamic shared",
     ),
-    ("planted_use_after_free.cu", "use_after_free", "memcheck", "heap-use-after-free", "PLANT"),
+    ("planted_memcheck.cu", "use_after_free", "memcheck", "heap-use-after-free", "PLANT: use after free"),
     ("planted_missing_sync.cu", "missing_sync", "racecheck", "data race", "PLANT: write"),
-    ("planted_divergent_barrier.cu", "divergent_barrier", "synccheck", "divergent __syncthreads", "PLANT"),
-    ("planted_divergent_shuffle.cu", "divergent_shuffle", "synccheck", "lanes that have exited", "PLANT"),
+    (
+        "planted_synccheck.cu",
+        "divergent_barrier",
+        "synccheck",
+        "divergent __syncthreads",
+        "PLANT: barrier in the branch",
+    ),
+    (
+        "planted_synccheck.cu",
+        "divergent_shuffle",
+        "synccheck",
+        "lanes that have exited",
+        "PLANT: half-warp shuffle",
+    ),
     # One source line, different barriers: told apart by how many each thread reaches.
     (
-        "planted_hidden_divergence.cu",
+        "planted_synccheck.cu",
         "same_line_barrier",
         "synccheck",
         "divergent __syncthreads",
         "PLANT: same line",
     ),
     (
-        "planted_hidden_divergence.cu",
+        "planted_synccheck.cu",
         "helper_barrier",
         "synccheck",
         "divergent __syncthreads",
         "PLANT: helper barrier",
     ),
     (
-        "planted_hidden_divergence.cu",
+        "planted_synccheck.cu",
         "helper_barrier_exit",
         "synccheck",
         "divergent __syncthreads",
         "PLANT: helper barrier",
     ),
     (
-        "planted_hidden_divergence.cu",
+        "planted_synccheck.cu",
         "helper_shuffle",
         "synccheck",
         "lanes that have exited",
@@ -93,7 +106,7 @@ def test_fixed_twin_is_clean(source, name, mode):
 def test_an_early_return_before_any_barrier_is_not_a_divergence():
     # Threads that leave before the block's first barrier are not waited for (as on a GPU);
     # only threads that took part in barriers must all reach the same ones.
-    src = str(KERNELS / "planted_hidden_divergence.cu")
+    src = str(KERNELS / "planted_synccheck.cu")
     proc = run_cli("check", src, "--entry", "early_return_then_barriers", "--mode", "synccheck")
     assert proc.returncode == 0, proc.stdout
     assert "synccheck: clean" in proc.stdout

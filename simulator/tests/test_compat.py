@@ -11,14 +11,16 @@ import pytest
 from .conftest import EVERY_MODE, KERNELS, case_lines, col_major, mode_args, nvcc_compile, run_cli
 from .test_run import _values
 
-STREAM_MEMORY = KERNELS / "program_stream_memory.cu"
+# The stream-ordered memory program is warp_match_reduce.cu's "stream_memory" case: one build per
+# mode for both.
+STREAM_MEMORY = KERNELS / "warp_match_reduce.cu"
 LEGACY = KERNELS / "program_legacy.cu"
 N = 1000  # the programs' element count
 
 
 @pytest.mark.parametrize("mode", ["fast", "memcheck"])
 def test_stream_ordered_memory_pools_and_stream_attributes(mode):
-    proc = run_cli("run", str(STREAM_MEMORY), *mode_args(mode))
+    proc = run_cli("run", str(STREAM_MEMORY), *mode_args(mode), "--", "stream_memory")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     v = _values(proc.stdout)
     assert "failed" not in v, v
@@ -105,7 +107,8 @@ def test_match_reduce_nanosleep_and_clock64(mode):
     assert v["spin_elapsed_nonnegative"] == "1"
 
 
-WMMA = KERNELS / "wmma_gemm.cu"
+# The GEMM is wmma_shares.cu's "gemm" case: one wmma build per mode for this module and the wmma ones.
+WMMA = KERNELS / "wmma_shares.cu"
 
 
 def _inputs(kind: str, rows: int, cols: int, which: str) -> np.ndarray:
@@ -137,7 +140,7 @@ WMMA_CASES = {
 
 @pytest.mark.parametrize("mode", EVERY_MODE)
 def test_wmma_fragments_multiply_as_the_documented_formula(mode):
-    proc = run_cli("run", str(WMMA), *mode_args(mode))
+    proc = run_cli("run", str(WMMA), *mode_args(mode), "--", "gemm")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     got = {}
     for line in proc.stdout.splitlines():
@@ -234,8 +237,8 @@ def test_cublas_and_cublaslt_compute_the_column_major_products(mode):
 
 @pytest.mark.parametrize(
     "program",
-    [STREAM_MEMORY, WARP, WMMA, CUBLAS],
-    ids=["stream_memory", "warp", "wmma", "cublas"],
+    [WARP, CUBLAS],  # WARP holds the stream-memory case; WMMA is test_wmma_shares.py's program
+    ids=["warp_and_stream_memory", "cublas"],
 )
 def test_the_programs_build_with_nvcc(tmp_path, program):
     proc = nvcc_compile(program, tmp_path, needs_header="cublasLt.h" if program == CUBLAS else None)

@@ -12,7 +12,8 @@ from .conftest import EVERY_MODE, KERNELS, mode_args, nvcc_compile, run_cli
 from .test_run import _values
 
 PROGRAM = KERNELS / "program_coop_grid.cu"
-BAD = KERNELS / "program_coop_bad.cu"
+# The misuses of grid.sync() are the program's "bad CASE" cases: one build per mode for both.
+BAD = PROGRAM
 B = 64
 
 
@@ -62,16 +63,16 @@ def test_cooperative_phases_and_stencil_match_numpy(mode):
 
 @pytest.mark.parametrize("mode", ["fast", "synccheck"])
 def test_grid_sync_outside_a_cooperative_launch_fails_loudly(mode):
-    proc = run_cli("run", str(BAD), *mode_args(mode), "--", "plain")
+    proc = run_cli("run", str(BAD), *mode_args(mode), "--", "bad", "plain")
     v = _values(proc.stdout)
     assert v["error"] == "cudaErrorLaunchFailure", proc.stdout + proc.stderr
     assert "not launched cooperatively" in proc.stderr
-    assert "program_coop_bad.cu" in proc.stderr
+    assert BAD.name in proc.stderr
 
 
 @pytest.mark.parametrize("mode", ["fast", "synccheck"])
 def test_deadlock_at_the_grid_barrier_is_reported_not_a_hang(mode):
-    proc = run_cli("run", str(BAD), *mode_args(mode), "--timeout", "30", "--", "deadlock")
+    proc = run_cli("run", str(BAD), *mode_args(mode), "--timeout", "30", "--", "bad", "deadlock")
     v = _values(proc.stdout)
     assert v["error"] == "cudaErrorLaunchFailure", proc.stdout + proc.stderr
     assert "deadlock in the cooperative launch of kernel 'stuck'" in proc.stderr
@@ -80,7 +81,7 @@ def test_deadlock_at_the_grid_barrier_is_reported_not_a_hang(mode):
 
 @pytest.mark.parametrize("mode", ["fast", "synccheck"])
 def test_a_block_that_ends_before_grid_sync_is_a_synccheck_finding(mode):
-    proc = run_cli("run", str(BAD), *mode_args(mode), "--", "exit")
+    proc = run_cli("run", str(BAD), *mode_args(mode), "--", "bad", "exit")
     v = _values(proc.stdout)
     if mode == "fast":
         # Only live threads are waited for: block 0 passes the barrier.
@@ -94,7 +95,7 @@ def test_a_block_that_ends_before_grid_sync_is_a_synccheck_finding(mode):
 
 
 def test_a_tile_barrier_that_never_completes_is_a_deadlock_report():
-    proc = run_cli("run", str(BAD), "--mode", "fast", "--timeout", "30", "--", "tile")
+    proc = run_cli("run", str(BAD), "--mode", "fast", "--timeout", "30", "--", "bad", "tile")
     v = _values(proc.stdout)
     assert v["error"] == "cudaErrorLaunchFailure", proc.stdout + proc.stderr
     assert "deadlock in kernel 'tile_stuck'" in proc.stderr
@@ -103,7 +104,7 @@ def test_a_tile_barrier_that_never_completes_is_a_deadlock_report():
 
 @pytest.mark.parametrize("mode", ["fast", "synccheck"])
 def test_tile_sync_on_two_lines_is_a_synccheck_finding(mode):
-    proc = run_cli("run", str(BAD), *mode_args(mode), "--", "tile_lines")
+    proc = run_cli("run", str(BAD), *mode_args(mode), "--", "bad", "tile_lines")
     v = _values(proc.stdout)
     if mode == "fast":
         assert v["error"] == "cudaSuccess", proc.stdout + proc.stderr
@@ -115,7 +116,7 @@ def test_tile_sync_on_two_lines_is_a_synccheck_finding(mode):
 
 @pytest.mark.parametrize(
     "program",
-    ["program_coop_grid.cu", "program_coop_bad.cu", "program_cg_big_tiles.cu", "program_cg_memcpy_async.cu"],
+    ["program_coop_grid.cu", "program_cg_big_tiles.cu", "program_cg_memcpy_async.cu"],
 )
 def test_the_programs_build_with_nvcc_unchanged(tmp_path, program):
     proc = nvcc_compile(KERNELS / program, tmp_path)

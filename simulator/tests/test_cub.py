@@ -1,7 +1,7 @@
 """CUB from NVIDIA's CCCL headers, unmodified, in simulated programs: block and warp algorithms
 (kernels/program_cub.cu) against numpy in every mode, device-wide ones (kernels/program_cub_device.cu)
 in fast mode when asked for (SIMULATOR_SLOW_TESTS=1: its build is long), cuda::ptx's lane registers
-that CUB reads (kernels/cub_ptx_sreg.cu) against their PTX definitions, and the programs also built
+that CUB reads (program_cub.cu's "sreg" case) against their PTX definitions, and the programs also built
 by nvcc in the kernels tier."""
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from .test_run import _values
 
 PROGRAM = KERNELS / "program_cub.cu"
 DEVICE_PROGRAM = KERNELS / "program_cub_device.cu"
-SREG_PROGRAM = KERNELS / "cub_ptx_sreg.cu"
 THREADS, ITEMS = 64, 4
 TILE = THREADS * ITEMS
 N = 2 * TILE
@@ -35,8 +34,8 @@ def _exclusive(x: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(x)[:-1]])
 
 
-def _run(program, mode: str) -> dict[str, str]:
-    proc = run_cli("run", str(program), *mode_args(mode), timeout=900)
+def _run(program, mode: str, *args: str) -> dict[str, str]:
+    proc = run_cli("run", str(program), *mode_args(mode), *args, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "finding" not in proc.stderr and "race" not in proc.stderr, proc.stderr[-3000:]
     v = _values(proc.stdout)
@@ -86,7 +85,7 @@ def test_cub_device_wide_algorithms_match_numpy():
 
 def test_cuda_ptx_lane_registers_read_as_the_ptx_isa_defines_them():
     # CCCL guards all but %laneid with __CUDA_ARCH__ >= 350; without it the program did not link.
-    v = _run(SREG_PROGRAM, "fast")
+    v = _run(PROGRAM, "fast", "--", "sreg")  # one build of program_cub.cu for both
     lane = np.arange(64, dtype=np.int64) % 32
     eq = np.left_shift(1, lane)
     lt = eq - 1
@@ -99,7 +98,7 @@ def test_cuda_ptx_lane_registers_read_as_the_ptx_isa_defines_them():
     np.testing.assert_array_equal(_ints(v["lanemask_gt"]), full & ~(lt | eq))
 
 
-@pytest.mark.parametrize("program", [PROGRAM, DEVICE_PROGRAM, SREG_PROGRAM], ids=lambda p: p.stem)
+@pytest.mark.parametrize("program", [PROGRAM, DEVICE_PROGRAM], ids=lambda p: p.stem)
 def test_cub_programs_are_real_cuda_for_nvcc(program, tmp_path):
     proc = nvcc_compile(program, tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -137,11 +137,12 @@ def test_the_program_builds_with_nvcc(tmp_path):
     assert proc.returncode == 0, proc.stderr
 
 
-PLANTED = KERNELS / "planted_graph_use_after_free.cu"
+# The planted write is the program's "use_after_free" case: one memcheck build for both.
+PLANTED = PROGRAM
 
 
 def test_memcheck_reports_a_kernel_writing_a_freed_graph_allocation():
-    proc = run_cli("run", str(PLANTED), "--mode", "memcheck", "--", "planted")
+    proc = run_cli("run", str(PLANTED), "--mode", "memcheck", "--", "use_after_free", "planted")
     # The fault fails the graph's launch, which the program sees; run exits 1 for the finding.
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "cudaErrorLaunchFailure" in proc.stdout
@@ -155,6 +156,6 @@ def test_memcheck_reports_a_kernel_writing_a_freed_graph_allocation():
 
 
 def test_the_fixed_twin_writing_before_the_free_is_clean_under_memcheck():
-    proc = run_cli("run", str(PLANTED), "--mode", "memcheck")
+    proc = run_cli("run", str(PLANTED), "--mode", "memcheck", "--", "use_after_free")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip() == "status=cudaSuccess"

@@ -141,11 +141,12 @@ def test_the_program_builds_with_nvcc(tmp_path):
     assert proc.returncode == 0, proc.stderr
 
 
-PLANTED = KERNELS / "planted_graph_oob.cu"
+# The planted kernel node is the program's "oob" case: one memcheck build for both.
+PLANTED = GRAPHS
 
 
 def test_memcheck_finding_in_a_kernel_node_names_the_kernel_line_and_the_node_line():
-    proc = run_cli("run", str(PLANTED), "--mode", "memcheck", "--", "planted")
+    proc = run_cli("run", str(PLANTED), "--mode", "memcheck", "--", "oob", "planted")
     # The fault fails the graph's launch; the program's own check then exits 3.
     assert proc.returncode == 3, proc.stdout + proc.stderr
     lines = proc.stderr.splitlines()
@@ -156,6 +157,6 @@ def test_memcheck_finding_in_a_kernel_node_names_the_kernel_line_and_the_node_li
 
 
 def test_the_fixed_kernel_node_runs_clean_under_memcheck():
-    proc = run_cli("run", str(PLANTED), "--mode", "memcheck")
+    proc = run_cli("run", str(PLANTED), "--mode", "memcheck", "--", "oob")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert _values(proc.stdout)["launch"] == "cudaSuccess sync=cudaSuccess last=99"  # out[i] = i

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import EVERY_MODE, KERNELS, mode_args, nvcc_compile, run_cli
+from .conftest import EVERY_MODE, KERNELS, line_of, mode_args, nvcc_compile, run_cli
 from .test_run import _values
 
 PROGRAM = KERNELS / "program_libcu_pipeline.cu"
@@ -65,28 +65,25 @@ def test_barriers_and_pipelines_match_numpy(mode):
 @pytest.mark.parametrize(
     ("case", "write_line", "read_line"),
     [
-        ("pipeline", "cuda::memcpy_async(&stage", "PLANT: no consumer_wait"),
-        ("barrier", "cuda::memcpy_async(&buf", "PLANT: read before"),
+        ("pipeline", "cuda::memcpy_async(&stage[lane], &in[lane]", "PLANT: no consumer_wait"),
+        ("barrier", "cuda::memcpy_async(&buf[i], &in[i], sizeof(int), bar)", "PLANT: read before"),
     ],
 )
 @pytest.mark.parametrize("detector", ["racecheck", "racecheck-all"])
 def test_racecheck_reports_a_read_before_the_wait(case, write_line, read_line, detector):
-    planted = KERNELS / "planted_libcu_early_read.cu"
-    lines = planted.read_text().splitlines()
-    write = next(n for n, text in enumerate(lines, 1) if write_line in text)
-    read = next(n for n, text in enumerate(lines, 1) if read_line in text)
-    proc = run_cli("run", str(planted), *mode_args(detector), "--", case)
+    planted = PROGRAM
+    write, read = line_of(planted, write_line), line_of(planted, read_line)
+    proc = run_cli("run", str(planted), *mode_args(detector), "--", "planted", case)
     assert proc.returncode != 0, proc.stdout + proc.stderr
     report = proc.stdout + proc.stderr
     assert "racecheck: data race" in report
     # The finding names the program's copy and read, never the stand-in header's copy loop.
-    assert f"planted_libcu_early_read.cu:{write}" in report
-    assert f"planted_libcu_early_read.cu:{read}" in report
+    assert f"{planted.name}:{write}" in report
+    assert f"{planted.name}:{read}" in report
 
 
-@pytest.mark.parametrize("program", ["program_libcu_pipeline.cu", "planted_libcu_early_read.cu"])
-def test_programs_build_unchanged_with_nvcc(tmp_path, program):
-    proc = nvcc_compile(KERNELS / program, tmp_path, needs_header="cuda/pipeline")
+def test_the_program_builds_unchanged_with_nvcc(tmp_path):
+    proc = nvcc_compile(PROGRAM, tmp_path, needs_header="cuda/pipeline")
     assert proc.returncode == 0, proc.stderr
 
 
@@ -94,12 +91,13 @@ def test_a_barrier_that_never_completes_hits_the_launch_limit():
     # As on a GPU the waiting threads never return; the launch limit stops the kernel.
     proc = run_cli(
         "run",
-        str(KERNELS / "planted_libcu_early_read.cu"),
+        str(PROGRAM),
         "--mode",
         "fast",
         "--timeout",
         "2",
         "--",
+        "planted",
         "overcount",
     )
     assert "launch timeout: kernel 'overcounted_barrier'" in proc.stderr, proc.stdout + proc.stderr

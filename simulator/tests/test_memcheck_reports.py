@@ -408,10 +408,15 @@ def test_the_parser_reads_an_undefined_behaviour_block_once_beside_its_raw_repor
 @pytest.mark.parametrize(
     "source,entry,marker,raw",
     [
-        ("planted_offbyone.cu", "planted_offbyone", "PLANT", "ERROR: AddressSanitizer: heap-buffer-overflow"),
+        (
+            "planted_memcheck.cu",
+            "planted_offbyone",
+            "PLANT: off by one",
+            "ERROR: AddressSanitizer: heap-buffer-overflow",
+        ),
         # A fixed-size __shared__ array read past its end: UBSan's bounds check, then AddressSanitizer.
         (
-            "planted_shared_oob.cu",
+            "planted_memcheck.cu",
             "planted_shared_oob",
             "PLANT: static",
             "runtime error: index 64 out of bounds",

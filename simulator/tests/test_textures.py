@@ -19,8 +19,6 @@ from .test_run import _values
 OBJECTS = KERNELS / "textures_objects.cu"
 SURFACES = KERNELS / "textures_surfaces.cu"
 TEXREF = KERNELS / "textures_references.cu"
-MIPMAP = KERNELS / "textures_mipmap.cu"
-FLOAT_PATH = KERNELS / "textures_float_path.cu"
 
 WRAP, CLAMP, MIRROR, BORDER = range(4)
 MODES = ["wrap", "clamp", "mirror", "border"]
@@ -279,14 +277,14 @@ def test_one_channel_float_linear_fetches_match_the_general_path_bit_for_bit(mod
     """A one-channel float texture's linear fetches (their own path in the runtime) equal those
     of a four-channel float texture holding the same first channel and zeros, in all four
     components, border corners included; under memcheck no read leaves the arrays."""
-    values, _, stderr = _run(FLOAT_PATH, mode)
+    values, _, stderr = _run(OBJECTS, mode, "--", "float_path")
     assert int(values["samples"]) == 4 * 4 * 2 * 23**3
     assert int(values["border_samples"]) > 0  # the border colour's other channels were summed
     assert values["mismatches"] == "0"
     assert "AddressSanitizer" not in stderr
 
 
-@pytest.mark.parametrize("program", [OBJECTS, SURFACES, MIPMAP], ids=["objects", "surfaces", "mipmap"])
+@pytest.mark.parametrize("program", [OBJECTS, SURFACES], ids=["objects", "surfaces_and_mipmap"])
 def test_the_texture_programs_build_with_nvcc(tmp_path, program):
     proc = nvcc_compile(program, tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -398,7 +396,7 @@ def _mip_sample(u, v, lod, linear: bool, bias: float, lo: float, hi: float) -> f
 
 @pytest.mark.parametrize("mode", ALL_MODES)
 def test_mipmapped_array_levels_and_lod_fetches(mode):
-    values, rows, _ = _run(MIPMAP, mode)
+    values, rows, _ = _run(SURFACES, mode, "--", "mipmap")
     assert values["levels"] == str(MIP_LEVELS)
     for level in range(MIP_LEVELS):
         assert values[f"level{level}"] == f"{max(MIP_W >> level, 1)}x{max(MIP_H >> level, 1)}"
@@ -421,7 +419,7 @@ def test_mipmapped_array_levels_and_lod_fetches(mode):
 
 
 def test_mipmapped_array_refuses_freeing_a_level_or_freeing_twice():
-    values, _, stderr = _run(MIPMAP, "fast", "--", "misuse")
+    values, _, stderr = _run(SURFACES, "fast", "--", "mipmap", "misuse")
     assert values["free_level"] == "1"  # cudaErrorInvalidValue: the mipmapped array owns its levels
     assert values["free_again"] == "1"
     assert "a level of a mipmapped array (cudaFreeMipmappedArray frees it)" in stderr

@@ -9,12 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import EVERY_MODE, KERNELS, mode_args, nvcc_compile, run_cli
+from .conftest import EVERY_MODE, KERNELS, mode_args, run_cli
 from .test_run import _values
 from .test_textures import BORDER, CLAMP, MIRROR, MODES, WRAP, _index, _rows
 
-GATHER = KERNELS / "textures_gather.cu"
-GATHER_REF = KERNELS / "textures_gather_reference.cu"
+# The gathers are textures_objects.cu's "gather" case and the texture-reference gathers
+# textures_references.cu's: one build per mode for each program, shared with test_textures.py.
+GATHER = KERNELS / "textures_objects.cu"
+GATHER_REF = KERNELS / "textures_references.cu"
 W, H, UW, UH, NX, NY = 8, 4, 5, 3, 45, 9
 # tld4's order of the footprint texels, as offsets from (i, j).
 FOOTPRINT = ((0, 1), (1, 1), (1, 0), (0, 0))
@@ -61,8 +63,8 @@ def gather(data, x, y, comp, mode, normalized, border):
     return out
 
 
-def _run(program, mode: str) -> dict[str, np.ndarray]:
-    proc = run_cli("run", str(program), *mode_args(mode))
+def _run(program, mode: str, *args: str) -> dict[str, np.ndarray]:
+    proc = run_cli("run", str(program), *mode_args(mode), *args)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     values = _values(proc.stdout)
     assert "failed" not in values, values["failed"]
@@ -73,7 +75,7 @@ def _run(program, mode: str) -> dict[str, np.ndarray]:
 
 @pytest.fixture(scope="module", params=EVERY_MODE)
 def gathered(request):
-    return _run(GATHER, request.param)
+    return _run(GATHER, request.param, "--", "gather")
 
 
 @pytest.mark.parametrize("mode", range(4), ids=MODES)
@@ -108,7 +110,7 @@ def test_normalized_float_reads_with_a_border_and_element_reads_with_clamp(gathe
 @pytest.mark.parametrize("mode", ["fast", "memcheck"])
 def test_texture_references_gather_elements_and_normalized_floats(mode):
     """The legacy form returns four of the element's component type, or float4 when normalized."""
-    rows = _run(GATHER_REF, mode)
+    rows = _run(GATHER_REF, mode, "--", "gather")
     no_border = (0, 0, 0, 0)
     points = [(x, y, c) for x, y in _grid() for c in range(4)]
     elem = [gather(_utexels(), x, y, c, CLAMP, False, no_border) for x, y, c in points]
@@ -118,7 +120,7 @@ def test_texture_references_gather_elements_and_normalized_floats(mode):
 
 
 def test_a_layered_gather_is_refused_by_name_and_stops_the_launch():
-    proc = run_cli("run", str(GATHER), "--", "layered")
+    proc = run_cli("run", str(GATHER), "--", "gather", "layered")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert _values(proc.stdout)["layered_launch"] == "cudaErrorLaunchFailure"
     line = next(i for i, t in enumerate(GATHER.read_text().splitlines(), 1) if "void gather_layered" in t)
@@ -126,6 +128,4 @@ def test_a_layered_gather_is_refused_by_name_and_stops_the_launch():
     assert f"tex2Dgather (component 0) at {GATHER}:{line} {why}" in proc.stderr
 
 
-def test_the_gather_program_builds_with_nvcc(tmp_path):
-    proc = nvcc_compile(GATHER, tmp_path)
-    assert proc.returncode == 0, proc.stderr
+# nvcc builds the gathers' program in test_textures.py (textures_objects.cu holds them).

@@ -15,7 +15,8 @@ import pytest
 from .conftest import EVERY_MODE, KERNELS, line_of, mode_args, run_cli, token_values
 
 PROGRAM = KERNELS / "program_vmm.cu"
-FAULT = KERNELS / "program_vmm_fault.cu"
+# The faulting writes are the program's "fault WHERE" case: one build per mode for both.
+FAULT = PROGRAM
 GRANULE = 2 << 20  # a GPU's large page, what cuMemGetAllocationGranularity reports
 # CU_MEM_ACCESS_FLAGS_PROT_* and CU_MEM_LOCATION_TYPE_DEVICE / CU_MEM_ALLOCATION_TYPE_PINNED (cuda.h).
 PROT_NONE, PROT_READ, PROT_READWRITE = 0, 1, 3
@@ -145,7 +146,7 @@ def test_chunks_on_two_devices():
 
 @pytest.mark.parametrize("where", ["unmapped", "no_access"])
 def test_a_kernel_access_where_nothing_may_be_accessed_faults(where):
-    proc = run_cli("run", str(FAULT), "--", where)
+    proc = run_cli("run", str(FAULT), "--", "fault", where)
     v = token_values(proc.stdout)
     assert v["good"] == "cudaSuccess"
     assert v["bad"] == "cudaErrorIllegalAddress", proc.stdout + proc.stderr
@@ -154,21 +155,21 @@ def test_a_kernel_access_where_nothing_may_be_accessed_faults(where):
 
 @pytest.mark.parametrize("where", ["unmapped", "no_access"])
 def test_memcheck_reports_the_access_at_its_line(where):
-    proc = run_cli("run", str(FAULT), "--mode", "memcheck", "--", where)
+    proc = run_cli("run", str(FAULT), "--mode", "memcheck", "--", "fault", where)
     v = token_values(proc.stdout)
     assert v["good"] == "cudaSuccess"
     assert v["bad"] != "cudaSuccess", proc.stdout + proc.stderr
     write = line_of(FAULT, "x[i] = i;")
     launch = line_of(FAULT, "VMM_FAULT_LINE")
     assert "========= Invalid __global__ write of size 4 bytes" in proc.stderr, proc.stderr
-    assert f"program_vmm_fault.cu:{write}" in proc.stderr
+    assert f"{FAULT.name}:{write}" in proc.stderr
     assert f"launched at {FAULT}:{launch}" in proc.stderr
     # The granted granule is not reported: the first launch's writes are valid.
     assert proc.stderr.count("Invalid __global__ write") == 32
 
 
 def test_a_mapping_left_at_exit_is_a_leak_named_by_its_call():
-    proc = run_cli("run", str(FAULT), "--mode", "memcheck", "--leak-check", "full", "--", "leak")
+    proc = run_cli("run", str(FAULT), "--mode", "memcheck", "--leak-check", "full", "--", "fault", "leak")
     assert token_values(proc.stdout)["good"] == "cudaSuccess"
     leak_line = "simulator: memcheck: device memory leak"
     leaks = [ln for ln in proc.stderr.splitlines() if ln.startswith(leak_line)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import EVERY_MODE, KERNELS, mode_args, nvcc_compile, run_cli
+from .conftest import EVERY_MODE, KERNELS, line_of, mode_args, nvcc_compile, run_cli
 
 PROGRAM = KERNELS / "wmma_shares.cu"
 STEPS, TILES = 4, 12  # the program's kSteps and kBlocks * kWarps
@@ -50,7 +50,7 @@ def test_lane_shares_and_a_chain_of_multiplies(mode):
         np.testing.assert_array_equal(got, want, err_msg=f"tile {tile}")
     # The 16-thread block: a launch failure, and one report naming the user's mma_sync line.
     assert "partial cudaErrorLaunchFailure" in lines
-    assert "wmma_shares.cu:46 in kernel 'partial'" in proc.stderr
+    assert f"wmma_shares.cu:{line_of(PROGRAM, 'PARTIAL_MMA')} in kernel 'partial'" in proc.stderr
     assert "warp 0 has 16 threads; a warp matrix operation needs all 32 lanes" in proc.stderr
     assert "ThreadSanitizer" not in proc.stderr and "data race" not in proc.stderr
 

@@ -1,9 +1,12 @@
 // CUB from NVIDIA's CCCL headers, unmodified: block and warp algorithms on one input (the
 // device-wide ones: program_cub_device.cu). Prints name=v0,v1,... lines that test_cub.py
-// compares with numpy.
+// compares with numpy. With "sreg" it runs only the special-register case below instead: one
+// program for both, so that each mode builds it once.
 #include <cub/cub.cuh>
+#include <cuda/ptx>
 
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "cub_host.h"
@@ -60,7 +63,40 @@ __global__ void warp_kernel(const int* in, int* sums, int* scans) {
     scans[threadIdx.x] = inclusive;
 }
 
-int main() {
+// ---- "sreg": cuda::ptx's special-register reads, which CUB calls (get_sreg_lanemask_ge in
+// DeviceScan's look-back, get_sreg_laneid in its warp algorithms): each thread of two warps prints
+// what it reads.
+constexpr int THREADS = 64;
+
+__global__ void registers(unsigned* out) {
+    unsigned* mine = out + 6 * threadIdx.x;
+    mine[0] = cuda::ptx::get_sreg_laneid();
+    mine[1] = cuda::ptx::get_sreg_lanemask_eq();
+    mine[2] = cuda::ptx::get_sreg_lanemask_le();
+    mine[3] = cuda::ptx::get_sreg_lanemask_lt();
+    mine[4] = cuda::ptx::get_sreg_lanemask_ge();
+    mine[5] = cuda::ptx::get_sreg_lanemask_gt();
+}
+
+static int sreg_main() {
+    unsigned* d;
+    cudaMalloc(&d, 6 * THREADS * sizeof(unsigned));
+    registers<<<1, THREADS>>>(d);
+    unsigned h[6 * THREADS];
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    const char* names[6] = {"laneid", "lanemask_eq", "lanemask_le", "lanemask_lt", "lanemask_ge", "lanemask_gt"};
+    for (int r = 0; r < 6; ++r) {
+        printf("%s=", names[r]);
+        for (int t = 0; t < THREADS; ++t) printf(t ? ",%u" : "%u", h[6 * t + r]);
+        printf("\n");
+    }
+    printf("error=%s\n", cudaGetErrorString(cudaGetLastError()));
+    cudaFree(d);
+    return 0;
+}
+
+int main(int argc, char** argv) {
+    if (argc > 1 && std::strcmp(argv[1], "sreg") == 0) return sreg_main();
     std::vector<int> h(kN);
     for (int i = 0; i < kN; ++i) h[i] = (i * 7919 + 13) % 1000 - 500;
     int *in, *a, *b, *c;

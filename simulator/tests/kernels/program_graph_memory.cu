@@ -1,11 +1,14 @@
 // Graph memory nodes, child graph nodes and cuBLAS calls in a stream capture, run unmodified.
 // Prints key=value lines; simulator/tests/test_graph_memory.py computes the expected values
 // independently (numpy, and CUDA's documented enum values and error rules).
+// With "use_after_free ..." it runs only that case below instead: one program for both, so that
+// each mode builds it once.
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <cstring>
 
 static const int N = 256;
 static const size_t BYTES = N * sizeof(float);
@@ -359,7 +362,42 @@ static void child_graphs(const float* host_in) {
     cudaFree(d);
 }
 
-int main() {
+// ---- "use_after_free": a kernel that writes a graph allocation after it was freed (planted when
+// run with the argument "planted"), and its fixed twin that writes before the free. memcheck must
+// name the kernel's line in the planted run and stay quiet in the fixed one (test_graph_memory.py).
+__global__ void fill(float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = 1.0f;  // PLANT
+}
+
+static int use_after_free_main(int argc, char** argv) {
+    const bool planted = argc > 1 && std::strcmp(argv[1], "planted") == 0;
+    const int n = 128;
+    cudaGraph_t g;
+    cudaGraphCreate(&g, 0);
+    cudaMemAllocNodeParams p = {};
+    p.bytesize = n * sizeof(float);
+    p.poolProps.allocType = cudaMemAllocationTypePinned;
+    p.poolProps.location.type = cudaMemLocationTypeDevice;
+    p.poolProps.location.id = 0;
+    cudaGraphNode_t alloc;
+    cudaGraphAddMemAllocNode(&alloc, g, nullptr, 0, &p);
+    float* d = (float*)p.dptr;
+    cudaGraphExec_t x;
+    cudaGraphInstantiate(&x, g, 0);
+    cudaGraphLaunch(x, 0);  // the graph does not free d: it stays valid until cudaFree
+    if (!planted) fill<<<1, n>>>(d, n);
+    cudaFree(d);
+    if (planted) fill<<<1, n>>>(d, n);
+    cudaError_t e = cudaDeviceSynchronize();
+    std::printf("status=%s\n", cudaGetErrorName(e));
+    cudaGraphExecDestroy(x);
+    cudaGraphDestroy(g);
+    return 0;
+}
+
+int main(int argc, char** argv) {
+    if (argc > 1 && std::strcmp(argv[1], "use_after_free") == 0) return use_after_free_main(argc - 1, argv + 1);
     float in[N], out[N];
     for (int i = 0; i < N; ++i) in[i] = (float)(i % 17) - 8.0f;
     explicit_graph(in, out);

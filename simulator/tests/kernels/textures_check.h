@@ -1,6 +1,6 @@
 // CHECK of the texture test programs (textures_objects.cu, textures_references.cu,
-// textures_surfaces.cu, textures_gather.cu, textures_gather_reference.cu): a runtime call that
-// fails prints "failed=CALL line N: ERROR", which the tests show, and ends the program.
+// textures_surfaces.cu): a runtime call that fails prints "failed=CALL line N: ERROR", which the
+// tests show, and ends the program.
 #pragma once
 #include <cstdio>
 #include <cstdlib>

@@ -2,8 +2,11 @@
 // linear filtering, normalized coordinates, element and normalized-float reads, layered and
 // cubemap arrays, the array copies and the documented errors. Prints "NAME v0 v1 ..." lines
 // (the samples, in order) and key=value lines; test_textures.py models the expected values.
+// With "float_path" it runs only the one-channel float fetch check below (float_path_main), with
+// "gather" only the gathers (gather_case): one program for all, so that each mode builds it once.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #include "textures_check.h"
@@ -96,10 +99,253 @@ static cudaResourceDesc array_res(cudaArray_t a) {
     return r;
 }
 
+// ---- "float_path": a one-channel float texture is sampled on a path of its own
+// (sim_texture_fetch.h's tex_sample); a four-channel float texture whose first channel holds the
+// same values and whose others are 0 takes the general path. Linear fetches of both, in 1-D, 2-D,
+// 3-D and 2-D layered arrays, every address mode, normalized and not, at coordinates inside,
+// between and outside the texels, must agree bit for bit in all four components (a border corner
+// adds the border colour to each). Prints "mismatches=N", "samples=N", "border_samples=N" (samples
+// whose .y took a border corner).
+constexpr int W = 7, H = 5, D = 3, G = 23;
+
+__global__ void fetch_pair(cudaTextureObject_t one, cudaTextureObject_t four, int dims, float scale, float4* out1,
+                           float4* out4) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= G * G * G) return;
+    const float x = (-2.6f + 0.53f * (i % G)) * scale, y = (-1.9f + 0.41f * ((i / G) % G)) * scale;
+    const float z = (-1.3f + 0.29f * (i / (G * G))) * scale;
+    if (dims == 1) {
+        out1[i] = tex1D<float4>(one, x);
+        out4[i] = tex1D<float4>(four, x);
+    } else if (dims == 2) {
+        out1[i] = tex2D<float4>(one, x, y);
+        out4[i] = tex2D<float4>(four, x, y);
+    } else if (dims == 3) {
+        out1[i] = tex3D<float4>(one, x, y, z);
+        out4[i] = tex3D<float4>(four, x, y, z);
+    } else {
+        out1[i] = tex2DLayered<float4>(one, x, y, i % D);
+        out4[i] = tex2DLayered<float4>(four, x, y, i % D);
+    }
+}
+
+static cudaArray_t make_array(int dims, bool four) {
+    cudaChannelFormatDesc f = four ? cudaCreateChannelDesc<float4>() : cudaCreateChannelDesc<float>();
+    const int h = dims >= 2 ? H : 0, d = dims >= 3 ? D : 0;
+    cudaArray_t a;
+    CHECK(cudaMalloc3DArray(&a, &f, make_cudaExtent(W, h, d), dims == 4 ? cudaArrayLayered : 0));
+    static float one[D][H][W];
+    static float4 all[D][H][W];
+    for (int z = 0; z < D; ++z)
+        for (int y = 0; y < H; ++y)
+            for (int x = 0; x < W; ++x) {
+                one[z][y][x] = 0.1f * x * x - 1.37f * y + 2.9f * z + 0.013f * x * y * z - 0.7f;
+                all[z][y][x] = make_float4(one[z][y][x], 0.0f, 0.0f, 0.0f);
+            }
+    cudaMemcpy3DParms p;
+    memset(&p, 0, sizeof(p));
+    const size_t elem = four ? sizeof(float4) : sizeof(float);
+    p.srcPtr = make_cudaPitchedPtr(four ? (void*)all : (void*)one, W * elem, W, H);
+    p.dstArray = a;
+    p.extent = make_cudaExtent(W, dims >= 2 ? H : 1, dims >= 3 ? D : 1);
+    p.kind = cudaMemcpyHostToDevice;
+    CHECK(cudaMemcpy3D(&p));
+    return a;
+}
+
+static cudaTextureObject_t make_texture(cudaArray_t a, cudaTextureAddressMode mode, int normalized) {
+    cudaResourceDesc r;
+    memset(&r, 0, sizeof(r));
+    r.resType = cudaResourceTypeArray;
+    r.res.array.array = a;
+    cudaTextureDesc t;
+    memset(&t, 0, sizeof(t));
+    t.addressMode[0] = t.addressMode[1] = t.addressMode[2] = mode;
+    t.filterMode = cudaFilterModeLinear;
+    t.readMode = cudaReadModeElementType;
+    t.normalizedCoords = normalized;
+    t.borderColor[0] = 1.25f;
+    t.borderColor[1] = -2.5f;
+    t.borderColor[2] = 3.75f;
+    t.borderColor[3] = 0.3f;
+    cudaTextureObject_t o;
+    CHECK(cudaCreateTextureObject(&o, &r, &t, nullptr));
+    return o;
+}
+
+static int float_path_main() {
+    const int n = G * G * G;
+    float4 *d1, *d4;
+    CHECK(cudaMalloc(&d1, n * sizeof(float4)));
+    CHECK(cudaMalloc(&d4, n * sizeof(float4)));
+    static float4 h1[G * G * G], h4[G * G * G];
+    long mismatches = 0, samples = 0, border = 0;
+    const cudaTextureAddressMode modes[4] = {cudaAddressModeWrap, cudaAddressModeClamp, cudaAddressModeMirror,
+                                             cudaAddressModeBorder};
+    for (int dims = 1; dims <= 4; ++dims) {
+        cudaArray_t a1 = make_array(dims, false), a4 = make_array(dims, true);
+        for (cudaTextureAddressMode mode : modes)
+            for (int normalized = 0; normalized < 2; ++normalized) {
+                cudaTextureObject_t t1 = make_texture(a1, mode, normalized), t4 = make_texture(a4, mode, normalized);
+                fetch_pair<<<(n + 127) / 128, 128>>>(t1, t4, dims, normalized ? 0.2f : 1.0f, d1, d4);
+                CHECK(cudaGetLastError());
+                CHECK(cudaMemcpy(h1, d1, n * sizeof(float4), cudaMemcpyDeviceToHost));
+                CHECK(cudaMemcpy(h4, d4, n * sizeof(float4), cudaMemcpyDeviceToHost));
+                for (int i = 0; i < n; ++i) {
+                    mismatches += memcmp(&h1[i], &h4[i], sizeof(float4)) != 0;
+                    border += h1[i].y != 0.0f;
+                }
+                samples += n;
+                CHECK(cudaDestroyTextureObject(t1));
+                CHECK(cudaDestroyTextureObject(t4));
+            }
+        CHECK(cudaFreeArray(a1));
+        CHECK(cudaFreeArray(a4));
+    }
+    std::printf("mismatches=%ld\nsamples=%ld\nborder_samples=%ld\ndone=1\n", mismatches, samples, border);
+    return 0;
+}
+
+// ---- "gather": tex2Dgather of texture objects: an 8 x 4 float4 array gathered for each component
+// under every address mode with texel and normalized coordinates (a grid in quarter texels, on and
+// between texel edges and centres and outside the texture), a 5 x 3 uchar4 array read as
+// normalized float (border) and as elements (clamp), and with "gather layered" a gather CUDA has no
+// layered form of, which the simulator refuses. Prints "NAME v0 v1 ..." lines and key=value lines;
+// test_textures_gather.py models every value. In a namespace of its own: its names are its own.
+namespace gather_case {
+const int W = 8, H = 4;    // the float4 array
+const int UW = 5, UH = 3;  // the uchar4 array
+const int NX = 45, NY = 9;  // x = -1.5 + 0.25 i, y = -1 + 0.75 j
+const int NP = NX * NY;
+
+__device__ float grid_x(int p) { return -1.5f + 0.25f * (float)(p % NX); }
+__device__ float grid_y(int p) { return -1.0f + 0.75f * (float)(p / NX); }
+
+// Every component of every grid point; `scale` divides texel coordinates into normalized ones.
+__global__ void gather_f4(cudaTextureObject_t t, float sx, float sy, float4* out) {
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= NP) return;
+    const float x = grid_x(p) / sx, y = grid_y(p) / sy;
+    out[4 * p + 0] = tex2Dgather<float4>(t, x, y, 0);
+    out[4 * p + 1] = tex2Dgather<float4>(t, x, y, 1);
+    out[4 * p + 2] = tex2Dgather<float4>(t, x, y, 2);
+    out[4 * p + 3] = tex2Dgather<float4>(t, x, y, 3);
+}
+__global__ void gather_u4(cudaTextureObject_t tn, cudaTextureObject_t te, float4* outn, uchar4* oute) {
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= NP) return;
+    const float x = grid_x(p), y = grid_y(p);
+    for (int c = 0; c < 4; c++) {
+        outn[4 * p + c] = tex2Dgather<float4>(tn, x, y, c);
+        oute[4 * p + c] = tex2Dgather<uchar4>(te, x, y, c);
+    }
+}
+__global__ void gather_layered(cudaTextureObject_t t, float4* out) { *out = tex2Dgather<float4>(t, 0.5f, 0.5f, 0); }
+
+static float texel(int x, int y, int c) { return 1000.0f * c + 10.0f * y + x; }
+static unsigned char utexel(int x, int y, int c) { return (unsigned char)((x * 37 + y * 91 + c * 53) % 256); }
+
+static cudaTextureObject_t make_tex(cudaArray_t a, int mode, int linear, int normalized, int read, const float* border) {
+    cudaResourceDesc res;
+    std::memset(&res, 0, sizeof res);
+    res.resType = cudaResourceTypeArray;
+    res.res.array.array = a;
+    cudaTextureDesc td;
+    std::memset(&td, 0, sizeof td);
+    td.addressMode[0] = td.addressMode[1] = (cudaTextureAddressMode)mode;
+    td.filterMode = linear ? cudaFilterModeLinear : cudaFilterModePoint;  // a gather ignores it
+    td.readMode = (cudaTextureReadMode)read;
+    td.normalizedCoords = normalized;
+    for (int c = 0; c < 4; c++) td.borderColor[c] = border[c];
+    cudaTextureObject_t t = 0;
+    CHECK(cudaCreateTextureObject(&t, &res, &td, nullptr));
+    return t;
+}
+
+static void print_row(const char* name, const float* v, int n) {
+    std::printf("%s", name);
+    for (int i = 0; i < n; i++) std::printf(" %.9g", v[i]);
+    std::printf("\n");
+}
+
+static int refuse_layered() {
+    cudaChannelFormatDesc d = cudaCreateChannelDesc<float>();
+    cudaArray_t a = nullptr;
+    CHECK(cudaMalloc3DArray(&a, &d, make_cudaExtent(4, 4, 2), cudaArrayLayered));
+    const float border[4] = {0, 0, 0, 0};
+    cudaTextureObject_t t = make_tex(a, cudaAddressModeClamp, 0, 0, cudaReadModeElementType, border);
+    float4* out = nullptr;
+    CHECK(cudaMalloc(&out, sizeof(float4)));
+    gather_layered<<<1, 1>>>(t, out);
+    std::printf("layered_launch=%s\n", cudaGetErrorName(cudaDeviceSynchronize()));
+    return 0;
+}
+
+int gather_main(int argc, char** argv) {
+    if (argc > 1 && std::strcmp(argv[1], "layered") == 0) return refuse_layered();
+    const int blocks = (NP + 127) / 128;
+
+    static float4 host[H * W];
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            host[y * W + x] = make_float4(texel(x, y, 0), texel(x, y, 1), texel(x, y, 2), texel(x, y, 3));
+    cudaChannelFormatDesc d4 = cudaCreateChannelDesc<float4>();
+    cudaArray_t arr = nullptr;
+    CHECK(cudaMallocArray(&arr, &d4, W, H, cudaArrayTextureGather));
+    CHECK(cudaMemcpy2DToArray(arr, 0, 0, host, W * sizeof(float4), W * sizeof(float4), H, cudaMemcpyHostToDevice));
+
+    float4* dout = nullptr;
+    CHECK(cudaMalloc(&dout, 4 * NP * sizeof(float4)));
+    static float4 out[4 * NP];
+    const float border[4] = {-1.0f, -2.0f, -3.0f, -4.0f};
+    const char* modes[4] = {"wrap", "clamp", "mirror", "border"};
+    for (int norm = 0; norm < 2; norm++) {
+        for (int mode = 0; mode < 4; mode++) {
+            cudaTextureObject_t t = make_tex(arr, mode, (mode + norm) % 2, norm, cudaReadModeElementType, border);
+            gather_f4<<<blocks, 128>>>(t, norm ? (float)W : 1.0f, norm ? (float)H : 1.0f, dout);
+            CHECK(cudaGetLastError());
+            CHECK(cudaMemcpy(out, dout, sizeof out, cudaMemcpyDeviceToHost));
+            char name[64];
+            std::snprintf(name, sizeof name, "f4_%s_%s", modes[mode], norm ? "normalized" : "texels");
+            print_row(name, &out[0].x, 16 * NP);
+            CHECK(cudaDestroyTextureObject(t));
+        }
+    }
+
+    static uchar4 uhost[UH * UW];
+    for (int y = 0; y < UH; y++)
+        for (int x = 0; x < UW; x++)
+            uhost[y * UW + x] = make_uchar4(utexel(x, y, 0), utexel(x, y, 1), utexel(x, y, 2), utexel(x, y, 3));
+    cudaChannelFormatDesc du = cudaCreateChannelDesc<uchar4>();
+    cudaArray_t uarr = nullptr;
+    CHECK(cudaMallocArray(&uarr, &du, UW, UH));
+    CHECK(cudaMemcpy2DToArray(uarr, 0, 0, uhost, UW * sizeof(uchar4), UW * sizeof(uchar4), UH,
+                              cudaMemcpyHostToDevice));
+    const float ub[4] = {0.25f, 0.5f, 0.75f, 1.0f};
+    cudaTextureObject_t tn = make_tex(uarr, cudaAddressModeBorder, 1, 0, cudaReadModeNormalizedFloat, ub);
+    cudaTextureObject_t te = make_tex(uarr, cudaAddressModeClamp, 0, 0, cudaReadModeElementType, ub);
+    uchar4* de = nullptr;
+    CHECK(cudaMalloc(&de, 4 * NP * sizeof(uchar4)));
+    gather_u4<<<blocks, 128>>>(tn, te, dout, de);
+    CHECK(cudaGetLastError());
+    CHECK(cudaMemcpy(out, dout, sizeof out, cudaMemcpyDeviceToHost));
+    print_row("u4_normalized_border", &out[0].x, 16 * NP);
+    static uchar4 uout[4 * NP];
+    CHECK(cudaMemcpy(uout, de, sizeof uout, cudaMemcpyDeviceToHost));
+    std::printf("u4_element_clamp");
+    for (int i = 0; i < 4 * NP; i++) std::printf(" %d %d %d %d", uout[i].x, uout[i].y, uout[i].z, uout[i].w);
+    std::printf("\n");
+    std::printf("done=1\n");
+    return 0;
+}
+}  // namespace gather_case
+
 static const char* kModes[4] = {"wrap", "clamp", "mirror", "border"};
 static const char* kFilters[2] = {"point", "linear"};
 
-int main() {
+int main(int argc, char** argv) {
+    if (argc > 1 && std::strcmp(argv[1], "float_path") == 0) return float_path_main();
+    if (argc > 1 && std::strcmp(argv[1], "gather") == 0) return gather_case::gather_main(argc - 1, argv + 1);
     const int T = 128;  // threads per block
     // ---- 1-D float array of 8 texels, every mode x filter x normalization -------------------
     const int W1 = 8, N1 = 91;

@@ -1,8 +1,70 @@
+// synccheck's planted bugs for `check` (test_check.py), each an entry with its fixed twin, in one
+// source so that synccheck builds it once.
+#include <cuda_runtime.h>
+
+// synccheck plant: the first half-block waits at a barrier inside a branch the other half
+// never takes; the other half waits at the barrier after it.
+__global__ void halves_kernel(float* out, bool planted) {
+    __shared__ float s[64];
+    const int t = threadIdx.x;
+    s[t] = (float)t;
+    if (planted) {
+        if (t < 32) {
+            s[t] += 1.0f;
+            __syncthreads();  // PLANT: barrier in the branch
+        }
+    } else {
+        if (t < 32) s[t] += 1.0f;
+    }
+    __syncthreads();
+    out[t] = s[63 - t];
+}
+
+static int run_halves(bool planted) {
+    float* d = NULL;
+    float host[64];
+    if (cudaMalloc(&d, sizeof host) != cudaSuccess) return 1;
+    halves_kernel<<<1, 64>>>(d, planted);
+    cudaError_t err = cudaDeviceSynchronize();
+    if (err == cudaSuccess) err = cudaMemcpy(host, d, sizeof host, cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    return err == cudaSuccess ? 0 : 2;
+}
+
+extern "C" int planted_divergent_barrier(void) { return run_halves(true); }
+extern "C" int fixed_divergent_barrier(void) { return run_halves(false); }
+
+// synccheck plant: half a warp shuffles with a full mask while the other half has left the
+// branch and exited, so the mask names lanes that will never arrive.
+__global__ void shift_down_kernel(int* out, bool planted) {
+    const int lane = threadIdx.x & 31;
+    int v = lane;
+    if (planted) {
+        if (lane < 16) v = __shfl_down_sync(0xffffffffu, v, 1);  // PLANT: half-warp shuffle
+        else return;
+    } else {
+        v = __shfl_down_sync(0xffffffffu, v, 1);
+    }
+    out[threadIdx.x] = v;
+}
+
+static int run_shift_down(bool planted) {
+    int* d = NULL;
+    int host[32];
+    if (cudaMalloc(&d, sizeof host) != cudaSuccess) return 1;
+    cudaMemset(d, 0, sizeof host);
+    shift_down_kernel<<<1, 32>>>(d, planted);
+    cudaError_t err = cudaMemcpy(host, d, sizeof host, cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    return err == cudaSuccess ? 0 : 2;
+}
+
+extern "C" int planted_divergent_shuffle(void) { return run_shift_down(true); }
+extern "C" int fixed_divergent_shuffle(void) { return run_shift_down(false); }
+
 // synccheck plants that the source line alone cannot tell apart: divergent barriers and warp
 // operations written on one line or inside one __device__ helper, where threads take different
 // numbers of them. Each differs from its fixed twin only in which threads take which calls.
-#include <cuda_runtime.h>
-
 __device__ void block_sync() { __syncthreads(); }  // PLANT: helper barrier
 
 __device__ int warp_sum(int v) {
