@@ -385,6 +385,8 @@ def test_nvcc_build_from_a_pip_install_goes_where_the_loader_looks(installed):
 @pytest.mark.slow
 def test_the_commands_of_a_pip_install_answer_help_and_version(installed):
     bin_dir = installed["python"].parent
+    # The installed commands alone: no PYTHONPATH of the caller may lend them a checkout's packages.
+    env = installed["env"]
     version = runpy.run_path(str(ROOT / "torchlight" / "_version.py"))["__version__"]
     for command in ("torchlight", "torchlight-sim"):
         shown = subprocess.run(
@@ -392,19 +394,26 @@ def test_the_commands_of_a_pip_install_answer_help_and_version(installed):
             capture_output=True,
             text=True,
             cwd=installed["cwd"],
+            env=env,
             timeout=60,
         )
         assert shown.returncode == 0 and shown.stdout.startswith(f"usage: {command} "), shown.stderr
         said = subprocess.run(
-            [str(bin_dir / command), "--version"], capture_output=True, text=True, timeout=60
+            [str(bin_dir / command), "--version"], capture_output=True, text=True, timeout=60, env=env
         )
         assert said.returncode == 0 and f"torchlight {version}" in said.stdout, said.stderr
-    sim_help = subprocess.run([str(bin_dir / "torchlight-sim"), "--help"], capture_output=True, text=True)
+    sim_help = subprocess.run(
+        [str(bin_dir / "torchlight-sim"), "--help"], capture_output=True, text=True, env=env
+    )
     for sub in ("run", "check", "build", "nvcc", "toolkit"):
         assert re.search(rf"^\s+{sub}\s", sim_help.stdout, re.M), f"torchlight-sim --help lists no {sub}"
-    nvcc = subprocess.run([str(bin_dir / "torchlight-nvcc"), "--version"], capture_output=True, text=True)
+    nvcc = subprocess.run(
+        [str(bin_dir / "torchlight-nvcc"), "--version"], capture_output=True, text=True, env=env
+    )
     assert nvcc.returncode == 0 and "Cuda compilation tools, release" in nvcc.stdout, nvcc.stderr
-    wrong = subprocess.run([str(bin_dir / "torchlight"), "no-such-command"], capture_output=True, text=True)
+    wrong = subprocess.run(
+        [str(bin_dir / "torchlight"), "no-such-command"], capture_output=True, text=True, env=env
+    )
     assert wrong.returncode == 2 and not wrong.stdout and "invalid choice" in wrong.stderr
     where = _run(
         installed,
