@@ -42,7 +42,10 @@ os.environ.setdefault("SIMULATOR_PROGRESS", "0")
 MARKER = "requires_backend"
 
 # The harness plugin records the matrix report; it is optional so this suite also runs alone.
-pytest_plugins = ["matrix_plugin"] if (Path(__file__).parent / "matrix_plugin.py").exists() else []
+# module_workers keeps each module with a costly module-scoped fixture on one xdist worker.
+pytest_plugins = ["module_workers"]
+if (Path(__file__).parent / "matrix_plugin.py").exists():
+    pytest_plugins.append("matrix_plugin")
 
 _BUILT: dict[str, object] = {}
 _WHY_NOT: dict[tuple[str, bool], str | None] = {}
