@@ -18,7 +18,8 @@ and the one marker for tests that need a particular backend.
 The folders: ``generic/`` (the device-generic suite every tier runs: only tests that take
 ``backend``, which ``harness/test_layout.py`` checks), ``backends/<name>/``
 (one backend's internals), ``library/`` (backend-independent library behaviour) and
-``harness/`` (the repository itself); this file and ``tl_testing.py`` serve them all.
+``harness/`` (the repository itself); this file and ``tl_testing.py`` serve them all, and
+``module_workers.py`` keeps each module with a costly module-scoped fixture on one xdist worker.
 """
 
 from __future__ import annotations
