@@ -4,8 +4,9 @@ Under ``-n N`` with xdist's default ``--dist load``, a module's tests are spread
 workers, and a module-scoped fixture runs once in every worker that gets one of them: the README
 check's fresh virtualenv and install, or the pip install of the checkout, twice on two workers.
 This plugin hands such a module out whole (xdist's ``loadscope`` scheduler with every other test
-its own unit), and hands those modules out first, largest first, so that the single tests fill
-the other workers and none waits alone at the end. ``--dist loadgroup`` would do it with marks,
+its own unit), and hands those modules out first, costliest first (each worker puts them at the
+head of its collection, in the order listed), so that the single tests fill the other workers
+and none waits alone at the end. ``--dist loadgroup`` would do it with marks,
 but the xdist release the tiers install cannot rename the test ids it groups by under pytest 9.
 
 Only runs with ``--dist load`` (the default with ``-n``) take this schedule; others keep theirs.
@@ -15,16 +16,17 @@ from __future__ import annotations
 
 import pytest
 
-# Test module (path from the repository root) -> its costly module-scoped fixture.
+# Test module (path from the repository root) -> its costly module-scoped fixture; costliest
+# module first (measured with --durations in the cpu and cudasim tiers).
 ONE_WORKER_MODULES: dict[str, str] = {
     "tests/harness/test_readme_blocks.py": "sandbox: a fresh virtualenv with the README's install",
     "tests/library/test_build_kernels.py": "installed: a fresh virtualenv with the checkout pip-installed",
-    "tests/library/test_shared_object.py": "library: a shared library compiled with cc",
-    "tests/library/test_checkpoint_bounds.py": "bomb: a 2 MB archive that inflates to 2 GiB",
     "tests/backends/numba/test_numba_twin.py": "bodies: every kernel body compiled by numba",
     "tests/backends/cuda_c/test_cuda_c_library.py": "two_block_grid: the kernels built by the simulator",
-    "tests/backends/cuda_c/test_kernel_library_elf_check.py": "library: a shared library compiled with cc",
     "tests/harness/test_mutants.py": "cuda_source: a CUDA snippet compiled and parsed by libclang",
+    "tests/library/test_shared_object.py": "library: a shared library compiled with cc",
+    "tests/library/test_checkpoint_bounds.py": "bomb: a 2 MB archive that inflates to 2 GiB",
+    "tests/backends/cuda_c/test_kernel_library_elf_check.py": "library: a shared library compiled with cc",
 }
 
 
@@ -35,6 +37,14 @@ def work_unit(nodeid: str) -> str:
 
 
 # tryfirst: xdist's own implementation answers with its scheduler otherwise.
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker, the listed modules first, in the order listed; the rest keep their order."""
+    if not hasattr(config, "workerinput"):
+        return
+    rank = {module: n for n, module in enumerate(ONE_WORKER_MODULES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """xdist's loadscope scheduler over ``work_unit``, for runs with ``--dist load``."""
@@ -42,8 +52,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
         return None
     from xdist.scheduler import LoadScopeScheduling
 
+    # The workers' collection order (the listed modules first), not xdist's most-tests-first.
+    config.option.loadscopereorder = False
+
     class ModuleFixtureScheduling(LoadScopeScheduling):
-        """Whole modules for ONE_WORKER_MODULES (largest first), single tests otherwise."""
+        """Whole modules for ONE_WORKER_MODULES, single tests otherwise."""
 
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
