@@ -18,7 +18,8 @@ and the one marker for tests that need a particular backend.
 The folders: ``generic/`` (the device-generic suite every tier runs: only tests that take
 ``backend``, which ``harness/test_layout.py`` checks), ``backends/<name>/``
 (one backend's internals), ``library/`` (backend-independent library behaviour) and
-``harness/`` (the repository itself); this file and ``tl_testing.py`` serve them all.
+``harness/`` (the repository itself); this file and ``tl_testing.py`` serve them all, and
+``module_workers.py`` keeps each module with a costly module-scoped fixture on one xdist worker.
 """
 
 from __future__ import annotations
@@ -42,7 +43,10 @@ os.environ.setdefault("SIMULATOR_PROGRESS", "0")
 MARKER = "requires_backend"
 
 # The harness plugin records the matrix report; it is optional so this suite also runs alone.
-pytest_plugins = ["matrix_plugin"] if (Path(__file__).parent / "matrix_plugin.py").exists() else []
+# module_workers keeps each module with a costly module-scoped fixture on one xdist worker.
+pytest_plugins = ["module_workers"]
+if (Path(__file__).parent / "matrix_plugin.py").exists():
+    pytest_plugins.append("matrix_plugin")
 
 _BUILT: dict[str, object] = {}
 _WHY_NOT: dict[tuple[str, bool], str | None] = {}

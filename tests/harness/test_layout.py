@@ -258,6 +258,30 @@ def test_every_test_file_runs_in_some_tier_and_every_tier_path_exists():
         assert any(rel == path or rel.startswith(path + "/") for path in paths), f"no tier runs {rel}"
 
 
+def module_scoped_fixtures(path: Path) -> list[str]:
+    """The fixtures a test module defines with ``scope="module"``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.FunctionDef):
+            for deco in node.decorator_list:
+                if isinstance(deco, ast.Call) and ast.unparse(deco.func).endswith("fixture"):
+                    scopes = [k.value for k in deco.keywords if k.arg == "scope"]
+                    if any(isinstance(v, ast.Constant) and v.value == "module" for v in scopes):
+                        found.append(node.name)
+    return found
+
+
+def test_every_module_kept_on_one_xdist_worker_has_the_module_fixture_it_names():
+    sys.path.insert(0, str(ROOT / "tests"))
+    from module_workers import ONE_WORKER_MODULES, work_unit
+
+    for module, why in ONE_WORKER_MODULES.items():
+        fixture = why.split(":", 1)[0]
+        assert fixture in module_scoped_fixtures(ROOT / module), f"{module} has no module-scoped {fixture!r}"
+        assert work_unit(f"{module}::test_x[a]") == work_unit(f"{module}::test_y") == module
+    assert work_unit("tests/generic/test_nn.py::test_x[cpu]") == "tests/generic/test_nn.py::test_x[cpu]"
+
+
 MARKED = """
 import pytest
 
