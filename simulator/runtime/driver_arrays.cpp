@@ -210,27 +210,40 @@ CUresult cuArrayDestroy(CUarray array) {
     return driver_status(cudaFreeArray(array_of(array)));
 }
 
+namespace {
+
+// What the runtime knows of a driver array, for the two descriptor queries.
+struct ArrayInfo {
+    cudaChannelFormatDesc channels;
+    cudaExtent extent;
+    unsigned int flags;
+};
+
+CUresult array_info(CUarray array, ArrayInfo* info) {
+    if (array == nullptr ||
+        cudaArrayGetInfo(&info->channels, &info->extent, &info->flags, array_of(array)) != cudaSuccess)
+        return CUDA_ERROR_INVALID_HANDLE;
+    return CUDA_SUCCESS;
+}
+
+}  // namespace
+
 CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR* desc, CUarray array) {
     SIM_DRIVER_READY();
     if (desc == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    cudaChannelFormatDesc c;
-    cudaExtent e;
-    unsigned int flags;
-    if (array == nullptr || cudaArrayGetInfo(&c, &e, &flags, array_of(array)) != cudaSuccess)
-        return CUDA_ERROR_INVALID_HANDLE;
-    *desc = CUDA_ARRAY_DESCRIPTOR{e.width, e.height, format_of(c), channels_of(c)};
+    ArrayInfo a;
+    if (CUresult status = array_info(array, &a); status != CUDA_SUCCESS) return status;
+    *desc = CUDA_ARRAY_DESCRIPTOR{a.extent.width, a.extent.height, format_of(a.channels), channels_of(a.channels)};
     return CUDA_SUCCESS;
 }
 
 CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR* desc, CUarray array) {
     SIM_DRIVER_READY();
     if (desc == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    cudaChannelFormatDesc c;
-    cudaExtent e;
-    unsigned int flags;
-    if (array == nullptr || cudaArrayGetInfo(&c, &e, &flags, array_of(array)) != cudaSuccess)
-        return CUDA_ERROR_INVALID_HANDLE;
-    *desc = CUDA_ARRAY3D_DESCRIPTOR{e.width, e.height, e.depth, format_of(c), channels_of(c), flags};
+    ArrayInfo a;
+    if (CUresult status = array_info(array, &a); status != CUDA_SUCCESS) return status;
+    *desc = CUDA_ARRAY3D_DESCRIPTOR{a.extent.width,         a.extent.height,          a.extent.depth,
+                                    format_of(a.channels), channels_of(a.channels), a.flags};
     return CUDA_SUCCESS;
 }
 

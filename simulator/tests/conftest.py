@@ -92,6 +92,24 @@ def launch_reasons(stderr: str) -> dict[str, str | None]:
     return {m.group(2): m.group(4) for ln in stderr.splitlines() if (m := LAUNCH_LOG.match(ln))}
 
 
+# The reason a build passes beside a launch of fibers (its template arguments dropped).
+_TRANSLATED_REASON = re.compile(
+    r'::__sim::launcher\("(\w+)(?:<\w+>)?"[^\n]*::__sim::BarrierKind\{false, false, "([^"]*)"\}'
+)
+
+
+def translated_reasons(src: Path, text: str) -> tuple[dict[str, str], dict[str, int]]:
+    """Write ``text`` to ``src`` and translate it: ({kernel: the reason for fibers the build passes
+    beside its launch}, {marker: line} of the text's ``// why: MARKER`` comments)."""
+    from simulator.build import translate_source
+
+    src.write_text(text)
+    why = dict(_TRANSLATED_REASON.findall(translate_source(src)))
+    markers = re.compile(r"// why: (\w+)$")
+    lines = {m.group(1): i for i, ln in enumerate(text.splitlines(), 1) if (m := markers.search(ln))}
+    return why, lines
+
+
 def run_logged(program: Path, mode: str, fibers: str, *args: str) -> tuple[str, dict[str, str]]:
     """(stdout, {kernel: how it ran}) of ``program`` run in ``mode`` with ``args``; ``fibers`` "1"
     forces fibers (SIMULATOR_FIBERS)."""

@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, launch_ways, line_of, mode_args, run_cli, run_findings
+from .conftest import KERNELS, launch_ways, line_of, mode_args, run_cli, run_findings, translated_reasons
 
 PROGRAM = KERNELS / "program_cg_block_sync.cu"
 KERNELS_RUN = {"member": "by_member", "function": "by_function", "temporary": "by_temporary"}
@@ -104,17 +104,7 @@ void host(float* x) {
 
 
 def test_a_tile_sync_or_shuffle_beside_the_block_sync_keeps_fibers_and_is_named(tmp_path):
-    from simulator.build import translate_source
-
-    src = tmp_path / "tiles.cu"
-    src.write_text(_TILE)
-    out = translate_source(src)
-    lines = {
-        m.group(1): i for i, ln in enumerate(_TILE.splitlines(), 1) if (m := re.search(r"// why: (\w+)$", ln))
-    }
-    why = dict(
-        re.findall(r'::__sim::launcher\("(\w+)"[^\n]*::__sim::BarrierKind\{false, false, "([^"]*)"\}', out)
-    )
+    why, lines = translated_reasons(tmp_path / "tiles.cu", _TILE)
     assert why == {
         "tiled": f"a cooperative groups' sync of a group other than the block (tiles.cu:{lines['tile']})",
         "shuffles": f"a call of 'shfl_down' that reaches a warp operation (tiles.cu:{lines['shuffle']})",

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from .conftest import KERNELS, launch_reasons, launch_ways, run_cli
+from .conftest import KERNELS, launch_reasons, launch_ways, run_cli, translated_reasons
 
 PROGRAM = KERNELS / "program_fiber_reasons.cu"
 
@@ -144,21 +144,7 @@ void host(float* x) {
 
 
 def test_the_build_passes_each_reason_beside_its_launch(tmp_path):
-    from simulator.build import translate_source
-
-    src = tmp_path / "reasons.cu"
-    src.write_text(_FRONT_END)
-    out = translate_source(src)
-    lines = {
-        m.group(1): i
-        for i, ln in enumerate(_FRONT_END.splitlines(), 1)
-        if (m := re.search(r"// why: (\w+)$", ln))
-    }
-    why = dict(
-        re.findall(
-            r'::__sim::launcher\("(\w+)(?:<\w+>)?"[^\n]*::__sim::BarrierKind\{false, false, "([^"]*)"\}', out
-        )
-    )
+    why, lines = translated_reasons(tmp_path / "reasons.cu", _FRONT_END)
     expected = {
         "through_pointer": ("a call through a function pointer or a virtual method", "pointer"),
         "undefined_callee": ("a call of 'elsewhere', which this file does not define", "undefined"),
