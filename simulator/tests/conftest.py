@@ -359,6 +359,20 @@ def case_lines(stdout: str) -> dict:
     return out
 
 
+def hashed_values(which: int, count: int, spread: int, scale: float):
+    """A cuBLAS test program's ``value(which, i)`` for i < count: its 32-bit hash of (which, i)
+    taken mod ``2 * spread + 1``, less ``spread``, over ``scale``, as float32."""
+    import numpy as np
+
+    mask = np.uint64(0xFFFFFFFF)
+    i = np.arange(count, dtype=np.uint64)
+    x = ((i * np.uint64(2654435761)) & mask) ^ np.uint64((which * 40503 + 0x9E3779B9) & 0xFFFFFFFF)
+    x ^= x >> np.uint64(15)
+    x = (x * np.uint64(0x2C1B3C6D)) & mask
+    x ^= x >> np.uint64(12)
+    return (((x % np.uint64(2 * spread + 1)).astype(np.int64) - spread) / scale).astype(np.float32)
+
+
 def col_major(values, rows: int, cols: int):
     """``values`` read as a column-major rows x cols matrix (cuBLAS's layout)."""
     return values.reshape(cols, rows).T

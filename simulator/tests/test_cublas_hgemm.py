@@ -9,22 +9,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, case_lines, col_major, nvcc_compile, run_cli
+from .conftest import KERNELS, case_lines, col_major, hashed_values, nvcc_compile, run_cli
 
 PROGRAM = KERNELS / "cublas_hgemm.cu"
 M, N, K, BATCH = 13, 7, 301, 3
 ALPHA, BETA = 1.5, -0.5
-MASK = np.uint64(0xFFFFFFFF)
 
 
 def _values(which: int, count: int) -> np.ndarray:
     """The program's ``value(which, i)`` for i < count, as float32 (each exact in half)."""
-    i = np.arange(count, dtype=np.uint64)
-    x = ((i * np.uint64(2654435761)) & MASK) ^ np.uint64((which * 40503 + 0x9E3779B9) & 0xFFFFFFFF)
-    x ^= x >> np.uint64(15)
-    x = (x * np.uint64(0x2C1B3C6D)) & MASK
-    x ^= x >> np.uint64(12)
-    return (((x % np.uint64(511)).astype(np.int64) - 255) / 256.0).astype(np.float32)
+    return hashed_values(which, count, 255, 256.0)
 
 
 def _hgemm(op_a: np.ndarray, op_b: np.ndarray, c: np.ndarray) -> np.ndarray:

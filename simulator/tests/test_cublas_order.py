@@ -9,21 +9,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, case_lines, col_major, nvcc_compile, run_cli
+from .conftest import KERNELS, case_lines, col_major, hashed_values, nvcc_compile, run_cli
 
 PROGRAM = KERNELS / "cublas_order.cu"
 M, N, K, BATCH = 70, 53, 2903, 2
-MASK = np.uint64(0xFFFFFFFF)
 
 
 def _values(which: int, count: int) -> np.ndarray:
     """The program's ``value(which, i)`` for i < count, as float32."""
-    i = np.arange(count, dtype=np.uint64)
-    x = ((i * np.uint64(2654435761)) & MASK) ^ np.uint64((which * 40503 + 0x9E3779B9) & 0xFFFFFFFF)
-    x ^= x >> np.uint64(15)
-    x = (x * np.uint64(0x2C1B3C6D)) & MASK
-    x ^= x >> np.uint64(12)
-    return (((x % np.uint64(2001)).astype(np.int64) - 1000) / 1024.0).astype(np.float32)
+    return hashed_values(which, count, 1000, 1024.0)
 
 
 def _in_order(op_a: np.ndarray, op_b: np.ndarray) -> np.ndarray:
