@@ -179,7 +179,6 @@ class _Indices(IndexWalk):
 
     OF = "__sim_j.of("
     IN = "__sim_j.in("
-    NEGATES = True
 
     def __init__(self, k: KernelAnalysis, region: Region) -> None:
         super().__init__(k)

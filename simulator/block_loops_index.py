@@ -13,6 +13,8 @@ becomes in C++ (``OF``, ``IN``, :meth:`IndexWalk.thread`, :meth:`IndexWalk.opera
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from .block_loops_analysis import KernelAnalysis
 from .block_loops_cells import BLOCK_VALUES, INDEX_LIMITS, _thread_member, operands, type_kind
 
@@ -24,13 +26,12 @@ OPERATIONS = {"+": "add", "-": "sub", "*": "mul"}
 _THROUGH = ("UNEXPOSED_EXPR", "PAREN_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR")
 
 
-class IndexWalk:
+class IndexWalk(ABC):
     """The walk of a subscript's integer expressions into parts of C++ (strings, and ranges of the
     kernel's text), or None where an expression is not of the shapes the module's docstring lists."""
 
     OF = ""  # the call that makes a constant's value: OF, the value's C++, ")"
     IN = ""  # the call that checks a value fits a type: IN, the value, ", lo, hi)"
-    NEGATES = False  # whether the walk follows a unary ``-`` (see negate)
 
     def __init__(self, k: KernelAnalysis) -> None:
         self.k = k
@@ -64,7 +65,7 @@ class IndexWalk:
             if a is None or b is None:
                 return None
             return self.operation(op, a, b, node)
-        if kind == "UNARY_OPERATOR" and len(children) == 1 and self.NEGATES:
+        if kind == "UNARY_OPERATOR" and len(children) == 1:
             start, _ = k.tu.rng(node)
             if k.text[start : k.tu.rng(children[0])[0]].strip() != "-":
                 return None
@@ -95,23 +96,23 @@ class IndexWalk:
         return None
 
     # ---- what a subclass emits -----------------------------------------------------------------
+    @abstractmethod
     def thread(self, dim: str) -> list | None:
         """The values of ``threadIdx``'s member ``dim`` (``x``, ``y`` or ``z``), or None."""
-        raise NotImplementedError
 
+    @abstractmethod
     def operation(self, op: str, a: list, b: list, node) -> list:
         """Integer operation ``op`` (a key of ``OPERATIONS``) of ``a`` and ``b``, the operands of ``node``."""
-        raise NotImplementedError
 
     def negate(self, inner: list) -> list | None:
-        """``-inner`` (only where ``NEGATES``)."""
-        raise NotImplementedError
+        """``-inner``, or None: a walk follows no unary ``-`` unless its subclass says how."""
+        del inner
+        return None
 
+    @abstractmethod
     def owns(self, decl, key: int) -> bool:
-        """Whether local ``decl`` (at ``key``) is one whose values ``local`` gives (none here)."""
-        del decl, key
-        return False
+        """Whether local ``decl`` (at ``key``) is one whose values ``local`` gives."""
 
+    @abstractmethod
     def local(self, decl, key: int) -> list | None:
         """The values of a local that ``owns`` names, or None where the walk cannot bound them."""
-        raise NotImplementedError
