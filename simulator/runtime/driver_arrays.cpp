@@ -180,17 +180,6 @@ cudaTextureDesc runtime_texture(const CUDA_TEXTURE_DESC& d, const cudaChannelFor
 
 extern "C" {
 
-CUresult cuArrayCreate(CUarray* array, const CUDA_ARRAY_DESCRIPTOR* desc) {
-    SIM_DRIVER_READY();
-    if (array == nullptr || desc == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    cudaChannelFormatDesc c;
-    if (!driver_channels(desc->Format, desc->NumChannels, &c)) return CUDA_ERROR_INVALID_VALUE;
-    cudaArray_t a = nullptr;
-    const CUresult r = driver_status(cudaMallocArray(&a, &c, desc->Width, desc->Height, 0));
-    *array = reinterpret_cast<CUarray>(a);
-    return r;
-}
-
 CUresult cuArray3DCreate(CUarray* array, const CUDA_ARRAY3D_DESCRIPTOR* desc) {
     SIM_DRIVER_READY();
     if (array == nullptr || desc == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -202,6 +191,13 @@ CUresult cuArray3DCreate(CUarray* array, const CUDA_ARRAY3D_DESCRIPTOR* desc) {
     const CUresult r = driver_status(cudaMalloc3DArray(&a, &c, e, desc->Flags));
     *array = reinterpret_cast<CUarray>(a);
     return r;
+}
+
+// A 2D (or 1D) array is the 3D call's with depth 0 and no flags, as the runtime's cudaMallocArray is.
+CUresult cuArrayCreate(CUarray* array, const CUDA_ARRAY_DESCRIPTOR* desc) {
+    if (desc == nullptr) return cuArray3DCreate(array, nullptr);
+    const CUDA_ARRAY3D_DESCRIPTOR d3{desc->Width, desc->Height, 0, desc->Format, desc->NumChannels, 0};
+    return cuArray3DCreate(array, &d3);
 }
 
 CUresult cuArrayDestroy(CUarray array) {
