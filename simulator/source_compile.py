@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 import time
 from pathlib import Path
 
@@ -65,24 +64,6 @@ def translate_preprocessed(*args, **kwargs) -> str:
     from .transform import translate_preprocessed as translate
 
     return translate(*args, **kwargs)
-
-
-def _import_front_end() -> None:
-    try:
-        from . import transform  # noqa: F401
-    except Exception:  # the translation's own import raises it again, where it is reported
-        pass
-
-
-def import_front_end_meanwhile() -> threading.Thread:
-    """A started thread that imports the front end, so that it overlaps the ``g++ -E`` a translation
-    waits for (join it when the compiler is done)."""
-    # A build that translates imports it anyway; here the import runs while the compiler does. The
-    # caller joins it after the preprocessor, so no import is left running when the build returns
-    # (a fork then would copy a held import lock).
-    thread = threading.Thread(target=_import_front_end, name="simulator front end import", daemon=True)
-    thread.start()
-    return thread
 
 
 def check_arch(arch: int) -> int:
@@ -297,11 +278,7 @@ def kernel_object(
     if manifest is not None and (hit := source_manifest.lookup(manifest)) is not None:
         return hit
     started = time.time()
-    importing = import_front_end_meanwhile()
-    try:
-        host_pre, device_pre = preprocess(cxx, path, flags + includes, arch, str(src))
-    finally:
-        importing.join()
+    host_pre, device_pre = preprocess(cxx, path, flags + includes, arch, str(src))
     after = target_flags(cxx) + cccl.compile_flags(mode, host_pre) + list(extra_flags)
     key = cache_key(host_pre, device_pre or "", runtime_sources(), " ".join(flags + vector + after), *fixed)
     out = cache_dir() / f"{stem}-{mode}-{key}.o"

@@ -4,7 +4,6 @@ each cached object's symbol listing, and what it compiles for: the machine's CPU
 
 from __future__ import annotations
 
-import os
 import platform
 import re
 import shutil
@@ -363,35 +362,3 @@ def test_the_compiler_headers_build_number_is_the_wheels_metadata(tmp_path, monk
         assert toolchain.crt_build() == 77  # no dist-info found: importlib.metadata decides
     finally:
         toolchain._wheel_version.cache_clear()
-
-
-_IMPORT_PROBE = """
-import sys, threading
-from simulator import source_compile
-assert "simulator.transform" not in sys.modules
-seen = []
-real = source_compile.preprocess
-
-def preprocess(*args):
-    names = [t.name for t in threading.enumerate()]
-    seen.append("simulator front end import" in names or "simulator.transform" in sys.modules)
-    return real(*args)
-
-source_compile.preprocess = preprocess
-source_compile.kernel_object(sys.argv[1], "fast")
-print(seen, any(t.name == "simulator front end import" for t in threading.enumerate()))
-"""
-
-
-def test_the_front_end_is_imported_while_the_preprocessor_runs(cache, tmp_path):
-    # A new source's build starts importing the front end before its g++ -E, in a thread, so the two
-    # overlap, and the thread is done when the build returns; the interpreter is a new one, as a
-    # build's is, so nothing has imported the front end before.
-    src = tmp_path / "overlap.cu"
-    src.write_text("__global__ void k(int* p) { p[threadIdx.x] = 1; }\n")
-    env = {**os.environ, "PYTHONPATH": str(build.REPO_ROOT), "SIMULATOR_CACHE": str(cache)}
-    proc = subprocess.run(
-        [sys.executable, "-c", _IMPORT_PROBE, str(src)], capture_output=True, text=True, env=env, timeout=280
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.strip() == "[True] False", proc.stdout + proc.stderr[-3000:]
