@@ -262,18 +262,23 @@ app_stubs: main.o wrap.o
 """
 
 
+def _make_with_toolkit(folder) -> None:
+    """``make -s CUDA_DIR=<the toolkit>`` in ``folder``, with the toolkit's ``bin`` first on PATH."""
+    home = toolkit.root()
+    env = {**os.environ, "PATH": f"{home / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    made = subprocess.run(
+        ["make", "-s", f"CUDA_DIR={home}"], cwd=folder, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert made.returncode == 0, f"make failed:\n{made.stdout}\n{made.stderr}"
+
+
 def test_driver_library_links_by_nvcc_and_gcc(tmp_path):
     """-lcuda resolves with nvcc's own library folders, and for gcc from $(CUDA_DIR)/lib64 and from
     $(CUDA_DIR)/lib64/stubs, where a CUDA installation keeps the driver's stub."""
     (tmp_path / "wrap.cu").write_text(DRIVER_CU)
     (tmp_path / "main.c").write_text(DRIVER_C)
     (tmp_path / "Makefile").write_text(DRIVER_MAKEFILE)
-    home = toolkit.root()
-    env = {**os.environ, "PATH": f"{home / 'bin'}{os.pathsep}{os.environ['PATH']}"}
-    made = subprocess.run(
-        ["make", "-s", f"CUDA_DIR={home}"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
-    )
-    assert made.returncode == 0, f"make failed:\n{made.stdout}\n{made.stderr}"
+    _make_with_toolkit(tmp_path)
     for app in ("app_nvcc", "app_gcc", "app_stubs"):
         ran = subprocess.run([str(tmp_path / app)], capture_output=True, text=True, timeout=300)
         assert (ran.returncode, ran.stdout.strip()) == (0, "1 7"), f"{app}: {ran.stdout}{ran.stderr}"
@@ -331,12 +336,7 @@ def test_program_with_own_kernels_links_the_driver_library_and_loads_a_module(tm
     (tmp_path / "main.cu").write_text(OWN_KERNEL_CU)
     (tmp_path / "module.cu").write_text(MODULE_CU)
     (tmp_path / "Makefile").write_text(OWN_KERNEL_MAKEFILE)
-    home = toolkit.root()
-    env = {**os.environ, "PATH": f"{home / 'bin'}{os.pathsep}{os.environ['PATH']}"}
-    made = subprocess.run(
-        ["make", "-s", f"CUDA_DIR={home}"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
-    )
-    assert made.returncode == 0, f"make failed:\n{made.stdout}\n{made.stderr}"
+    _make_with_toolkit(tmp_path)
     ran = subprocess.run(
         [str(tmp_path / "app"), str(tmp_path / "module.fatbin")], capture_output=True, text=True, timeout=300
     )
