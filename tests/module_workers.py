@@ -36,7 +36,6 @@ def work_unit(nodeid: str) -> str:
     return module if module in ONE_WORKER_MODULES else nodeid
 
 
-# tryfirst: xdist's own implementation answers with its scheduler otherwise.
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """On an xdist worker, the listed modules first, in the order listed; the rest keep their order."""
     if not hasattr(config, "workerinput"):
@@ -45,6 +44,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
 
 
+# tryfirst: xdist's own implementation answers with its scheduler otherwise.
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """xdist's loadscope scheduler over ``work_unit``, for runs with ``--dist load``."""
