@@ -41,7 +41,9 @@ from .supervise import (
     end_tree,
     forward_stop_signals,
     start_tree,
+    stop_grace,
     stop_group,
+    wait_for,
 )
 
 __all__ = [
@@ -158,7 +160,8 @@ def run_program(
     ``print_limit`` (memcheck) is how many errors are printed, each faulting thread one (default
     100, as compute-sanitizer; 0: all); the rest are counted in ``RunResult.unprinted``.
     ``ValueError`` for a bad ``SIMULATOR_THREADS``/``SIMULATOR_STACK_KB``/``SIMULATOR_DEVICES`` or
-    ``devices`` (``simulator.limits``; ``TypeError`` for a ``devices`` that is not an int);
+    ``devices`` (``simulator.limits``; ``TypeError`` for a ``devices`` that is not an int) or
+    ``SIMULATOR_STOP_GRACE`` (:func:`simulator.supervise.stop_grace`);
     :class:`ProgramInterrupted` when SIGTERM or SIGHUP arrived while the program ran (in the
     main thread): the program's process group was sent the same signal and has ended;
     :class:`simulator.supervise.ProgramKeyboardInterrupt` (a KeyboardInterrupt) for Ctrl-C, which
@@ -187,6 +190,7 @@ def run_program(
     check_environment(environ)
     ndevices = resolve_devices(devices, environ)
     limit = resolve_timeout(timeout)
+    stop_after = stop_grace(environ)  # read now: a bad value stops the run before it builds
     # As compute-sanitizer, memcheck judges device code unless asked (--check-host), and
     # racecheck device code only: the program's host code is then built without the sanitizers'
     # instrumentation.
@@ -232,13 +236,13 @@ def run_program(
         try:
             for t in pumps:
                 t.start()
-            rc = proc.wait(timeout=wall_limit(limit))
+            rc = wait_for(proc, wall_limit(limit))
         except subprocess.TimeoutExpired:
             timed_out = True
             rc = end_tree(proc)
         except (ProgramInterrupted, KeyboardInterrupt) as exc:
             # Ctrl-C reaches this process only (the program has a session of its own): pass it on.
-            stop_group(proc, exc.signum if isinstance(exc, ProgramInterrupted) else signal.SIGINT)
+            stop_group(proc, exc.signum if isinstance(exc, ProgramInterrupted) else signal.SIGINT, stop_after)
             for t in pumps:
                 if t.is_alive():
                     t.join(timeout=5)

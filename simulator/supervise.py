@@ -10,7 +10,9 @@ dies, even by SIGKILL. A terminal's
 Ctrl-C reaches only Python, and a ``kill`` of the Python process nothing else, so Python passes
 these on: SIGTERM and SIGHUP (:func:`forward_stop_signals`) and Ctrl-C are sent to the program's
 group (:func:`stop_group`), which ends them all if the program has not ended within
-``STOP_GRACE_S``.
+``STOP_GRACE_S`` (``SIMULATOR_STOP_GRACE`` seconds when set: :func:`stop_grace`). Every wait for
+the program blocks until it ends or the time is up (:func:`wait_for`), so a run ends as soon as
+its program does.
 """
 
 from __future__ import annotations
@@ -18,30 +20,39 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import ctypes
+import math
 import os
+import select
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Mapping
 
 from .errors import SimBuildError
 
 __all__ = [
     "FORWARDED_SIGNALS",
     "STOP_GRACE_S",
+    "STOP_GRACE_VARIABLE",
     "ProgramInterrupted",
     "ProgramKeyboardInterrupt",
     "die_with_parent",
     "end_tree",
     "forward_stop_signals",
     "start_tree",
+    "stop_grace",
     "stop_group",
+    "wait_for",
 ]
 
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 # How long the program may take to end after the forwarded signal before its group is killed.
 STOP_GRACE_S = 5.0
+STOP_GRACE_VARIABLE = "SIMULATOR_STOP_GRACE"
+# poll(2) takes a C int of milliseconds: a longer wait is made of waits this long.
+_LONGEST_POLL_S = 86400.0
 _PR_SET_PDEATHSIG = 1
 _WITH_REAPER = sys.platform.startswith("linux")
 
@@ -149,13 +160,57 @@ def _both(first: Callable[[], None] | None, second: Callable[[], None] | None) -
     return _child
 
 
+def stop_grace(environ: Mapping[str, str] | None = None) -> float:
+    """Seconds a stopped program may take to end before its group is killed: ``SIMULATOR_STOP_GRACE``,
+    else ``STOP_GRACE_S``; ValueError naming the value and the fix for one that is not 0 to 3600."""
+    raw = (os.environ if environ is None else environ).get(STOP_GRACE_VARIABLE, "")
+    if raw == "":
+        return STOP_GRACE_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 3600:
+        raise ValueError(
+            f"{STOP_GRACE_VARIABLE}={raw[:80]!r} is not a number of seconds from 0 to 3600; set e.g. "
+            f"{STOP_GRACE_VARIABLE}={STOP_GRACE_S:g}, or unset it"
+        )
+    return value
+
+
+def wait_for(proc: subprocess.Popen, timeout: float | None) -> int:
+    """``proc.wait(timeout)`` that wakes when ``proc`` ends, not at subprocess's next poll.
+
+    Popen.wait with a timeout sleeps in steps of up to 50 ms between checks, which every run
+    pays after its program has ended; a pidfd (Linux 5.3) is readable the moment it ends.
+    ``subprocess.TimeoutExpired`` when ``timeout`` seconds pass first, as from Popen.wait.
+    """
+    if timeout is None or proc.returncode is not None:
+        return proc.wait(timeout)
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # off Linux, or an older kernel: subprocess's own polling
+        return proc.wait(timeout)
+    try:
+        ended = select.poll()
+        ended.register(pidfd, select.POLLIN)
+        deadline = time.monotonic() + timeout
+        # A signal handler that raises (a forwarded stop) ends the wait; others let it go on.
+        while not ended.poll(1000 * min(max(deadline - time.monotonic(), 0.0), _LONGEST_POLL_S)):
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(proc.args, timeout)
+    finally:
+        os.close(pidfd)
+    return proc.wait()
+
+
 def end_tree(proc: subprocess.Popen, grace: float = STOP_GRACE_S) -> int:
     """Kill the program ``proc`` runs (:func:`start_tree`) and every process it started; its status."""
     if _WITH_REAPER:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(proc.pid, signal.SIGUSR1)
         try:
-            return proc.wait(timeout=grace)
+            return wait_for(proc, grace)
         except subprocess.TimeoutExpired:
             pass
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -168,7 +223,7 @@ def stop_group(proc: subprocess.Popen, signum: int, grace: float = STOP_GRACE_S)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signum)  # with the reaper: its group, which passes the signal on
     try:
-        return proc.wait(timeout=grace)
+        return wait_for(proc, grace)
     except subprocess.TimeoutExpired:
         return end_tree(proc)
 
