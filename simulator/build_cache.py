@@ -11,8 +11,9 @@ run as the user, so the cache must hold only what this user's builds wrote:
   artefact is used only when its record is there and its identity, or else its content, matches,
   so a truncated, damaged or planted file is rebuilt, never run, while an unchanged one is not
   read again;
-* a second builder of the same artefact waits on ``NAME.lock`` (a ``filelock`` lock, which
-  opens it without following links and does not truncate it).
+* a second builder of the same artefact waits on ``NAME.lock`` (:class:`simulator.file_lock.FileLock`,
+  which opens it without following links, does not truncate it, and wakes the waiter as soon as
+  the first builder is done).
 """
 
 from __future__ import annotations
@@ -26,12 +27,9 @@ import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .errors import SimBuildError
-
-if TYPE_CHECKING:
-    from filelock import FileLock
+from .file_lock import FileLock
 
 __all__ = [
     "CACHE_VARIABLE",
@@ -194,20 +192,12 @@ def _publish(tmp: Path, final: Path) -> None:
 
 
 def _lock(path: Path) -> FileLock:
-    """The lock on ``path`` (filelock's flock): created 0600, never opened through a link."""
-    try:
-        from filelock import FileLock
-    except ModuleNotFoundError:
-        raise SimBuildError(
-            'the build cache\'s locks need filelock: pip install "torchlight[simulator]" '
-            '(or "filelock>=4.2.1")'
-        ) from None
-
+    """The lock on ``path`` (a flock): created 0600, never opened through a link."""
     with contextlib.suppress(FileNotFoundError):
         if not stat.S_ISREG(path.lstat().st_mode):
             path.unlink()  # a link (or pipe) where the lock belongs: removed, not followed
-    # One planted after this check fails filelock's O_NOFOLLOW open (ELOOP): an OSError, below.
-    return FileLock(path, mode=0o600)
+    # One planted after this check fails the lock's O_NOFOLLOW open (ELOOP): an OSError, below.
+    return FileLock(path)
 
 
 def lock(path: Path) -> FileLock:

@@ -96,7 +96,7 @@ def _user_files(pre: str) -> set[str]:
 FRONT_END_MODULES = ("cuda_headers.py", "device_launches.py", "edits.py", "errors.py", "linemap.py")
 FRONT_END_MODULES += ("refusals.py", "transform.py")
 # What the precompiled prelude of the parse uses (syntax_pch.py): where the prelude ends, the cache.
-FRONT_END_MODULES += ("build_cache.py", "pch.py")
+FRONT_END_MODULES += ("build_cache.py", "file_lock.py", "pch.py")
 FRONT_END_PATTERNS = ("syntax*.py", "ptx*.py", "block_loops*.py")  # passes, inline PTX, block loops
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -121,13 +121,24 @@ def test_a_file_hard_linked_at_the_lock_path_is_neither_truncated_nor_changed(tm
         victim.unlink()
 
 
-def test_without_filelock_a_build_names_the_extra(tmp_path, monkeypatch):
-    from simulator import build_cache
+def test_a_second_builder_waits_until_the_first_lets_go_of_the_lock(tmp_path):
+    from simulator.build_cache import lock
 
-    monkeypatch.setitem(sys.modules, "filelock", None)
-    with pytest.raises(SimBuildError, match=r'filelock: pip install "torchlight\[simulator\]"'):
-        build_cache.cached_output(tmp_path / "artefact.o", lambda tmp: tmp.write_bytes(b"x"))
-    assert not (tmp_path / "artefact.o").exists()
+    path = tmp_path / "artefact.o.lock"
+    took = threading.Event()
+
+    def second() -> None:
+        with lock(path):
+            took.set()
+
+    with lock(path):
+        waiter = threading.Thread(target=second, daemon=True)
+        waiter.start()
+        # Held here: the other thread must not get it, however long it is given.
+        assert not took.wait(0.3)
+    assert took.wait(60), "the lock was not handed on when its holder let go"
+    waiter.join(60)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
 @pytest.mark.parametrize("where", ["a file", "below a file", "shared"])
