@@ -18,6 +18,10 @@ EXIT_DURING_LAUNCH = KERNELS / "program_exit_during_launch.cu"
 
 # How long a process may take to disappear (a bound on a hang, not a speed check).
 GONE_WITHIN_S = 60.0
+# The stopped program's grace before its group is killed (SIMULATOR_STOP_GRACE): a program that
+# ignores the signal waits it out, and one that does not is killed the same way when it has not
+# ended by then, so any value proves the same; the default (5 s) would only be waited for.
+STOP_GRACE = "0.5"
 
 SLEEPER = r"""
 #include <signal.h>
@@ -62,7 +66,7 @@ def _wait_gone(pid: int) -> bool:
 def test_a_stop_signal_to_run_stops_the_program(tmp_path, signum, program_args):
     src = tmp_path / "sleeper.cu"
     src.write_text(SLEEPER)
-    env = dict(os.environ)
+    env = dict(os.environ, SIMULATOR_STOP_GRACE=STOP_GRACE)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     front = subprocess.Popen(
         [sys.executable, "-m", "simulator", "run", str(src), "--timeout", "0", "--", *program_args],
@@ -108,3 +112,15 @@ def test_exit_from_host_code_during_a_launch_ends_the_process_with_its_status(mo
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "main went on" not in proc.stdout
     assert "launch timeout" not in proc.stderr
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "3601", "nan"])
+def test_a_bad_stop_grace_is_one_line_before_building(tmp_path, value):
+    src = tmp_path / "never_built.cu"
+    src.write_text("this is not C++\n")
+    proc = run_cli("run", str(src), env={"SIMULATOR_STOP_GRACE": value})
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == (
+        f"simulator: SIMULATOR_STOP_GRACE={value!r} is not a number of seconds from 0 to 3600; "
+        "set e.g. SIMULATOR_STOP_GRACE=5, or unset it\n"
+    )
