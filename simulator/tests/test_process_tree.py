@@ -1,6 +1,7 @@
 """No process a program starts outlives ``run`` or ``check``: not when the program exits, not when
 ``run`` is killed with SIGKILL or interrupted with Ctrl-C, not when ``check`` stops it at its
-time limit, even when it has left the program's process group (``setsid``)."""
+time limit, even when it has left the program's process group (``setsid``); and the wait for a
+program gives its status when it ends, or gives up at its time limit while it runs."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from simulator.check import run_check
+from simulator.supervise import wait_for
 
 from .conftest import REPO, sigint_as_from_a_terminal
 
@@ -119,3 +123,24 @@ def test_a_forked_process_ends_when_check_stops_the_entry_at_its_time_limit(tmp_
     res = run_check([str(src)], "forks_and_hangs", "synccheck", timeout=0.5)
     assert not res.ok and "did not finish within 1 s" in res.findings[0]
     assert _gone_soon(_sleeper_pid(pid_file), 0.5)
+
+
+def _child(code: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "polling"])
+def test_the_wait_for_a_program_gives_its_status_or_times_out_while_it_runs(monkeypatch, pidfd):
+    if not pidfd:  # a kernel or platform without pidfd_open: subprocess's own wait
+        monkeypatch.delattr(os, "pidfd_open", raising=False)
+    assert wait_for(_child("raise SystemExit(7)"), 60) == 7
+    assert wait_for(_child("raise SystemExit(5)"), None) == 5
+    endless = _child("import time; time.sleep(600)")
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            wait_for(endless, 0.2)
+        assert endless.returncode is None  # still running, not reaped
+    finally:
+        endless.kill()
+    assert wait_for(endless, 60) == -signal.SIGKILL
+    assert wait_for(endless, 60) == -signal.SIGKILL  # an ended one gives its status again
