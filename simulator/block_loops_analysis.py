@@ -110,6 +110,7 @@ class KernelAnalysis(ThreadValues):
         self.jumps = 0  # uniform `if (c) break;` statements between regions
         self.refs: list[tuple[int, int, str]] = []  # (position, declaration, name) of each use
         self.written: dict[int, list[int]] = {}  # declaration -> where it is written
+        self.call_writes: set[int] = set()  # of those, calls that may write what they are passed
         self.addressed: set[int] = set()  # declarations whose address a call gets
         self.escaped: set[int] = set()  # declarations whose address is kept (a pointer, memory)
         self.locals: dict[int, object] = {}  # the body's own variables (VAR_DECL)
@@ -195,11 +196,13 @@ class KernelAnalysis(ThreadValues):
             root = self._root(children[0])
             if root is not None:
                 self.written.setdefault(root, []).append(self.tu.off(node.extent.start))
+                self.call_writes.add(self.tu.off(node.extent.start))
         for arg in children[1:]:
             # A variable passed as it is (no conversion): a reference parameter may change it.
             if arg.kind == self.ck.DECL_REF_EXPR and arg.referenced is not None:
                 key = self.tu.off(arg.referenced.location)
                 self.written.setdefault(key, []).append(self.tu.off(arg.extent.start))
+                self.call_writes.add(self.tu.off(arg.extent.start))
 
     def _use(self, node, parents: list) -> None:
         ref = node.referenced
@@ -224,6 +227,7 @@ class KernelAnalysis(ThreadValues):
         if up is not None and up.kind == self.ck.CALL_EXPR:
             self.addressed.add(root)
             self.written.setdefault(root, []).append(self.tu.off(up.extent.start))
+            self.call_writes.add(self.tu.off(up.extent.start))
         else:
             self.escaped.add(root)
 
@@ -594,13 +598,12 @@ class KernelAnalysis(ThreadValues):
                 spans = (*peeled, *headers)
                 writes = [w for k in dropped & loop_vars for w in self.written.get(k, [])]
                 at = min((w for w in writes if not any(a <= w < b for a, b in spans)), default=None)
-                stuck = dropped & loop_vars & self.params and self.thread_params
-                what = (
-                    "a parameter other than a scalar or a pointer"
-                    if stuck
-                    else "a loop's block-uniform variable"
-                )
-                raise Fallback(f"a thread writes {what}", at)
+                if dropped & loop_vars & self.params and self.thread_params:
+                    raise Fallback("a thread writes a parameter other than a scalar or a pointer", at)
+                if at in self.call_writes:
+                    # As it is, by a method or to a reference parameter: the call may change it.
+                    raise Fallback("a call passed a loop's block-uniform variable that it may change", at)
+                raise Fallback("a thread writes a loop's block-uniform variable", at)
             # A declaration whose variables are not all block variables stays in its region.
             for key in list(dropped):
                 s, _region = candidates[key]

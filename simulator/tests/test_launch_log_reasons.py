@@ -28,6 +28,7 @@ FRONT_END_REASONS = {
     "voted": ("a warp vote (__ballot_sync)", "vote"),
     "own_bound": ("a barrier under a condition not shown to be block-uniform", "own_bound"),
     "counter_written": ("a thread writes a loop's block-uniform variable", "counter"),
+    "counter_passed": ("a call passed a loop's block-uniform variable that it may change", "passed"),
 }
 
 

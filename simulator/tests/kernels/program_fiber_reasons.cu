@@ -112,6 +112,22 @@ __global__ void counter_written(const float* in, float* out) {
     }
 }
 
+// A loop's counter passed as it is to a call the template's parameter decides (mergeSort's
+// binarySearchInclusive<sortDir>(keyB, baseKey, stride, stride)): a reference parameter could change it.
+template <int N>
+__device__ float pick(const float* tile, int r) { return tile[(N - 1 - threadIdx.x + r) % N]; }
+
+template <int N>
+__global__ void counter_passed(const float* in, float* out) {
+    __shared__ float tile[N];
+    for (int r = 0; r < 2; ++r) {
+        tile[threadIdx.x] = in[blockIdx.x * N + threadIdx.x] + r;
+        __syncthreads();
+        out[blockIdx.x * N + threadIdx.x] = pick<N>(tile, r);  // why: passed
+        __syncthreads();
+    }
+}
+
 int main() {
     const int n = 128;
     float *in, *out;
@@ -132,6 +148,7 @@ int main() {
     offset_tiled<<<2, 64>>>(in, out);
     own_bound<<<2, 64>>>(in, out, 2);
     counter_written<<<2, 64>>>(in, out);
+    counter_passed<64><<<2, 64>>>(in, out);
     void* args[] = {&in, &out};
     cudaLaunchKernel((void*)voted, dim3(2), dim3(64), args, 0, 0);  // by address: the registered reason
     cudaLaunchCooperativeKernel((void*)coop, dim3(2), dim3(64), args, 0, 0);
