@@ -6,10 +6,12 @@ block-uniform) gets a second body that the runtime calls once per block in a fas
 (``::__sim::block_loop()`` is then set, runtime/block_loops.h): the statements between barriers
 become regions, each a loop over the block's threads, and a barrier is the end of one loop and
 the start of the next. A local declared in one region and used in another lives in a
-per-thread slot (``::__sim::per_thread``); a local whose value is the same for the whole block
-(its initializer reads only parameters, ``blockIdx``/``blockDim``/``gridDim``, constants and
-other such locals, and nothing writes it) and the ``__shared__`` variables are declared once
-for the block. The original body stays for fibers (``SIMULATOR_FIBERS=1``, the checkers).
+per-thread slot (``::__sim::per_thread``), and so does a parameter a thread writes (each thread's
+own copy, as in CUDA), filled with the launch's value at the block's start; a local whose value is
+the same for the whole block (its initializer reads only parameters no thread writes,
+``blockIdx``/``blockDim``/``gridDim``, constants and other such locals, and nothing writes it) and
+the ``__shared__`` variables are declared once for the block. The original body stays for
+fibers (``SIMULATOR_FIBERS=1``, the checkers).
 
 ``wmma``'s warp-collective calls and ``__syncwarp()`` may be region boundaries too, and a uniform
 ``if (c) break;`` may run between regions (``block_loops_wmma.py``).
@@ -18,8 +20,8 @@ Anything the analysis cannot prove keeps the kernel on fibers: a barrier under a
 cannot show uniform, ``__syncthreads_count`` and the other waits (warp operations, cooperative
 groups, spins), a callee that waits, ``goto``, a ``return`` before the last barrier, a
 ``break``/``continue`` that leaves a region, lambdas, inline assembly, types declared in the
-kernel outside a region's statements, a parameter written other than by a block statement or
-whose address is taken, the address of a local kept in a pointer or in memory (a call may take
+kernel outside a region's statements, a parameter whose address is taken or that a thread writes
+but is no scalar or pointer, the address of a local kept in a pointer or in memory (a call may take
 it), a local living across a barrier whose type cannot be named.
 
 This module writes the loops; ``block_loops_analysis.py`` decides which kernels qualify and what
@@ -28,6 +30,8 @@ the running thread), ``block_loops_order.py`` whether the checkers may run them 
 """
 
 from __future__ import annotations
+
+import re
 
 from .block_loops_analysis import SCALARS, Fallback, KernelAnalysis, Region
 from .block_loops_bulk import bulk_guard, bulk_regions
@@ -42,6 +46,8 @@ __all__ = ["BlockLoops", "block_loop_edit"]
 
 # The runtime's loop over every thread of the block, up to its body (runtime/block_loops_thread_loops.h).
 _PLAIN_LOOP = "for_each_plain_thread(*__sim_blk, "
+# A pointer's ``__restrict__`` as clang spells a type: g++ takes no array of such pointers (a slot).
+_RESTRICT = re.compile(r"\b__restrict(?:__)?\b")
 
 
 def block_loop_edit(tu, cursor, fma: bool = False, unjudged: bool = False) -> Edit | None:
@@ -63,9 +69,11 @@ def _rewrite(
     try:
         k = KernelAnalysis(tu, cursor)
         plan = k.plan()
-        # Warp waits, uniform jumps and written parameters (block_loops_wmma.py): fibers for the
-        # checkers, whose findings were compared for none of them.
-        checkers = not (k.boundaries or k.jumps or k.written_params) and checkers_may_loop(k, plan)
+        # Warp waits, uniform jumps and parameters written by block statements (block_loops_wmma.py):
+        # fibers for the checkers, whose findings were compared for none of them. A parameter a
+        # thread writes lives in a slot, as a local does, and is judged as one.
+        block_params = k.written_params - k.private_params
+        checkers = not (k.boundaries or k.jumps or block_params) and checkers_may_loop(k, plan)
         return _Emitter(k, fma, unjudged, hoisted, checkers).edit(plan), checkers
     except Fallback as fallback:
         if why is not None:
@@ -156,11 +164,15 @@ class _Emitter:
         self.bulk = bulk_regions(self.k, plan, self.unjudged) if self.leave_unjudged else set()
         parts: list = [f"{{ if (const ::__sim::PlainBlock* const __sim_blk = {self.guard}) {{"]
         for i, (alias, var) in enumerate(self.k.slot_types):
-            spelled = var.type.spelling
+            # A restrict pointer's slot and copies are plain pointers, which change no value.
+            spelled = _RESTRICT.sub("", var.type.spelling)
             # A slot of a local every region computes again is used only where it is not.
             used = ", !::__sim::kRecompute" if self.tu.off(var.location) in self.k.recomputed else ""
             slot = f"::__sim::per_thread<{alias}> __sim_slot{i}(__sim_blk->dim{used});"
             parts.append(f" using {alias} = {spelled}; {slot}")
+            if self.tu.off(var.location) in self.k.private_params:
+                # Each thread's copy of a parameter it writes starts as the launch's value.
+                parts.append(f" __sim_slot{i}.fill({var.spelling});")
         for key, (var, _init) in self.k.recomputed.items():
             if key not in self.k.slot_of:
                 parts.append(f" using {self._recomputed_alias(key)} = {var.type.spelling};")

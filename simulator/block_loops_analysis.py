@@ -78,6 +78,9 @@ class KernelAnalysis(ThreadValues):
 
     # Whether a kernel without barriers may be planned too, as one region (block_loops_plain.py).
     one_region = False
+    # Whether a parameter a thread writes may be its own, in a slot (kernels with barriers); the
+    # barrier-free kernels' loops (block_loops_plain.py, block_loops_interchange.py) keep theirs.
+    thread_params = True
 
     def __init__(self, tu, cursor) -> None:
         self.tu = tu
@@ -90,6 +93,10 @@ class KernelAnalysis(ThreadValues):
         self.func = tu.funcs.get(tu.off(cursor.location))
         params = [ch for ch in cursor.get_children() if ch.kind == self.ck.PARM_DECL]
         self.params = {tu.off(ch.location) for ch in params}
+        self.param_decls = {tu.off(ch.location): ch for ch in params}
+        # Parameters a thread writes (each thread's own copy in CUDA): per-thread slots, as locals
+        # living across a barrier are, filled with the launch's value at the block's start.
+        self.private_params: set[int] = set()
         self.param_names = [ch.spelling for ch in params]
         self.barriers: set[int] = set()  # starts of the __syncthreads() calls (and of the boundaries)
         # Warp-collective calls that are region boundaries too (block_loops_wmma.py): start -> kind.
@@ -103,6 +110,7 @@ class KernelAnalysis(ThreadValues):
         self.jumps = 0  # uniform `if (c) break;` statements between regions
         self.refs: list[tuple[int, int, str]] = []  # (position, declaration, name) of each use
         self.written: dict[int, list[int]] = {}  # declaration -> where it is written
+        self.call_writes: set[int] = set()  # of those, calls that may write what they are passed
         self.addressed: set[int] = set()  # declarations whose address a call gets
         self.escaped: set[int] = set()  # declarations whose address is kept (a pointer, memory)
         self.locals: dict[int, object] = {}  # the body's own variables (VAR_DECL)
@@ -188,11 +196,13 @@ class KernelAnalysis(ThreadValues):
             root = self._root(children[0])
             if root is not None:
                 self.written.setdefault(root, []).append(self.tu.off(node.extent.start))
+                self.call_writes.add(self.tu.off(node.extent.start))
         for arg in children[1:]:
             # A variable passed as it is (no conversion): a reference parameter may change it.
             if arg.kind == self.ck.DECL_REF_EXPR and arg.referenced is not None:
                 key = self.tu.off(arg.referenced.location)
                 self.written.setdefault(key, []).append(self.tu.off(arg.extent.start))
+                self.call_writes.add(self.tu.off(arg.extent.start))
 
     def _use(self, node, parents: list) -> None:
         ref = node.referenced
@@ -217,6 +227,7 @@ class KernelAnalysis(ThreadValues):
         if up is not None and up.kind == self.ck.CALL_EXPR:
             self.addressed.add(root)
             self.written.setdefault(root, []).append(self.tu.off(up.extent.start))
+            self.call_writes.add(self.tu.off(up.extent.start))
         else:
             self.escaped.add(root)
 
@@ -353,7 +364,9 @@ class KernelAnalysis(ThreadValues):
         if kind in ("ENUM_CONSTANT_DECL", "TEMPLATE_NON_TYPE_PARAMETER"):
             return True
         if kind == "PARM_DECL":
-            return key in self.params and not (derived and key in self.written)
+            if key not in self.params or key in self.private_params:
+                return False
+            return not (derived and key in self.written)
         if kind != "VAR_DECL":
             return False
         if key in self.locals:
@@ -501,7 +514,8 @@ class KernelAnalysis(ThreadValues):
                 raise Fallback("a parameter whose address is taken", key)
         self.regions: list[Region] = []
         self.headers: list = []
-        # A written parameter must be a block variable: written only by block statements.
+        # A written parameter is a block variable while only block statements write it, else a
+        # thread's own (``private_params``).
         self.written_params = {key for key in self.params if key in self.written}
         self.block_vars: set[int] = set(self.written_params)
         plan = self._plan(list(self.body.get_children()), True)
@@ -572,10 +586,23 @@ class KernelAnalysis(ThreadValues):
                         dropped.add(key)
             if not dropped:
                 break
+            private = {k for k in dropped & loop_vars if self._may_be_private(k)}
+            if private:
+                # A parameter a thread writes: its own from now on, which may make other block
+                # variables (and statements) depend on the thread; judged again without it.
+                self.private_params |= private
+                self.block_vars -= private
+                loop_vars -= private
+                continue
             if dropped & loop_vars:
                 spans = (*peeled, *headers)
                 writes = [w for k in dropped & loop_vars for w in self.written.get(k, [])]
                 at = min((w for w in writes if not any(a <= w < b for a, b in spans)), default=None)
+                if dropped & loop_vars & self.params and self.thread_params:
+                    raise Fallback("a thread writes a parameter other than a scalar or a pointer", at)
+                if at in self.call_writes:
+                    # As it is, by a method or to a reference parameter: the call may change it.
+                    raise Fallback("a call passed a loop's block-uniform variable that it may change", at)
                 raise Fallback("a thread writes a loop's block-uniform variable", at)
             # A declaration whose variables are not all block variables stays in its region.
             for key in list(dropped):
@@ -588,6 +615,14 @@ class KernelAnalysis(ThreadValues):
         for region in self.regions:
             region.hoisted += region.moved
             region.hoisted.sort(key=lambda s: self.tu.off(s.extent.start))
+
+    def _may_be_private(self, key: int) -> bool:
+        """Whether block variable ``key``, which a thread writes, may be that thread's own: a scalar
+        or pointer parameter, where ``thread_params`` allows."""
+        var = self.param_decls.get(key)
+        if var is None or not self.thread_params:
+            return False
+        return var.type.get_canonical().kind.name in SCALARS
 
     def _candidate(self, var, key: int, region: Region) -> bool:
         if var.type.get_canonical().kind.name not in SCALARS or key in self.addressed:
@@ -659,6 +694,12 @@ class KernelAnalysis(ThreadValues):
         self.slot_of: dict[int, int] = {}
         self._choose_recomputed()
         self._choose_simd()
+        for key in sorted(self.private_params):
+            var = self.param_decls[key]
+            if UNNAMEABLE.search(var.type.spelling):
+                raise Fallback("a parameter a thread writes whose type the build cannot name", var)
+            self.slot_of[key] = len(self.slot_types)
+            self.slot_types.append((f"__sim_slot{len(self.slot_types)}_t", var))
         for region in self.regions:
             for var in region.declared:
                 key = self.tu.off(var.location)

@@ -122,6 +122,8 @@ class Interchange(BlockLoops):
 class InterchangeAnalysis(KernelAnalysis):
     """A barrier-free kernel's body with its lockstep loops taken for barriers (see the module)."""
 
+    thread_params = False  # a parameter a thread writes keeps the plain loop
+
     def __init__(self, tu, cursor) -> None:
         super().__init__(tu, cursor)
         require_plain(self)

@@ -51,6 +51,7 @@ class _OneRegion(KernelAnalysis):
     """A barrier-free kernel's body planned as one region."""
 
     one_region = True
+    thread_params = False
 
     def __init__(self, tu, cursor) -> None:
         super().__init__(tu, cursor)

@@ -330,6 +330,11 @@ struct per_thread {
     SIM_RUNTIME_ACCESS V get(int t) const {
         return runtime_load(runtime_load(&data) + t);
     }
+    // Every thread's slot set to ``v``: a parameter the kernel writes, each thread's copy of it
+    // starting as the launch's value (block_loops.py). By value: a restrict pointer converts.
+    void fill(const U v) {
+        for (size_t t = 0; t < count; ++t) keep((int)t, v);
+    }
     // Thread ``t``'s local ``v`` into its slot at the end of a region.
     SIM_RUNTIME_ACCESS void keep(int t, const U& v) {
         if constexpr (kRaw && std::is_copy_assignable_v<U> && std::is_scalar_v<U>) {

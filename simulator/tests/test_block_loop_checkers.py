@@ -111,3 +111,32 @@ def test_memcheck_keeps_fibers_for_an_array_living_across_a_barrier():
     racecheck, ways = _run("racecheck", "array_slot", "0")
     assert ways == {"array_slot": "with fibers"}
     assert memcheck.returncode == racecheck.returncode == 0
+
+
+def test_memcheck_loops_over_an_offset_int_parameter_and_finds_the_same_read_past_the_end():
+    clean, _ = _both_ways("memcheck", "param_in_bounds", "offset_index", "as block loops")
+    assert clean.returncode == 0 and _findings(clean.stderr) == [], clean.stderr[-3000:]
+    loops, _ = _both_ways("memcheck", "param_oob", "offset_index", "as block loops")
+    found = _findings(loops.stderr)
+    assert found, loops.stderr[-3000:]
+    assert all(_line("PLANT-PARAM-OOB") in f and f.endswith("thread (9,0,0)") for f in found), found
+    assert all("heap-buffer-overflow" in f for f in found), found
+
+
+def test_an_offset_pointer_parameter_loops_in_fast_builds_and_memcheck_finds_its_read_past_the_end():
+    fast, ways = _run("fast", "pointer_in_bounds", "0")
+    assert ways == {"offset_pointer": "as block loops"}, fast.stderr[-3000:]
+    # A pointer kept in a slot: the checkers keep fibers (block_loops_order.py), with the same findings.
+    loops, _ = _both_ways("memcheck", "pointer_oob", "offset_pointer", "with fibers")
+    found = _findings(loops.stderr)
+    assert found, loops.stderr[-3000:]
+    assert all(_line("PLANT-POINTER-OOB") in f and f.endswith("thread (9,0,0)") for f in found), found
+
+
+def test_racecheck_loops_over_an_offset_parameter_and_finds_the_same_races():
+    apart, _ = _both_ways("racecheck", "param_apart", "offset_store", "as block loops")
+    assert apart.returncode == 0 and _findings(apart.stderr) == [], apart.stderr[-3000:]
+    shared, _ = _both_ways("racecheck", "param_shared", "offset_store", "as block loops")
+    found = _findings(shared.stderr)
+    assert shared.returncode == 66 and found, shared.stderr[-3000:]
+    assert all(_line("PLANT-PARAM-STORE") in f for f in found), found

@@ -27,6 +27,8 @@ LOOPS = [
     "loop_call_with_address",
     "loop_template_tiles",
     "loop_class_slots",  # slots of a class with no default constructor and a copy of its own
+    "loop_param_offsets",  # parameters each thread writes: slots of their own
+    "loop_param_pairs",
 ]
 FIBERS = [
     "fibers_blelloch_scan",

@@ -26,6 +26,9 @@ FRONT_END_REASONS = {
     "early_return": ("a return before the last barrier", "return"),
     "jumps": ("a goto", "goto"),
     "voted": ("a warp vote (__ballot_sync)", "vote"),
+    "own_bound": ("a barrier under a condition not shown to be block-uniform", "own_bound"),
+    "counter_written": ("a thread writes a loop's block-uniform variable", "counter"),
+    "counter_passed": ("a call passed a loop's block-uniform variable that it may change", "passed"),
 }
 
 
@@ -66,6 +69,8 @@ def test_a_cooperative_launch_names_itself(as_built):
 def test_loops_log_as_before_with_no_reason(as_built):
     ways, reasons = as_built
     assert ways["tiled"] == "as block loops" and reasons["tiled"] is None
+    # Its parameters each thread offsets are the thread's own, in slots (block_loops_analysis.py).
+    assert ways["offset_tiled"] == "as block loops" and reasons["offset_tiled"] is None
     # Barrier-free, its column index narrows: a loop of its own in a fast build (block_loops_plain.py).
     assert ways["plain"] == "as block loops" and reasons["plain"] is None
 

@@ -51,7 +51,8 @@ __global__ void param_between(const float* in, float* out, float scale, float di
 }
 
 // A parameter written after a statement of the same region that reads it: each thread's first
-// read sees the value before its own write, which a write once for the block would change.
+// read sees the value before its own write, which a write once for the block would change (the
+// parameter is each thread's own, in a slot).
 __global__ void param_read_first(const float* in, float* out, float scale) {
     __shared__ float stage[kThreads];
     const int t = (int)threadIdx.x;

@@ -94,6 +94,37 @@ __global__ void array_slot(int* out) {
     out[t] = s[63 - t] + mine[1];
 }
 
+// Parameters each thread offsets, as convolutionSeparable offsets its pointers: an int the
+// checkers' loops keep in a slot as a local's, a pointer (with which they keep fibers). Thread 9
+// reads past the end of the buffer through each when `extra` is 55.
+__global__ void offset_index(const int* in, int* out, int at, int extra) {
+    __shared__ int s[64];
+    at += threadIdx.x + (threadIdx.x == 9 ? extra : 0);
+    s[threadIdx.x] = (int)threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = s[63 - threadIdx.x] + in[at];  // PLANT-PARAM-OOB
+}
+__global__ void offset_pointer(const int* in, int* out, int extra) {
+    __shared__ int s[64];
+    in += threadIdx.x + (threadIdx.x == 9 ? extra : 0);
+    out += threadIdx.x;
+    s[threadIdx.x] = in[0];  // PLANT-POINTER-OOB
+    __syncthreads();
+    *out = s[63 - threadIdx.x];
+}
+
+// The shared word each thread stores picked by its own offset parameter: its own word, or (share)
+// the one its neighbour in the warp stores too, a different value.
+__global__ void offset_store(int* out, int at, int share) {
+    __shared__ int s[64];
+    s[threadIdx.x] = 0;
+    __syncthreads();
+    at += share ? threadIdx.x / 2 : threadIdx.x;
+    s[at] = (int)threadIdx.x;  // PLANT-PARAM-STORE
+    __syncthreads();
+    out[threadIdx.x] = s[threadIdx.x];
+}
+
 int main(int argc, char** argv) {
     const char* what = argc > 1 ? argv[1] : "across";
     int* d = nullptr;
@@ -108,6 +139,12 @@ int main(int argc, char** argv) {
     if (std::strcmp(what, "shared_oob") == 0) shared_past_end<<<2, 64>>>(d, 55);
     if (std::strcmp(what, "split") == 0) split<<<1, 64>>>(d, 2);
     if (std::strcmp(what, "array_slot") == 0) array_slot<<<1, 64>>>(d);
+    if (std::strcmp(what, "param_in_bounds") == 0) offset_index<<<2, 64>>>(d, d, 0, 0);
+    if (std::strcmp(what, "param_oob") == 0) offset_index<<<2, 64>>>(d, d, 0, 55);
+    if (std::strcmp(what, "pointer_in_bounds") == 0) offset_pointer<<<2, 64>>>(d, d, 0);
+    if (std::strcmp(what, "pointer_oob") == 0) offset_pointer<<<2, 64>>>(d, d, 55);
+    if (std::strcmp(what, "param_apart") == 0) offset_store<<<2, 64>>>(d, 0, 0);
+    if (std::strcmp(what, "param_shared") == 0) offset_store<<<2, 64>>>(d, 0, 1);
     const cudaError_t err = cudaDeviceSynchronize();
     // Zeroed: after a launch that faulted (memcheck goes on, as compute-sanitizer does) the copy
     // returns the sticky error and copies nothing, and the sum must not read uninitialised memory.

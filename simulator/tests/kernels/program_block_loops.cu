@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #define TILE 16
@@ -288,6 +289,50 @@ __global__ void loop_call_with_address(const int* in, int* out) {
     out[blockIdx.x * 64 + t] = acc[0] * 10000 + hi * 100 + lo;
 }
 
+// Parameters each thread writes, as convolutionSeparable and sortingNetworks offset theirs
+// (`d_Src += baseY * pitch + baseX;`): a parameter is each thread's own copy, so after a write it
+// is the thread's own value, kept across barriers like a local; `rounds`, only read, stays the
+// block's loop bound. The pointers are restrict ones, whose slots hold plain pointers.
+__global__ void loop_param_offsets(const int* __restrict__ src, int* __restrict__ dst, int bias, int rounds) {
+    __shared__ int s[64];
+    src += blockIdx.x * blockDim.x + threadIdx.x;
+    dst += blockIdx.x * blockDim.x + threadIdx.x;
+    bias += threadIdx.x % 3;
+    s[threadIdx.x] = *src + bias;
+    __syncthreads();
+    for (int r = 0; r < rounds; ++r) {
+        int got = s[(threadIdx.x + r + 1) % blockDim.x];
+        __syncthreads();
+        s[threadIdx.x] = got + bias;
+        bias = bias * 2 - (int)threadIdx.x;  // written again after a barrier
+        __syncthreads();
+    }
+    *dst = s[blockDim.x - 1 - threadIdx.x] + bias;
+}
+
+// sortingNetworks' shape in a template: pointers offset by the thread's index, then a
+// compare-and-swap of pairs in shared memory between barriers.
+template <class T>
+__global__ void loop_param_pairs(T* dst, const T* src, unsigned int dir) {
+    __shared__ T s[128];
+    src += blockIdx.x * 128 + threadIdx.x;
+    dst += blockIdx.x * 128 + threadIdx.x;
+    s[threadIdx.x] = src[0];
+    s[threadIdx.x + 64] = src[64];
+    for (unsigned int stride = 64; stride > 0; stride >>= 1) {
+        __syncthreads();
+        const unsigned int pos = 2 * threadIdx.x - (threadIdx.x & (stride - 1));
+        T a = s[pos], b = s[pos + stride];
+        if ((a > b) == (dir != 0)) {
+            s[pos] = b;
+            s[pos + stride] = a;
+        }
+    }
+    __syncthreads();
+    dst[0] = s[threadIdx.x];
+    dst[64] = s[threadIdx.x + 64];
+}
+
 // A pointer to a thread's local kept across a barrier: fibers.
 __global__ void fibers_pointer_to_local(const int* in, int* out) {
     __shared__ int s[64];
@@ -549,6 +594,56 @@ int main(int argc, char** argv) {
         for (size_t i = 0; i < o.size(); ++i) sum += (long long)o[i] * (long long)(i % 1000 + 1);
         result("loop_class_slots", o == want, sum);
         cudaFree(d);
+    }
+    if (wanted(only, "loop_param_offsets")) {
+        const int nb = 3, nt = 64, bias = 5, rounds = 3;
+        std::vector<int> in(nb * nt), o(nb * nt), want(nb * nt);
+        for (int i = 0; i < nb * nt; ++i) in[i] = (i * 37) % 101 - 50;
+        for (int b = 0; b < nb; ++b) {  // the kernel, barrier by barrier
+            std::vector<int> s(nt), got(nt), mine(nt);
+            for (int t = 0; t < nt; ++t) mine[t] = bias + t % 3, s[t] = in[b * nt + t] + mine[t];
+            for (int r = 0; r < rounds; ++r) {
+                for (int t = 0; t < nt; ++t) got[t] = s[(t + r + 1) % nt];
+                for (int t = 0; t < nt; ++t) s[t] = got[t] + mine[t], mine[t] = mine[t] * 2 - t;
+            }
+            for (int t = 0; t < nt; ++t) want[b * nt + t] = s[nt - 1 - t] + mine[t];
+        }
+        int *din, *dout;
+        cudaMalloc(&din, in.size() * 4);
+        cudaMalloc(&dout, o.size() * 4);
+        cudaMemcpy(din, in.data(), in.size() * 4, cudaMemcpyHostToDevice);
+        loop_param_offsets<<<nb, nt>>>(din, dout, bias, rounds);
+        cudaMemcpy(o.data(), dout, o.size() * 4, cudaMemcpyDeviceToHost);
+        long long sum = 0;
+        for (int i = 0; i < nb * nt; ++i) sum += (long long)o[i] * (i + 1);
+        result("loop_param_offsets", o == want, sum);
+        cudaFree(din);
+        cudaFree(dout);
+    }
+    if (wanted(only, "loop_param_pairs")) {
+        const int nb = 2, n = 128;
+        std::vector<unsigned int> in(nb * n), o(nb * n), want(nb * n);
+        for (int i = 0; i < nb * n; ++i) in[i] = (unsigned int)((i * 2654435761u) >> 7) % 1000;
+        for (int b = 0; b < nb; ++b) {  // the kernel, barrier by barrier (dir 1: larger last)
+            unsigned int* s = &want[b * n];
+            for (int i = 0; i < n; ++i) s[i] = in[b * n + i];
+            for (unsigned int stride = 64; stride > 0; stride >>= 1)
+                for (unsigned int t = 0; t < 64; ++t) {
+                    const unsigned int pos = 2 * t - (t & (stride - 1));
+                    if (s[pos] > s[pos + stride]) std::swap(s[pos], s[pos + stride]);
+                }
+        }
+        unsigned int *din, *dout;
+        cudaMalloc(&din, in.size() * 4);
+        cudaMalloc(&dout, o.size() * 4);
+        cudaMemcpy(din, in.data(), in.size() * 4, cudaMemcpyHostToDevice);
+        loop_param_pairs<unsigned int><<<nb, 64>>>(dout, din, 1);
+        cudaMemcpy(o.data(), dout, o.size() * 4, cudaMemcpyDeviceToHost);
+        long long sum = 0;
+        for (int i = 0; i < nb * n; ++i) sum += (long long)o[i] * (i + 1);
+        result("loop_param_pairs", o == want, sum);
+        cudaFree(din);
+        cudaFree(dout);
     }
     // The fallback kernels: 2 blocks of 64 threads each.
     std::vector<int> h(128), o(128);

@@ -78,6 +78,56 @@ __global__ void coop(const float* in, float* out) {
     out[i] = in[i] + 1.0f;
 }
 
+// Pointer parameters each thread offsets, as convolutionSeparable does: block loops.
+__global__ void offset_tiled(const float* in, float* out) {
+    __shared__ float tile[64];
+    in += blockIdx.x * 64 + threadIdx.x;
+    out += blockIdx.x * 64 + threadIdx.x;
+    tile[threadIdx.x] = *in;
+    __syncthreads();
+    *out = tile[63 - threadIdx.x];
+}
+
+// A parameter a thread writes is its own from then on: a barrier's loop bound read from it is
+// not shown to be block-uniform (every thread here gets the same bound, which the front end cannot see).
+__global__ void own_bound(const float* in, float* out, int rounds) {
+    __shared__ float tile[64];
+    rounds += threadIdx.x / 64;
+    tile[threadIdx.x] = in[blockIdx.x * 64 + threadIdx.x];
+    for (int r = 0; r < rounds; ++r) {  // why: own_bound
+        __syncthreads();
+        out[blockIdx.x * 64 + threadIdx.x] = tile[63 - threadIdx.x] + r;
+    }
+}
+
+// A thread that writes the counter of a loop holding a barrier.
+__global__ void counter_written(const float* in, float* out) {
+    __shared__ float tile[64];
+    for (int r = 0; r < 2; ++r) {
+        tile[threadIdx.x] = in[blockIdx.x * 64 + threadIdx.x] + r;
+        __syncthreads();
+        if (threadIdx.x == 64) r = 2;  // why: counter
+        out[blockIdx.x * 64 + threadIdx.x] = tile[63 - threadIdx.x];
+        __syncthreads();
+    }
+}
+
+// A loop's counter passed as it is to a call the template's parameter decides (mergeSort's
+// binarySearchInclusive<sortDir>(keyB, baseKey, stride, stride)): a reference parameter could change it.
+template <int N>
+__device__ float pick(const float* tile, int r) { return tile[(N - 1 - threadIdx.x + r) % N]; }
+
+template <int N>
+__global__ void counter_passed(const float* in, float* out) {
+    __shared__ float tile[N];
+    for (int r = 0; r < 2; ++r) {
+        tile[threadIdx.x] = in[blockIdx.x * N + threadIdx.x] + r;
+        __syncthreads();
+        out[blockIdx.x * N + threadIdx.x] = pick<N>(tile, r);  // why: passed
+        __syncthreads();
+    }
+}
+
 int main() {
     const int n = 128;
     float *in, *out;
@@ -95,6 +145,10 @@ int main() {
     spins<<<2, 64>>>(flag, in, out);
     early_return<<<2, 64>>>(in, out, n);
     jumps<<<2, 64>>>(in, out);
+    offset_tiled<<<2, 64>>>(in, out);
+    own_bound<<<2, 64>>>(in, out, 2);
+    counter_written<<<2, 64>>>(in, out);
+    counter_passed<64><<<2, 64>>>(in, out);
     void* args[] = {&in, &out};
     cudaLaunchKernel((void*)voted, dim3(2), dim3(64), args, 0, 0);  // by address: the registered reason
     cudaLaunchCooperativeKernel((void*)coop, dim3(2), dim3(64), args, 0, 0);
