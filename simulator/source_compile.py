@@ -21,6 +21,7 @@ from . import cccl, pch, source_manifest
 from .build_cache import cache_dir, cache_key, cache_stem, cached_output, write_new
 from .compiler_errors import compile_step, compiles, run_compiler
 from .errors import SimBuildError, clang_module
+from .linemap import marker_matches
 from .modes import BUILD_NAMED, check_build_mode
 from .runtime_build import runtime_sources
 from .toolchain import (
@@ -76,7 +77,7 @@ def check_arch(arch: int) -> int:
     return arch
 
 
-_USER_MARKER = re.compile(r'(?m)^# \d+ "([^"]+)"((?: \d)*)$')
+_USER_MARKER = re.compile(r'(?m)^# \d+ "([^"]++)"((?: \d)*)$')
 
 
 @lru_cache(maxsize=4)
@@ -85,7 +86,7 @@ def _user_files(pre: str) -> frozenset[str]:
     without the system flag (no system or runtime header)."""
     # A build asks twice for one text (the preprocessor's pass, then its manifest), and the
     # thousands of markers of a library's headers name a few hundred (file, flags) pairs.
-    markers = _USER_MARKER.findall(pre)
+    markers = [m.groups() for m in marker_matches(_USER_MARKER, pre)]
     found = set()
     runtime = str(RUNTIME_DIR)
     # The first marker counts as entered by the program whatever its flags: kept apart.

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from .build_cache import cache_key, publish, recorded_digest, verified
 from .compiler_run import invoke
+from .linemap import marker_matches
 
 __all__ = ["ENVIRONMENT", "SETTLE_S", "environment_key", "lookup", "manifest_key", "record", "search_dirs"]
 
@@ -50,7 +51,7 @@ ENVIRONMENT = (
 )
 # How long before a preprocessor run a file or folder it depends on must have last changed.
 SETTLE_S = 2.0
-_MARKER = re.compile(r'(?m)^# \d+ "((?:[^"\\]|\\.)*)"')
+_MARKER = re.compile(r'(?m)^# \d+ "((?:[^"\\]++|\\.)*+)"')
 _VOLATILE = (b"__DATE__", b"__TIME__", b"__TIMESTAMP__")
 _READ_LIMIT = 64 << 20  # a file read is a header, never this large; larger, no manifest
 
@@ -90,7 +91,7 @@ def _files_read(texts: list[str]) -> list[str] | None:
     """The files that the line markers of the preprocessed ``texts`` name (no ``<built-in>``,
     no working-folder marker); None when a name is escaped or not ASCII (no manifest then)."""
     # Thousands of markers name a few hundred files: each name is looked at once.
-    raw = {name for text in texts for name in _MARKER.findall(text)}
+    raw = {m.group(1) for text in texts for m in marker_matches(_MARKER, text)}
     names: set[str] = set()
     for name in raw:
         if "\\" in name or not name.isascii():
