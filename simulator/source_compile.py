@@ -14,12 +14,14 @@ from __future__ import annotations
 import os
 import re
 import time
+from functools import lru_cache
 from pathlib import Path
 
 from . import cccl, pch, source_manifest
 from .build_cache import cache_dir, cache_key, cache_stem, cached_output, write_new
 from .compiler_errors import compile_step, compiles, run_compiler
 from .errors import SimBuildError, clang_module
+from .linemap import marker_matches
 from .modes import BUILD_NAMED, check_build_mode
 from .runtime_build import runtime_sources
 from .toolchain import (
@@ -75,20 +77,29 @@ def check_arch(arch: int) -> int:
     return arch
 
 
-def _user_files(pre: str) -> set[str]:
+_USER_MARKER = re.compile(r'(?m)^# \d+ "([^"]++)"((?: \d)*)$')
+
+
+@lru_cache(maxsize=4)
+def _user_files(pre: str) -> frozenset[str]:
     """The program's own files named by the line markers of ``pre``: the main file and those entered
     without the system flag (no system or runtime header)."""
+    # A build asks twice for one text (the preprocessor's pass, then its manifest), and the
+    # thousands of markers of a library's headers name a few hundred (file, flags) pairs.
+    markers = [m.groups() for m in marker_matches(_USER_MARKER, pre)]
     found = set()
-    for n, m in enumerate(re.finditer(r'(?m)^# \d+ "([^"]+)"((?: \d)*)$', pre)):
-        path, flags = m.group(1), m.group(2).split()
+    runtime = str(RUNTIME_DIR)
+    # The first marker counts as entered by the program whatever its flags: kept apart.
+    for i, (path, flag_text) in enumerate([*markers[:1], *dict.fromkeys(markers[1:])]):
+        flags = flag_text.split()
         if (
             "3" not in flags
-            and ("1" in flags or n == 0)
+            and ("1" in flags or i == 0)
             and not path.startswith("<")
-            and not path.startswith(str(RUNTIME_DIR))
+            and not path.startswith(runtime)
         ):
             found.add(path)
-    return found
+    return frozenset(found)
 
 
 # The modules whose code decides what the front end writes (transform.py and what it imports,

@@ -31,10 +31,12 @@ import json
 import os
 import re
 import stat
+from collections.abc import Set
 from pathlib import Path
 
 from .build_cache import cache_key, publish, recorded_digest, verified
 from .compiler_run import invoke
+from .linemap import marker_matches
 
 __all__ = ["ENVIRONMENT", "SETTLE_S", "environment_key", "lookup", "manifest_key", "record", "search_dirs"]
 
@@ -49,7 +51,7 @@ ENVIRONMENT = (
 )
 # How long before a preprocessor run a file or folder it depends on must have last changed.
 SETTLE_S = 2.0
-_MARKER = re.compile(r'(?m)^# \d+ "((?:[^"\\]|\\.)*)"')
+_MARKER = re.compile(r'(?m)^# \d+ "((?:[^"\\]++|\\.)*+)"')
 _VOLATILE = (b"__DATE__", b"__TIME__", b"__TIMESTAMP__")
 _READ_LIMIT = 64 << 20  # a file read is a header, never this large; larger, no manifest
 
@@ -88,14 +90,14 @@ def search_dirs(command: list[str]) -> list[str]:
 def _files_read(texts: list[str]) -> list[str] | None:
     """The files that the line markers of the preprocessed ``texts`` name (no ``<built-in>``,
     no working-folder marker); None when a name is escaped or not ASCII (no manifest then)."""
+    # Thousands of markers name a few hundred files: each name is looked at once.
+    raw = {m.group(1) for text in texts for m in marker_matches(_MARKER, text)}
     names: set[str] = set()
-    for text in texts:
-        for m in _MARKER.finditer(text):
-            name = m.group(1)
-            if "\\" in name or not name.isascii():
-                return None
-            if not name.startswith("<") and not name.endswith("/"):
-                names.add(os.path.normpath(name))
+    for name in raw:
+        if "\\" in name or not name.isascii():
+            return None
+        if not name.startswith("<") and not name.endswith("/"):
+            names.add(os.path.normpath(name))
     return sorted(names)
 
 
@@ -124,29 +126,42 @@ def _times(path: str) -> list[int] | None:
     return [info.st_mtime_ns, info.st_ctime_ns] if stat.S_ISDIR(info.st_mode) else None
 
 
-def _existing(folder: str) -> str:
-    """``folder`` or the nearest folder above it that exists."""
-    while not os.path.isdir(folder):
+def _existing(folder: str, known: dict[str, str]) -> str:
+    """``folder`` or the nearest folder above it that exists (``known``: the answers so far, for
+    ``folder`` and those above it: many folders asked about share the ones above them)."""
+    below = []
+    while folder not in known:
         parent = os.path.dirname(folder)
-        if parent == folder:
+        if os.path.isdir(folder) or parent == folder:
+            known[folder] = folder
             break
+        below.append(folder)
         folder = parent
-    return folder
+    found = known[folder]
+    for f in below:
+        known[f] = found
+    return found
 
 
 def _watched(files: list[str], search: list[str]) -> set[str]:
     """The folders where a new file could change what a preprocessor that read ``files`` with the
     include ``search`` path finds (see the module's docstring)."""
     roots = list(dict.fromkeys([*search, *(os.path.dirname(f) for f in files)]))
+    prefixes = [(r, r.rstrip("/") + "/") for r in roots]
     relative: set[str] = set()
     for f in files:
-        under = [os.path.relpath(f, r) for r in roots if f.startswith(r.rstrip("/") + "/")]
+        # Both normalized, a file under a root is the root's path, a slash and the rest (what
+        # os.path.relpath gives, without its work on every pair); the working folder's files
+        # have the root "", which relpath takes for the working folder's absolute path.
+        under = [f[len(p) :] if r else os.path.relpath(f, r) for r, p in prefixes if f.startswith(p)]
         relative.update(os.path.dirname(rel) for rel in under or [os.path.basename(f)])
-    return {_existing(os.path.normpath(os.path.join(root, rel))) for root in roots for rel in relative}
+    known: dict[str, str] = {}
+    joined = {os.path.normpath(os.path.join(root, rel)) for root in roots for rel in relative}
+    return {_existing(folder, known) for folder in joined}
 
 
 def record(
-    manifest: Path, obj: Path, texts: list[str], command: list[str], started: float, user_files: set[str]
+    manifest: Path, obj: Path, texts: list[str], command: list[str], started: float, user_files: Set[str]
 ) -> None:
     """Write ``manifest`` for the object ``obj`` built from the preprocessed ``texts`` of the
     preprocessor ``command`` (its flags, no input) started at ``started`` (``time.time()``);

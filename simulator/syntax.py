@@ -25,6 +25,7 @@ from .edits import Edit, Func, on_device, source_error
 from .errors import RUNTIME_DIR, clang_module
 from .linemap import SourceMap
 from .refusals import unsupported
+from .syntax_cursors import children_of, offset_of
 from .syntax_device import BUILTIN_NAMES, DeviceCodeWalk
 from .syntax_diagnostics import clang_diagnostics
 from .syntax_launches import LaunchRewrites, is_config
@@ -54,6 +55,28 @@ def _bind_overloads(ci) -> None:
 # The lookahead names the characters every alternative starts with: the same matches, found in a
 # third of the time (the scan then tests one character where a match cannot start).
 _LIBRARY_CONSTRUCTS = re.compile(r"(?=[<_a])(?:<<<|__attribute__\(\(shared\)\)|\basm\b|\b__asm__\b)")
+# The texts those alternatives start with: where one occurs the pattern is tried (str.find, some
+# six times faster than the pattern's own scan of a CCCL program's megabytes).
+_LIBRARY_WORDS = ("<<<", "__attribute__((shared))", "asm", "__asm__")
+
+
+def _library_constructs(text: str) -> list[int]:
+    """Where ``_LIBRARY_CONSTRUCTS`` matches in ``text``: the starts of ``finditer``'s matches."""
+    places = set()
+    for word in _LIBRARY_WORDS:
+        at = text.find(word)
+        while at >= 0:
+            places.add(at)
+            at = text.find(word, at + 1)
+    found, end = [], 0
+    for at in sorted(places):
+        m = _LIBRARY_CONSTRUCTS.match(text, at) if at >= end else None
+        if m is not None:  # as finditer does, the next match starts at or after this one's end
+            found.append(at)
+            end = m.end()
+    return found
+
+
 _LINE_MARKER = re.compile(r'\n# \d+ "')
 
 
@@ -162,7 +185,7 @@ class TranslationUnit:
     # ---- the walk over the tree ------------------------------------------------------------------
     def off(self, loc) -> int:
         """A libclang location's offset in the preprocessed text."""
-        return self.src.pre(loc.offset)
+        return self.src.pre(offset_of(loc))
 
     def rng(self, cursor) -> tuple[int, int]:
         """A cursor's extent in the preprocessed text."""
@@ -186,10 +209,10 @@ class TranslationUnit:
         qualifiers here and on its first declaration (nvcc applies a declaration's qualifiers to a
         definition written without them)."""
         ck = self.ci.CursorKind
-        kinds = {c.kind for c in cursor.get_children()}
+        kinds = {c.kind for c in children_of(cursor)}
         first = cursor.canonical
         if first is not None and first != cursor:
-            kinds |= {c.kind for c in first.get_children()}
+            kinds |= {c.kind for c in children_of(first)}
         if ck.CUDAGLOBAL_ATTR in kinds:
             return "global"
         if ck.CUDADEVICE_ATTR in kinds:
@@ -198,7 +221,7 @@ class TranslationUnit:
 
     def walk(self) -> None:
         std = self.ci.CursorKind.NAMESPACE
-        for c in self.tu.cursor.get_children():
+        for c in children_of(self.tu.cursor):
             start = self.off(c.extent.start)
             if start < 0:
                 continue  # the prelude
@@ -215,13 +238,12 @@ class TranslationUnit:
         program-only checks and marks left out."""
         text, src = self.src.text, self.src
         found = {}
-        for m in _LIBRARY_CONSTRUCTS.finditer(text):
-            at = m.start()
+        for at in _library_constructs(text):
             if src.is_user(at) or src.is_runtime(at):
                 continue
             f = self._function_at(src.parse(at))
             if f is not None:
-                found.setdefault(src.whole(f.extent.start.offset), f)
+                found.setdefault(src.whole(offset_of(f.extent.start)), f)
         self._library = True
         try:
             for _, f in sorted(found.items()):
@@ -260,8 +282,8 @@ class TranslationUnit:
             whole = self.src.whole
             pairs = sorted(
                 (
-                    (whole(c.extent.start.offset), whole(c.extent.end.offset), c)
-                    for c in cursor.get_children()
+                    (whole(offset_of(c.extent.start)), whole(offset_of(c.extent.end)), c)
+                    for c in children_of(cursor)
                 ),
                 key=lambda t: t[0],
             )
@@ -275,10 +297,10 @@ class TranslationUnit:
         nvcc's host compilation never sees a device-only declaration: g++ would take them for
         redeclarations of its own (constexpr) ones. Device code calls the host's, which run here."""
         ck = self.ci.CursorKind
-        for c in namespace.get_children():
+        for c in children_of(namespace):
             if c.kind != ck.FUNCTION_DECL or c.is_definition():
                 continue
-            attrs = {a.kind for a in c.get_children()}
+            attrs = {a.kind for a in children_of(c)}
             if ck.CUDADEVICE_ATTR in attrs and ck.CUDAHOST_ATTR not in attrs:
                 start, end = self.rng(c)
                 if 0 <= start < end:
@@ -292,7 +314,7 @@ class TranslationUnit:
             fkind = self.kind_of(c)
             f = Func(self.off(c.location), c.spelling, fkind, user and not self._library)
             self.funcs[f.key] = f
-            for ch in c.get_children():
+            for ch in children_of(c):
                 if ch.kind == ck.COMPOUND_STMT:
                     f.body = self.rng(ch)
                 self.visit(ch, f, user)
@@ -319,14 +341,14 @@ class TranslationUnit:
             lam = self._lambda_kind(c)
             if lam != "host":
                 inner = Func(self.off(c.location), "<lambda>", lam, user)
-                for ch in c.get_children():
+                for ch in children_of(c):
                     self.visit(ch, inner, user)
                 return
         if user:
             self._user_node(c, func)
         if func is not None:
             self.device_code.graph_node(c, func)
-        for ch in c.get_children():
+        for ch in children_of(c):
             self.visit(ch, func, user)
 
     def unchecked_host_starts(self) -> list[int]:
@@ -405,7 +427,7 @@ class TranslationUnit:
                 # clang keeps the call unresolved rather than reporting the name.
                 self.refuse(self.off(c.extent.start), c.spelling, unsupported(c.spelling))
                 return
-            children = list(c.get_children())
+            children = children_of(c)
             config = next((ch for ch in children[1:2] if ch.kind == ck.CALL_EXPR and is_config(ch)), None)
             if config is not None:
                 self.launch_rewrites.launch(c, children[0], config, func)
@@ -421,10 +443,10 @@ class TranslationUnit:
         elif kind == ck.DECL_STMT:
             self.device_code.declaration(c)
         elif kind == ck.VAR_DECL and func is not None:
-            if any(ch.kind == ck.CUDASHARED_ATTR for ch in c.get_children()):
+            if any(ch.kind == ck.CUDASHARED_ATTR for ch in children_of(c)):
                 self.device_code.shared(c)
         elif kind == ck.VAR_DECL and func is None:
-            if any(ch.kind == ck.CUDASHARED_ATTR for ch in c.get_children()) and c.storage_class == (
+            if any(ch.kind == ck.CUDASHARED_ATTR for ch in children_of(c)) and c.storage_class == (
                 self.ci.StorageClass.EXTERN
             ):
                 self.device_code.file_scope_shared(c)
@@ -460,7 +482,7 @@ class TranslationUnit:
                     self.refuse(self.off(c.extent.start), ref.spelling, found)
         elif kind in (ck.BINARY_OPERATOR, ck.COMPOUND_ASSIGNMENT_OPERATOR) and on_device(func):
             if not self.device_code.shift(c):
-                self.device_code.lockstep(c, list(c.get_children()))
+                self.device_code.lockstep(c, children_of(c))
 
     def _library_node(self, c, func: Func | None) -> None:
         """What a library header's function needs rewritten (see _library_walk): its launches,
@@ -468,14 +490,14 @@ class TranslationUnit:
         ck = self.ci.CursorKind
         kind = c.kind
         if kind == ck.CALL_EXPR:
-            children = list(c.get_children())
+            children = children_of(c)
             config = next((ch for ch in children[1:2] if ch.kind == ck.CALL_EXPR and is_config(ch)), None)
             if config is not None:
                 self.launch_rewrites.launch(c, children[0], config, func)
         elif kind == ck.DECL_STMT:
             self.device_code.declaration(c)
         elif kind == ck.VAR_DECL and func is not None:
-            if any(ch.kind == ck.CUDASHARED_ATTR for ch in c.get_children()):
+            if any(ch.kind == ck.CUDASHARED_ATTR for ch in children_of(c)):
                 self.device_code.shared(c)
         elif kind == ck.DECL_REF_EXPR and c.spelling == "warpSize" and on_device(func):
             self.device_code.builtin(c, "warpSize", func)

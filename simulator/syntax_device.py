@@ -15,6 +15,7 @@ from . import ptx
 from .cuda_headers import is_toolkit_header
 from .edits import Edit, Func, on_device
 from .refusals import DEVICE_LIBC, MATH_HEADER
+from .syntax_cursors import children_of
 from .syntax_launches import CONFIG_CALLS, c_string, is_config
 
 __all__ = ["BUILTIN_NAMES", "DeviceCodeWalk", "block_sync", "wait_what"]
@@ -141,7 +142,7 @@ class DeviceCodeWalk:
     def declaration(self, stmt) -> None:
         """Note a declaration statement's variables (a __shared__ one is rewritten whole)."""
         rng = self.unit.rng(stmt)
-        for ch in stmt.get_children():
+        for ch in children_of(stmt):
             if ch.kind == self.ci.CursorKind.VAR_DECL:
                 self._parents[self.unit.off(ch.location)] = rng
 
@@ -165,7 +166,7 @@ class DeviceCodeWalk:
             if ref is None or ref.kind not in self.func_kinds:
                 if is_config(c):
                     return
-                first = next(c.get_children(), None)
+                first = next(iter(children_of(c)), None)
                 if first is not None and first.kind == ck.TYPE_REF:
                     return  # `T(x)` in a template: a conversion, not a call
                 candidates = self._candidates(first)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .device_launches import failed_device_launches, split_config
 from .edits import Edit, Func
+from .syntax_cursors import children_of
 from .syntax_registry import kernel_pointer_type
 
 __all__ = ["CONFIG_CALLS", "LaunchRewrites", "is_config"]
@@ -49,6 +50,7 @@ class LaunchRewrites:
         self.unit = unit
         self.ci, self.src, self.func_kinds = unit.ci, unit.src, unit.func_kinds
         self._overloads: dict = {}  # (scope, name) -> how many overloads the name has there
+        self._scope_functions: dict = {}  # scope -> its functions by name (_functions_by_name)
         self.runtime_launches: list[tuple[int, int]] = []  # ::__sim::launcher(...) written by hand
         # Kernel templates launched from device code, which clang's parse drops (device_launches.py).
         self._dropped = failed_device_launches(unit.tu.diagnostics)
@@ -208,19 +210,27 @@ class LaunchRewrites:
         parent = ref.semantic_parent
         if parent is None:
             return False
-        count = self._overloads.get((parent.hash, ref.spelling))
+        name = ref.spelling
+        count = self._overloads.get((parent.hash, name))
         if count is None:
             # Overloads are declarations of different types, defined or not (a kernel declared
             # in a header with other parameters than its definition has is an overload too).
-            count = len(
-                {
-                    ch.type.get_canonical().spelling
-                    for ch in parent.get_children()
-                    if ch.kind in self.func_kinds and ch.spelling == ref.spelling
-                }
-            )
-            self._overloads[(parent.hash, ref.spelling)] = count
+            same_name = self._functions_by_name(parent).get(name, [])
+            count = len({ch.type.get_canonical().spelling for ch in same_name})
+            self._overloads[(parent.hash, name)] = count
         return count > 1
+
+    def _functions_by_name(self, scope) -> dict[str, list]:
+        """The functions declared directly in ``scope``, by name: read once per scope, as a scope
+        (the translation unit itself, most often) can hold thousands of declarations."""
+        found = self._scope_functions.get(scope.hash)
+        if found is None:
+            found = {}
+            for ch in children_of(scope):
+                if ch.kind in self.func_kinds:
+                    found.setdefault(ch.spelling, []).append(ch)
+            self._scope_functions[scope.hash] = found
+        return found
 
     def _is_runtime_launch(self, c) -> bool:
         ref = c.referenced

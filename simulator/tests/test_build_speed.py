@@ -291,11 +291,11 @@ def test_the_front_ends_quick_scans_find_what_the_full_ones_do():
     full = re.compile(r"<<<|__attribute__\(\(shared\)\)|\basm\b|\b__asm__\b")
     text = (
         'k<<<1, 2>>>(); __attribute__((shared)) int s; asm("nop"); int x __asm__("y");\n'
-        "plasma asm_ _asm __asm__x basm <<<<\n" + _translated(3)
+        "plasma asm_ _asm __asm__x basm <<<< <<<<<<asm __asm__asm\n" + _translated(3)
     )
-    assert [m.start() for m in syntax._LIBRARY_CONSTRUCTS.finditer(text)] == [
-        m.start() for m in full.finditer(text)
-    ]
+    expected = [m.start() for m in full.finditer(text)]
+    assert [m.start() for m in syntax._LIBRARY_CONSTRUCTS.finditer(text)] == expected
+    assert syntax._library_constructs(text) == expected  # the str.find scan of the walk
 
 
 def _swapped_whole(text: str) -> str:
