@@ -35,6 +35,7 @@ from .block_loops_epochs import unjudged_regions
 from .block_loops_hoist import unchecked_guard, unchecked_parts
 from .block_loops_order import checkers_may_loop
 from .block_loops_simd import NARROW_LIMIT, below, below_index, narrow, narrow_declared, unroll_hints
+from .block_loops_warps import exchange_parts
 from .block_loops_wmma import mma_parts
 from .edits import Edit
 
@@ -63,9 +64,10 @@ def _rewrite(
     try:
         k = KernelAnalysis(tu, cursor)
         plan = k.plan()
-        # Warp waits, uniform jumps and written parameters (block_loops_wmma.py): fibers for the
-        # checkers, whose findings were compared for none of them.
-        checkers = not (k.boundaries or k.jumps or k.written_params) and checkers_may_loop(k, plan)
+        # Warp waits and exchanges, uniform jumps and written parameters (block_loops_wmma.py,
+        # block_loops_warps.py): fibers for the checkers, whose findings were compared for none.
+        waits = k.boundaries or k.exchanges
+        checkers = not (waits or k.jumps or k.written_params) and checkers_may_loop(k, plan)
         return _Emitter(k, fma, unjudged, hoisted, checkers).edit(plan), checkers
     except Fallback as fallback:
         if why is not None:
@@ -186,6 +188,8 @@ class _Emitter:
                 parts += self._emit_region(item[1])
             elif kind == "wmma_mma":
                 parts += mma_parts(self, item[1])
+            elif kind in ("exchange_put", "exchange_take"):
+                parts += exchange_parts(self, kind, item[1])
             elif kind == "jump":
                 parts.append(f" {item[1]};")
             elif kind == "compound":
@@ -318,6 +322,8 @@ class _Emitter:
                 body += [(a, at), *inserts[at]]
                 a = at
             body.append((a, b))
+        if region.closing:
+            body.append(region.closing)
         for k in kept:
             i = self.k.slot_of[k]
             keep = f"__sim_slot{i}.keep(__sim_t, {self.k.slot_types[i][1].spelling});"

@@ -143,6 +143,10 @@ SIM_API const void* wmma_gather(const void* a_share, size_t a_bytes, const void*
                                 const char* file, int line);
 // The same exchange in a block-loop kernel: warp w's buffer starts 2 * w * kWmmaBufferBytes in.
 SIM_API char* wmma_loop_buffer(const char* file, int line);
+// A block-loop kernel's warp shuffle or vote (simulator/block_loops_warps.py): before its first
+// round of the thread loop (1: each call keeps its operands), its second (2: each call returns its
+// result) and after that (0: neither). warp_exchange.cpp.
+SIM_API void warp_loop_round(int round);
 SIM_API void* shared_static(const void* site, size_t size, size_t align);
 SIM_API void* dynamic_shared();
 SIM_API void thread_fence();
