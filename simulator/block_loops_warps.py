@@ -91,6 +91,11 @@ def statement_exchange(k, s):
     call, name = k.exchanges[inside[0]]
     if _conditional_path(k, s, call):
         raise Fallback(f"{wait_what(name)} evaluated under a condition within its statement", call)
+    # The first round copies the call's text alone: an edit of an expression around it (a shift
+    # of its result, ``__shfl_down_sync(m, v, 1) << 4``) would not be rendered inside that text.
+    cs, ce = k.tu.rng(call)
+    if any(start <= e.start <= cs and ce <= e.end and (e.start, e.end) != (cs, ce) for e in k.tu.edits):
+        raise Fallback(f"{wait_what(name)} inside an expression the build rewrites", call)
     return call
 
 

@@ -27,11 +27,11 @@ LOOPS = [
     "loop_call_with_address",
     "loop_template_tiles",
     "loop_class_slots",  # slots of a class with no default constructor and a copy of its own
+    "loop_shuffle",  # a warp shuffle reduction (block_loops_warps.py)
 ]
 FIBERS = [
     "fibers_blelloch_scan",
     "fibers_thread_branch",
-    "fibers_shuffle",
     "fibers_early_return",
     "fibers_barrier_in_callee",
     "fibers_pointer_to_local",
