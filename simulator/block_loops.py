@@ -35,7 +35,7 @@ from .block_loops_epochs import unjudged_regions
 from .block_loops_hoist import unchecked_guard, unchecked_parts
 from .block_loops_order import checkers_may_loop
 from .block_loops_simd import NARROW_LIMIT, below, below_index, narrow, narrow_declared, unroll_hints
-from .block_loops_warps import exchange_parts
+from .block_loops_warps import exchange_declaration
 from .block_loops_wmma import mma_parts
 from .edits import Edit
 
@@ -166,6 +166,7 @@ class _Emitter:
         for key, (var, _init) in self.k.recomputed.items():
             if key not in self.k.slot_of:
                 parts.append(f" using {self._recomputed_alias(key)} = {var.type.spelling};")
+        parts += exchange_declaration(self.k)
         parts += self._emit(plan)
         parts += [" return; }", self._marker(start), (start, end), " }", self._marker(end)]
         return Edit(start, end, parts, exact=True)
@@ -188,8 +189,6 @@ class _Emitter:
                 parts += self._emit_region(item[1])
             elif kind == "wmma_mma":
                 parts += mma_parts(self, item[1])
-            elif kind in ("exchange_put", "exchange_take"):
-                parts += exchange_parts(self, kind, item[1])
             elif kind == "jump":
                 parts.append(f" {item[1]};")
             elif kind == "compound":
@@ -293,6 +292,8 @@ class _Emitter:
                     kept.append(k)
             else:
                 body.append(f" {alias}& {var.spelling} = __sim_slot{i}[__sim_t];")
+        if region.shadow:
+            body.append(region.shadow)
         prelude = self._prelude(region)
         if plain and not region.guards and not kept and not prelude:
             prefix = below(self.k, region, outside, again)

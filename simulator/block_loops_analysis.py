@@ -74,6 +74,7 @@ class Region:
         # as ``threadIdx.x/.y/.z``.
         self.simd = False
         self.closing = ""  # text after its statements: an exchange's first round is a call alone
+        self.shadow = ""  # a declaration before them: an exchange's local of its call's name
 
 
 class KernelAnalysis(ThreadValues):

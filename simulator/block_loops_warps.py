@@ -9,11 +9,12 @@ the whole block in block-uniform control flow, as a ``__syncthreads()`` would be
 (``block_loops_analysis.py`` shows that), the statement becomes an *exchange*:
 
 - a region boundary before it;
-- round 1: a loop over the block's threads that evaluates the call alone, each thread's call
-  putting its operands in the worker's exchange (``runtime/warp_exchange.cpp``);
+- round 1: a loop over the block's threads that evaluates the call alone, which calls a local of
+  the call's name that the region declares (``runtime/block_loops_warps.h``), keeping the
+  thread's operands in the worker's exchange (``runtime/warp_exchange.cpp``);
 - a boundary;
-- round 2: the statement as a region of its own, each thread's call returning its result,
-  computed from its warp's operands of round 1 as fibers compute it.
+- round 2: the statement as a region of its own, whose local of that name returns the thread's
+  result, computed from its warp's operands of round 1 as fibers compute it.
 
 Every lane of a warp has then put its operand before any lane reads one, as the warp's wait
 orders them; the boundaries order more than that wait, a schedule a GPU may run. A kernel with an
@@ -25,19 +26,23 @@ from __future__ import annotations
 from .block_loops_wmma import unchanging
 from .syntax_device import wait_what
 
-__all__ = ["EXCHANGES", "exchange_parts", "note_exchange", "plan_exchange", "statement_exchange"]
+__all__ = ["EXCHANGES", "exchange_declaration", "note_exchange", "plan_exchange", "statement_exchange"]
 
-# The warp operations an exchange takes (sim_intrinsics.h defines each through warp_op).
-EXCHANGES = frozenset(
-    {
-        "__shfl_sync",
-        "__shfl_up_sync",
-        "__shfl_down_sync",
-        "__shfl_xor_sync",
-        "__ballot_sync",
-        "__any_sync",
-        "__all_sync",
-    }
+# The warp operations an exchange takes (sim_intrinsics.h defines each through warp_op), and
+# their kinds (runtime/sim_device.h's WarpKind).
+EXCHANGES = {
+    "__shfl_sync": "kShflIdx",
+    "__shfl_up_sync": "kShflUp",
+    "__shfl_down_sync": "kShflDown",
+    "__shfl_xor_sync": "kShflXor",
+    "__ballot_sync": "kBallot",
+    "__any_sync": "kAny",
+    "__all_sync": "kAll",
+}
+_VOTES = frozenset({"__ballot_sync", "__any_sync", "__all_sync"})
+# The value types of the shuffles sim_intrinsics.h defines (runtime/block_loops_warps.h's too).
+_SHUFFLED = frozenset(
+    {"int", "unsigned int", "long", "unsigned long", "long long", "unsigned long long", "float", "double"}
 )
 _FULL = 0xFFFFFFFF
 _CONDITIONAL = frozenset({"&&", "||"})
@@ -63,7 +68,14 @@ def note_exchange(k, node, name: str) -> bool:
 
     if name not in EXCHANGES:
         return False
-    args = list(node.get_children())[1:]
+    children = list(node.get_children())
+    args = children[1:]
+    # Each round's region declares a local of the call's name, which only an unqualified call names.
+    if not children or k.text[slice(*k.tu.rng(children[0]))].strip() != name:
+        raise Fallback(f"{wait_what(name)} not called by its bare name", node)
+    params = list(node.referenced.get_arguments()) if node.referenced is not None else []
+    if name not in _VOTES and (len(params) < 2 or params[1].type.get_canonical().spelling not in _SHUFFLED):
+        raise Fallback(f"{wait_what(name)} of a type the block loops do not exchange", node)
     if not args or not _full_mask(k.text[slice(*k.tu.rng(args[0]))]):
         raise Fallback(f"{wait_what(name)} whose mask is not a literal full mask (0xffffffff)", node)
     if not all(unchanging(k, a) for a in args):
@@ -123,15 +135,29 @@ def plan_exchange(k, s, call, plan: list, region_of) -> None:
     """Adds statement ``s`` with exchange ``call`` to a plan being built: round 1 over the call,
     a barrier, and round 2 over the statement (``region_of(stmts, start, end)`` makes a region)."""
     start, end = k.tu.rng(call)
+    name = k.exchanges[k.tu.off(call.extent.start)][1]
+    kind = f"::__sim::{EXCHANGES[name]}"
     put = region_of([call], start, end)
     put.closing = ";"
-    plan.append(("exchange_put", put))
+    put.shadow = (
+        f" const ::__sim::{'ExchangeVotePut' if name in _VOTES else 'ExchangePut'}<{kind}> {name}{_ROUND};"
+    )
+    take = region_of([s], k.tu.rng(s)[0], None)
+    take.shadow = (
+        f" const ::__sim::{'ExchangeVote' if name in _VOTES else 'ExchangeTake'}<{kind}> {name}{_ROUND};"
+    )
+    plan.append(("region", put))
     plan.append(("barrier", s))
-    plan.append(("exchange_take", region_of([s], k.tu.rng(s)[0], None)))
+    plan.append(("region", take))
 
 
-def exchange_parts(emitter, kind: str, region) -> list:
-    """The block-loop code of an exchange's round (``kind``: ``exchange_put`` or ``exchange_take``)."""
-    if kind == "exchange_put":
-        return [" ::__sim::warp_loop_round(1);", *emitter._emit_region(region)]
-    return [" ::__sim::warp_loop_round(2);", *emitter._emit_region(region), " ::__sim::warp_loop_round(0);"]
+# A round's local of the call's name: the block's exchange (``exchange_declaration``) and block.
+_ROUND = "{{__sim_exchange, *__sim_blk}}"
+
+
+def exchange_declaration(k) -> list[str]:
+    """The block-loop body's declaration of the worker's exchange, where kernel ``k`` has one."""
+    if not k.exchanges:
+        return []
+    dim = "(int)(__sim_blk->dim.x * __sim_blk->dim.y * __sim_blk->dim.z)"
+    return [f" ::__sim::WarpOperand* const __sim_exchange = ::__sim::warp_exchange_buffer({dim});"]

@@ -235,7 +235,6 @@ unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value
     require_device(in_runtime.run, warp_kind_name(kind), file, line);
     Block* b = in_runtime.run.block;
     Fiber* f = in_runtime.run.fiber;
-    if (b->warp_round != 0) return exchange_op(b, f->linear, kind, mask, value, param, width);
     if (b->plain) refuse_wait(b, warp_kind_name(kind), file, line);
     const int w = f->warp;
     const unsigned int me = 1u << f->lane;

@@ -205,39 +205,6 @@ struct Launch : KernelCall {
     int device = current_device();        // the device it runs on (the launching thread's current one)
 };
 
-// The lane whose value lane ``l`` of a shuffle of ``kind`` (kShflIdx..kShflXor) reads: with
-// ``width`` a power of two up to 32 (else 32), a source outside the lane's segment is ``l``
-// itself, as CUDA defines. Fibers (complete_warp) and block loops (warp_exchange.cpp) share it.
-inline int shuffle_source(int kind, int l, int param, int width) {
-    width = (width >= 1 && width <= 32 && (width & (width - 1)) == 0) ? width : 32;
-    const int base = l & ~(width - 1);
-    switch (kind) {
-        case kShflIdx:
-            return base + (param & (width - 1));
-        case kShflUp:
-            return ((l - base) >= param && param >= 0) ? l - param : l;
-        case kShflDown:
-            return ((l - base) + param < width && param >= 0) ? l + param : l;
-        case kShflXor: {
-            const int s = l ^ (param & 31);
-            return s <= base + width - 1 ? s : l;
-        }
-        default:
-            return l;
-    }
-}
-
-// One thread's operand of a warp shuffle or vote in a block-loop kernel's exchange: what its
-// call passed in the first round (``gen``: that round's Block::exchange_gen).
-struct WarpOperand {
-    unsigned long long value = 0;
-    unsigned long long gen = 0;
-    int kind = 0;
-    unsigned int mask = 0;
-    int param = 0;
-    int width = 32;
-};
-
 struct Block {
     Launch* launch = nullptr;
     char* smem = nullptr;  // the worker's shared-memory arena in fast/synccheck mode (else null)
@@ -281,11 +248,6 @@ struct Block {
     // A barrier-free launch (see runs_plain): the threads run one after another on the worker's
     // own stack (no fibers); a wait of any kind is refused (see refuse_wait).
     bool plain = false;
-    // A block-loop kernel's warp exchange (warp_exchange.cpp, simulator/block_loops_warps.py): 0
-    // outside one, 1 while each thread's shuffle or vote puts its operand in the worker's
-    // exchange, 2 while each reads its result from there; ``exchange_gen`` counts the first rounds.
-    int warp_round = 0;
-    unsigned long long exchange_gen = 0;
     char tsan_sync[2][64];  // addresses for barrier release/acquire (per generation parity)
     char tsan_done[64];
     Worker* worker = nullptr;  // whose stacks and shared memory the block uses
@@ -303,7 +265,6 @@ struct Worker {
     std::vector<int> tile_counts;                             // Block::tile_arrived
     std::vector<unsigned long long> tile_scratch;             // tile_scratch(): collectives of big tiles
     std::vector<unsigned long long> wmma_buffers;             // wmma_gather(): two per warp
-    std::vector<WarpOperand> warp_exchange;                   // block loops' warp exchange: one per thread
     std::vector<std::pair<const void*, void*>> statics;      // Block::statics
     sigjmp_buf plain_exit;     // where a plain-loop thread that stops early returns to
     int stacks_ready = 0;      // fiber stacks whose guard page is in place
@@ -508,10 +469,6 @@ void release_barrier(Block* b);
 // frees what it kept.
 void* keep_shared(Block* b, const void* site, size_t size, size_t align);
 void release_kept_shared(Worker* wk);
-// A shuffle or vote of a block-loop kernel in round Block::warp_round (warp_exchange.cpp): the
-// first round keeps the operands of thread ``linear``'s call, the second returns its result.
-unsigned long long exchange_op(Block* b, int linear, int kind, unsigned int mask, unsigned long long value, int param,
-                               int width);
 // The operand buffers of wmma_gather (wmma_exchange.cpp) for a block's warps.
 void init_wmma_buffers(Worker* wk, Block* b);
 // A thread of ``b`` finished its kernel (synccheck: after how many barriers, see Block).
