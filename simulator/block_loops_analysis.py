@@ -168,6 +168,13 @@ class KernelAnalysis(ThreadValues):
         """A call: the block's barrier, another wait (fibers), or a method that may write its object."""
         ref = node.referenced
         name = node.spelling or ""
+        callee = next(node.get_children(), None)
+        if ref is None and callee is not None and self.tu.rng(callee)[0] >= 0:
+            # A call in a template whose overload its parameters pick (``__shfl_down_sync`` of a
+            # T): the rewrite cannot see which one, nor its arguments' types.
+            written = self.text[slice(*self.tu.rng(callee))].strip().removeprefix("::")
+            if CUDA_WAITS.fullmatch(written):
+                raise Fallback(f"{wait_what(written)} whose overload a template's parameters pick", node)
         if ref is not None and not self.tu.src.is_user(self.tu.off(ref.location)):
             if name == "__syncthreads":
                 if list(node.get_children())[1:]:

@@ -22,7 +22,7 @@ PROGRAM = KERNELS / "program_warp_loops.cu"
 N = 512
 LOOPS = ("warp_block_sum", "warp_block_scan", "warp_xor_max", "warp_broadcast")
 LOOPS += ("warp_ballot_compact", "warp_votes")
-FIBERS = ("fibers_branch", "fibers_mask")
+FIBERS = ("fibers_branch", "fibers_mask", "fibers_template")
 _NUMBER = re.compile(r"-?\d+(?:\.\d*)?(?:e[-+]?\d+)?")
 
 
@@ -93,6 +93,19 @@ def _expected() -> dict[str, list[float]]:
         fifth = _shuffle(lanes, "idx", 5)
         broadcast += [t * 2.0 + f for t, f in zip(third, fifth, strict=True)]
     kept = [v for v in ints[:500] if v % 3 == 0]
+
+    def shifted_by(delta: int) -> list[int]:
+        return [s for lanes in _warps(ints[:256]) for s in _shuffle(lanes, "down", delta)]
+
+    xor_one = [
+        v + s
+        for v, s in zip(
+            ints[:256], [s for w in _warps(ints[:256]) for s in _shuffle(w, "xor", 1)], strict=True
+        )
+    ]
+    shifted = []
+    for lanes in _warps(ints[:256]):
+        shifted += [a + b for a, b in zip(lanes, _shuffle(lanes, "down", 2), strict=True)]
     votes = []
     for lanes in _warps(ints):
         any_big, all_above = any(v > 45 for v in lanes), all(v > -48 for v in lanes)
@@ -109,6 +122,15 @@ def _expected() -> dict[str, list[float]]:
         "broadcast": text(broadcast),
         "compact": text(kept + [0] * (N - len(kept))),
         "count": [float(len(kept))],
+        "votes": text(votes),
+        "branch": text(
+            [
+                v + (s if k % 128 < 64 else 0)
+                for k, (v, s) in enumerate(zip(ints[:256], shifted_by(1), strict=True))
+            ]
+        ),
+        "mask": text(xor_one),
+        "template": text(shifted),
     }
 
 
@@ -154,6 +176,10 @@ def test_the_launch_log_says_why_a_shuffle_keeps_fibers():
     assert reasons["fibers_mask"] == (
         "a warp shuffle (__shfl_xor_sync) whose mask is not a literal full mask (0xffffffff) "
         "(program_warp_loops.cu:122)"
+    )
+    assert reasons["fibers_template"] == (
+        "a warp shuffle (__shfl_down_sync) whose overload a template's parameters pick "
+        "(program_warp_loops.cu:131)"
     )
 
 

@@ -123,6 +123,15 @@ __global__ void fibers_mask(const int* in, int* out) {
     out[i] = v;
 }
 
+// A shuffle of a template's type, whose overload the template's parameters pick: fibers.
+template <class T>
+__global__ void fibers_template(const T* in, T* out) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    T v = in[i];
+    v += __shfl_down_sync(FULL, v, 2);
+    out[i] = v;
+}
+
 template <class T>
 static void print(const char* name, const T* d, int n) {
     std::vector<T> h(n);
@@ -184,6 +193,8 @@ int main() {
     print("branch", out, 256);
     fibers_mask<<<2, 128>>>(in, out);
     print("mask", out, 256);
+    fibers_template<int><<<2, 128>>>(in, out);
+    print("template", out, 256);
     const cudaError_t err = cudaDeviceSynchronize();
     std::printf("status %s\n", cudaGetErrorName(err));
     return 0;
