@@ -16,12 +16,12 @@ import re
 
 import pytest
 
-from .conftest import KERNELS, LAUNCH_LOG, run_apart, run_cli
+from .conftest import KERNELS, LAUNCH_LOG, line_of, run_apart, run_cli
 
 PROGRAM = KERNELS / "program_warp_loops.cu"
 N = 512
 LOOPS = ("warp_block_sum", "warp_block_scan", "warp_xor_max", "warp_broadcast")
-LOOPS += ("warp_ballot_compact", "warp_votes")
+LOOPS += ("warp_ballot_compact", "warp_votes", "warp_rows_2d")
 FIBERS = ("fibers_branch", "fibers_mask", "fibers_template")
 _NUMBER = re.compile(r"-?\d+(?:\.\d*)?(?:e[-+]?\d+)?")
 
@@ -123,6 +123,7 @@ def _expected() -> dict[str, list[float]]:
         "compact": text(kept + [0] * (N - len(kept))),
         "count": [float(len(kept))],
         "votes": text(votes),
+        "rows2d": text([w[0] - v for w in _warps(ints) for v in w]),
         "branch": text(
             [
                 v + (s if k % 128 < 64 else 0)
@@ -171,15 +172,15 @@ def test_the_launch_log_says_why_a_shuffle_keeps_fibers():
     reasons = {m.group(2): m.group(4) for ln in proc.stderr.splitlines() if (m := LAUNCH_LOG.match(ln))}
     assert reasons["fibers_branch"] == (
         "a warp shuffle (__shfl_down_sync) under a condition not shown to be block-uniform "
-        "(program_warp_loops.cu:113)"
+        f"(program_warp_loops.cu:{line_of(PROGRAM, 'if (threadIdx.x < 64) v +=')})"
     )
     assert reasons["fibers_mask"] == (
         "a warp shuffle (__shfl_xor_sync) whose mask is not a literal full mask (0xffffffff) "
-        "(program_warp_loops.cu:122)"
+        f"(program_warp_loops.cu:{line_of(PROGRAM, '__shfl_xor_sync(mask')})"
     )
     assert reasons["fibers_template"] == (
         "a warp shuffle (__shfl_down_sync) whose overload a template's parameters pick "
-        "(program_warp_loops.cu:131)"
+        f"(program_warp_loops.cu:{line_of(PROGRAM, '__shfl_down_sync(FULL, v, 2)')})"
     )
 
 

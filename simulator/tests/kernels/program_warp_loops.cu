@@ -106,6 +106,15 @@ __global__ void warp_votes(const int* in, int* out) {
     out[i] = any_big * 2 + all_above;
 }
 
+// In a 2-D block, warps are 32 threads of the linear index (x fastest): lane 0's value less the
+// thread's own, by an indexed shuffle.
+__global__ void warp_rows_2d(const int* in, int* out) {
+    const int t = threadIdx.y * blockDim.x + threadIdx.x;
+    const int i = blockIdx.x * blockDim.x * blockDim.y + t;
+    const int v = in[i];
+    out[i] = __shfl_sync(FULL, v, 0) - v;
+}
+
 // A shuffle under a branch on the thread (whole warps take it): fibers.
 __global__ void fibers_branch(const int* in, int* out) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -189,6 +198,8 @@ int main() {
     print("count", count, 1);
     warp_votes<<<4, 128>>>(in, out);
     print("votes", out, n);
+    warp_rows_2d<<<4, dim3(16, 8)>>>(in, out);
+    print("rows2d", out, n);
     fibers_branch<<<2, 128>>>(in, out);
     print("branch", out, 256);
     fibers_mask<<<2, 128>>>(in, out);
