@@ -19,7 +19,8 @@ is printed next to the shared-memory softmax's, with the same rows and row lengt
 
 Then, against numpy doing the same work on ``--elements`` (default 4M) float32 values, as a
 ratio of seconds in one run: an elementwise kernel (one add per thread, 256-thread blocks) and
-a 256-thread block tree-sum with a ``__syncthreads`` per level (numpy: the same per-block sums).
+a 256-thread block tree-sum with a ``__syncthreads`` per level (numpy: the same per-block sums),
+and the same sums by warp shuffles (``__shfl_down_sync`` within each warp, one barrier between).
 Only the launch is timed (the data is on the device already); each side takes the minimum over
 ``--repeat`` rounds, of wall-clock seconds (``ratio``) and of the process's CPU seconds (``cpu
 ratio``: all workers together, steadier on a shared machine). The elementwise kernel runs
@@ -36,13 +37,15 @@ same loop as C++ loops over blocks and threads, each thread's steps in turn, com
 matmul anchors are (below); the line after the table gives the ratio of the two.
 A fourth way replays a graph that stream capture recorded from that ``<<<...>>>`` launch, and a
 fifth launches the kernel by address with ``cudaLaunchKernel`` (as a graph's kernel node does):
-both run the same loop as the launch itself. The tree-sum runs twice: as built (a kernel with
-barriers only at block-uniform places runs as loops over the block's threads, one per region
-between barriers) and with ``SIMULATOR_FIBERS=1`` (a fiber per CUDA thread, as every kernel with
-a barrier ran before). The runtime reads ``SIMULATOR_FIBERS`` once, at a library's first launch,
-so the fibers rows run in a second copy of the built library loaded under another name (its own
-runtime, first launched with the variable set); with ``SIMULATOR_LAUNCH_LOG=1`` each row prints
-``bench row: NAME`` on stderr before its launches' log lines.
+both run the same loop as the launch itself. The tree-sum and the warp-shuffle sum run twice: as
+built (a kernel with barriers only at block-uniform places runs as loops over the block's threads,
+one per region between barriers, each shuffle two lockstep rounds of such loops,
+``simulator/block_loops_warps.py``) and with ``SIMULATOR_FIBERS=1`` (a fiber per CUDA thread, as
+every kernel with a barrier ran before). The runtime reads ``SIMULATOR_FIBERS`` once, at a
+library's first launch, so the fibers rows run in a second copy of the built library loaded under
+another name (its own runtime, first launched with the variable set); with
+``SIMULATOR_LAUNCH_LOG=1`` each row prints ``bench row: NAME`` on stderr before its launches' log
+lines.
 
 Last, matrix products of ``--matmul-n`` (default 512) square float32 matrices, in GFLOP/s: the
 naive kernel (one thread per output, no barrier; its column walk over ``B`` runs in lockstep order,
@@ -253,6 +256,22 @@ __global__ void tree_sum(const float* x, float* out) {
 }
 """
 
+# The same per-block sums by warp shuffles: each warp's sum by __shfl_down_sync, the warps' sums
+# through shared memory (one barrier), then the first lanes' again (every warp does it alike).
+WARP_SUM_KERNEL = r"""
+__global__ void warp_sum(const float* x, float* out) {
+    __shared__ float sums[BLOCK / 32];
+    const int t = threadIdx.x;
+    float v = x[(size_t)blockIdx.x * BLOCK + t];
+    for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);
+    if (t % 32 == 0) sums[t / 32] = v;
+    __syncthreads();
+    v = t % 32 < BLOCK / 32 ? sums[t % 32] : 0.0f;
+    for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);
+    if (t == 0) out[blockIdx.x] = v;
+}
+"""
+
 TILED_MATMUL_KERNEL = r"""
 __global__ void matmul_tiled(const float* A, const float* B, float* C, int n) {
     __shared__ float As[TILE][TILE];
@@ -295,6 +314,7 @@ __global__ void add_stride(const float* a, const float* b, float* c, int n) {
 
 """
     + TREE_SUM_KERNEL
+    + WARP_SUM_KERNEL
     + r"""
 static float *da = NULL, *db = NULL, *dc = NULL;
 static int n_ = 0;
@@ -359,6 +379,12 @@ extern "C" int bench_add_graph(void) {
 // c[0 .. n / BLOCK) = the sum of each BLOCK values of a.
 extern "C" int bench_tree_sum(void) {
     tree_sum<<<n_ / BLOCK, BLOCK>>>(da, dc);
+    return (int)cudaGetLastError();
+}
+
+// The same sums by warp shuffles (WARP_SUM_KERNEL).
+extern "C" int bench_warp_sum(void) {
+    warp_sum<<<n_ / BLOCK, BLOCK>>>(da, dc);
     return (int)cudaGetLastError();
 }
 
@@ -652,6 +678,8 @@ def time_against_numpy(elements: int, repeat: int) -> dict:
         "add_stride": launch("add_stride", "bench_add_stride", add_want),
         "tree_sum": launch("tree_sum", "bench_tree_sum", sum_want),
         "tree_sum_fibers": launch("tree_sum_fibers", "bench_tree_sum", sum_want, fibers=True),
+        "warp_sum": launch("warp_sum", "bench_warp_sum", sum_want),
+        "warp_sum_fibers": launch("warp_sum_fibers", "bench_warp_sum", sum_want, fibers=True),
     }
     for fibers, lib in libs.items():
         with _fibers_env(fibers):
@@ -1038,6 +1066,8 @@ def main(argv: list[str] | None = None) -> int:
         ),
         ("tree-sum, barrier per level", vs["tree_sum"], vs["numpy_sum"], "<= 50x"),
         ("tree-sum, SIMULATOR_FIBERS=1", vs["tree_sum_fibers"], vs["numpy_sum"], ""),
+        ("warp-shuffle sum, as built", vs["warp_sum"], vs["numpy_sum"], ""),
+        ("warp-shuffle sum, SIMULATOR_FIBERS=1", vs["warp_sum_fibers"], vs["numpy_sum"], ""),
         ("softmax (shared memory)", softmax_sm, np_softmax, ""),
         ("softmax (cooperative groups)", softmax_cg, np_softmax, ""),
     ]

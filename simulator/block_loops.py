@@ -39,6 +39,7 @@ from .block_loops_epochs import unjudged_regions
 from .block_loops_hoist import unchecked_guard, unchecked_parts
 from .block_loops_order import checkers_may_loop
 from .block_loops_simd import NARROW_LIMIT, below, below_index, narrow, narrow_declared, unroll_hints
+from .block_loops_warps import exchange_declaration
 from .block_loops_wmma import mma_parts
 from .edits import Edit
 
@@ -69,11 +70,13 @@ def _rewrite(
     try:
         k = KernelAnalysis(tu, cursor)
         plan = k.plan()
-        # Warp waits, uniform jumps and parameters written by block statements (block_loops_wmma.py):
-        # fibers for the checkers, whose findings were compared for none of them. A parameter a
-        # thread writes lives in a slot, as a local does, and is judged as one.
+        # Warp waits and exchanges, uniform jumps and parameters written by block statements
+        # (block_loops_wmma.py, block_loops_warps.py): fibers for the checkers, whose findings were
+        # compared for none of them. A parameter a thread writes lives in a slot, as a local does,
+        # and is judged as one.
+        waits = k.boundaries or k.exchanges
         block_params = k.written_params - k.private_params
-        checkers = not (k.boundaries or k.jumps or block_params) and checkers_may_loop(k, plan)
+        checkers = not (waits or k.jumps or block_params) and checkers_may_loop(k, plan)
         return _Emitter(k, fma, unjudged, hoisted, checkers).edit(plan), checkers
     except Fallback as fallback:
         if why is not None:
@@ -176,6 +179,7 @@ class _Emitter:
         for key, (var, _init) in self.k.recomputed.items():
             if key not in self.k.slot_of:
                 parts.append(f" using {self._recomputed_alias(key)} = {var.type.spelling};")
+        parts += exchange_declaration(self.k)
         parts += self._emit(plan)
         parts += [" return; }", self._marker(start), (start, end), " }", self._marker(end)]
         return Edit(start, end, parts, exact=True)
@@ -301,6 +305,8 @@ class _Emitter:
                     kept.append(k)
             else:
                 body.append(f" {alias}& {var.spelling} = __sim_slot{i}[__sim_t];")
+        if region.shadow:
+            body.append(region.shadow)
         prelude = self._prelude(region)
         if plain and not region.guards and not kept and not prelude:
             prefix = below(self.k, region, outside, again)
@@ -330,6 +336,8 @@ class _Emitter:
                 body += [(a, at), *inserts[at]]
                 a = at
             body.append((a, b))
+        if region.closing:
+            body.append(region.closing)
         for k in kept:
             i = self.k.slot_of[k]
             keep = f"__sim_slot{i}.keep(__sim_t, {self.k.slot_types[i][1].spelling});"

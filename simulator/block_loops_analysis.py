@@ -6,11 +6,13 @@ between barriers, shows the conditions and loop headers that hold a barrier bloc
 chooses the locals one copy of which serves the block and the per-thread slots of the locals
 that live across a barrier. Whatever it cannot prove raises ``Fallback``: the kernel keeps its
 fibers. What reads the running thread (regions that store no thread index, locals computed
-again) is ``block_loops_threads.py``; ``wmma``'s boundaries and jumps are ``block_loops_wmma.py``.
+again) is ``block_loops_threads.py``; ``wmma``'s boundaries and jumps are ``block_loops_wmma.py``,
+warp shuffles and votes ``block_loops_warps.py``.
 """
 
 from __future__ import annotations
 
+from . import block_loops_warps as warps
 from . import block_loops_wmma as wmma
 from .block_loops_order import SCALAR_KINDS
 from .block_loops_threads import PURE_CALLS, TRANSPARENT, UNNAMEABLE, ThreadValues
@@ -71,6 +73,8 @@ class Region:
         # ``runtime/block_loops.h``): it calls nothing that could read one and names threadIdx only
         # as ``threadIdx.x/.y/.z``.
         self.simd = False
+        self.closing = ""  # text after its statements: an exchange's first round is a call alone
+        self.shadow = ""  # a declaration before them: an exchange's local of its call's name
 
 
 class KernelAnalysis(ThreadValues):
@@ -102,6 +106,9 @@ class KernelAnalysis(ThreadValues):
         # Warp-collective calls that are region boundaries too (block_loops_wmma.py): start -> kind.
         self.boundaries: dict[int, str] = {}
         self.boundary_callees: set[int] = set()  # their definitions, whose waits the boundaries stand for
+        # Warp shuffles and votes run as exchanges (block_loops_warps.py): start -> (call, name).
+        self.exchanges: dict[int, tuple] = {}
+        self.header_stmts: dict[tuple[int, int], object] = {}  # a condition's range -> its statement
         # Cooperative groups' block barriers (``cta.sync()``, ``cg::sync(cta)``): their callees'
         # definitions, and those of the kernel's other calls (``cg::sync`` of a tile shares one).
         self.block_syncs: set[int] = set()
@@ -169,6 +176,13 @@ class KernelAnalysis(ThreadValues):
         """A call: the block's barrier, another wait (fibers), or a method that may write its object."""
         ref = node.referenced
         name = node.spelling or ""
+        callee = next(node.get_children(), None)
+        if ref is None and callee is not None and self.tu.rng(callee)[0] >= 0:
+            # A call in a template whose overload its parameters pick (``__shfl_down_sync`` of a
+            # T): the rewrite cannot see which one, nor its arguments' types.
+            written = self.text[slice(*self.tu.rng(callee))].strip().removeprefix("::")
+            if CUDA_WAITS.fullmatch(written):
+                raise Fallback(f"{wait_what(written)} whose overload a template's parameters pick", node)
         if ref is not None and not self.tu.src.is_user(self.tu.off(ref.location)):
             if name == "__syncthreads":
                 if list(node.get_children())[1:]:
@@ -182,6 +196,8 @@ class KernelAnalysis(ThreadValues):
                 self.block_syncs.add(callee)
                 return
             self.other_callees.setdefault(callee, self.tu.off(node.extent.start))
+            if warps.note_exchange(self, node, name):
+                return
             op = wmma.note_boundary(self, node, name)
             if op == wmma.REFUSED:
                 raise Fallback("an mma_sync whose arguments change something when evaluated", node)
@@ -410,6 +426,10 @@ class KernelAnalysis(ThreadValues):
                 run.append(s)
                 continue
             close(False)
+            call = warps.statement_exchange(self, s)
+            if call is not None:
+                warps.plan_exchange(self, s, call, plan, self._region)
+                continue
             op = self.boundaries.get(self.tu.off(s.extent.start)) if s.kind == self.ck.CALL_EXPR else None
             if op is not None:
                 wmma.plan_boundary(self, s, op, run, plan, close)
@@ -417,6 +437,14 @@ class KernelAnalysis(ThreadValues):
                 plan.append(self._structure(s))
         close(top)
         return plan
+
+    def _region(self, stmts: list, start: int, end: int | None) -> Region:
+        """A new region of ``stmts`` from ``start`` to ``end`` (None: past the last one's ``;``)."""
+        if end is None:
+            end = wmma.statement_end(self.text, self.tu.rng(stmts[-1])[1])
+        region = Region(list(stmts), start, end, False)
+        self.regions.append(region)
+        return region
 
     def _structure(self, s) -> tuple:
         ck, tu = self.ck, self.tu
@@ -434,6 +462,7 @@ class KernelAnalysis(ThreadValues):
         if s.kind == ck.FOR_STMT and children:
             body = children[-1]
             self.headers.extend(children[:-1])
+            self.header_stmts.update((tu.rng(ch), s) for ch in children[:-1])
             for ch in children[:-1]:
                 if ch.kind == ck.DECL_STMT:
                     for v in ch.get_children():
@@ -443,14 +472,17 @@ class KernelAnalysis(ThreadValues):
             return ("loop", s, body, self._plan(self._stmts(body), False))
         if s.kind == ck.WHILE_STMT and len(children) == 2 and children[0].kind != ck.VAR_DECL:
             self.headers.append(children[0])
+            self.header_stmts[tu.rng(children[0])] = s
             return ("loop", s, children[1], self._plan(self._stmts(children[1]), False))
         if s.kind == ck.DO_STMT and len(children) == 2:
             self.headers.append(children[1])
+            self.header_stmts[tu.rng(children[1])] = s
             return ("do", s, children[0], self._plan(self._stmts(children[0]), False))
         if s.kind == ck.IF_STMT and len(children) in (2, 3):
             if children[0].kind in (ck.VAR_DECL, ck.DECL_STMT) or tu.rng(children[0])[0] < 0:
                 raise Fallback("an if with a barrier declares a variable in its condition", s)
             self.headers.append(children[0])
+            self.header_stmts[tu.rng(children[0])] = s
             then = self._plan(self._stmts(children[1]), False)
             other = self._plan(self._stmts(children[2]), False) if len(children) == 3 else None
             return ("if", s, children[0], then, other)
@@ -526,9 +558,21 @@ class KernelAnalysis(ThreadValues):
         self._choose_block_vars()
         for h in self.headers:
             if not self._uniform(h, header=True):
-                raise Fallback("a barrier under a condition not shown to be block-uniform", h)
+                raise Fallback(f"{self._guarded(h)} under a condition not shown to be block-uniform", h)
         self._choose_slots()
         return plan
+
+    def _guarded(self, header) -> str:
+        """What the statement of condition ``header`` holds: "a barrier", or the warp shuffle or
+        vote that is the first of its barriers when all of them are (block_loops_warps.py)."""
+        s = self.header_stmts.get(self.tu.rng(header))
+        if s is None:
+            return "a barrier"
+        start, end = self.tu.rng(s)
+        inside = sorted(b for b in self.barriers if start <= b < end)
+        if inside and all(b in self.exchanges for b in inside):
+            return wait_what(self.exchanges[inside[0]][1])
+        return "a barrier"
 
     def _why_fibers(self, f) -> tuple[str, int | None]:
         """The call graph's first wait or unknown callee, from the call in this kernel: the

@@ -34,6 +34,7 @@ __all__ = [
     "plan_jump",
     "statement_end",
     "types_stay_inside",
+    "unchanging",
     "uniform_jump",
 ]
 
@@ -70,7 +71,7 @@ def boundary_op(k, node, name: str) -> str | None:
             return None
     elif ref is None or ref.semantic_parent is None or ref.semantic_parent.spelling != "wmma":
         return None
-    elif op == "mma" and not all(_unchanging(k, a) for a in list(node.get_children())[1:]):
+    elif op == "mma" and not all(unchanging(k, a) for a in list(node.get_children())[1:]):
         return REFUSED  # its two rounds would evaluate the arguments twice
     return op
 
@@ -88,7 +89,7 @@ def note_boundary(k, node, name: str) -> str | None:
     return op
 
 
-def _unchanging(k, node) -> bool:
+def unchanging(k, node) -> bool:
     """Whether evaluating ``node`` again changes nothing: no call, assignment, ``++`` or ``--``."""
     kind = node.kind.name
     if kind in ("CALL_EXPR", "COMPOUND_ASSIGNMENT_OPERATOR", "CXX_NEW_EXPR", "CXX_DELETE_EXPR"):
@@ -97,7 +98,7 @@ def _unchanging(k, node) -> bool:
         text = k.text[slice(*k.tu.rng(node))]
         if "++" in text or "--" in text or (kind == "BINARY_OPERATOR" and _ASSIGN.search(text)):
             return False
-    return all(_unchanging(k, ch) for ch in node.get_children())
+    return all(unchanging(k, ch) for ch in node.get_children())
 
 
 def plan_boundary(k, s, op: str, run: list, plan: list, close) -> None:

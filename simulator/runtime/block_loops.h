@@ -381,5 +381,7 @@ struct per_thread {
 #include "block_loops_hoist.h"
 // The shared-memory race check's regions judged once per block: the judgement and their loop.
 #include "block_loops_bulk.h"
+// Warp shuffles and votes as two rounds of the thread loop: the locals their calls name.
+#include "block_loops_warps.h"
 
 #endif  // CUDA_CPU_SIMULATOR_BLOCK_LOOPS_H

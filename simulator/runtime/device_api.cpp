@@ -74,27 +74,7 @@ void complete_warp(Block* b, int w, unsigned int mask) {
     for (int l = 0; l < n; ++l) {
         if (!((waiting >> l) & 1u)) continue;
         Fiber& f = lanes[l];
-        const int width = (f.wwidth >= 1 && f.wwidth <= 32 && (f.wwidth & (f.wwidth - 1)) == 0) ? f.wwidth : 32;
-        const int base = l & ~(width - 1);
-        int src = l;
-        switch (f.wkind) {
-            case kShflIdx:
-                src = base + (f.wparam & (width - 1));
-                break;
-            case kShflUp:
-                src = ((l - base) >= f.wparam && f.wparam >= 0) ? l - f.wparam : l;
-                break;
-            case kShflDown:
-                src = ((l - base) + f.wparam < width && f.wparam >= 0) ? l + f.wparam : l;
-                break;
-            case kShflXor: {
-                const int s = l ^ (f.wparam & 31);
-                src = s <= base + width - 1 ? s : l;
-                break;
-            }
-            default:
-                break;
-        }
+        const int src = shuffle_source(f.wkind, l, f.wparam, f.wwidth);
         if (f.wkind >= kMatchAny) {
             f.wresult = combine_lanes(lanes, n, waiting & f.wmask, f);
         } else if (f.wkind <= kShflXor) {

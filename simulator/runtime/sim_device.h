@@ -102,6 +102,39 @@ enum WarpKind {
     kReduceXor = 15,
 };
 
+// The lane whose value lane ``l`` of a shuffle of ``kind`` (kShflIdx..kShflXor) reads: with
+// ``width`` a power of two up to 32 (else 32), a source outside the lane's segment is ``l``
+// itself, as CUDA defines. Fibers (complete_warp) and block loops (block_loops_warps.h) share it.
+inline int shuffle_source(int kind, int l, int param, int width) {
+    width = (width >= 1 && width <= 32 && (width & (width - 1)) == 0) ? width : 32;
+    const int base = l & ~(width - 1);
+    switch (kind) {
+        case kShflIdx:
+            return base + (param & (width - 1));
+        case kShflUp:
+            return ((l - base) >= param && param >= 0) ? l - param : l;
+        case kShflDown:
+            return ((l - base) + param < width && param >= 0) ? l + param : l;
+        case kShflXor: {
+            const int s = l ^ (param & 31);
+            return s <= base + width - 1 ? s : l;
+        }
+        default:
+            return l;
+    }
+}
+
+// One thread's operands of a warp shuffle or vote in a block-loop kernel's exchange
+// (block_loops_warps.h): what its call passed in the exchange's first round.
+struct WarpOperand {
+    unsigned long long value;
+    unsigned int mask;
+    int param;
+    int width;
+};
+// The worker's exchange, one entry per thread of a block of ``threads`` (warp_exchange.cpp).
+SIM_API WarpOperand* warp_exchange_buffer(int threads);
+
 SIM_API void syncthreads(const char* file, int line);
 SIM_API int syncthreads_reduce(int kind, int predicate, const char* file, int line);
 SIM_API unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value, int param, int width,

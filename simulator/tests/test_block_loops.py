@@ -29,11 +29,11 @@ LOOPS = [
     "loop_class_slots",  # slots of a class with no default constructor and a copy of its own
     "loop_param_offsets",  # parameters each thread writes: slots of their own
     "loop_param_pairs",
+    "loop_shuffle",  # a warp shuffle reduction (block_loops_warps.py)
 ]
 FIBERS = [
     "fibers_blelloch_scan",
     "fibers_thread_branch",
-    "fibers_shuffle",
     "fibers_early_return",
     "fibers_barrier_in_callee",
     "fibers_pointer_to_local",

@@ -20,12 +20,15 @@ PROGRAM = KERNELS / "program_fiber_reasons.cu"
 # kernel -> (the reason's words, the marker of the line it names)
 FRONT_END_REASONS = {
     "branchy": ("a barrier under a condition not shown to be block-uniform", "branch"),
-    "shuffled": ("a warp shuffle (__shfl_down_sync)", "shuffle"),
+    "shuffled": (
+        "a warp shuffle (__shfl_down_sync) whose mask is not a literal full mask (0xffffffff)",
+        "shuffle",
+    ),
     "calls_barrier": ("a call of 'block_pass' that reaches a barrier (__syncthreads)", "callee"),
     "spins": ("a loop that spins on volatile or atomic memory", "spin"),
     "early_return": ("a return before the last barrier", "return"),
     "jumps": ("a goto", "goto"),
-    "voted": ("a warp vote (__ballot_sync)", "vote"),
+    "voted": ("a warp vote (__ballot_sync) under a condition not shown to be block-uniform", "vote"),
     "own_bound": ("a barrier under a condition not shown to be block-uniform", "own_bound"),
     "counter_written": ("a thread writes a loop's block-uniform variable", "counter"),
     "counter_passed": ("a call passed a loop's block-uniform variable that it may change", "passed"),

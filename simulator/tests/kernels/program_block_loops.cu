@@ -356,8 +356,9 @@ __global__ void fibers_thread_branch(const int* in, int* out) {
     }
 }
 
-// A warp shuffle needs the warp's lanes in lockstep: fibers.
-__global__ void fibers_shuffle(const int* in, int* out) {
+// A warp shuffle reduction that the whole block reaches: two lockstep rounds of the block's
+// thread loop per shuffle (simulator/block_loops_warps.py).
+__global__ void loop_shuffle(const int* in, int* out) {
     __shared__ int s[64];
     int t = threadIdx.x;
     int v = in[blockIdx.x * 64 + t];
@@ -682,8 +683,8 @@ int main(int argc, char** argv) {
         for (int i = 0; i < 128; ++i) ok &= o[i] == h[(i / 64) * 64 + 63 - i % 64];
         result("fibers_thread_branch", ok, o[0]);
     }
-    if (wanted(only, "fibers_shuffle")) {
-        fibers_shuffle<<<2, 64>>>(d, dout);
+    if (wanted(only, "loop_shuffle")) {
+        loop_shuffle<<<2, 64>>>(d, dout);
         cudaMemcpy(o.data(), dout, 128 * 4, cudaMemcpyDeviceToHost);
         bool ok = true;
         for (int b = 0; b < 2; ++b) {
@@ -691,7 +692,7 @@ int main(int argc, char** argv) {
             for (int i = 0; i < 64; ++i) want += h[b * 64 + i];
             ok &= o[b] == want;
         }
-        result("fibers_shuffle", ok, o[0] + o[1]);
+        result("loop_shuffle", ok, o[0] + o[1]);
     }
     if (wanted(only, "fibers_early_return")) {
         fibers_early_return<<<3, 64>>>(d, dout, 2);

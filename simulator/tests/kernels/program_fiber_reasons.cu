@@ -26,7 +26,8 @@ __global__ void branchy(const float* in, float* out) {
 
 __global__ void shuffled(const float* in, float* out) {
     float v = in[blockIdx.x * 64 + threadIdx.x];
-    v += __shfl_down_sync(0xffffffffu, v, 1);  // why: shuffle
+    const unsigned int lanes = 0xffffffffu;
+    v += __shfl_down_sync(lanes, v, 1);  // why: shuffle
     out[blockIdx.x * 64 + threadIdx.x] = v;
 }
 
@@ -69,7 +70,8 @@ done:
 
 __global__ void voted(const float* in, float* out) {
     float v = in[blockIdx.x * 64 + threadIdx.x];
-    unsigned mask = __ballot_sync(0xffffffffu, v > 3.0f);  // why: vote
+    unsigned mask = 0;
+    if (threadIdx.x < 32) mask = __ballot_sync(0xffffffffu, v > 3.0f);  // why: vote
     out[blockIdx.x * 64 + threadIdx.x] = (float)__popc(mask);
 }
 
