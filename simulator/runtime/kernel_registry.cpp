@@ -92,6 +92,29 @@ bool find_kernel(const void* kernel, KernelEntry* out) {
     return true;
 }
 
+bool launch_by_name(const KernelCall& site, void** args) {
+    KernelEntry e;
+    if (!find_kernel(site.kernel, &e) || !e.by_name || e.run_plain == nullptr) return false;
+    KernelCall call = site;
+    call.invoke = e.invoke;
+    call.run_plain = e.run_plain;
+    call.pack = e.make(site.kernel, args);
+    // As dispatch (launch.h): a launch by a CUDA thread is queued and one during a capture recorded,
+    // each owning the pack; any other runs now and the pack goes with it.
+    if (tl_thread != nullptr || capturing(call.spec.stream)) {
+        call.destroy = e.destroy;
+        if (tl_thread != nullptr) {
+            device_launch(call);
+        } else {
+            capture_kernel(call);
+        }
+        return true;
+    }
+    launch_raw(call);
+    e.destroy(call.pack);
+    return true;
+}
+
 cudaError_t unknown_kernel(const void* func, const char* call) {
     char fmt[256];
     std::snprintf(fmt, sizeof fmt,

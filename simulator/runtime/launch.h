@@ -60,8 +60,8 @@ struct LoopKind {
 };
 // A kind of a kernel that reaches a barrier or another wait: no launch of it runs as a plain
 // loop, so its launches and registration take no Packed::run_plain (null in its KernelCall). That
-// loop inlines the whole kernel (flatten) into each launch site's and the registration's copy, and
-// compiling it (instrumented, under the checkers) was a third of such a source's object. Only a
+// loop inlines the whole kernel (flatten) into the registration's copy (and a launch site's that
+// passes fewer arguments or one not trivially copyable), and compiling it (instrumented, under the checkers) was a third of such a source's object. Only a
 // type apart from LoopKind can tell the templates; it takes no lone bool, so `true` and `false`
 // stay LoopKinds.
 struct BarrierKind : LoopKind {
@@ -203,6 +203,18 @@ struct KernelPacker {
         return make_at(kernel, args, std::index_sequence_for<P...>{});
     }
 };
+
+// Launches ``site`` (whose kernel, pack and loop are unset) with the functions of its kernel's
+// definition's registration, which call the kernel by name: ``args[i]`` points at the i-th argument,
+// already of the i-th parameter's type, and the registry copies them. False, launching nothing,
+// where no definition registered the kernel with a plain loop.
+SIM_API bool launch_by_name(const KernelCall& site, void** args);
+
+template <class... T, size_t... I>
+static inline bool launch_registered(const KernelCall& site, std::tuple<T...>& args, std::index_sequence<I...>) {
+    void* argv[sizeof...(T) + 1] = {static_cast<void*>(&std::get<I>(args))..., nullptr};
+    return launch_by_name(site, argv);
+}
 
 // Records the parameter layout of the kernel at ``kernel`` (its definition's registration);
 // kernel_params answers it (false for a kernel no definition registered).
@@ -414,11 +426,22 @@ struct Launcher<Plain, F, std::index_sequence<N...>, P...>
             // directly. The arguments have the parameters' types, so the same kernel is chosen.
             // A call that captured nothing may also outlive this statement (a graph node replays
             // it, a device launch runs it later); one that captured a reference may not.
-            constexpr bool outlives = std::is_empty<F>::value;
-            if (spec.barrier_free && (outlives || (!capturing(spec.stream) && tl_thread == nullptr))) {
-                dispatch<Plain>(spec, name, file, line, address, by_name, std::move(args));
-            } else {
+            if constexpr ((std::is_trivially_copyable<T>::value && ...)) {
+                // The loop of the kernel's definition's registration, which calls it by name as
+                // this launch's own would: one copy of the loop (the kernel inlined, instrumented
+                // under the checkers) per kernel rather than one more per launch site. The
+                // registry copies the arguments, which is unobservable for trivially copyable ones.
+                if (spec.barrier_free &&
+                    launch_registered(KernelCall{spec, name, file, line, address}, args, std::index_sequence_for<T...>{}))
+                    return;
                 dispatch(spec, name, file, line, address, kernel, std::move(args));
+            } else {
+                constexpr bool outlives = std::is_empty<F>::value;
+                if (spec.barrier_free && (outlives || (!capturing(spec.stream) && tl_thread == nullptr))) {
+                    dispatch<Plain>(spec, name, file, line, address, by_name, std::move(args));
+                } else {
+                    dispatch(spec, name, file, line, address, kernel, std::move(args));
+                }
             }
         } else {
             // Fewer arguments than parameters: call the kernel by name so its defaults apply.
