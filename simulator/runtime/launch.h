@@ -24,6 +24,12 @@
 
 #include "block_loops.h"
 
+// The code of a launch site that only hands the launch to the runtime, reading no memory of the
+// program's but the arguments' copies it made itself: compiled without memcheck's checks, as the
+// runtime is (an instrumented copy of it in every launch site was most of a memcheck object's
+// launch code). It calls no inline function, which g++ would then not inline into it.
+#define SIM_LAUNCH_GLUE __attribute__((no_sanitize("address", "undefined")))
+
 // ---- launch machinery ------------------------------------------------------------------
 namespace __sim {
 
@@ -210,11 +216,19 @@ struct KernelPacker {
 // where no definition registered the kernel with a plain loop.
 SIM_API bool launch_by_name(const KernelCall& site, void** args);
 
-template <class... T, size_t... I>
-static inline bool launch_registered(const KernelCall& site, std::tuple<T...>& args, std::index_sequence<I...>) {
-    void* argv[sizeof...(T) + 1] = {static_cast<void*>(&std::get<I>(args))..., nullptr};
-    return launch_by_name(site, argv);
-}
+// A <<<>>> launch with every argument, each trivially copyable (Launcher::run_at_site): the site's
+// record with the functions of the kernel pointer's pack (KernelPacker), which it registers and
+// runs where no registration by name serves.
+struct SiteLaunch {
+    KernelCall call;  // no pack: the runtime copies the arguments into one
+    MakePack make;
+    int nparams;
+    bool through_pointer;  // the kernel is an expression: the front end could not tell which
+};
+// Runs ``site`` with the arguments ``args[i]`` points at, as Launcher::run does any other launch:
+// a null kernel fails; a barrier-free launch by name runs its registration's loop
+// (launch_by_name); a launch through a pointer takes its definition's barrier-free finding.
+SIM_API void launch_at_site(const SiteLaunch& site, void** args);
 
 // Records the parameter layout of the kernel at ``kernel`` (its definition's registration);
 // kernel_params answers it (false for a kernel no definition registered).
@@ -372,7 +386,17 @@ struct launch_with;
 template <class Self, class... T>
 struct launch_with<Self, std::tuple<T...>> {
     void operator()(T... args) const {
-        static_cast<const Self&>(*this).run(std::tuple<T...>(std::move(args)...));
+        const Self& self = static_cast<const Self&>(*this);
+        if constexpr (Self::template kAtSite<T...>) {
+            at_site(self, args...);
+        } else {
+            self.run(std::tuple<T...>(std::move(args)...));
+        }
+    }
+    // The addresses of its own copies of the arguments, which only the runtime reads (SIM_LAUNCH_GLUE).
+    static SIM_LAUNCH_GLUE void at_site(const Self& self, T... args) {
+        void* argv[sizeof...(T) + 1] = {static_cast<void*>(&args)..., nullptr};
+        self.run_at_site(argv);
     }
 };
 
@@ -406,6 +430,24 @@ struct Launcher<Plain, F, std::index_sequence<N...>, P...>
     Launcher(const char* n, const char* f, int l, const LaunchSpec& s, void (*k)(P...), F b)
         : name(n), file(f), line(l), spec(s), kernel(k), by_name(b) {}
 
+    // Whether a launch with arguments of types T goes to the runtime whole (launch_at_site): every
+    // argument, each trivially copyable, so that the runtime's copies of them are unobservable.
+    template <class... T>
+    static constexpr bool kAtSite = sizeof...(T) == sizeof...(P) && (std::is_trivially_copyable<T>::value && ...);
+
+    // ``args[i]`` points at the i-th argument. The launch's only code here: what it runs is the
+    // registration's loop (by name) or the kernel pointer's pack, which every launch of a kernel
+    // with these parameter types shares, not a copy of this site's own.
+    SIM_LAUNCH_GLUE void run_at_site(void** args) const {
+        using Pk = typename KernelPacker<P...>::Pk;
+        const KernelCall call{spec, name, file, line, reinterpret_cast<const void*>(kernel), &Pk::invoke, &Pk::run_plain,
+                              nullptr, &Pk::destroy};
+        launch_at_site(SiteLaunch{call, &KernelPacker<P...>::make, (int)sizeof...(P),
+                                  std::is_same<F, no_default_args>::value},
+                       args);
+    }
+
+    // Every other launch: fewer arguments than parameters, or one not trivially copyable.
     template <class... T>
     void run(std::tuple<T...>&& args) const {
         const void* address = reinterpret_cast<const void*>(kernel);
@@ -426,22 +468,11 @@ struct Launcher<Plain, F, std::index_sequence<N...>, P...>
             // directly. The arguments have the parameters' types, so the same kernel is chosen.
             // A call that captured nothing may also outlive this statement (a graph node replays
             // it, a device launch runs it later); one that captured a reference may not.
-            if constexpr ((std::is_trivially_copyable<T>::value && ...)) {
-                // The loop of the kernel's definition's registration, which calls it by name as
-                // this launch's own would: one copy of the loop (the kernel inlined, instrumented
-                // under the checkers) per kernel rather than one more per launch site. The
-                // registry copies the arguments, which is unobservable for trivially copyable ones.
-                if (spec.barrier_free &&
-                    launch_registered(KernelCall{spec, name, file, line, address}, args, std::index_sequence_for<T...>{}))
-                    return;
-                dispatch(spec, name, file, line, address, kernel, std::move(args));
+            constexpr bool outlives = std::is_empty<F>::value;
+            if (spec.barrier_free && (outlives || (!capturing(spec.stream) && tl_thread == nullptr))) {
+                dispatch<Plain>(spec, name, file, line, address, by_name, std::move(args));
             } else {
-                constexpr bool outlives = std::is_empty<F>::value;
-                if (spec.barrier_free && (outlives || (!capturing(spec.stream) && tl_thread == nullptr))) {
-                    dispatch<Plain>(spec, name, file, line, address, by_name, std::move(args));
-                } else {
-                    dispatch(spec, name, file, line, address, kernel, std::move(args));
-                }
+                dispatch(spec, name, file, line, address, kernel, std::move(args));
             }
         } else {
             // Fewer arguments than parameters: call the kernel by name so its defaults apply.

@@ -77,7 +77,9 @@ def test_launch_sites_share_their_kernels_plain_loop(source, mode, defines):
     # scale is launched twice by name: both launches run its definition's registered loop, so the
     # object holds that one copy of the kernel inlined into a loop, not one more per launch site.
     loops = _plain_loops(build.kernel_object(source, mode, defines=defines))
-    assert len([n for n in loops if "std::tuple<float*, float>" in n]) == 1, loops
+    # A [clone .cold] is a part of a copy that g++ split off.
+    copies = [n for n in loops if "std::tuple<float*, float>" in n and "[clone" not in n]
+    assert len(copies) == 1, loops
 
 
 @needs_tools
