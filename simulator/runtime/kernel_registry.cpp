@@ -119,6 +119,7 @@ bool launch_by_name(const KernelCall& site, void** args) {
     KernelCall call = site;
     call.invoke = e.invoke;
     call.run_plain = e.run_plain;
+    call.registered_call = true;
     dispatch_copy(call, e.make, e.destroy, args);
     return true;
 }

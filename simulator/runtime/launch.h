@@ -114,6 +114,9 @@ struct KernelCall {
     RunPlain run_plain = nullptr;      // its own loop over a plain block's threads (null: the runtime's)
     void* pack = nullptr;              // the converted arguments
     void (*destroy)(void*) = nullptr;  // frees pack where the record owns it (queued, recorded); else null
+    // Whether it runs the call by name of the kernel's definition's registration in place of a lambda
+    // at the launch (launch_by_name): memcheck's reports leave that call's frame out as they did the lambda's.
+    bool registered_call = false;
 };
 
 // Runs a launch now; ``call.pack`` stays the caller's.

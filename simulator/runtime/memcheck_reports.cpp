@@ -223,11 +223,22 @@ std::string caller_frames(const std::vector<std::string>& frames, const Launch* 
     std::string out;
     char launch_at[1100];
     std::snprintf(launch_at, sizeof launch_at, " in %s:%d", launch->file, launch->line);
+    auto is_at_launch = [&launch_at](const std::string& fr) {
+        return fr.size() >= std::strlen(launch_at) &&
+               fr.compare(fr.size() - std::strlen(launch_at), std::string::npos, launch_at) == 0;
+    };
+    // A launch that runs its registration's call by name (KernelCall::registered_call): that call,
+    // the kernel's outermost program frame, stands where the launch's own lambda stood, at the launch.
+    size_t call_frame = 0;  // none
+    if (launch->registered_call) {
+        size_t first_host = 1;
+        while (first_host < frames.size() && !is_at_launch(frames[first_host])) ++first_host;
+        if (first_host >= 2 && frames[first_host - 1].compare(0, 10, "operator()") == 0) call_frame = first_host - 1;
+    }
     bool host = false;
     for (size_t i = 1; i < frames.size(); ++i) {
         const std::string& fr = frames[i];
-        const bool at_launch = fr.size() >= std::strlen(launch_at) &&
-                               fr.compare(fr.size() - std::strlen(launch_at), std::string::npos, launch_at) == 0;
+        const bool at_launch = i == call_frame || is_at_launch(fr);
         if (at_launch && !host) {
             host = true;
             out += "=========     Host frames of the launch:\n";
