@@ -67,9 +67,9 @@ struct LoopKind {
 // A kind of a kernel that reaches a barrier or another wait: no launch of it runs as a plain
 // loop, so its launches and registration take no Packed::run_plain (null in its KernelCall). That
 // loop inlines the whole kernel (flatten) into the registration's copy (and a launch site's that
-// passes fewer arguments or one not trivially copyable), and compiling it (instrumented, under the checkers) was a third of such a source's object. Only a
-// type apart from LoopKind can tell the templates; it takes no lone bool, so `true` and `false`
-// stay LoopKinds.
+// passes fewer arguments or one not trivially copyable), and compiling it (instrumented, under the
+// checkers) was a third of such a source's object. Only a type apart from LoopKind can tell the
+// templates; it takes no lone bool, so `true` and `false` stay LoopKinds.
 struct BarrierKind : LoopKind {
     explicit constexpr BarrierKind(bool free, bool loops, const char* why = nullptr) : LoopKind(free, loops, why) {}
 };
@@ -443,8 +443,8 @@ struct Launcher<Plain, F, std::index_sequence<N...>, P...>
     // with these parameter types shares, not a copy of this site's own.
     SIM_LAUNCH_GLUE void run_at_site(void** args) const {
         using Pk = typename KernelPacker<P...>::Pk;
-        const KernelCall call{spec, name, file, line, reinterpret_cast<const void*>(kernel), &Pk::invoke, &Pk::run_plain,
-                              nullptr, &Pk::destroy};
+        const void* address = reinterpret_cast<const void*>(kernel);
+        const KernelCall call{spec, name, file, line, address, &Pk::invoke, &Pk::run_plain, nullptr, &Pk::destroy};
         launch_at_site(SiteLaunch{call, &KernelPacker<P...>::make, (int)sizeof...(P),
                                   std::is_same<F, no_default_args>::value},
                        args);
