@@ -92,6 +92,60 @@ bool find_kernel(const void* kernel, KernelEntry* out) {
     return true;
 }
 
+namespace {
+// Runs ``call`` with a pack ``make`` copies from ``args``, as dispatch (launch.h) runs a pack: a
+// launch by a CUDA thread is queued and one during a capture recorded, each owning the pack; any
+// other runs now and the pack goes with it.
+void dispatch_copy(KernelCall call, MakePack make, void (*destroy)(void*), void** args) {
+    call.pack = make(call.kernel, args);
+    if (tl_thread != nullptr || capturing(call.spec.stream)) {
+        call.destroy = destroy;
+        if (tl_thread != nullptr) {
+            device_launch(call);
+        } else {
+            capture_kernel(call);
+        }
+        return;
+    }
+    call.destroy = nullptr;
+    launch_raw(call);
+    destroy(call.pack);
+}
+}  // namespace
+
+bool launch_by_name(const KernelCall& site, void** args) {
+    KernelEntry e;
+    if (!find_kernel(site.kernel, &e) || !e.by_name || e.run_plain == nullptr) return false;
+    KernelCall call = site;
+    call.invoke = e.invoke;
+    call.run_plain = e.run_plain;
+    call.registered_call = true;
+    dispatch_copy(call, e.make, e.destroy, args);
+    return true;
+}
+
+void launch_at_site(const SiteLaunch& site, void** args) {
+    const KernelCall& call = site.call;
+    if (call.kernel == nullptr) {
+        // Launching a null kernel pointer: a GPU refuses it with cudaErrorInvalidDeviceFunction.
+        launch_raw(KernelCall{call.spec, call.name, call.file, call.line});
+        return;
+    }
+    register_kernel_raw(call.kernel, call.name, site.nparams, site.make, call.invoke, call.run_plain, call.destroy);
+    if (site.through_pointer) {
+        // The front end could not tell which kernel (and passed false), but the kernel's
+        // definition registered whether it is barrier-free.
+        KernelCall through_pointer = call;
+        through_pointer.spec.barrier_free = call.spec.barrier_free || registered_barrier_free(call.kernel);
+        dispatch_copy(through_pointer, site.make, call.destroy, args);
+        return;
+    }
+    // Called by name for a barrier-free kernel: the loop of the kernel's definition's registration,
+    // which calls it by name as this launch's own would.
+    if (call.spec.barrier_free && launch_by_name(call, args)) return;
+    dispatch_copy(call, site.make, call.destroy, args);
+}
+
 cudaError_t unknown_kernel(const void* func, const char* call) {
     char fmt[256];
     std::snprintf(fmt, sizeof fmt,

@@ -24,6 +24,12 @@
 
 #include "block_loops.h"
 
+// The code of a launch site that only hands the launch to the runtime, reading no memory of the
+// program's but the arguments' copies it made itself: compiled without memcheck's checks, as the
+// runtime is (an instrumented copy of it in every launch site was most of a memcheck object's
+// launch code). It calls no inline function, which g++ would then not inline into it.
+#define SIM_LAUNCH_GLUE __attribute__((no_sanitize("address", "undefined")))
+
 // ---- launch machinery ------------------------------------------------------------------
 namespace __sim {
 
@@ -60,10 +66,10 @@ struct LoopKind {
 };
 // A kind of a kernel that reaches a barrier or another wait: no launch of it runs as a plain
 // loop, so its launches and registration take no Packed::run_plain (null in its KernelCall). That
-// loop inlines the whole kernel (flatten) into each launch site's and the registration's copy, and
-// compiling it (instrumented, under the checkers) was a third of such a source's object. Only a
-// type apart from LoopKind can tell the templates; it takes no lone bool, so `true` and `false`
-// stay LoopKinds.
+// loop inlines the whole kernel (flatten) into the registration's copy (and a launch site's that
+// passes fewer arguments or one not trivially copyable), and compiling it (instrumented, under the
+// checkers) was a third of such a source's object. Only a type apart from LoopKind can tell the
+// templates; it takes no lone bool, so `true` and `false` stay LoopKinds.
 struct BarrierKind : LoopKind {
     explicit constexpr BarrierKind(bool free, bool loops, const char* why = nullptr) : LoopKind(free, loops, why) {}
 };
@@ -108,6 +114,9 @@ struct KernelCall {
     RunPlain run_plain = nullptr;      // its own loop over a plain block's threads (null: the runtime's)
     void* pack = nullptr;              // the converted arguments
     void (*destroy)(void*) = nullptr;  // frees pack where the record owns it (queued, recorded); else null
+    // Whether it runs the call by name of the kernel's definition's registration in place of a lambda
+    // at the launch (launch_by_name): memcheck's reports leave that call's frame out as they did the lambda's.
+    bool registered_call = false;
 };
 
 // Runs a launch now; ``call.pack`` stays the caller's.
@@ -203,6 +212,26 @@ struct KernelPacker {
         return make_at(kernel, args, std::index_sequence_for<P...>{});
     }
 };
+
+// Launches ``site`` (whose kernel, pack and loop are unset) with the functions of its kernel's
+// definition's registration, which call the kernel by name: ``args[i]`` points at the i-th argument,
+// already of the i-th parameter's type, and the registry copies them. False, launching nothing,
+// where no definition registered the kernel with a plain loop.
+SIM_API bool launch_by_name(const KernelCall& site, void** args);
+
+// A <<<>>> launch with every argument, each trivially copyable (Launcher::run_at_site): the site's
+// record with the functions of the kernel pointer's pack (KernelPacker), which it registers and
+// runs where no registration by name serves.
+struct SiteLaunch {
+    KernelCall call;  // no pack: the runtime copies the arguments into one
+    MakePack make;
+    int nparams;
+    bool through_pointer;  // the kernel is an expression: the front end could not tell which
+};
+// Runs ``site`` with the arguments ``args[i]`` points at, as Launcher::run does any other launch:
+// a null kernel fails; a barrier-free launch by name runs its registration's loop
+// (launch_by_name); a launch through a pointer takes its definition's barrier-free finding.
+SIM_API void launch_at_site(const SiteLaunch& site, void** args);
 
 // Records the parameter layout of the kernel at ``kernel`` (its definition's registration);
 // kernel_params answers it (false for a kernel no definition registered).
@@ -360,7 +389,17 @@ struct launch_with;
 template <class Self, class... T>
 struct launch_with<Self, std::tuple<T...>> {
     void operator()(T... args) const {
-        static_cast<const Self&>(*this).run(std::tuple<T...>(std::move(args)...));
+        const Self& self = static_cast<const Self&>(*this);
+        if constexpr (Self::template kAtSite<T...>) {
+            at_site(self, args...);
+        } else {
+            self.run(std::tuple<T...>(std::move(args)...));
+        }
+    }
+    // The addresses of its own copies of the arguments, which only the runtime reads (SIM_LAUNCH_GLUE).
+    static SIM_LAUNCH_GLUE void at_site(const Self& self, T... args) {
+        void* argv[sizeof...(T) + 1] = {static_cast<void*>(&args)..., nullptr};
+        self.run_at_site(argv);
     }
 };
 
@@ -394,6 +433,24 @@ struct Launcher<Plain, F, std::index_sequence<N...>, P...>
     Launcher(const char* n, const char* f, int l, const LaunchSpec& s, void (*k)(P...), F b)
         : name(n), file(f), line(l), spec(s), kernel(k), by_name(b) {}
 
+    // Whether a launch with arguments of types T goes to the runtime whole (launch_at_site): every
+    // argument, each trivially copyable, so that the runtime's copies of them are unobservable.
+    template <class... T>
+    static constexpr bool kAtSite = sizeof...(T) == sizeof...(P) && (std::is_trivially_copyable<T>::value && ...);
+
+    // ``args[i]`` points at the i-th argument. The launch's only code here: what it runs is the
+    // registration's loop (by name) or the kernel pointer's pack, which every launch of a kernel
+    // with these parameter types shares, not a copy of this site's own.
+    SIM_LAUNCH_GLUE void run_at_site(void** args) const {
+        using Pk = typename KernelPacker<P...>::Pk;
+        const void* address = reinterpret_cast<const void*>(kernel);
+        const KernelCall call{spec, name, file, line, address, &Pk::invoke, &Pk::run_plain, nullptr, &Pk::destroy};
+        launch_at_site(SiteLaunch{call, &KernelPacker<P...>::make, (int)sizeof...(P),
+                                  std::is_same<F, no_default_args>::value},
+                       args);
+    }
+
+    // Every other launch: fewer arguments than parameters, or one not trivially copyable.
     template <class... T>
     void run(std::tuple<T...>&& args) const {
         const void* address = reinterpret_cast<const void*>(kernel);

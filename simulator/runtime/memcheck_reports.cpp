@@ -223,11 +223,28 @@ std::string caller_frames(const std::vector<std::string>& frames, const Launch* 
     std::string out;
     char launch_at[1100];
     std::snprintf(launch_at, sizeof launch_at, " in %s:%d", launch->file, launch->line);
+    auto is_at_launch = [&launch_at](const std::string& fr) {
+        return fr.size() >= std::strlen(launch_at) &&
+               fr.compare(fr.size() - std::strlen(launch_at), std::string::npos, launch_at) == 0;
+    };
+    // A launch that runs its registration's call by name (KernelCall::registered_call): that call's
+    // frame, the lambda that calls the kernel (the first `operator()` after the kernel's own frame),
+    // stands where the launch's own lambda stood, at the launch.
+    size_t call_frame = 0;  // none
+    if (launch->registered_call && launch->name != nullptr) {
+        const std::string kernel(launch->name, std::strcspn(launch->name, "<"));
+        for (size_t i = 1; i < frames.size() && call_frame == 0; ++i) {
+            const std::string inner = frames[i - 1].substr(0, frames[i - 1].find(" in "));
+            const size_t at = inner.find(kernel);
+            const bool after_kernel = !kernel.empty() && at != std::string::npos &&
+                                      (inner[at + kernel.size()] == '(' || inner[at + kernel.size()] == '<');
+            if (after_kernel && frames[i].compare(0, 10, "operator()") == 0) call_frame = i;
+        }
+    }
     bool host = false;
     for (size_t i = 1; i < frames.size(); ++i) {
         const std::string& fr = frames[i];
-        const bool at_launch = fr.size() >= std::strlen(launch_at) &&
-                               fr.compare(fr.size() - std::strlen(launch_at), std::string::npos, launch_at) == 0;
+        const bool at_launch = i == call_frame || is_at_launch(fr);
         if (at_launch && !host) {
             host = true;
             out += "=========     Host frames of the launch:\n";

@@ -41,6 +41,7 @@ SOURCE = textwrap.dedent(
         cudaMalloc(&b, 64 * sizeof(float));
         tile_flip<<<1, 64>>>(a, b);
         scale<<<1, 64>>>(b, 2.0f);
+        scale<<<1, 64>>>(b, 0.5f);
         return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;
     }
     """
@@ -68,6 +69,17 @@ def test_a_kernel_with_a_barrier_gets_no_plain_loop(source, mode, defines):
     loops = _plain_loops(build.kernel_object(source, mode, defines=defines))
     assert any("std::tuple<float*, float>" in n for n in loops), loops  # scale's: barrier-free
     assert not any("std::tuple<float const*, float*>" in n for n in loops), loops  # tile_flip's
+
+
+@needs_tools
+@pytest.mark.parametrize("mode, defines", [("fast", []), ("memcheck", ["EXPECT_NO_FAST_LOOPS"])])
+def test_launch_sites_share_their_kernels_plain_loop(source, mode, defines):
+    # scale is launched twice by name: both launches run its definition's registered loop, so the
+    # object holds that one copy of the kernel inlined into a loop, not one more per launch site.
+    loops = _plain_loops(build.kernel_object(source, mode, defines=defines))
+    # A [clone .cold] is a part of a copy that g++ split off.
+    copies = [n for n in loops if "std::tuple<float*, float>" in n and "[clone" not in n]
+    assert len(copies) == 1, loops
 
 
 @needs_tools

@@ -95,6 +95,11 @@ def test_memcheck_names_the_child_kernel_that_writes_out_of_bounds():
     line = next(i for i, s in enumerate(ERRORS.read_text().splitlines(), 1) if "p[n + threadIdx.x] = 1" in s)
     assert f"{ERRORS.name}:{line}" in proc.stderr
     assert "kernel 'child_oob'" in proc.stderr
+    # The child runs the call by name of its definition's registration (launch_by_name): like a
+    # launch's own lambda, that call is no frame of the report, whose host frames follow it.
+    block = proc.stderr[proc.stderr.index("kernel 'child_oob'") :].split("=========\n")[0]
+    assert "=========     Host frames of the launch:" in block, block
+    assert "called from operator()" not in block, block
 
 
 def test_a_parent_spinning_on_its_child_times_out_and_says_why():
