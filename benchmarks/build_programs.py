@@ -23,7 +23,8 @@ to. The built program runs in the copy of its ``cwd`` (in the folder it was buil
 ``real_programs.py`` judges a program (``real_programs.judge``): its check line, or its exit status,
 within ``--limit`` seconds, its stdout line-buffered (``SIMULATOR_LINE_BUFFERED``, unless the caller
 sets it) as ``real_programs.py``'s runs are, so that a check line before a long benchmark counts
-when it is printed; a single kernel launch may run as long (``SIMULATOR_TIMEOUT``, unless
+when it is printed, with the entry's ``devices`` (``SIMULATOR_DEVICES``); a single kernel launch
+may run as long (``SIMULATOR_TIMEOUT``, unless
 the caller sets it: the simulator's default of 60 s would stop a long launch that the program's own
 limit allows, and the program would then check a result its kernel never finished). A build that
 fails is listed as ``build failed`` with its first error
@@ -170,6 +171,9 @@ def build_and_run(
     # The program writes to a pipe, where its stdout is fully buffered: a check line printed before
     # a long benchmark would arrive only at the end. Line by line, as real_programs.py's runs.
     env["SIMULATOR_LINE_BUFFERED"] = env.get("SIMULATOR_LINE_BUFFERED") or "1"
+    # The entry's GPU count, as real_programs.py's ``run --devices``: a two-device program built
+    # by its own files would otherwise see one and waive itself.
+    env["SIMULATOR_DEVICES"] = str(prog.devices)
     commands, program = build_commands(prog, copy, nvcc, toolkit)
     for command in commands:
         status, output = run_step(command, copy, env, build_limit - (time.monotonic() - began))

@@ -359,6 +359,46 @@ CHECKS: dict[str, dict | None] = {
     "cudahandbook/SMs/testShuffle": None,  # prints the shuffled values
     "cudahandbook/concurrency/concurrencyMemcpyKernel": None,  # prints times; fails on API errors only
     "cudahandbook/memory/AOStoSOA": EXIT,  # "Mismatch at ..." then exit 1 for a wrong element
+    # --- the fifth fresh sample (seed 83341, libraries weighted 8, fresh_sample5.json) ---
+    "hecbench/src/multinomial-cuda": PASS_LINE,
+    # "********* MISMATCH ************" for a wrong decode of one lambda's data, exiting 0
+    "hecbench/src/ans-cuda": {**EXIT, "fails": "MISMATCH"},
+    "hecbench/src/hexciton-cuda": None,  # prints each kernel's deviation from its reference, decides nothing
+    "hecbench/src/pad-cuda": {"passes": "^Test Passed"},  # "Test failed" in its place
+    "hecbench/src/opticalFlow-cuda": EXIT,  # exit 1 when the L1 error against the host's flow is too large
+    "hecbench/src/intrinsics-cast-cuda": None,  # prints a checksum
+    "hecbench/src/topk-cuda": {**EXIT, "fails": "^FAIL"},  # PASS or FAIL for each configuration
+    "hecbench/src/ising-cuda": PASS_LINE,
+    "hecbench/src/expdist-cuda": None,  # prints the device's and the host's results, decides nothing
+    "hecbench/src/tsne-cuda": None,  # prints times and writes the embedding
+    "hecbench/src/scel-cuda": PASS_LINE,
+    # "PASS" or "FAIL" at the end of each variant's error line, exiting 0
+    "hecbench/src/ssm-cuda": {**EXIT, "fails": "FAIL$"},
+    "cuda-samples/Samples/0_Introduction/simplePitchLinearTexture/simplePitchLinearTexture": EXIT,
+    "cuda-samples/Samples/1_Utilities/topologyQuery/topologyQuery": None,  # prints the topology
+    "cuda-samples/Samples/0_Introduction/simpleAttributes/simpleAttributes": None,  # checks API errors only
+    # checks a copy from one device to another, exits 1 on a mismatch; needs two devices (waives on one)
+    "cuda-samples/Samples/2_Concepts_and_Techniques/streamOrderedAllocationP2P/streamOrderedAllocationP2P": {
+        "passes": "^PASSED",
+        "devices": 2,
+    },
+    "cudahandbook/texturing/tex2d_shmoo": None,  # prints times
+    "cudahandbook/concurrency/concurrencyKernelKernel": None,  # prints times
+    "cudahandbook/memory/globalWrite": None,  # prints bandwidths
+    "hecbench/src/attention-paged-cuda": {**EXIT, "fails": "^FAIL"},  # PASS or FAIL for float and bfloat16
+    "hecbench/src/coordinates-cuda": {**EXIT, "fails": "^FAIL"},  # PASS or FAIL for double and float
+    "hecbench/src/rotary-cuda": PASS_LINE,
+    "hecbench/src/mlp-cuda": PASS_LINE,
+    "cuda-samples/Samples/0_Introduction/matrixMulDynlinkJIT/matrixMulDynlinkJIT": {
+        "passes": "^Test run success"
+    },
+    "hecbench/src/zeropoint-cuda": PASS_LINE,
+    "hecbench/src/mtf-cuda": PASS_LINE,  # exit 1 after FAIL
+    "hecbench/src/minimod-cuda": None,  # prints a checksum
+    # validate_result (../layernorm-cuda/common.h) exits 1 after ten mismatches, before this line
+    "hecbench/src/permute-cuda": {"passes": "^All results match"},
+    "hecbench/src/aidw-cuda": {**EXIT, "fails": "^FAIL"},  # PASS or FAIL for each of its two kernels
+    "hecbench/src/adamw-cuda": PASS_LINE,
 }
 
 # Arguments smaller than the run target's, where a run with the run target's went past 90 s under
@@ -534,5 +574,63 @@ SMALLER_ARGS: dict[str, tuple[list[str], str]] = {
         "16 blocks, not 2,227,104, and 1 timed repeat, not 100 (each of 18 configurations launches 100 + "
         "repeat times a grid of 1,024-item tiles: 8e12 items at the run target's); each block scans the "
         "same tile, and the first launch of each configuration is checked as before",
+    ),
+    # the fifth fresh sample: repeat counts cut to 1 before any run (the check is unchanged)
+    "hecbench/src/adamw-cuda": (
+        "1000000 1".split(),
+        "1 time step, not 100, of AdamW over 10^6 parameters; the host reference takes as many",
+    ),
+    "hecbench/src/aidw-cuda": (
+        "100 1 1".split(),
+        "1 timed iteration, not 100, of each kernel over 100K points; the check follows each first launch",
+    ),
+    "hecbench/src/attention-paged-cuda": (
+        "8 32 128 4096 128 1".split(),
+        "1 repeat, not 100, of each precision's kernel",
+    ),
+    "hecbench/src/coordinates-cuda": (
+        "10000000 1".split(),
+        "1 repeat, not 1000, of each precision's transform of 10^7 coordinates",
+    ),
+    "hecbench/src/mlp-cuda": (
+        "3 128 784 512 10 0 0 1".split(),
+        "1 timed repeat, not 100, of the forward pass",
+    ),
+    "hecbench/src/mtf-cuda": (
+        "1024 1".split(),
+        "1 repeat, not 100",
+    ),
+    "hecbench/src/multinomial-cuda": (
+        "65536 2048 1".split(),
+        "1 repeat, not 100, over 65,536 distributions of 2,048 categories",
+    ),
+    "hecbench/src/permute-cuda": (
+        "8 1".split(),
+        "1 repeat, not 100, of the timed permutes",
+    ),
+    "hecbench/src/rotary-cuda": (
+        "1".split(),
+        "1 repeat, not 1000",
+    ),
+    "hecbench/src/scel-cuda": (
+        "2048 50176 1".split(),
+        "1 repeat, not 100, over 2,048 x 50,176 values",
+    ),
+    "hecbench/src/ssm-cuda": (
+        "1".split(),
+        "1 repeat, not 1000, of each variant",
+    ),
+    "hecbench/src/topk-cuda": (
+        "3072 1".split(),
+        "1 repeat, not 1000, for each configuration",
+    ),
+    "hecbench/src/zeropoint-cuda": (
+        "10000000 1".split(),
+        "1 repeat, not 100, over 10^7 min/max pairs",
+    ),
+    "hecbench/src/ising-cuda": (
+        "-x 1024 -y 1024 -w 10 -n 10".split(),
+        "a 1,024 x 1,024 lattice and 10 iterations, not 5,120 x 5,120 and 1,000 (2.6e10 spin updates, "
+        "and as many in the host's reference); every spin is checked against the host's",
     ),
 }

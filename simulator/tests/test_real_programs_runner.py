@@ -378,6 +378,28 @@ def test_a_launch_may_run_as_long_as_the_program(suite, monkeypatch):
     assert got["verdict"] != "pass", got
 
 
+def test_a_built_program_sees_its_entrys_devices(suite, monkeypatch):
+    """The built program runs with SIMULATOR_DEVICES set to its entry's ``devices`` (default 1)."""
+    root, nvcc = suite
+    src = root / "hec" / "src" / "ok-cuda" / "main.cu"
+    src.write_text(
+        "#include <cstdio>\n#include <cstdlib>\n"
+        'int main() { const char* d = getenv("SIMULATOR_DEVICES");\n'
+        'printf("devices %s\\n", d ? d : "unset"); }\n'
+    )
+    manifest = json.loads((root / "manifest.json").read_text())
+    monkeypatch.setenv("SIMULATOR_DEVICES", "3")  # the caller's value does not leak into an entry's run
+    for devices, expected in ((None, "1"), (2, "2")):
+        for entry in manifest["programs"]:
+            entry["passes"] = f"^devices {expected}$"
+            entry.pop("devices", None)
+            if devices is not None:
+                entry["devices"] = devices
+        (root / "manifest.json").write_text(json.dumps(manifest))
+        proc, (got,) = _build(root, nvcc, "--only", "ok")
+        assert got["verdict"] == "pass", (devices, got, proc.stdout + proc.stderr)
+
+
 def test_a_build_that_needs_a_toolkit_or_a_missing_nvcc_is_named(suite):
     root, nvcc = suite
     proc, outcomes = _build(root, nvcc, "--only", "rodinia")
