@@ -19,7 +19,7 @@ from pathlib import Path
 from . import cccl, pch, source_manifest
 from .build_cache import cache_dir, cache_key, cache_stem, cached_output, write_new
 from .compiler_errors import compile_step, compiles, run_compiler
-from .errors import SimBuildError, clang_module
+from .errors import SimBuildError, clang_module, require_clang
 from .modes import BUILD_NAMED, check_build_mode
 from .runtime_build import runtime_sources
 from .toolchain import (
@@ -274,7 +274,7 @@ def kernel_object(
     pp = [cxx, *flags, *includes, "-x", "c++"]
     macros = [*nvcc_macros(arch), "-include", str(RUNTIME_DIR / "cuda_sim.h")]
     manifest = _manifest(stem, mode, path, [*pp, *macros], (runtime_sources(), *fixed))
-    clang_module()  # the front end's dependency, named before any build as when nothing is cached
+    require_clang()  # the front end's dependency, named before any build as when nothing is cached
     if manifest is not None and (hit := source_manifest.lookup(manifest)) is not None:
         return hit
     started = time.time()
