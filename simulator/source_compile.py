@@ -19,7 +19,7 @@ from pathlib import Path
 from . import cccl, pch, source_manifest
 from .build_cache import cache_dir, cache_key, cache_stem, cached_output, write_new
 from .compiler_errors import compile_step, compiles, run_compiler
-from .errors import SimBuildError, clang_module, require_clang
+from .errors import SimBuildError, require_clang
 from .modes import BUILD_NAMED, check_build_mode
 from .runtime_build import runtime_sources
 from .toolchain import (
@@ -116,7 +116,7 @@ def _front_end_version() -> str:
 def preprocess(cxx: str, path: str, flags: list[str], arch: int, what: str) -> tuple[str, str | None]:
     """``g++ -E`` of a .cu source for the front end: the host pass, and the device pass
     (``__CUDA_ARCH__`` defined) when the program's files test it (else None)."""
-    clang_module()  # the front end's dependency, checked before any work
+    require_clang()  # the front end's dependency, checked before any work
     pp = [cxx, *flags, *nvcc_macros(arch), "-include", str(RUNTIME_DIR / "cuda_sim.h"), "-x", "c++"]
     host_pre = run_compiler([*pp, "-E", path], what)
     for f in sorted(_user_files(host_pre)):
