@@ -60,27 +60,30 @@ INSTALL_HINT = (
 )
 # Where NVIDIA's CUDA 13 wheels put their headers inside site-packages.
 _WHEEL_FOLDER = Path("nvidia") / f"cu{CUDA_MAJOR}" / "include"
-_VERSION = re.compile(r"#define\s+CUDART_VERSION\s+(\d+)")
+# The patterns in this module are text: re compiles each on first use and caches it, so a process that
+# never copies the headers compiles none of them.
+_VERSION = r"#define\s+CUDART_VERSION\s+(\d+)"
 # Bumped when a rule below changes, so that every cached copy is made again.
 _RULES_VERSION = "4"
 
 # The headers whose device intrinsics carry the host pass's empty bodies, and the rewrite that
 # makes them declarations with external linkage (the storage of the "static __inline__" variant
 # of each header's *_DECL__ macro goes; its RTC variant already reads so).
-_DEF_IF_HOST = re.compile(r"(?m)^(\s*#\s*define\s+__DEF_IF_HOST\s+)\{\s*\}")
-_STATIC_DECL = re.compile(
-    r"(?m)^(\s*#\s*define\s+__\w+_DECL__\s+)(?:static\s+__device__\s+__inline__|static\s+__inline__\s+__device__)"
+_DEF_IF_HOST = r"(?m)^(\s*#\s*define\s+__DEF_IF_HOST\s+)\{\s*\}"
+_STATIC_DECL = (
+    r"(?m)^(\s*#\s*define\s+__\w+_DECL__\s+)"
+    r"(?:static\s+__device__\s+__inline__|static\s+__inline__\s+__device__)"
 )
 
 
 def _declarations_only(text: str) -> str:
-    text = _DEF_IF_HOST.sub(r"\1;", text)
-    return _STATIC_DECL.sub(r"\1__device__", text)
+    text = re.sub(_DEF_IF_HOST, r"\1;", text)
+    return re.sub(_STATIC_DECL, r"\1__device__", text)
 
 
 # A header's own declaration of a built-in variable for host compilers (cuRAND's MTGP32 kernels
 # declare blockDim and threadIdx so): thread-local, as cuda_sim.h makes every declaration of them.
-_BUILTIN_REDECLARATION = re.compile(
+_BUILTIN_REDECLARATION = (
     r"(?m)^(\s*extern)(\s+const\s+(?:uint3|dim3)\s+(?:threadIdx|blockIdx|blockDim|gridDim)\s*;)"
 )
 
@@ -90,12 +93,11 @@ _BUILTIN_REDECLARATION = re.compile(
 # would take them for redeclarations of its own constexpr ones and stop. Between the two markers
 # of that block, each such declaration becomes blank lines (the line numbers stay); device code
 # calls the host's functions, which are what runs here.
-_STD_BLOCK = re.compile(
-    r"(#elif defined\(__GNUC__\) && !defined\(_STLPORT_VERSION\)\nnamespace std \{\n)(.*?)"
-    r"(#elif defined\(__GNUC__\) && !defined\(_STLPORT_VERSION\)\n\}\n)",
-    re.DOTALL,
+_STD_BLOCK = (
+    r"(?s)(#elif defined\(__GNUC__\) && !defined\(_STLPORT_VERSION\)\nnamespace std \{\n)(.*?)"
+    r"(#elif defined\(__GNUC__\) && !defined\(_STLPORT_VERSION\)\n\}\n)"
 )
-_STD_DEVICE_DECL = re.compile(
+_STD_DEVICE_DECL = (
     r"(?m)^(?:template\s*<[^;{}]*>\s*\n)?extern __DEVICE_FUNCTIONS_DECL__ __cudart_builtin__[^;{}]*;"
 )
 
@@ -104,12 +106,15 @@ def _without_std_device_declarations(text: str) -> str:
     def blank(m: re.Match) -> str:
         return "\n" * m.group(0).count("\n")
 
-    return _STD_BLOCK.sub(lambda m: m.group(1) + _STD_DEVICE_DECL.sub(blank, m.group(2)) + m.group(3), text)
+    def strip(m: re.Match) -> str:
+        return m.group(1) + re.sub(_STD_DEVICE_DECL, blank, m.group(2)) + m.group(3)
+
+    return re.sub(_STD_BLOCK, strip, text)
 
 
 # The architecture test of a generated PTX wrapper, and the same test that also holds when the
 # modelled device (CUB_PTX_ARCH, which toolchain.nvcc_macros defines for every pass) is that recent.
-_PTX_ARCH_TEST = re.compile(r"(?m)^(#\s*if _CCCL_CUDA_COMPILER\(NVHPC\) \|\| )__CUDA_ARCH__ >= (\d+)$")
+_PTX_ARCH_TEST = r"(?m)^(#\s*if _CCCL_CUDA_COMPILER\(NVHPC\) \|\| )__CUDA_ARCH__ >= (\d+)$"
 _PTX_WRAPPERS = Path("cccl", "cuda", "__ptx", "instructions", "generated")
 
 
@@ -117,16 +122,16 @@ def _ptx_wrappers_for_modelled_arch(text: str) -> str | None:
     """A generated PTX wrapper header whose ``__CUDA_ARCH__`` tests also take the modelled device's
     architecture, or None when it has none."""
     modelled = r"\1__CUDA_ARCH__ >= \2 || (!defined(__CUDA_ARCH__) && CUB_PTX_ARCH >= \2)"
-    patched = _PTX_ARCH_TEST.sub(modelled, text)
+    patched = re.sub(_PTX_ARCH_TEST, modelled, text)
     return patched if patched != text else None
 
 
 def _patch(text: str) -> str | None:
     """The rewritten text of a header that needs one, else None (the header is linked as it is)."""
     patched = text
-    if _DEF_IF_HOST.search(patched):
+    if re.search(_DEF_IF_HOST, patched):
         patched = _declarations_only(patched)
-    patched = _BUILTIN_REDECLARATION.sub(r"\1 __thread\2", patched)
+    patched = re.sub(_BUILTIN_REDECLARATION, r"\1 __thread\2", patched)
     if "__DEVICE_FUNCTIONS_DECL__ __cudart_builtin__" in patched:
         patched = _without_std_device_declarations(patched)
     return patched if patched != text else None
@@ -159,7 +164,7 @@ def _search() -> Path:
 
 def toolkit_version(folder: Path) -> int:
     """``CUDART_VERSION`` of the headers in ``folder`` (13000 for CUDA 13.0)."""
-    m = _VERSION.search((folder / "cuda_runtime_api.h").read_text(encoding="latin-1"))
+    m = re.search(_VERSION, (folder / "cuda_runtime_api.h").read_text(encoding="latin-1"))
     if not m:
         raise SimBuildError(f"{folder}/cuda_runtime_api.h does not define CUDART_VERSION: not CUDA's header")
     return int(m.group(1))

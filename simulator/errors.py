@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["INSTALL_HINT", "RUNTIME_DIR", "SimBuildError", "clang_module"]
+__all__ = ["INSTALL_HINT", "RUNTIME_DIR", "SimBuildError", "clang_module", "require_clang"]
 
 RUNTIME_DIR = str(Path(__file__).resolve().parent / "runtime")
 INSTALL_HINT = (
@@ -24,3 +24,15 @@ def clang_module():
     except ImportError as exc:
         raise SimBuildError(INSTALL_HINT) from exc
     return ci
+
+
+def require_clang() -> None:
+    """A ``SimBuildError`` with the pip command when libclang is missing, without importing it."""
+    from importlib.util import find_spec
+
+    try:
+        found = find_spec("clang.cindex") is not None
+    except ImportError:  # no ``clang`` package at all
+        found = False
+    if not found:
+        raise SimBuildError(INSTALL_HINT)

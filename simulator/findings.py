@@ -28,7 +28,9 @@ def death_by_signal(number: int) -> str:
     return f"signal {number}" + (f" ({hint})" if hint else "")
 
 
-_FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (.+?) (/\S+?):(\d+)(?::\d+)?$|#\d+ (.+?) (/\S+?):(\d+)(?::\d+)? \(")
+# The patterns below are text: re compiles each on first use and caches it, so a process that never
+# reads a report compiles none of them.
+_FRAME = r"#\d+ 0x[0-9a-f]+ in (.+?) (/\S+?):(\d+)(?::\d+)?$|#\d+ (.+?) (/\S+?):(\d+)(?::\d+)? \("
 
 
 def _runtime_frame(path: str) -> bool:
@@ -39,7 +41,7 @@ def _runtime_frame(path: str) -> bool:
 def _first_user_frame(lines: list[str], start: int) -> str:
     frames = []
     for ln in lines[start : start + 40]:
-        m = _FRAME.search(ln.strip())
+        m = re.search(_FRAME, ln.strip())
         if m:
             frames.append((m.group(1) or m.group(4), m.group(2) or m.group(5), m.group(3) or m.group(6)))
     for i, (func, path, line) in enumerate(frames):
@@ -80,13 +82,13 @@ def _report_end(lines: list[str], start: int) -> int:
 
 
 # Lines the runtime prints to label a sanitizer report, not findings of their own.
-_LABEL = re.compile(
+_LABEL = (
     r"simulator: memcheck: (the fault above happened in|the undefined behaviour below happened in"
     r"|host code: the report (above|below) is from host code|note: )"
 )
 _HOST_ABOVE = "simulator: memcheck: host code: the report above"
 _HOST_BELOW = "simulator: memcheck: host code: the report below"
-_UB_BELOW = re.compile(r"simulator: memcheck: the undefined behaviour below happened in (.*)")
+_UB_BELOW = r"simulator: memcheck: the undefined behaviour below happened in (.*)"
 
 
 def _asan_is_host(lines: list[str], start: int) -> bool:
@@ -104,7 +106,7 @@ def _ub_label(lines: list[str], at: int) -> tuple[bool, str]:
     for ln in reversed(lines[max(0, at - 3) : at]):
         if ln.startswith(_HOST_BELOW):
             return True, ""
-        m = _UB_BELOW.match(ln)
+        m = re.match(_UB_BELOW, ln)
         if m:
             return False, m.group(1)
     return False, ""
@@ -112,31 +114,29 @@ def _ub_label(lines: list[str], at: int) -> tuple[bool, str]:
 
 # memcheck's device faults as the runtime prints them (runtime/memcheck_reports.cpp), in compute-sanitizer's
 # shape: a header, then indented lines; the raw AddressSanitizer report, when shown, comes first.
-_FAULT = re.compile(r"========= Invalid .* \(([\w-]+)\)$|========= Invalid .*")
-_FAULT_AT = re.compile(r"=========     at (.*) in (\S+:\d+)$")
-_FAULT_BY = re.compile(
-    r"=========     by thread (\(\S+\)) in block (\(\S+\)) of kernel '(.*)' launched at (\S+:\d+)$"
-)
-_UNPRINTED = re.compile(r"simulator: memcheck: note: (\d+) error\(s\) past the print limit")
+_FAULT = r"========= Invalid .* \(([\w-]+)\)$|========= Invalid .*"
+_FAULT_AT = r"=========     at (.*) in (\S+:\d+)$"
+_FAULT_BY = r"=========     by thread (\(\S+\)) in block (\(\S+\)) of kernel '(.*)' launched at (\S+:\d+)$"
+_UNPRINTED = r"simulator: memcheck: note: (\d+) error\(s\) past the print limit"
 
 
 def unprinted_errors(out: str) -> int:
     """How many memcheck errors in ``out`` were past the print limit (counted, not listed)."""
-    m = _UNPRINTED.search(out)
+    m = re.search(_UNPRINTED, out)
     return int(m.group(1)) if m else 0
 
 
 def _device_fault(lines: list[str], start: int) -> str:
     """The one-line finding of the fault block at ``start`` (today's shape: kind, frame, thread)."""
-    m = _FAULT.match(lines[start])
+    m = re.match(_FAULT, lines[start])
     kind = (m.group(1) if m and m.group(1) else "") or lines[start].removeprefix("========= ")
     at, thread = "source line unknown", ""
     for ln in lines[start + 1 : start + 40]:
         if not ln.startswith("=========     "):
             break
-        if am := _FAULT_AT.match(ln):
+        if am := re.match(_FAULT_AT, ln):
             at = f"{am.group(1)} at {am.group(2)}"
-        elif bm := _FAULT_BY.match(ln):
+        elif bm := re.match(_FAULT_BY, ln):
             launched = f"(launched at {bm.group(4)})"
             thread = f"kernel '{bm.group(3)}' block {bm.group(2)} {launched} thread {bm.group(1)}"
     return f"memcheck: {kind}: {at}" + (f"; in {thread}" if thread else "")
@@ -156,9 +156,9 @@ def _device_ub(lines: list[str], start: int) -> str:
     for ln in lines[start + 1 : start + 40]:
         if not ln.startswith("=========     "):
             break
-        if am := _FAULT_AT.match(ln):
+        if am := re.match(_FAULT_AT, ln):
             func, where = am.group(1), am.group(2)
-        elif bm := _FAULT_BY.match(ln):
+        elif bm := re.match(_FAULT_BY, ln):
             thread = (
                 f"kernel '{bm.group(3)}' block {bm.group(2)} (launched at {bm.group(4)}) thread {bm.group(1)}"
             )
@@ -257,7 +257,7 @@ def parse_findings(mode: str, out: str) -> list[str]:
                 detail += ": " + "; ".join(accesses[:2])
             found.append(detail)
             continue
-        if _LABEL.match(ln):
+        if re.match(_LABEL, ln):
             continue
         if ln.startswith("simulator: racecheck: warning (not a hazard)"):
             continue  # as compute-sanitizer's warnings: shown, but not a finding

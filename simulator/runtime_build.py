@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextvars
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,6 +145,8 @@ class _Units:
     def build(self, cxx: str, tmp: Path, also: Callable[[], list[Path]] = list) -> None:
         """Compile the groups at once and link them, with the objects ``also`` returns (called
         once they are compiled), into the one relocatable object ``tmp``."""
+        from concurrent.futures import ThreadPoolExecutor
+
         units = [tmp.with_name(f"{tmp.name}.unit{i}.cpp") for i in range(len(self.groups))]
         parts = [unit.with_suffix(".o") for unit in units]
 
@@ -213,6 +214,8 @@ def runtime_object(mode: str) -> Path:
     out = cache_dir() / f"sim_runtime-{mode}-{key}.o"
 
     def produce(tmp: Path) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
         # The mode-free part (often cached by another mode) builds beside this mode's own groups,
         # one group of sources per CPU each, each group one compiler run (a cold cache builds
         # several modes' runtimes); then one relocatable object that links like a single file.

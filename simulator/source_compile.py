@@ -20,7 +20,7 @@ from pathlib import Path
 from . import cccl, pch, source_manifest
 from .build_cache import cache_dir, cache_key, cache_stem, cached_output, write_new
 from .compiler_errors import compile_step, compiles, run_compiler
-from .errors import SimBuildError, clang_module
+from .errors import SimBuildError, require_clang
 from .linemap import marker_matches
 from .modes import BUILD_NAMED, check_build_mode
 from .runtime_build import runtime_sources
@@ -127,7 +127,7 @@ def _front_end_version() -> str:
 def preprocess(cxx: str, path: str, flags: list[str], arch: int, what: str) -> tuple[str, str | None]:
     """``g++ -E`` of a .cu source for the front end: the host pass, and the device pass
     (``__CUDA_ARCH__`` defined) when the program's files test it (else None)."""
-    clang_module()  # the front end's dependency, checked before any work
+    require_clang()  # the front end's dependency, checked before any work
     pp = [cxx, *flags, *nvcc_macros(arch), "-include", str(RUNTIME_DIR / "cuda_sim.h"), "-x", "c++"]
     host_pre = run_compiler([*pp, "-E", path], what)
     for f in sorted(_user_files(host_pre)):
@@ -285,7 +285,7 @@ def kernel_object(
     pp = [cxx, *flags, *includes, "-x", "c++"]
     macros = [*nvcc_macros(arch), "-include", str(RUNTIME_DIR / "cuda_sim.h")]
     manifest = _manifest(stem, mode, path, [*pp, *macros], (runtime_sources(), *fixed))
-    clang_module()  # the front end's dependency, named before any build as when nothing is cached
+    require_clang()  # the front end's dependency, named before any build as when nothing is cached
     if manifest is not None and (hit := source_manifest.lookup(manifest)) is not None:
         return hit
     started = time.time()

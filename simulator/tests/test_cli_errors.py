@@ -95,3 +95,18 @@ def test_help_lists_every_command_and_version_names_the_package():
     assert said.returncode == 0 and said.stdout.startswith("python -m simulator (torchlight ")
     wrong = run_cli("frobnicate")
     assert wrong.returncode == 2 and not wrong.stdout and "invalid choice: 'frobnicate'" in wrong.stderr
+
+
+def test_a_cached_program_still_names_the_pip_command_when_libclang_is_missing(tmp_path):
+    src = tmp_path / "cached.cu"
+    src.write_text(
+        '#include <cstdio>\n__global__ void k() {}\nint main() { k<<<1, 1>>>(); std::printf("ran\\n"); }\n'
+    )
+    assert run_cli("run", str(src)).stdout == "ran\n"
+    # A ``clang`` package with no ``cindex`` ahead of the installed one: libclang as if missing.
+    (tmp_path / "shadow" / "clang").mkdir(parents=True)
+    (tmp_path / "shadow" / "clang" / "__init__.py").write_text("")
+    proc = run_cli("run", str(src), env={"PYTHONPATH": str(tmp_path / "shadow")})
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    assert 'pip install "torchlight[simulator]"' in proc.stderr and "Traceback" not in proc.stderr
