@@ -28,6 +28,8 @@ EXPECTED = {
     "add_stride": "as block loops",  # its grid-stride loop runs in lockstep rounds
     "tree_sum": "as block loops",
     "tree_sum_fibers": "with fibers",
+    "warp_sum": "as block loops",  # its shuffles run as lockstep exchanges (block_loops_warps.py)
+    "warp_sum_fibers": "with fibers",
     "naive": "as block loops",  # its column walk runs in lockstep order (block_loops_interchange.py)
     "tiled": "as block loops",
     "tiled_fibers": "with fibers",
