@@ -43,6 +43,7 @@ __all__ = [
     "fibers_forced",
     "grace_after",
     "launch_timeout",
+    "seconds_setting",
     "resolve_timeout",
     "wall_limit",
 ]
@@ -160,22 +161,33 @@ def built_by_simulator(path: str | os.PathLike) -> bool:
 DEFAULT_LAUNCH_TIMEOUT_S = 60.0
 
 
-def launch_timeout(environ: Mapping[str, str] | None = None) -> float:
-    """Seconds one launch may run (``SIMULATOR_TIMEOUT``, default 60; 0 means no limit)."""
-    env = os.environ if environ is None else environ
-    raw = env.get("SIMULATOR_TIMEOUT", "")
+def seconds_setting(
+    variable: str, default: float, most: float, what: str, fix: str, environ: Mapping[str, str] | None = None
+) -> float:
+    """Seconds from ``variable`` in ``environ`` (os.environ when None), ``default`` when unset or empty;
+    ValueError ``"VARIABLE='value' is not <what>; <fix>"`` for a value that is not 0 to ``most``."""
+    raw = (os.environ if environ is None else environ).get(variable, "")
     if raw == "":
-        return DEFAULT_LAUNCH_TIMEOUT_S
+        return default
     try:
         value = float(raw)
     except ValueError:
         value = math.nan
-    if not (0 <= value <= 1e9):
-        raise ValueError(
-            f"SIMULATOR_TIMEOUT={raw!r} is not a number of seconds per launch; "
-            "set e.g. SIMULATOR_TIMEOUT=60, or 0 for no limit"
-        )
+    if not 0 <= value <= most:
+        raise ValueError(f"{variable}={raw[:80]!r} is not {what}; {fix}")
     return value
+
+
+def launch_timeout(environ: Mapping[str, str] | None = None) -> float:
+    """Seconds one launch may run (``SIMULATOR_TIMEOUT``, default 60; 0 means no limit)."""
+    return seconds_setting(
+        "SIMULATOR_TIMEOUT",
+        DEFAULT_LAUNCH_TIMEOUT_S,
+        1e9,
+        "a number of seconds per launch",
+        "set e.g. SIMULATOR_TIMEOUT=60, or 0 for no limit",
+        environ,
+    )
 
 
 def fibers_forced(environ: Mapping[str, str] | None = None) -> bool:

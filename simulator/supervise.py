@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import ctypes
-import math
 import os
 import select
 import signal
@@ -31,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 
 from .errors import SimBuildError
+from .limits import seconds_setting
 
 __all__ = [
     "FORWARDED_SIGNALS",
@@ -163,19 +163,14 @@ def _both(first: Callable[[], None] | None, second: Callable[[], None] | None) -
 def stop_grace(environ: Mapping[str, str] | None = None) -> float:
     """Seconds a stopped program may take to end before its group is killed: ``SIMULATOR_STOP_GRACE``,
     else ``STOP_GRACE_S``; ValueError naming the value and the fix for one that is not 0 to 3600."""
-    raw = (os.environ if environ is None else environ).get(STOP_GRACE_VARIABLE, "")
-    if raw == "":
-        return STOP_GRACE_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not 0 <= value <= 3600:
-        raise ValueError(
-            f"{STOP_GRACE_VARIABLE}={raw[:80]!r} is not a number of seconds from 0 to 3600; set e.g. "
-            f"{STOP_GRACE_VARIABLE}={STOP_GRACE_S:g}, or unset it"
-        )
-    return value
+    return seconds_setting(
+        STOP_GRACE_VARIABLE,
+        STOP_GRACE_S,
+        3600,
+        "a number of seconds from 0 to 3600",
+        f"set e.g. {STOP_GRACE_VARIABLE}={STOP_GRACE_S:g}, or unset it",
+        environ,
+    )
 
 
 def wait_for(proc: subprocess.Popen, timeout: float | None) -> int:
