@@ -355,14 +355,18 @@ def test_run_in_build_runs_the_program_where_its_build_put_its_files(suite):
     assert proc.returncode == 2 and "'run_in' is one of cwd, build, not 'there'" in proc.stderr, proc.stderr
 
 
+def _print_variable(root: Path, variable: str, label: str = "") -> None:
+    """The suite's ``ok`` program prints ``label`` and ``variable``'s value (``unset`` without one)."""
+    (root / "hec" / "src" / "ok-cuda" / "main.cu").write_text(
+        "#include <cstdio>\n#include <cstdlib>\n"
+        f'int main() {{ const char* v = getenv("{variable}"); printf("{label}%s\\n", v ? v : "unset"); }}\n'
+    )
+
+
 def test_a_launch_may_run_as_long_as_the_program(suite, monkeypatch):
     """The built program runs with SIMULATOR_TIMEOUT set to --limit, or to the caller's value."""
     root, nvcc = suite
-    src = root / "hec" / "src" / "ok-cuda" / "main.cu"
-    src.write_text(
-        "#include <cstdio>\n#include <cstdlib>\n"
-        'int main() { const char* t = getenv("SIMULATOR_TIMEOUT"); printf("%s\\n", t ? t : "unset"); }\n'
-    )
+    _print_variable(root, "SIMULATOR_TIMEOUT")
     manifest = json.loads((root / "manifest.json").read_text())
     for entry in manifest["programs"]:
         entry["passes"] = "^(37|5)$"
@@ -381,12 +385,7 @@ def test_a_launch_may_run_as_long_as_the_program(suite, monkeypatch):
 def test_a_built_program_sees_its_entrys_devices(suite, monkeypatch):
     """The built program runs with SIMULATOR_DEVICES set to its entry's ``devices`` (default 1)."""
     root, nvcc = suite
-    src = root / "hec" / "src" / "ok-cuda" / "main.cu"
-    src.write_text(
-        "#include <cstdio>\n#include <cstdlib>\n"
-        'int main() { const char* d = getenv("SIMULATOR_DEVICES");\n'
-        'printf("devices %s\\n", d ? d : "unset"); }\n'
-    )
+    _print_variable(root, "SIMULATOR_DEVICES", "devices ")
     manifest = json.loads((root / "manifest.json").read_text())
     monkeypatch.setenv("SIMULATOR_DEVICES", "3")  # the caller's value does not leak into an entry's run
     for devices, expected in ((None, "1"), (2, "2")):
