@@ -396,6 +396,24 @@ static void result(const char* name, bool ok, long long checksum) {
     std::printf("%s %s %lld\n", name, ok ? "ok" : "WRONG", checksum);
 }
 
+// Runs ``launch(input, output)`` on a device copy of ``in`` and reports ``name``: whether the output
+// is ``want``, and its checksum weighted by position.
+template <class T, class Launch>
+static void on_device(const char* name, const std::vector<T>& in, const std::vector<T>& want, Launch launch) {
+    std::vector<T> o(want.size());
+    T *din, *dout;
+    cudaMalloc(&din, in.size() * sizeof(T));
+    cudaMalloc(&dout, o.size() * sizeof(T));
+    cudaMemcpy(din, in.data(), in.size() * sizeof(T), cudaMemcpyHostToDevice);
+    launch(din, dout);
+    cudaMemcpy(o.data(), dout, o.size() * sizeof(T), cudaMemcpyDeviceToHost);
+    long long sum = 0;
+    for (size_t i = 0; i < o.size(); ++i) sum += (long long)o[i] * (long long)(i + 1);
+    result(name, o == want, sum);
+    cudaFree(din);
+    cudaFree(dout);
+}
+
 int main(int argc, char** argv) {
     const char* only = argc > 1 ? argv[1] : nullptr;
     if (wanted(only, "loop_matmul")) {
@@ -598,7 +616,7 @@ int main(int argc, char** argv) {
     }
     if (wanted(only, "loop_param_offsets")) {
         const int nb = 3, nt = 64, bias = 5, rounds = 3;
-        std::vector<int> in(nb * nt), o(nb * nt), want(nb * nt);
+        std::vector<int> in(nb * nt), want(nb * nt);
         for (int i = 0; i < nb * nt; ++i) in[i] = (i * 37) % 101 - 50;
         for (int b = 0; b < nb; ++b) {  // the kernel, barrier by barrier
             std::vector<int> s(nt), got(nt), mine(nt);
@@ -609,21 +627,13 @@ int main(int argc, char** argv) {
             }
             for (int t = 0; t < nt; ++t) want[b * nt + t] = s[nt - 1 - t] + mine[t];
         }
-        int *din, *dout;
-        cudaMalloc(&din, in.size() * 4);
-        cudaMalloc(&dout, o.size() * 4);
-        cudaMemcpy(din, in.data(), in.size() * 4, cudaMemcpyHostToDevice);
-        loop_param_offsets<<<nb, nt>>>(din, dout, bias, rounds);
-        cudaMemcpy(o.data(), dout, o.size() * 4, cudaMemcpyDeviceToHost);
-        long long sum = 0;
-        for (int i = 0; i < nb * nt; ++i) sum += (long long)o[i] * (i + 1);
-        result("loop_param_offsets", o == want, sum);
-        cudaFree(din);
-        cudaFree(dout);
+        on_device("loop_param_offsets", in, want, [&](int* din, int* dout) {
+            loop_param_offsets<<<nb, nt>>>(din, dout, bias, rounds);
+        });
     }
     if (wanted(only, "loop_param_pairs")) {
         const int nb = 2, n = 128;
-        std::vector<unsigned int> in(nb * n), o(nb * n), want(nb * n);
+        std::vector<unsigned int> in(nb * n), want(nb * n);
         for (int i = 0; i < nb * n; ++i) in[i] = (unsigned int)((i * 2654435761u) >> 7) % 1000;
         for (int b = 0; b < nb; ++b) {  // the kernel, barrier by barrier (dir 1: larger last)
             unsigned int* s = &want[b * n];
@@ -634,17 +644,9 @@ int main(int argc, char** argv) {
                     if (s[pos] > s[pos + stride]) std::swap(s[pos], s[pos + stride]);
                 }
         }
-        unsigned int *din, *dout;
-        cudaMalloc(&din, in.size() * 4);
-        cudaMalloc(&dout, o.size() * 4);
-        cudaMemcpy(din, in.data(), in.size() * 4, cudaMemcpyHostToDevice);
-        loop_param_pairs<unsigned int><<<nb, 64>>>(dout, din, 1);
-        cudaMemcpy(o.data(), dout, o.size() * 4, cudaMemcpyDeviceToHost);
-        long long sum = 0;
-        for (int i = 0; i < nb * n; ++i) sum += (long long)o[i] * (i + 1);
-        result("loop_param_pairs", o == want, sum);
-        cudaFree(din);
-        cudaFree(dout);
+        on_device("loop_param_pairs", in, want, [&](unsigned int* din, unsigned int* dout) {
+            loop_param_pairs<unsigned int><<<nb, 64>>>(dout, din, 1);
+        });
     }
     // The fallback kernels: 2 blocks of 64 threads each.
     std::vector<int> h(128), o(128);
