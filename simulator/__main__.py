@@ -314,21 +314,38 @@ def _run(args, program_args: list[str]) -> int:
     return res.status
 
 
+# The options that come before COMMAND; none takes a value, so the first other word is COMMAND.
+_QUIET = ("-q", "--quiet")
+_TOP_OPTIONS = (*_QUIET, "-h", "--help", "--version")
+
+
+def _command_at(argv: list[str]) -> int:
+    """The index of COMMAND in ``argv``: after the options that precede it (``len(argv)`` if none)."""
+    at = 0
+    while at < len(argv) and argv[at] in _TOP_OPTIONS:
+        at += 1
+    return at
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the process exit status (an error is one line on stderr,
     with Python's traceback only under ``--debug``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "nvcc":  # nvcc's own command line, not this parser's
-        from .nvcc import main as nvcc_main
+    at = _command_at(argv)
+    command = argv[at] if at < len(argv) else None
+    if command in ("nvcc", "toolkit") and all(a in _QUIET for a in argv[:at]):
+        if at > 0:
+            os.environ[PROGRESS_VARIABLE] = "0"  # -q before the command, as for the others
+        if command == "nvcc":  # nvcc's own command line, not this parser's
+            from .nvcc import main as nvcc_main
 
-        return nvcc_main(argv[1:])
-    if argv and argv[0] == "toolkit":
+            return nvcc_main(argv[at + 1 :])
         from .toolkit_command import main as toolkit_main
 
-        return toolkit_main(argv[1:], prog=f"{_prog()} toolkit")
+        return toolkit_main(argv[at + 1 :], prog=f"{_prog()} toolkit")
     program_args: list[str] = []
-    if argv and argv[0] == "run" and "--" in argv:
-        cut = argv.index("--")
+    if command == "run" and "--" in argv[at:]:
+        cut = argv.index("--", at)
         argv, program_args = argv[:cut], argv[cut + 1 :]
     args = _parser().parse_args(argv)
     if args.quiet:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import simulator.__main__ as cli
 from simulator.progress import PROGRESS_VARIABLE, Progress
 
 from .conftest import run_cli
@@ -42,3 +43,32 @@ def test_quiet_shows_nothing(monkeypatch):
     Progress("building", 1, log).step()
     assert log.getvalue() == ""
     assert "--quiet" in run_cli("--help").stdout
+
+
+def test_quiet_before_the_command_keeps_the_programs_arguments(monkeypatch):
+    monkeypatch.delenv(PROGRESS_VARIABLE, raising=False)
+    seen = []
+    monkeypatch.setattr(cli, "_command", lambda args, program_args: seen.append((args, program_args)) or 0)
+    assert cli.main(["-q", "run", "p.cu", "--mode", "fast", "--", "ARG", "-q", "--mode"]) == 0
+    args, program_args = seen[0]
+    assert (args.quiet, args.command, args.mode, args.sources) == (True, "run", "fast", ["p.cu"])
+    assert program_args == ["ARG", "-q", "--mode"]
+    assert cli.os.environ[PROGRESS_VARIABLE] == "0"
+
+
+def test_a_quiet_run_passes_its_arguments_to_the_program(tmp_path):
+    src = tmp_path / "echo_args.cu"
+    src.write_text(
+        "#include <cstdio>\n"
+        "__global__ void noop() {}\n"
+        "int main(int argc, char** argv) {\n"
+        "    noop<<<1, 1>>>();\n"
+        "    cudaDeviceSynchronize();\n"
+        '    for (int i = 1; i < argc; ++i) std::printf("arg %s\\n", argv[i]);\n'
+        "    return 0;\n"
+        "}\n"
+    )
+    proc = run_cli("-q", "run", str(src), "--mode", "fast", "--", "ARG", "--mode")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout == "arg ARG\narg --mode\n"
+    assert "building" not in proc.stderr, proc.stderr
