@@ -1,13 +1,13 @@
 """Which kernels may run as block loops (``block_loops.py``), and the facts their rewrite needs.
 
-``KernelAnalysis`` scans a kernel's body once (its barriers, locals, ``__shared__`` variables, the
-uses, writes and addresses taken of each variable), then ``plan`` cuts the body into regions
-between barriers, shows the conditions and loop headers that hold a barrier block-uniform,
-chooses the locals one copy of which serves the block and the per-thread slots of the locals
-that live across a barrier. Whatever it cannot prove raises ``Fallback``: the kernel keeps its
-fibers. What reads the running thread (regions that store no thread index, locals computed
-again) is ``block_loops_threads.py``; ``wmma``'s boundaries and jumps are ``block_loops_wmma.py``,
-warp shuffles and votes ``block_loops_warps.py``.
+``KernelAnalysis`` scans a kernel's body once (its barriers, locals, ``__shared__`` variables, and
+the uses, writes and addresses taken of each variable, which ``block_loops_uses.py`` records), then
+``plan`` cuts the body into regions between barriers, shows the conditions and loop headers that
+hold a barrier block-uniform, chooses the locals one copy of which serves the block and the
+per-thread slots of the locals that live across a barrier. Whatever it cannot prove raises
+``Fallback``: the kernel keeps its fibers. What reads the running thread (regions that store no
+thread index, locals computed again) is ``block_loops_threads.py``; ``wmma``'s boundaries and jumps
+are ``block_loops_wmma.py``, warp shuffles and votes ``block_loops_warps.py``.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from . import block_loops_warps as warps
 from . import block_loops_wmma as wmma
 from .block_loops_order import SCALAR_KINDS
 from .block_loops_threads import PURE_CALLS, TRANSPARENT, UNNAMEABLE, ThreadValues
+from .block_loops_uses import ASSIGNMENTS, VariableUses
 from .syntax_device import CUDA_WAITS, RUNTIME_WAITS, block_sync, wait_what
 
 __all__ = ["SCALARS", "Fallback", "KernelAnalysis", "Region"]
 
 _UNIFORM_BUILTINS = frozenset({"blockIdx", "blockDim", "gridDim", "warpSize"})
-_ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="})
 # What the rewrite refuses in a kernel's body, as the launch log names it.
 _REFUSED = {
     "GOTO_STMT": "a goto",
@@ -77,7 +77,7 @@ class Region:
         self.shadow = ""  # a declaration before them: an exchange's local of its call's name
 
 
-class KernelAnalysis(ThreadValues):
+class KernelAnalysis(VariableUses, ThreadValues):
     """One kernel's body: the facts of a scan, then (``plan``) its regions, block variables and slots."""
 
     # Whether a kernel without barriers may be planned too, as one region (block_loops_plain.py).
@@ -115,11 +115,7 @@ class KernelAnalysis(ThreadValues):
         self.other_callees: dict[int | None, int] = {}  # definition -> the first other call's start
         self.local_types: list[int] = []  # typedefs and aliases declared in the body
         self.jumps = 0  # uniform `if (c) break;` statements between regions
-        self.refs: list[tuple[int, int, str]] = []  # (position, declaration, name) of each use
-        self.written: dict[int, list[int]] = {}  # declaration -> where it is written
-        self.call_writes: set[int] = set()  # of those, calls that may write what they are passed
-        self.addressed: set[int] = set()  # declarations whose address a call gets
-        self.escaped: set[int] = set()  # declarations whose address is kept (a pointer, memory)
+        self.start_uses()
         self.locals: dict[int, object] = {}  # the body's own variables (VAR_DECL)
         self.shared: set[int] = set()
         # Locals each region that uses them computes again (key -> (VAR_DECL, initializer)).
@@ -145,30 +141,8 @@ class KernelAnalysis(ThreadValues):
             self._call(node)
         elif node.kind in (ck.WHILE_STMT, ck.DO_STMT, ck.FOR_STMT) and tu.device_code.spins(node):
             raise Fallback("a loop that spins on volatile or atomic memory", node)
-        elif node.kind == ck.DECL_REF_EXPR:
-            self._use(node, parents)
-        elif node.kind in (ck.BINARY_OPERATOR, ck.COMPOUND_ASSIGNMENT_OPERATOR):
-            children = list(node.get_children())
-            if len(children) == 2:
-                op = self.between(children[0], children[1])
-                if node.kind == ck.COMPOUND_ASSIGNMENT_OPERATOR or op in _ASSIGNMENTS:
-                    self._write(children[0], node)
-        elif node.kind == ck.UNARY_OPERATOR:
-            children = list(node.get_children())
-            if len(children) == 1:
-                start, end = tu.rng(node)
-                cs, ce = tu.rng(children[0])
-                around = self.text[start:cs] + self.text[ce:end]
-                if "++" in around or "--" in around:
-                    self._write(children[0], node)
-                elif self.text[start:cs].strip() == "&":
-                    self._address(self._root(children[0]), parents)
-        if node.kind in (ck.DECL_REF_EXPR, ck.MEMBER_REF_EXPR, ck.ARRAY_SUBSCRIPT_EXPR):
-            if node.type.get_canonical().kind.name == "CONSTANTARRAY":
-                # An array used other than by subscript or sizeof decays to a pointer to it.
-                up = self._up(parents)
-                if up is None or up.kind.name not in ("ARRAY_SUBSCRIPT_EXPR", "CXX_UNARY_EXPR", "UNARY_EXPR"):
-                    self._address(self._root(node), parents)
+        else:
+            self._note_uses(node, parents)
         for ch in node.get_children():
             self._scan(ch, [*parents, node])
 
@@ -206,80 +180,7 @@ class KernelAnalysis(ThreadValues):
                 or (name in RUNTIME_WAITS and ref.semantic_parent.spelling == "__sim")
             ):
                 raise Fallback(wait_what(name), node)
-        children = list(node.get_children())
-        if children and children[0].kind == self.ck.MEMBER_REF_EXPR:
-            # `x.method(...)` may change x.
-            root = self._root(children[0])
-            if root is not None:
-                self.written.setdefault(root, []).append(self.tu.off(node.extent.start))
-                self.call_writes.add(self.tu.off(node.extent.start))
-        for arg in children[1:]:
-            # A variable passed as it is (no conversion): a reference parameter may change it.
-            if arg.kind == self.ck.DECL_REF_EXPR and arg.referenced is not None:
-                key = self.tu.off(arg.referenced.location)
-                self.written.setdefault(key, []).append(self.tu.off(arg.extent.start))
-                self.call_writes.add(self.tu.off(arg.extent.start))
-
-    def _use(self, node, parents: list) -> None:
-        ref = node.referenced
-        if ref is None:
-            return
-        key = self.tu.off(ref.location)
-        self.refs.append((self.tu.off(node.extent.start), key, ref.spelling))
-
-    @staticmethod
-    def _up(parents: list):
-        """The nearest enclosing node that is not parentheses or an implicit conversion."""
-        chain = [p for p in parents if p.kind.name not in TRANSPARENT]
-        return chain[-1] if chain else None
-
-    def _address(self, root: int | None, parents: list) -> None:
-        """The address of variable ``root`` is taken: as a call's argument, the callee may write
-        through it for the call's length (``f(acc)``, ``sincosf(x, &s, &c)``); anywhere else it
-        may be kept (a pointer, memory) past a barrier, where a region's local is gone."""
-        if root is None:
-            return
-        up = self._up(parents)
-        if up is not None and up.kind == self.ck.CALL_EXPR:
-            self.addressed.add(root)
-            self.written.setdefault(root, []).append(self.tu.off(up.extent.start))
-            self.call_writes.add(self.tu.off(up.extent.start))
-        else:
-            self.escaped.add(root)
-
-    def _write(self, lhs, at) -> None:
-        root = self._root(lhs)
-        if root is not None:
-            self.written.setdefault(root, []).append(self.tu.off(at.extent.start))
-
-    def _root(self, node) -> int | None:
-        """The variable an lvalue names or is part of (None: memory through a pointer)."""
-        while True:
-            kind = node.kind.name
-            children = list(node.get_children())
-            if kind in TRANSPARENT and len(children) == 1:
-                node = children[0]
-            elif kind == "MEMBER_REF_EXPR" and children:
-                if "->" in self.text[self.tu.rng(children[0])[1] : self.tu.rng(node)[1]]:
-                    return None
-                node = children[0]
-            elif kind == "ARRAY_SUBSCRIPT_EXPR" and children:
-                base = children[0]
-                while base.kind.name in TRANSPARENT and len(list(base.get_children())) == 1:
-                    base = next(base.get_children())
-                if (
-                    base.kind != self.ck.DECL_REF_EXPR
-                    or base.type.get_canonical().kind.name != "CONSTANTARRAY"
-                ):
-                    return None
-                node = base
-            elif kind == "DECL_REF_EXPR" and node.referenced is not None:
-                return self.tu.off(node.referenced.location)
-            else:
-                return None
-
-    def between(self, a, b) -> str:
-        return self.text[self.tu.rng(a)[1] : self.tu.rng(b)[0]].strip()
+        self._call_writes(node)
 
     def _has_barrier(self, node) -> bool:
         start, end = self.tu.rng(node)
@@ -329,7 +230,7 @@ class KernelAnalysis(ThreadValues):
             return self._uniform_name(node, derived)
         if kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and len(children) == 2:
             op = self.between(children[0], children[1])
-            if kind == "COMPOUND_ASSIGNMENT_OPERATOR" or op in _ASSIGNMENTS:
+            if kind == "COMPOUND_ASSIGNMENT_OPERATOR" or op in ASSIGNMENTS:
                 return (
                     header and self._block_target(children[0]) and self._uniform(children[1], derived=derived)
                 )

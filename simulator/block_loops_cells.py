@@ -24,8 +24,9 @@ it, so their threads may run in any order with the same results.
 
 from __future__ import annotations
 
-from .block_loops_analysis import _ASSIGNMENTS, KernelAnalysis, Region
+from .block_loops_analysis import KernelAnalysis, Region
 from .block_loops_threads import TRANSPARENT, bare
+from .block_loops_uses import ASSIGNMENTS
 
 __all__ = [
     "BLOCK_VALUES",
@@ -164,7 +165,7 @@ def assignment(k: KernelAnalysis, node) -> tuple | None:
     if len(children) != 2:
         return None
     op = k.between(children[0], children[1])
-    if kind == "COMPOUND_ASSIGNMENT_OPERATOR" or op in _ASSIGNMENTS:
+    if kind == "COMPOUND_ASSIGNMENT_OPERATOR" or op in ASSIGNMENTS:
         return children[0], children[1], op
     return None
 
