@@ -48,18 +48,18 @@ __global__ void loop_tree_sum(const float* in, float* out, int n) {
 // An inclusive scan of blockDim.x values a block (Hillis-Steele, in place): the value read
 // before the first barrier of a step is added after it.
 __global__ void loop_scan(const int* in, int* out) {
-    extern __shared__ int s[];
+    extern __shared__ int sums[];
     const int tid = threadIdx.x;
     const int g = blockIdx.x * blockDim.x + tid;
-    s[tid] = in[g];
+    sums[tid] = in[g];
     __syncthreads();
     for (int off = 1; off < blockDim.x; off *= 2) {
-        int v = tid >= off ? s[tid - off] : 0;
+        int v = tid >= off ? sums[tid - off] : 0;
         __syncthreads();
-        s[tid] += v;
+        sums[tid] += v;
         __syncthreads();
     }
-    out[g] = s[tid];
+    out[g] = sums[tid];
 }
 
 // A work-efficient exclusive scan of 2 * blockDim.x values a block (Blelloch): barriers at the
