@@ -17,6 +17,7 @@ from .edits import Edit, Func, on_device
 from .refusals import DEVICE_LIBC, MATH_HEADER
 from .syntax_cursors import children_of
 from .syntax_launches import CONFIG_CALLS, c_string, is_config
+from .syntax_shared_externs import SharedExterns
 
 __all__ = ["BUILTIN_NAMES", "DeviceCodeWalk", "block_sync", "wait_what"]
 
@@ -130,6 +131,7 @@ class DeviceCodeWalk:
         self.unit = unit
         self.ci, self.src, self.func_kinds = unit.ci, unit.src, unit.func_kinds
         self.dyn_shared: dict[int, str] = {}  # file-scope extern __shared__: decl key -> element type
+        self._externs = SharedExterns(unit)
         self._parents: dict[int, tuple[int, int]] = {}  # local variable -> its declaration statement
         self._shared_groups: dict[tuple[int, int], list[str]] = {}  # declaration -> its variables
         self._lazy: set[int] = set()  # runtime functions walked because device code calls them
@@ -149,6 +151,8 @@ class DeviceCodeWalk:
     def file_scope_shared(self, var) -> None:
         """File scope ``extern __shared__ T name[];``: each use reads the dynamic shared memory."""
         start, end = self._decl_stmt(var)
+        if (refused := self._externs.incompatible(var)) is not None:
+            self.unit.problems.append((start, refused))
         self.unit.edits.append(Edit(start, end, [""]))
         self.dyn_shared[self.unit.off(var.location)] = var.type.get_array_element_type().spelling
 
@@ -585,6 +589,9 @@ class DeviceCodeWalk:
         name = var.spelling
         stmt_start, stmt_end = self._decl_stmt(var)
         if var.storage_class == ci.StorageClass.EXTERN:
+            if (refused := self._externs.incompatible(var)) is not None:
+                self.unit.problems.append((stmt_start, refused))
+                return
             elem = var.type.get_array_element_type().spelling
             if var.type.kind != ci.TypeKind.INCOMPLETEARRAY:
                 self.unit.problems.append(
