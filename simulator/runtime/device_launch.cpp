@@ -1,15 +1,15 @@
 // Dynamic parallelism (CUDA 12/13's CDP2): kernels launched from device code.
 //
-// A `<<<>>>` launch made by a CUDA thread converts its arguments at the launch (the build's
-// rewrite packs them as for a host launch; launch.h's dispatch sends them here) and is queued on
-// the launching grid. CDP2 lets a child grid start any time after its launch and counts the
-// parent grid complete only when all its children are, so running the queued work after the
-// parent's blocks finish is one schedule a GPU may take too: in launch order (which keeps the
-// order of each launching thread and each stream), each child with all its own descendants
-// before the next, and the tail launches (cudaStreamTailLaunch) after all other work of the
-// parent. That holds for the default stream, created streams and cudaStreamFireAndForget alike.
-// A stream-ordered copy or memset a CUDA thread issues after the grid launched a child is
-// queued with the children, so it keeps its place after them.
+// A `<<<>>>` launch made by a CUDA thread converts its arguments at the launch (the build's rewrite
+// packs them as for a host launch; kernel_registry.cpp's dispatch_pack sends them here) and is
+// queued on the launching grid. CDP2 lets a child grid start any time after its launch and counts
+// the parent grid complete only when all its children are, so running the queued work after the
+// parent's blocks finish is one schedule a GPU may take too: in launch order (which keeps the order
+// of each launching thread and each stream), each child with all its own descendants before the
+// next, and the tail launches (cudaStreamTailLaunch) after all other work of the parent. That holds
+// for the default stream, created streams and cudaStreamFireAndForget alike. A stream-ordered copy
+// or memset a CUDA thread issues after the grid launched a child is queued with the children, so it
+// keeps its place after them.
 //
 // What a program can see differently from a GPU: a child never runs while its parent's blocks
 // do, so a parent that waits (spins) for a child's result waits for ever here; the launch then

@@ -2,6 +2,9 @@
 // cudaLaunchKernel, cudaLaunchKernelEx(C), cudaLaunchCooperativeKernel and cudaFuncGetAttributes,
 // are in launch.cpp). A registry entry turns `void** args` into a copy of the arguments in the
 // kernel's own parameter types (KernelPacker in launch.h), which a launch or a graph node then runs.
+// Every <<<>>> launch and every launch template ends here too: launch_at_site chooses what a
+// launch site runs, and dispatch_pack runs it, queues it (a launch by a CUDA thread) or records it
+// (a capture), so that each of those choices is made in one place.
 #include "graphs_internal.h"
 
 #include <algorithm>
@@ -92,26 +95,19 @@ bool find_kernel(const void* kernel, KernelEntry* out) {
     return true;
 }
 
-namespace {
-// Runs ``call`` with a pack ``make`` copies from ``args``, as dispatch (launch.h) runs a pack: a
-// launch by a CUDA thread is queued and one during a capture recorded, each owning the pack; any
-// other runs now and the pack goes with it.
-void dispatch_copy(KernelCall call, MakePack make, void (*destroy)(void*), void** args) {
-    call.pack = make(call.kernel, args);
-    if (tl_thread != nullptr || capturing(call.spec.stream)) {
-        call.destroy = destroy;
-        if (tl_thread != nullptr) {
-            device_launch(call);
-        } else {
-            capture_kernel(call);
-        }
-        return;
+void dispatch_pack(KernelCall call, MakePack make, const void* fn, void** args) {
+    call.pack = make(fn, args);
+    if (tl_thread != nullptr) {
+        device_launch(call);
+    } else if (capturing(call.spec.stream)) {
+        capture_kernel(call);
+    } else {
+        void (*destroy)(void*) = call.destroy;
+        call.destroy = nullptr;  // the pack stays this call's while the launch runs
+        launch_raw(call);
+        destroy(call.pack);
     }
-    call.destroy = nullptr;
-    launch_raw(call);
-    destroy(call.pack);
 }
-}  // namespace
 
 bool launch_by_name(const KernelCall& site, void** args) {
     KernelEntry e;
@@ -119,8 +115,9 @@ bool launch_by_name(const KernelCall& site, void** args) {
     KernelCall call = site;
     call.invoke = e.invoke;
     call.run_plain = e.run_plain;
+    call.destroy = e.destroy;
     call.registered_call = true;
-    dispatch_copy(call, e.make, e.destroy, args);
+    dispatch_pack(call, e.make, call.kernel, args);
     return true;
 }
 
@@ -137,13 +134,28 @@ void launch_at_site(const SiteLaunch& site, void** args) {
         // definition registered whether it is barrier-free.
         KernelCall through_pointer = call;
         through_pointer.spec.barrier_free = call.spec.barrier_free || registered_barrier_free(call.kernel);
-        dispatch_copy(through_pointer, site.make, call.destroy, args);
+        dispatch_pack(through_pointer, site.pack, call.kernel, args);
         return;
     }
-    // Called by name for a barrier-free kernel: the loop of the kernel's definition's registration,
-    // which calls it by name as this launch's own would.
-    if (call.spec.barrier_free && launch_by_name(call, args)) return;
-    dispatch_copy(call, site.make, call.destroy, args);
+    if (const SiteCall* own = site.by_name) {
+        // The site's own call by name, where the defaults need it or the plain loop then calls the
+        // kernel directly. A call that captured nothing may outlive this statement (a graph node
+        // replays it, a device launch runs it later); one that captured a reference may not.
+        if (own->only ||
+            (call.spec.barrier_free && (own->outlives || (tl_thread == nullptr && !capturing(call.spec.stream))))) {
+            KernelCall by_name = call;
+            by_name.invoke = own->invoke;
+            by_name.run_plain = own->run_plain;
+            by_name.destroy = own->destroy;
+            dispatch_pack(by_name, own->make, own->fn, args);
+            return;
+        }
+    } else if (call.spec.barrier_free && launch_by_name(call, args)) {
+        // Called by name for a barrier-free kernel: the loop of the kernel's definition's
+        // registration, which calls it by name as this launch's own would.
+        return;
+    }
+    dispatch_pack(call, site.pack, call.kernel, args);
 }
 
 cudaError_t unknown_kernel(const void* func, const char* call) {

@@ -2,7 +2,8 @@
 // build rewrites goes through (__sim::launch, __sim::launcher, __sim::launch_deduced), stream
 // capture's hook and the kernel registry that launches by address use, and the one record of a
 // launch (KernelCall). Definitions are in launch.cpp (launch_raw), device_launch.cpp
-// (device_launch), graphs.cpp (capturing, capture_kernel) and kernel_registry.cpp.
+// (device_launch), graphs.cpp (capturing, capture_kernel) and kernel_registry.cpp (the registry,
+// and launch_at_site and dispatch_pack, which every launch goes through).
 #ifndef CUDA_CPU_SIMULATOR_LAUNCH_H
 #define CUDA_CPU_SIMULATOR_LAUNCH_H
 
@@ -159,29 +160,47 @@ SIM_API bool capturing(cudaStream_t stream);
 // Records a launch in the capturing graph; the node takes ownership of ``pack``.
 SIM_API void capture_kernel(const KernelCall& call);
 
-// Runs a launch, or records it when a capture is active. Every launch template goes through here.
-// ``Plain``: whether the launch may run as a plain loop (false for a BarrierKind's: no run_plain).
-template <bool Plain = true, class F, class Tuple>
+// Makes a launch's pack (KernelCall::pack) on the heap, which the record's ``destroy`` frees, from the
+// arguments ``args[i]`` points at; ``fn`` is what the pack calls, as the function that makes it
+// reads it (the kernel's address for KernelPacker's, the call by name itself for MovedPacker's).
+using MakePack = void* (*)(const void* fn, void** args);
+
+// The one way every launch runs (kernel_registry.cpp): ``call`` (with no pack) with the pack
+// ``make(fn, args)``. A launch by a CUDA thread is queued and one during a capture recorded, each
+// owning the pack; any other runs now, and its pack is freed when it returns.
+SIM_API void dispatch_pack(KernelCall call, MakePack make, const void* fn, void** args);
+
+// The pack of ``F`` and arguments of types ``A...``, moved from where ``args[i]`` points (the
+// launch's own copies, which it does not read again); ``fn`` points at the F.
+template <class F, class... A>
+struct MovedPacker {
+    using Pk = Packed<F, std::tuple<A...>>;
+    template <size_t... I>
+    static void* take_at(const void* fn, void** args, std::index_sequence<I...>) {
+        (void)args;
+        return new Pk{*static_cast<const F*>(fn), std::tuple<A...>(std::move(*static_cast<A*>(args[I]))...)};
+    }
+    static void* take(const void* fn, void** args) { return take_at(fn, args, std::index_sequence_for<A...>{}); }
+};
+
+template <class F, class... A, size_t... I>
+static inline void dispatch_moved(const KernelCall& call, const F& fn, std::tuple<A...>& args,
+                                  std::index_sequence<I...>) {
+    void* argv[sizeof...(A) + 1] = {static_cast<void*>(&std::get<I>(args))..., nullptr};
+    dispatch_pack(call, &MovedPacker<F, A...>::take, &fn, argv);
+}
+
+// Runs a launch of ``fn`` with ``args`` (a typed launch's, a deduced one's), or queues or records it
+// (dispatch_pack). ``Plain``: whether the launch may run as a plain loop (false for a BarrierKind's:
+// no run_plain).
+template <bool Plain = true, class F, class... A>
 static inline void dispatch(const LaunchSpec& spec, const char* name, const char* file, int line,
-                            const void* kernel, F fn, Tuple&& args) {
-    using Pk = Packed<F, std::decay_t<Tuple>>;
+                            const void* kernel, F fn, std::tuple<A...>&& args) {
+    using Pk = typename MovedPacker<F, A...>::Pk;
     RunPlain run_plain = nullptr;
     if constexpr (Plain) run_plain = &Pk::run_plain;
-    KernelCall call{spec, name, file, line, kernel, &Pk::invoke, run_plain};
-    const bool from_device = tl_thread != nullptr;  // launched by a CUDA thread
-    if (from_device || capturing(spec.stream)) {
-        call.pack = new Pk{fn, std::forward<Tuple>(args)};
-        call.destroy = &Pk::destroy;
-        if (from_device) {
-            device_launch(call);
-        } else {
-            capture_kernel(call);
-        }
-        return;
-    }
-    Pk pack{fn, std::forward<Tuple>(args)};
-    call.pack = &pack;
-    launch_raw(call);
+    const KernelCall call{spec, name, file, line, kernel, &Pk::invoke, run_plain, nullptr, &Pk::destroy};
+    dispatch_moved(call, fn, args, std::index_sequence_for<A...>{});
 }
 
 // ---- the kernel registry (kernel_registry.cpp) -----------------------------------------------
@@ -192,24 +211,33 @@ static inline void dispatch(const LaunchSpec& spec, const char* name, const char
 // call by name and whether the kernel is barrier-free, so that a launch by address runs as its
 // <<<>>> launch would (that registration wins over the others).
 // make_pack returns a heap Packed that ``destroy`` frees.
-using MakePack = void* (*)(const void* kernel, void** args);
 SIM_API bool register_kernel_raw(const void* kernel, const char* name, int nparams, MakePack make,
                                  void (*invoke)(void*), RunPlain run_plain, void (*destroy)(void*),
                                  bool by_name = false, bool barrier_free = false, bool block_loops = false,
                                  const char* fibers_why = nullptr);
 
+// ``make`` copies the arguments (a launch by address: they are the program's); ``take`` moves them
+// (a launch's own copies: Launcher::run's).
 template <class... P>
 struct KernelPacker {
     using Fn = void (*)(P...);
     using Pk = Packed<Fn, std::tuple<std::decay_t<P>...>>;
-    template <size_t... I>
-    static void* make_at(const void* kernel, void** args, std::index_sequence<I...>) {
+    template <bool Move, size_t... I>
+    static void* pack_at(const void* kernel, void** args, std::index_sequence<I...>) {
         (void)args;
-        return new Pk{reinterpret_cast<Fn>(const_cast<void*>(kernel)),
-                      std::tuple<std::decay_t<P>...>(*static_cast<std::decay_t<P>*>(args[I])...)};
+        if constexpr (Move) {
+            return new Pk{reinterpret_cast<Fn>(const_cast<void*>(kernel)),
+                          std::tuple<std::decay_t<P>...>(std::move(*static_cast<std::decay_t<P>*>(args[I]))...)};
+        } else {
+            return new Pk{reinterpret_cast<Fn>(const_cast<void*>(kernel)),
+                          std::tuple<std::decay_t<P>...>(*static_cast<std::decay_t<P>*>(args[I])...)};
+        }
     }
     static void* make(const void* kernel, void** args) {
-        return make_at(kernel, args, std::index_sequence_for<P...>{});
+        return pack_at<false>(kernel, args, std::index_sequence_for<P...>{});
+    }
+    static void* take(const void* kernel, void** args) {
+        return pack_at<true>(kernel, args, std::index_sequence_for<P...>{});
     }
 };
 
@@ -219,18 +247,34 @@ struct KernelPacker {
 // where no definition registered the kernel with a plain loop.
 SIM_API bool launch_by_name(const KernelCall& site, void** args);
 
-// A <<<>>> launch with every argument, each trivially copyable (Launcher::run_at_site): the site's
-// record with the functions of the kernel pointer's pack (KernelPacker), which it registers and
-// runs where no registration by name serves.
-struct SiteLaunch {
-    KernelCall call;  // no pack: the runtime copies the arguments into one
+// A launch site's own call by name (Launcher::run): the lambda the front end wrote, and the
+// functions of its pack.
+struct SiteCall {
+    const void* fn;  // the lambda, which ``make`` copies into the pack (MovedPacker)
     MakePack make;
-    int nparams;
-    bool through_pointer;  // the kernel is an expression: the front end could not tell which
+    void (*invoke)(void*);
+    RunPlain run_plain;  // null for a BarrierKind's launch
+    void (*destroy)(void*);
+    bool only;      // fewer arguments than parameters: only the call by name applies the defaults
+    bool outlives;  // it captures nothing, so its pack may be queued or recorded
 };
-// Runs ``site`` with the arguments ``args[i]`` points at, as Launcher::run does any other launch:
-// a null kernel fails; a barrier-free launch by name runs its registration's loop
-// (launch_by_name); a launch through a pointer takes its definition's barrier-free finding.
+
+// A <<<>>> launch: the site's record with the functions of the kernel pointer's pack (KernelPacker),
+// which the runtime registers and runs where no call by name serves.
+struct SiteLaunch {
+    KernelCall call;  // no pack: the runtime makes one from the arguments
+    MakePack make;    // KernelPacker's copy, which the registration keeps
+    MakePack pack;    // this launch's kernel pointer's pack (null: it has fewer arguments than parameters)
+    int nparams;
+    bool through_pointer;     // the kernel is an expression: the front end could not tell which
+    const SiteCall* by_name;  // the site's own call by name; null: its definition's registration's
+};
+// Runs ``site`` with the arguments ``args[i]`` points at, every <<<>>> launch's one way: a null
+// kernel fails; a launch through a pointer takes its definition's barrier-free finding; a launch
+// by name runs its call by name where it must (fewer arguments) or may (barrier-free, and the call
+// outlives the statement or the launch runs now): the site's own, or with every argument, each
+// trivially copyable (Launcher::run_at_site), its registration's loop (launch_by_name); any other
+// runs the kernel pointer's pack.
 SIM_API void launch_at_site(const SiteLaunch& site, void** args);
 
 // Records the parameter layout of the kernel at ``kernel`` (its definition's registration);
@@ -414,7 +458,7 @@ struct by_name_counts<no_default_args> {
     using type = std::index_sequence<M>;  // all arguments
 };
 
-// ``Plain``: whether the launch may run as a plain loop (dispatch's).
+// ``Plain``: whether the launch may run as a plain loop (its own call by name's run_plain).
 template <bool Plain, class F, class Seq, class... P>
 struct Launcher;
 template <bool Plain, class F, size_t... N, class... P>
@@ -445,41 +489,39 @@ struct Launcher<Plain, F, std::index_sequence<N...>, P...>
         using Pk = typename KernelPacker<P...>::Pk;
         const void* address = reinterpret_cast<const void*>(kernel);
         const KernelCall call{spec, name, file, line, address, &Pk::invoke, &Pk::run_plain, nullptr, &Pk::destroy};
-        launch_at_site(SiteLaunch{call, &KernelPacker<P...>::make, (int)sizeof...(P),
-                                  std::is_same<F, no_default_args>::value},
+        launch_at_site(SiteLaunch{call, &KernelPacker<P...>::make, &KernelPacker<P...>::make, (int)sizeof...(P),
+                                  std::is_same<F, no_default_args>::value, nullptr},
                        args);
     }
 
-    // Every other launch: fewer arguments than parameters, or one not trivially copyable.
+    // Every other launch: fewer arguments than parameters, or one not trivially copyable. The
+    // runtime takes the arguments from ``args``, whose copies this launch does not read again.
     template <class... T>
     void run(std::tuple<T...>&& args) const {
+        run_moved(args, std::index_sequence_for<T...>{});
+    }
+    template <class... T, size_t... I>
+    void run_moved(std::tuple<T...>& args, std::index_sequence<I...>) const {
+        using Pk = typename KernelPacker<P...>::Pk;
+        constexpr bool all = sizeof...(T) == sizeof...(P);
+        constexpr bool through_pointer = std::is_same<F, no_default_args>::value;
         const void* address = reinterpret_cast<const void*>(kernel);
-        if (kernel == nullptr) {
-            // Launching a null kernel pointer: a GPU refuses it with cudaErrorInvalidDeviceFunction.
-            launch_raw(KernelCall{spec, name, file, line});
-            return;
-        }
-        register_kernel(kernel, name);
-        if constexpr (sizeof...(T) == sizeof...(P) && std::is_same<F, no_default_args>::value) {
-            // Launched through a pointer: the front end could not tell which kernel (and passed
-            // false), but the kernel's definition registered whether it is barrier-free.
-            LaunchSpec through_pointer = spec;
-            through_pointer.barrier_free = spec.barrier_free || registered_barrier_free(address);
-            dispatch(through_pointer, name, file, line, address, kernel, std::move(args));
-        } else if constexpr (sizeof...(T) == sizeof...(P)) {
-            // Called by name for a barrier-free kernel: the plain loop then calls the kernel
-            // directly. The arguments have the parameters' types, so the same kernel is chosen.
-            // A call that captured nothing may also outlive this statement (a graph node replays
-            // it, a device launch runs it later); one that captured a reference may not.
-            constexpr bool outlives = std::is_empty<F>::value;
-            if (spec.barrier_free && (outlives || (!capturing(spec.stream) && tl_thread == nullptr))) {
-                dispatch<Plain>(spec, name, file, line, address, by_name, std::move(args));
-            } else {
-                dispatch(spec, name, file, line, address, kernel, std::move(args));
-            }
+        const KernelCall call{spec, name, file, line, address, &Pk::invoke, &Pk::run_plain, nullptr, &Pk::destroy};
+        void* argv[sizeof...(T) + 1] = {static_cast<void*>(&std::get<I>(args))..., nullptr};
+        MakePack pack = nullptr;
+        if constexpr (all) pack = &KernelPacker<P...>::take;
+        if constexpr (through_pointer) {
+            // C++ applies no default arguments through a pointer: every argument is given, and no
+            // call by name is written.
+            launch_at_site(SiteLaunch{call, &KernelPacker<P...>::make, pack, (int)sizeof...(P), true, nullptr}, argv);
         } else {
-            // Fewer arguments than parameters: call the kernel by name so its defaults apply.
-            dispatch<Plain>(spec, name, file, line, address, by_name, std::move(args));
+            // The arguments have the parameters' types, so a call by name chooses the same kernel.
+            using Own = MovedPacker<F, T...>;
+            RunPlain run_plain = nullptr;
+            if constexpr (Plain) run_plain = &Own::Pk::run_plain;
+            const SiteCall own{&by_name,          &Own::take, &Own::Pk::invoke,          run_plain,
+                               &Own::Pk::destroy, !all,       std::is_empty<F>::value};
+            launch_at_site(SiteLaunch{call, &KernelPacker<P...>::make, pack, (int)sizeof...(P), false, &own}, argv);
         }
     }
 };
