@@ -9,6 +9,14 @@ build whose runtime flags differ only in that macro (fast, synccheck and the sha
 check share theirs; memcheck and racecheck theirs), in units that start with ``mode_free.h``,
 which poisons the mode's macros, so a source whose text would depend on the mode fails to compile
 there instead of being shared. Each mode's runtime object links its own part with the shared one.
+
+Of the mode-free sources, those marked ``// sim-runtime: cold`` (code that runs seldom: the driver
+API, graphs, environment knobs, launch filters, messages; the mark is their last line, so that no
+line number of the runtime moves) are compiled once for every build, with the checkers' runtime
+options (``-O1``, frame pointers kept): the checkers' runtimes hold the code they held before, and
+the builds that compile the rest at ``-O2`` take this code less optimised rather than compiling it
+a second time (``launch_filter.cpp``'s ``std::regex`` alone takes g++ seconds). The shared part of
+each set of runtime options links its own units with that object.
 """
 
 from __future__ import annotations
@@ -37,8 +45,11 @@ from .toolchain import (
 )
 
 __all__ = [
+    "COLD_MARK",
     "LIBRARIES",
     "PER_MODE_MARK",
+    "cold",
+    "cold_object",
     "library_object",
     "mode_free_flags",
     "mode_free_object",
@@ -68,9 +79,26 @@ PER_MODE_MARK = "// sim-runtime: per mode"
 _MODE_FREE_HEADER = "mode_free.h"
 
 
+# The line that marks a mode-free source of the runtime as cold: compiled once for every build.
+COLD_MARK = "// sim-runtime: cold"
+# The build whose runtime options compile the cold sources for every build. The checkers' runtimes
+# are compiled -O1 with frame pointers (their sanitizers' reports unwind through the runtime's
+# frames): taking theirs leaves their code as it was, where -O2 would change their reports' stacks.
+_COLD_BUILD = "memcheck"
+
+
+def _marked(src: Path, mark: str) -> bool:
+    return any(line.rstrip() == mark for line in src.read_text().splitlines())
+
+
 def per_mode(src: Path) -> bool:
     """Whether ``src`` is compiled once per mode (it carries :data:`PER_MODE_MARK`)."""
-    return any(line.rstrip() == PER_MODE_MARK for line in src.read_text().splitlines())
+    return _marked(src, PER_MODE_MARK)
+
+
+def cold(src: Path) -> bool:
+    """Whether the mode-free source ``src`` is compiled once for every build (:data:`COLD_MARK`)."""
+    return not per_mode(src) and _marked(src, COLD_MARK)
 
 
 def runtime_sources() -> str:
@@ -188,19 +216,49 @@ def _sharing(mode: str) -> list[str]:
     return [name for name, b in BUILD_NAMED.items() if b.runtime_options == options]
 
 
+def _cold_flags(cxx: str) -> list[str]:
+    """The flags of the runtime's cold sources, the same for every build."""
+    return mode_free_flags(cxx, _COLD_BUILD)
+
+
+def cold_object() -> Path:
+    """The runtime's cold sources (:func:`cold`) compiled once for every build (cached)."""
+    cxx = compiler()
+    flags = _cold_flags(cxx)
+    key = cache_key(runtime_sources(), " ".join(flags), compiler_id(cxx), toolkit_include().name)
+    out = cache_dir() / f"sim_runtime-cold-{key}.o"
+    sources = [src for src in _runtime_cpp() if cold(src)]
+
+    def produce(tmp: Path) -> None:
+        groups = runtime_units(_build_jobs(), sources)
+        _Units("the runtime", "cold part: every mode", flags, groups, True).build(cxx, tmp)
+
+    return cached_output(out, produce)
+
+
 def mode_free_object(mode: str) -> Path:
     """The runtime's mode-free sources compiled for ``mode``'s runtime (cached; the same object
-    for every mode whose :func:`mode_free_flags` are the same)."""
+    for every mode whose :func:`mode_free_flags` are the same): its own units, linked with
+    :func:`cold_object`."""
     check_build_mode(mode)
     cxx = compiler()
     flags = mode_free_flags(cxx, mode)
-    key = cache_key(runtime_sources(), " ".join(flags), compiler_id(cxx), toolkit_include().name)
+    parts = (runtime_sources(), " ".join(flags), " ".join(_cold_flags(cxx)))
+    key = cache_key(*parts, compiler_id(cxx), toolkit_include().name)
     out = cache_dir() / f"sim_runtime-mode-free-{key}.o"
-    sources = [src for src in _runtime_cpp() if not per_mode(src)]
+    sources = [src for src in _runtime_cpp() if not per_mode(src) and not cold(src)]
 
     def produce(tmp: Path) -> None:
-        detail = f"mode-free part: {', '.join(_sharing(mode))}"
-        _Units("the runtime", detail, flags, runtime_units(_build_jobs(), sources), True).build(cxx, tmp)
+        from concurrent.futures import ThreadPoolExecutor
+
+        # The cold part (often cached by the other set of options) builds beside these units; they
+        # come first in the link, so that where both hold a copy of an inline function, the one
+        # compiled with these options is the one kept.
+        with ThreadPoolExecutor(max_workers=1) as job:
+            shared = job.submit(contextvars.copy_context().run, cold_object)
+            detail = f"mode-free part: {', '.join(_sharing(mode))}"
+            own = _Units("the runtime", detail, flags, runtime_units(_build_jobs(), sources), True)
+            own.build(cxx, tmp, also=lambda: [shared.result()])
 
     return cached_output(out, produce)
 
@@ -210,7 +268,8 @@ def runtime_object(mode: str) -> Path:
     check_build_mode(mode)
     cxx = compiler()
     flags = runtime_flags(cxx, mode)
-    key = cache_key(runtime_sources(), " ".join(flags), compiler_id(cxx), toolkit_include().name)
+    parts = (runtime_sources(), " ".join(flags), " ".join(_cold_flags(cxx)))
+    key = cache_key(*parts, compiler_id(cxx), toolkit_include().name)
     out = cache_dir() / f"sim_runtime-{mode}-{key}.o"
 
     def produce(tmp: Path) -> None:

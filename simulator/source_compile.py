@@ -20,6 +20,7 @@ from pathlib import Path
 from . import cccl, pch, source_manifest
 from .build_cache import cache_dir, cache_key, cache_stem, cached_output, write_new
 from .compiler_errors import compile_step, compiles, run_compiler
+from .compiler_run import invoke
 from .errors import SimBuildError, require_clang
 from .linemap import marker_matches
 from .modes import BUILD_NAMED, check_build_mode
@@ -124,12 +125,24 @@ def _front_end_version() -> str:
     return "\n".join((PACKAGE_DIR / n).read_text() for n in front_end_modules())
 
 
-def preprocess(cxx: str, path: str, flags: list[str], arch: int, what: str) -> tuple[str, str | None]:
-    """``g++ -E`` of a .cu source for the front end: the host pass, and the device pass
-    (``__CUDA_ARCH__`` defined) when the program's files test it (else None)."""
+def _listed_preprocess(command: list[str], what: str) -> tuple[str, list[str] | None]:
+    """The output of the ``g++ -E`` ``command`` and the include search folders it used, which the
+    same run lists with ``-v`` (a manifest needs them: source_manifest.py would run the compiler
+    again to ask); None for the folders when the run failed (the message is then that of the
+    command as given, without the listing)."""
+    run = invoke([command[0], "-v", *command[1:]], what)
+    if run.returncode != 0:
+        return run_compiler(command, what), None
+    return run.stdout, source_manifest.search_list(run.stderr)
+
+
+def _preprocess(
+    cxx: str, path: str, flags: list[str], arch: int, what: str
+) -> tuple[str, str | None, list[str] | None]:
+    """:func:`preprocess`'s two texts, and the include search folders of its host pass (or None)."""
     require_clang()  # the front end's dependency, checked before any work
     pp = [cxx, *flags, *nvcc_macros(arch), "-include", str(RUNTIME_DIR / "cuda_sim.h"), "-x", "c++"]
-    host_pre = run_compiler([*pp, "-E", path], what)
+    host_pre, search = _listed_preprocess([*pp, "-E", path], what)
     for f in sorted(_user_files(host_pre)):
         if not os.path.isfile(f):
             continue  # the working-folder marker that -g adds
@@ -138,8 +151,15 @@ def preprocess(cxx: str, path: str, flags: list[str], arch: int, what: str) -> t
         except OSError:
             tested = True
         if tested:
-            return host_pre, run_compiler([*pp, f"-D__CUDA_ARCH__={arch}", "-E", path], what)
-    return host_pre, None
+            return host_pre, run_compiler([*pp, f"-D__CUDA_ARCH__={arch}", "-E", path], what), search
+    return host_pre, None, search
+
+
+def preprocess(cxx: str, path: str, flags: list[str], arch: int, what: str) -> tuple[str, str | None]:
+    """``g++ -E`` of a .cu source for the front end: the host pass, and the device pass
+    (``__CUDA_ARCH__`` defined) when the program's files test it (else None)."""
+    host_pre, device_pre, _ = _preprocess(cxx, path, flags, arch, what)
+    return host_pre, device_pre
 
 
 def translate_source(
@@ -253,7 +273,7 @@ def kernel_object(
         started = time.time()
         # Keyed by the preprocessed text, so that a change in an included header makes a new key.
         # The CPU's flags compile, but do not preprocess: the text is the same on every machine.
-        pre = run_compiler([*pp, "-E", path], str(src))
+        pre, search = _listed_preprocess([*pp, "-E", path], str(src))
         flags = base + target_flags(cxx) + includes + cccl.compile_flags(host_build.name, pre)
         key = cache_key(pre, fixed[0], " ".join(flags + lang), *fixed[1:])
         out = cache_dir() / f"{stem}-{host_build.name}-{key}.o"
@@ -261,7 +281,7 @@ def kernel_object(
             out, lambda tmp: compile_step([cxx, *flags, *lang, "-c", path, "-o", str(tmp)], str(src))
         )
         if manifest is not None:
-            source_manifest.record(manifest, out, [pre], pp, started, _user_files(pre))
+            source_manifest.record(manifest, out, [pre], pp, started, _user_files(pre), search)
         return out
     build = BUILD_NAMED[mode]
     flags = common_flags(cxx) + build.kernel_flags
@@ -289,7 +309,7 @@ def kernel_object(
     if manifest is not None and (hit := source_manifest.lookup(manifest)) is not None:
         return hit
     started = time.time()
-    host_pre, device_pre = preprocess(cxx, path, flags + includes, arch, str(src))
+    host_pre, device_pre, search = _preprocess(cxx, path, flags + includes, arch, str(src))
     after = target_flags(cxx) + cccl.compile_flags(mode, host_pre) + list(extra_flags)
     key = cache_key(host_pre, device_pre or "", runtime_sources(), " ".join(flags + vector + after), *fixed)
     out = cache_dir() / f"{stem}-{mode}-{key}.o"
@@ -311,7 +331,7 @@ def kernel_object(
     cached_output(out, produce)
     if manifest is not None:
         texts = [host_pre, device_pre or ""]
-        source_manifest.record(manifest, out, texts, pp, started, _user_files(host_pre))
+        source_manifest.record(manifest, out, texts, pp, started, _user_files(host_pre), search)
     return out
 
 

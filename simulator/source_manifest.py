@@ -38,7 +38,16 @@ from .build_cache import cache_key, publish, recorded_digest, verified
 from .compiler_run import invoke
 from .linemap import marker_matches
 
-__all__ = ["ENVIRONMENT", "SETTLE_S", "environment_key", "lookup", "manifest_key", "record", "search_dirs"]
+__all__ = [
+    "ENVIRONMENT",
+    "SETTLE_S",
+    "environment_key",
+    "lookup",
+    "manifest_key",
+    "record",
+    "search_dirs",
+    "search_list",
+]
 
 # The environment variables that change what g++ preprocesses.
 ENVIRONMENT = (
@@ -71,10 +80,15 @@ def search_dirs(command: list[str]) -> list[str]:
     """The include search folders of the preprocessor ``command`` (its flags, no input), as
     ``g++ -v`` lists them, with those it leaves out because they do not exist yet (a header
     created there later would be found); empty when the compiler does not list them."""
-    run = invoke([*command, "-E", "-v", "/dev/null"], "the include search path")
+    return search_list(invoke([*command, "-E", "-v", "/dev/null"], "the include search path").stderr)
+
+
+def search_list(messages: str) -> list[str]:
+    """The include search folders that the messages of a preprocessor run with ``-v`` list (as
+    :func:`search_dirs` gives them); empty when they list none."""
     found: list[str] = []
     inside = False
-    for line in run.stderr.splitlines():
+    for line in messages.splitlines():
         missing = re.fullmatch(r'ignoring nonexistent directory "([^"]*)"', line)
         if missing:
             found.append(os.path.normpath(missing.group(1)))
@@ -161,12 +175,20 @@ def _watched(files: list[str], search: list[str]) -> set[str]:
 
 
 def record(
-    manifest: Path, obj: Path, texts: list[str], command: list[str], started: float, user_files: Set[str]
+    manifest: Path,
+    obj: Path,
+    texts: list[str],
+    command: list[str],
+    started: float,
+    user_files: Set[str],
+    search: list[str] | None = None,
 ) -> None:
     """Write ``manifest`` for the object ``obj`` built from the preprocessed ``texts`` of the
     preprocessor ``command`` (its flags, no input) started at ``started`` (``time.time()``);
     nothing when a file or folder is too recent, unreadable or volatile (the module's docstring
-    says which). ``user_files``: the program's own files, whose ``__has_include`` rules it out."""
+    says which). ``user_files``: the program's own files, whose ``__has_include`` rules it out.
+    ``search``: the command's include search folders when its run listed them (:func:`search_list`),
+    else None (they are asked for)."""
     files = _files_read(texts)
     if files is None:
         return
@@ -183,7 +205,7 @@ def record(
             return
         digests[f] = hashlib.sha256(data).hexdigest()
     folders = {}
-    for folder in sorted(_watched(files, search_dirs(command))):
+    for folder in sorted(_watched(files, search_dirs(command) if search is None else search)):
         times = _times(folder)
         if times is None or max(times) >= settled:
             return

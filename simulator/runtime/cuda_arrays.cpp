@@ -210,3 +210,4 @@ cudaError_t cudaGetChannelDesc(cudaChannelFormatDesc* desc, cudaArray_const_t ar
 }
 
 }  // extern "C"
+// sim-runtime: cold

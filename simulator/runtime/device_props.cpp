@@ -223,3 +223,4 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
 }
 
 }  // extern "C"
+// sim-runtime: cold

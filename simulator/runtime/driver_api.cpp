@@ -129,3 +129,4 @@ CUresult cuMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
 }
 
 }  // extern "C"
+// sim-runtime: cold

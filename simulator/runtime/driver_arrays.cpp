@@ -269,3 +269,4 @@ CUresult cuTexObjectDestroy(CUtexObject tex) {
 }
 
 }  // extern "C"
+// sim-runtime: cold

@@ -344,3 +344,4 @@ CUresult cuEventDestroy(CUevent event) {
 }
 
 }  // extern "C"
+// sim-runtime: cold

@@ -368,3 +368,4 @@ CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfu
 }
 
 }  // extern "C"
+// sim-runtime: cold

@@ -168,3 +168,4 @@ CUresult cuGetErrorString(CUresult error, const char** text) {
 }
 
 }  // extern "C"
+// sim-runtime: cold

@@ -129,3 +129,4 @@ cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t* node, cudaGraphNode_t orig
 }
 
 }  // extern "C"
+// sim-runtime: cold

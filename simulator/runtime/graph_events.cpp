@@ -116,3 +116,4 @@ cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t exec, cudaGraphNo
 }
 
 }  // extern "C"
+// sim-runtime: cold

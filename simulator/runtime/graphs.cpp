@@ -576,3 +576,4 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
 }
 
 }  // extern "C"
+// sim-runtime: cold

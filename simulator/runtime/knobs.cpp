@@ -148,3 +148,4 @@ double launch_timeout_s() {
 }
 
 }  // namespace __sim
+// sim-runtime: cold

@@ -120,3 +120,4 @@ bool launch_checked(const char* name) {
 }
 
 }  // namespace __sim
+// sim-runtime: cold

@@ -49,3 +49,4 @@ cudaError_t cudaThreadGetCacheConfig(enum cudaFuncCache* config) {
 }
 
 }  // extern "C"
+// sim-runtime: cold

@@ -256,3 +256,4 @@ cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags* flags, cudaMemPool_t p
 }
 
 }  // extern "C"
+// sim-runtime: cold

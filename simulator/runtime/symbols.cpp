@@ -179,3 +179,4 @@ cudaError_t cudaGetSymbolSize(size_t* size, const void* symbol) {
 }
 
 }  // extern "C"
+// sim-runtime: cold

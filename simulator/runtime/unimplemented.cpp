@@ -43,3 +43,4 @@ void unimplemented_call(const char* name, const char* header, const char* return
 }
 
 }  // namespace __sim
+// sim-runtime: cold

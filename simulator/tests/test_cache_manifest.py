@@ -32,6 +32,7 @@ def _no_preprocessor(monkeypatch):
 
     monkeypatch.setattr(source_compile, "run_compiler", refuse)
     monkeypatch.setattr(source_compile, "preprocess", refuse)
+    monkeypatch.setattr(source_compile, "_listed_preprocess", refuse)
 
 
 def _output(src: Path, capfd, *include_dirs: Path) -> str:
@@ -207,3 +208,48 @@ def test_a_source_whose_path_the_markers_escape_gets_no_cache_manifest(tmp_path,
     time.sleep(0.05)
     source_compile.kernel_object(src, "fast")
     assert not _manifests(src)
+
+
+def _refuse_search_question(monkeypatch):
+    """Make a separate ``g++ -E -v /dev/null`` fail the test: the preprocessor's run lists the folders."""
+
+    def refuse(_command):
+        raise AssertionError("asked the compiler for its include search path a second time")
+
+    monkeypatch.setattr(source_manifest, "search_dirs", refuse)
+
+
+@pytest.mark.parametrize("name", ["listed.cu", "listed.cpp"])
+def test_the_manifest_takes_the_search_folders_from_the_preprocessors_own_run(
+    tmp_path, settled, monkeypatch, name
+):
+    # The folders watched are those a separate question gives, the missing -I folder among them.
+    missing, there = tmp_path / "missing" / "include", tmp_path / "there"
+    missing.parent.mkdir()
+    _write(there / "value.h", "#define VALUE 0\n")
+    src = _write(tmp_path / "src" / name, '#include "value.h"\nint main() { return VALUE; }\n')
+    flags = ["-I", str(missing), "-I", str(there)]
+    time.sleep(0.05)
+    with monkeypatch.context() as m:
+        _refuse_search_question(m)
+        obj = source_compile.kernel_object(src, "fast", extra_flags=flags)
+    (manifest,) = _manifests(src)
+    folders = set(json.loads(manifest.read_text())["folders"])
+    assert str(missing.parent) in folders and str(there) in folders
+    asked = source_manifest.search_dirs([build.compiler(), *flags, "-x", "c++"])
+    assert str(missing) in asked and str(there) in asked
+    listed = source_compile.invoke(
+        [build.compiler(), "-v", *flags, "-x", "c++", "-E", "/dev/null"], "a listing"
+    )
+    assert source_manifest.search_list(listed.stderr) == asked
+    with monkeypatch.context() as m:
+        _no_preprocessor(m)
+        assert source_compile.kernel_object(src, "fast", extra_flags=flags) == obj
+
+
+@pytest.mark.parametrize("name", ["broken.cu", "broken.cpp"])
+def test_a_failing_preprocessor_says_only_what_failed(tmp_path, name):
+    src = _write(tmp_path / name, '#include "no_such_header.h"\nint main() { return 0; }\n')
+    with pytest.raises(build.SimBuildError, match="no_such_header.h") as failed:
+        source_compile.kernel_object(src, "fast")
+    assert "search starts here" not in str(failed.value)

@@ -107,7 +107,8 @@ def test_builds_differing_only_in_the_macro_share_the_mode_free_flags():
 @needs_cxx
 def test_each_mode_links_its_own_part_with_the_one_shared_by_its_flags(tmp_path, monkeypatch):
     """Five runtimes from an empty cache compile the mode-free sources twice (once per set of
-    flags) and the per-mode sources five times; each mode's object links the shared part."""
+    flags) but for the cold ones (once for all), and the per-mode sources five times; each mode's
+    object links the shared part, which links the cold one after its own units."""
     monkeypatch.setenv("SIMULATOR_CACHE", str(tmp_path / "cache"))
     compiled: list[tuple[str, bool]] = []
     links: list[list[str]] = []
@@ -127,9 +128,11 @@ def test_each_mode_links_its_own_part_with_the_one_shared_by_its_flags(tmp_path,
     own_units = [what for what, free in compiled if not free]
     jobs = runtime_build._build_jobs()
     per_mode = [src for src in RUNTIME.glob("*.cpp") if runtime_build.per_mode(src)]
-    mode_free = [src for src in RUNTIME.glob("*.cpp") if not runtime_build.per_mode(src)]
+    cold = [src for src in RUNTIME.glob("*.cpp") if runtime_build.cold(src)]
+    mode_free = [src for src in RUNTIME.glob("*.cpp") if not runtime_build.per_mode(src) and src not in cold]
+    assert cold and mode_free
     assert len(own_units) == 5 * min(jobs, len(per_mode))
-    assert len(free_units) == 2 * min(jobs, len(mode_free))
+    assert len(free_units) == 2 * min(jobs, len(mode_free)) + min(jobs, len(cold))
     assert len(set(objects.values())) == 5
     shared = {name: runtime_build.mode_free_object(name) for name in modes.BUILD_MODES}
     assert shared["fast"] == shared["synccheck"] == shared["racecheck-shared"] != shared["memcheck"]
@@ -137,4 +140,27 @@ def test_each_mode_links_its_own_part_with_the_one_shared_by_its_flags(tmp_path,
     for name in modes.BUILD_MODES:
         (link,) = [a for a in links if a[a.index("-o") + 1].startswith(str(objects[name]))]
         assert str(shared[name]) in link, (name, link)
+    cold_object = str(runtime_build.cold_object())
+    for part in set(shared.values()):
+        (link,) = [a for a in links if a[a.index("-o") + 1].startswith(str(part))]
+        inputs = link[link.index("-nostdlib") + 1 : link.index("-o")]
+        assert inputs[-1] == cold_object and len(inputs) > 1, link
     assert build_cache.cache_dir() == tmp_path / "cache"
+
+
+@needs_cxx
+def test_the_cold_part_takes_the_checkers_flags_for_every_build():
+    """Compiled once for every build with the flags the checkers' mode-free part has, so that
+    their runtimes' code is what it was; a cold source is one that does not test the mode."""
+    cxx = build.compiler()
+    checkers = runtime_build.mode_free_flags(cxx, "memcheck")
+    assert runtime_build.mode_free_flags(cxx, "racecheck") == checkers
+    assert runtime_build._cold_flags(cxx) == checkers
+    marked = [src.name for src in _sources() if runtime_build.cold(src)]
+    assert "launch_filter.cpp" in marked and "scheduler.cpp" not in marked and "launch.cpp" not in marked
+    both = [
+        src.name
+        for src in _sources()
+        if runtime_build.per_mode(src) and runtime_build.COLD_MARK in src.read_text()
+    ]
+    assert not both, f"{both}: a source compiled per mode cannot be cold"
