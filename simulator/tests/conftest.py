@@ -7,14 +7,16 @@ the ``kernels`` marker: the kernels tier, which has nvcc, runs them; the sanitiz
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
@@ -68,6 +70,17 @@ def run_cli(
         timeout=timeout,
         env=env,
     )
+
+
+_Run = TypeVar("_Run", bound=Callable)
+
+
+def once_per_arguments(run: _Run) -> _Run:
+    """``run``, a module's helper that runs its test program, run once per distinct arguments in
+    this test process: several tests of a module compare against the same reference run (the
+    fast build's, or the fibers'), and the test programs print the same on every run, so the
+    first run's result serves them all. Each test still checks everything it checked before."""
+    return functools.cache(run)  # type: ignore[return-value]
 
 
 # SIMULATOR_LAUNCH_LOG=1's line per launch: mode, kernel (template arguments dropped), how it ran

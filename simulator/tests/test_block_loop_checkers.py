@@ -15,11 +15,12 @@ import re
 
 import pytest
 
-from .conftest import KERNELS, launch_ways, line_of, run_cli, run_findings
+from .conftest import KERNELS, launch_ways, line_of, once_per_arguments, run_cli, run_findings
 
 PROGRAM = KERNELS / "program_block_loop_checkers.cu"
 
 
+@once_per_arguments
 def _run(mode: str, case: str, fibers: str):
     """(process, how each kernel ran) of the program in ``mode`` with ``case``."""
     # One worker: with several, which block reports first depends on how the OS schedules them.

@@ -21,13 +21,14 @@ import re
 
 import pytest
 
-from .conftest import KERNELS, launch_ways, run_cli
+from .conftest import KERNELS, launch_ways, once_per_arguments, run_cli
 
 PROGRAM = KERNELS / "program_block_loop_narrow.cu"
 BASES = ["2147482527", "4294966175", "7"]
 FIRSTS = ["60", "23", "2"]
 
 
+@once_per_arguments
 def _run(mode: str, fibers: str):
     """(stdout, {kernel: how it ran}) of the program in ``mode``."""
     env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers}
@@ -58,10 +59,16 @@ def test_checkers_run_the_kernels_own_sums(mode):
     assert out == fibers_out
 
 
-def test_translation_checks_the_block_and_computes_the_signed_sums():
+@pytest.fixture(scope="module")
+def translated() -> str:
+    """The program's translation for a fast build, which both translation tests read."""
     from simulator.build import translate_source
 
-    text = translate_source(PROGRAM)
+    return translate_source(PROGRAM)
+
+
+def test_translation_checks_the_block_and_computes_the_signed_sums(translated):
+    text = translated
     start = text.index("void narrow_columns(")
     body = text[start : text.index("::__sim::on_device()", start)]
     # The region after the barrier names col and j: one check of both for the block, then each
@@ -85,10 +92,8 @@ def test_translation_checks_the_block_and_computes_the_signed_sums():
     assert body.count("(__sim_fast ? ") == 4
 
 
-def test_translation_runs_a_prefix_region_below_its_bound():
-    from simulator.build import translate_source
-
-    text = translate_source(PROGRAM)
+def test_translation_runs_a_prefix_region_below_its_bound(translated):
+    text = translated
     start = text.index("void prefix_fold(")
     body = re.sub(r"\n# \d+ \"[^\"]*\"\n", "", text[start : text.index("::__sim::on_device()", start)])
     # Both regions in the loop: every block passes (in a fast build: kRecompute), the threads below

@@ -12,13 +12,23 @@ import re
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, launch_ways, line_of, mode_args, run_cli, run_findings, translated_reasons
+from .conftest import (
+    KERNELS,
+    launch_ways,
+    line_of,
+    mode_args,
+    once_per_arguments,
+    run_cli,
+    run_findings,
+    translated_reasons,
+)
 
 PROGRAM = KERNELS / "program_cg_block_sync.cu"
 KERNELS_RUN = {"member": "by_member", "function": "by_function", "temporary": "by_temporary"}
 THREADS, BLOCKS = 128, 3
 
 
+@once_per_arguments
 def _run(mode: str, fibers: str, *args: str):
     """(process, {kernel: how it ran}) of the program in ``mode`` (one worker: a fault's order)."""
     env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers, "SIMULATOR_THREADS": "1"}

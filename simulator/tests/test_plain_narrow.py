@@ -17,13 +17,14 @@ import re
 
 import pytest
 
-from .conftest import KERNELS, launch_ways, run_cli
+from .conftest import KERNELS, launch_ways, once_per_arguments, run_cli
 
 PROGRAM = KERNELS / "program_plain_narrow.cu"
 KERNEL_NAMES = ("plain_columns", "plain_below", "plain_rows")
 BASES = ("2147482247", "4294966175", "7")
 
 
+@once_per_arguments
 def _run(mode: str, fibers: str):
     """(stdout, {kernel: how it ran}) of the program in ``mode``."""
     env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers}

@@ -12,12 +12,13 @@ import re
 import numpy as np
 import pytest
 
-from .conftest import KERNELS, launch_ways, line_of, mode_args, run_cli, run_findings
+from .conftest import KERNELS, launch_ways, line_of, mode_args, once_per_arguments, run_cli, run_findings
 
 PROGRAM = KERNELS / "program_private_arrays.cu"
 THREADS, ELEMS, BLOCKS = 64, 4, 3
 
 
+@once_per_arguments
 def _run(mode: str, fibers: str, *args: str):
     """(process, {kernel: how it ran}) of the program in ``mode`` (one worker: a fault's order)."""
     env = {"SIMULATOR_LAUNCH_LOG": "1", "SIMULATOR_FIBERS": fibers, "SIMULATOR_THREADS": "1"}
