@@ -17,6 +17,7 @@ from .build_cache import cache_dir, cache_key, cache_stem, cached_output, record
 from .compiler_errors import compile_step
 from .compiler_probe import probe
 from .errors import SimBuildError
+from .linker_probe import fast_linker_flags, link_step
 from .modes import BUILD_NAMED, check_build_mode
 from .runtime_build import LIBRARIES, library_object, runtime_object
 from .source_compile import DEFAULT_ARCH, kernel_object
@@ -151,11 +152,11 @@ def build_shared(
     libs = library_objects([obj], mode)
     stubs = stub_objects([obj, rt, *libs])
     cxx = compiler()
-    key = cache_key(obj.name, rt.name, *(s.name for s in libs + stubs), "shared")
+    key = cache_key(obj.name, rt.name, *(s.name for s in libs + stubs), "shared", *fast_linker_flags(cxx))
     cached = cache_dir() / f"{obj.stem}-{key}.so"
     cached_output(
         cached,
-        lambda tmp: compile_step(
+        lambda tmp: link_step(
             # -Bsymbolic: the kernels' calls into the runtime bind to this library's own copy
             # at link time (no PLT stub per barrier, and never another library's runtime).
             [
@@ -228,14 +229,21 @@ def build_executable(
     stubs = stub_objects([*objs, rt, *libs])
     cxx = compiler()
     main_src = _MAIN.format(entry=entry)
-    key = cache_key(*(o.name for o in objs), rt.name, *(s.name for s in libs + stubs), main_src, mode)
+    key = cache_key(
+        *(o.name for o in objs),
+        rt.name,
+        *(s.name for s in libs + stubs),
+        main_src,
+        mode,
+        *fast_linker_flags(cxx),
+    )
     out = cache_dir() / f"check-{cache_stem(entry)}-{mode}-{key}"
 
     def produce(tmp: Path) -> None:
         main_path = tmp.with_name(tmp.name + ".main.cpp")
         write_new(main_path, main_src.encode())
         try:
-            compile_step(
+            link_step(
                 [
                     cxx,
                     *common_flags(cxx),
@@ -280,12 +288,19 @@ def build_program(
     # A program that loads driver API modules exports its runtime, which the modules' kernels call.
     rt, export = modules.runtime_link(rt, set().union(*(object_symbols(o)[1] for o in objs)))
     cxx = compiler()
-    key = cache_key(*(o.name for o in objs), rt.name, *(s.name for s in libs + stubs), mode, "program")
+    key = cache_key(
+        *(o.name for o in objs),
+        rt.name,
+        *(s.name for s in libs + stubs),
+        mode,
+        "program",
+        *fast_linker_flags(cxx),
+    )
     stem = cache_stem(Path(sources[0]).stem)
     out = cache_dir() / f"program-{stem}-{mode}-{key}"
 
     def produce(tmp: Path) -> None:
-        compile_step(
+        link_step(
             [
                 cxx,
                 *common_flags(cxx),
