@@ -202,6 +202,16 @@ struct Launch : KernelCall {
     unsigned long long serial = 0;        // unique per launch
     ChildQueue* children = nullptr;       // made by the first device-side launch
     Grid* grid = nullptr;                 // a cooperative launch's grid barrier (else null)
+    // Blocks started beside a spinning one (scheduler.cpp, take_turns): not finished yet, in all,
+    // and the most at once (the last two for SIMULATOR_LAUNCH_LOG=1).
+    std::atomic<long long> extra_resident{0};
+    // Per OS thread running its blocks (run_blocks numbers them): 0 while it runs them, the host
+    // time (ns) at which it last found that every block it holds only spins, -1 once it is done.
+    static constexpr int kMaxWorkers = 65;  // SIMULATOR_THREADS' most, and one launching inline
+    std::atomic<long long> stalled_at[kMaxWorkers] = {};
+    std::atomic<int> workers_seen{0};
+    std::atomic<long long> extra_started{0};
+    std::atomic<long long> extra_peak{0};
     int device = current_device();        // the device it runs on (the launching thread's current one)
 };
 
@@ -226,6 +236,9 @@ struct Block {
     int left_thread = -1;
     unsigned long long left_after = 0;
     int cursor = 0;  // the fiber that last handed control back to the scheduler
+    // Turns its threads spent spinning (spin_wait, __nanosleep): a block whose threads only spin
+    // may wait for a block not yet started (scheduler.cpp, take_turns).
+    unsigned long long spins = 0;
     // Per warp (nwarps entries each, in the worker's storage): lanes that exist, have exited,
     // wait in a warp operation.
     unsigned int* warp_present = nullptr;
@@ -255,6 +268,7 @@ struct Block {
 
 // Per worker thread: the fiber stacks and shared-memory arena are kept between blocks.
 struct Worker {
+    int launch_slot = 0;  // its index in Launch::stalled_at while it runs a launch's blocks
     char* stacks = nullptr;
     size_t stacks_bytes = 0;
     int stack_slots = 0;
