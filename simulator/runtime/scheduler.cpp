@@ -1,11 +1,12 @@
 // sim-runtime: per mode
 // The scheduler: every CUDA thread of a block is a fiber with its own stack, switched by hand
 // (a small x86-64 context switch; ucontext elsewhere). A worker thread runs one block at a
-// time; fibers switch only at __syncthreads, warp shuffles/votes/__syncwarp and thread exit, so
-// barriers and shuffles mean what they mean on a GPU. When no fiber of a block can make
-// progress the block fails with a deadlock report instead of hanging. The blocks of a launch
-// are shared out between SIMULATOR_THREADS workers (the calling thread is one of them; the
-// others are worker_pool.cpp's). A barrier-free launch runs each block's threads as a plain loop
+// time; fibers switch only at __syncthreads, warp shuffles/votes/__syncwarp, __nanosleep, a turn
+// of a spinning loop (spin_wait) and thread exit, so barriers and shuffles mean what they mean on
+// a GPU. When no fiber of a block can make progress the block fails with a deadlock report
+// instead of hanging. The blocks of a launch are shared out between SIMULATOR_THREADS workers
+// (the calling thread is one of them; the others are worker_pool.cpp's); a block that only spins
+// lets blocks not yet started run beside it on its worker (take_turns). A barrier-free launch runs each block's threads as a plain loop
 // instead (run_block_plain; every mode but racecheck, see mode::kPlainLoops): no fibers, since
 // nothing in it ever waits.
 #include "sim_internal.h"
