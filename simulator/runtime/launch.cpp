@@ -113,7 +113,7 @@ void log_launch(const Launch& L) {
 }
 
 // SIMULATOR_LAUNCH_LOG=1's line for a launch whose spinning blocks let blocks not yet started
-// run beside them (scheduler.cpp, take_turns).
+// run beside them (resident_blocks.cpp, take_turns).
 void log_extra_blocks(const Launch& L) {
     std::fprintf(stderr,
                  "launch log (%s): kernel '%s' (launched at %s:%d) started %lld block(s) beside blocks that "

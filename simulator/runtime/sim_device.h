@@ -145,7 +145,7 @@ SIM_API void nanosleep_thread(unsigned int ns, const char* file, int line);
 // One more turn of a loop that spins on memory another thread writes (the front end wraps such a
 // loop's condition: `while (::__sim::spinning(static_cast<bool>(cond)))`): the other threads of
 // the block run before the next look, and a block whose threads only spin may let a block not yet
-// started run beside it (scheduler.cpp, as a GPU keeps many blocks resident).
+// started run beside it (resident_blocks.cpp, as a GPU keeps many blocks resident).
 SIM_API void spin_wait();
 inline bool spinning(bool again) {
     if (__builtin_expect(again, 0)) spin_wait();
