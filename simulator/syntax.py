@@ -483,6 +483,8 @@ class TranslationUnit:
         elif kind in (ck.BINARY_OPERATOR, ck.COMPOUND_ASSIGNMENT_OPERATOR) and on_device(func):
             if not self.device_code.shift(c):
                 self.device_code.lockstep(c, children_of(c))
+        elif kind in (ck.WHILE_STMT, ck.DO_STMT, ck.FOR_STMT) and on_device(func):
+            self.device_code.spin_loop(c)
 
     def _library_node(self, c, func: Func | None) -> None:
         """What a library header's function needs rewritten (see _library_walk): its launches,

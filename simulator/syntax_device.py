@@ -396,6 +396,60 @@ class DeviceCodeWalk:
         )
         return None
 
+    def spin_loop(self, loop) -> None:
+        """Wrap the condition of ``loop``, if it spins, in ``::__sim::spinning(...)``: each turn that
+        goes on waiting lets the block's other threads run, and a block that only spins lets a
+        block not yet started run beside it (runtime/scheduler.cpp, take_turns)."""
+        if not self.spins(loop):
+            return
+        found = self._condition(loop)
+        if found is None:
+            return
+        start, end = found
+        text = self.src.text
+        opening = f"{text[start]}::__sim::spinning(static_cast<bool>("
+        # One edit from the punctuation before the condition to the one after it: a construct
+        # that starts or ends where the condition does (a shift rewritten whole) stays inside it.
+        self.unit.edits.append(
+            Edit(start, end + 1, [opening, (start + 1, end), f")){text[end]}"], exact=True)
+        )
+
+    def _condition(self, loop) -> tuple[int, int] | None:
+        """Where the punctuation around ``loop``'s condition is: its parentheses (``while``,
+        ``do``) or the two semicolons of a ``for`` header; None when it has none to wrap."""
+        ck = self.ci.CursorKind
+        text = self.src.text
+        if loop.kind == ck.FOR_STMT:
+            semis, depth = [], 0
+            for tok in loop.get_tokens():
+                word = tok.spelling
+                if word in ("(", "[", "{"):
+                    depth += 1
+                elif word in (")", "]", "}"):
+                    depth -= 1
+                    if depth == 0:
+                        break
+                elif word == ";" and depth == 1:
+                    semis.append(self.unit.off(tok.extent.start))
+            if len(semis) != 2:
+                return None
+            start, end = semis
+            if start < 0 or end <= start or text[start] != ";" or text[end] != ";":
+                return None
+            return (start, end) if text[start + 1 : end].strip() else None
+        children = list(loop.get_children())
+        cond = children[-1] if loop.kind == ck.DO_STMT else children[0] if children else None
+        if cond is None or not cond.kind.is_expression():
+            return None
+        start, end = self.unit.rng(cond)
+        if start <= 0 or end <= start:
+            return None
+        before = _stripped_end(text, start) - 1
+        after = _stripped_start(text, end)
+        if before < 0 or after >= len(text) or text[before] != "(" or text[after] != ")":
+            return None
+        return before, after
+
     def spins(self, loop) -> bool:
         """Whether ``loop`` waits on memory another thread writes (a volatile or atomic read)."""
         ck = self.ci.CursorKind
@@ -406,6 +460,10 @@ class DeviceCodeWalk:
             conds = children[:1]
         else:
             conds = [ch for ch in children[:-1] if ch.kind != ck.DECL_STMT][-1:]
+            # The header's last part may be the increment: the condition between its semicolons too.
+            found = self._condition(loop)
+            if found is not None:
+                conds += [ch for ch in children[:-1] if found[0] < self.unit.off(ch.extent.start) < found[1]]
         stack = list(conds)
         while stack:
             n = stack.pop()

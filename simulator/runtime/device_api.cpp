@@ -305,6 +305,21 @@ void nanosleep_thread(unsigned int ns, const char* file, int line) {
     Fiber* f = in_runtime.run.fiber;
     if (f == nullptr || b == nullptr) return;
     if (b->plain) refuse_wait(b, "__nanosleep", file, line);
+    b->spins++;
+    f->state = FState::kReady;
+    yield_to_scheduler(false);
+    if (b->failed) yield_to_scheduler(true);
+}
+
+void spin_wait() {
+    RunState& run = run_state();
+    Block* b = run.block;
+    Fiber* f = run.fiber;
+    // Host code (a __host__ __device__ function) and a plain loop have no other thread to hand
+    // over to (the front end keeps a kernel that spins on fibers): the spin goes on as written.
+    if (f == nullptr || b == nullptr || b->plain || !run.in_kernel) return;
+    RuntimeCall in_runtime;
+    b->spins++;
     f->state = FState::kReady;
     yield_to_scheduler(false);
     if (b->failed) yield_to_scheduler(true);

@@ -112,6 +112,16 @@ void log_launch(const Launch& L) {
     std::fflush(stderr);
 }
 
+// SIMULATOR_LAUNCH_LOG=1's line for a launch whose spinning blocks let blocks not yet started
+// run beside them (resident_blocks.cpp, take_turns).
+void log_extra_blocks(const Launch& L) {
+    std::fprintf(stderr,
+                 "launch log (%s): kernel '%s' (launched at %s:%d) started %lld block(s) beside blocks that "
+                 "spin, at most %lld at once\n",
+                 mode_name(), L.name, L.file, L.line, L.extra_started.load(), L.extra_peak.load());
+    std::fflush(stderr);
+}
+
 }  // namespace
 
 void execute_launch(Launch* L) {
@@ -131,6 +141,7 @@ void execute_launch(Launch* L) {
     L->plain = L->plain || L->block_loops;
     if (launch_log()) log_launch(*L);
     run_launch(L);
+    if (launch_log() && L->extra_started.load() > 0) log_extra_blocks(*L);
     if (L->timed_out.load()) {
         report("%s: launch timeout: kernel '%s' (launched at %s:%d) ran longer than SIMULATOR_TIMEOUT=%g s and was "
                "stopped; the launch returns cudaErrorLaunchTimeout, which is sticky",

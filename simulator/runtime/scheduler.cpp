@@ -1,11 +1,12 @@
 // sim-runtime: per mode
 // The scheduler: every CUDA thread of a block is a fiber with its own stack, switched by hand
 // (a small x86-64 context switch; ucontext elsewhere). A worker thread runs one block at a
-// time; fibers switch only at __syncthreads, warp shuffles/votes/__syncwarp and thread exit, so
-// barriers and shuffles mean what they mean on a GPU. When no fiber of a block can make
-// progress the block fails with a deadlock report instead of hanging. The blocks of a launch
-// are shared out between SIMULATOR_THREADS workers (the calling thread is one of them; the
-// others are worker_pool.cpp's). A barrier-free launch runs each block's threads as a plain loop
+// time; fibers switch only at __syncthreads, warp shuffles/votes/__syncwarp, __nanosleep, a turn
+// of a spinning loop (spin_wait) and thread exit, so barriers and shuffles mean what they mean on
+// a GPU. When no fiber of a block can make progress the block fails with a deadlock report
+// instead of hanging. The blocks of a launch are shared out between SIMULATOR_THREADS workers
+// (the calling thread is one of them; the others are worker_pool.cpp's); a block that only spins
+// lets blocks not yet started run beside it on its worker (resident_blocks.cpp, take_turns). A barrier-free launch runs each block's threads as a plain loop
 // instead (run_block_plain; every mode but racecheck, see mode::kPlainLoops): no fibers, since
 // nothing in it ever waits.
 #include "sim_internal.h"
@@ -271,8 +272,9 @@ void fiber_main() {
     finish_thread(run);
 }
 
-// Makes room for ``count`` stacks (all remapped at once, before any fiber of a block starts).
-bool reserve_stacks(Worker* wk, int count) {
+// Makes room for ``count`` stacks (all remapped at once, before any fiber of a block starts),
+// each with a guard page under it unless ``guard`` is false.
+bool reserve_stacks(Worker* wk, int count, bool guard = true) {
     if (count > wk->stack_slots) {
         mode::on_stacks_mapped();
         if (wk->stacks != nullptr) munmap(wk->stacks, wk->stacks_bytes);
@@ -286,7 +288,9 @@ bool reserve_stacks(Worker* wk, int count) {
         wk->stacks_bytes = bytes;
         wk->stack_slots = slots;
         // A guard page under each stack turns an overflow into a fault instead of corruption.
-        for (int i = 0; i < slots; ++i) mprotect(wk->stacks + slot_bytes() * i, kGuard, PROT_NONE);
+        if (guard) {
+            for (int i = 0; i < slots; ++i) mprotect(wk->stacks + slot_bytes() * i, kGuard, PROT_NONE);
+        }
     }
     return true;
 }
@@ -443,6 +447,7 @@ void init_block_fibers(Launch* L, Block& b, Worker* wk) {
     b.live = b.nthreads;
 }
 
+
 void run_block(Launch* L, unsigned long long id) {
     const mode::UncheckedScope unchecked(L->checked);
     Worker* wk = worker();
@@ -469,6 +474,7 @@ void run_block(Launch* L, unsigned long long id) {
     ucontext_t sched;
     tl_sched_uc = &sched;
 #endif
+    BlockProgress progress;
     while (b.live > 0 && !b.failed) {
         bool ran = false;
         for (int i = 0; i < b.nthreads && !b.failed; ++i) {
@@ -484,6 +490,9 @@ void run_block(Launch* L, unsigned long long id) {
             break;
         }
         if (!ran && b.live > 0 && !b.failed && !release_coalesced(&b)) report_deadlock(&b);
+        // Only a block whose threads spin gets here: it runs on with blocks not yet started.
+        if (__builtin_expect(b.spins != progress.spins, 0) && b.live > 0 && !b.failed && stalled(b, progress))
+            take_turns(L, b, progress);
     }
     mode::on_block_end(b);
     tl_run.block = nullptr;
@@ -571,6 +580,40 @@ void end_coop_block(Block& b) {
 
 }  // namespace
 
+bool start_resident_block(Launch* L, unsigned long long id, Block& b, Worker* wk, bool new_launch, bool guard) {
+    prepare_block(L, id, b, wk);
+    init_collective_state(wk, &b);
+    tl_run.worker = wk;
+    tl_run.block = &b;
+    if (new_launch) mode::on_launch_start(wk);  // racecheck: the host's work happens before its blocks
+    if (!reserve_stacks(wk, b.nthreads, guard)) {
+        report("cannot map %d fiber stacks for %s", b.nthreads, where(&b).c_str());
+        fail_block(&b);
+        free_block_memory(&b);
+        return false;
+    }
+    mode::on_stacks_mapped();  // the stacks may hold an abandoned block's frames
+    init_block_fibers(L, b, wk);
+    mode::on_block_start(wk, b);
+    return true;
+}
+
+bool resident_block_pass(Block& b) {
+    tl_run.worker = b.worker;
+    tl_run.block = &b;
+    const bool ran = run_coop_pass(b);
+    if (!ran && b.live > 0 && !b.failed) report_deadlock(&b);
+    return ran;
+}
+
+void end_resident_block(Block& b) {
+    tl_run.worker = b.worker;
+    tl_run.block = &b;
+    end_coop_block(b);
+}
+
+void release_resident_worker(Worker* wk) { mode::release_launch(wk); }
+
 void run_blocks(Launch* L) {
     ensure_signal_stack();
     mode::on_launch_start(worker());
@@ -578,11 +621,14 @@ void run_blocks(Launch* L) {
         std::lock_guard<std::mutex> lock(L->threads_mu);
         L->threads.push_back(pthread_self());
     }
+    Worker* wk = worker();
+    wk->launch_slot = std::min(L->workers_seen.fetch_add(1), Launch::kMaxWorkers - 1);
     for (;;) {
         const unsigned long long id = L->next.fetch_add(1);
         if (id >= L->nblocks || L->failed.load()) break;
         run_block(L, id);
     }
+    L->stalled_at[wk->launch_slot].store(-1);
     mode::release_launch(worker());
     std::lock_guard<std::mutex> lock(L->threads_mu);
     L->threads.erase(std::find(L->threads.begin(), L->threads.end(), pthread_self()));

@@ -142,6 +142,15 @@ SIM_API unsigned long long warp_op(int kind, unsigned int mask, unsigned long lo
 SIM_API unsigned int active_mask();
 // __nanosleep: lets the block's other threads run (a spin-wait on them then makes progress).
 SIM_API void nanosleep_thread(unsigned int ns, const char* file, int line);
+// One more turn of a loop that spins on memory another thread writes (the front end wraps such a
+// loop's condition: `while (::__sim::spinning(static_cast<bool>(cond)))`): the other threads of
+// the block run before the next look, and a block whose threads only spin may let a block not yet
+// started run beside it (resident_blocks.cpp, as a GPU keeps many blocks resident).
+SIM_API void spin_wait();
+inline bool spinning(bool again) {
+    if (__builtin_expect(again, 0)) spin_wait();
+    return again;
+}
 // clock64(): a steady host clock, scaled to the modelled 1.41 GHz SM clock; it runs ahead of the
 // host's while a thread spins on it (device_api.cpp).
 SIM_API long long clock_cycles();

@@ -3,6 +3,8 @@
 //   scheduler.cpp   fibers, blocks and the run of one launch; what each mode adds there is in
 //                   mode_hooks.h, one definition per hook and mode
 //   worker_pool.cpp the threads that share out a launch's blocks
+//   resident_blocks.cpp  blocks that wait for blocks not yet started: more of a launch's blocks on
+//                   a worker whose blocks only spin
 //   watchdog.cpp    the launch time limit and faults in kernel code (signals)
 //   device_api.cpp  what a CUDA thread calls: barriers, warp operations, shared memory
 //   group_barriers.cpp  the barriers of cooperative groups' big tiles and of grid.sync()
@@ -202,6 +204,16 @@ struct Launch : KernelCall {
     unsigned long long serial = 0;        // unique per launch
     ChildQueue* children = nullptr;       // made by the first device-side launch
     Grid* grid = nullptr;                 // a cooperative launch's grid barrier (else null)
+    // Blocks started beside a spinning one (resident_blocks.cpp, take_turns): not finished yet, in all,
+    // and the most at once (the last two for SIMULATOR_LAUNCH_LOG=1).
+    std::atomic<long long> extra_resident{0};
+    // Per OS thread running its blocks (run_blocks numbers them): 0 while it runs them, the host
+    // time (ns) at which it last found that every block it holds only spins, -1 once it is done.
+    static constexpr int kMaxWorkers = 65;  // SIMULATOR_THREADS' most, and one launching inline
+    std::atomic<long long> stalled_at[kMaxWorkers] = {};
+    std::atomic<int> workers_seen{0};
+    std::atomic<long long> extra_started{0};
+    std::atomic<long long> extra_peak{0};
     int device = current_device();        // the device it runs on (the launching thread's current one)
 };
 
@@ -226,6 +238,9 @@ struct Block {
     int left_thread = -1;
     unsigned long long left_after = 0;
     int cursor = 0;  // the fiber that last handed control back to the scheduler
+    // Turns its threads spent spinning (spin_wait, __nanosleep): a block whose threads only spin
+    // may wait for a block not yet started (resident_blocks.cpp, take_turns).
+    unsigned long long spins = 0;
     // Per warp (nwarps entries each, in the worker's storage): lanes that exist, have exited,
     // wait in a warp operation.
     unsigned int* warp_present = nullptr;
@@ -255,6 +270,7 @@ struct Block {
 
 // Per worker thread: the fiber stacks and shared-memory arena are kept between blocks.
 struct Worker {
+    int launch_slot = 0;  // its index in Launch::stalled_at while it runs a launch's blocks
     char* stacks = nullptr;
     size_t stacks_bytes = 0;
     int stack_slots = 0;
@@ -377,6 +393,32 @@ void run_launch(Launch* L);
 void run_blocks(Launch* L);
 // Runs every block of a cooperative launch on the calling thread, all resident at once.
 void run_cooperative(Launch* L);
+// A block set up beside a worker's own (resident_blocks.cpp uses these): block ``id`` of ``L`` on
+// ``wk``'s storage, its stacks guarded if ``guard``, fibers ready, the mode told (``new_launch``:
+// ``wk``'s first block of the launch); false, the block failed, when its stacks cannot be mapped.
+bool start_resident_block(Launch* L, unsigned long long id, Block& b, Worker* wk, bool new_launch, bool guard);
+// One pass over ``b``'s ready threads on its own storage (a block none of whose threads can run
+// has deadlocked and fails); true when any ran.
+bool resident_block_pass(Block& b);
+// The end of such a block, and of its worker's part of the launch.
+void end_resident_block(Block& b);
+void release_resident_worker(Worker* wk);
+
+// ---- resident_blocks.cpp -------------------------------------------------------------------
+// How a block's passes went lately: spins without a barrier released or a thread exited.
+struct BlockProgress {
+    unsigned long long spins = 0;    // Block::spins at the last pass that spun
+    unsigned long long bar_gen = 0;  // Block::bar_gen then
+    int live = 0;                    // Block::live then
+    int idle = 0;                    // passes in a row that spun and did nothing else
+    long long idle_since_ns = 0;     // host time of the first of them
+};
+// After a pass of ``b`` that spun: true when it has only spun for long enough to be waiting for
+// another block.
+bool stalled(const Block& b, BlockProgress& p);
+// ``first`` (the calling worker's block) only spins: it runs on together with blocks not yet
+// started until it and they have all finished, the launch failed or timed out.
+void take_turns(Launch* L, Block& first, BlockProgress& first_progress);
 
 // ---- device_launch.cpp (dynamic parallelism) ---------------------------------------------
 constexpr int kMaxLaunchDepth = 24;  // CUDA's nesting limit: a host launch is depth 0
