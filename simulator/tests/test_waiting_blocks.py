@@ -67,7 +67,7 @@ def test_as_many_waiting_blocks_as_the_device_holds_finish():
 def test_one_block_beyond_what_the_device_holds_times_out():
     # On a GPU the last block would never become resident while the others spin: a hang there,
     # the launch limit here.
-    proc = _run("fast", "beyond", threads=1, timeout=10)
+    proc = _run("fast", "beyond", threads=1, timeout=2)
     assert "atomic_error=cudaErrorLaunchTimeout" in proc.stdout, proc.stdout + proc.stderr[-3000:]
     assert "launch timeout: kernel" in proc.stderr
     started = [int(n) for n in STARTED.findall(proc.stderr)]
@@ -76,7 +76,7 @@ def test_one_block_beyond_what_the_device_holds_times_out():
 
 @pytest.mark.parametrize("mode", ["fast", "memcheck", "racecheck", "synccheck"])
 def test_a_wait_no_block_ends_still_stops_at_the_launch_limit(mode):
-    proc = _run(mode, "stuck", timeout=10)
+    proc = _run(mode, "stuck", timeout=2)
     assert "stuck_error=cudaErrorLaunchTimeout" in proc.stdout, proc.stdout + proc.stderr[-3000:]
     assert "launch timeout: kernel 'stuck'" in proc.stderr
 
