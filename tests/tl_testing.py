@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -457,3 +458,9 @@ def run_in_threads(work) -> None:
         worker.join(THREAD_JOIN_TIMEOUT_S)
     assert not any(w.is_alive() for w in workers), "a thread did not finish: the backend hangs under threads"
     assert not errors, f"{len(errors)} of {THREADS} threads failed:\n" + "\n".join(errors)
+
+
+def find_uv() -> str | None:
+    """The uv beside this Python (a venv that has it), else the one on PATH, else None."""
+    beside = Path(sys.executable).parent / "uv"
+    return str(beside) if beside.is_file() else shutil.which("uv")

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from tl_testing import find_uv
 
 pytestmark = pytest.mark.slow
 
@@ -198,13 +199,8 @@ class Sandbox:
         )
 
 
-def _uv() -> str | None:
-    beside = Path(sys.executable).parent / "uv"
-    return str(beside) if beside.is_file() else shutil.which("uv")
-
-
 def _make_venv(venv: Path) -> None:
-    uv = _uv()
+    uv = find_uv()
     if uv is None:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
         return
