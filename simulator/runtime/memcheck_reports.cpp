@@ -332,9 +332,11 @@ __attribute__((no_sanitize_address)) void copy_poisoned(volatile unsigned char* 
 }
 
 // The start of the magic word that ends where the 8-byte word holding ``addr`` begins, or 0: a
-// write there breaks the pointer after the magic and leaves the magic whole.
+// write there breaks the pointer after the magic and leaves the magic whole. Only on the page of
+// ``addr``, which the write is about to touch, so that the read cannot fault.
 uintptr_t magic_before(uintptr_t addr) {
     const uintptr_t magic = (addr & ~uintptr_t{7}) - 8;
+    if ((magic >> 12) != (addr >> 12)) return 0;
     uint64_t word = 0;
     copy_poisoned(reinterpret_cast<unsigned char*>(&word), reinterpret_cast<const unsigned char*>(magic), 8);
     return word == kAllocBegMagic ? magic : 0;
