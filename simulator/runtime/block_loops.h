@@ -79,6 +79,9 @@ inline constexpr bool kLoopFaults = false;
 // memcheck: ends a faulted block from its thread loop (scheduler.cpp): it fails, and a block-loop
 // kernel does not go on to its next region. Never returns.
 [[noreturn]] SIM_API void block_loop_stop();
+// memcheck: undoes the faulting writes of the CUDA thread that just ran (memcheck_reports.cpp);
+// called where a thread's turn ends, before another thread's access can be reported.
+SIM_API void undo_fault_writes();
 #endif
 
 // memcheck and the shared-memory race check run block loops in the order of fibers, which

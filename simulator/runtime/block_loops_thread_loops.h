@@ -115,7 +115,9 @@ static inline SIM_RUNTIME_ACCESS void set_running_thread(uint3* idx, uint3* runn
 // Whether thread ``t`` must not run after a fault: one of another warp than the faulting one.
 static inline SIM_RUNTIME_ACCESS bool stop_after_fault(const int* fault_warp, int t) {
     const int warp = runtime_load(fault_warp);
-    return warp >= 0 && t / 32 != warp;
+    if (warp < 0) return false;
+    undo_fault_writes();  // the thread before t, which may have faulted, has had its turn
+    return t / 32 != warp;
 }
 #endif
 //

@@ -306,6 +306,71 @@ void report_device_fault(const char* text) {
     std::fflush(stderr);
 }
 
+// A faulting write still lands after its report (halt_on_error=0 recovers), though a GPU never
+// makes it. Past the end of a heap block it lands on AddressSanitizer's own header of the next
+// block: a magic word, then the pointer to that block's chunk header. A later report near there
+// (another thread's, or this thread's next fault) follows the broken pointer and the sanitizer
+// dies of it ("nested bug in the same thread"). So the bytes a device write is about to
+// overwrite are kept and put back where the thread's turn ends (undo_fault_writes), and a magic
+// word whose pointer the write breaks is cleared until then: the sanitizer then finds the block
+// the fault ran past by searching back, as it does for any overflow into a redzone.
+constexpr uint64_t kAllocBegMagic = 0xCC6E96B9CC6E96B9ull;  // asan_allocator.cpp's, 64-bit
+struct FaultWrite {
+    uintptr_t addr;
+    size_t size;
+    unsigned char before[80];  // the write's bytes (64 at most) and the magic word before them
+};
+constexpr int kFaultWrites = 8;  // a thread's faulting writes before its turn ends; more land
+__thread FaultWrite tl_fault_writes[kFaultWrites];
+__thread int tl_fault_write_count = 0;
+
+// Copies ``n`` bytes that AddressSanitizer has poisoned; byte by byte (volatile) so that no
+// intercepted memcpy checks them.
+__attribute__((no_sanitize_address)) void copy_poisoned(volatile unsigned char* to, const volatile unsigned char* from,
+                                                       size_t n) {
+    for (size_t i = 0; i < n; ++i) to[i] = from[i];
+}
+
+// The start of the magic word that ends where the 8-byte word holding ``addr`` begins, or 0: a
+// write there breaks the pointer after the magic and leaves the magic whole. Only on the page of
+// ``addr``, which the write is about to touch, so that the read cannot fault.
+uintptr_t magic_before(uintptr_t addr) {
+    const uintptr_t magic = (addr & ~uintptr_t{7}) - 8;
+    if ((magic >> 12) != (addr >> 12)) return 0;
+    uint64_t word = 0;
+    copy_poisoned(reinterpret_cast<unsigned char*>(&word), reinterpret_cast<const unsigned char*>(magic), 8);
+    return word == kAllocBegMagic ? magic : 0;
+}
+
+// Keeps the bytes the reported device write will overwrite: only in a heap block's or global's
+// redzone or freed memory, which stays mapped and is never the program's live data.
+void remember_fault_write() {
+    if (__asan_get_report_access_type() == 0 || tl_fault_write_count == kFaultWrites) return;
+    uintptr_t addr = reinterpret_cast<uintptr_t>(__asan_get_report_address());
+    size_t size = __asan_get_report_access_size();
+    if (addr == 0 || size == 0 || size > 64) return;
+    char name[8];
+    void* region = nullptr;
+    size_t region_size = 0;
+    const char* kind = __asan_locate_address(reinterpret_cast<void*>(addr), name, sizeof name, &region, &region_size);
+    if (kind == nullptr) return;
+    const bool heap = std::strcmp(kind, "heap") == 0;
+    if (!heap && std::strcmp(kind, "global") != 0) return;
+    const uintptr_t magic = heap ? magic_before(addr) : 0;
+    if (magic != 0) {
+        size += addr - magic;
+        addr = magic;
+    }
+    FaultWrite& w = tl_fault_writes[tl_fault_write_count++];
+    w.addr = addr;
+    w.size = size;
+    copy_poisoned(w.before, reinterpret_cast<const unsigned char*>(addr), size);
+    if (magic != 0) {
+        const uint64_t cleared = 0;
+        copy_poisoned(reinterpret_cast<unsigned char*>(magic), reinterpret_cast<const unsigned char*>(&cleared), 8);
+    }
+}
+
 void say_host(const char* where_) {
     report("memcheck: host code: the report %s is from host code (not a kernel); it is judged because "
            "host checks were asked for (--check-host)",
@@ -436,6 +501,7 @@ void on_asan_report(const char* text) {
         if (tl_device_report && !g_show_raw) set_report_fd(nullptr, false);
         tl_device_report = true;
         report_device_fault(text);
+        remember_fault_write();
         // run/check set halt_on_error=0: the thread goes on to its next switch, where its
         // block ends; the launch runs no further blocks and returns cudaErrorLaunchFailure.
         if (g_stop_on_error) _exit(kDeviceFaultStatus);
@@ -501,6 +567,14 @@ void fault_block(Block* b, int linear) {
 void block_loop_stop() {
     yield_from(run_state(), false);
     std::abort();  // a plain block's threads leave by a jump
+}
+
+void undo_fault_writes() {
+    // The latest first: a thread that wrote one place twice gets the bytes from before both.
+    while (tl_fault_write_count > 0) {
+        const FaultWrite& w = tl_fault_writes[--tl_fault_write_count];
+        copy_poisoned(reinterpret_cast<unsigned char*>(w.addr), w.before, w.size);
+    }
 }
 
 // Device buffers still allocated at exit: a launcher that misses a cudaFree on some path. Only

@@ -149,6 +149,9 @@ void switch_to_fiber(Fiber* f) {
 void yield_to_scheduler(bool final_exit) { yield_from(run_state(), final_exit); }
 
 void yield_from(RunState& run, bool final_exit) {
+#if defined(SIM_MEMCHECK)
+    undo_fault_writes();  // this thread's turn ends: another's access may be reported next
+#endif
     Block* b = run.block;
     if (b != nullptr && b->plain) {
         // A plain-loop thread has no context of its own to leave: it stops, and so does its

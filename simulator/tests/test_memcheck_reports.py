@@ -179,6 +179,63 @@ def test_a_thread_that_faults_in_a_loop_is_one_error(tmp_path):
     assert proc.stderr.rstrip().endswith("========= ERROR SUMMARY: 1 error"), proc.stderr
 
 
+# A kernel with a barrier (run with fibers, or as block loops in the fibers' order): after it the
+# thread that arrived last runs first, so thread 7 writes past the 16-int buffer before threads
+# 4 to 6 fault nearer its end. Its write lands where AddressSanitizer keeps the next heap block's
+# header, which the later threads' reports read: the runtime puts such a write back.
+SYNCED = textwrap.dedent(
+    """\
+    #include <cstdio>
+    #include <cstdlib>
+    __global__ void synced(int* out, int a) {
+        __shared__ int s;
+        if (threadIdx.x == 0) s = a;
+        __syncthreads();
+        out[threadIdx.x + a] = s;  // PLANT-SYNCED
+    }
+    int main(int argc, char** argv) {
+        int* out;
+        cudaMalloc(&out, 16 * sizeof(int));
+        synced<<<1, 8>>>(out, std::atoi(argv[1]));  // LAUNCH
+        std::printf("synced: %s\\n", cudaGetErrorName(cudaDeviceSynchronize()));
+        return 0;
+    }
+    """
+)
+
+
+@pytest.mark.parametrize("offset", [12, 16], ids=["half_the_block_faults", "every_thread_faults"])
+def test_faults_after_a_barrier_are_reported_and_nothing_else(tmp_path, offset):
+    src = tmp_path / "synced.cu"
+    src.write_text(SYNCED)
+    proc = run_cli("run", "--mode", "memcheck", str(src), "--", str(offset))
+    assert proc.returncode == 1, proc.stderr  # the program's own 0, made 1 by the findings
+    assert proc.stdout == "synced: cudaErrorLaunchFailure\n"
+    for noise in ("AddressSanitizer", "DEADLYSIGNAL", "nested bug", "stopped by memcheck"):
+        assert noise not in proc.stderr, proc.stderr
+    faulting = [t for t in range(8) if t + offset >= 16]
+    blocks = _fault_blocks(proc.stderr)
+    assert len(blocks) == len(faulting), proc.stderr  # one report per faulting thread
+    by_thread = {}
+    for block in blocks:
+        t = int(block[2].split("by thread (")[1].split(",")[0])
+        by_thread[t] = block
+    assert sorted(by_thread) == faulting, proc.stderr
+    plant, launch = line_of(src, "PLANT-SYNCED"), line_of(src, "LAUNCH")
+    by = "in block (0,0,0) of kernel 'synced' launched at"
+    for t, block in by_thread.items():
+        assert block[:3] == [
+            "========= Invalid __global__ write of size 4 bytes (heap-buffer-overflow)",
+            f"=========     at synced(int*, int) in {src}:{plant}",
+            f"=========     by thread ({t},0,0) {by} {src}:{launch}",
+        ], block
+        # Each address is placed against the buffer the write ran past, whichever thread ran first.
+        after = f" is {(t + offset - 16) * 4} bytes after the end of a 64-byte allocation at 0x"
+        assert block[3].startswith("=========     Address 0x") and after in block[3], block
+    assert len(run_findings(proc.stderr)) == len(faulting), proc.stderr
+    assert proc.stderr.rstrip().endswith(f"========= ERROR SUMMARY: {len(faulting)} errors"), proc.stderr
+
+
 def test_a_use_after_free_names_the_freed_block(tmp_path):
     src = tmp_path / "uaf.cu"
     src.write_text(UAF)
