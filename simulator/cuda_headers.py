@@ -186,12 +186,12 @@ def cccl_dir(folder: Path | None = None) -> Path | None:
     return cccl if (cccl / "cub" / "cub.cuh").is_file() else None
 
 
-def _copied(rel: Path, name: str) -> bool:
-    """Whether the mirror may hold a rewritten copy of the file ``name`` of the folder ``rel`` (else a
-    link)."""
+def _copied(rel: Path) -> tuple[str, ...]:
+    """The endings of the files of the folder ``rel`` that the mirror may hold a rewritten copy of
+    (none: it links them all)."""
     if "cccl" not in rel.parts[:1]:
-        return name.endswith((".h", ".hpp"))
-    return rel == _PTX_WRAPPERS and name.endswith(".h")
+        return (".h", ".hpp")
+    return (".h",) if rel == _PTX_WRAPPERS else ()
 
 
 @cache
@@ -206,9 +206,9 @@ def _fingerprint(folder: Path) -> str:
     for root, dirs, files in os.walk(folder):
         dirs.sort()
         rows.append(f"{root}/\0{os.stat(root).st_mtime_ns}\n")
-        rel = Path(root).relative_to(folder)
+        copied = _copied(Path(root).relative_to(folder))
         for name in sorted(files):
-            if _copied(rel, name):
+            if copied and name.endswith(copied):
                 st = os.stat(os.path.join(root, name))
                 rows.append(f"{os.path.join(root, name)}\0{st.st_size}\0{st.st_mtime_ns}\n")
     h.update("".join(rows).encode())
@@ -225,7 +225,7 @@ def _mirror(source: Path, dest: Path) -> None:
             original = Path(root) / name
             target = dest / rel / name
             patched = None
-            if _copied(rel, name):
+            if name.endswith(_copied(rel)):
                 text = original.read_text(encoding="latin-1")
                 patched = _ptx_wrappers_for_modelled_arch(text) if rel == _PTX_WRAPPERS else _patch(text)
             if patched is None:
