@@ -186,16 +186,32 @@ def cccl_dir(folder: Path | None = None) -> Path | None:
     return cccl if (cccl / "cub" / "cub.cuh").is_file() else None
 
 
+def _copied(rel: Path) -> tuple[str, ...]:
+    """The endings of the files of the folder ``rel`` that the mirror may hold a rewritten copy of
+    (none: it links them all)."""
+    if "cccl" not in rel.parts[:1]:
+        return (".h", ".hpp")
+    return (".h",) if rel == _PTX_WRAPPERS else ()
+
+
 @cache
 def _fingerprint(folder: Path) -> str:
-    """A key for ``folder``'s headers: every file's path, size and modification time, and the rules."""
+    """A key for ``folder``'s headers: every folder's path and modification time (which a file
+    added, removed or renamed changes), the path, size and modification time of every file the
+    mirror may copy, and the rules. A linked file needs no more: the build reads it through the link."""
+    # Most of the files are CCCL's, all linked: a stat of each would be most of a cached run's work.
     h = hashlib.sha256(f"{folder}\0{_RULES_VERSION}\0".encode())
     h.update(Path(__file__).read_bytes())
+    rows = []
     for root, dirs, files in os.walk(folder):
         dirs.sort()
+        rows.append(f"{root}/\0{os.stat(root).st_mtime_ns}\n")
+        copied = _copied(Path(root).relative_to(folder))
         for name in sorted(files):
-            st = os.stat(os.path.join(root, name))
-            h.update(f"{os.path.join(root, name)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+            if copied and name.endswith(copied):
+                st = os.stat(os.path.join(root, name))
+                rows.append(f"{os.path.join(root, name)}\0{st.st_size}\0{st.st_mtime_ns}\n")
+    h.update("".join(rows).encode())
     return h.hexdigest()[:16]
 
 
@@ -209,10 +225,9 @@ def _mirror(source: Path, dest: Path) -> None:
             original = Path(root) / name
             target = dest / rel / name
             patched = None
-            if name.endswith((".h", ".hpp")) and "cccl" not in rel.parts[:1]:
-                patched = _patch(original.read_text(encoding="latin-1"))
-            elif name.endswith(".h") and rel == _PTX_WRAPPERS:
-                patched = _ptx_wrappers_for_modelled_arch(original.read_text(encoding="latin-1"))
+            if name.endswith(_copied(rel)):
+                text = original.read_text(encoding="latin-1")
+                patched = _ptx_wrappers_for_modelled_arch(text) if rel == _PTX_WRAPPERS else _patch(text)
             if patched is None:
                 os.symlink(original, target)
             else:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import shutil
 from functools import cache
 from pathlib import Path
@@ -190,7 +189,7 @@ def _copy_out(cached: Path, dest_dir: Path, name: str) -> Path:
         raise SimBuildError(f"--out {dest_dir}: it is a file, not a folder; pass a folder")
     dest = dest_dir / name
     # A short temporary name (the final one may be as long as a name can be), with the umask's mode.
-    tmp = dest_dir / f".sim-{secrets.token_hex(6)}.so.tmp"
+    tmp = dest_dir / f".sim-{os.urandom(6).hex()}.so.tmp"
     try:
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)

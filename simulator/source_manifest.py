@@ -6,7 +6,9 @@ is keyed by everything the preprocessor is given (the source's path, the flags, 
 the compiler and the environment variables it reads) and the object's own key parts besides the
 preprocessed text. It holds the object's name and:
 
-* the SHA-256 of every file the preprocessor read (the line markers of its output name them);
+* the SHA-256 of every file the preprocessor read (the line markers of its output name them),
+  with the identity it had (device, inode, size, modification and change times, which any write
+  changes and no user can set back): a file whose identity is unchanged is not read again;
 * the modification and change times of every folder where a new file could change what the
   preprocessor finds: each folder of the include search (as ``g++ -v`` lists it, with those it
   skips as missing) and each folder holding a file read, and for each file read and each of
@@ -73,7 +75,7 @@ def environment_key() -> str:
 def manifest_key(*parts: str) -> str:
     """The key of a manifest: ``parts`` (what the preprocessor and the object's key are given),
     the working folder and :func:`environment_key`."""
-    return cache_key("manifest 1", os.getcwd(), environment_key(), *parts)
+    return cache_key("manifest 2", os.getcwd(), environment_key(), *parts)
 
 
 def search_dirs(command: list[str]) -> list[str]:
@@ -129,6 +131,24 @@ def _read_regular(path: str) -> bytes | None:
             return fh.read()
     finally:
         os.close(fd)
+
+
+def _identity(info: os.stat_result) -> str:
+    """What a file's content cannot change without changing: as build_cache.py records an artefact's."""
+    return f"{info.st_dev} {info.st_ino} {info.st_size} {info.st_mtime_ns} {info.st_ctime_ns}"
+
+
+def _unchanged(path: str, digest: str, identity: str) -> bool:
+    """Whether the file ``path`` still has the SHA-256 ``digest``: at once when its identity is
+    still ``identity``, else by reading it."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    if stat.S_ISREG(info.st_mode) and _identity(info) == identity:
+        return True
+    data = _read_regular(path)
+    return data is not None and hashlib.sha256(data).hexdigest() == digest
 
 
 def _times(path: str) -> list[int] | None:
@@ -201,9 +221,10 @@ def record(
         if f in user_files and b"__has_include" in data:
             return
         info = os.stat(f)
+        # A write after the read above would show here as a change too recent to record.
         if max(info.st_mtime_ns, info.st_ctime_ns) >= settled:
             return
-        digests[f] = hashlib.sha256(data).hexdigest()
+        digests[f] = [hashlib.sha256(data).hexdigest(), _identity(info)]
     folders = {}
     for folder in sorted(_watched(files, search_dirs(command) if search is None else search)):
         times = _times(folder)
@@ -236,8 +257,10 @@ def lookup(manifest: Path) -> Path | None:
     for folder, times in folders.items():
         if _times(folder) != times:
             return None
-    for f, digest in files.items():
-        data = _read_regular(f)
-        if data is None or hashlib.sha256(data).hexdigest() != digest:
-            return None
+    try:
+        for f, (digest, identity) in files.items():
+            if not _unchanged(f, digest, identity):
+                return None
+    except (TypeError, ValueError):
+        return None  # not a manifest this version wrote
     return obj

@@ -153,6 +153,7 @@ class TranslationUnit:
         self._by_origin: tuple[dict[int, tuple], dict[tuple, int]] | None = None  # see _origins
         self._children: dict = {}  # container cursor -> its children by offset (_function_at)
         self._roots: list | None = None
+        self._top: tuple[list, list[int]] | None = None  # see _top_level
         # The user's host-only function definitions with a body (see unchecked_host_starts).
         self.host_definitions: list = []
         # The user's __global__, __device__ and __host__ __device__ definitions (see device_starts).
@@ -219,10 +220,19 @@ class TranslationUnit:
             return "hd" if ck.CUDAHOST_ATTR in kinds else "device"
         return "host"
 
+    def _top_level(self) -> tuple[list, list[int]]:
+        """The translation unit's top-level cursors and libclang's offsets of their starts, read
+        once: the walk and :meth:`_function_at` both go through all of them."""
+        if self._top is None:
+            kids = children_of(self.tu.cursor)
+            self._top = (kids, [offset_of(c.extent.start) for c in kids])
+        return self._top
+
     def walk(self) -> None:
         std = self.ci.CursorKind.NAMESPACE
-        for c in children_of(self.tu.cursor):
-            start = self.off(c.extent.start)
+        pre = self.src.pre
+        for c, raw in zip(*self._top_level()):
+            start = pre(raw)
             if start < 0:
                 continue  # the prelude
             # The runtime's functions are walked when device code calls them (see _add_call).
@@ -257,9 +267,9 @@ class TranslationUnit:
 
     def _function_at(self, parse_offset: int):
         """The function definition whose text holds ``parse_offset``, or None."""
-        cursor = self.tu.cursor
+        cursor, top = self.tu.cursor, self._top_level()
         while True:
-            starts, ends, children = self._sorted_children(cursor)
+            starts, ends, children = self._sorted_children(cursor, top)
             i = bisect.bisect_right(starts, parse_offset) - 1
             # Declarations may nest in extent (a template and its pattern): the last that starts
             # at or before the offset and still holds it.
@@ -272,19 +282,20 @@ class TranslationUnit:
                 return inner if inner.is_definition() else None
             if inner.kind.name not in _CONTAINERS:
                 return None
-            cursor = inner
+            cursor, top = inner, None
 
-    def _sorted_children(self, cursor) -> tuple[list, list, list]:
-        """``cursor``'s children sorted by where they start: (starts, ends, children)."""
+    def _sorted_children(self, cursor, read: tuple[list, list[int]] | None = None) -> tuple[list, list, list]:
+        """``cursor``'s children sorted by where they start: (starts, ends, children); ``read``: its
+        children and libclang's offsets of their starts, when already read."""
         key = cursor.hash
         found = self._children.get(key)
         if found is None:
             whole = self.src.whole
+            kids, raws = read if read is not None else (children_of(cursor), None)
+            if raws is None:
+                raws = [offset_of(c.extent.start) for c in kids]
             pairs = sorted(
-                (
-                    (whole(offset_of(c.extent.start)), whole(offset_of(c.extent.end)), c)
-                    for c in children_of(cursor)
-                ),
+                ((whole(raw), whole(offset_of(c.extent.end)), c) for c, raw in zip(kids, raws)),
                 key=lambda t: t[0],
             )
             found = ([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs])

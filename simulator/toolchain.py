@@ -9,7 +9,6 @@ the build cache.
 from __future__ import annotations
 
 import os
-import platform
 import re
 import sys
 from functools import cache
@@ -71,9 +70,14 @@ _OPTIONAL_FLAGS = (
 )
 
 
+def _machine() -> str:
+    """The CPU's architecture, as ``platform.machine()`` reads it (whose module every run would import)."""
+    return os.uname().machine
+
+
 @cache
 def _takes_flag(cxx: str, flag: str) -> bool:
-    if flag.startswith("-mtls-dialect") and platform.machine() not in ("x86_64", "AMD64"):
+    if flag.startswith("-mtls-dialect") and _machine() not in ("x86_64", "AMD64"):
         return False
     try:
         probe = invoke([cxx, flag, "-Werror", "-x", "c++", "-c", "-o", os.devnull, "-"], f"a test of {flag}")
@@ -124,7 +128,7 @@ def target_flags(cxx: str) -> list[str]:
     :func:`portable`, or when the compiler cannot tell the CPU)."""
     if portable() or _native_macros(cxx) is None:
         return []
-    return list(_NATIVE_X86) if platform.machine() in ("x86_64", "AMD64") else ["-march=native"]
+    return list(_NATIVE_X86) if _machine() in ("x86_64", "AMD64") else ["-march=native"]
 
 
 def target_key(cxx: str) -> str:

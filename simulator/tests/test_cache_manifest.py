@@ -183,6 +183,23 @@ def test_a_damaged_cache_manifest_is_not_trusted(tmp_path, settled, monkeypatch)
     assert source_manifest.lookup(manifest) == obj
 
 
+def test_a_cache_manifest_reads_again_only_a_file_whose_identity_changed(tmp_path, settled, monkeypatch):
+    header = _write(tmp_path / "same.h", "#define SAME 0\n")
+    src = _write(tmp_path / "same.cpp", '#include "same.h"\nint main() { return SAME; }\n')
+    time.sleep(0.05)
+    obj = source_compile.kernel_object(src, "fast")
+    (manifest,) = _manifests(src)
+    read: list[str] = []
+    real = source_manifest._read_regular
+    monkeypatch.setattr(source_manifest, "_read_regular", lambda path: read.append(path) or real(path))
+    assert source_manifest.lookup(manifest) == obj
+    assert read == []
+    # The same bytes written again: a new change time, so the file is read, and its digest matches.
+    header.write_text("#define SAME 0\n")
+    assert source_manifest.lookup(manifest) == obj
+    assert [Path(path).name for path in read] == ["same.h"]
+
+
 def test_each_build_mode_has_its_own_cache_manifest(tmp_path, settled):
     src = _write(tmp_path / "modes.cpp", "int main() { return 0; }\n")
     time.sleep(0.05)
