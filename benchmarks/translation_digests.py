@@ -25,10 +25,10 @@ import sys
 import time
 from pathlib import Path
 
-from simulator import modes, source_compile, toolchain
-from simulator.errors import SimBuildError
-
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from simulator import modes, source_compile, toolchain  # noqa: E402
+from simulator.errors import SimBuildError  # noqa: E402
 
 
 def default_sources() -> list[Path]:

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import kernel_bodies, ops
+from .cache_lock import serialize_cache_writes
 
 INSTALL_HINT = 'NumbaBackend needs numba, which is not installed: pip install "torchlight[numba]"'
 
@@ -324,11 +325,16 @@ def build() -> dict[tuple[str, bool], Callable]:
         for name, (factory, options) in factories.items():
             for parallel in (True, False):
                 kernel = factory((key, parallel))
-                compiled[name, parallel] = numba.njit(parallel=parallel, **_OPTIONS, **options)(kernel)
+                compiled[name, parallel] = _jit(numba, kernel, parallel=parallel, **options)
         for name, factory in _SERIAL_ONLY.items():
-            compiled[name, True] = compiled[name, False] = numba.njit(**_OPTIONS)(factory((key, False)))
+            compiled[name, True] = compiled[name, False] = _jit(numba, factory((key, False)))
         _compiled = compiled
     return _compiled
+
+
+def _jit(numba: types.ModuleType, kernel: Callable, **options: object) -> Callable:
+    """``kernel`` compiled with the shared options, its cache saves one process at a time (cache_lock.py)."""
+    return serialize_cache_writes(numba.njit(**_OPTIONS, **options)(kernel))
 
 
 def fixed_kernel(name: str, work: int) -> Callable:
@@ -353,6 +359,6 @@ def op_kernel(kind: str, scalar: Callable, work: int) -> Callable:
         numba = require_numba()
         _register(numba, scalar)
         body = _FACTORIES[kind](scalar, (source_key(scalar), parallel))
-        kernel = numba.njit(parallel=parallel, **_OPTIONS)(body)
+        kernel = _jit(numba, body, parallel=parallel)
         _op_kernels[key] = kernel
     return kernel
