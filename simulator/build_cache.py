@@ -37,6 +37,7 @@ __all__ = [
     "cache_key",
     "cache_stem",
     "cached_output",
+    "file_identity",
     "lock",
     "publish",
     "recorded_digest",
@@ -132,9 +133,14 @@ def _record_path(final: Path) -> Path:
     return final.with_name(final.name + _RECORD_SUFFIX)
 
 
+def file_identity(info: os.stat_result) -> str:
+    """What a file's content cannot change without changing: device, inode, size, modification
+    and change times (any write changes the change time, and no user can set it back)."""
+    return f"{info.st_dev} {info.st_ino} {info.st_size} {info.st_mtime_ns} {info.st_ctime_ns}"
+
+
 def _identity(fd: int) -> str:
-    info = os.fstat(fd)
-    return f"identity {info.st_dev} {info.st_ino} {info.st_size} {info.st_mtime_ns} {info.st_ctime_ns}"
+    return f"identity {file_identity(os.fstat(fd))}"
 
 
 def recorded_digest(final: Path) -> str | None:

@@ -36,7 +36,7 @@ import stat
 from collections.abc import Set
 from pathlib import Path
 
-from .build_cache import cache_key, publish, recorded_digest, verified
+from .build_cache import cache_key, file_identity, publish, recorded_digest, verified
 from .compiler_run import invoke
 from .linemap import marker_matches
 
@@ -133,11 +133,6 @@ def _read_regular(path: str) -> bytes | None:
         os.close(fd)
 
 
-def _identity(info: os.stat_result) -> str:
-    """What a file's content cannot change without changing: as build_cache.py records an artefact's."""
-    return f"{info.st_dev} {info.st_ino} {info.st_size} {info.st_mtime_ns} {info.st_ctime_ns}"
-
-
 def _unchanged(path: str, digest: str, identity: str) -> bool:
     """Whether the file ``path`` still has the SHA-256 ``digest``: at once when its identity is
     still ``identity``, else by reading it."""
@@ -145,7 +140,7 @@ def _unchanged(path: str, digest: str, identity: str) -> bool:
         info = os.stat(path)
     except OSError:
         return False
-    if stat.S_ISREG(info.st_mode) and _identity(info) == identity:
+    if stat.S_ISREG(info.st_mode) and file_identity(info) == identity:
         return True
     data = _read_regular(path)
     return data is not None and hashlib.sha256(data).hexdigest() == digest
@@ -224,7 +219,7 @@ def record(
         # A write after the read above would show here as a change too recent to record.
         if max(info.st_mtime_ns, info.st_ctime_ns) >= settled:
             return
-        digests[f] = [hashlib.sha256(data).hexdigest(), _identity(info)]
+        digests[f] = [hashlib.sha256(data).hexdigest(), file_identity(info)]
     folders = {}
     for folder in sorted(_watched(files, search_dirs(command) if search is None else search)):
         times = _times(folder)

@@ -296,6 +296,19 @@ unsigned long long warp_op(int kind, unsigned int mask, unsigned long long value
     return f->wresult;
 }
 
+namespace {
+
+// A turn of a thread that waits on memory another thread writes (__nanosleep, spin_wait): the
+// block's other threads run before it looks again, and the turn counts as a spin (Block::spins).
+void hand_over_spin(Block* b, Fiber* f) {
+    b->spins++;
+    f->state = FState::kReady;
+    yield_to_scheduler(false);
+    if (b->failed) yield_to_scheduler(true);
+}
+
+}  // namespace
+
 void nanosleep_thread(unsigned int ns, const char* file, int line) {
     // A GPU sleeps up to ns (at most about 1 ms); here the other threads of the block run
     // meanwhile, which is what a spin-wait with __nanosleep waits for.
@@ -305,10 +318,7 @@ void nanosleep_thread(unsigned int ns, const char* file, int line) {
     Fiber* f = in_runtime.run.fiber;
     if (f == nullptr || b == nullptr) return;
     if (b->plain) refuse_wait(b, "__nanosleep", file, line);
-    b->spins++;
-    f->state = FState::kReady;
-    yield_to_scheduler(false);
-    if (b->failed) yield_to_scheduler(true);
+    hand_over_spin(b, f);
 }
 
 void spin_wait() {
@@ -319,10 +329,7 @@ void spin_wait() {
     // over to (the front end keeps a kernel that spins on fibers): the spin goes on as written.
     if (f == nullptr || b == nullptr || b->plain || !run.in_kernel) return;
     RuntimeCall in_runtime;
-    b->spins++;
-    f->state = FState::kReady;
-    yield_to_scheduler(false);
-    if (b->failed) yield_to_scheduler(true);
+    hand_over_spin(b, f);
 }
 
 namespace {

@@ -6,9 +6,9 @@
 // a GPU. When no fiber of a block can make progress the block fails with a deadlock report
 // instead of hanging. The blocks of a launch are shared out between SIMULATOR_THREADS workers
 // (the calling thread is one of them; the others are worker_pool.cpp's); a block that only spins
-// lets blocks not yet started run beside it on its worker (resident_blocks.cpp, take_turns). A barrier-free launch runs each block's threads as a plain loop
-// instead (run_block_plain; every mode but racecheck, see mode::kPlainLoops): no fibers, since
-// nothing in it ever waits.
+// lets blocks not yet started run beside it on its worker (resident_blocks.cpp, take_turns). A
+// barrier-free launch runs each block's threads as a plain loop instead (run_block_plain; every
+// mode but racecheck, see mode::kPlainLoops): no fibers, since nothing in it ever waits.
 #include "sim_internal.h"
 
 #include "mode_hooks.h"
@@ -449,7 +449,6 @@ void init_block_fibers(Launch* L, Block& b, Worker* wk) {
     }
     b.live = b.nthreads;
 }
-
 
 void run_block(Launch* L, unsigned long long id) {
     const mode::UncheckedScope unchecked(L->checked);
