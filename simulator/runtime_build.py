@@ -227,9 +227,9 @@ def cold_object() -> Path:
     flags = _cold_flags(cxx)
     key = cache_key(runtime_sources(), " ".join(flags), compiler_id(cxx), toolkit_include().name)
     out = cache_dir() / f"sim_runtime-cold-{key}.o"
-    sources = [src for src in _runtime_cpp() if cold(src)]
 
     def produce(tmp: Path) -> None:
+        sources = [src for src in _runtime_cpp() if cold(src)]
         groups = runtime_units(_build_jobs(), sources)
         _Units("the runtime", "cold part: every mode", flags, groups, True).build(cxx, tmp)
 
@@ -246,10 +246,11 @@ def mode_free_object(mode: str) -> Path:
     parts = (runtime_sources(), " ".join(flags), " ".join(_cold_flags(cxx)))
     key = cache_key(*parts, compiler_id(cxx), toolkit_include().name)
     out = cache_dir() / f"sim_runtime-mode-free-{key}.o"
-    sources = [src for src in _runtime_cpp() if not per_mode(src) and not cold(src)]
 
     def produce(tmp: Path) -> None:
         from concurrent.futures import ThreadPoolExecutor
+
+        sources = [src for src in _runtime_cpp() if not per_mode(src) and not cold(src)]
 
         # The cold part (often cached by the other set of options) builds beside these units; they
         # come first in the link, so that where both hold a copy of an inline function, the one
